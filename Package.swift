@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Strict settings shared by every Swift target.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+var package = Package(
+    name: "famctl",
+    platforms: [.macOS(.v14), .iOS(.v17)],
+    products: [
+        .executable(name: "famctl", targets: ["famctl"]),
+        .library(name: "Envelope", targets: ["Envelope"]),
+        .library(name: "EventLog", targets: ["EventLog"]),
+        .library(name: "Projections", targets: ["Projections"]),
+        .library(name: "Replicator", targets: ["Replicator"]),
+    ],
+    targets: [
+        // System C libraries: thin module maps, found with pkg-config.
+        .systemLibrary(
+            name: "CSQLite", path: "Sources/CSQLite", pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .systemLibrary(
+            name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]),
+
+        // Envelope: the pure event format (keys, HLC, signed bytes). No storage.
+        .target(name: "Envelope", dependencies: ["CSodium"]),
+        // EventLog: the append-only SQLite log. Knows no stores, no transport.
+        .target(name: "EventLog", dependencies: ["Envelope", "CSQLite"]),
+        // Projections and Replicator sit side by side on the log; neither knows the other.
+        .target(name: "Projections", dependencies: ["Envelope", "EventLog"]),
+        .target(name: "Replicator", dependencies: ["Envelope", "EventLog"]),
+        // The command-line tool ties them together.
+        .executableTarget(
+            name: "famctl", dependencies: ["Envelope", "EventLog", "Projections", "Replicator"]),
+        // A helper the crash-safety tests kill at random moments.
+        .executableTarget(name: "famctl-crashloop", dependencies: ["Envelope", "EventLog"]),
+
+        .testTarget(
+            name: "EnvelopeTests", dependencies: ["Envelope"],
+            resources: [.copy("Fixtures")]),
+        .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Envelope", "famctl-crashloop"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventLog", "Envelope"]),
+        .testTarget(name: "ReplicatorTests", dependencies: ["Replicator", "EventLog", "Envelope"]),
+        .testTarget(
+            name: "famctlTests", dependencies: ["famctl", "Envelope", "EventLog"],
+            resources: [.copy("Fixtures")]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + strict
+}

@@ -1,0 +1,18 @@
+#ifndef FAMCTL_CSQLITE_SHIM_H
+#define FAMCTL_CSQLITE_SHIM_H
+#include <sqlite3.h>
+
+/// SQLITE_TRANSIENT is a cast macro Swift cannot import; these wrappers fix it once.
+static inline int famctl_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int count) {
+    return sqlite3_bind_blob(stmt, index, bytes, count, SQLITE_TRANSIENT);
+}
+
+static inline int famctl_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int count) {
+    return sqlite3_bind_text(stmt, index, text, count, SQLITE_TRANSIENT);
+}
+
+/// sqlite3_db_config is variadic; this is the one call we make of it.
+static inline int famctl_sqlite3_enable_defensive(sqlite3 *db) {
+    return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)0);
+}
+#endif

@@ -1,0 +1,87 @@
+internal import CSodium
+
+/// An X25519 key pair (`crypto_box_seed_keypair`): epoch keys are sealed to it
+/// (`crypto_box_seal`) when the family rotates its key.
+public final class BoxKey {
+    let secret: SecretBytes
+    public let publicKey: [UInt8]
+
+    public init(seed: [UInt8]) {
+        precondition(seed.count == Int(crypto_box_SEEDBYTES), "an X25519 seed is 32 bytes")
+        Sodium.ensureReady()
+        var pk = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
+        secret = SecretBytes(count: Int(crypto_box_SECRETKEYBYTES)) { sk in
+            _ = pk.withUnsafeMutableBytes { p in
+                seed.withUnsafeBytes { s in
+                    crypto_box_seed_keypair(
+                        p.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        sk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        s.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        publicKey = pk
+    }
+
+    /// Restores a key pair from its 32-byte secret key (`crypto_scalarmult_base`).
+    public init(secretKey: SecretBytes) throws(IdentityError) {
+        guard secretKey.count == Int(crypto_box_SECRETKEYBYTES) else { throw .malformed("X25519 secret key is not 32 bytes") }
+        Sodium.ensureReady()
+        var pk = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
+        secretKey.withUnsafeBytes { sk in
+            _ = pk.withUnsafeMutableBytes { p in
+                crypto_scalarmult_base(p.baseAddress!.assumingMemoryBound(to: UInt8.self), sk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        secret = secretKey
+        publicKey = pk
+    }
+
+    public static func generate() -> BoxKey {
+        var seed = Sodium.randomBytes(32)
+        defer { seed.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        return BoxKey(seed: seed)
+    }
+
+    /// Encrypts `message` so only the holder of `recipient`'s secret key can
+    /// read it (`crypto_box_seal`).
+    public static func seal(_ message: SecretBytes, to recipient: [UInt8]) -> [UInt8] {
+        Sodium.ensureReady()
+        var out = [UInt8](repeating: 0, count: message.count + Int(crypto_box_sealbytes()))
+        message.withUnsafeBytes { m in
+            _ = out.withUnsafeMutableBytes { o in
+                recipient.withUnsafeBytes { r in
+                    crypto_box_seal(
+                        o.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                        m.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
+                        r.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        return out
+    }
+
+    /// Opens a sealed box addressed to this key (`crypto_box_seal_open`);
+    /// `nil` when it was not addressed to us or was altered.
+    public func open(sealed: [UInt8]) -> SecretBytes? {
+        guard sealed.count >= Int(crypto_box_sealbytes()) else { return nil }
+        var ok = false
+        let out = SecretBytes(count: sealed.count - Int(crypto_box_sealbytes())) { o in
+            secret.withUnsafeBytes { sk in
+                publicKey.withUnsafeBytes { pk in
+                    sealed.withUnsafeBytes { c in
+                        ok = crypto_box_seal_open(
+                            o.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                            c.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(c.count),
+                            pk.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                            sk.baseAddress!.assumingMemoryBound(to: UInt8.self)) == 0
+                    }
+                }
+            }
+        }
+        return ok ? out : nil
+    }
+}
+
+@available(*, unavailable)
+extension BoxKey: Sendable {}

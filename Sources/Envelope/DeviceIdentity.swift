@@ -1,0 +1,64 @@
+/// One install's keys: an Ed25519 signing key (its ``DeviceID``) and an X25519
+/// box key. A key is never copied to another install: a new phone is a new device.
+///
+/// The stored form (113 bytes) is the 16-byte tag `famctl-identity` followed by
+/// version byte 1, the Ed25519 seed (32), the X25519 secret key (32) and a
+/// BLAKE2b-256 checksum of the 80 bytes before it. Writing it to a 0600 file is
+/// the caller's job; this type knows no storage.
+public final class DeviceIdentity {
+    public let signing: SigningKey
+    public let box: BoxKey
+
+    public var deviceID: DeviceID { signing.publicKey }
+
+    public init(signing: SigningKey, box: BoxKey) {
+        self.signing = signing
+        self.box = box
+    }
+
+    public static func generate() -> DeviceIdentity {
+        DeviceIdentity(signing: .generate(), box: .generate())
+    }
+
+    static let tag: [UInt8] = Array("famctl-identity".utf8) + [0]
+    static let version: UInt8 = 1
+    /// tag 16 + version 1 + seed 32 + X25519 secret 32 + checksum 32.
+    public static let encodedCount = 113
+
+    /// The stored form; the caller writes it with mode 0600 and drops it.
+    public func encoded() -> SecretBytes {
+        let seed = signing.seed()
+        var body = Self.tag + [Self.version]
+        seed.withUnsafeBytes { body += $0 }
+        box.secret.withUnsafeBytes { body += $0 }
+        body += Sodium.blake2b256(body)
+        defer { body.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        return SecretBytes(body)
+    }
+
+    /// Restores an identity from its stored form.
+    /// - Throws: ``IdentityError/malformed(_:)`` for a wrong size, tag, version or checksum.
+    public init(encoded: SecretBytes) throws(IdentityError) {
+        let bytes = encoded.copyBytes()
+        var copy = bytes
+        defer { copy.withUnsafeMutableBytes { Sodium.wipe($0) } }
+        guard bytes.count == Self.encodedCount else {
+            throw .malformed("identity is \(bytes.count) bytes, expected \(Self.encodedCount)")
+        }
+        guard Array(bytes[0..<16]) == Self.tag else { throw .malformed("not a famctl identity (bad tag)") }
+        guard bytes[16] == Self.version else { throw .malformed("unsupported identity version \(bytes[16])") }
+        guard Sodium.blake2b256(Array(bytes[0..<81])) == Array(bytes[81..<113]) else {
+            throw .malformed("identity checksum does not match (file damaged)")
+        }
+        signing = SigningKey(seed: Array(bytes[17..<49]))
+        box = try BoxKey(secretKey: SecretBytes(Array(bytes[49..<81])))
+    }
+}
+
+@available(*, unavailable)
+extension DeviceIdentity: Sendable {}
+
+/// A stored identity could not be read.
+public enum IdentityError: Error, Equatable, Sendable {
+    case malformed(String)
+}

@@ -1,0 +1,28 @@
+import Foundation
+/// An event: BLAKE2b-256 of the event's full signed bytes.
+public struct EventID: Hashable, Sendable, CustomStringConvertible {
+    public let bytes: [UInt8]
+
+    /// The "previous event" of an author's first event: 32 zero bytes.
+    public static let none = EventID(bytes: [UInt8](repeating: 0, count: 32))
+
+    /// - Precondition: `bytes.count == 32`.
+    public init(bytes: [UInt8]) {
+        precondition(bytes.count == 32, "an EventID is 32 bytes")
+        self.bytes = bytes
+    }
+
+    public init?(hex: String) {
+        guard let b = Hex.decode(hex), b.count == 32 else { return nil }
+        bytes = b
+    }
+
+    /// The id of the given signed envelope bytes.
+    public static func of(signedBytes: some ContiguousBytes) -> EventID {
+        EventID(bytes: Sodium.blake2b256(signedBytes))
+    }
+
+    public var hex: String { Hex.encode(bytes) }
+    public var short: String { String(hex.prefix(12)) }
+    public var description: String { hex }
+}

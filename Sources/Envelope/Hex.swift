@@ -1,0 +1,37 @@
+/// Lowercase hexadecimal encoding, the only textual form of ids and keys.
+public enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        var out = [UInt8]()
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes lowercase or uppercase hex; `nil` for odd length or a non-hex character.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(utf8.count / 2)
+        var i = 0
+        while i < utf8.count {
+            guard let hi = nibble(utf8[i]), let lo = nibble(utf8[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

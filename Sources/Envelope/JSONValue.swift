@@ -1,0 +1,51 @@
+import Foundation
+
+/// A JSON value, kept exactly enough to round-trip fields a reader does not know.
+public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null }
+        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
+        else if let i = try? c.decode(Int64.self) { self = .int(i) }
+        else if let d = try? c.decode(Double.self) { self = .double(d) }
+        else if let s = try? c.decode(String.self) { self = .string(s) }
+        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
+        else { self = .object(try c.decode([String: JSONValue].self)) }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .null: try c.encodeNil()
+        case .bool(let b): try c.encode(b)
+        case .int(let i): try c.encode(i)
+        case .double(let d): try c.encode(d)
+        case .string(let s): try c.encode(s)
+        case .array(let a): try c.encode(a)
+        case .object(let o): try c.encode(o)
+        }
+    }
+
+    /// Compact JSON with sorted keys: the same value always gives the same text.
+    public var jsonText: String {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: (try? e.encode(self)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    public var description: String {
+        if case .string(let s) = self { return s }
+        return jsonText
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+}

@@ -1,0 +1,172 @@
+internal import CSodium
+
+/// One signed, encrypted event: the unit of the log and of replication.
+///
+/// Layout (version 1, integers big-endian; see `docs/format.md`):
+///
+/// | offset | size | field |
+/// | ---: | ---: | --- |
+/// | 0 | 8 | tag `famctlev` (domain separation) |
+/// | 8 | 1 | version = 1 |
+/// | 9 | 1 | flags = 0 (reserved) |
+/// | 10 | 16 | family id |
+/// | 26 | 32 | author key (Ed25519 public key) |
+/// | 58 | 8 | seq (per author, from 1) |
+/// | 66 | 32 | previous event id (zeros when seq = 1) |
+/// | 98 | 8 | HLC |
+/// | 106 | 4 | key epoch |
+/// | 110 | 24 | nonce |
+/// | 134 | 4 | ciphertext length *n* |
+/// | 138 | *n* | XChaCha20-Poly1305 ciphertext; associated data = bytes 0..<138 |
+/// | 138+*n* | 64 | Ed25519 signature over bytes 0..<138+*n* |
+///
+/// The value keeps the exact bytes it was decoded from; verification and the
+/// id use those bytes and never a re-encoding.
+public struct SyncEnvelope: Sendable, Hashable {
+    public static let tag: [UInt8] = Array("famctlev".utf8)
+    public static let version: UInt8 = 1
+    public static let headerCount = 138
+    public static let tagCount = 16
+    public static let signatureCount = 64
+    public static let minimumCount = headerCount + tagCount + signatureCount
+    /// Bodies above 1 MiB are refused: photos travel as separate blobs.
+    public static let maximumCiphertext = 1 << 20
+
+    /// The signed bytes, verbatim.
+    public let bytes: [UInt8]
+    public let id: EventID
+    public let family: FamilyID
+    public let author: DeviceID
+    public let seq: UInt64
+    public let previous: EventID
+    public let hlc: HLC
+    public let epoch: UInt32
+    public let nonce: [UInt8]
+
+    /// Parses the structure of an envelope. Says nothing about its signature.
+    /// - Throws: ``EnvelopeError`` when the bytes are not a well-formed version-1 envelope.
+    public init(decoding bytes: [UInt8]) throws(EnvelopeError) {
+        guard bytes.count >= Self.minimumCount else { throw .truncated(count: bytes.count) }
+        guard Array(bytes[0..<8]) == Self.tag else { throw .badTag }
+        guard bytes[8] == Self.version else { throw .unsupportedVersion(bytes[8]) }
+        guard bytes[9] == 0 else { throw .reservedFlags(bytes[9]) }
+        let declared = Int(Self.uint(bytes, at: 134, count: 4))
+        let actual = bytes.count - Self.headerCount - Self.signatureCount
+        guard declared <= Self.maximumCiphertext else { throw .tooLarge(declared) }
+        guard declared == actual else { throw .lengthMismatch(declared: declared, actual: actual) }
+        let seq = Self.uint(bytes, at: 58, count: 8)
+        guard seq >= 1 else { throw .zeroSequence }
+        let previous = EventID(bytes: Array(bytes[66..<98]))
+        guard (seq == 1) == (previous == .none) else { throw .previousMismatch(seq: seq) }
+
+        self.bytes = bytes
+        self.id = EventID.of(signedBytes: bytes)
+        self.family = FamilyID(bytes: Array(bytes[10..<26]))
+        self.author = DeviceID(bytes: Array(bytes[26..<58]))
+        self.seq = seq
+        self.previous = previous
+        self.hlc = HLC(rawValue: Self.uint(bytes, at: 98, count: 8))
+        self.epoch = UInt32(Self.uint(bytes, at: 106, count: 4))
+        self.nonce = Array(bytes[110..<134])
+    }
+
+    /// The number of ciphertext bytes (body plus the 16-byte Poly1305 tag).
+    public var ciphertextCount: Int { bytes.count - Self.headerCount - Self.signatureCount }
+    var signedCount: Int { bytes.count - Self.signatureCount }
+
+    /// Whether the Ed25519 signature by ``author`` covers exactly ``bytes``.
+    public var hasValidSignature: Bool {
+        bytes.withUnsafeBytes { all in
+            Sodium.verify(
+                signature: UnsafeRawBufferPointer(rebasing: all[signedCount...]),
+                message: UnsafeRawBufferPointer(rebasing: all[..<signedCount]),
+                publicKey: author.bytes)
+        }
+    }
+
+    /// The signature bytes.
+    public var signature: [UInt8] { Array(bytes[signedCount...]) }
+
+    /// Decrypts the body with the key of this envelope's epoch
+    /// (`crypto_aead_xchacha20poly1305_ietf_decrypt`).
+    /// - Throws: ``EnvelopeError/decryptionFailed`` for the wrong key or altered bytes.
+    public func openBody(with key: EpochKey) throws(EnvelopeError) -> [UInt8] {
+        guard key.epoch == epoch else { throw .decryptionFailed }
+        Sodium.ensureReady()
+        let n = ciphertextCount
+        var plain = [UInt8](repeating: 0, count: n - Self.tagCount)
+        var plainCount: UInt64 = 0
+        let rc = bytes.withUnsafeBytes { all in
+            key.key.withUnsafeBytes { k in
+                plain.withUnsafeMutableBytes { p in
+                    crypto_aead_xchacha20poly1305_ietf_decrypt(
+                        p.baseAddress?.assumingMemoryBound(to: UInt8.self), &plainCount, nil,
+                        all.baseAddress!.advanced(by: Self.headerCount).assumingMemoryBound(to: UInt8.self), UInt64(n),
+                        all.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(Self.headerCount),
+                        all.baseAddress!.advanced(by: 110).assumingMemoryBound(to: UInt8.self),
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        guard rc == 0 else { throw .decryptionFailed }
+        return plain
+    }
+
+    /// Builds, encrypts and signs a new envelope.
+    ///
+    /// - Parameters:
+    ///   - nonce: 24 bytes; random when `nil`. Only test vectors pass one.
+    /// - Throws: ``EnvelopeError/tooLarge(_:)`` for a body over the limit.
+    public static func seal(
+        body: [UInt8], family: FamilyID, signer: SigningKey, seq: UInt64, previous: EventID,
+        hlc: HLC, key: EpochKey, nonce: [UInt8]? = nil
+    ) throws(EnvelopeError) -> SyncEnvelope {
+        precondition(seq >= 1 && (seq == 1) == (previous == .none), "seq and previous disagree")
+        let n = body.count + tagCount
+        guard n <= maximumCiphertext else { throw .tooLarge(n) }
+        let nonce = nonce ?? Sodium.randomBytes(24)
+        precondition(nonce.count == 24, "an XChaCha20 nonce is 24 bytes")
+        var out = [UInt8]()
+        out.reserveCapacity(headerCount + n + signatureCount)
+        out += tag
+        out.append(version)
+        out.append(0)
+        out += family.bytes
+        out += signer.publicKey.bytes
+        append(seq, count: 8, to: &out)
+        out += previous.bytes
+        append(hlc.rawValue, count: 8, to: &out)
+        append(UInt64(key.epoch), count: 4, to: &out)
+        out += nonce
+        append(UInt64(n), count: 4, to: &out)
+        out += [UInt8](repeating: 0, count: n)
+        out.withUnsafeMutableBytes { all in
+            key.key.withUnsafeBytes { k in
+                body.withUnsafeBytes { m in
+                    _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                        all.baseAddress!.advanced(by: headerCount).assumingMemoryBound(to: UInt8.self), nil,
+                        m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
+                        all.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(headerCount),
+                        nil,
+                        all.baseAddress!.advanced(by: 110).assumingMemoryBound(to: UInt8.self),
+                        k.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+            }
+        }
+        out += out.withUnsafeBytes { signer.sign($0) }
+        return try SyncEnvelope(decoding: out)
+    }
+
+    static func uint(_ b: [UInt8], at offset: Int, count: Int) -> UInt64 {
+        var v: UInt64 = 0
+        for i in offset..<offset + count { v = v << 8 | UInt64(b[i]) }
+        return v
+    }
+
+    static func append(_ v: UInt64, count: Int, to out: inout [UInt8]) {
+        for i in stride(from: count - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) }
+    }
+
+    public static func == (a: SyncEnvelope, b: SyncEnvelope) -> Bool { a.bytes == b.bytes }
+    public func hash(into h: inout Hasher) { h.combine(id) }
+}
