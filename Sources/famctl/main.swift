@@ -1,1 +1,3 @@
-print("x")
+import Foundation
+
+exit(CLI.main(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))

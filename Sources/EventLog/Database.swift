@@ -1,0 +1,97 @@
+internal import CSQLite
+import Foundation
+
+/// One SQLite connection (`sqlite3*`), closed when released.
+///
+/// Not `Sendable`: one connection is used from one thread. The connection is
+/// opened in WAL mode with `synchronous=FULL`, so a committed transaction has
+/// been fsynced to the write-ahead log before the commit returns.
+public final class Database {
+    let handle: OpaquePointer
+    public let path: String
+    private var cache: [String: Statement] = [:]
+
+    /// Opens (creating if asked) the database at `path`.
+    /// - Throws: ``SQLiteError`` (`cantOpen`, `notADatabase`, `busy`, …).
+    public init(path: String, create: Bool = true, readOnly: Bool = false) throws(SQLiteError) {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW
+        flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
+        if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: rc, message: message)
+        }
+        handle = db
+        self.path = path
+        sqlite3_extended_result_codes(db, 1)
+        _ = famctl_sqlite3_enable_defensive(db)
+        sqlite3_busy_timeout(db, 5_000)
+        if !readOnly {
+            try execute("PRAGMA journal_mode=WAL")
+        }
+        try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
+    }
+
+    deinit {
+        cache.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements that take no parameters (`sqlite3_exec`).
+    public func execute(_ sql: String) throws(SQLiteError) {
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql: sql) }
+    }
+
+    /// A prepared statement, cached by its SQL text.
+    public func statement(_ sql: String) throws(SQLiteError) -> Statement {
+        if let s = cache[sql] { return s }
+        let s = try Statement(database: self, sql: sql)
+        cache[sql] = s
+        return s
+    }
+
+    /// Runs `sql` with `values`.
+    public func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {
+        try statement(sql).run(values)
+    }
+
+    /// Number of rows changed by the last statement (`sqlite3_changes`).
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    public enum TransactionKind: String, Sendable {
+        case deferred = "DEFERRED"
+        /// Takes the write lock at once: used for appends.
+        case immediate = "IMMEDIATE"
+    }
+
+    /// Runs `body` in a transaction: commits when it returns, rolls back when
+    /// it throws and rethrows the first error.
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: () throws -> T) throws -> T {
+        try execute("BEGIN \(kind.rawValue)")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+        return result
+    }
+
+    func error(_ rc: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: rc, message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+}
+
+@available(*, unavailable)
+extension Database: Sendable {}

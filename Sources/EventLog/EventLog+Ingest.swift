@@ -1,0 +1,175 @@
+import Envelope
+import Foundation
+
+extension EventLog {
+    /// Ingests foreign envelopes in one transaction.
+    ///
+    /// Each input is decoded, checked against `family`, its signature verified,
+    /// and then: a duplicate is a no-op; the author's next event is chained
+    /// (previous id and strictly increasing HLC) and stored; a later one waits
+    /// in `pending` until the gap fills; a second validly signed event for a
+    /// taken (author, seq) becomes a fork proof, after which nothing more of
+    /// that author is accepted. Nothing already stored is ever changed.
+    ///
+    /// - Parameter onAccepted: called inside the transaction for every envelope
+    ///   that enters the log, in chain order.
+    /// - Throws: ``SQLiteError`` (the whole batch is rolled back). Bad input is
+    ///   reported per envelope in the ``IngestReport``, never thrown.
+    public func ingest(
+        _ inputs: [[UInt8]], family: FamilyID, now: Date = Date(),
+        onAccepted: (SyncEnvelope) throws -> Void = { _ in }
+    ) throws -> IngestReport {
+        try database.transaction(.immediate) {
+            var report = IngestReport()
+            let received = Self.millis(now)
+            for raw in inputs {
+                let env: SyncEnvelope
+                do throws(EnvelopeError) { env = try SyncEnvelope(decoding: raw) } catch {
+                    report.outcomes.append((nil, .malformed(error)))
+                    continue
+                }
+                let outcome = try ingestOne(env, family: family, received: received, report: &report, onAccepted: onAccepted)
+                report.outcomes.append((env.id, outcome))
+            }
+            return report
+        }
+    }
+
+    private func ingestOne(
+        _ env: SyncEnvelope, family: FamilyID, received: Int64, report: inout IngestReport,
+        onAccepted: (SyncEnvelope) throws -> Void
+    ) throws -> IngestOutcome {
+        guard env.family == family else { return .foreignFamily(env.family) }
+        guard env.hasValidSignature else { return .badSignature }
+        if try contains(env.id) { return .duplicate }
+        if let reason = try rejectionReason(env.id) { return .rejected(reason: reason) }
+        if try isForked(env.author) { return .authorForked }
+
+        // A different, validly signed event at a taken (author, seq) is a fork.
+        if let other = try storedBytes(author: env.author, seq: env.seq, table: "events")
+            ?? storedBytes(author: env.author, seq: env.seq, table: "pending", excluding: env.id) {
+            try recordFork(first: other, second: env, detected: received)
+            return .fork(seq: env.seq)
+        }
+
+        let head = try head(of: env.author)
+        if env.seq > head.seq + 1 {
+            try database.run(
+                "INSERT OR IGNORE INTO pending(id, author, seq, received_at, bytes) VALUES(?1, ?2, ?3, ?4, ?5)",
+                [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .integer(received), .blob(env.bytes)])
+            return .held(waitingFor: head.seq + 1)
+        }
+        // seq == head.seq + 1 here: seq ≤ head.seq was either a duplicate or a fork.
+        if let reason = chainViolation(env, after: head) {
+            try reject(env, reason: reason, received: received)
+            return .rejected(reason: reason)
+        }
+        try accept(env, received: received, report: &report, onAccepted: onAccepted)
+        try releasePending(after: env, received: received, report: &report, onAccepted: onAccepted)
+        return .accepted
+    }
+
+    /// Why `env` cannot follow `head` in its author's chain, if it cannot.
+    func chainViolation(_ env: SyncEnvelope, after head: Head) -> String? {
+        if env.previous != head.id {
+            return "previous id \(env.previous.short) is not the id of seq \(head.seq) (\(head.id.short))"
+        }
+        if env.hlc <= head.hlc {
+            return "clock goes back along the chain (\(env.hlc) after \(head.hlc))"
+        }
+        return nil
+    }
+
+    private func accept(
+        _ env: SyncEnvelope, received: Int64, report: inout IngestReport, onAccepted: (SyncEnvelope) throws -> Void
+    ) throws {
+        try database.run(
+            "INSERT INTO events(id, author, seq, hlc, received_at, bytes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+            [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.hlc.bigEndianBytes),
+             .integer(received), .blob(env.bytes)])
+        try database.run("DELETE FROM pending WHERE id = ?1", [.blob(env.id.bytes)])
+        report.accepted.append(env)
+        try onAccepted(env)
+    }
+
+    /// Moves the author's held successors into the log while they chain.
+    private func releasePending(
+        after start: SyncEnvelope, received: Int64, report: inout IngestReport, onAccepted: (SyncEnvelope) throws -> Void
+    ) throws {
+        var head = Head(seq: start.seq, id: start.id, hlc: start.hlc)
+        while true {
+            guard let bytes = try storedBytes(author: start.author, seq: head.seq + 1, table: "pending"),
+                  let next = try? SyncEnvelope(decoding: bytes) else { return }
+            if let reason = chainViolation(next, after: head) {
+                try database.run("DELETE FROM pending WHERE id = ?1", [.blob(next.id.bytes)])
+                try reject(next, reason: reason, received: received)
+                return
+            }
+            try accept(next, received: received, report: &report, onAccepted: onAccepted)
+            head = Head(seq: next.seq, id: next.id, hlc: next.hlc)
+        }
+    }
+
+    private func storedBytes(author: DeviceID, seq: UInt64, table: String, excluding: EventID? = nil) throws -> SyncEnvelope? {
+        try database.statement("SELECT bytes, id FROM \(table) WHERE author = ?1 AND seq = ?2 AND id != ?3 LIMIT 1")
+            .first([.blob(author.bytes), .integer(Int64(seq)), .blob((excluding ?? .none).bytes)]) { r in
+                try SyncEnvelope(decoding: r.blob(0))
+            }
+    }
+
+    private func storedBytes(author: DeviceID, seq: UInt64, table: String) throws -> [UInt8]? {
+        try database.statement("SELECT bytes FROM \(table) WHERE author = ?1 AND seq = ?2 ORDER BY id LIMIT 1")
+            .first([.blob(author.bytes), .integer(Int64(seq))]) { $0.blob(0) }
+    }
+
+    private func recordFork(first: SyncEnvelope, second: SyncEnvelope, detected: Int64) throws {
+        try database.run(
+            "INSERT OR IGNORE INTO forks(author, seq, first_id, second_id, first, second, detected_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            [.blob(first.author.bytes), .integer(Int64(first.seq)), .blob(first.id.bytes), .blob(second.id.bytes),
+             .blob(first.bytes), .blob(second.bytes), .integer(detected)])
+    }
+
+    private func reject(_ env: SyncEnvelope, reason: String, received: Int64) throws {
+        try database.run(
+            "INSERT OR IGNORE INTO rejected(id, author, seq, reason, received_at, bytes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+            [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .text(reason), .integer(received), .blob(env.bytes)])
+    }
+
+    private func rejectionReason(_ id: EventID) throws -> String? {
+        try database.statement("SELECT reason FROM rejected WHERE id = ?1").first([.blob(id.bytes)]) { $0.text(0) }
+    }
+
+    /// A proven fork: two validly signed events by one author at one seq.
+    public struct ForkProof: Sendable {
+        public let author: DeviceID
+        public let seq: UInt64
+        public let first: [UInt8]
+        public let second: [UInt8]
+        public let detectedAt: Date
+    }
+
+    public func forkProofs() throws -> [ForkProof] {
+        var out: [ForkProof] = []
+        try database.statement("SELECT author, seq, first, second, detected_at FROM forks ORDER BY author, seq").forEachRow { r in
+            out.append(ForkProof(author: DeviceID(bytes: r.blob(0)), seq: UInt64(r.int(1)), first: r.blob(2), second: r.blob(3),
+                                 detectedAt: Date(timeIntervalSince1970: Double(r.int(4)) / 1000)))
+        }
+        return out
+    }
+
+    /// A validly signed event kept out of the log, with its reason.
+    public struct RejectedEvent: Sendable {
+        public let id: EventID
+        public let author: DeviceID
+        public let seq: UInt64
+        public let reason: String
+    }
+
+    public func rejectedEvents() throws -> [RejectedEvent] {
+        var out: [RejectedEvent] = []
+        try database.statement("SELECT id, author, seq, reason FROM rejected ORDER BY author, seq").forEachRow { r in
+            out.append(RejectedEvent(id: EventID(bytes: r.blob(0)), author: DeviceID(bytes: r.blob(1)), seq: UInt64(r.int(2)), reason: r.text(3)))
+        }
+        return out
+    }
+}

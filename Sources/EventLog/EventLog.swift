@@ -1,0 +1,238 @@
+import Envelope
+import Foundation
+
+/// A device's append-only event log in SQLite.
+///
+/// Holds the events of every author this device knows, each author's chain
+/// contiguous from seq 1. The `events` table cannot be updated or deleted
+/// (triggers refuse it); events waiting for a predecessor sit in `pending`;
+/// fork proofs and validly signed but chain-breaking events are kept in
+/// `forks` and `rejected` for the audit. The log knows nothing of stores or
+/// transport: callers pass `onAccepted` to act on each event inside the same
+/// transaction that stores it.
+public final class EventLog {
+    public static let schemaVersion = 1
+    public let database: Database
+
+    /// Opens or creates the log at `path` (file mode 0600 for a new file).
+    /// - Throws: ``SQLiteError`` or ``EventLogError/newerSchema(found:supported:)``.
+    public init(path: String) throws {
+        let existed = FileManager.default.fileExists(atPath: path)
+        if !existed {
+            // Create the file 0600 first: SQLite gives its -wal and -shm files the same mode.
+            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            if fd >= 0 { close(fd) }
+        }
+        database = try Database(path: path)
+        try migrate()
+    }
+
+    private func migrate() throws {
+        try database.transaction(.immediate) {
+            try database.execute("CREATE TABLE IF NOT EXISTS log_meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+            let found = try database.statement("SELECT value FROM log_meta WHERE key='schema'").first { Int($0.int(0)) } ?? 0
+            if found > Self.schemaVersion { throw EventLogError.newerSchema(found: found, supported: Self.schemaVersion) }
+            if found == Self.schemaVersion { return }
+            try database.execute(Self.schemaV1)
+            try database.run("INSERT OR REPLACE INTO log_meta(key, value) VALUES('schema', ?1)", [.integer(Int64(Self.schemaVersion))])
+        }
+    }
+
+    static let schemaV1 = """
+        CREATE TABLE events(
+            pos INTEGER PRIMARY KEY,
+            id BLOB NOT NULL UNIQUE CHECK(length(id) = 32),
+            author BLOB NOT NULL CHECK(length(author) = 32),
+            seq INTEGER NOT NULL CHECK(seq >= 1),
+            hlc BLOB NOT NULL CHECK(length(hlc) = 8),
+            received_at INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            UNIQUE(author, seq)
+        );
+        CREATE INDEX events_hlc ON events(hlc);
+        CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+            BEGIN SELECT RAISE(ABORT, 'events are append-only: update refused'); END;
+        CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+            BEGIN SELECT RAISE(ABORT, 'events are append-only: delete refused'); END;
+        CREATE TABLE pending(
+            id BLOB PRIMARY KEY,
+            author BLOB NOT NULL,
+            seq INTEGER NOT NULL,
+            received_at INTEGER NOT NULL,
+            bytes BLOB NOT NULL
+        );
+        CREATE INDEX pending_author_seq ON pending(author, seq);
+        CREATE TABLE forks(
+            author BLOB NOT NULL,
+            seq INTEGER NOT NULL,
+            first_id BLOB NOT NULL,
+            second_id BLOB NOT NULL,
+            first BLOB NOT NULL,
+            second BLOB NOT NULL,
+            detected_at INTEGER NOT NULL,
+            PRIMARY KEY(author, seq, first_id, second_id)
+        );
+        CREATE TRIGGER forks_no_delete BEFORE DELETE ON forks
+            BEGIN SELECT RAISE(ABORT, 'fork proofs are kept: delete refused'); END;
+        CREATE TABLE rejected(
+            id BLOB PRIMARY KEY,
+            author BLOB NOT NULL,
+            seq INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            received_at INTEGER NOT NULL,
+            bytes BLOB NOT NULL
+        );
+        CREATE TRIGGER rejected_no_delete BEFORE DELETE ON rejected
+            BEGIN SELECT RAISE(ABORT, 'rejected events are kept for the audit: delete refused'); END;
+        """
+
+    // MARK: - Reading
+
+    /// The last event of `author`'s chain in the log.
+    public struct Head: Sendable, Equatable {
+        public let seq: UInt64
+        public let id: EventID
+        public let hlc: HLC
+        public static let empty = Head(seq: 0, id: .none, hlc: .zero)
+    }
+
+    public func head(of author: DeviceID) throws -> Head {
+        try database.statement("SELECT seq, id, hlc FROM events WHERE author = ?1 ORDER BY seq DESC LIMIT 1")
+            .first([.blob(author.bytes)]) { r in
+                Head(seq: UInt64(r.int(0)), id: EventID(bytes: r.blob(1)), hlc: HLC(bigEndianBytes: r.blob(2)) ?? .zero)
+            } ?? .empty
+    }
+
+    /// Every author with events in the log and the head of their chain.
+    public func heads() throws -> [DeviceID: Head] {
+        var out: [DeviceID: Head] = [:]
+        try database.statement("""
+            SELECT author, seq, id, hlc FROM events e
+            WHERE seq = (SELECT max(seq) FROM events WHERE author = e.author)
+            """).forEachRow { r in
+            out[DeviceID(bytes: r.blob(0))] = Head(seq: UInt64(r.int(1)), id: EventID(bytes: r.blob(2)), hlc: HLC(bigEndianBytes: r.blob(3)) ?? .zero)
+        }
+        return out
+    }
+
+    /// The largest HLC in the log: the clock state a new local event must exceed.
+    public func maxHLC() throws -> HLC {
+        try database.statement("SELECT max(hlc) FROM events").first { r in
+            r.isNull(0) ? HLC.zero : (HLC(bigEndianBytes: r.blob(0)) ?? .zero)
+        } ?? .zero
+    }
+
+    public func count() throws -> Int {
+        try database.statement("SELECT count(*) FROM events").first { Int($0.int(0)) } ?? 0
+    }
+
+    public func contains(_ id: EventID) throws -> Bool {
+        try database.statement("SELECT 1 FROM events WHERE id = ?1").first([.blob(id.bytes)]) { _ in true } ?? false
+    }
+
+    /// The stored envelope with this id. Its bytes are decoded, not verified.
+    public func envelope(_ id: EventID) throws -> SyncEnvelope? {
+        try database.statement("SELECT bytes FROM events WHERE id = ?1").first([.blob(id.bytes)]) { r in
+            try SyncEnvelope(decoding: r.blob(0))
+        }
+    }
+
+    /// A stored event as read back: its position in arrival order, when it
+    /// arrived (local clock, for the audit only), and its verbatim bytes.
+    public struct StoredEvent {
+        public let position: Int64
+        public let receivedAt: Date
+        public let id: EventID
+        public let author: DeviceID
+        public let seq: UInt64
+        public let hlc: HLC
+        public let bytes: [UInt8]
+    }
+
+    /// Streams stored events in the given order without loading them all.
+    public enum Order: Sendable { case arrival, chain, hlc }
+
+    public func forEachEvent(order: Order = .arrival, after position: Int64 = 0, _ body: (StoredEvent) throws -> Void) throws {
+        let orderBy = switch order {
+        case .arrival: "pos"
+        case .chain: "author, seq"
+        case .hlc: "hlc, author"
+        }
+        // Not cached: a caller may nest reads inside the callback.
+        let stmt = try Statement(database: database, sql: "SELECT pos, received_at, id, author, seq, hlc, bytes FROM events WHERE pos > ?1 ORDER BY \(orderBy)")
+        try stmt.forEachRow([.integer(position)]) { r in
+            try body(StoredEvent(
+                position: r.int(0), receivedAt: Date(timeIntervalSince1970: Double(r.int(1)) / 1000),
+                id: EventID(bytes: r.blob(2)), author: DeviceID(bytes: r.blob(3)), seq: UInt64(r.int(4)),
+                hlc: HLC(bigEndianBytes: r.blob(5)) ?? .zero, bytes: r.blob(6)))
+        }
+    }
+
+    /// Authors that have a fork proof.
+    public func forkedAuthors() throws -> Set<DeviceID> {
+        var out = Set<DeviceID>()
+        try database.statement("SELECT DISTINCT author FROM forks").forEachRow { out.insert(DeviceID(bytes: $0.blob(0))) }
+        return out
+    }
+
+    public func isForked(_ author: DeviceID) throws -> Bool {
+        try database.statement("SELECT 1 FROM forks WHERE author = ?1 LIMIT 1").first([.blob(author.bytes)]) { _ in true } ?? false
+    }
+
+    public func pendingCount() throws -> Int {
+        try database.statement("SELECT count(*) FROM pending").first { Int($0.int(0)) } ?? 0
+    }
+
+    // MARK: - Appending local events
+
+    /// Seals each body as this device's next event and appends them all in one
+    /// `IMMEDIATE` transaction. When this returns, the events are on disk
+    /// (fsynced WAL): the append is acknowledged.
+    ///
+    /// - Parameters:
+    ///   - onAccepted: called for each new envelope inside the transaction; a
+    ///     throw rolls the whole batch back.
+    /// - Throws: ``EventLogError`` or ``SQLiteError``; nothing is stored then.
+    @discardableResult
+    public func append(
+        bodies: [[UInt8]], as identity: DeviceIdentity, family: FamilyID, key: EpochKey,
+        now: Date = Date(), onAccepted: (SyncEnvelope) throws -> Void = { _ in }
+    ) throws -> [SyncEnvelope] {
+        try database.transaction(.immediate) {
+            let me = identity.deviceID
+            if try isForked(me) { throw EventLogError.ownChainForked(me) }
+            var head = try head(of: me)
+            var clock = HybridClock(last: try maxHLC())
+            var out: [SyncEnvelope] = []
+            out.reserveCapacity(bodies.count)
+            let received = Self.millis(now)
+            for body in bodies {
+                let hlc: HLC
+                do { hlc = try clock.tick(now: now) } catch { throw EventLogError.clockExhausted }
+                let env: SyncEnvelope
+                do throws(EnvelopeError) {
+                    env = try SyncEnvelope.seal(
+                        body: body, family: family, signer: identity.signing, seq: head.seq + 1,
+                        previous: head.id, hlc: hlc, key: key)
+                } catch { throw EventLogError.envelope(error) }
+                try insert(env, receivedAt: received)
+                try onAccepted(env)
+                head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
+                out.append(env)
+            }
+            return out
+        }
+    }
+
+    private func insert(_ env: SyncEnvelope, receivedAt: Int64) throws {
+        try database.run(
+            "INSERT INTO events(id, author, seq, hlc, received_at, bytes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+            [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.hlc.bigEndianBytes),
+             .integer(receivedAt), .blob(env.bytes)])
+    }
+
+    static func millis(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }
+}
+
+@available(*, unavailable)
+extension EventLog: Sendable {}

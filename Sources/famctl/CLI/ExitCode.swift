@@ -1,0 +1,29 @@
+/// Process exit codes (BSD `sysexits.h` where one fits).
+enum ExitCode: Int32, Sendable {
+    case ok = 0
+    case failure = 1
+    /// `replay` or `verify` found an integrity failure.
+    case integrity = 3
+    case usage = 64
+    case dataError = 65
+    case noInput = 66
+    case cantCreate = 73
+    case tempFail = 75
+}
+
+/// An error that ends a command with a message, an exit code and, where
+/// there is one, what to do about it.
+struct CLIError: Error, Sendable {
+    let code: ExitCode
+    let message: String
+    let hint: String?
+
+    init(_ code: ExitCode, _ message: String, hint: String? = nil) {
+        self.code = code
+        self.message = message
+        self.hint = hint
+    }
+
+    static func usage(_ message: String, hint: String? = nil) -> CLIError { CLIError(.usage, message, hint: hint) }
+    static func data(_ message: String, hint: String? = nil) -> CLIError { CLIError(.dataError, message, hint: hint) }
+}

@@ -1,0 +1,150 @@
+import Foundation
+
+/// A parsed command line: the command, its option values and positionals,
+/// and the global options.
+struct Invocation {
+    let spec: CommandSpec
+    var values: [String: [String]] = [:]
+    var flags: Set<String> = []
+    var positionals: [String] = []
+    var home: String?
+    var json = false
+    let environment: [String: String]
+
+    /// The single value of `--name`, if given.
+    func value(_ name: String) -> String? { values[name]?.last }
+
+    /// The value of a required option.
+    func required(_ name: String) throws(CLIError) -> String {
+        guard let v = value(name) else {
+            throw .usage("famctl \(spec.name): missing required option \(name)", hint: "Run 'famctl \(spec.name) --help'.")
+        }
+        return v
+    }
+
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+}
+
+/// Turns `argv` into an ``Invocation``, or a usage error naming what is wrong.
+struct ArgumentParser {
+    let commands: [any Command.Type]
+
+    enum Parsed {
+        case run(any Command.Type, Invocation)
+        /// `--help` or a bare group: print this help.
+        case help(String, isError: Bool)
+        case version
+    }
+
+    func parse(_ args: [String], environment: [String: String]) throws(CLIError) -> Parsed {
+        var words: [String] = []
+        var command: (any Command.Type)?
+        var rest: [String] = []   // tokens after the command words, in order
+        var home: String?
+        var json = false
+        var wantsHelp = false
+        var i = 0
+        var onlyPositionals = false
+
+        func takeValue(_ name: String, inline: String?) throws(CLIError) -> String {
+            if let inline { return inline }
+            i += 1
+            guard i < args.count else { throw .usage("option \(name) needs a value") }
+            return args[i]
+        }
+
+        while i < args.count {
+            let tok = args[i]
+            if onlyPositionals { rest.append(tok); i += 1; continue }
+            let (name, inline) = Self.split(tok)
+            switch name {
+            case "--home": home = try takeValue("--home", inline: inline)
+            case "--json": json = true
+            case "-h", "--help": wantsHelp = true
+            case "--version" where command == nil && words.isEmpty: return .version
+            case "--": onlyPositionals = true
+            default:
+                if command == nil && !tok.hasPrefix("-") {
+                    words.append(tok)
+                    if let c = commands.first(where: { $0.spec.path == words }) {
+                        command = c
+                    } else if !commands.contains(where: { $0.spec.path.starts(with: words) }) {
+                        let known = words.dropLast().joined(separator: " ")
+                        let scope = known.isEmpty ? "famctl" : "famctl \(known)"
+                        throw .usage("unknown command '\(words.joined(separator: " "))'", hint: "Run '\(scope) --help' for the commands.")
+                    }
+                } else if command == nil {
+                    if words.isEmpty { throw .usage("unknown option '\(name)'", hint: "Run 'famctl --help'.") }
+                    rest.append(tok)  // judged once the command is known
+                } else {
+                    rest.append(tok)
+                    if tok.hasPrefix("--"), inline == nil, let c = command, c.spec.option(named: name)?.valueName != nil, i + 1 < args.count {
+                        i += 1
+                        rest.append(args[i])
+                    }
+                }
+            }
+            i += 1
+        }
+
+        guard let command else {
+            let prefix = words
+            if wantsHelp || prefix.isEmpty {
+                return .help(Help.group(prefix: prefix, commands: commands), isError: !wantsHelp && !prefix.isEmpty)
+            }
+            return .help(Help.group(prefix: prefix, commands: commands), isError: true)
+        }
+        if wantsHelp { return .help(Help.command(command.spec), isError: false) }
+
+        var inv = Invocation(spec: command.spec, home: home, json: json, environment: environment)
+        var j = 0
+        var positionalOnly = false
+        while j < rest.count {
+            let tok = rest[j]
+            if tok == "--" { positionalOnly = true; j += 1; continue }
+            if !positionalOnly && tok.hasPrefix("-") && tok.count > 1 {
+                let (name, inline) = Self.split(tok)
+                guard let opt = command.spec.option(named: name) else {
+                    throw .usage("famctl \(command.spec.name): unknown option '\(name)'", hint: "Run 'famctl \(command.spec.name) --help'.")
+                }
+                if opt.valueName != nil {
+                    let v: String
+                    if let inline { v = inline } else {
+                        j += 1
+                        guard j < rest.count else { throw .usage("famctl \(command.spec.name): option \(name) needs a value \(opt.valueName!)") }
+                        v = rest[j]
+                    }
+                    if !opt.repeating, inv.values[name] != nil {
+                        throw .usage("famctl \(command.spec.name): option \(name) given more than once")
+                    }
+                    inv.values[name, default: []].append(v)
+                } else {
+                    if inline != nil { throw .usage("famctl \(command.spec.name): option \(name) takes no value") }
+                    inv.flags.insert(name)
+                }
+            } else {
+                inv.positionals.append(tok)
+            }
+            j += 1
+        }
+        try Self.checkPositionals(inv.positionals, spec: command.spec)
+        return .run(command, inv)
+    }
+
+    static func split(_ tok: String) -> (String, String?) {
+        guard tok.hasPrefix("--"), let eq = tok.firstIndex(of: "=") else { return (tok, nil) }
+        return (String(tok[..<eq]), String(tok[tok.index(after: eq)...]))
+    }
+
+    static func checkPositionals(_ given: [String], spec: CommandSpec) throws(CLIError) {
+        let required = spec.positionals.filter { !$0.optional }.count
+        let unbounded = spec.positionals.contains { $0.repeating }
+        if given.count < required {
+            let missing = spec.positionals.filter { !$0.optional }[given.count].name
+            throw .usage("famctl \(spec.name): missing argument \(missing)", hint: "Run 'famctl \(spec.name) --help'.")
+        }
+        if !unbounded && given.count > spec.positionals.count {
+            throw .usage("famctl \(spec.name): unexpected argument '\(given[spec.positionals.count])'", hint: "Run 'famctl \(spec.name) --help'.")
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+
+/// `famctl log [--author A] [--focus F] [--since TIME]`
+enum LogCommand: Command {
+    static let spec = CommandSpec(
+        path: ["log"],
+        abstract: "List the events in this device's log, oldest first by their clock.",
+        options: [
+            .value("--author", "A", "Only events by this device: a device id, a prefix of one, or 'me'."),
+            .value("--focus", "F", "Only record events for this care subject."),
+            .value("--since", "TIME", "Only events at or after this time (ISO-8601)."),
+        ])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        var authorPrefix: String?
+        if let a = inv.value("--author") {
+            authorPrefix = a == "me" ? home.deviceID.hex : a.lowercased()
+            guard authorPrefix!.allSatisfy(\.isHexDigit), !authorPrefix!.isEmpty else {
+                throw CLIError.usage("--author '\(a)' is not a device id (hex) or 'me'")
+            }
+        }
+        var focus: String?
+        if let f = inv.value("--focus") {
+            guard let k = FocusKey(f) else { throw CLIError.data("--focus '\(f)' is not a care subject", hint: "Use baby:<UUID>, pregnancy or newMom.") }
+            focus = k.description
+        }
+        var since: HLC?
+        if let s = inv.value("--since") {
+            guard let d = TimeText.parse(s) else { throw CLIError.data("--since '\(s)' is not an ISO-8601 time") }
+            since = HLC(milliseconds: HLC.milliseconds(of: d), counter: 0)
+        }
+
+        var rows: [[String: Any]] = []
+        try home.log.forEachEvent(order: .hlc) { stored in
+            if let p = authorPrefix, !stored.author.hex.hasPrefix(p) { return }
+            if let since, stored.hlc < since { return }
+            guard let env = try? SyncEnvelope(decoding: stored.bytes) else { return }
+            var row: [String: Any] = [
+                "id": env.id.hex, "author": env.author.hex, "seq": env.seq,
+                "hlc": TimeText.format(env.hlc.date), "counter": Int(env.hlc.counter), "epoch": Int(env.epoch),
+            ]
+            switch try home.openBody(env) {
+            case .body(let body):
+                row["type"] = body.type
+                if let r = try? RecordEvent(body) {
+                    if let focus, r.focus != focus { return }
+                    row["record"] = r.record.uuidString.lowercased()
+                    row["store"] = r.store
+                    row["focus"] = r.focus
+                    if let at = r.at { row["at"] = at }
+                    row["fields"] = try JSONSerialization.jsonObject(with: Data(JSONValue.object(r.fields).jsonText.utf8))
+                    row["fieldsText"] = r.fields.keys.sorted().map { "\($0)=\(r.fields[$0]!)" }.joined(separator: " ")
+                } else if focus != nil { return }
+            case .noKey(let epoch):
+                if focus != nil { return }
+                row["type"] = "(encrypted: no key for epoch \(epoch))"
+            case .failed(let e):
+                if focus != nil { return }
+                row["type"] = "(unreadable: \(e))"
+            }
+            rows.append(row)
+        }
+
+        if inv.json {
+            Console.json(rows.map { $0.filter { $0.key != "fieldsText" } })
+            return
+        }
+        if rows.isEmpty { Console.out("(no events)"); return }
+        for r in rows {
+            let author = (r["author"] as! String).prefix(12)
+            var line = "\(r["hlc"]!)  \(author) #\(r["seq"]!)  \(String((r["id"] as! String).prefix(12)))  \(r["type"]!)"
+            if let store = r["store"] as? String {
+                line += "  \(store) \(r["focus"]!) \(String((r["record"] as! String).prefix(8)))"
+                if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }
+            }
+            Console.out(line)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import Envelope
+import EventLog
+import Foundation
+
+/// `famctl status`
+enum StatusCommand: Command {
+    static let spec = CommandSpec(
+        path: ["status"],
+        abstract: "Show this device, its family, and the state of its log.")
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let (family, key) = try home.currentKey()
+        let heads = try home.log.heads()
+        let forks = try home.log.forkProofs()
+        let rejected = try home.log.rejectedEvents()
+        let pending = try home.log.pendingCount()
+        let total = try home.log.count()
+        let authors = heads.keys.sorted()
+
+        if inv.json {
+            Console.json([
+                "home": home.path, "device": home.deviceID.hex, "name": home.deviceName,
+                "family": family.description, "epoch": Int(key.epoch), "events": total, "pending": pending,
+                "authors": authors.map { a in
+                    ["author": a.hex, "seq": heads[a]!.seq, "last": TimeText.format(heads[a]!.hlc.date), "me": a == home.deviceID] as [String: Any]
+                },
+                "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
+                "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
+            ] as [String: Any])
+            return
+        }
+        Console.out("device   \(home.deviceID.short) \"\(home.deviceName)\"")
+        Console.out("home     \(home.path)")
+        Console.out("family   \(family) (key epoch \(key.epoch))")
+        Console.out("events   \(total) in the log, \(pending) waiting for earlier events")
+        for a in authors {
+            let h = heads[a]!
+            Console.out("  \(a.short)\(a == home.deviceID ? " (this device)" : "")  seq \(h.seq), last \(TimeText.format(h.hlc.date))")
+        }
+        Console.out("forks    \(forks.isEmpty ? "none" : "\(forks.count)")")
+        for f in forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq); their later events are refused") }
+        Console.out("rejected \(rejected.isEmpty ? "none" : "\(rejected.count)")")
+        for r in rejected { Console.out("  \(r.id.short) by \(r.author.short) #\(r.seq): \(r.reason)") }
+    }
+}

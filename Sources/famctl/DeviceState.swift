@@ -1,0 +1,56 @@
+import Envelope
+import EventLog
+import Foundation
+
+/// This device's own settings and epoch keys, in the home's database.
+/// Nothing here is replicated; it is not part of the log.
+final class DeviceState {
+    enum Key: String {
+        case deviceName = "device.name"
+        case createdAt = "device.created_at"
+        case family = "family.id"
+    }
+
+    let database: Database
+    let keyring: Keyring
+
+    init(database: Database) throws {
+        self.database = database
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS device_settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS epoch_keys(
+                family BLOB NOT NULL, epoch INTEGER NOT NULL, key BLOB NOT NULL CHECK(length(key) = 32),
+                PRIMARY KEY(family, epoch));
+            """)
+        keyring = Keyring(database: database)
+    }
+
+    func get(_ key: Key) throws -> String? {
+        try database.statement("SELECT value FROM device_settings WHERE key = ?1").first([.text(key.rawValue)]) { $0.text(0) }
+    }
+
+    func set(_ key: Key, _ value: String) throws {
+        try database.run("INSERT OR REPLACE INTO device_settings(key, value) VALUES(?1, ?2)", [.text(key.rawValue), .text(value)])
+    }
+}
+
+/// The family's epoch keys this device holds.
+final class Keyring {
+    let database: Database
+    init(database: Database) { self.database = database }
+
+    func store(_ key: EpochKey, family: FamilyID) throws {
+        try database.run("INSERT OR IGNORE INTO epoch_keys(family, epoch, key) VALUES(?1, ?2, ?3)",
+                         [.blob(family.bytes), .integer(Int64(key.epoch)), .blob(key.key.copyBytes())])
+    }
+
+    func key(family: FamilyID, epoch: UInt32) throws -> EpochKey? {
+        try database.statement("SELECT key FROM epoch_keys WHERE family = ?1 AND epoch = ?2")
+            .first([.blob(family.bytes), .integer(Int64(epoch))]) { EpochKey(epoch: epoch, key: SecretBytes($0.blob(0))) }
+    }
+
+    func current(family: FamilyID) throws -> EpochKey? {
+        try database.statement("SELECT epoch, key FROM epoch_keys WHERE family = ?1 ORDER BY epoch DESC LIMIT 1")
+            .first([.blob(family.bytes)]) { EpochKey(epoch: UInt32($0.int(0)), key: SecretBytes($0.blob(1))) }
+    }
+}

@@ -1,0 +1,141 @@
+import Envelope
+import EventLog
+import Foundation
+
+/// A famctl home: one device's identity, log and settings.
+///
+/// ```
+/// HOME/identity.key   the device's keys (mode 0600)
+/// HOME/famctl.sqlite  the event log, projections, epoch keys, settings (mode 0600; -wal, -shm)
+/// ```
+/// The directory itself is mode 0700.
+final class Home {
+    static let identityFile = "identity.key"
+    static let databaseFile = "famctl.sqlite"
+
+    let path: String
+    let identity: DeviceIdentity
+    let log: EventLog
+    let state: DeviceState
+
+    var deviceID: DeviceID { identity.deviceID }
+
+    /// Where the home is: `--home`, else `$FAMCTL_HOME`, else the XDG data dir.
+    static func location(_ inv: Invocation) throws(CLIError) -> String {
+        if let h = inv.home, !h.isEmpty { return absolute(h) }
+        if let h = inv.environment["FAMCTL_HOME"], !h.isEmpty { return absolute(h) }
+        if let x = inv.environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/famctl" }
+        if let h = inv.environment["HOME"], !h.isEmpty { return h + "/.local/share/famctl" }
+        throw .usage("no home directory: set --home, FAMCTL_HOME or HOME")
+    }
+
+    static func absolute(_ p: String) -> String {
+        p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
+    }
+
+    private init(path: String, identity: DeviceIdentity, log: EventLog) throws {
+        self.path = path
+        self.identity = identity
+        self.log = log
+        self.state = try DeviceState(database: log.database)
+    }
+
+    /// Opens an initialised home.
+    /// - Throws: ``CLIError`` saying which path is missing or unreadable and why.
+    static func open(_ path: String) throws -> Home {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+            throw CLIError(.noInput, "no famctl home at \(path)", hint: "Run 'famctl init --name NAME' to create one, or pass --home DIR.")
+        }
+        guard isDir.boolValue else { throw CLIError(.noInput, "\(path) is not a directory") }
+        let idPath = path + "/" + identityFile
+        guard FileManager.default.fileExists(atPath: idPath) else {
+            throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(path)'.")
+        }
+        let identity: DeviceIdentity
+        do {
+            let bytes = try FileIO.readSecret(idPath)
+            identity = try DeviceIdentity(encoded: bytes)
+        } catch let e as FileIO.Failure {
+            throw CLIError(.noInput, "cannot read \(idPath): \(e.reason)", hint: e.permissionDenied ? "Check the file's owner and mode (it should be 0600, owned by you)." : nil)
+        } catch let e as IdentityError {
+            throw CLIError(.dataError, "\(idPath) is damaged: \(e)", hint: "A device's key cannot be recovered; restore the file from a backup of this device, or create a new device with 'famctl init' in another home.")
+        }
+        let log = try Self.openLog(path)
+        return try Home(path: path, identity: identity, log: log)
+    }
+
+    /// Creates a new home with a fresh device identity and a local family.
+    static func create(_ path: String, name: String) throws -> Home {
+        let fm = FileManager.default
+        if fm.fileExists(atPath: path + "/" + identityFile) {
+            throw CLIError(.cantCreate, "\(path) is already a famctl home", hint: "Use it as it is, or pass another --home.")
+        }
+        do {
+            try fm.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CLIError(.cantCreate, "cannot create \(path): \(FileIO.reason(error))")
+        }
+        let identity = DeviceIdentity.generate()
+        let log = try Self.openLog(path)
+        let home = try Home(path: path, identity: identity, log: log)
+        try log.database.transaction(.immediate) {
+            try home.state.set(.deviceName, name)
+            try home.state.set(.createdAt, ISO8601DateFormatter().string(from: Date()))
+            let family = FamilyID.random()
+            try home.state.set(.family, family.description)
+            try home.state.keyring.store(EpochKey.generate(epoch: 0), family: family)
+        }
+        // The identity goes last: a home without it is not yet a home, and a retry starts over.
+        do {
+            try FileIO.writeSecretAtomically(identity.encoded(), to: path + "/" + identityFile)
+        } catch let e as FileIO.Failure {
+            throw CLIError(.cantCreate, "cannot write \(path)/\(identityFile): \(e.reason)")
+        }
+        return home
+    }
+
+    private static func openLog(_ path: String) throws -> EventLog {
+        do {
+            return try EventLog(path: path + "/" + databaseFile)
+        } catch let e as SQLiteError {
+            throw CLIError.fromSQLite(e, path: path + "/" + databaseFile)
+        }
+    }
+
+    /// The family this device writes to and its current epoch key.
+    func currentKey() throws -> (FamilyID, EpochKey) {
+        guard let f = try state.get(.family), let family = FamilyID(string: f) else {
+            throw CLIError(.dataError, "this home has no family id", hint: "The home is damaged; run 'famctl replay'.")
+        }
+        guard let key = try state.keyring.current(family: family) else {
+            throw CLIError(.dataError, "no key for family \(family)", hint: "The home is damaged; run 'famctl replay'.")
+        }
+        return (family, key)
+    }
+}
+
+@available(*, unavailable)
+extension Home: Sendable {}
+
+extension CLIError {
+    /// Maps a SQLite failure to an exit code and a message a person can act on.
+    static func fromSQLite(_ e: SQLiteError, path: String) -> CLIError {
+        switch e.code {
+        case .busy, .locked:
+            CLIError(.tempFail, "the database \(path) is locked by another famctl process", hint: "Try again in a moment.")
+        case .full:
+            CLIError(.cantCreate, "the disk holding \(path) is full; nothing was written", hint: "Free some space and run the command again.")
+        case .readOnly, .permission:
+            CLIError(.cantCreate, "cannot write \(path): \(e.message)", hint: "Check the permissions of the home directory.")
+        case .cantOpen:
+            CLIError(.noInput, "cannot open \(path): \(e.message)", hint: "Check that the path exists and is readable.")
+        case .corrupt, .notADatabase:
+            CLIError(.integrity, "\(path) is damaged: \(e.message)", hint: "Run 'famctl replay' to see what can be verified.")
+        case .ioError:
+            CLIError(.tempFail, "I/O error on \(path): \(e.message)", hint: "Check the disk, then try again.")
+        default:
+            CLIError(.failure, "database error on \(path): \(e)")
+        }
+    }
+}

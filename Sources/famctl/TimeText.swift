@@ -1,0 +1,38 @@
+import Foundation
+
+/// Parsing and printing of times on the command line: ISO-8601 with an offset.
+enum TimeText {
+    /// `2026-11-29T08:15:00+01:00`, `…Z`, with or without fractional seconds,
+    /// or a bare date `2026-11-29` (midnight UTC).
+    static func parse(_ s: String) -> Date? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        if let d = f.date(from: s) { return d }
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let d = f.date(from: s) { return d }
+        f.formatOptions = [.withFullDate]
+        return f.date(from: s)
+    }
+
+    /// Whether `s` carries an explicit offset (`Z` or `±hh:mm`), as record times must.
+    static func hasOffset(_ s: String) -> Bool {
+        guard let t = s.firstIndex(of: "T") else { return false }
+        let time = s[t...]
+        return time.hasSuffix("Z") || time.contains("+") || time.dropFirst().contains("-")
+    }
+
+    /// UTC with milliseconds: `2026-11-29T17:40:01.123Z`.
+    static func format(_ d: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.string(from: d)
+    }
+
+    /// Local time with its offset, to the second: `2026-11-29T18:40:01+01:00`.
+    static func formatLocal(_ d: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        f.timeZone = TimeZone.current
+        return f.string(from: d)
+    }
+}
