@@ -1,0 +1,41 @@
+# famctl — set-up, build, demo and tests.
+#
+#   make demo    install what is missing, build, run a household demo
+#   make test    install what is missing, build, run every test
+#
+SHELL := /bin/bash
+SWIFT ?= swift
+DEB_PACKAGES := libsqlite3-dev libsodium-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: setup build release demo test clean
+
+## setup: install the system libraries famctl links against (Debian/Ubuntu).
+setup:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "swift not found: install the Swift 6 toolchain and put it on PATH" >&2; exit 1; }
+
+build: setup
+	$(SWIFT) build
+
+release: setup
+	$(SWIFT) build -c release --product famctl
+
+## demo: a device in a temporary home, a few records, replay verifying them.
+demo: release
+	@scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/famctl"
+
+## test: every test suite (unit, property, crash-safety, end-to-end).
+test: setup
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --parallel --num-workers 2
+
+clean:
+	rm -rf .build

@@ -1,0 +1,37 @@
+import Envelope
+import Testing
+
+struct DeviceIdentityTests {
+    @Test func storedFormRoundTrips() throws {
+        let id = DeviceIdentity.generate()
+        let stored = id.encoded()
+        #expect(stored.count == DeviceIdentity.encodedCount)
+        let back = try DeviceIdentity(encoded: stored)
+        #expect(back.deviceID == id.deviceID)
+        #expect(back.box.publicKey == id.box.publicKey)
+        // The restored key signs like the original.
+        let msg: [UInt8] = Array("hello".utf8)
+        let sig = msg.withUnsafeBytes { back.signing.sign($0) }
+        #expect(sig.withUnsafeBytes { s in msg.withUnsafeBytes { m in Sodium.verify(signature: s, message: m, publicKey: id.deviceID.bytes) } })
+    }
+
+    @Test func damagedStoredFormIsRefused() throws {
+        let good = DeviceIdentity.generate().encoded().copyBytes()
+        for i in [0, 16, 20, 60, 100, 112] {
+            var b = good
+            b[i] ^= 0x01
+            #expect(throws: IdentityError.self) { try DeviceIdentity(encoded: SecretBytes(b)) }
+        }
+        #expect(throws: IdentityError.self) { try DeviceIdentity(encoded: SecretBytes(Array(good.dropLast()))) }
+    }
+
+    @Test func sealedBoxOpensOnlyForItsRecipient() throws {
+        let alice = BoxKey.generate(), bob = BoxKey.generate()
+        let secret = SecretBytes(Sodium.randomBytes(32))
+        let sealed = BoxKey.seal(secret, to: alice.publicKey)
+        #expect(alice.open(sealed: sealed)?.copyBytes() == secret.copyBytes())
+        #expect(bob.open(sealed: sealed) == nil)
+        var tampered = sealed; tampered[tampered.count - 1] ^= 1
+        #expect(alice.open(sealed: tampered) == nil)
+    }
+}

@@ -1,0 +1,100 @@
+import Envelope
+import Foundation
+import Testing
+
+struct SyncEnvelopeTests {
+    static var signer: SigningKey { SigningKey(seed: [UInt8](repeating: 9, count: 32)) }
+    static let family = FamilyID(string: "11111111-2222-4333-8444-555555555555")!
+
+    static func sample(seq: UInt64 = 1, previous: EventID = .none, body: String = #"{"schema":1,"type":"record.put"}"#) throws -> (SyncEnvelope, EpochKey) {
+        let key = EpochKey.generate(epoch: 2)
+        let env = try SyncEnvelope.seal(
+            body: Array(body.utf8), family: family, signer: signer, seq: seq, previous: previous,
+            hlc: HLC(milliseconds: 1_795_000_000_123, counter: 7), key: key)
+        return (env, key)
+    }
+
+    @Test func roundTrip() throws {
+        let (env, key) = try Self.sample()
+        let decoded = try SyncEnvelope(decoding: env.bytes)
+        #expect(decoded.bytes == env.bytes)
+        #expect(decoded.id == env.id)
+        #expect(decoded.id == EventID.of(signedBytes: env.bytes))
+        #expect(decoded.hasValidSignature)
+        #expect(decoded.author == Self.signer.publicKey)
+        #expect(decoded.family == Self.family)
+        #expect(decoded.hlc == HLC(milliseconds: 1_795_000_000_123, counter: 7))
+        #expect(decoded.epoch == 2)
+        #expect(String(decoding: try decoded.openBody(with: key), as: UTF8.self) == #"{"schema":1,"type":"record.put"}"#)
+    }
+
+    /// Every single bit of an envelope, flipped: either the bytes no longer
+    /// parse or the signature no longer verifies. Nothing slips through.
+    @Test func everyFlippedBitIsDetected() throws {
+        let (env, _) = try Self.sample()
+        var undetected: [Int] = []
+        for bit in 0..<(env.bytes.count * 8) {
+            var b = env.bytes
+            b[bit / 8] ^= UInt8(1 << (bit % 8))
+            if let d = try? SyncEnvelope(decoding: b), d.hasValidSignature { undetected.append(bit) }
+        }
+        #expect(undetected.isEmpty, "bits whose flip went unnoticed: \(undetected)")
+    }
+
+    @Test func wrongKeyOrEpochDoesNotOpen() throws {
+        let (env, key) = try Self.sample()
+        #expect(throws: EnvelopeError.decryptionFailed) { try env.openBody(with: EpochKey.generate(epoch: 2)) }
+        #expect(throws: EnvelopeError.decryptionFailed) { try env.openBody(with: EpochKey(epoch: 3, key: key.key)) }
+    }
+
+    @Test func malformedInputIsNamed() throws {
+        let (env, _) = try Self.sample()
+        #expect(throws: EnvelopeError.truncated(count: 10)) { try SyncEnvelope(decoding: Array(env.bytes.prefix(10))) }
+        #expect(throws: EnvelopeError.badTag) { try SyncEnvelope(decoding: [0x58] + env.bytes.dropFirst()) }
+        var v = env.bytes; v[8] = 2
+        #expect(throws: EnvelopeError.unsupportedVersion(2)) { try SyncEnvelope(decoding: v) }
+        var f = env.bytes; f[9] = 1
+        #expect(throws: EnvelopeError.reservedFlags(1)) { try SyncEnvelope(decoding: f) }
+        #expect(throws: EnvelopeError.lengthMismatch(declared: env.ciphertextCount, actual: env.ciphertextCount - 1)) {
+            try SyncEnvelope(decoding: Array(env.bytes.dropLast()))
+        }
+        #expect(throws: EnvelopeError.lengthMismatch(declared: env.ciphertextCount, actual: env.ciphertextCount + 1)) {
+            try SyncEnvelope(decoding: env.bytes + [0])
+        }
+        var z = env.bytes; for i in 58..<66 { z[i] = 0 }
+        #expect(throws: EnvelopeError.zeroSequence) { try SyncEnvelope(decoding: z) }
+        var p = env.bytes; p[70] = 1   // seq 1 naming a previous event
+        #expect(throws: EnvelopeError.previousMismatch(seq: 1)) { try SyncEnvelope(decoding: p) }
+        var big = env.bytes; big[134] = 0x7f
+        #expect(throws: EnvelopeError.tooLarge(0x7f00_0000 + env.ciphertextCount)) { try SyncEnvelope(decoding: big) }
+    }
+
+    @Test func randomBytesNeverCrashTheDecoder() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let n = Int.random(in: 0..<400, using: &rng)
+            var b = (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            if n >= 9, Bool.random(using: &rng) { b.replaceSubrange(0..<9, with: SyncEnvelope.tag + [1]) }
+            if let e = try? SyncEnvelope(decoding: b) { #expect(!e.hasValidSignature) }
+        }
+    }
+
+    @Test func laterEventsNeedAPrevious() throws {
+        let (first, _) = try Self.sample()
+        let (second, _) = try Self.sample(seq: 2, previous: first.id)
+        #expect(second.previous == first.id)
+        #expect(second.hasValidSignature)
+    }
+
+    @Test func bodyKeepsUnknownKeysAndRejectsNonObjects() throws {
+        let body = try EventBody(decoding: Array(#"{"type":"record.put","schema":2,"future":{"x":[1,2.5,"y",null,true]}}"#.utf8))
+        #expect(body.schema == 2)
+        #expect(body["future"] == .object(["x": .array([.int(1), .double(2.5), .string("y"), .null, .bool(true)])]))
+        let again = try EventBody(decoding: body.encoded())
+        #expect(again == body)
+        #expect(throws: EnvelopeError.badBody("not a JSON object")) { try EventBody(decoding: Array("[1]".utf8)) }
+        #expect(throws: EnvelopeError.badBody("not JSON")) { try EventBody(decoding: Array("{".utf8)) }
+        #expect(throws: EnvelopeError.badBody("missing \"type\"")) { try EventBody(decoding: Array(#"{"schema":1}"#.utf8)) }
+        #expect(throws: EnvelopeError.badBody("missing \"schema\"")) { try EventBody(decoding: Array(#"{"type":"a"}"#.utf8)) }
+    }
+}
