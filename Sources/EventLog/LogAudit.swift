@@ -52,9 +52,11 @@ extension EventLog {
     ///
     /// - Parameters:
     ///   - family: when given, every event must belong to it.
+    ///   - localAuthor: this device; its own events are not flagged for
+    ///     far-future clocks (they only carry a clock merged from others).
     ///   - visit: called for each event that passed; returns a failure reason
     ///     of its own (e.g. a body that does not decrypt), or `nil`.
-    public func audit(family: FamilyID?, visit: (SyncEnvelope) throws -> String? = { _ in nil }) throws -> AuditReport {
+    public func audit(family: FamilyID?, localAuthor: DeviceID? = nil, visit: (SyncEnvelope) throws -> String? = { _ in nil }) throws -> AuditReport {
         var report = AuditReport()
         var current: AuditReport.AuthorSummary?
         var head = Head.empty
@@ -94,7 +96,7 @@ extension EventLog {
             if problems.isEmpty, let own = try visit(env) { problems.append(own) }
             for p in problems { fail(stored, p) }
 
-            if Double(env.hlc.milliseconds) / 1000 > stored.receivedAt.timeIntervalSince1970 + Self.futureSkewAllowance {
+            if env.author != localAuthor, Double(env.hlc.milliseconds) / 1000 > stored.receivedAt.timeIntervalSince1970 + Self.futureSkewAllowance {
                 report.farFuture.append((env.id, env.hlc, stored.receivedAt))
             }
             head = Head(seq: env.seq, id: env.id, hlc: env.hlc)

@@ -17,7 +17,7 @@ enum ReplayCommand: Command {
         let home = try Home.open(Home.location(inv))
         let (family, _) = try home.currentKey()
         var undecryptable = 0
-        let report = try home.log.audit(family: family) { env in
+        let report = try home.log.audit(family: family, localAuthor: home.deviceID) { env in
             switch try home.openBody(env) {
             case .body: return nil
             case .noKey: undecryptable += 1; return nil

@@ -1,0 +1,91 @@
+import Envelope
+@testable import EventLog
+import Foundation
+import Testing
+
+struct AppendTests {
+    @Test func appendsChainAndSurvivesReopen() throws {
+        let dir = TempDir()
+        let identity = DeviceIdentity.generate()
+        let family = Author.family
+        var ids: [EventID] = []
+        do {
+            let log = try EventLog(path: dir.path + "/log.sqlite")
+            let batch = try log.append(bodies: (0..<5).map { Array("{\"type\":\"t\",\"schema\":1,\"n\":\($0)}".utf8) },
+                                       as: identity, family: family, key: Author.key)
+            ids = batch.map(\.id)
+            #expect(batch.map(\.seq) == [1, 2, 3, 4, 5])
+            #expect(batch[0].previous == .none)
+            for (a, b) in zip(batch, batch.dropFirst()) {
+                #expect(b.previous == a.id)
+                #expect(b.hlc > a.hlc)
+            }
+            let one = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: identity, family: family, key: Author.key)
+            ids += one.map(\.id)
+            #expect(one[0].seq == 6 && one[0].previous == batch[4].id)
+        }
+        let reopened = try EventLog(path: dir.path + "/log.sqlite")
+        #expect(try reopened.count() == 6)
+        #expect(try reopened.head(of: identity.deviceID).id == ids.last)
+        for id in ids { #expect(try reopened.contains(id)) }
+        let report = try reopened.audit(family: family)
+        #expect(report.isIntact)
+        #expect(report.eventCount == 6)
+    }
+
+    @Test func newFileIsPrivateAndInWALMode() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let attrs = try FileManager.default.attributesOfItem(atPath: dir.path + "/log.sqlite")
+        #expect((attrs[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try log.database.statement("PRAGMA journal_mode").first { $0.text(0) } == "wal")
+        #expect(try log.database.statement("PRAGMA synchronous").first { $0.int(0) } == 2)  // FULL
+    }
+
+    @Test func eventsCannotBeUpdatedOrDeleted() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let env = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: .generate(), family: Author.family, key: Author.key)[0]
+        let update = #expect(throws: SQLiteError.self) { try log.database.run("UPDATE events SET bytes = x'00' WHERE id = ?1", [.blob(env.id.bytes)]) }
+        let delete = #expect(throws: SQLiteError.self) { try log.database.run("DELETE FROM events") }
+        // RAISE(ABORT) surfaces as a constraint failure, matched by code, and names the rule.
+        #expect(update?.code == .constraint)
+        #expect(delete?.code == .constraint)
+        #expect(delete?.message.contains("append-only") == true)
+        #expect(try log.count() == 1)
+        #expect(try log.envelope(env.id)?.bytes == env.bytes)
+    }
+
+    @Test func failedCallbackRollsBackTheWholeBatch() throws {
+        struct Boom: Error {}
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        var calls = 0
+        #expect(throws: Boom.self) {
+            try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8), Array("{\"type\":\"t\",\"schema\":1}".utf8)],
+                           as: .generate(), family: Author.family, key: Author.key) { _ in
+                calls += 1
+                if calls == 2 { throw Boom() }
+            }
+        }
+        #expect(try log.count() == 0)
+    }
+
+    @Test func clockNeverGoesBackEvenWhenTheWallClockDoes() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let me = DeviceIdentity.generate()
+        let t = Date(timeIntervalSince1970: 1_795_000_000)
+        let a = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t)[0]
+        let b = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t.addingTimeInterval(-86_400))[0]
+        #expect(b.hlc > a.hlc)
+        // A far-future remote event pulls the local clock along: a later local event still comes after it.
+        let remote = Author(seed: 3, startMs: 1_795_000_000_000 + 365 * 86_400_000)
+        _ = try log.ingest([remote.next().bytes], family: Author.family)
+        let c = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t)[0]
+        #expect(c.hlc.milliseconds > remote.clock - 1)
+        let report = try log.audit(family: Author.family, localAuthor: me.deviceID)
+        #expect(report.isIntact)
+        #expect(report.farFuture.map(\.id) == [remote.previous])
+    }
+}

@@ -1,0 +1,168 @@
+import Envelope
+@testable import EventLog
+import Foundation
+import Testing
+
+struct IngestTests {
+    func makeLog(_ dir: TempDir) throws -> EventLog { try EventLog(path: dir.path + "/log.sqlite") }
+
+    @Test func inOrderChainIsAccepted() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        let envs = (0..<5).map { _ in a.next() }
+        let report = try log.ingest(envs.map(\.bytes), family: Author.family)
+        #expect(report.outcomes.map(\.outcome) == Array(repeating: .accepted, count: 5))
+        #expect(report.accepted.map(\.id) == envs.map(\.id))
+        #expect(try log.head(of: a.id).seq == 5)
+    }
+
+    @Test func gapsAreHeldThenReleasedInChainOrder() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        let envs = (0..<4).map { _ in a.next() }
+        let r1 = try log.ingest([envs[3].bytes, envs[2].bytes], family: Author.family)
+        #expect(r1.outcomes.map(\.outcome) == [.held(waitingFor: 1), .held(waitingFor: 1)])
+        #expect(try log.count() == 0)
+        #expect(try log.pendingCount() == 2)
+        var applied: [UInt64] = []
+        let r2 = try log.ingest([envs[0].bytes, envs[1].bytes], family: Author.family) { applied.append($0.seq) }
+        #expect(r2.outcomes.map(\.outcome) == [.accepted, .accepted])
+        #expect(applied == [1, 2, 3, 4])
+        #expect(try log.pendingCount() == 0)
+        #expect(try log.count() == 4)
+    }
+
+    @Test func duplicatesAreNoOps() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        let e = a.next()
+        _ = try log.ingest([e.bytes], family: Author.family)
+        var called = false
+        let r = try log.ingest([e.bytes, e.bytes], family: Author.family) { _ in called = true }
+        #expect(r.outcomes.map(\.outcome) == [.duplicate, .duplicate])
+        #expect(!called)
+        #expect(try log.count() == 1)
+    }
+
+    @Test func forkIsProvenKeptAndStopsTheAuthor() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        let e1 = a.next(), e2 = a.next()
+        let twin = a.forged(seq: 2, previous: e1.id, hlcMs: a.clock + 5, text: "other branch")
+        let e3 = a.next()
+        _ = try log.ingest([e1.bytes, e2.bytes], family: Author.family)
+        let r = try log.ingest([twin.bytes, e3.bytes], family: Author.family)
+        #expect(r.outcomes.map(\.outcome) == [.fork(seq: 2), .authorForked])
+        #expect(try log.isForked(a.id))
+        let proofs = try log.forkProofs()
+        #expect(proofs.count == 1)
+        #expect(Set([proofs[0].first, proofs[0].second]) == Set([e2.bytes, twin.bytes]))
+        #expect(try log.count() == 2)
+        // Another author is unaffected.
+        let b = Author(seed: 2)
+        #expect(try log.ingest([b.next().bytes], family: Author.family).outcomes[0].outcome == .accepted)
+        let audit = try log.audit(family: Author.family)
+        #expect(audit.isIntact)
+        #expect(audit.forks.count == 1)
+    }
+
+    @Test func forkAmongHeldEventsIsProvenToo() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        _ = a.next(); let e2 = a.next(); let e3 = a.next()
+        let twin3 = a.forged(seq: 3, previous: e2.id, hlcMs: a.clock + 7)
+        let r = try log.ingest([e3.bytes, twin3.bytes], family: Author.family)
+        #expect(r.outcomes.map(\.outcome) == [.held(waitingFor: 1), .fork(seq: 3)])
+        #expect(try log.isForked(a.id))
+    }
+
+    @Test func chainBreakersAreRejectedAndKeptForTheAudit() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        let e1 = a.next()
+        _ = try log.ingest([e1.bytes], family: Author.family)
+        let wrongPrev = a.forged(seq: 2, previous: EventID(bytes: [UInt8](repeating: 7, count: 32)), hlcMs: a.clock + 10)
+        let backwards = a.forged(seq: 2, previous: e1.id, hlcMs: a.clock - 500)
+        let r = try log.ingest([wrongPrev.bytes, backwards.bytes], family: Author.family)
+        guard case .rejected = r.outcomes[0].outcome, case .rejected = r.outcomes[1].outcome else {
+            Issue.record("expected two rejections, got \(r.outcomes.map(\.outcome))"); return
+        }
+        #expect(try log.rejectedEvents().count == 2)
+        #expect(try log.count() == 1)
+        // Seen again: still rejected, nothing new stored.
+        let again = try log.ingest([wrongPrev.bytes], family: Author.family)
+        guard case .rejected = again.outcomes[0].outcome else { Issue.record("not rejected again"); return }
+        #expect(try log.rejectedEvents().count == 2)
+    }
+
+    @Test func badInputIsReportedAndNothingStoredIsTouched() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        let e1 = a.next()
+        _ = try log.ingest([e1.bytes], family: Author.family)
+        let e2 = a.next()
+        var forged = e2.bytes; forged[forged.count - 1] ^= 0x40
+        let stranger = Author(seed: 9, family: FamilyID(string: "b0b0b0b0-0000-4000-8000-000000000002")!)
+        let r = try log.ingest([[1, 2, 3], forged, stranger.next().bytes, Array(e2.bytes.dropLast(3))], family: Author.family)
+        #expect(r.outcomes[0].outcome == .malformed(.truncated(count: 3)))
+        #expect(r.outcomes[1].outcome == .badSignature)
+        guard case .foreignFamily = r.outcomes[2].outcome, case .malformed = r.outcomes[3].outcome else {
+            Issue.record("unexpected: \(r.outcomes.map(\.outcome))"); return
+        }
+        #expect(try log.count() == 1)
+        #expect(try log.envelope(e1.id)?.bytes == e1.bytes)
+        // The genuine event still goes in afterwards.
+        #expect(try log.ingest([e2.bytes], family: Author.family).outcomes[0].outcome == .accepted)
+    }
+
+    /// Property: for random sets of chains from several authors, delivered in
+    /// random order with duplicates and in random batches, every log ends with
+    /// every event, nothing pending, heads equal, and an intact audit.
+    @Test(arguments: 0..<12)
+    func anyDeliveryOrderConverges(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        let authors = (0..<Int(rng.next() % 4 + 1)).map { Author(seed: UInt8($0 + 1)) }
+        var all: [SyncEnvelope] = []
+        for a in authors { for _ in 0..<Int(rng.next() % 25 + 1) { all.append(a.next()) } }
+        var heads: [[DeviceID: EventLog.Head]] = []
+        for replica in 0..<3 {
+            let dir = TempDir(); let log = try makeLog(dir)
+            var deliveries = all + all.filter { _ in rng.next() % 4 == 0 }
+            deliveries.shuffle(using: &rng)
+            var appliedIDs = Set<EventID>()
+            var i = 0
+            while i < deliveries.count {
+                let n = Int(rng.next() % 7 + 1)
+                let batch = deliveries[i..<min(i + n, deliveries.count)]
+                let r = try log.ingest(batch.map(\.bytes), family: Author.family) { env in
+                    #expect(appliedIDs.insert(env.id).inserted, "applied twice (replica \(replica))")
+                }
+                for o in r.outcomes {
+                    switch o.outcome {
+                    case .accepted, .duplicate, .held: break
+                    default: Issue.record("unexpected outcome \(o.outcome)")
+                    }
+                }
+                i += n
+            }
+            #expect(appliedIDs == Set(all.map(\.id)))
+            #expect(try log.count() == all.count)
+            #expect(try log.pendingCount() == 0)
+            #expect(try log.audit(family: Author.family).isIntact)
+            heads.append(try log.heads())
+        }
+        #expect(heads.allSatisfy { $0 == heads[0] })
+    }
+}
+
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
