@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+struct CommandLineTests {
+    static let baby = "baby:0f8e2d4c-5b6a-4978-8c1d-2e3f4a5b6c7d"
+
+    @Test func demoFlowInitAddLogStatusReplay() throws {
+        let f = FamctlRunner()
+        let created = try f.ok("init", "--name", "Mum's phone")
+        #expect(created.hasPrefix("Created device "))
+        var ids: [String] = []
+        ids.append(try f.ok("record", "add", "--focus", Self.baby, "--store", "feeding", "kind=bottle", "amountMl=120", "start=2026-11-29T08:00:00+01:00"))
+        ids.append(try f.ok("--json", "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"))
+        ids.append(try f.ok("record", "add", "--store", "diaper", "wet=true", "--focus", Self.baby, "--at", "2026-11-29T09:00:00Z"))
+        #expect(UUID(uuidString: ids[0]) != nil)
+        #expect(ids[1].contains("\"id\""))
+        let log = try f.ok("log")
+        #expect(log.split(separator: "\n").count == 3)
+        #expect(log.contains("feeding") && log.contains("amountMl=120") && log.contains("wet=true"))
+        let focused = try f.ok("log", "--focus", "newMom")
+        #expect(focused.split(separator: "\n").count == 1 && focused.contains("mood=4"))
+        let json = try f.ok("log", "--json")
+        let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [[String: Any]]
+        #expect(rows.count == 3)
+        #expect((rows[0]["fields"] as? [String: Any])?["amountMl"] as? Int == 120)
+        let status = try f.ok("status")
+        #expect(status.contains("3 in the log"))
+        let replay = try f.ok("replay")
+        #expect(replay.contains("3 events from 1 author"))
+        #expect(replay.hasSuffix("result: OK"))
+    }
+
+    @Test func homeFilesArePrivate() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Dad")
+        let fm = FileManager.default
+        func mode(_ p: String) throws -> Int { (try fm.attributesOfItem(atPath: p)[.posixPermissions] as! NSNumber).intValue }
+        #expect(try mode(f.home) == 0o700)
+        #expect(try mode(f.home + "/identity.key") == 0o600)
+        #expect(try mode(f.home + "/famctl.sqlite") == 0o600)
+    }
+
+    @Test func usageErrorsExit64AndNameTheProblem() throws {
+        let f = FamctlRunner()
+        let unknownCommand = try f.run("frobnicate")
+        #expect(unknownCommand.code == 64)
+        #expect(unknownCommand.stderr.contains("unknown command 'frobnicate'"))
+        let unknownFlag = try f.run("status", "--verbose")
+        #expect(unknownFlag.code == 64)
+        #expect(unknownFlag.stderr.contains("unknown option '--verbose'"))
+        let missing = try f.run("init")
+        #expect(missing.code == 64)
+        #expect(missing.stderr.contains("missing required option --name"))
+        let noValue = try f.run("init", "--name")
+        #expect(noValue.code == 64)
+        let group = try f.run("record")
+        #expect(group.code == 64)
+        #expect(group.stderr.contains("add"))
+        let extra = try f.run("status", "surplus")
+        #expect(extra.code == 64 && extra.stderr.contains("unexpected argument 'surplus'"))
+    }
+
+    @Test func badDataExits65AndWritesNothing() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        for args in [
+            ["record", "add", "--focus", "baby:not-a-uuid", "--store", "feeding"],
+            ["record", "add", "--focus", Self.baby, "--store", "nappies"],
+            ["record", "add", "--focus", Self.baby, "--store", "feeding", "--at", "yesterday"],
+            ["record", "add", "--focus", Self.baby, "--store", "feeding", "--at", "2026-11-29T08:00:00"],
+            ["record", "add", "--focus", Self.baby, "--store", "feeding", "novalue"],
+            ["record", "add", "--focus", Self.baby, "--store", "feeding", "a=1", "a=2"],
+        ] {
+            let r = try f.run(args)
+            #expect(r.code == 65, "\(args): \(r.code) \(r.stderr)")
+            #expect(r.stderr.hasPrefix("famctl: error: "))
+        }
+        #expect(try f.ok("status").contains("0 in the log"))
+    }
+
+    @Test func missingHomeSaysWhichPath() throws {
+        let f = FamctlRunner()
+        let r = try f.run("status")
+        #expect(r.code == 66)
+        #expect(r.stderr.contains(f.home))
+        #expect(r.stderr.contains("famctl init"))
+        let twice = FamctlRunner()
+        try twice.ok("init", "--name", "A")
+        let again = try twice.run("init", "--name", "B")
+        #expect(again.code == 73)
+        #expect(again.stderr.contains("already a famctl home"))
+    }
+
+    @Test func unreadableOrDamagedIdentityIsExplained() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: f.home + "/identity.key"))
+        bytes[40] ^= 0xff
+        try bytes.write(to: URL(fileURLWithPath: f.home + "/identity.key"))
+        let r = try f.run("status")
+        #expect(r.code == 65)
+        #expect(r.stderr.contains("identity.key is damaged"))
+    }
+
+    @Test func homeFromFlagBeatsEnvironment() throws {
+        let f = FamctlRunner()
+        let other = f.root + "/other"
+        try f.ok("--home", other, "init", "--name", "Elsewhere")
+        #expect(FileManager.default.fileExists(atPath: other + "/identity.key"))
+        #expect(!FileManager.default.fileExists(atPath: f.home))
+        #expect(try f.run("status", "--home=" + other).code == 0)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+/// Runs the built `famctl` binary as a user would, in a temporary home.
+final class FamctlRunner {
+    struct Result {
+        let code: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    let root: String
+    var home: String { root + "/home" }
+
+    init() {
+        root = NSTemporaryDirectory() + "famctl-e2e-" + UUID().uuidString
+        try! FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: root) }
+
+    static var binary: URL {
+        if let d = ProcessInfo.processInfo.environment["FAMCTL_PRODUCTS"] { return URL(fileURLWithPath: d + "/famctl") }
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            let candidate = url.appendingPathComponent("famctl")
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue { return candidate }
+        }
+        return URL(fileURLWithPath: "famctl")
+    }
+
+    /// Runs `famctl args…` with `FAMCTL_HOME` set to this runner's home (unless `env` overrides it).
+    @discardableResult
+    func run(_ args: [String], env: [String: String] = [:]) throws -> Result {
+        let p = Process()
+        p.executableURL = Self.binary
+        p.arguments = args
+        var environment = ProcessInfo.processInfo.environment
+        environment["FAMCTL_HOME"] = home
+        environment["TZ"] = "UTC"
+        for (k, v) in env { environment[k] = v }
+        p.environment = environment
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Result(code: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    func run(_ args: String...) throws -> Result { try run(args) }
+
+    /// Runs and requires exit 0; returns stdout without its final newline.
+    @discardableResult
+    func ok(_ args: String...) throws -> String {
+        let r = try run(args)
+        #expect(r.code == 0, "famctl \(args.joined(separator: " ")) exited \(r.code): \(r.stderr)")
+        return r.stdout.hasSuffix("\n") ? String(r.stdout.dropLast()) : r.stdout
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+/// `--help` of every command matches the checked-in text exactly.
+/// To accept a deliberate change: FAMCTL_UPDATE_GOLDEN=1 swift test --filter HelpGoldenTests.
+struct HelpGoldenTests {
+    static let commands: [[String]] = [[], ["init"], ["record"], ["record", "add"], ["log"], ["status"], ["replay"]]
+
+    static func fixture(_ words: [String]) -> URL {
+        let name = words.isEmpty ? "famctl" : words.joined(separator: "-")
+        let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/help")
+        return dir.appendingPathComponent(name + ".txt")
+    }
+
+    @Test(arguments: commands)
+    func helpMatchesGolden(_ words: [String]) throws {
+        let r = try FamctlRunner().run(words + ["--help"])
+        #expect(r.code == 0)
+        #expect(r.stderr.isEmpty)
+        let url = Self.fixture(words)
+        if ProcessInfo.processInfo.environment["FAMCTL_UPDATE_GOLDEN"] == "1" {
+            try r.stdout.write(to: url, atomically: true, encoding: .utf8)
+        }
+        let golden = try String(contentsOf: url, encoding: .utf8)
+        #expect(r.stdout == golden)
+    }
+
+    @Test func helpIsAcceptedAnywhereAndAsDashH() throws {
+        let runner = FamctlRunner()
+        let a = try runner.run("record", "add", "--help")
+        let b = try runner.run("--help", "record", "add")
+        let c = try runner.run("record", "-h", "add")
+        #expect(a.stdout == b.stdout && b.stdout == c.stdout)
+        #expect(a.stdout.hasPrefix("OVERVIEW: Record something"))
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// A byte changed inside an event row of the database file: `replay` exits 3
+/// and names the event.
+struct TamperTests {
+    @Test func changedByteInAnEventRowFailsReplayNamingTheEvent() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        for i in 0..<4 {
+            try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i + 1)")
+        }
+        let rows = try JSONSerialization.jsonObject(with: Data(try f.ok("log", "--json").utf8)) as! [[String: Any]]
+        let ids = Set(rows.map { $0["id"] as! String })
+        #expect(ids.count == 4)
+
+        // famctl checkpoints its WAL on exit, so the rows are in the main file.
+        let dbURL = URL(fileURLWithPath: f.home + "/famctl.sqlite")
+        let original = try Data(contentsOf: dbURL)
+        var envelopeOffsets: [Int] = []
+        var from = original.startIndex
+        while let r = original.range(of: Data("famctlev".utf8), in: from..<original.endIndex) {
+            envelopeOffsets.append(r.lowerBound)
+            from = r.upperBound
+        }
+        #expect(envelopeOffsets.count == 4)
+
+        // Flip one ciphertext byte of each stored envelope in turn: replay must
+        // fail and name exactly that event.
+        var named: Set<String> = []
+        for offset in envelopeOffsets {
+            var altered = original
+            altered[offset + 150] ^= 0x01
+            try altered.write(to: dbURL)
+            let r = try f.run("replay")
+            #expect(r.code == 3, "replay must exit 3 on a tampered row")
+            #expect(r.stdout.contains("result: FAILED"))
+            #expect(r.stderr.contains("integrity failure"))
+            let failing = r.stdout.split(separator: "\n").filter { $0.contains("does not hash to its id") }
+            #expect(failing.count == 1, "\(r.stdout)")
+            if let line = failing.first, let idRange = line.range(of: "[0-9a-f]{64}", options: .regularExpression) {
+                named.insert(String(line[idRange]))
+            }
+            try original.write(to: dbURL)
+        }
+        #expect(named == ids, "replay must name each altered event")
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+}
