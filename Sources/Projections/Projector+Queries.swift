@@ -1,0 +1,170 @@
+import Envelope
+import EventLog
+import Foundation
+
+extension Projector {
+    /// Filters for ``records(_:)``.
+    public struct RecordQuery: Sendable {
+        public var focus: String?
+        public var store: String?
+        public var includeDeleted = false
+        /// Only records created by this device (the "keep private" view).
+        public var creator: DeviceID?
+        public init(focus: String? = nil, store: String? = nil, includeDeleted: Bool = false, creator: DeviceID? = nil) {
+            self.focus = focus
+            self.store = store
+            self.includeDeleted = includeDeleted
+            self.creator = creator
+        }
+    }
+
+    /// Records matching the query, oldest `at` first (then by id).
+    public func records(_ q: RecordQuery = RecordQuery()) throws -> [RecordState] {
+        var out: [RecordState] = []
+        let stmt = try database.prepare( """
+            SELECT id, put_version, delete_version, first_put, store, focus, at FROM p_entities
+            WHERE kind = 'record' AND put_version IS NOT NULL
+              AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
+              AND (?3 OR delete_version IS NULL OR put_version > delete_version)
+            ORDER BY at, id
+            """)
+        struct Row { let id: String; let put: Version; let del: Version?; let first: Version; let store: String; let focus: String; let at: String? }
+        var rows: [Row] = []
+        let focus: SQLValue = q.focus.map { .text($0) } ?? .null
+        let store: SQLValue = q.store.map { .text($0) } ?? .null
+        try stmt.forEachRow([focus, store, .integer(q.includeDeleted ? 1 : 0)]) { r in
+            guard let put = Version(bytes: r.blob(1)), let first = Version(bytes: r.blob(3)) else { return }
+            let del: Version? = r.isNull(2) ? nil : Version(bytes: r.blob(2))
+            rows.append(Row(id: r.text(0), put: put, del: del, first: first, store: r.text(4), focus: r.text(5), at: r.isNull(6) ? nil : r.text(6)))
+        }
+        for row in rows {
+            guard let uuid = UUID(uuidString: row.id) else { continue }
+            if let c = q.creator, row.first.author != c { continue }
+            out.append(RecordState(
+                id: uuid, store: row.store, focus: row.focus, at: row.at, fields: try visibleFields("record", row.id, after: row.del),
+                creator: row.first.author, created: row.first, updated: max(row.put, row.del ?? row.put),
+                deleted: row.del.map { $0 >= row.put } ?? false))
+        }
+        return out
+    }
+
+    /// One record, live or deleted; `nil` when no event names it.
+    public func record(_ id: UUID) throws -> RecordState? {
+        let key = id.uuidString.lowercased()
+        let row = try database.statement("SELECT put_version, delete_version, first_put, store, focus, at FROM p_entities WHERE kind = 'record' AND id = ?1")
+            .first([.text(key)]) { r in
+                (r.isNull(0) ? nil : r.blob(0), r.isNull(1) ? nil : r.blob(1), r.isNull(2) ? nil : r.blob(2),
+                 r.isNull(3) ? nil : r.text(3), r.isNull(4) ? nil : r.text(4), r.isNull(5) ? nil : r.text(5))
+            }
+        guard let row, let putBytes = row.0, let put = Version(bytes: putBytes), let first = row.2.flatMap({ Version(bytes: $0) }),
+              let store = row.3, let focus = row.4 else { return nil }
+        let del = row.1.flatMap { Version(bytes: $0) }
+        return RecordState(id: id, store: store, focus: focus, at: row.5, fields: try visibleFields("record", key, after: del),
+                           creator: first.author, created: first, updated: max(put, del ?? put), deleted: del.map { $0 >= put } ?? false)
+    }
+
+    /// Whether any event (put or delete) has named this record.
+    public func recordExists(_ id: UUID) throws -> Bool {
+        try database.statement("SELECT 1 FROM p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.uuidString.lowercased())]) { _ in true } ?? false
+    }
+
+    func visibleFields(_ kind: String, _ id: String, after delete: Version?) throws -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        try database.statement("SELECT name, value, version FROM p_fields WHERE kind = ?1 AND id = ?2 AND value IS NOT NULL AND substr(name, 1, 1) != '$'")
+            .forEachRow([.text(kind), .text(id)]) { r in
+                if let d = delete, let v = Version(bytes: r.blob(2)), v <= d { return }
+                out[r.text(0)] = try JSONDecoder().decode(JSONValue.self, from: Data(r.text(1).utf8))
+            }
+        return out
+    }
+
+    /// Every care subject, in focus-key order.
+    public func subjects() throws -> [SubjectState] {
+        var keys: [(String, [UInt8])] = []
+        try database.statement("SELECT id, first_put FROM p_entities WHERE kind = 'subject' AND put_version IS NOT NULL ORDER BY id")
+            .forEachRow { keys.append(($0.text(0), $0.blob(1))) }
+        return try keys.compactMap { key, first in
+            guard let focus = FocusKey(key), let v = Version(bytes: first) else { return nil }
+            return SubjectState(focus: focus, fields: try visibleFields("subject", key, after: nil), creator: v.author, created: v)
+        }
+    }
+
+    public func subject(_ focus: FocusKey) throws -> SubjectState? {
+        try subjects().first { $0.focus == focus }
+    }
+
+    /// Every version of a record, oldest first.
+    public func history(_ id: UUID) throws -> [HistoryEntry] {
+        var out: [HistoryEntry] = []
+        try database.statement("SELECT version, event, op, changes FROM p_history WHERE kind = 'record' AND id = ?1 ORDER BY version")
+            .forEachRow([.text(id.uuidString.lowercased())]) { r in
+                guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else { return }
+                let changes = try JSONDecoder().decode(JSONValue.self, from: Data(r.text(3).utf8)).objectValue ?? [:]
+                out.append(HistoryEntry(version: v, event: EventID(bytes: r.blob(1)), operation: op, changes: changes))
+            }
+        return out
+    }
+
+    /// Record events kept for a later version (unknown store, newer schema).
+    public func deferredCount() throws -> Int {
+        try database.statement("SELECT count(*) FROM p_deferred").first { Int($0.int(0)) } ?? 0
+    }
+
+    /// A BLAKE2b-256 of the projected state: every subject and record, in key
+    /// order, with its liveness and its visible fields (names and canonical
+    /// JSON values). Two devices holding the same events print the same digest.
+    public func digest() throws -> [UInt8] {
+        let h = Blake2bHasher()
+        h.update(item: Array("famctl-digest-v1".utf8))
+        let fields = try database.statement("SELECT name, value, version FROM p_fields WHERE kind = ?1 AND id = ?2 AND value IS NOT NULL ORDER BY name")
+        try database.prepare("SELECT kind, id, put_version, delete_version FROM p_entities ORDER BY kind, id").forEachRow { e in
+            let kind = e.text(0), id = e.text(1)
+            let put: Version? = e.isNull(2) ? nil : Version(bytes: e.blob(2))
+            let del: Version? = e.isNull(3) ? nil : Version(bytes: e.blob(3))
+            let live = put.map { p in del.map { p > $0 } ?? true } ?? false
+            h.update(item: Array(kind.utf8))
+            h.update(item: Array(id.utf8))
+            h.update(item: [live ? 1 : 0])
+            guard live else { return }
+            try fields.forEachRow([.text(kind), .text(id)]) { r in
+                let name = r.text(0)
+                // Meta fields ($store, $focus, $at) always count; others only when written after the newest delete.
+                if !name.hasPrefix("$"), let d = del, let v = Version(bytes: r.blob(2)), v <= d { return }
+                h.update(item: Array(name.utf8))
+                h.update(item: Array(r.text(1).utf8))
+            }
+        }
+        return h.finalize()
+    }
+
+    /// Pairs of live sleep records of the same baby whose intervals overlap
+    /// (possible after a merge; refused at entry).
+    public func sleepOverlaps() throws -> [(RecordState, RecordState)] {
+        let sleeps = try records(RecordQuery(store: StoreName.sleep.rawValue))
+        var out: [(RecordState, RecordState)] = []
+        let byFocus = Dictionary(grouping: sleeps, by: \.focus)
+        for (_, group) in byFocus.sorted(by: { $0.key < $1.key }) {
+            let spans = group.compactMap { r -> (RecordState, Date, Date)? in
+                guard let s = StoreSchema.time(r.fields["start"]) else { return nil }
+                return (r, s, StoreSchema.time(r.fields["end"]) ?? s)
+            }.sorted { $0.1 < $1.1 }
+            for i in spans.indices {
+                for j in spans.index(after: i)..<spans.endIndex where spans[j].1 < spans[i].2 {
+                    out.append((spans[i].0, spans[j].0))
+                }
+            }
+        }
+        return out
+    }
+
+    /// The live sleep of `focus` that `[start, end]` would overlap, if any.
+    public func overlappingSleep(focus: String, start: Date, end: Date?, excluding: UUID?) throws -> RecordState? {
+        for r in try records(RecordQuery(focus: focus, store: StoreName.sleep.rawValue)) where r.id != excluding {
+            guard let s = StoreSchema.time(r.fields["start"]) else { continue }
+            let e = StoreSchema.time(r.fields["end"]) ?? s
+            let newEnd = end ?? start
+            if start < e && s < newEnd || start == s { return r }
+        }
+        return nil
+    }
+}

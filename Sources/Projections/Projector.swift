@@ -1,0 +1,139 @@
+import Envelope
+import EventLog
+import Foundation
+
+/// Materialises the log into SQLite tables: care subjects and the records of
+/// the ten stores, by field-level last-writer-wins with tombstones.
+///
+/// The merge rule, applied per event in any order with the same result:
+/// - each field keeps the value of its highest-versioned write, where the
+///   version is the total order (hlc, author key); a `null` write clears it;
+/// - a delete is a tombstone with its own version; a record is live when its
+///   newest put is newer than its newest delete;
+/// - a field is visible only when written after the newest delete, so a
+///   record re-created after a delete starts from what the re-creation wrote.
+///
+/// Everything here is rebuilt from the log by ``reset()`` and applying every
+/// event again; applying incrementally gives the same state.
+public final class Projector {
+    public static let schemaVersion = 1
+    public let database: Database
+
+    public init(database: Database) throws {
+        self.database = database
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS p_entities(
+                kind TEXT NOT NULL, id TEXT NOT NULL,
+                put_version BLOB, delete_version BLOB, first_put BLOB,
+                store TEXT, focus TEXT, at TEXT,
+                PRIMARY KEY(kind, id));
+            CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at);
+            CREATE TABLE IF NOT EXISTS p_fields(
+                kind TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL,
+                value TEXT, version BLOB NOT NULL,
+                PRIMARY KEY(kind, id, name));
+            CREATE TABLE IF NOT EXISTS p_history(
+                kind TEXT NOT NULL, id TEXT NOT NULL, version BLOB NOT NULL,
+                event BLOB NOT NULL, op TEXT NOT NULL, changes TEXT NOT NULL,
+                PRIMARY KEY(kind, id, version));
+            CREATE TABLE IF NOT EXISTS p_deferred(event BLOB PRIMARY KEY, reason TEXT NOT NULL);
+            """)
+    }
+
+    /// Empties every projection table (before a rebuild).
+    public func reset() throws {
+        try database.execute("DELETE FROM p_entities; DELETE FROM p_fields; DELETE FROM p_history; DELETE FROM p_deferred;")
+    }
+
+    /// What applying one event did.
+    public enum Applied: Sendable, Equatable {
+        case record(UUID)
+        case subject(FocusKey)
+        /// Not a projected type (library events handled elsewhere, or unknown).
+        case ignored
+        /// A record event this version cannot apply yet (unknown store, newer
+        /// schema); kept in the log and applied after an upgrade's rebuild.
+        case deferred(String)
+    }
+
+    /// Applies one verified, decrypted event. Idempotent.
+    @discardableResult
+    public func apply(_ env: SyncEnvelope, body: EventBody) throws -> Applied {
+        let version = Version(env)
+        if let r = try RecordEvent(body) {
+            guard StoreName(rawValue: r.store) != nil else { return try defer_(env, "unknown store '\(r.store)'") }
+            guard body.schema <= StoreSchema.version else { return try defer_(env, "\(r.store) schema \(body.schema) is newer than \(StoreSchema.version)") }
+            let id = r.record.uuidString.lowercased()
+            switch r.kind {
+            case .put:
+                var changes = r.fields
+                changes["$store"] = .string(r.store)
+                changes["$focus"] = .string(r.focus)
+                if let at = r.at { changes["$at"] = .string(at) }
+                try put(kind: "record", id: id, changes: changes, version: version, event: env.id)
+            case .delete:
+                try delete(kind: "record", id: id, version: version, event: env.id)
+            }
+            return .record(r.record)
+        }
+        if let s = try SubjectEvent(body) {
+            var changes = s.fields
+            changes["$kind"] = .string(SubjectKind(s.focus).rawValue)
+            try put(kind: "subject", id: s.focus.description, changes: changes, version: version, event: env.id)
+            return .subject(s.focus)
+        }
+        return .ignored
+    }
+
+    private func defer_(_ env: SyncEnvelope, _ reason: String) throws -> Applied {
+        try database.run("INSERT OR IGNORE INTO p_deferred(event, reason) VALUES(?1, ?2)", [.blob(env.id.bytes), .text(reason)])
+        return .deferred(reason)
+    }
+
+    private func put(kind: String, id: String, changes: [String: JSONValue], version: Version, event: EventID) throws {
+        let v = SQLValue.blob(version.bytes)
+        try database.run("""
+            INSERT INTO p_entities(kind, id, put_version, first_put) VALUES(?1, ?2, ?3, ?3)
+            ON CONFLICT(kind, id) DO UPDATE SET
+                put_version = CASE WHEN put_version IS NULL OR put_version < excluded.put_version THEN excluded.put_version ELSE put_version END,
+                first_put = CASE WHEN first_put IS NULL OR first_put > excluded.first_put THEN excluded.first_put ELSE first_put END
+            """, [.text(kind), .text(id), v])
+        for (name, value) in changes {
+            try database.run("""
+                INSERT INTO p_fields(kind, id, name, value, version) VALUES(?1, ?2, ?3, ?4, ?5)
+                ON CONFLICT(kind, id, name) DO UPDATE SET value = excluded.value, version = excluded.version
+                WHERE excluded.version > p_fields.version
+                """, [.text(kind), .text(id), .text(name), value == .null ? .null : .text(value.jsonText), v])
+        }
+        try refreshView(kind: kind, id: id)
+        try history(kind: kind, id: id, version: version, event: event, op: "put", changes: changes)
+    }
+
+    private func delete(kind: String, id: String, version: Version, event: EventID) throws {
+        try database.run("""
+            INSERT INTO p_entities(kind, id, delete_version) VALUES(?1, ?2, ?3)
+            ON CONFLICT(kind, id) DO UPDATE SET
+                delete_version = CASE WHEN delete_version IS NULL OR delete_version < excluded.delete_version THEN excluded.delete_version ELSE delete_version END
+            """, [.text(kind), .text(id), .blob(version.bytes)])
+        try history(kind: kind, id: id, version: version, event: event, op: "delete", changes: [:])
+    }
+
+    /// Copies the newest `$store`, `$focus`, `$at` into the entity row for indexed queries.
+    private func refreshView(kind: String, id: String) throws {
+        try database.run("""
+            UPDATE p_entities SET
+                store = (SELECT json_extract(value, '$') FROM p_fields WHERE kind = ?1 AND id = ?2 AND name = '$store'),
+                focus = (SELECT json_extract(value, '$') FROM p_fields WHERE kind = ?1 AND id = ?2 AND name = '$focus'),
+                at = (SELECT json_extract(value, '$') FROM p_fields WHERE kind = ?1 AND id = ?2 AND name = '$at')
+            WHERE kind = ?1 AND id = ?2
+            """, [.text(kind), .text(id)])
+    }
+
+    private func history(kind: String, id: String, version: Version, event: EventID, op: String, changes: [String: JSONValue]) throws {
+        try database.run("INSERT OR IGNORE INTO p_history(kind, id, version, event, op, changes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                         [.text(kind), .text(id), .blob(version.bytes), .blob(event.bytes), .text(op), .text(JSONValue.object(changes).jsonText)])
+    }
+}
+
+@available(*, unavailable)
+extension Projector: Sendable {}

@@ -1,0 +1,219 @@
+import Envelope
+import Foundation
+
+/// One field of a store: its name (the contract), type, and whether a record needs it.
+public struct FieldSpec: Sendable {
+    public let name: String
+    public let type: FieldType
+    public let required: Bool
+
+    init(_ name: String, _ type: FieldType, required: Bool = false) {
+        self.name = name
+        self.type = type
+        self.required = required
+    }
+}
+
+/// A store's schema: which subjects it may hold, its fields, and its
+/// cross-field rules. Fields not listed are kept as they are (forward
+/// compatibility) and typed without a schema on the command line.
+public struct StoreSchema: Sendable {
+    public static let version = 1
+    /// How far in the future `at`/`start` may be at entry.
+    public static let futureAllowance: TimeInterval = 5 * 60
+    public static let maxDuration: TimeInterval = 24 * 3600
+
+    public let store: StoreName
+    public let subjects: Set<SubjectKind>
+    public let fields: [FieldSpec]
+    /// Cross-field rules over the complete (merged) field set.
+    let rules: [@Sendable (StoreName, [String: JSONValue]) -> ValidationError?]
+
+    /// Fields every store accepts.
+    static let common: [FieldSpec] = [
+        FieldSpec("note", .text(maxLength: 2000)),
+        FieldSpec("source", .source),
+    ]
+
+    public func field(_ name: String) -> FieldSpec? { (fields + Self.common).first { $0.name == name } }
+
+    /// Types a `field=value` text by this schema; unknown fields are typed
+    /// generically (integers, decimals, true/false, else text).
+    public func parse(field name: String, text: String) throws(ValidationError) -> JSONValue {
+        if text.isEmpty { return .null }
+        guard let spec = field(name) else { return Self.generic(text) }
+        guard let v = spec.type.parse(text) else {
+            throw ValidationError(store: store.rawValue, field: name, rule: "must be \(spec.type.expectation)")
+        }
+        return v
+    }
+
+    static func generic(_ s: String) -> JSONValue {
+        if s == "true" { return .bool(true) }
+        if s == "false" { return .bool(false) }
+        if let i = Int64(s) { return .int(i) }
+        if let d = Double(s), d.isFinite, s.contains(where: \.isNumber) { return .double(d) }
+        return .string(s)
+    }
+
+    /// Checks a complete record: every field's type and range, required
+    /// fields, the subject kind, the entry-time rules and the cross-field rules.
+    ///
+    /// - Parameters:
+    ///   - fields: the record's fields after the change (cleared fields absent).
+    ///   - at: the record's `at`.
+    ///   - now: the entry time; `nil` skips the "not in the future" rule (merges, imports of old data still check it).
+    public func validate(fields: [String: JSONValue], focus: FocusKey, at: Date, now: Date?) throws(ValidationError) {
+        let s = store.rawValue
+        guard subjects.contains(SubjectKind(focus)) else {
+            let allowed = SubjectKind.allCases.filter { subjects.contains($0) }.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError(store: s, field: "focus", rule: "\(s) records are for \(allowed), not \(SubjectKind(focus).rawValue)")
+        }
+        for spec in fields.keys.sorted().compactMap({ field($0) }) {
+            if let why = spec.type.violation(fields[spec.name]!) { throw ValidationError(store: s, field: spec.name, rule: why) }
+        }
+        for spec in self.fields where spec.required && fields[spec.name] == nil {
+            throw ValidationError(store: s, field: spec.name, rule: "is required")
+        }
+        if let now {
+            if at > now.addingTimeInterval(Self.futureAllowance) {
+                throw ValidationError(store: s, field: "at", rule: "must not be more than 5 minutes in the future")
+            }
+            if let start = Self.time(fields["start"]), start > now.addingTimeInterval(Self.futureAllowance) {
+                throw ValidationError(store: s, field: "start", rule: "must not be more than 5 minutes in the future")
+            }
+        }
+        for rule in rules { if let e = rule(store, fields) { throw e } }
+    }
+
+    static func time(_ v: JSONValue?) -> Date? { v?.stringValue.flatMap(TimeValue.parse) }
+
+    public static func schema(for store: StoreName) -> StoreSchema { all[store]! }
+
+    // MARK: - Rules shared by several stores
+
+    static let endAfterStart: @Sendable (StoreName, [String: JSONValue]) -> ValidationError? = { store, f in
+        guard let start = time(f["start"]), let end = time(f["end"]) else { return nil }
+        if end < start { return ValidationError(store: store.rawValue, field: "end", rule: "must not be before start") }
+        if end.timeIntervalSince(start) > maxDuration {
+            return ValidationError(store: store.rawValue, field: "end", rule: "must be within 24 hours of start")
+        }
+        return nil
+    }
+
+    static func atLeastOne(_ names: [String], _ rule: String) -> @Sendable (StoreName, [String: JSONValue]) -> ValidationError? {
+        { store, f in
+            names.contains { f[$0] != nil } ? nil : ValidationError(store: store.rawValue, field: names.joined(separator: ","), rule: rule)
+        }
+    }
+
+    // MARK: - The ten stores (the field names are the contract)
+
+    public static let all: [StoreName: StoreSchema] = {
+        let baby: Set<SubjectKind> = [.baby]
+        var out: [StoreName: StoreSchema] = [:]
+        func add(_ s: StoreName, _ subjects: Set<SubjectKind>, _ fields: [FieldSpec], _ rules: [@Sendable (StoreName, [String: JSONValue]) -> ValidationError?] = []) {
+            out[s] = StoreSchema(store: s, subjects: subjects, fields: fields, rules: rules)
+        }
+        add(.feeding, baby, [
+            FieldSpec("kind", .choice(["breast", "bottle"]), required: true),
+            FieldSpec("start", .time, required: true),
+            FieldSpec("end", .time),
+            FieldSpec("side", .choice(["left", "right", "both"])),
+            FieldSpec("leftSec", .integer(0...86_400)),
+            FieldSpec("rightSec", .integer(0...86_400)),
+            FieldSpec("milk", .choice(["breastMilk", "formula", "mixed"])),
+            FieldSpec("amountMl", .number(0...500)),
+        ], [endAfterStart])
+        add(.solidFood, baby, [
+            FieldSpec("foods", .textList(minCount: 1, maxCount: 100), required: true),
+            FieldSpec("amountG", .number(0...1000)),
+            FieldSpec("reaction", .choice(["loved", "liked", "neutral", "disliked", "refused"])),
+            FieldSpec("allergens", .textList(minCount: 0, maxCount: 100)),
+            FieldSpec("photos", .textList(minCount: 0, maxCount: 10)),
+        ])
+        add(.sleep, baby, [
+            FieldSpec("start", .time, required: true),
+            FieldSpec("end", .time),
+            FieldSpec("nap", .bool),
+            FieldSpec("location", .text(maxLength: 200)),
+        ], [endAfterStart])
+        add(.diaper, baby, [
+            FieldSpec("wet", .bool),
+            FieldSpec("dirty", .bool),
+            FieldSpec("color", .choice(["yellow", "green", "brown", "black", "red", "white"])),
+            FieldSpec("rash", .bool),
+        ], [{ store, f in
+            f["wet"] == .bool(true) || f["dirty"] == .bool(true)
+                ? nil : ValidationError(store: store.rawValue, field: "wet,dirty", rule: "at least one of wet and dirty must be true")
+        }])
+        add(.growth, [.baby, .newMom, .pregnancy], [
+            FieldSpec("weightKg", .number(0.3...250)),
+            FieldSpec("lengthCm", .number(20...220)),
+            FieldSpec("headCm", .number(20...60)),
+        ], [atLeastOne(["weightKg", "lengthCm", "headCm"], "at least one of weightKg, lengthCm and headCm is required")])
+        add(.health, Set(SubjectKind.allCases), [
+            FieldSpec("kind", .choice(["temperature", "symptom", "medication"]), required: true),
+            FieldSpec("temperatureC", .number(30...45)),
+            FieldSpec("symptom", .text(maxLength: 200)),
+            FieldSpec("severity", .integer(0...10)),
+            FieldSpec("medication", .text(maxLength: 200)),
+            FieldSpec("dose", .number(0...100_000, positive: true)),
+            FieldSpec("doseUnit", .choice(["mg", "ml", "drops", "tablets", "IU"])),
+        ], [{ store, f in
+            switch f["kind"]?.stringValue {
+            case "temperature" where f["temperatureC"] == nil:
+                ValidationError(store: store.rawValue, field: "temperatureC", rule: "is required when kind is temperature")
+            case "symptom" where f["symptom"] == nil:
+                ValidationError(store: store.rawValue, field: "symptom", rule: "is required when kind is symptom")
+            case "medication" where f["medication"] == nil:
+                ValidationError(store: store.rawValue, field: "medication", rule: "is required when kind is medication")
+            default: nil
+            }
+        }])
+        add(.vaccination, [.baby, .newMom], [
+            FieldSpec("vaccine", .text(maxLength: 200), required: true),
+            FieldSpec("dose", .integer(1...10)),
+            FieldSpec("lot", .text(maxLength: 100)),
+            FieldSpec("site", .text(maxLength: 100)),
+            FieldSpec("reaction", .text(maxLength: 500)),
+        ])
+        add(.milestone, baby, [
+            FieldSpec("title", .text(maxLength: 200), required: true),
+            FieldSpec("category", .choice(["motor", "cognitive", "social", "language", "custom"])),
+            FieldSpec("photos", .textList(minCount: 0, maxCount: 10)),
+        ])
+        add(.pregnancy, [.pregnancy], [
+            FieldSpec("kind", .choice(["kicks", "contraction", "checkup", "symptom"]), required: true),
+            FieldSpec("count", .integer(0...200)),
+            FieldSpec("durationSec", .integer(5...300)),
+            FieldSpec("intensity", .integer(1...5)),
+            FieldSpec("provider", .text(maxLength: 200)),
+            FieldSpec("notes", .text(maxLength: 2000)),
+        ])
+        add(.postpartum, [.newMom], [
+            FieldSpec("kind", .choice(["mood", "epds", "bleeding", "pain", "pumping"]), required: true),
+            FieldSpec("mood", .integer(1...5)),
+            FieldSpec("epds", .intList(count: 10, range: 0...3)),
+            FieldSpec("lochia", .choice(["rubra", "serosa", "alba"])),
+            FieldSpec("pain", .integer(0...10)),
+            FieldSpec("leftMl", .number(0...500)),
+            FieldSpec("rightMl", .number(0...500)),
+        ], [{ store, f in
+            f["kind"]?.stringValue == "epds" && f["epds"] == nil
+                ? ValidationError(store: store.rawValue, field: "epds", rule: "is required when kind is epds (10 answers, 0-3 each)") : nil
+        }])
+        return out
+    }()
+
+    /// Values derived for display, never stored: the EPDS score (0–30) and
+    /// whether it needs attention (score ≥ 13, or any thought of self-harm:
+    /// item 10 > 0).
+    public static func derived(store: String, fields: [String: JSONValue]) -> [String: JSONValue] {
+        guard store == StoreName.postpartum.rawValue, case .array(let items)? = fields["epds"], items.count == 10 else { return [:] }
+        let answers = items.compactMap { if case .int(let i) = $0 { i } else { nil } }
+        guard answers.count == 10 else { return [:] }
+        let score = answers.reduce(0, +)
+        return ["epdsScore": .int(score), "epdsFlag": .bool(score >= 13 || answers[9] > 0)]
+    }
+}
