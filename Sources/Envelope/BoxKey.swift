@@ -6,7 +6,11 @@ public final class BoxKey {
     let secret: SecretBytes
     public let publicKey: [UInt8]
 
-    public init(seed: [UInt8]) {
+    public convenience init(seed: [UInt8]) {
+        self.init(seed: SecretBytes(seed))
+    }
+
+    public init(seed: SecretBytes) {
         precondition(seed.count == Int(crypto_box_SEEDBYTES), "an X25519 seed is 32 bytes")
         Sodium.ensureReady()
         var pk = [UInt8](repeating: 0, count: Int(crypto_box_PUBLICKEYBYTES))
@@ -38,9 +42,7 @@ public final class BoxKey {
     }
 
     public static func generate() -> BoxKey {
-        var seed = Sodium.randomBytes(32)
-        defer { seed.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        return BoxKey(seed: seed)
+        BoxKey(seed: Sodium.randomSecret(32))
     }
 
     /// Encrypts `message` so only the holder of `recipient`'s secret key can

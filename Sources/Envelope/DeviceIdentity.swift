@@ -28,30 +28,29 @@ public final class DeviceIdentity {
     /// The stored form; the caller writes it with mode 0600 and drops it.
     public func encoded() -> SecretBytes {
         let seed = signing.seed()
-        var body = Self.tag + [Self.version]
-        seed.withUnsafeBytes { body += $0 }
-        box.secret.withUnsafeBytes { body += $0 }
-        body += Sodium.blake2b256(body)
-        defer { body.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        return SecretBytes(body)
+        return SecretBytes(count: Self.encodedCount) { out in
+            out.copyBytes(from: Self.tag + [Self.version])
+            seed.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[17..<49]).copyMemory(from: $0) }
+            box.secret.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: out[49..<81]).copyMemory(from: $0) }
+            let sum = Sodium.blake2b256(UnsafeRawBufferPointer(rebasing: out[0..<81]))
+            UnsafeMutableRawBufferPointer(rebasing: out[81..<113]).copyBytes(from: sum)
+        }
     }
 
     /// Restores an identity from its stored form.
     /// - Throws: ``IdentityError/malformed(_:)`` for a wrong size, tag, version or checksum.
     public init(encoded: SecretBytes) throws(IdentityError) {
-        let bytes = encoded.copyBytes()
-        var copy = bytes
-        defer { copy.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        guard bytes.count == Self.encodedCount else {
-            throw .malformed("identity is \(bytes.count) bytes, expected \(Self.encodedCount)")
+        guard encoded.count == Self.encodedCount else {
+            throw .malformed("identity is \(encoded.count) bytes, expected \(Self.encodedCount)")
         }
-        guard Array(bytes[0..<16]) == Self.tag else { throw .malformed("not a famctl identity (bad tag)") }
-        guard bytes[16] == Self.version else { throw .malformed("unsupported identity version \(bytes[16])") }
-        guard Sodium.blake2b256(Array(bytes[0..<81])) == Array(bytes[81..<113]) else {
-            throw .malformed("identity checksum does not match (file damaged)")
+        let (tagOK, version, checksumOK) = encoded.withUnsafeBytes { b in
+            (Array(b[0..<16]) == Self.tag, b[16], Sodium.blake2b256(UnsafeRawBufferPointer(rebasing: b[0..<81])) == Array(b[81..<113]))
         }
-        signing = SigningKey(seed: Array(bytes[17..<49]))
-        box = try BoxKey(secretKey: SecretBytes(Array(bytes[49..<81])))
+        guard tagOK else { throw .malformed("not a famctl identity (bad tag)") }
+        guard version == Self.version else { throw .malformed("unsupported identity version \(version)") }
+        guard checksumOK else { throw .malformed("identity checksum does not match (file damaged)") }
+        signing = encoded.withUnsafeBytes { b in SigningKey(seed: SecretBytes(count: 32) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[17..<49])) }) }
+        box = try BoxKey(secretKey: encoded.withUnsafeBytes { b in SecretBytes(count: 32) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: b[49..<81])) } })
     }
 }
 
@@ -59,6 +58,10 @@ public final class DeviceIdentity {
 extension DeviceIdentity: Sendable {}
 
 /// A stored identity could not be read.
-public enum IdentityError: Error, Equatable, Sendable {
+public enum IdentityError: Error, Equatable, Sendable, CustomStringConvertible {
     case malformed(String)
+
+    public var description: String {
+        switch self { case .malformed(let why): why }
+    }
 }

@@ -12,7 +12,7 @@ public final class EpochKey {
     }
 
     public static func generate(epoch: UInt32) -> EpochKey {
-        EpochKey(epoch: epoch, key: SecretBytes(Sodium.randomBytes(32)))
+        EpochKey(epoch: epoch, key: Sodium.randomSecret(32))
     }
 }
 

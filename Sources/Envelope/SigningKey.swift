@@ -6,7 +6,12 @@ public final class SigningKey {
     let secret: SecretBytes
     public let publicKey: DeviceID
 
-    public init(seed: [UInt8]) {
+    public convenience init(seed: [UInt8]) {
+        self.init(seed: SecretBytes(seed))
+    }
+
+    /// Derives the key pair from a seed held in wiped memory.
+    public init(seed: SecretBytes) {
         precondition(seed.count == Int(crypto_sign_SEEDBYTES), "an Ed25519 seed is 32 bytes")
         Sodium.ensureReady()
         var pk = [UInt8](repeating: 0, count: Int(crypto_sign_PUBLICKEYBYTES))
@@ -25,9 +30,7 @@ public final class SigningKey {
 
     /// A new key from a fresh random seed.
     public static func generate() -> SigningKey {
-        var seed = Sodium.randomBytes(32)
-        defer { seed.withUnsafeMutableBytes { Sodium.wipe($0) } }
-        return SigningKey(seed: seed)
+        SigningKey(seed: Sodium.randomSecret(32))
     }
 
     /// The 32-byte seed (the first half of libsodium's secret key), for the identity file.

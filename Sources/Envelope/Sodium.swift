@@ -1,10 +1,11 @@
 internal import CSodium
 import Foundation
 
-/// The one place libsodium is initialised and its primitives are called.
+/// Where libsodium is initialised, and its general primitives (random bytes,
+/// hashing, signing, wiping). The key types (``SigningKey``, ``BoxKey``) and
+/// ``SyncEnvelope`` call their own primitives, after ``ensureReady()``.
 ///
-/// `sodium_init()` is idempotent and thread-safe; every entry point below calls
-/// ``Sodium/ready`` first so no caller can forget it.
+/// `sodium_init()` is idempotent and thread-safe.
 public enum Sodium {
     /// `sodium_init()` result, evaluated once.
     static let ready: Bool = sodium_init() >= 0
@@ -19,6 +20,12 @@ public enum Sodium {
         var out = [UInt8](repeating: 0, count: count)
         out.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, count) }
         return out
+    }
+
+    /// Random key material, generated straight into wiped memory.
+    public static func randomSecret(_ count: Int) -> SecretBytes {
+        ensureReady()
+        return SecretBytes(count: count) { randombytes_buf($0.baseAddress!, count) }
     }
 
     /// Unkeyed BLAKE2b with a 32-byte output (`crypto_generichash`).
@@ -95,4 +102,48 @@ public enum Sodium {
         }
         return Double(count) / Date().timeIntervalSince(start)
     }
+}
+
+/// Incremental unkeyed BLAKE2b-256 (`crypto_generichash_init/update/final`),
+/// for hashing a stream (a digest of projected state) without holding it.
+/// Owns its (64-byte aligned) libsodium state.
+public final class Blake2bHasher {
+    private let state: UnsafeMutableRawPointer
+
+    public init() {
+        Sodium.ensureReady()
+        state = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+        crypto_generichash_init(OpaquePointer(state), nil, 0, 32)
+    }
+
+    deinit {
+        Sodium.wipe(UnsafeMutableRawBufferPointer(start: state, count: crypto_generichash_statebytes()))
+        state.deallocate()
+    }
+
+    public func update(_ bytes: some ContiguousBytes) {
+        bytes.withUnsafeBytes { b in
+            _ = crypto_generichash_update(OpaquePointer(state), b.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(b.count))
+        }
+    }
+
+    /// Feeds a length-prefixed item, so that item boundaries are part of the hash.
+    public func update(item bytes: [UInt8]) {
+        update(SyncEnvelopeBytes.u64(UInt64(bytes.count)))
+        update(bytes)
+    }
+
+    /// The 32-byte hash. Call once.
+    public func finalize() -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        _ = out.withUnsafeMutableBytes { crypto_generichash_final(OpaquePointer(state), $0.baseAddress!.assumingMemoryBound(to: UInt8.self), 32) }
+        return out
+    }
+}
+
+@available(*, unavailable)
+extension Blake2bHasher: Sendable {}
+
+enum SyncEnvelopeBytes {
+    static func u64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
 }

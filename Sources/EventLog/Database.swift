@@ -54,6 +54,12 @@ public final class Database {
         return s
     }
 
+    /// A new, uncached statement: for reads that may nest inside another
+    /// statement's rows.
+    public func prepare(_ sql: String) throws(SQLiteError) -> Statement {
+        try Statement(database: self, sql: sql)
+    }
+
     /// Runs `sql` with `values`.
     public func run(_ sql: String, _ values: [SQLValue] = []) throws(SQLiteError) {
         try statement(sql).run(values)

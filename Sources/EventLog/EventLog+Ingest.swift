@@ -45,9 +45,12 @@ extension EventLog {
         if let reason = try rejectionReason(env.id) { return .rejected(reason: reason) }
         if try isForked(env.author) { return .authorForked }
 
-        // A different, validly signed event at a taken (author, seq) is a fork.
-        if let other = try storedBytes(author: env.author, seq: env.seq, table: "events")
-            ?? storedBytes(author: env.author, seq: env.seq, table: "pending", excluding: env.id) {
+        // A different, validly signed event at a taken (author, seq) is a fork,
+        // wherever the first one sits: in the log, waiting, or rejected for
+        // breaking its chain. So the verdict does not depend on arrival order.
+        if let other = try storedBytes(author: env.author, seq: env.seq, table: "events", excluding: env.id)
+            ?? storedBytes(author: env.author, seq: env.seq, table: "pending", excluding: env.id)
+            ?? storedBytes(author: env.author, seq: env.seq, table: "rejected", excluding: env.id) {
             try recordFork(first: other, second: env, detected: received)
             return .fork(seq: env.seq)
         }

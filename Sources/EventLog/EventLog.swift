@@ -21,7 +21,12 @@ public final class EventLog {
         if !existed {
             // Create the file 0600 first: SQLite gives its -wal and -shm files the same mode.
             let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-            if fd >= 0 { close(fd) }
+            guard fd >= 0 else {
+                let e = errno
+                throw SQLiteError(code: e == EACCES || e == EPERM || e == EROFS ? 3 /* SQLITE_PERM */ : 14 /* SQLITE_CANTOPEN */,
+                                  message: "cannot create \(path): \(String(cString: strerror(e)))")
+            }
+            close(fd)
         }
         database = try Database(path: path)
         try migrate()
@@ -74,6 +79,8 @@ public final class EventLog {
         );
         CREATE TRIGGER forks_no_delete BEFORE DELETE ON forks
             BEGIN SELECT RAISE(ABORT, 'fork proofs are kept: delete refused'); END;
+        CREATE TRIGGER forks_no_update BEFORE UPDATE ON forks
+            BEGIN SELECT RAISE(ABORT, 'fork proofs are kept: update refused'); END;
         CREATE TABLE rejected(
             id BLOB PRIMARY KEY,
             author BLOB NOT NULL,
@@ -84,6 +91,8 @@ public final class EventLog {
         );
         CREATE TRIGGER rejected_no_delete BEFORE DELETE ON rejected
             BEGIN SELECT RAISE(ABORT, 'rejected events are kept for the audit: delete refused'); END;
+        CREATE TRIGGER rejected_no_update BEFORE UPDATE ON rejected
+            BEGIN SELECT RAISE(ABORT, 'rejected events are kept for the audit: update refused'); END;
         """
 
     // MARK: - Reading
@@ -115,9 +124,16 @@ public final class EventLog {
         return out
     }
 
-    /// The largest HLC in the log: the clock state a new local event must exceed.
-    public func maxHLC() throws -> HLC {
-        try database.statement("SELECT max(hlc) FROM events").first { r in
+    /// How far ahead of this device's wall clock a remote clock may pull the
+    /// local one. Events stamped further ahead are accepted and flagged by the
+    /// audit, but not followed: one forged end-of-range timestamp must not
+    /// stop every later append.
+    public static let clockFollowLimit: TimeInterval = 24 * 3600
+
+    /// The largest HLC in the log not beyond `limit`: the clock state a new
+    /// local event must exceed.
+    public func maxHLC(notAfter limit: HLC = HLC(rawValue: .max)) throws -> HLC {
+        try database.statement("SELECT max(hlc) FROM events WHERE hlc <= ?1").first([.blob(limit.bigEndianBytes)]) { r in
             r.isNull(0) ? HLC.zero : (HLC(bigEndianBytes: r.blob(0)) ?? .zero)
         } ?? .zero
     }
@@ -202,7 +218,8 @@ public final class EventLog {
             let me = identity.deviceID
             if try isForked(me) { throw EventLogError.ownChainForked(me) }
             var head = try head(of: me)
-            var clock = HybridClock(last: try maxHLC())
+            let limitMs = min(HLC.milliseconds(of: now.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
+            var clock = HybridClock(last: max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc))
             var out: [SyncEnvelope] = []
             out.reserveCapacity(bodies.count)
             let received = Self.millis(now)

@@ -94,12 +94,13 @@ extension EventLog {
                 problems.append(v)
             }
             if problems.isEmpty, let own = try visit(env) { problems.append(own) }
-            for p in problems { fail(stored, p) }
+            if !problems.isEmpty { fail(stored, problems.joined(separator: "; ")) }
 
             if env.author != localAuthor, Double(env.hlc.milliseconds) / 1000 > stored.receivedAt.timeIntervalSince1970 + Self.futureSkewAllowance {
                 report.farFuture.append((env.id, env.hlc, stored.receivedAt))
             }
-            head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
+            // Chain on the stored id: an altered event is blamed once, not its intact successor too.
+            head = Head(seq: stored.seq, id: stored.id, hlc: stored.hlc)
         }
         if let c = current { report.authors.append(c) }
 

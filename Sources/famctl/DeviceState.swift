@@ -9,6 +9,10 @@ final class DeviceState {
         case deviceName = "device.name"
         case createdAt = "device.created_at"
         case family = "family.id"
+        /// The projection schema the tables were built with; a mismatch triggers a rebuild.
+        case projectionVersion = "projection.version"
+        /// "on": the view shows every family member's records; "off": only this device's own.
+        case includeShared = "view.include_shared"
     }
 
     let database: Database

@@ -32,29 +32,35 @@ enum FileIO {
         }
     }
 
-    /// Reads a whole secret file into wiped-on-release memory.
+    /// Reads a whole secret file (at most 4 KiB) straight into wiped-on-release memory.
     static func readSecret(_ path: String) throws(Failure) -> SecretBytes {
         let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC)) })
         guard fd >= 0 else { throw failure("open") }
         defer { close(fd) }
-        var buf = [UInt8](repeating: 0, count: 4096)
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw failure("stat") }
+        let size = Int(st.st_size)
+        guard size <= 4096 else { throw Failure(reason: "file is \(size) bytes, too large for a key file", permissionDenied: false) }
+        var failed: Failure?
         var total = 0
-        while total < buf.count {
-            let n = buf.withUnsafeMutableBytes { b in retrying { read(fd, b.baseAddress! + total, b.count - total) } }
-            guard n >= 0 else { throw failure("read") }
-            if n == 0 { break }
-            total += n
+        let out = SecretBytes(count: size) { b in
+            while total < size {
+                let n = retrying { read(fd, b.baseAddress! + total, size - total) }
+                if n < 0 { failed = failure("read"); return }
+                if n == 0 { break }
+                total += n
+            }
         }
-        let out = SecretBytes(Array(buf[0..<total]))
-        buf.withUnsafeMutableBytes { b in b.initializeMemory(as: UInt8.self, repeating: 0) }
+        if let failed { throw failed }
+        guard total == size else { throw Failure(reason: "file shrank while being read", permissionDenied: false) }
         return out
     }
 
     /// Writes `bytes` to `path` with mode 0600: to a temporary name beside it,
     /// fsync, rename over, fsync the directory.
-    static func writeSecretAtomically(_ bytes: SecretBytes, to path: String) throws(Failure) {
+    static func writeSecretAtomically(_ bytes: SecretBytes, to path: String, mode: mode_t = 0o600) throws(Failure) {
         let tmp = path + ".tmp-\(getpid())"
-        let fd = Int32(retrying { Int(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)) })
+        let fd = Int32(retrying { Int(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) })
         guard fd >= 0 else { throw failure("open") }
         var ok = true
         bytes.withUnsafeBytes { b in
@@ -70,6 +76,12 @@ enum FileIO {
         close(fd)
         guard rename(tmp, path) == 0 else { let f = failure("rename"); unlink(tmp); throw f }
         try fsyncDirectory((path as NSString).deletingLastPathComponent)
+    }
+
+    /// Writes a file atomically with the given mode (temporary name, fsync,
+    /// rename, fsync directory).
+    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t) throws(Failure) {
+        try writeSecretAtomically(SecretBytes(bytes), to: path, mode: mode)
     }
 
     static func fsyncDirectory(_ dir: String) throws(Failure) {

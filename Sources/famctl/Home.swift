@@ -1,6 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
+import Projections
 
 /// A famctl home: one device's identity, log and settings.
 ///
@@ -17,6 +18,7 @@ final class Home {
     let identity: DeviceIdentity
     let log: EventLog
     let state: DeviceState
+    let projector: Projector
 
     var deviceID: DeviceID { identity.deviceID }
 
@@ -38,6 +40,8 @@ final class Home {
         self.identity = identity
         self.log = log
         self.state = try DeviceState(database: log.database)
+        self.projector = try Projector(database: log.database)
+        try rebuildProjectionsIfOutdated()
     }
 
     /// Opens an initialised home.
@@ -51,6 +55,11 @@ final class Home {
         let idPath = path + "/" + identityFile
         guard FileManager.default.fileExists(atPath: idPath) else {
             throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(path)'.")
+        }
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: idPath))?[.posixPermissions] as? NSNumber,
+           mode.intValue & 0o077 != 0 {
+            throw CLIError(.noInput, "\(idPath) is readable by others (mode \(String(mode.intValue & 0o777, radix: 8))); refusing to use it",
+                           hint: "Run 'chmod 600 \(idPath)', and consider this device's key exposed if others could read it.")
         }
         let identity: DeviceIdentity
         do {
@@ -73,9 +82,12 @@ final class Home {
         }
         do {
             try fm.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            // An existing directory keeps its mode otherwise; a home is private.
+            try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
         } catch {
             throw CLIError(.cantCreate, "cannot create \(path): \(FileIO.reason(error))")
         }
+        try Self.clearUnfinishedCreation(path)
         let identity = DeviceIdentity.generate()
         let log = try Self.openLog(path)
         let home = try Home(path: path, identity: identity, log: log)
@@ -93,6 +105,20 @@ final class Home {
             throw CLIError(.cantCreate, "cannot write \(path)/\(identityFile): \(e.reason)")
         }
         return home
+    }
+
+    /// A database without an identity is what an interrupted `init` leaves:
+    /// removed when it holds no events, refused when it does (its device key
+    /// is lost, and a new key cannot continue its chain).
+    private static func clearUnfinishedCreation(_ path: String) throws {
+        let db = path + "/" + databaseFile
+        guard FileManager.default.fileExists(atPath: db) else { return }
+        let events = try openLog(path).count()
+        guard events == 0 else {
+            throw CLIError(.cantCreate, "\(path) holds a log of \(events) events but no \(identityFile)",
+                           hint: "Restore \(identityFile) from a backup of this device, or create the new device in another --home.")
+        }
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
     }
 
     private static func openLog(_ path: String) throws -> EventLog {
@@ -131,7 +157,7 @@ extension CLIError {
         case .cantOpen:
             CLIError(.noInput, "cannot open \(path): \(e.message)", hint: "Check that the path exists and is readable.")
         case .corrupt, .notADatabase:
-            CLIError(.integrity, "\(path) is damaged: \(e.message)", hint: "Run 'famctl replay' to see what can be verified.")
+            CLIError(.dataError, "\(path) is damaged: \(e.message)", hint: "The database file cannot be read; restore it from a backup of this home.")
         case .ioError:
             CLIError(.tempFail, "I/O error on \(path): \(e.message)", hint: "Check the disk, then try again.")
         default:

@@ -56,6 +56,20 @@ struct AppendTests {
         #expect(try log.envelope(env.id)?.bytes == env.bytes)
     }
 
+    @Test func forgedEndOfRangeClockDoesNotStopAppends() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let signer = SigningKey(seed: [UInt8](repeating: 5, count: 32))
+        let absurd = try SyncEnvelope.seal(body: Array("{\"type\":\"t\",\"schema\":1}".utf8), family: Author.family, signer: signer,
+                                           seq: 1, previous: .none, hlc: HLC(rawValue: .max), key: Author.key)
+        #expect(try log.ingest([absurd.bytes], family: Author.family).outcomes[0].outcome == .accepted)
+        let mine = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: .generate(), family: Author.family, key: Author.key)
+        #expect(mine.count == 1)
+        let report = try log.audit(family: Author.family)
+        #expect(report.isIntact)
+        #expect(report.farFuture.map(\.id) == [absurd.id])
+    }
+
     @Test func failedCallbackRollsBackTheWholeBatch() throws {
         struct Boom: Error {}
         let dir = TempDir()
@@ -79,13 +93,19 @@ struct AppendTests {
         let a = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t)[0]
         let b = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t.addingTimeInterval(-86_400))[0]
         #expect(b.hlc > a.hlc)
-        // A far-future remote event pulls the local clock along: a later local event still comes after it.
-        let remote = Author(seed: 3, startMs: 1_795_000_000_000 + 365 * 86_400_000)
-        _ = try log.ingest([remote.next().bytes], family: Author.family)
+        // A remote event two hours ahead pulls the local clock along: a later local event still comes after it.
+        let ahead = Author(seed: 3, startMs: 1_795_000_000_000 + 2 * 3_600_000)
+        _ = try log.ingest([ahead.next().bytes], family: Author.family, now: t)
         let c = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t)[0]
-        #expect(c.hlc.milliseconds > remote.clock - 1)
+        #expect(c.hlc.milliseconds >= ahead.clock)
+        // A year ahead is beyond the follow limit: accepted and flagged, not followed.
+        let absurd = Author(seed: 4, startMs: 1_795_000_000_000 + 365 * 86_400_000)
+        _ = try log.ingest([absurd.next().bytes], family: Author.family, now: t)
+        let d = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t)[0]
+        #expect(d.hlc > c.hlc)
+        #expect(d.hlc.milliseconds < absurd.clock)
         let report = try log.audit(family: Author.family, localAuthor: me.deviceID)
         #expect(report.isIntact)
-        #expect(report.farFuture.map(\.id) == [remote.previous])
+        #expect(Set(report.farFuture.map(\.id)) == [ahead.previous, absurd.previous])
     }
 }

@@ -78,21 +78,41 @@ struct IngestTests {
 
     @Test func chainBreakersAreRejectedAndKeptForTheAudit() throws {
         let dir = TempDir(); let log = try makeLog(dir)
-        let a = Author(seed: 1)
-        let e1 = a.next()
-        _ = try log.ingest([e1.bytes], family: Author.family)
+        let a = Author(seed: 1), b = Author(seed: 2)
+        let a1 = a.next(), b1 = b.next()
+        _ = try log.ingest([a1.bytes, b1.bytes], family: Author.family)
         let wrongPrev = a.forged(seq: 2, previous: EventID(bytes: [UInt8](repeating: 7, count: 32)), hlcMs: a.clock + 10)
-        let backwards = a.forged(seq: 2, previous: e1.id, hlcMs: a.clock - 500)
+        let backwards = b.forged(seq: 2, previous: b1.id, hlcMs: b.clock - 500)
         let r = try log.ingest([wrongPrev.bytes, backwards.bytes], family: Author.family)
-        guard case .rejected = r.outcomes[0].outcome, case .rejected = r.outcomes[1].outcome else {
+        guard case .rejected(let why1) = r.outcomes[0].outcome, case .rejected(let why2) = r.outcomes[1].outcome else {
             Issue.record("expected two rejections, got \(r.outcomes.map(\.outcome))"); return
         }
+        #expect(why1.contains("previous id"))
+        #expect(why2.contains("clock goes back"))
         #expect(try log.rejectedEvents().count == 2)
-        #expect(try log.count() == 1)
+        #expect(try log.count() == 2)
         // Seen again: still rejected, nothing new stored.
         let again = try log.ingest([wrongPrev.bytes], family: Author.family)
         guard case .rejected = again.outcomes[0].outcome else { Issue.record("not rejected again"); return }
         #expect(try log.rejectedEvents().count == 2)
+        #expect(!(try log.isForked(a.id)))
+    }
+
+    /// A validly signed chain-breaker and a good event at the same (author,
+    /// seq) prove a fork whichever arrives first.
+    @Test(arguments: [false, true])
+    func forkVerdictDoesNotDependOnArrivalOrder(badFirst: Bool) throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        let e1 = a.next()
+        let good = a.next()
+        let bad = a.forged(seq: 2, previous: e1.id, hlcMs: a.clock - 5_000)   // clock goes back
+        _ = try log.ingest([e1.bytes], family: Author.family)
+        let order = badFirst ? [bad, good] : [good, bad]
+        let r = try log.ingest(order.map(\.bytes), family: Author.family)
+        #expect(r.outcomes[1].outcome == .fork(seq: 2))
+        #expect(try log.isForked(a.id))
+        #expect(try log.forkProofs().count == 1)
     }
 
     @Test func badInputIsReportedAndNothingStoredIsTouched() throws {

@@ -38,6 +38,8 @@ struct TamperTests {
             #expect(r.stderr.contains("integrity failure"))
             let failing = r.stdout.split(separator: "\n").filter { $0.contains("does not hash to its id") }
             #expect(failing.count == 1, "\(r.stdout)")
+            // Only the altered event is blamed, not its intact successor.
+            #expect(r.stdout.contains("integrity failures: 1\n"), "\(r.stdout)")
             if let line = failing.first, let idRange = line.range(of: "[0-9a-f]{64}", options: .regularExpression) {
                 named.insert(String(line[idRange]))
             }

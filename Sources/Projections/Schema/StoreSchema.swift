@@ -86,7 +86,7 @@ public struct StoreSchema: Sendable {
         for rule in rules { if let e = rule(store, fields) { throw e } }
     }
 
-    static func time(_ v: JSONValue?) -> Date? { v?.stringValue.flatMap(TimeValue.parse) }
+    public static func time(_ v: JSONValue?) -> Date? { v?.stringValue.flatMap(TimeValue.parse) }
 
     public static func schema(for store: StoreName) -> StoreSchema { all[store]! }
 

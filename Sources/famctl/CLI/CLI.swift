@@ -9,10 +9,20 @@ enum CLI {
     /// Every command, in the order `famctl --help` lists them.
     static let commands: [any Command.Type] = [
         InitCommand.self,
+        SubjectAddCommand.self,
+        SubjectListCommand.self,
         RecordAddCommand.self,
+        RecordUpdateCommand.self,
+        RecordDeleteCommand.self,
+        RecordListCommand.self,
+        RecordShowCommand.self,
+        DigestCommand.self,
         LogCommand.self,
         StatusCommand.self,
         ReplayCommand.self,
+        ExportStoresCommand.self,
+        ImportStoresCommand.self,
+        SettingsIncludeSharedCommand.self,
     ]
 
     static func main(_ args: [String], environment: [String: String]) -> Int32 {

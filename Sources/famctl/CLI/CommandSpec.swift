@@ -45,7 +45,7 @@ protocol Command {
 /// Options every command accepts, before or after the command words.
 enum GlobalOptions {
     static let all: [OptionSpec] = [
-        .value("--home", "DIR", "The famctl home (default: $FAMCTL_HOME, else $XDG_DATA_HOME/famctl)."),
+        .value("--home", "DIR", "The famctl home (default: $FAMCTL_HOME, else $XDG_DATA_HOME/famctl, else ~/.local/share/famctl)."),
         .flag("--json", "Print machine-readable JSON on stdout."),
         OptionSpec(name: "-h, --help", valueName: nil, help: "Show help for this command."),
     ]

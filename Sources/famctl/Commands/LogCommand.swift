@@ -20,7 +20,7 @@ enum LogCommand: Command {
         if let a = inv.value("--author") {
             authorPrefix = a == "me" ? home.deviceID.hex : a.lowercased()
             guard authorPrefix!.allSatisfy(\.isHexDigit), !authorPrefix!.isEmpty else {
-                throw CLIError.usage("--author '\(a)' is not a device id (hex) or 'me'")
+                throw CLIError.data("--author '\(a)' is not a device id (hex) or 'me'")
             }
         }
         var focus: String?

@@ -1,6 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
+import Projections
 
 /// `famctl replay`
 enum ReplayCommand: Command {
@@ -8,24 +9,61 @@ enum ReplayCommand: Command {
         path: ["replay"],
         abstract: "Audit the whole log: re-verify every event's bytes, id, signature and chain, and open its body.",
         discussion: """
-            Exits 0 when every event verifies, 3 when any does not (each failure is named
-            by its event id). Forks, rejected events and far-future clocks are reported;
-            they are findings about other devices, not damage to this log.
-            """)
+            Every verified event is applied to a scratch projection, whose digest must
+            equal the live one. Exits 0 when everything verifies and agrees, 3 when
+            anything does not (each failure is named by its event id). Forks, rejected
+            events and far-future clocks are reported; they are findings about other
+            devices, not damage to this log.
+            """,
+        options: [
+            .value("--until", "TIME", "Show the state as of this moment (events with a clock after it are left out)."),
+            .value("--record", "ID", "Print that record's full trail: every version, who, when, which fields."),
+        ])
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let (family, _) = try home.currentKey()
         // A body that does not open is the author's doing, never damage here:
         // the signature already proved these are the bytes the author wrote.
+        var until: HLC?
+        if let u = inv.value("--until") {
+            guard let d = TimeText.parse(u) else { throw CLIError.data("--until '\(u)' is not an ISO-8601 time") }
+            until = HLC(milliseconds: HLC.milliseconds(of: d), counter: .max)
+        }
+        let recordID = try inv.value("--record").map { try RecordInput.record($0) }
+
+        let scratch = try ScratchProjection()
         var findings = BodyFindings()
-        let report = try home.log.audit(family: family, localAuthor: home.deviceID) { env in
-            switch try home.openBody(env) {
-            case .body: break
-            case .noKey: findings.noKey += 1
-            case .failed(let e): findings.unreadable.append((env.id, e))
+        let report = try scratch.database.transaction(.immediate) {
+            try home.log.audit(family: family, localAuthor: home.deviceID) { env in
+                switch try home.openBody(env) {
+                case .body(let body):
+                    if until.map({ env.hlc <= $0 }) ?? true { try scratch.projector.apply(env, body: body) }
+                case .noKey: findings.noKey += 1
+                case .failed(let e): findings.unreadable.append((env.id, e))
+                }
+                return nil
             }
-            return nil
+        }
+        let rebuilt = Hex.encode(try scratch.projector.digest())
+        let live = Hex.encode(try home.projector.digest())
+        let agrees = until != nil || rebuilt == live
+
+        if let recordID {
+            try printTrail(recordID, projector: scratch.projector, home: home, json: inv.json)
+            if !report.isIntact || !agrees { throw failure(report, agrees: agrees) }
+            return
+        }
+        if until != nil {
+            let records = try scratch.projector.records()
+            if inv.json {
+                Console.json(["ok": report.isIntact, "until": inv.value("--until")!, "digest": rebuilt, "records": records.map(RecordView.json)] as [String: Any])
+            } else {
+                Console.out("state as of \(inv.value("--until")!): \(records.count) live records, digest \(rebuilt)")
+                for r in records { Console.out("  " + RecordView.line(r)) }
+            }
+            if !report.isIntact { throw failure(report, agrees: true) }
+            return
         }
         if inv.json {
             Console.json([
@@ -36,15 +74,38 @@ enum ReplayCommand: Command {
                 "rejected": report.rejected.map { ["id": $0.id.hex, "reason": $0.reason] as [String: Any] },
                 "farFuture": report.farFuture.map { $0.id.hex },
                 "undecryptable": findings.noKey,
+                "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": agrees,
                 "unreadable": findings.unreadable.map { ["id": $0.0.hex, "reason": $0.1.description] },
             ] as [String: Any])
         } else {
-            print(report, home: home, findings: findings)
+            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt)
         }
+        if !report.isIntact || !agrees { throw failure(report, agrees: agrees) }
+    }
+
+    static func failure(_ report: AuditReport, agrees: Bool) -> CLIError {
         if !report.isIntact {
-            throw CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s")",
-                           hint: "The events named above do not verify; the log has been altered or damaged.")
+            return CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s")",
+                            hint: "The events named above do not verify; the log has been altered or damaged.")
         }
+        return CLIError(.integrity, "the live projection differs from the state the log rebuilds to",
+                        hint: "The projection tables were altered or damaged; the log itself verifies.")
+    }
+
+    static func printTrail(_ id: UUID, projector: Projector, home: Home, json: Bool) throws {
+        let history = try projector.history(id)
+        guard !history.isEmpty, let state = try projector.record(id) else {
+            throw CLIError(.noInput, "no event in the log names record \(id.uuidString.lowercased())")
+        }
+        if json {
+            var o = RecordView.json(state)
+            o["history"] = history.map(HistoryView.json)
+            Console.json(o)
+            return
+        }
+        Console.out("record \(id.uuidString.lowercased())  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
+        for h in history { Console.out("  " + HistoryView.line(h, home: home)) }
+        Console.out("now: " + (state.deleted ? "deleted" : RecordView.fieldsText(state.fields)))
     }
 
     struct BodyFindings {
@@ -52,7 +113,7 @@ enum ReplayCommand: Command {
         var unreadable: [(EventID, EnvelopeError)] = []
     }
 
-    static func print(_ r: AuditReport, home: Home, findings: BodyFindings) {
+    static func print(_ r: AuditReport, home: Home, findings: BodyFindings, live: String, rebuilt: String) {
         Console.out("replay: \(r.eventCount) event\(r.eventCount == 1 ? "" : "s") from \(r.authors.count) author\(r.authors.count == 1 ? "" : "s") re-verified (bytes, ids, signatures, chains, bodies)")
         for a in r.authors {
             let me = a.author == home.deviceID ? " (this device)" : ""
@@ -70,7 +131,12 @@ enum ReplayCommand: Command {
             Console.out("unreadable bodies (validly signed, but not for our key or not an event body): \(findings.unreadable.count)")
             for (id, e) in findings.unreadable { Console.out("  \(id.hex): \(e)") }
         }
-        if r.isIntact {
+        if live == rebuilt {
+            Console.out("digest: \(live) (live projection = rebuilt from the log)")
+        } else {
+            Console.out("digest: live \(live) ≠ rebuilt \(rebuilt): the live projection does not match the log")
+        }
+        if r.isIntact && live == rebuilt {
             Console.out("result: OK")
         } else {
             Console.out("integrity failures: \(r.failures.count)")

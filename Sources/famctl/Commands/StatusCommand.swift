@@ -1,6 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
+import Projections
 
 /// `famctl status`
 enum StatusCommand: Command {
@@ -17,6 +18,10 @@ enum StatusCommand: Command {
         let pending = try home.log.pendingCount()
         let total = try home.log.count()
         let authors = heads.keys.sorted()
+        let subjects = try home.projector.subjects()
+        let records = try home.projector.records()
+        let overlaps = try home.projector.sleepOverlaps()
+        let deferred = try home.projector.deferredCount()
 
         if inv.json {
             Console.json([
@@ -27,6 +32,9 @@ enum StatusCommand: Command {
                 },
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
+                "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
+                "sleepOverlaps": overlaps.map { [$0.0.id.uuidString.lowercased(), $0.1.id.uuidString.lowercased()] },
+                "deferred": deferred,
             ] as [String: Any])
             return
         }
@@ -38,6 +46,11 @@ enum StatusCommand: Command {
             let h = heads[a]!
             Console.out("  \(a.short)\(a == home.deviceID ? " (this device)" : "")  seq \(h.seq), last \(TimeText.format(h.hlc.date))")
         }
+        Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
+        for (a, b) in overlaps {
+            Console.out("  sleeps overlap for \(a.focus): \(a.id.uuidString.lowercased()) and \(b.id.uuidString.lowercased()) (arrived by merge; both kept)")
+        }
+        if deferred > 0 { Console.out("  \(deferred) record events for stores or schemas this famctl does not know yet (kept; applied after an upgrade)") }
         Console.out("forks    \(forks.isEmpty ? "none" : "\(forks.count)")")
         for f in forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq); their later events are refused") }
         Console.out("rejected \(rejected.isEmpty ? "none" : "\(rejected.count)")")

@@ -1,0 +1,77 @@
+import Envelope
+import Foundation
+import Projections
+
+/// Turns `field=value` arguments and `--json-fields` into typed field values,
+/// by the store's schema.
+enum RecordInput {
+    static let jsonFieldsOption = OptionSpec.value("--json-fields", "JSON", "The fields as one JSON object, instead of (or with) field=value.")
+
+    static func fields(_ inv: Invocation, schema: StoreSchema) throws(CLIError) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        if let text = inv.value("--json-fields") {
+            guard let v = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object(let o) = v else {
+                throw .data("--json-fields is not a JSON object")
+            }
+            out = o
+        }
+        for a in inv.positionals {
+            guard let eq = a.firstIndex(of: "=") else { throw .data("'\(a)' is not field=value") }
+            let name = String(a[..<eq])
+            guard let first = name.first, first.isLetter, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+                throw .data("'\(name)' is not a field name (letters, digits and _, starting with a letter)")
+            }
+            guard out[name] == nil else { throw .data("field '\(name)' given twice") }
+            do throws(ValidationError) {
+                out[name] = try schema.parse(field: name, text: String(a[a.index(after: eq)...]))
+            } catch {
+                throw .data("\(error)")
+            }
+        }
+        return out
+    }
+
+    static func focus(_ text: String) throws(CLIError) -> FocusKey {
+        guard let f = FocusKey(text) else { throw .data("--focus '\(text)' is not a care subject", hint: "Use baby:<UUID>, pregnancy or newMom; 'famctl subject list' shows them.") }
+        return f
+    }
+
+    static func store(_ text: String) throws(CLIError) -> StoreName {
+        guard let s = StoreName(rawValue: text) else { throw .data("--store '\(text)' is not a store", hint: "Use one of: \(StoreName.list).") }
+        return s
+    }
+
+    static func time(_ text: String, option: String) throws(CLIError) -> Date {
+        guard let d = TimeValue.parse(text) else {
+            throw .data("\(option) '\(text)' is not an ISO-8601 time with offset", hint: "For example 2026-11-29T08:15:00+01:00.")
+        }
+        return d
+    }
+
+    static func record(_ text: String) throws(CLIError) -> UUID {
+        guard let u = UUID(uuidString: text) else { throw .data("'\(text)' is not a record id (a UUID)") }
+        return u
+    }
+
+    /// Validates a record's full field set and the rules that need the
+    /// projection (the subject exists; sleeps of one baby do not overlap).
+    static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, fields: [String: JSONValue], now: Date?) throws {
+        let schema = StoreSchema.schema(for: store)
+        let atDate = try time(at, option: "--at")
+        do throws(ValidationError) {
+            try schema.validate(fields: fields, focus: focus, at: atDate, now: now)
+        } catch {
+            throw CLIError.data("\(error)")
+        }
+        if try home.projector.subject(focus) == nil {
+            throw CLIError.data("\(store.rawValue).focus: no care subject \(focus)", hint: "Add it first: famctl subject add \(SubjectKind(focus).rawValue) …")
+        }
+        if store == .sleep, let start = StoreSchema.time(fields["start"]),
+           let other = try home.projector.overlappingSleep(focus: focus.description, start: start, end: StoreSchema.time(fields["end"]), excluding: id) {
+            throw CLIError.data("sleep.start: overlaps sleep \(other.id.uuidString.lowercased()) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))")
+        }
+    }
+
+    /// Fields with `null` (cleared) removed.
+    static func present(_ f: [String: JSONValue]) -> [String: JSONValue] { f.filter { $0.value != .null } }
+}

@@ -1,0 +1,72 @@
+import Envelope
+import Foundation
+import Projections
+
+/// `famctl record list [--focus F] [--store S] [--include-deleted]`
+enum RecordListCommand: Command {
+    static let spec = CommandSpec(
+        path: ["record", "list"],
+        abstract: "List records, oldest first by when they happened.",
+        discussion: """
+            With 'settings include-shared off' only this device's own records are listed.
+            --json prints an array of objects: id, store, focus, at, fields, author,
+            deleted, updated (and derived values such as the EPDS score).
+            """,
+        options: [
+            .value("--focus", "F", "Only records of this care subject."),
+            .value("--store", "S", "Only records of this store."),
+            .flag("--include-deleted", "Also list deleted records."),
+        ])
+
+    static func run(_ inv: Invocation) throws {
+        let focus = try inv.value("--focus").map { try RecordInput.focus($0).description }
+        let store = try inv.value("--store").map { try RecordInput.store($0).rawValue }
+        let home = try Home.open(Home.location(inv))
+        let records = try home.projector.records(.init(
+            focus: focus, store: store, includeDeleted: inv.flag("--include-deleted"),
+            creator: home.includeShared ? nil : home.deviceID))
+        if inv.json { Console.json(records.map(RecordView.json)); return }
+        for r in records { Console.out(RecordView.line(r)) }
+    }
+}
+
+/// `famctl record show ID [--history]`
+enum RecordShowCommand: Command {
+    static let spec = CommandSpec(
+        path: ["record", "show"],
+        abstract: "Show one record; with --history, every version of it.",
+        options: [.flag("--history", "Also show each version: who wrote it, when, and which fields.")],
+        positionals: [PositionalSpec(name: "ID", help: "The record's id.")])
+
+    static func run(_ inv: Invocation) throws {
+        let id = try RecordInput.record(inv.positionals[0])
+        let home = try Home.open(Home.location(inv))
+        guard let r = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.uuidString.lowercased())") }
+        let history = inv.flag("--history") ? try home.projector.history(id) : []
+        if inv.json {
+            var o = RecordView.json(r)
+            if inv.flag("--history") { o["history"] = history.map(HistoryView.json) }
+            Console.json(o)
+            return
+        }
+        Console.out(RecordView.line(r))
+        for h in history { Console.out("  " + HistoryView.line(h, home: home)) }
+    }
+}
+
+/// A record's trail, as `record show --history` and `replay --record` print it.
+enum HistoryView {
+    static func json(_ h: HistoryEntry) -> [String: Any] {
+        ["event": h.event.hex, "author": h.version.author.hex, "hlc": TimeText.format(h.version.hlc.date),
+         "counter": Int(h.version.hlc.counter), "op": h.operation.rawValue,
+         "fields": h.changes.filter { !$0.key.hasPrefix("$") }.mapValues(RecordView.any)]
+    }
+
+    static func line(_ h: HistoryEntry, home: Home?) -> String {
+        let who = h.version.author == home?.deviceID ? "\(h.version.author.short) (this device)" : h.version.author.short
+        var s = "\(TimeText.format(h.version.hlc.date))  \(who)  \(h.operation.rawValue)  event \(h.event.short)"
+        let f = h.changes.filter { !$0.key.hasPrefix("$") }
+        if h.operation == .put { s += "  " + (f.isEmpty ? "(no field changes)" : RecordView.fieldsText(f).replacingOccurrences(of: "=null", with: "= (cleared)")) }
+        return s
+    }
+}

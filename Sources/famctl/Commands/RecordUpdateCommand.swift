@@ -1,0 +1,62 @@
+import Envelope
+import Foundation
+import Projections
+
+/// `famctl record update ID field=value ...`
+enum RecordUpdateCommand: Command {
+    static let spec = CommandSpec(
+        path: ["record", "update"],
+        abstract: "Change fields of a record; 'field=' clears one. Only the changed fields are written.",
+        discussion: """
+            Concurrent updates of different fields by different family members both
+            survive; for one field the newest write wins (hybrid clock, then device id).
+            """,
+        options: [
+            .value("--at", "TIME", "Change when it happened (ISO-8601 with offset)."),
+            RecordInput.jsonFieldsOption,
+        ],
+        positionals: [
+            PositionalSpec(name: "ID", help: "The record's id."),
+            PositionalSpec(name: "field=value", help: "A field to set, or 'field=' to clear it.", optional: true, repeating: true),
+        ])
+
+    static func run(_ inv: Invocation) throws {
+        var inv = inv
+        let id = try RecordInput.record(inv.positionals.removeFirst())
+        let home = try Home.open(Home.location(inv))
+        guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.uuidString.lowercased())") }
+        guard !current.deleted else {
+            throw CLIError.data("record \(id.uuidString.lowercased()) is deleted", hint: "Deleted records are not updated; add a new one.")
+        }
+        let store = try RecordInput.store(current.store)
+        let changes = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
+        guard !changes.isEmpty || inv.value("--at") != nil else { throw CLIError.usage("famctl record update: nothing to change", hint: "Give field=value, field= or --at.") }
+        var merged = current.fields
+        for (k, v) in changes { merged[k] = v == .null ? nil : v }
+        let at = inv.value("--at") ?? current.at ?? TimeText.formatLocal(Date())
+        let timeChanged = inv.value("--at") != nil || changes["start"] != nil
+        guard let focus = FocusKey(current.focus) else { throw CLIError.data("record has an invalid focus '\(current.focus)'") }
+        try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
+        let event = RecordEvent(kind: .put, record: id, store: current.store, focus: current.focus, at: inv.value("--at"), fields: changes)
+        let envs = try home.append([event.body])
+        if inv.json { Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex]) } else { Console.out(id.uuidString.lowercased()) }
+    }
+}
+
+/// `famctl record delete ID`
+enum RecordDeleteCommand: Command {
+    static let spec = CommandSpec(
+        path: ["record", "delete"],
+        abstract: "Delete a record: a tombstone event, kept in the log for the audit.",
+        positionals: [PositionalSpec(name: "ID", help: "The record's id.")])
+
+    static func run(_ inv: Invocation) throws {
+        let id = try RecordInput.record(inv.positionals[0])
+        let home = try Home.open(Home.location(inv))
+        guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.uuidString.lowercased())") }
+        guard !current.deleted else { throw CLIError.data("record \(id.uuidString.lowercased()) is already deleted") }
+        let event = RecordEvent(kind: .delete, record: id, store: current.store, focus: current.focus, at: nil, fields: [:])
+        let envs = try home.append([event.body])
+        if inv.json { Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex]) } else { Console.out(id.uuidString.lowercased()) }
+    }
+}

@@ -1,0 +1,46 @@
+import Envelope
+import Foundation
+import Projections
+
+/// How records are shown: one line for people, an object for `--json`.
+enum RecordView {
+    static func any(_ v: JSONValue) -> Any {
+        switch v {
+        case .null: NSNull()
+        case .bool(let b): b
+        case .int(let i): i
+        case .double(let d): d
+        case .string(let s): s
+        case .array(let a): a.map(any)
+        case .object(let o): o.mapValues(any)
+        }
+    }
+
+    /// The object `record list --json` prints: id, store, focus, at, fields,
+    /// author (the creator's device id), deleted, updated, and derived values.
+    static func json(_ r: RecordState) -> [String: Any] {
+        var o: [String: Any] = [
+            "id": r.id.uuidString.lowercased(), "store": r.store, "focus": r.focus, "at": r.at ?? NSNull(),
+            "fields": r.fields.mapValues(any), "author": r.creator.hex, "deleted": r.deleted,
+            "updated": TimeText.format(r.updated.hlc.date), "updatedBy": r.updated.author.hex,
+        ]
+        let derived = StoreSchema.derived(store: r.store, fields: r.fields)
+        if !derived.isEmpty { o["derived"] = derived.mapValues(any) }
+        return o
+    }
+
+    static func fieldsText(_ f: [String: JSONValue]) -> String {
+        f.keys.sorted().map { k in
+            if case .array(let a) = f[k]! { return "\(k)=" + a.map(\.description).joined(separator: ",") }
+            return "\(k)=\(f[k]!)"
+        }.joined(separator: " ")
+    }
+
+    static func line(_ r: RecordState) -> String {
+        var s = "\(r.id.uuidString.lowercased())  \(r.at ?? "-")  \(r.store)  \(r.focus)"
+        if r.deleted { s += "  (deleted)" }
+        let f = fieldsText(r.fields.merging(StoreSchema.derived(store: r.store, fields: r.fields)) { a, _ in a })
+        if !f.isEmpty { s += "  " + f }
+        return s
+    }
+}

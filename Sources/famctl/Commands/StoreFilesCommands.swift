@@ -1,0 +1,211 @@
+import Envelope
+import Foundation
+import Projections
+
+/// `famctl export stores DIR`
+enum ExportStoresCommand: Command {
+    static let spec = CommandSpec(
+        path: ["export", "stores"],
+        abstract: "Write the ten store files (feeding.json …), plus subjects.json, from the live records.",
+        discussion: """
+            Each store file is a JSON array of its live records sorted by time: id, focus,
+            at, fields, author, updated. This is the family app's UI data source; 'import
+            stores' reads the same files back. Files are replaced atomically.
+            """,
+        positionals: [PositionalSpec(name: "DIR", help: "The directory to write (created if missing).")])
+
+    static func run(_ inv: Invocation) throws {
+        let dir = Home.absolute(inv.positionals[0])
+        let home = try Home.open(Home.location(inv))
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CLIError(.cantCreate, "cannot create \(dir): \(FileIO.reason(error))")
+        }
+        var counts: [String: Int] = [:]
+        let subjects = try home.projector.subjects().map { s -> [String: Any] in
+            var o: [String: Any] = ["focus": s.focus.description, "kind": s.kind.rawValue]
+            for (k, v) in s.fields { o[k] = RecordView.any(v) }
+            return o
+        }
+        try write(subjects, to: dir + "/subjects.json")
+        for store in StoreName.allCases {
+            let records = try home.projector.records(.init(store: store.rawValue)).sorted { a, b in
+                let x = a.at.flatMap(TimeValue.parse) ?? .distantPast, y = b.at.flatMap(TimeValue.parse) ?? .distantPast
+                return x != y ? x < y : a.id.uuidString < b.id.uuidString
+            }
+            let rows = records.map { r -> [String: Any] in
+                ["id": r.id.uuidString.lowercased(), "focus": r.focus, "at": r.at ?? NSNull(), "fields": r.fields.mapValues(RecordView.any),
+                 "author": r.creator.hex, "updated": TimeText.format(r.updated.hlc.date)]
+            }
+            try write(rows, to: dir + "/\(store.rawValue).json")
+            counts[store.rawValue] = rows.count
+        }
+        if inv.json { Console.json(["dir": dir, "records": counts, "subjects": subjects.count]); return }
+        Console.out("exported \(counts.values.reduce(0, +)) records and \(subjects.count) subjects to \(dir)")
+        for s in StoreName.allCases where counts[s.rawValue]! > 0 { Console.out("  \(s.rawValue).json: \(counts[s.rawValue]!)") }
+    }
+
+    static func write(_ value: Any, to path: String) throws {
+        let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        do {
+            try FileIO.writeAtomically(Array(data) + [0x0a], to: path, mode: 0o600)
+        } catch let e as FileIO.Failure {
+            throw CLIError(.cantCreate, "cannot write \(path): \(e.reason)")
+        }
+    }
+}
+
+/// `famctl import stores DIR`
+enum ImportStoresCommand: Command {
+    static let spec = CommandSpec(
+        path: ["import", "stores"],
+        abstract: "Read store files (as 'export stores' writes them) into the log: migration of existing data.",
+        discussion: """
+            Idempotent by record id: a record already present with the same values is
+            left alone, a changed one gets an update of the fields that differ. Care
+            subjects the records refer to are created when missing. Every row is checked
+            against its store's rules; a bad row is reported with its file and index,
+            and nothing of that file is imported (other files still are; exit 65).
+            """,
+        positionals: [PositionalSpec(name: "DIR", help: "The directory holding feeding.json … and subjects.json.")])
+
+    struct Tally { var added = 0, updated = 0, unchanged = 0 }
+
+    static func run(_ inv: Invocation) throws {
+        let dir = Home.absolute(inv.positionals[0])
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+            throw CLIError(.noInput, "no directory \(dir)")
+        }
+        let home = try Home.open(Home.location(inv))
+        var failures: [String] = []
+        var tallies: [(String, Tally)] = []
+
+        // Subjects first, so records can refer to them.
+        var knownSubjects = Set(try home.projector.subjects().map(\.focus))
+        var subjectEvents: [EventBody] = []
+        if let rows = try readArray(dir + "/subjects.json", failures: &failures) {
+            var events: [EventBody] = []
+            var bad = false
+            for (i, row) in rows.enumerated() {
+                guard case .object(let o) = row, let f = o["focus"]?.stringValue, let focus = FocusKey(f) else {
+                    failures.append("subjects.json[\(i)]: needs \"focus\" (baby:<UUID>, pregnancy or newMom)"); bad = true; continue
+                }
+                if knownSubjects.contains(focus) { continue }
+                let fields = o.filter { ["name", "birth", "sex", "due"].contains($0.key) }
+                do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: fields) } catch {
+                    failures.append("subjects.json[\(i)]: \(error)"); bad = true; continue
+                }
+                events.append(SubjectEvent(focus: focus, fields: fields).body)
+            }
+            if !bad {
+                subjectEvents = events
+                knownSubjects.formUnion(events.compactMap { try? SubjectEvent($0)?.focus })
+            }
+        }
+        if !subjectEvents.isEmpty { try home.append(subjectEvents) }
+
+        for store in StoreName.allCases {
+            let file = "\(store.rawValue).json"
+            guard let rows = try readArray(dir + "/" + file, failures: &failures) else { continue }
+            var tally = Tally()
+            var events: [EventBody] = []
+            var newSubjects: [FocusKey] = []
+            var fileFailures: [String] = []
+            var sleeps: [(Int, String, Date, Date)] = []
+            for (i, row) in rows.enumerated() {
+                do {
+                    let r = try parseRow(row, store: store)
+                    if !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
+                    try validate(r, store: store, home: home, knownSubjects: knownSubjects.union(newSubjects))
+                    if store == .sleep, let s = StoreSchema.time(r.fields["start"]) {
+                        let e = StoreSchema.time(r.fields["end"]) ?? s
+                        if let other = sleeps.first(where: { $0.1 == r.focus.description && s < $0.3 && $0.2 < e || $0.1 == r.focus.description && $0.2 == s }) {
+                            throw CLIError.data("sleep.start: overlaps row \(other.0) of this file (same baby)")
+                        }
+                        sleeps.append((i, r.focus.description, s, e))
+                    }
+                    switch try change(for: r, store: store, home: home) {
+                    case nil: tally.unchanged += 1
+                    case (let event, let isNew)?:
+                        events.append(event.body)
+                        if isNew { tally.added += 1 } else { tally.updated += 1 }
+                    }
+                } catch let e as CLIError {
+                    fileFailures.append("\(file)[\(i)]: \(e.message)")
+                }
+            }
+            if !fileFailures.isEmpty {
+                failures += fileFailures
+                failures.append("\(file): nothing imported from this file (fix the rows above and import again)")
+                continue
+            }
+            let subjectBodies = newSubjects.map { SubjectEvent(focus: $0, fields: [:]).body }
+            if !(subjectBodies + events).isEmpty { try home.append(subjectBodies + events) }
+            knownSubjects.formUnion(newSubjects)
+            tallies.append((file, tally))
+        }
+
+        if inv.json {
+            Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged]) }),
+                          "errors": failures])
+        } else {
+            for (file, t) in tallies { Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged") }
+        }
+        if !failures.isEmpty {
+            for f in failures { Console.err("famctl: \(f)") }
+            throw CLIError.data("\(failures.count - failures.filter { $0.hasSuffix("import again)") }.count) bad row(s); see above")
+        }
+    }
+
+    struct Row { let id: UUID; let focus: FocusKey; let at: String; let fields: [String: JSONValue] }
+
+    static func readArray(_ path: String, failures: inout [String]) throws -> [JSONValue]? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let name = (path as NSString).lastPathComponent
+        guard let data = FileManager.default.contents(atPath: path) else {
+            failures.append("\(name): cannot be read"); return nil
+        }
+        guard let v = try? JSONDecoder().decode(JSONValue.self, from: data), case .array(let rows) = v else {
+            failures.append("\(name): not a JSON array"); return nil
+        }
+        return rows
+    }
+
+    static func parseRow(_ row: JSONValue, store: StoreName) throws(CLIError) -> Row {
+        guard case .object(let o) = row else { throw .data("not a JSON object") }
+        guard let idText = o["id"]?.stringValue, let id = UUID(uuidString: idText) else { throw .data("needs \"id\" (a UUID)") }
+        guard let f = o["focus"]?.stringValue, let focus = FocusKey(f) else { throw .data("needs \"focus\" (baby:<UUID>, pregnancy or newMom)") }
+        guard let at = o["at"]?.stringValue, TimeValue.parse(at) != nil else { throw .data("needs \"at\", an ISO-8601 time with offset") }
+        if let s = o["store"]?.stringValue, s != store.rawValue { throw .data("says store \"\(s)\" in \(store.rawValue).json") }
+        guard case .object(let fields)? = o["fields"] else { throw .data("needs \"fields\", an object") }
+        return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null })
+    }
+
+    static func validate(_ r: Row, store: StoreName, home: Home, knownSubjects: Set<FocusKey>) throws {
+        do throws(ValidationError) {
+            try StoreSchema.schema(for: store).validate(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date())
+        } catch {
+            throw CLIError.data("\(error)")
+        }
+        if store == .sleep, let start = StoreSchema.time(r.fields["start"]),
+           let other = try home.projector.overlappingSleep(focus: r.focus.description, start: start, end: StoreSchema.time(r.fields["end"]), excluding: r.id) {
+            throw CLIError.data("sleep.start: overlaps sleep \(other.id.uuidString.lowercased()) of the same baby")
+        }
+    }
+
+    /// The event that brings the projection to this row, or `nil` when it already matches.
+    static func change(for r: Row, store: StoreName, home: Home) throws -> (RecordEvent, isNew: Bool)? {
+        if let current = try home.projector.record(r.id), !current.deleted {
+            guard current.store == store.rawValue else { throw CLIError.data("record \(r.id.uuidString.lowercased()) already exists in \(current.store)") }
+            var diff: [String: JSONValue] = [:]
+            for (k, v) in r.fields where current.fields[k] != v { diff[k] = v }
+            for k in current.fields.keys where r.fields[k] == nil { diff[k] = .null }
+            let atChanged = current.at != r.at
+            if diff.isEmpty && !atChanged && current.focus == r.focus.description { return nil }
+            return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: diff), false)
+        }
+        return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: r.fields), true)
+    }
+}
