@@ -151,7 +151,10 @@ enum ImportStoresCommand: Command {
             Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged]) }),
                           "errors": failures])
         } else {
-            for (file, t) in tallies { Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged") }
+            for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
+                Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged")
+            }
+            if tallies.allSatisfy({ $0.1.added + $0.1.updated + $0.1.unchanged == 0 }) && failures.isEmpty { Console.out("no records found in \(dir)") }
         }
         if !failures.isEmpty {
             for f in failures { Console.err("famctl: \(f)") }

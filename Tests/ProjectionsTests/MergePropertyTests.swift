@@ -1,0 +1,279 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+import Testing
+
+/// Field-level LWW with tombstones, checked against a small reference model
+/// written here from the rule's statement, over random histories applied in
+/// random orders, with duplicates, incrementally and by rebuild.
+struct MergePropertyTests {
+    /// One generated event with its plaintext body.
+    struct Generated {
+        let env: SyncEnvelope
+        let body: EventBody
+        let record: RecordEvent
+    }
+
+    /// The obviously-correct model: for each record, the winning write of each
+    /// field, the newest put and the newest delete.
+    struct Model {
+        struct Rec { var fields: [String: (Version, JSONValue)] = [:]; var put: Version?; var del: Version?; var store = ""; var focus = "" }
+        var recs: [UUID: Rec] = [:]
+
+        mutating func apply(_ g: Generated) {
+            let v = Version(g.env)
+            var r = recs[g.record.record] ?? Rec()
+            switch g.record.kind {
+            case .put:
+                if r.put.map({ v > $0 }) ?? true { r.put = v }
+                for (k, value) in g.record.fields where r.fields[k].map({ v > $0.0 }) ?? true { r.fields[k] = (v, value) }
+                for (k, value) in [("$store", JSONValue.string(g.record.store)), ("$focus", .string(g.record.focus))]
+                where r.fields[k].map({ v > $0.0 }) ?? true { r.fields[k] = (v, value) }
+            case .delete:
+                if r.del.map({ v > $0 }) ?? true { r.del = v }
+            }
+            recs[g.record.record] = r
+        }
+
+        func live(_ id: UUID) -> Bool {
+            guard let r = recs[id], let p = r.put else { return false }
+            return r.del.map { p > $0 } ?? true
+        }
+
+        func visible(_ id: UUID) -> [String: JSONValue] {
+            guard let r = recs[id] else { return [:] }
+            var out: [String: JSONValue] = [:]
+            for (k, (v, value)) in r.fields where !k.hasPrefix("$") && value != .null && (r.del.map { v > $0 } ?? true) { out[k] = value }
+            return out
+        }
+    }
+
+    static func history(seed: UInt64) -> [Generated] {
+        var rng = SplitMix(seed: seed)
+        let family = FamilyID(string: "a0a0a0a0-0000-4000-8000-000000000009")!
+        let key = EpochKey(epoch: 0, key: SecretBytes([UInt8](repeating: 2, count: 32)))
+        let authors = (0..<Int(3 + rng.next() % 3)).map { SigningKey(seed: [UInt8](repeating: UInt8($0 + 1), count: 32)) }
+        var seqs = [UInt64](repeating: 0, count: authors.count)
+        var prevs = [EventID](repeating: .none, count: authors.count)
+        var clocks = [UInt64](repeating: 1_795_000_000_000, count: authors.count)
+        let ids = (0..<Int(2 + rng.next() % 5)).map { _ in UUID() }
+        let names = ["amountMl", "side", "milk", "note", "x"]
+        var out: [Generated] = []
+        for _ in 0..<Int(20 + rng.next() % 60) {
+            let a = Int(rng.next() % UInt64(authors.count))
+            seqs[a] += 1
+            // Clocks collide often: equal milliseconds and counters on different authors.
+            clocks[a] += rng.next() % 3
+            let hlc = HLC(milliseconds: clocks[a], counter: UInt16(rng.next() % 2))
+            let id = ids[Int(rng.next() % UInt64(ids.count))]
+            let r: RecordEvent
+            if rng.next() % 5 == 0 {
+                r = RecordEvent(kind: .delete, record: id, store: "feeding", focus: "newMom", at: nil, fields: [:])
+            } else {
+                var f: [String: JSONValue] = [:]
+                for n in names where rng.next() % 3 == 0 {
+                    f[n] = rng.next() % 4 == 0 ? .null : .int(Int64(rng.next() % 100))
+                }
+                r = RecordEvent(kind: .put, record: id, store: rng.next() % 8 == 0 ? "sleep" : "feeding", focus: "newMom", at: "2026-11-29T08:00:00Z", fields: f)
+            }
+            // Keep each author's chain valid: the clock must strictly increase.
+            let lastHLC = out.last(where: { $0.env.author == authors[a].publicKey })?.env.hlc ?? .zero
+            let stamped = hlc > lastHLC ? hlc : HLC(rawValue: lastHLC.rawValue + 1)
+            let env = try! SyncEnvelope.seal(body: r.body.encoded(), family: family, signer: authors[a], seq: seqs[a],
+                                             previous: prevs[a], hlc: stamped, key: key)
+            prevs[a] = env.id
+            clocks[a] = stamped.milliseconds
+            out.append(Generated(env: env, body: r.body, record: r))
+        }
+        return out
+    }
+
+    static func projector() throws -> (TempDir, Projector) {
+        let dir = TempDir()
+        let db = try Database(path: dir.path + "/p.sqlite")
+        return (dir, try Projector(database: db))
+    }
+
+    @Test(arguments: 0..<30)
+    func anyOrderAnyPartitionMatchesTheModel(seed: UInt64) throws {
+        let events = Self.history(seed: seed)
+        var model = Model()
+        for e in events { model.apply(e) }
+        var rng = SplitMix(seed: seed ^ 0xABCDEF)
+
+        var digests: [[UInt8]] = []
+        for replica in 0..<4 {
+            let (dir, p) = try Self.projector()
+            var order = events
+            order.shuffle(using: &rng)
+            if replica == 1 { order += events.filter { _ in rng.next() % 3 == 0 }; order.shuffle(using: &rng) }
+            if replica == 2 {
+                // Half, then a full rebuild from everything in another order.
+                for e in order.prefix(order.count / 2) { try p.apply(e.env, body: e.body) }
+                try p.reset()
+                order.shuffle(using: &rng)
+            }
+            if replica == 3 {
+                // Two partitions that each see part of the history, then exchange.
+                let cut = Int(rng.next() % UInt64(order.count))
+                for e in order[..<cut] { try p.apply(e.env, body: e.body) }
+                let (dir2, q) = try Self.projector()
+                for e in order[cut...] { try q.apply(e.env, body: e.body) }
+                for e in order[..<cut].shuffled(using: &rng) { try q.apply(e.env, body: e.body) }
+                digests.append(try q.digest())
+                _ = dir2
+                order = Array(order[cut...]).shuffled(using: &rng)
+            }
+            for e in order { try p.apply(e.env, body: e.body) }
+            digests.append(try p.digest())
+
+            let states = try p.records(.init(includeDeleted: true))
+            #expect(Set(states.map(\.id)) == Set(model.recs.keys))
+            for s in states {
+                #expect(s.deleted == !model.live(s.id), "seed \(seed) replica \(replica): liveness of \(s.id)")
+                #expect(s.fields == model.visible(s.id), "seed \(seed) replica \(replica): fields of \(s.id)")
+            }
+            #expect(try p.records().count == model.recs.keys.filter { model.live($0) }.count)
+            _ = dir
+        }
+        #expect(digests.allSatisfy { $0 == digests[0] }, "seed \(seed): digests differ")
+    }
+
+    @Test func concurrentEditsToDifferentFieldsBothSurvive() throws {
+        let g = Gen()
+        let id = UUID()
+        let create = g.put(by: 0, id, ["amountMl": .int(100), "side": .string("left")], ms: 1000)
+        let a = g.put(by: 1, id, ["amountMl": .int(120)], ms: 2000)
+        let b = g.put(by: 2, id, ["side": .string("right")], ms: 2000)
+        for order in [[create, a, b], [b, a, create], [a, create, b]] {
+            let (dir, p) = try Self.projector()
+            for e in order { try p.apply(e.env, body: e.body) }
+            #expect(try p.record(id)?.fields == ["amountMl": .int(120), "side": .string("right")])
+            _ = dir
+        }
+    }
+
+    @Test func sameFieldConcurrentWritesTieBreakOnAuthor() throws {
+        let g = Gen()
+        let id = UUID()
+        let x = g.put(by: 1, id, ["amountMl": .int(1)], ms: 5000)
+        let y = g.put(by: 2, id, ["amountMl": .int(2)], ms: 5000)
+        let winner = Version(x.env) > Version(y.env) ? 1 : 2
+        for order in [[x, y], [y, x]] {
+            let (dir, p) = try Self.projector()
+            for e in order { try p.apply(e.env, body: e.body) }
+            #expect(try p.record(id)?.fields["amountMl"] == .int(Int64(winner)))
+            _ = dir
+        }
+    }
+
+    @Test func putAndDeleteResolveByVersion() throws {
+        let g = Gen()
+        let id = UUID()
+        let put = g.put(by: 0, id, ["amountMl": .int(1)], ms: 1000)
+        let laterPut = g.put(by: 1, id, ["side": .string("left")], ms: 3000)
+        let delete = g.delete(by: 2, id, ms: 2000)
+        for order in [[put, delete, laterPut], [laterPut, delete, put], [delete, put, laterPut]] {
+            let (dir, p) = try Self.projector()
+            for e in order { try p.apply(e.env, body: e.body) }
+            let r = try #require(try p.record(id))
+            #expect(!r.deleted)                                   // the put at 3000 is newer than the delete at 2000
+            #expect(r.fields == ["side": .string("left")])        // fields written before the delete stay deleted
+            _ = dir
+        }
+        let (dir, p) = try Self.projector()
+        for e in [put, delete] { try p.apply(e.env, body: e.body) }
+        #expect(try p.record(id)?.deleted == true)
+        #expect(try p.records().isEmpty)
+        #expect(try p.records(.init(includeDeleted: true)).count == 1)
+        _ = dir
+    }
+
+    /// Point-Free's sqlite-data loses this insert (their #418).
+    @Test func deleteThenRecreateSameIDIsLive() throws {
+        let g = Gen()
+        let id = UUID()
+        let events = [g.put(by: 0, id, ["amountMl": .int(80)], ms: 1000), g.delete(by: 0, id, ms: 2000),
+                      g.put(by: 0, id, ["amountMl": .int(90), "milk": .string("formula")], ms: 3000)]
+        let (dir, p) = try Self.projector()
+        for e in events { try p.apply(e.env, body: e.body) }
+        let r = try #require(try p.record(id))
+        #expect(!r.deleted)
+        #expect(r.fields == ["amountMl": .int(90), "milk": .string("formula")])
+        #expect(try p.history(id).map(\.operation) == [.put, .delete, .put])
+        _ = dir
+    }
+
+    @Test func unknownStoresAndNewerSchemasAreDeferredNotApplied() throws {
+        let g = Gen()
+        let (dir, p) = try Self.projector()
+        let unknown = g.raw(by: 0, EventBody(type: "record.put", schema: 1, fields: [
+            "record": .string(UUID().uuidString), "store": .string("bathTime"), "focus": .string("newMom"), "fields": .object([:])]), ms: 10)
+        let newer = g.raw(by: 0, EventBody(type: "record.put", schema: 9, fields: [
+            "record": .string(UUID().uuidString), "store": .string("feeding"), "focus": .string("newMom"), "fields": .object(["future": .bool(true)])]), ms: 20)
+        guard case .deferred = try p.apply(unknown.env, body: unknown.body), case .deferred = try p.apply(newer.env, body: newer.body) else {
+            Issue.record("expected both deferred"); return
+        }
+        #expect(try p.deferredCount() == 2)
+        #expect(try p.records(.init(includeDeleted: true)).isEmpty)
+        _ = dir
+    }
+
+    @Test func unknownFieldsSurviveTheRoundTrip() throws {
+        let g = Gen()
+        let id = UUID()
+        let e = g.put(by: 0, id, ["amountMl": .int(5), "futureField": .object(["nested": .array([.int(1), .string("a")])])], ms: 1)
+        let (dir, p) = try Self.projector()
+        try p.apply(e.env, body: e.body)
+        #expect(try p.record(id)?.fields["futureField"] == .object(["nested": .array([.int(1), .string("a")])]))
+        _ = dir
+    }
+}
+
+/// Hand-written events for the example tests.
+final class Gen {
+    let family = FamilyID(string: "a0a0a0a0-0000-4000-8000-000000000010")!
+    let key = EpochKey(epoch: 0, key: SecretBytes([UInt8](repeating: 3, count: 32)))
+    let authors = (0..<3).map { SigningKey(seed: [UInt8](repeating: UInt8(0x10 + $0), count: 32)) }
+    var seqs = [UInt64](repeating: 0, count: 3)
+    var prevs = [EventID](repeating: .none, count: 3)
+
+    func raw(by a: Int, _ body: EventBody, ms: UInt64) -> MergePropertyTests.Generated {
+        seqs[a] += 1
+        let env = try! SyncEnvelope.seal(body: body.encoded(), family: family, signer: authors[a], seq: seqs[a], previous: prevs[a],
+                                         hlc: HLC(milliseconds: ms, counter: 0), key: key)
+        prevs[a] = env.id
+        let r = (try? RecordEvent(body)) ?? nil
+        return MergePropertyTests.Generated(env: env, body: body, record: r ?? RecordEvent(kind: .put, record: UUID(), store: "", focus: "", at: nil, fields: [:]))
+    }
+
+    func put(by a: Int, _ id: UUID, _ fields: [String: JSONValue], ms: UInt64) -> MergePropertyTests.Generated {
+        raw(by: a, RecordEvent(kind: .put, record: id, store: "feeding", focus: "newMom", at: "2026-11-29T08:00:00Z", fields: fields).body, ms: ms)
+    }
+
+    func delete(by a: Int, _ id: UUID, ms: UInt64) -> MergePropertyTests.Generated {
+        raw(by: a, RecordEvent(kind: .delete, record: id, store: "feeding", focus: "newMom", at: nil, fields: [:]).body, ms: ms)
+    }
+}
+
+final class TempDir {
+    let path: String
+    init() {
+        path = NSTemporaryDirectory() + "famctl-ptest-" + UUID().uuidString
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
