@@ -45,7 +45,7 @@ var package = Package(
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventLog", "Envelope"]),
         .testTarget(name: "ReplicatorTests", dependencies: ["Replicator", "EventLog", "Envelope"]),
         .testTarget(
-            name: "famctlTests", dependencies: ["famctl", "Envelope", "EventLog"],
+            name: "famctlTests", dependencies: ["famctl", "Envelope", "EventLog", "Projections"],
             resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

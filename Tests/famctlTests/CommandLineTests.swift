@@ -1,4 +1,5 @@
 import Foundation
+import Projections
 import Testing
 
 struct CommandLineTests {
@@ -8,25 +9,30 @@ struct CommandLineTests {
         let f = FamctlRunner()
         let created = try f.ok("init", "--name", "Mum's phone")
         #expect(created.hasPrefix("Created device "))
+        let baby = try f.ok("subject", "add", "baby", "--name", "Lily")
+        #expect(baby.hasPrefix("baby:") && FocusKey(baby) != nil)
+        #expect(try f.ok("subject", "add", "newMom") == "newMom")
+        #expect(try f.ok("subject", "list").split(separator: "\n").sorted() == [Substring(baby), "newMom"])
         var ids: [String] = []
-        ids.append(try f.ok("record", "add", "--focus", Self.baby, "--store", "feeding", "kind=bottle", "amountMl=120", "start=2026-11-29T08:00:00+01:00"))
+        ids.append(try f.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=120", "start=2026-11-29T08:00:00+01:00"))
         ids.append(try f.ok("--json", "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"))
-        ids.append(try f.ok("record", "add", "--store", "diaper", "wet=true", "--focus", Self.baby, "--at", "2026-11-29T09:00:00Z"))
+        ids.append(try f.ok("record", "add", "--store", "diaper", "wet=true", "--focus", baby, "--at", "2026-11-29T09:00:00Z"))
         #expect(UUID(uuidString: ids[0]) != nil)
         #expect(ids[1].contains("\"id\""))
         let log = try f.ok("log")
-        #expect(log.split(separator: "\n").count == 3)
+        #expect(log.split(separator: "\n").count == 5)   // two subjects, three records
         #expect(log.contains("feeding") && log.contains("amountMl=120") && log.contains("wet=true"))
         let focused = try f.ok("log", "--focus", "newMom")
         #expect(focused.split(separator: "\n").count == 1 && focused.contains("mood=4"))
         let json = try f.ok("log", "--json")
         let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [[String: Any]]
-        #expect(rows.count == 3)
-        #expect((rows[0]["fields"] as? [String: Any])?["amountMl"] as? Int == 120)
+        #expect(rows.count == 5)
+        #expect((rows[2]["fields"] as? [String: Any])?["amountMl"] as? Int == 120)
         let status = try f.ok("status")
-        #expect(status.contains("3 in the log"))
+        #expect(status.contains("5 in the log"))
+        #expect(status.contains("3 live, 2 care subjects"))
         let replay = try f.ok("replay")
-        #expect(replay.contains("3 events from 1 author"))
+        #expect(replay.contains("5 events from 1 author"))
         #expect(replay.hasSuffix("result: OK"))
     }
 

@@ -56,7 +56,10 @@ final class FamctlRunner {
 
     /// Runs and requires exit 0; returns stdout without its final newline.
     @discardableResult
-    func ok(_ args: String...) throws -> String {
+    func ok(_ args: String...) throws -> String { try ok(args) }
+
+    @discardableResult
+    func ok(_ args: [String]) throws -> String {
         let r = try run(args)
         #expect(r.code == 0, "famctl \(args.joined(separator: " ")) exited \(r.code): \(r.stderr)")
         return r.stdout.hasSuffix("\n") ? String(r.stdout.dropLast()) : r.stdout

@@ -4,7 +4,11 @@ import Testing
 /// `--help` of every command matches the checked-in text exactly.
 /// To accept a deliberate change: FAMCTL_UPDATE_GOLDEN=1 swift test --filter HelpGoldenTests.
 struct HelpGoldenTests {
-    static let commands: [[String]] = [[], ["init"], ["record"], ["record", "add"], ["log"], ["status"], ["replay"]]
+    static let commands: [[String]] = [
+        [], ["init"], ["subject"], ["subject", "add"], ["subject", "list"], ["record"], ["record", "add"], ["record", "update"],
+        ["record", "delete"], ["record", "list"], ["record", "show"], ["digest"], ["log"], ["status"], ["replay"],
+        ["export", "stores"], ["import", "stores"], ["settings", "include-shared"],
+    ]
 
     static func fixture(_ words: [String]) -> URL {
         let name = words.isEmpty ? "famctl" : words.joined(separator: "-")

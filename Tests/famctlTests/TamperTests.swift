@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import Testing
 
@@ -7,12 +8,13 @@ struct TamperTests {
     @Test func changedByteInAnEventRowFailsReplayNamingTheEvent() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
         for i in 0..<4 {
             try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i + 1)")
         }
         let rows = try JSONSerialization.jsonObject(with: Data(try f.ok("log", "--json").utf8)) as! [[String: Any]]
         let ids = Set(rows.map { $0["id"] as! String })
-        #expect(ids.count == 4)
+        #expect(ids.count == 5)
 
         // famctl checkpoints its WAL on exit, so the rows are in the main file.
         let dbURL = URL(fileURLWithPath: f.home + "/famctl.sqlite")
@@ -23,7 +25,7 @@ struct TamperTests {
             envelopeOffsets.append(r.lowerBound)
             from = r.upperBound
         }
-        #expect(envelopeOffsets.count == 4)
+        #expect(envelopeOffsets.count == 5)
 
         // Flip one ciphertext byte of each stored envelope in turn: replay must
         // fail and name exactly that event.
@@ -47,5 +49,22 @@ struct TamperTests {
         }
         #expect(named == ids, "replay must name each altered event")
         #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
+    @Test func alteredLiveProjectionIsCaughtByReplay() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+        do {
+            let db = try Database(path: f.home + "/famctl.sqlite")
+            try db.run("UPDATE p_fields SET value = '5' WHERE name = 'mood'")
+        }
+        #expect(try f.ok("record", "list").contains("mood=5"))
+        let r = try f.run("replay")
+        #expect(r.code == 3)
+        #expect(r.stderr.contains("the live projection differs"))
+        #expect(r.stdout.contains("does not match the log"))
     }
 }

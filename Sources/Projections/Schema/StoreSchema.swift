@@ -61,9 +61,9 @@ public struct StoreSchema: Sendable {
     ///
     /// - Parameters:
     ///   - fields: the record's fields after the change (cleared fields absent).
-    ///   - at: the record's `at`.
+    ///   - at: the record's `at`, when it parsed (the caller reports one that does not).
     ///   - now: the entry time; `nil` skips the "not in the future" rule (merges, imports of old data still check it).
-    public func validate(fields: [String: JSONValue], focus: FocusKey, at: Date, now: Date?) throws(ValidationError) {
+    public func validate(fields: [String: JSONValue], focus: FocusKey, at: Date?, now: Date?) throws(ValidationError) {
         let s = store.rawValue
         guard subjects.contains(SubjectKind(focus)) else {
             let allowed = SubjectKind.allCases.filter { subjects.contains($0) }.map(\.rawValue).joined(separator: ", ")
@@ -76,11 +76,11 @@ public struct StoreSchema: Sendable {
             throw ValidationError(store: s, field: spec.name, rule: "is required")
         }
         if let now {
-            if at > now.addingTimeInterval(Self.futureAllowance) {
-                throw ValidationError(store: s, field: "at", rule: "must not be more than 5 minutes in the future")
-            }
             if let start = Self.time(fields["start"]), start > now.addingTimeInterval(Self.futureAllowance) {
                 throw ValidationError(store: s, field: "start", rule: "must not be more than 5 minutes in the future")
+            }
+            if let at, at > now.addingTimeInterval(Self.futureAllowance) {
+                throw ValidationError(store: s, field: "at", rule: "must not be more than 5 minutes in the future")
             }
         }
         for rule in rules { if let e = rule(store, fields) { throw e } }

@@ -57,12 +57,12 @@ enum RecordInput {
     /// projection (the subject exists; sleeps of one baby do not overlap).
     static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, fields: [String: JSONValue], now: Date?) throws {
         let schema = StoreSchema.schema(for: store)
-        let atDate = try time(at, option: "--at")
         do throws(ValidationError) {
-            try schema.validate(fields: fields, focus: focus, at: atDate, now: now)
+            try schema.validate(fields: fields, focus: focus, at: TimeValue.parse(at), now: now)
         } catch {
             throw CLIError.data("\(error)")
         }
+        _ = try time(at, option: "--at")
         if try home.projector.subject(focus) == nil {
             throw CLIError.data("\(store.rawValue).focus: no care subject \(focus)", hint: "Add it first: famctl subject add \(SubjectKind(focus).rawValue) …")
         }

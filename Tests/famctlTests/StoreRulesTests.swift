@@ -1,0 +1,222 @@
+import Foundation
+import Testing
+
+/// Every store: a valid record round-trips through add, list, export and
+/// import; every rule has a case that is refused with exit 65 naming the
+/// store, the field and the rule.
+struct StoreRulesTests {
+    /// A home with one of each care subject; `baby` is the baby's focus key.
+    final class Fixture {
+        let f = FamctlRunner()
+        let baby: String
+        init() throws {
+            try f.ok("init", "--name", "Mum")
+            baby = try f.ok("subject", "add", "baby", "--name", "Lily", "--birth", "2026-05-01", "--sex", "female")
+            try f.ok("subject", "add", "pregnancy", "--due", "2027-03-01")
+            try f.ok("subject", "add", "newMom")
+        }
+        func focus(_ f: String) -> String { f == "baby" ? baby : f }
+    }
+
+    struct Valid: Sendable, CustomStringConvertible {
+        let store: String, focus: String, args: [String]
+        var description: String { store }
+    }
+
+    static let valid: [Valid] = [
+        Valid(store: "feeding", focus: "baby", args: ["kind=breast", "start=2026-11-29T08:00:00+01:00", "end=2026-11-29T08:25:00+01:00", "side=both", "leftSec=600", "rightSec=700"]),
+        Valid(store: "solidFood", focus: "baby", args: ["foods=carrot,rice", "amountG=45.5", "reaction=loved", "allergens=", "note=first carrots"]),
+        Valid(store: "sleep", focus: "baby", args: ["start=2026-11-28T20:00:00+01:00", "end=2026-11-29T06:30:00+01:00", "nap=false", "location=cot"]),
+        Valid(store: "diaper", focus: "baby", args: ["wet=true", "dirty=false", "color=yellow", "rash=false"]),
+        Valid(store: "growth", focus: "baby", args: ["weightKg=6.4", "lengthCm=63", "headCm=41.2"]),
+        Valid(store: "health", focus: "baby", args: ["kind=medication", "medication=paracetamol", "dose=2.5", "doseUnit=ml"]),
+        Valid(store: "vaccination", focus: "newMom", args: ["vaccine=Tdap", "dose=1", "lot=AB12", "site=left arm"]),
+        Valid(store: "milestone", focus: "baby", args: ["title=First smile", "category=social"]),
+        Valid(store: "pregnancy", focus: "pregnancy", args: ["kind=contraction", "durationSec=45", "intensity=3"]),
+        Valid(store: "postpartum", focus: "newMom", args: ["kind=epds", "epds=0,1,0,1,0,1,0,1,0,0", "source=babybuddy:42"]),
+    ]
+
+    @Test(arguments: valid)
+    func validRecordRoundTripsThroughAddListExportImport(_ v: Valid) throws {
+        let x = try Fixture()
+        let focus = x.focus(v.focus)
+        let id = try x.f.ok(["record", "add", "--focus", focus, "--store", v.store] + v.args)
+        let listed = try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "list", "--store", v.store, "--json").utf8)) as! [[String: Any]]
+        #expect(listed.count == 1)
+        #expect(listed[0]["id"] as? String == id)
+        #expect(listed[0]["focus"] as? String == focus)
+        let fields = listed[0]["fields"] as! [String: Any]
+        #expect(!fields.isEmpty)
+
+        let dir = x.f.root + "/export"
+        try x.f.ok("export", "stores", dir)
+        let exported = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/\(v.store).json"))) as! [[String: Any]]
+        #expect(exported.count == 1 && exported[0]["id"] as? String == id)
+
+        // A fresh device imports the files: same record, same fields, subjects created.
+        let other = FamctlRunner()
+        try other.ok("init", "--name", "New phone")
+        try other.ok("import", "stores", dir)
+        let imported = try JSONSerialization.jsonObject(with: Data(try other.ok("record", "list", "--json").utf8)) as! [[String: Any]]
+        #expect(imported.count == 1)
+        #expect(imported[0]["id"] as? String == id)
+        func canonical(_ o: Any) throws -> String { String(decoding: try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys]), as: UTF8.self) }
+        #expect(try canonical(imported[0]["fields"]!) == canonical(fields))
+        #expect(try other.ok("subject", "list").contains(focus))
+        // Importing again changes nothing.
+        let before = try other.ok("digest")
+        try other.ok("import", "stores", dir)
+        #expect(try other.ok("digest") == before)
+    }
+
+    struct Rejected: Sendable, CustomStringConvertible {
+        let store: String, focus: String, args: [String], message: String
+        var description: String { "\(store): \(message)" }
+    }
+
+    static let soon = ISO8601DateFormatter().string(from: Date().addingTimeInterval(3600))
+
+    static let rejected: [Rejected] = [
+        Rejected(store: "feeding", focus: "baby", args: ["start=2026-11-29T08:00:00+01:00"], message: "feeding.kind: is required"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle"], message: "feeding.start: is required"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=cup", "start=2026-11-29T08:00:00+01:00"], message: "feeding.kind: must be one of breast/bottle"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "amountMl=501"], message: "feeding.amountMl: must be a number from 0 to 500"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "amountMl=lots"], message: "feeding.amountMl: must be a number from 0 to 500"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "end=2026-11-29T07:00:00+01:00"], message: "feeding.end: must not be before start"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-27T08:00:00+01:00", "end=2026-11-29T07:00:00+01:00"], message: "feeding.end: must be within 24 hours of start"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=\(soon)"], message: "feeding.start: must not be more than 5 minutes in the future"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00"], message: "feeding.start: must be an ISO-8601 time with offset"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "side=middle"], message: "feeding.side: must be one of left/right/both"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "milk=juice"], message: "feeding.milk: must be one of breastMilk/formula/mixed"),
+        Rejected(store: "feeding", focus: "newMom", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00"], message: "feeding.focus: feeding records are for baby, not newMom"),
+        Rejected(store: "solidFood", focus: "baby", args: ["amountG=10"], message: "solidFood.foods: is required"),
+        Rejected(store: "solidFood", focus: "baby", args: ["foods=carrot", "amountG=1001"], message: "solidFood.amountG: must be a number from 0 to 1000"),
+        Rejected(store: "solidFood", focus: "baby", args: ["foods=carrot", "reaction=meh"], message: "solidFood.reaction: must be one of loved/liked/neutral/disliked/refused"),
+        Rejected(store: "solidFood", focus: "baby", args: ["foods=carrot", "photos=1,2,3,4,5,6,7,8,9,10,11"], message: "solidFood.photos: must list at most 10"),
+        Rejected(store: "sleep", focus: "baby", args: ["nap=true"], message: "sleep.start: is required"),
+        Rejected(store: "sleep", focus: "baby", args: ["start=2026-11-29T08:00:00+01:00", "nap=perhaps"], message: "sleep.nap: must be true or false"),
+        Rejected(store: "diaper", focus: "baby", args: ["wet=false"], message: "diaper.wet,dirty: at least one of wet and dirty must be true"),
+        Rejected(store: "diaper", focus: "baby", args: ["wet=true", "color=blue"], message: "diaper.color: must be one of yellow/green/brown/black/red/white"),
+        Rejected(store: "growth", focus: "baby", args: ["note=weighed"], message: "growth.weightKg,lengthCm,headCm: at least one of weightKg, lengthCm and headCm is required"),
+        Rejected(store: "growth", focus: "baby", args: ["weightKg=0.2"], message: "growth.weightKg: must be a number from 0.3 to 250"),
+        Rejected(store: "growth", focus: "baby", args: ["lengthCm=221"], message: "growth.lengthCm: must be a number from 20 to 220"),
+        Rejected(store: "growth", focus: "baby", args: ["headCm=61"], message: "growth.headCm: must be a number from 20 to 60"),
+        Rejected(store: "health", focus: "baby", args: ["temperatureC=37"], message: "health.kind: is required"),
+        Rejected(store: "health", focus: "baby", args: ["kind=temperature", "temperatureC=46"], message: "health.temperatureC: must be a number from 30 to 45"),
+        Rejected(store: "health", focus: "baby", args: ["kind=symptom", "symptom=cough", "severity=11"], message: "health.severity: must be an integer from 0 to 10"),
+        Rejected(store: "health", focus: "baby", args: ["kind=medication", "medication=x", "dose=0"], message: "health.dose: must be greater than 0"),
+        Rejected(store: "health", focus: "baby", args: ["kind=medication", "medication=x", "dose=1", "doseUnit=spoons"], message: "health.doseUnit: must be one of mg/ml/drops/tablets/IU"),
+        Rejected(store: "vaccination", focus: "baby", args: ["dose=1"], message: "vaccination.vaccine: is required"),
+        Rejected(store: "vaccination", focus: "baby", args: ["vaccine=MMR", "dose=11"], message: "vaccination.dose: must be an integer from 1 to 10"),
+        Rejected(store: "vaccination", focus: "pregnancy", args: ["vaccine=MMR"], message: "vaccination.focus: vaccination records are for baby, newMom, not pregnancy"),
+        Rejected(store: "milestone", focus: "baby", args: ["category=motor"], message: "milestone.title: is required"),
+        Rejected(store: "milestone", focus: "baby", args: ["title=Walks", "category=sports"], message: "milestone.category: must be one of motor/cognitive/social/language/custom"),
+        Rejected(store: "pregnancy", focus: "pregnancy", args: ["kind=kicks", "count=201"], message: "pregnancy.count: must be an integer from 0 to 200"),
+        Rejected(store: "pregnancy", focus: "pregnancy", args: ["kind=contraction", "durationSec=4"], message: "pregnancy.durationSec: must be an integer from 5 to 300"),
+        Rejected(store: "pregnancy", focus: "pregnancy", args: ["kind=contraction", "intensity=6"], message: "pregnancy.intensity: must be an integer from 1 to 5"),
+        Rejected(store: "pregnancy", focus: "baby", args: ["kind=kicks"], message: "pregnancy.focus: pregnancy records are for pregnancy, not baby"),
+        Rejected(store: "postpartum", focus: "newMom", args: ["kind=mood", "mood=6"], message: "postpartum.mood: must be an integer from 1 to 5"),
+        Rejected(store: "postpartum", focus: "newMom", args: ["kind=epds", "epds=1,2,3"], message: "postpartum.epds: must be 10 integers from 0 to 3"),
+        Rejected(store: "postpartum", focus: "newMom", args: ["kind=epds", "epds=0,0,0,0,0,0,0,0,0,4"], message: "postpartum.epds: must be 10 integers from 0 to 3"),
+        Rejected(store: "postpartum", focus: "newMom", args: ["kind=bleeding", "lochia=green"], message: "postpartum.lochia: must be one of rubra/serosa/alba"),
+        Rejected(store: "postpartum", focus: "newMom", args: ["kind=pain", "pain=11"], message: "postpartum.pain: must be an integer from 0 to 10"),
+        Rejected(store: "postpartum", focus: "newMom", args: ["kind=pumping", "leftMl=501"], message: "postpartum.leftMl: must be a number from 0 to 500"),
+        Rejected(store: "diaper", focus: "baby", args: ["wet=true", "note=\(String(repeating: "n", count: 2001))"], message: "diaper.note: must be at most 2000 characters"),
+        Rejected(store: "diaper", focus: "baby", args: ["wet=true", "source=nocolon"], message: "diaper.source: must be {provider, recordId}"),
+    ]
+
+    @Test func everyRuleIsRefusedWithStoreFieldAndRule() throws {
+        let x = try Fixture()
+        for r in Self.rejected {
+            let out = try x.f.run(["record", "add", "--focus", x.focus(r.focus), "--store", r.store] + r.args)
+            #expect(out.code == 65, "\(r): exit \(out.code)")
+            #expect(out.stderr.contains(r.message), "\(r): stderr was \(out.stderr)")
+        }
+        #expect(try x.f.ok("record", "list").isEmpty, "a refused record was written")
+    }
+
+    @Test func recordsNeedAnExistingSubject() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let r = try f.run("record", "add", "--focus", "baby:0f8e2d4c-5b6a-4978-8c1d-2e3f4a5b6c7d", "--store", "diaper", "wet=true")
+        #expect(r.code == 65)
+        #expect(r.stderr.contains("no care subject baby:0f8e2d4c-5b6a-4978-8c1d-2e3f4a5b6c7d"))
+    }
+
+    @Test func epdsScoreIsDerivedAndFlagged() throws {
+        let x = try Fixture()
+        try x.f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=epds", "epds=0,0,0,0,0,0,0,0,0,1")
+        try x.f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=epds", "epds=2,2,2,2,1,1,1,1,1,0")
+        let rows = try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "list", "--json").utf8)) as! [[String: Any]]
+        let derived = rows.map { $0["derived"] as! [String: Any] }
+        #expect(Set(derived.map { $0["epdsScore"] as! Int }) == [1, 13])
+        #expect(derived.allSatisfy { $0["epdsFlag"] as? Bool == true })   // item 10 > 0, and a score of 13
+    }
+
+    @Test func unknownFieldsAreKeptAndJsonFieldsWork() throws {
+        let x = try Fixture()
+        let id = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "--json-fields", #"{"wet":true,"brand":"Acme","size":{"eu":3}}"#)
+        let r = try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "show", id, "--json").utf8)) as! [String: Any]
+        let fields = r["fields"] as! [String: Any]
+        #expect(fields["brand"] as? String == "Acme")
+        #expect((fields["size"] as? [String: Any])?["eu"] as? Int == 3)
+        #expect(try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "--json-fields", "[1]").code == 65)
+    }
+
+    @Test func updateDeleteAndTheTrail() throws {
+        let x = try Fixture()
+        let id = try x.f.ok("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00", "amountMl=100", "side=left")
+        try x.f.ok("record", "update", id, "amountMl=120", "side=")
+        #expect(try x.f.run("record", "update", id, "amountMl=900").code == 65)
+        #expect(try x.f.run("record", "update", id, "kind=").stderr.contains("feeding.kind: is required"))
+        let shown = try x.f.ok("record", "show", id, "--history")
+        #expect(shown.contains("amountMl=120"))
+        #expect(!shown.split(separator: "\n")[0].contains("side="))
+        #expect(shown.contains("side= (cleared)"))
+        try x.f.ok("record", "delete", id)
+        #expect(try x.f.ok("record", "list").isEmpty)
+        #expect(try x.f.ok("record", "list", "--include-deleted").contains("(deleted)"))
+        #expect(try x.f.run("record", "delete", id).code == 65)
+        #expect(try x.f.run("record", "update", id, "amountMl=1").code == 65)
+        #expect(try x.f.run("record", "show", "0f8e2d4c-5b6a-4978-8c1d-2e3f4a5b6c7d").code == 66)
+        let trail = try x.f.ok("replay", "--record", id)
+        #expect(trail.split(separator: "\n").filter { $0.contains(" put ") || $0.contains(" delete ") }.count == 3)
+        #expect(trail.hasSuffix("now: deleted"))
+    }
+
+    @Test func replayUntilShowsTheStateAsOfAMoment() throws {
+        let x = try Fixture()
+        let a = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "wet=true")
+        Thread.sleep(forTimeInterval: 0.05)
+        let between = ISO8601DateFormatter.string(from: Date(), timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime, .withFractionalSeconds])
+        Thread.sleep(forTimeInterval: 0.05)
+        let b = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "dirty=true")
+        let past = try x.f.ok("replay", "--until", between)
+        #expect(past.contains(a) && !past.contains(b))
+        #expect(past.hasPrefix("state as of \(between): 1 live records"))
+        let now = try x.f.ok("replay")
+        #expect(now.contains("live projection = rebuilt from the log"))
+    }
+
+    @Test func importIsAllOrNothingPerFileAndNamesTheRow() throws {
+        let x = try Fixture()
+        let dir = x.f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let good = #"[{"id":"11111111-1111-4111-8111-111111111111","focus":"newMom","at":"2026-11-29T08:00:00+01:00","fields":{"kind":"mood","mood":3}}]"#
+        let bad = #"[{"id":"22222222-2222-4222-8222-222222222222","focus":"\#(x.baby)","at":"2026-11-29T08:00:00+01:00","fields":{"wet":true}},{"id":"33333333-3333-4333-8333-333333333333","focus":"\#(x.baby)","at":"2026-11-29T08:00:00+01:00","fields":{"wet":false,"dirty":false}}]"#
+        try good.write(toFile: dir + "/postpartum.json", atomically: true, encoding: .utf8)
+        try bad.write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
+        let r = try x.f.run("import", "stores", dir)
+        #expect(r.code == 65)
+        #expect(r.stderr.contains("diaper.json[1]: diaper.wet,dirty: at least one of wet and dirty must be true"))
+        #expect(r.stdout.contains("postpartum.json: 1 added"))
+        let ids = try x.f.ok("record", "list")
+        #expect(ids.contains("11111111-1111-4111-8111-111111111111"))
+        #expect(!ids.contains("22222222-2222-4222-8222-222222222222"), "the good row of a bad file was imported")
+        // A record deleted here and imported again is live again.
+        try x.f.ok("record", "delete", "11111111-1111-4111-8111-111111111111")
+        try? FileManager.default.removeItem(atPath: dir + "/diaper.json")
+        try x.f.ok("import", "stores", dir)
+        #expect(try x.f.ok("record", "list").contains("11111111-1111-4111-8111-111111111111"))
+    }
+}

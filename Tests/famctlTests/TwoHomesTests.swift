@@ -1,0 +1,103 @@
+import Envelope
+import EventLog
+@testable import famctl
+import Foundation
+import Projections
+import Testing
+
+/// Two devices of one family exchanging events in-process (the replicator
+/// comes later): views, digests and merges across homes, through the CLI.
+struct TwoHomesTests {
+    /// Mum's home and Dad's home in one family. Until invitations exist, Dad's
+    /// home is given Mum's family id and key directly.
+    final class Household {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        init() throws {
+            try mum.ok("init", "--name", "Mum")
+            try dad.ok("init", "--name", "Dad")
+            let m = try Home.open(mum.home), d = try Home.open(dad.home)
+            let (family, key) = try m.currentKey()
+            try d.state.set(.family, family.description)
+            try d.state.keyring.store(key, family: family)
+        }
+
+        /// Every event each home has that the other lacks, both ways.
+        func exchange() throws {
+            let m = try Home.open(mum.home), d = try Home.open(dad.home)
+            func all(_ h: Home) throws -> [[UInt8]] {
+                var out: [[UInt8]] = []
+                try h.log.forEachEvent { out.append($0.bytes) }
+                return out
+            }
+            let fromMum = try all(m), fromDad = try all(d)
+            _ = try d.ingest(fromMum.shuffled())
+            _ = try m.ingest(fromDad.shuffled())
+        }
+    }
+
+    @Test func bothSeeEverythingAndAgreeOnTheDigest() throws {
+        let h = try Household()
+        let baby = try h.mum.ok("subject", "add", "baby", "--name", "Lily")
+        try h.exchange()
+        try h.mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        try h.dad.ok("record", "add", "--focus", baby, "--store", "diaper", "dirty=true", "color=yellow")
+        try h.exchange()
+        #expect(try h.mum.ok("digest") == h.dad.ok("digest"))
+        #expect(try h.mum.ok("record", "list").split(separator: "\n").count == 2)
+        #expect(try h.dad.ok("replay").hasSuffix("result: OK"))
+    }
+
+    @Test func keepPrivateViewShowsOnlyOwnRecordsAndChangesNoData() throws {
+        let h = try Household()
+        let baby = try h.mum.ok("subject", "add", "baby", "--name", "Lily")
+        try h.exchange()
+        let mine = try h.dad.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        try h.mum.ok("record", "add", "--focus", baby, "--store", "diaper", "dirty=true")
+        try h.exchange()
+        let digest = try h.dad.ok("digest")
+        #expect(try h.dad.ok("settings", "include-shared") == "include-shared on")
+        try h.dad.ok("settings", "include-shared", "off")
+        let list = try h.dad.ok("record", "list")
+        #expect(list.split(separator: "\n").count == 1)
+        #expect(list.hasPrefix(mine))
+        #expect(try h.dad.ok("digest") == digest)
+        try h.dad.ok("settings", "include-shared", "on")
+        #expect(try h.dad.ok("record", "list").split(separator: "\n").count == 2)
+        #expect(try h.dad.run("settings", "include-shared", "maybe").code == 65)
+    }
+
+    @Test func concurrentEditsOfDifferentFieldsOnTwoDevicesBothSurvive() throws {
+        let h = try Household()
+        let baby = try h.mum.ok("subject", "add", "baby")
+        let id = try h.mum.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle",
+                              "start=2026-11-29T08:00:00+01:00", "amountMl=100", "milk=formula")
+        try h.exchange()
+        try h.mum.ok("record", "update", id, "amountMl=130")
+        try h.dad.ok("record", "update", id, "milk=breastMilk", "end=2026-11-29T08:20:00+01:00")
+        try h.exchange()
+        for runner in [h.mum, h.dad] {
+            let json = try JSONSerialization.jsonObject(with: Data(try runner.ok("record", "show", id, "--json").utf8)) as! [String: Any]
+            let fields = json["fields"] as! [String: Any]
+            #expect(fields["amountMl"] as? Int == 130)
+            #expect(fields["milk"] as? String == "breastMilk")
+            #expect(fields["end"] as? String == "2026-11-29T08:20:00+01:00")
+        }
+        #expect(try h.mum.ok("digest") == h.dad.ok("digest"))
+        let trail = try h.mum.ok("replay", "--record", id)
+        #expect(trail.split(separator: "\n").filter { $0.contains(" put ") }.count == 3)
+    }
+
+    @Test func overlappingSleepsArrivingByMergeAreKeptAndReported() throws {
+        let h = try Household()
+        let baby = try h.mum.ok("subject", "add", "baby")
+        try h.exchange()
+        try h.mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T01:00:00+01:00", "end=2026-11-29T03:00:00+01:00")
+        try h.dad.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T02:00:00+01:00", "end=2026-11-29T04:00:00+01:00")
+        try h.exchange()
+        #expect(try h.mum.ok("record", "list", "--store", "sleep").split(separator: "\n").count == 2)
+        let status = try h.dad.ok("status")
+        #expect(status.contains("sleeps overlap for \(baby)"))
+        // Entry still refuses a third overlapping sleep.
+        #expect(try h.dad.run("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T02:30:00+01:00").code == 65)
+    }
+}
