@@ -23,7 +23,9 @@ printf '\n$ famctl record add --focus newMom --store postpartum kind=epds epds=â
 epds=$(famctl record add --focus newMom --store postpartum kind=epds epds=1,1,0,1,0,1,0,1,0,0)
 echo "$epds"
 step famctl record update "$epds" note="talked it through with the midwife"
-step famctl record add --focus "$baby" --store sleep start="$(date -d '-100 minutes' --iso-8601=seconds)"
+step famctl record add --focus "$baby" --store sleep start="$(date -d '-5 hours' --iso-8601=seconds)" end="$(date -d '-4 hours' --iso-8601=seconds)"
+printf '\n# a sleep overlapping another sleep of the same baby is refused (exit 65):\n'
+step famctl record add --focus "$baby" --store sleep start="$(date -d '-80 minutes' --iso-8601=seconds)" || true
 step famctl record list
 step famctl record show "$epds" --history
 step famctl log

@@ -137,19 +137,25 @@ extension Projector {
         return h.finalize()
     }
 
+    /// The interval a sleep covers: an open sleep (no `end`) is still going on.
+    static func span(_ r: RecordState) -> (Date, Date)? {
+        guard let s = StoreSchema.time(r.fields["start"]) else { return nil }
+        return (s, StoreSchema.time(r.fields["end"]) ?? .distantFuture)
+    }
+
+    static func overlap(_ a: (Date, Date), _ b: (Date, Date)) -> Bool {
+        a.0 == b.0 || (a.0 < b.1 && b.0 < a.1)
+    }
+
     /// Pairs of live sleep records of the same baby whose intervals overlap
     /// (possible after a merge; refused at entry).
     public func sleepOverlaps() throws -> [(RecordState, RecordState)] {
         let sleeps = try records(RecordQuery(store: StoreName.sleep.rawValue))
         var out: [(RecordState, RecordState)] = []
-        let byFocus = Dictionary(grouping: sleeps, by: \.focus)
-        for (_, group) in byFocus.sorted(by: { $0.key < $1.key }) {
-            let spans = group.compactMap { r -> (RecordState, Date, Date)? in
-                guard let s = StoreSchema.time(r.fields["start"]) else { return nil }
-                return (r, s, StoreSchema.time(r.fields["end"]) ?? s)
-            }.sorted { $0.1 < $1.1 }
+        for (_, group) in Dictionary(grouping: sleeps, by: \.focus).sorted(by: { $0.key < $1.key }) {
+            let spans = group.compactMap { r in Self.span(r).map { (r, $0) } }.sorted { $0.1.0 < $1.1.0 }
             for i in spans.indices {
-                for j in spans.index(after: i)..<spans.endIndex where spans[j].1 < spans[i].2 {
+                for j in spans.index(after: i)..<spans.endIndex where Self.overlap(spans[i].1, spans[j].1) {
                     out.append((spans[i].0, spans[j].0))
                 }
             }
@@ -157,13 +163,12 @@ extension Projector {
         return out
     }
 
-    /// The live sleep of `focus` that `[start, end]` would overlap, if any.
+    /// The live sleep of `focus` that `[start, end]` would overlap, if any
+    /// (`end == nil`: the new sleep is still going on).
     public func overlappingSleep(focus: String, start: Date, end: Date?, excluding: UUID?) throws -> RecordState? {
+        let new = (start, end ?? .distantFuture)
         for r in try records(RecordQuery(focus: focus, store: StoreName.sleep.rawValue)) where r.id != excluding {
-            guard let s = StoreSchema.time(r.fields["start"]) else { continue }
-            let e = StoreSchema.time(r.fields["end"]) ?? s
-            let newEnd = end ?? start
-            if start < e && s < newEnd || start == s { return r }
+            if let s = Self.span(r), Self.overlap(s, new) { return r }
         }
         return nil
     }

@@ -135,6 +135,18 @@ struct StoreRulesTests {
         #expect(try x.f.ok("record", "list").isEmpty, "a refused record was written")
     }
 
+    @Test func sleepsOfOneBabyMayNotOverlapAndAnOpenSleepIsOngoing() throws {
+        let x = try Fixture()
+        try x.f.ok("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T01:00:00+01:00", "end=2026-11-29T03:00:00+01:00")
+        let inside = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T02:00:00+01:00", "end=2026-11-29T02:30:00+01:00")
+        #expect(inside.code == 65 && inside.stderr.contains("sleep.start: overlaps sleep"))
+        try x.f.ok("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T03:00:00+01:00")   // touching is fine; open: ongoing
+        let afterOpen = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T05:00:00+01:00", "end=2026-11-29T06:00:00+01:00")
+        #expect(afterOpen.code == 65, "a sleep after one still going on overlaps it")
+        let other = try x.f.ok("subject", "add", "baby", "--name", "Twin")
+        try x.f.ok("record", "add", "--focus", other, "--store", "sleep", "start=2026-11-29T02:00:00+01:00", "end=2026-11-29T02:30:00+01:00")
+    }
+
     @Test func recordsNeedAnExistingSubject() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")

@@ -54,6 +54,10 @@ enum LogCommand: Command {
                     if let at = r.at { row["at"] = at }
                     row["fields"] = try JSONSerialization.jsonObject(with: Data(JSONValue.object(r.fields).jsonText.utf8))
                     row["fieldsText"] = r.fields.keys.sorted().map { "\($0)=\(r.fields[$0]!)" }.joined(separator: " ")
+                } else if let sub = try? SubjectEvent(body) {
+                    if let focus, sub.focus.description != focus { return }
+                    row["subject"] = sub.focus.description
+                    row["fieldsText"] = sub.fields.keys.sorted().map { "\($0)=\(sub.fields[$0]!)" }.joined(separator: " ")
                 } else if focus != nil { return }
             case .noKey(let epoch):
                 if focus != nil { return }
@@ -73,6 +77,10 @@ enum LogCommand: Command {
         for r in rows {
             let author = (r["author"] as! String).prefix(12)
             var line = "\(r["hlc"]!)  \(author) #\(r["seq"]!)  \(String((r["id"] as! String).prefix(12)))  \(r["type"]!)"
+            if let subject = r["subject"] as? String {
+                line += "  \(subject)"
+                if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }
+            }
             if let store = r["store"] as? String {
                 line += "  \(store) \(r["focus"]!) \(String((r["record"] as! String).prefix(8)))"
                 if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }

@@ -120,8 +120,8 @@ enum ImportStoresCommand: Command {
                     if !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
                     try validate(r, store: store, home: home, knownSubjects: knownSubjects.union(newSubjects))
                     if store == .sleep, let s = StoreSchema.time(r.fields["start"]) {
-                        let e = StoreSchema.time(r.fields["end"]) ?? s
-                        if let other = sleeps.first(where: { $0.1 == r.focus.description && s < $0.3 && $0.2 < e || $0.1 == r.focus.description && $0.2 == s }) {
+                        let e = StoreSchema.time(r.fields["end"]) ?? .distantFuture
+                        if let other = sleeps.first(where: { $0.1 == r.focus.description && (s < $0.3 && $0.2 < e || $0.2 == s) }) {
                             throw CLIError.data("sleep.start: overlaps row \(other.0) of this file (same baby)")
                         }
                         sleeps.append((i, r.focus.description, s, e))
