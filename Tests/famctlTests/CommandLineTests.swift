@@ -23,7 +23,7 @@ struct CommandLineTests {
         #expect(log.split(separator: "\n").count == 5)   // two subjects, three records
         #expect(log.contains("feeding") && log.contains("amountMl=120") && log.contains("wet=true"))
         let focused = try f.ok("log", "--focus", "newMom")
-        #expect(focused.split(separator: "\n").count == 1 && focused.contains("mood=4"))
+        #expect(focused.split(separator: "\n").count == 2 && focused.contains("mood=4") && focused.contains("subject.put  newMom"))
         let json = try f.ok("log", "--json")
         let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [[String: Any]]
         #expect(rows.count == 5)
