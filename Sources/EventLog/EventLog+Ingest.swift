@@ -43,23 +43,23 @@ extension EventLog {
         guard env.hasValidSignature else { return .badSignature }
         if try contains(env.id) { return .duplicate }
         if let reason = try rejectionReason(env.id) { return .rejected(reason: reason) }
-        if try isForked(env.author) { return .authorForked }
+        if try isForked(env.author, in: env.family) { return .authorForked }
 
         // A different, validly signed event at a taken (author, seq) is a fork,
         // wherever the first one sits: in the log, waiting, or rejected for
         // breaking its chain. So the verdict does not depend on arrival order.
-        if let other = try storedBytes(author: env.author, seq: env.seq, table: "events", excluding: env.id)
-            ?? storedBytes(author: env.author, seq: env.seq, table: "pending", excluding: env.id)
-            ?? storedBytes(author: env.author, seq: env.seq, table: "rejected", excluding: env.id) {
+        if let other = try storedEnvelope(env, table: "events")
+            ?? storedEnvelope(env, table: "pending")
+            ?? storedEnvelope(env, table: "rejected") {
             try recordFork(first: other, second: env, detected: received)
             return .fork(seq: env.seq)
         }
 
-        let head = try head(of: env.author)
+        let head = try head(of: env.author, in: env.family)
         if env.seq > head.seq + 1 {
             try database.run(
-                "INSERT OR IGNORE INTO pending(id, author, seq, received_at, bytes) VALUES(?1, ?2, ?3, ?4, ?5)",
-                [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .integer(received), .blob(env.bytes)])
+                "INSERT OR IGNORE INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?6, ?2, ?3, ?4, ?5)",
+                [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .integer(received), .blob(env.bytes), .blob(env.family.bytes)])
             return .held(waitingFor: head.seq + 1)
         }
         // seq == head.seq + 1 here: seq ≤ head.seq was either a duplicate or a fork.
@@ -87,9 +87,9 @@ extension EventLog {
         _ env: SyncEnvelope, received: Int64, report: inout IngestReport, onAccepted: (SyncEnvelope) throws -> Void
     ) throws {
         try database.run(
-            "INSERT INTO events(id, author, seq, hlc, received_at, bytes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO events(id, family, author, seq, hlc, received_at, bytes) VALUES(?1, ?7, ?2, ?3, ?4, ?5, ?6)",
             [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.hlc.bigEndianBytes),
-             .integer(received), .blob(env.bytes)])
+             .integer(received), .blob(env.bytes), .blob(env.family.bytes)])
         try database.run("DELETE FROM pending WHERE id = ?1", [.blob(env.id.bytes)])
         report.accepted.append(env)
         try onAccepted(env)
@@ -101,7 +101,7 @@ extension EventLog {
     ) throws {
         var head = Head(seq: start.seq, id: start.id, hlc: start.hlc)
         while true {
-            guard let bytes = try storedBytes(author: start.author, seq: head.seq + 1, table: "pending"),
+            guard let bytes = try pendingBytes(family: start.family, author: start.author, seq: head.seq + 1),
                   let next = try? SyncEnvelope(decoding: bytes) else { return }
             if let reason = chainViolation(next, after: head) {
                 try database.run("DELETE FROM pending WHERE id = ?1", [.blob(next.id.bytes)])
@@ -113,29 +113,31 @@ extension EventLog {
         }
     }
 
-    private func storedBytes(author: DeviceID, seq: UInt64, table: String, excluding: EventID? = nil) throws -> SyncEnvelope? {
-        try database.statement("SELECT bytes, id FROM \(table) WHERE author = ?1 AND seq = ?2 AND id != ?3 LIMIT 1")
-            .first([.blob(author.bytes), .integer(Int64(seq)), .blob((excluding ?? .none).bytes)]) { r in
+    /// Another stored event at `env`'s (family, author, seq), in `table`.
+    private func storedEnvelope(_ env: SyncEnvelope, table: String) throws -> SyncEnvelope? {
+        try database.statement("SELECT bytes FROM \(table) WHERE family = ?1 AND author = ?2 AND seq = ?3 AND id != ?4 LIMIT 1")
+            .first([.blob(env.family.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.id.bytes)]) { r in
                 try SyncEnvelope(decoding: r.blob(0))
             }
     }
 
-    private func storedBytes(author: DeviceID, seq: UInt64, table: String) throws -> [UInt8]? {
-        try database.statement("SELECT bytes FROM \(table) WHERE author = ?1 AND seq = ?2 ORDER BY id LIMIT 1")
-            .first([.blob(author.bytes), .integer(Int64(seq))]) { $0.blob(0) }
+    private func pendingBytes(family: FamilyID, author: DeviceID, seq: UInt64) throws -> [UInt8]? {
+        try database.statement("SELECT bytes FROM pending WHERE family = ?1 AND author = ?2 AND seq = ?3 ORDER BY id LIMIT 1")
+            .first([.blob(family.bytes), .blob(author.bytes), .integer(Int64(seq))]) { $0.blob(0) }
     }
 
     private func recordFork(first: SyncEnvelope, second: SyncEnvelope, detected: Int64) throws {
         try database.run(
-            "INSERT OR IGNORE INTO forks(author, seq, first_id, second_id, first, second, detected_at) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT OR IGNORE INTO forks(family, author, seq, first_id, second_id, first, second, detected_at) VALUES(?8, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             [.blob(first.author.bytes), .integer(Int64(first.seq)), .blob(first.id.bytes), .blob(second.id.bytes),
-             .blob(first.bytes), .blob(second.bytes), .integer(detected)])
+             .blob(first.bytes), .blob(second.bytes), .integer(detected), .blob(first.family.bytes)])
     }
 
     private func reject(_ env: SyncEnvelope, reason: String, received: Int64) throws {
         try database.run(
-            "INSERT OR IGNORE INTO rejected(id, author, seq, reason, received_at, bytes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-            [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .text(reason), .integer(received), .blob(env.bytes)])
+            "INSERT OR IGNORE INTO rejected(id, family, author, seq, reason, received_at, bytes) VALUES(?1, ?7, ?2, ?3, ?4, ?5, ?6)",
+            [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .text(reason), .integer(received), .blob(env.bytes),
+             .blob(env.family.bytes)])
     }
 
     private func rejectionReason(_ id: EventID) throws -> String? {
@@ -144,6 +146,7 @@ extension EventLog {
 
     /// A proven fork: two validly signed events by one author at one seq.
     public struct ForkProof: Sendable {
+        public let family: FamilyID
         public let author: DeviceID
         public let seq: UInt64
         public let first: [UInt8]
@@ -153,9 +156,9 @@ extension EventLog {
 
     public func forkProofs() throws -> [ForkProof] {
         var out: [ForkProof] = []
-        try database.statement("SELECT author, seq, first, second, detected_at FROM forks ORDER BY author, seq").forEachRow { r in
-            out.append(ForkProof(author: DeviceID(bytes: r.blob(0)), seq: UInt64(r.int(1)), first: r.blob(2), second: r.blob(3),
-                                 detectedAt: Date(timeIntervalSince1970: Double(r.int(4)) / 1000)))
+        try database.statement("SELECT family, author, seq, first, second, detected_at FROM forks ORDER BY family, author, seq").forEachRow { r in
+            out.append(ForkProof(family: FamilyID(bytes: r.blob(0)), author: DeviceID(bytes: r.blob(1)), seq: UInt64(r.int(2)),
+                                 first: r.blob(3), second: r.blob(4), detectedAt: Date(timeIntervalSince1970: Double(r.int(5)) / 1000)))
         }
         return out
     }
@@ -163,6 +166,7 @@ extension EventLog {
     /// A validly signed event kept out of the log, with its reason.
     public struct RejectedEvent: Sendable {
         public let id: EventID
+        public let family: FamilyID
         public let author: DeviceID
         public let seq: UInt64
         public let reason: String
@@ -170,8 +174,9 @@ extension EventLog {
 
     public func rejectedEvents() throws -> [RejectedEvent] {
         var out: [RejectedEvent] = []
-        try database.statement("SELECT id, author, seq, reason FROM rejected ORDER BY author, seq").forEachRow { r in
-            out.append(RejectedEvent(id: EventID(bytes: r.blob(0)), author: DeviceID(bytes: r.blob(1)), seq: UInt64(r.int(2)), reason: r.text(3)))
+        try database.statement("SELECT id, family, author, seq, reason FROM rejected ORDER BY family, author, seq").forEachRow { r in
+            out.append(RejectedEvent(id: EventID(bytes: r.blob(0)), family: FamilyID(bytes: r.blob(1)), author: DeviceID(bytes: r.blob(2)),
+                                     seq: UInt64(r.int(3)), reason: r.text(4)))
         }
         return out
     }

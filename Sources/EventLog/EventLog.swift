@@ -3,8 +3,10 @@ import Foundation
 
 /// A device's append-only event log in SQLite.
 ///
-/// Holds the events of every author this device knows, each author's chain
-/// contiguous from seq 1. The `events` table cannot be updated or deleted
+/// Holds the events of every author this device knows. A chain is one
+/// author's events in one family, contiguous from seq 1: a device that wrote
+/// on its own before joining a family keeps that private chain and starts a
+/// new one in the family. The `events` table cannot be updated or deleted
 /// (triggers refuse it); events waiting for a predecessor sit in `pending`;
 /// fork proofs and validly signed but chain-breaking events are kept in
 /// `forks` and `rejected` for the audit. The log knows nothing of stores or
@@ -47,12 +49,13 @@ public final class EventLog {
         CREATE TABLE events(
             pos INTEGER PRIMARY KEY,
             id BLOB NOT NULL UNIQUE CHECK(length(id) = 32),
+            family BLOB NOT NULL CHECK(length(family) = 16),
             author BLOB NOT NULL CHECK(length(author) = 32),
             seq INTEGER NOT NULL CHECK(seq >= 1),
             hlc BLOB NOT NULL CHECK(length(hlc) = 8),
             received_at INTEGER NOT NULL,
             bytes BLOB NOT NULL,
-            UNIQUE(author, seq)
+            UNIQUE(family, author, seq)
         );
         CREATE INDEX events_hlc ON events(hlc);
         CREATE TRIGGER events_no_update BEFORE UPDATE ON events
@@ -61,13 +64,15 @@ public final class EventLog {
             BEGIN SELECT RAISE(ABORT, 'events are append-only: delete refused'); END;
         CREATE TABLE pending(
             id BLOB PRIMARY KEY,
+            family BLOB NOT NULL,
             author BLOB NOT NULL,
             seq INTEGER NOT NULL,
             received_at INTEGER NOT NULL,
             bytes BLOB NOT NULL
         );
-        CREATE INDEX pending_author_seq ON pending(author, seq);
+        CREATE INDEX pending_chain ON pending(family, author, seq);
         CREATE TABLE forks(
+            family BLOB NOT NULL,
             author BLOB NOT NULL,
             seq INTEGER NOT NULL,
             first_id BLOB NOT NULL,
@@ -75,7 +80,7 @@ public final class EventLog {
             first BLOB NOT NULL,
             second BLOB NOT NULL,
             detected_at INTEGER NOT NULL,
-            PRIMARY KEY(author, seq, first_id, second_id)
+            PRIMARY KEY(family, author, seq, first_id, second_id)
         );
         CREATE TRIGGER forks_no_delete BEFORE DELETE ON forks
             BEGIN SELECT RAISE(ABORT, 'fork proofs are kept: delete refused'); END;
@@ -83,6 +88,7 @@ public final class EventLog {
             BEGIN SELECT RAISE(ABORT, 'fork proofs are kept: update refused'); END;
         CREATE TABLE rejected(
             id BLOB PRIMARY KEY,
+            family BLOB NOT NULL,
             author BLOB NOT NULL,
             seq INTEGER NOT NULL,
             reason TEXT NOT NULL,
@@ -97,7 +103,7 @@ public final class EventLog {
 
     // MARK: - Reading
 
-    /// The last event of `author`'s chain in the log.
+    /// The last event of a chain in the log.
     public struct Head: Sendable, Equatable {
         public let seq: UInt64
         public let id: EventID
@@ -105,20 +111,21 @@ public final class EventLog {
         public static let empty = Head(seq: 0, id: .none, hlc: .zero)
     }
 
-    public func head(of author: DeviceID) throws -> Head {
-        try database.statement("SELECT seq, id, hlc FROM events WHERE author = ?1 ORDER BY seq DESC LIMIT 1")
-            .first([.blob(author.bytes)]) { r in
+    /// The head of `author`'s chain in `family`.
+    public func head(of author: DeviceID, in family: FamilyID) throws -> Head {
+        try database.statement("SELECT seq, id, hlc FROM events WHERE family = ?1 AND author = ?2 ORDER BY seq DESC LIMIT 1")
+            .first([.blob(family.bytes), .blob(author.bytes)]) { r in
                 Head(seq: UInt64(r.int(0)), id: EventID(bytes: r.blob(1)), hlc: HLC(bigEndianBytes: r.blob(2)) ?? .zero)
             } ?? .empty
     }
 
-    /// Every author with events in the log and the head of their chain.
-    public func heads() throws -> [DeviceID: Head] {
+    /// Every author with a chain in `family` and the head of that chain.
+    public func heads(in family: FamilyID) throws -> [DeviceID: Head] {
         var out: [DeviceID: Head] = [:]
         try database.statement("""
             SELECT author, seq, id, hlc FROM events e
-            WHERE seq = (SELECT max(seq) FROM events WHERE author = e.author)
-            """).forEachRow { r in
+            WHERE family = ?1 AND seq = (SELECT max(seq) FROM events WHERE family = e.family AND author = e.author)
+            """).forEachRow([.blob(family.bytes)]) { r in
             out[DeviceID(bytes: r.blob(0))] = Head(seq: UInt64(r.int(1)), id: EventID(bytes: r.blob(2)), hlc: HLC(bigEndianBytes: r.blob(3)) ?? .zero)
         }
         return out
@@ -138,8 +145,10 @@ public final class EventLog {
         } ?? .zero
     }
 
-    public func count() throws -> Int {
-        try database.statement("SELECT count(*) FROM events").first { Int($0.int(0)) } ?? 0
+    /// The number of events in the log, or in one family's chains.
+    public func count(in family: FamilyID? = nil) throws -> Int {
+        try database.statement("SELECT count(*) FROM events WHERE ?1 IS NULL OR family = ?1")
+            .first([family.map { .blob($0.bytes) } ?? .null]) { Int($0.int(0)) } ?? 0
     }
 
     public func contains(_ id: EventID) throws -> Bool {
@@ -159,6 +168,7 @@ public final class EventLog {
         public let position: Int64
         public let receivedAt: Date
         public let id: EventID
+        public let family: FamilyID
         public let author: DeviceID
         public let seq: UInt64
         public let hlc: HLC
@@ -168,31 +178,29 @@ public final class EventLog {
     /// Streams stored events in the given order without loading them all.
     public enum Order: Sendable { case arrival, chain, hlc }
 
-    public func forEachEvent(order: Order = .arrival, after position: Int64 = 0, _ body: (StoredEvent) throws -> Void) throws {
+    public func forEachEvent(order: Order = .arrival, after position: Int64 = 0, in family: FamilyID? = nil, _ body: (StoredEvent) throws -> Void) throws {
         let orderBy = switch order {
         case .arrival: "pos"
-        case .chain: "author, seq"
+        case .chain: "family, author, seq"
         case .hlc: "hlc, author"
         }
         // Not cached: a caller may nest reads inside the callback.
-        let stmt = try Statement(database: database, sql: "SELECT pos, received_at, id, author, seq, hlc, bytes FROM events WHERE pos > ?1 ORDER BY \(orderBy)")
-        try stmt.forEachRow([.integer(position)]) { r in
+        let stmt = try Statement(database: database, sql: """
+            SELECT pos, received_at, id, family, author, seq, hlc, bytes FROM events
+            WHERE pos > ?1 AND (?2 IS NULL OR family = ?2) ORDER BY \(orderBy)
+            """)
+        try stmt.forEachRow([.integer(position), family.map { .blob($0.bytes) } ?? .null]) { r in
             try body(StoredEvent(
                 position: r.int(0), receivedAt: Date(timeIntervalSince1970: Double(r.int(1)) / 1000),
-                id: EventID(bytes: r.blob(2)), author: DeviceID(bytes: r.blob(3)), seq: UInt64(r.int(4)),
-                hlc: HLC(bigEndianBytes: r.blob(5)) ?? .zero, bytes: r.blob(6)))
+                id: EventID(bytes: r.blob(2)), family: FamilyID(bytes: r.blob(3)), author: DeviceID(bytes: r.blob(4)),
+                seq: UInt64(r.int(5)), hlc: HLC(bigEndianBytes: r.blob(6)) ?? .zero, bytes: r.blob(7)))
         }
     }
 
-    /// Authors that have a fork proof.
-    public func forkedAuthors() throws -> Set<DeviceID> {
-        var out = Set<DeviceID>()
-        try database.statement("SELECT DISTINCT author FROM forks").forEachRow { out.insert(DeviceID(bytes: $0.blob(0))) }
-        return out
-    }
-
-    public func isForked(_ author: DeviceID) throws -> Bool {
-        try database.statement("SELECT 1 FROM forks WHERE author = ?1 LIMIT 1").first([.blob(author.bytes)]) { _ in true } ?? false
+    /// Whether `author`'s chain in `family` has a fork proof.
+    public func isForked(_ author: DeviceID, in family: FamilyID) throws -> Bool {
+        try database.statement("SELECT 1 FROM forks WHERE family = ?1 AND author = ?2 LIMIT 1")
+            .first([.blob(family.bytes), .blob(author.bytes)]) { _ in true } ?? false
     }
 
     public func pendingCount() throws -> Int {
@@ -216,8 +224,8 @@ public final class EventLog {
     ) throws -> [SyncEnvelope] {
         try database.transaction(.immediate) {
             let me = identity.deviceID
-            if try isForked(me) { throw EventLogError.ownChainForked(me) }
-            var head = try head(of: me)
+            if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
+            var head = try head(of: me, in: family)
             let limitMs = min(HLC.milliseconds(of: now.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
             var clock = HybridClock(last: max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc))
             var out: [SyncEnvelope] = []
@@ -243,9 +251,9 @@ public final class EventLog {
 
     private func insert(_ env: SyncEnvelope, receivedAt: Int64) throws {
         try database.run(
-            "INSERT INTO events(id, author, seq, hlc, received_at, bytes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO events(id, family, author, seq, hlc, received_at, bytes) VALUES(?1, ?7, ?2, ?3, ?4, ?5, ?6)",
             [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.hlc.bigEndianBytes),
-             .integer(receivedAt), .blob(env.bytes)])
+             .integer(receivedAt), .blob(env.bytes), .blob(env.family.bytes)])
     }
 
     static func millis(_ d: Date) -> Int64 { Int64((d.timeIntervalSince1970 * 1000).rounded(.down)) }

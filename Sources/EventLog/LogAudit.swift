@@ -18,7 +18,9 @@ public struct AuditFailure: Sendable, CustomStringConvertible {
 
 /// What a full audit of the log found.
 public struct AuditReport: Sendable {
+    /// One chain: an author's events in one family.
     public struct AuthorSummary: Sendable {
+        public let family: FamilyID
         public let author: DeviceID
         public var events: Int
         public var firstHLC: HLC
@@ -51,7 +53,7 @@ extension EventLog {
     /// Streams the log in chain order; memory does not grow with its size.
     ///
     /// - Parameters:
-    ///   - family: when given, every event must belong to it.
+    ///   - family: when given, only that family's chains are audited.
     ///   - localAuthor: this device; its own events are not flagged for
     ///     far-future clocks (they only carry a clock merged from others).
     ///   - visit: called for each event that passed; returns a failure reason
@@ -65,11 +67,11 @@ extension EventLog {
             report.failures.append(AuditFailure(id: e.id, author: e.author, seq: e.seq, reason: reason))
         }
 
-        try forEachEvent(order: .chain) { stored in
+        try forEachEvent(order: .chain, in: family) { stored in
             report.eventCount += 1
-            if current?.author != stored.author {
+            if current?.author != stored.author || current?.family != stored.family {
                 if let c = current { report.authors.append(c) }
-                current = .init(author: stored.author, events: 0, firstHLC: stored.hlc, lastHLC: stored.hlc)
+                current = .init(family: stored.family, author: stored.author, events: 0, firstHLC: stored.hlc, lastHLC: stored.hlc)
                 head = .empty
             }
             current!.events += 1
@@ -84,10 +86,9 @@ extension EventLog {
             var problems: [String] = []
             if env.id != stored.id { problems.append("content does not hash to its id (bytes altered; hash is \(env.id.short))") }
             if !env.hasValidSignature { problems.append("signature does not verify") }
-            if env.author != stored.author || env.seq != stored.seq || env.hlc != stored.hlc {
+            if env.author != stored.author || env.seq != stored.seq || env.hlc != stored.hlc || env.family != stored.family {
                 problems.append("index columns disagree with the signed header")
             }
-            if let family, env.family != family { problems.append("belongs to family \(env.family), not \(family)") }
             if env.seq != head.seq + 1 {
                 problems.append("chain gap: seq \(env.seq) follows seq \(head.seq)")
             } else if let v = chainViolation(env, after: head) {
@@ -104,17 +105,18 @@ extension EventLog {
         }
         if let c = current { report.authors.append(c) }
 
-        report.forks = try forkProofs()
+        report.forks = try forkProofs().filter { family == nil || $0.family == family }
         for proof in report.forks {
             let a = try? SyncEnvelope(decoding: proof.first)
             let b = try? SyncEnvelope(decoding: proof.second)
             guard let a, let b, a.hasValidSignature, b.hasValidSignature, a.author == proof.author, b.author == proof.author,
+                  a.family == proof.family, b.family == proof.family,
                   a.seq == proof.seq, b.seq == proof.seq, a.id != b.id else {
                 report.failures.append(AuditFailure(id: nil, author: proof.author, seq: proof.seq, reason: "stored fork proof does not verify"))
                 continue
             }
         }
-        report.rejected = try rejectedEvents()
+        report.rejected = try rejectedEvents().filter { family == nil || $0.family == family }
         report.pending = try pendingCount()
         return report
     }

@@ -26,7 +26,7 @@ struct AppendTests {
         }
         let reopened = try EventLog(path: dir.path + "/log.sqlite")
         #expect(try reopened.count() == 6)
-        #expect(try reopened.head(of: identity.deviceID).id == ids.last)
+        #expect(try reopened.head(of: identity.deviceID, in: family).id == ids.last)
         for id in ids { #expect(try reopened.contains(id)) }
         let report = try reopened.audit(family: family)
         #expect(report.isIntact)

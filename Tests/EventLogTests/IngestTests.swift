@@ -13,7 +13,7 @@ struct IngestTests {
         let report = try log.ingest(envs.map(\.bytes), family: Author.family)
         #expect(report.outcomes.map(\.outcome) == Array(repeating: .accepted, count: 5))
         #expect(report.accepted.map(\.id) == envs.map(\.id))
-        #expect(try log.head(of: a.id).seq == 5)
+        #expect(try log.head(of: a.id, in: Author.family).seq == 5)
     }
 
     @Test func gapsAreHeldThenReleasedInChainOrder() throws {
@@ -53,7 +53,7 @@ struct IngestTests {
         _ = try log.ingest([e1.bytes, e2.bytes], family: Author.family)
         let r = try log.ingest([twin.bytes, e3.bytes], family: Author.family)
         #expect(r.outcomes.map(\.outcome) == [.fork(seq: 2), .authorForked])
-        #expect(try log.isForked(a.id))
+        #expect(try log.isForked(a.id, in: Author.family))
         let proofs = try log.forkProofs()
         #expect(proofs.count == 1)
         #expect(Set([proofs[0].first, proofs[0].second]) == Set([e2.bytes, twin.bytes]))
@@ -73,7 +73,7 @@ struct IngestTests {
         let twin3 = a.forged(seq: 3, previous: e2.id, hlcMs: a.clock + 7)
         let r = try log.ingest([e3.bytes, twin3.bytes], family: Author.family)
         #expect(r.outcomes.map(\.outcome) == [.held(waitingFor: 1), .fork(seq: 3)])
-        #expect(try log.isForked(a.id))
+        #expect(try log.isForked(a.id, in: Author.family))
     }
 
     @Test func chainBreakersAreRejectedAndKeptForTheAudit() throws {
@@ -95,7 +95,7 @@ struct IngestTests {
         let again = try log.ingest([wrongPrev.bytes], family: Author.family)
         guard case .rejected = again.outcomes[0].outcome else { Issue.record("not rejected again"); return }
         #expect(try log.rejectedEvents().count == 2)
-        #expect(!(try log.isForked(a.id)))
+        #expect(!(try log.isForked(a.id, in: Author.family)))
     }
 
     /// A validly signed chain-breaker and a good event at the same (author,
@@ -111,8 +111,23 @@ struct IngestTests {
         let order = badFirst ? [bad, good] : [good, bad]
         let r = try log.ingest(order.map(\.bytes), family: Author.family)
         #expect(r.outcomes[1].outcome == .fork(seq: 2))
-        #expect(try log.isForked(a.id))
+        #expect(try log.isForked(a.id, in: Author.family))
         #expect(try log.forkProofs().count == 1)
+    }
+
+    @Test func oneDeviceHasOneChainPerFamily() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let me = DeviceIdentity.generate()
+        let privateFamily = FamilyID(string: "c0c0c0c0-0000-4000-8000-000000000003")!
+        let own = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: privateFamily, key: Author.key)
+        let shared = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key)
+        #expect(own[0].seq == 1 && shared[0].seq == 1)
+        #expect(shared[0].hlc > own[0].hlc)
+        #expect(try log.head(of: me.deviceID, in: privateFamily).id == own[0].id)
+        #expect(try log.count(in: Author.family) == 1)
+        let report = try log.audit(family: nil)
+        #expect(report.isIntact)
+        #expect(report.authors.count == 2)
     }
 
     @Test func badInputIsReportedAndNothingStoredIsTouched() throws {
@@ -169,7 +184,7 @@ struct IngestTests {
             #expect(try log.count() == all.count)
             #expect(try log.pendingCount() == 0)
             #expect(try log.audit(family: Author.family).isIntact)
-            heads.append(try log.heads())
+            heads.append(try log.heads(in: Author.family))
         }
         #expect(heads.allSatisfy { $0 == heads[0] })
     }

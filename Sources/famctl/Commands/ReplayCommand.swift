@@ -35,7 +35,7 @@ enum ReplayCommand: Command {
         let scratch = try ScratchProjection()
         var findings = BodyFindings()
         let report = try scratch.database.transaction(.immediate) {
-            try home.log.audit(family: family, localAuthor: home.deviceID) { env in
+            try home.log.audit(family: nil, localAuthor: home.deviceID) { env in
                 switch try home.openBody(env) {
                 case .body(let body):
                     if until.map({ env.hlc <= $0 }) ?? true { try scratch.projector.apply(env, body: body) }

@@ -12,7 +12,7 @@ enum StatusCommand: Command {
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let (family, key) = try home.currentKey()
-        let heads = try home.log.heads()
+        let heads = try home.log.heads(in: family)
         let forks = try home.log.forkProofs()
         let rejected = try home.log.rejectedEvents()
         let pending = try home.log.pendingCount()
