@@ -222,6 +222,17 @@ public final class EventLog {
         bodies: [[UInt8]], as identity: DeviceIdentity, family: FamilyID, key: EpochKey,
         now: Date = Date(), onAccepted: (SyncEnvelope) throws -> Void = { _ in }
     ) throws -> [SyncEnvelope] {
+        try append(sealing: bodies.map { ($0, key) }, as: identity, family: family, now: now, onAccepted: onAccepted)
+    }
+
+    /// Like ``append(bodies:as:family:key:now:onAccepted:)``, each body sealed
+    /// with its own epoch key (a key rotation writes under the old and the new
+    /// key in one batch).
+    @discardableResult
+    public func append(
+        sealing bodies: [([UInt8], EpochKey)], as identity: DeviceIdentity, family: FamilyID,
+        now: Date = Date(), onAccepted: (SyncEnvelope) throws -> Void = { _ in }
+    ) throws -> [SyncEnvelope] {
         try database.transaction(.immediate) {
             let me = identity.deviceID
             if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
@@ -231,7 +242,7 @@ public final class EventLog {
             var out: [SyncEnvelope] = []
             out.reserveCapacity(bodies.count)
             let received = Self.millis(now)
-            for body in bodies {
+            for (body, key) in bodies {
                 let hlc: HLC
                 do { hlc = try clock.tick(now: now) } catch { throw EventLogError.clockExhausted }
                 let env: SyncEnvelope

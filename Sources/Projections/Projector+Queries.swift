@@ -105,6 +105,28 @@ extension Projector {
         return out
     }
 
+    /// An event the household rules rejected, with the reason.
+    public struct Rejection: Sendable, Equatable {
+        public let event: EventID
+        public let author: DeviceID
+        public let reason: String
+    }
+
+    /// Every rejected event: library events the fold refused, and record or
+    /// subject changes by authors not allowed to make them.
+    public func rejections() throws -> [Rejection] {
+        var out: [Rejection] = []
+        try database.prepare("SELECT event, author, reason FROM p_rejected ORDER BY event").forEachRow { r in
+            out.append(Rejection(event: EventID(bytes: r.blob(0)), author: DeviceID(bytes: r.blob(1)), reason: r.text(2)))
+        }
+        var authors: [EventID: DeviceID] = [:]
+        try database.prepare("SELECT event, version FROM p_library").forEachRow { r in
+            if let v = Version(bytes: r.blob(1)) { authors[EventID(bytes: r.blob(0))] = v.author }
+        }
+        for (id, why) in household.rejected { out.append(Rejection(event: id, author: authors[id] ?? DeviceID(bytes: [UInt8](repeating: 0, count: 32)), reason: why)) }
+        return out.sorted { $0.event.hex < $1.event.hex }
+    }
+
     /// Record events kept for a later version (unknown store, newer schema).
     public func deferredCount() throws -> Int {
         try database.statement("SELECT count(*) FROM p_deferred").first { Int($0.int(0)) } ?? 0
@@ -116,6 +138,14 @@ extension Projector {
     public func digest() throws -> [UInt8] {
         let h = Blake2bHasher()
         h.update(item: Array("famctl-digest-v1".utf8))
+        // The household: name, owner, members (role, state), rejected library events.
+        h.update(item: Array((household.name ?? "").utf8))
+        h.update(item: household.owner?.bytes ?? [])
+        for m in household.members.values.sorted(by: { $0.device < $1.device }) {
+            h.update(item: m.device.bytes)
+            h.update(item: Array("\(m.name)|\(m.role.rawValue)|\(m.cutoff.map(String.init) ?? "-")".utf8))
+        }
+        for (id, _) in household.rejected.sorted(by: { $0.key.hex < $1.key.hex }) { h.update(item: id.bytes) }
         let fields = try database.statement("SELECT name, value, version FROM p_fields WHERE kind = ?1 AND id = ?2 AND value IS NOT NULL ORDER BY name")
         try database.prepare("SELECT kind, id, put_version, delete_version FROM p_entities ORDER BY kind, id").forEachRow { e in
             let kind = e.text(0), id = e.text(1)

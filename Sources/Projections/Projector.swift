@@ -16,11 +16,16 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
     public let database: Database
+    /// The family whose events this projection holds (join proofs name it).
+    public let family: FamilyID
+    /// Membership as decided by the library events applied so far.
+    public private(set) var household = Household()
 
-    public init(database: Database) throws {
+    public init(database: Database, family: FamilyID) throws {
         self.database = database
+        self.family = family
         try database.execute("""
             CREATE TABLE IF NOT EXISTS p_entities(
                 kind TEXT NOT NULL, id TEXT NOT NULL,
@@ -37,29 +42,70 @@ public final class Projector {
                 event BLOB NOT NULL, op TEXT NOT NULL, changes TEXT NOT NULL,
                 PRIMARY KEY(kind, id, version));
             CREATE TABLE IF NOT EXISTS p_deferred(event BLOB PRIMARY KEY, reason TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS p_library(event BLOB PRIMARY KEY, version BLOB NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
             """)
+        household = try loadHousehold()
+    }
+
+    /// Folds the stored library events into the household.
+    func loadHousehold() throws -> Household {
+        var entries: [Household.Entry] = []
+        try database.prepare("SELECT event, version, seq, body FROM p_library").forEachRow { r in
+            guard let v = Version(bytes: r.blob(1)),
+                  let body = try? EventBody(decoding: Array(r.text(3).utf8)), let e = try? LibraryEvent(body) else { return }
+            entries.append(Household.Entry(id: EventID(bytes: r.blob(0)), version: v, seq: UInt64(r.int(2)), event: e))
+        }
+        return Household(entries: entries, family: family)
     }
 
     /// Empties every projection table (before a rebuild).
     public func reset() throws {
-        try database.execute("DELETE FROM p_entities; DELETE FROM p_fields; DELETE FROM p_history; DELETE FROM p_deferred;")
+        try database.execute("""
+            DELETE FROM p_entities; DELETE FROM p_fields; DELETE FROM p_history; DELETE FROM p_deferred;
+            DELETE FROM p_library; DELETE FROM p_rejected;
+            """)
+        household = Household()
     }
 
     /// What applying one event did.
     public enum Applied: Sendable, Equatable {
         case record(UUID)
         case subject(FocusKey)
-        /// Not a projected type (library events handled elsewhere, or unknown).
+        /// A household event: membership may have changed, so earlier verdicts
+        /// may too. The caller rebuilds (library events first, see ``Household``).
+        case library(LibraryEvent)
+        /// Not authorized (the reason is kept for the audit).
+        case rejected(String)
+        /// Not a projected type (unknown, or of another family).
         case ignored
         /// A record event this version cannot apply yet (unknown store, newer
         /// schema); kept in the log and applied after an upgrade's rebuild.
         case deferred(String)
     }
 
-    /// Applies one verified, decrypted event. Idempotent.
+    /// Applies one verified, decrypted event of this family. Idempotent.
+    ///
+    /// Record and care-subject events are checked against the household as it
+    /// stands; library events are stored and folded into it. A rebuild applies
+    /// every library event before any other, so verdicts never depend on the
+    /// order events arrived in.
     @discardableResult
     public func apply(_ env: SyncEnvelope, body: EventBody) throws -> Applied {
+        guard env.family == family else { return .ignored }
         let version = Version(env)
+        if let lib = try LibraryEvent(body) {
+            try database.run("INSERT OR IGNORE INTO p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
+                             [.blob(env.id.bytes), .blob(version.bytes), .integer(Int64(env.seq)), .text(String(decoding: body.encoded(), as: UTF8.self))])
+            household = try loadHousehold()
+            return .library(lib)
+        }
+        let isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type
+        if isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
+            try database.run("INSERT OR IGNORE INTO p_rejected(event, author, seq, reason) VALUES(?1, ?2, ?3, ?4)",
+                             [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .text(why)])
+            return .rejected(why)
+        }
         if let r = try RecordEvent(body) {
             guard StoreName(rawValue: r.store) != nil else { return try defer_(env, "unknown store '\(r.store)'") }
             guard body.schema <= StoreSchema.version else { return try defer_(env, "\(r.store) schema \(body.schema) is newer than \(StoreSchema.version)") }

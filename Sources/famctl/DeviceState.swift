@@ -9,6 +9,11 @@ final class DeviceState {
         case deviceName = "device.name"
         case createdAt = "device.created_at"
         case family = "family.id"
+        /// The owner's device id, learned from the invitation (a joiner) or by creating the family.
+        case owner = "family.owner"
+        /// Where the family's events are exchanged: a shared directory, or a peer URL.
+        case syncDirectory = "sync.dir"
+        case syncPeer = "sync.peer"
         /// The projection schema the tables were built with; a mismatch triggers a rebuild.
         case projectionVersion = "projection.version"
         /// "on": the view shows every family member's records; "off": only this device's own.

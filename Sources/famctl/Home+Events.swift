@@ -7,41 +7,72 @@ import Projections
 /// events and rebuilds all go through ``Home/apply(_:)``.
 extension Home {
     /// Opens and applies one event that has just entered the log (inside the
-    /// log's transaction). Events this device cannot open yet (no key) are
-    /// left for a rebuild once the key arrives; unreadable bodies are
-    /// reported by `replay`.
+    /// log's transaction). Events of another family (this device's private
+    /// history after it joined a family) are kept in the log, not projected.
+    /// Events this device cannot open yet (no key) wait for a rebuild once the
+    /// key arrives; unreadable bodies are reported by `replay`.
     func apply(_ env: SyncEnvelope) throws {
-        if case .body(let body) = try openBody(env) {
-            try projector.apply(env, body: body)
+        guard env.family == family, case .body(let body) = try openBody(env) else { return }
+        if case .library = try projector.apply(env, body: body) {
+            // Membership or keys changed: rebuild after this operation. Until
+            // then the stored version says so, should the process die first.
+            try state.set(.projectionVersion, "stale")
+            needsRebuild = true
         }
     }
 
-    /// Seals, appends and applies local changes in one transaction.
+    /// Seals, appends and applies local changes in one transaction, each body
+    /// with the current epoch key.
     @discardableResult
     func append(_ bodies: [EventBody]) throws -> [SyncEnvelope] {
-        let (family, key) = try currentKey()
-        return try log.append(bodies: bodies.map { $0.encoded() }, as: identity, family: family, key: key) { try apply($0) }
+        let (_, key) = try currentKey()
+        return try append(bodies.map { ($0, key) })
+    }
+
+    /// Appends bodies sealed with the given keys (a key rotation writes under
+    /// the old and the new key in one batch).
+    @discardableResult
+    func append(_ bodies: [(EventBody, EpochKey)]) throws -> [SyncEnvelope] {
+        let envs = try log.append(sealing: bodies.map { ($0.0.encoded(), $0.1) }, as: identity, family: family) { try apply($0) }
+        try settle()
+        return envs
     }
 
     /// Ingests foreign envelopes and applies what enters the log.
     func ingest(_ inputs: [[UInt8]]) throws -> IngestReport {
-        let (family, _) = try currentKey()
-        return try log.ingest(inputs, family: family) { try apply($0) }
+        let report = try log.ingest(inputs, family: family) { try apply($0) }
+        try settle()
+        return report
     }
 
-    /// Rebuilds every projection from the log, in one transaction.
+    /// After a log operation: rebuild if membership changed, then do what the
+    /// owner owes the family (seal the current key to members who lack it).
+    func settle() throws {
+        if needsRebuild { try rebuildProjections() }
+        try shareKeysIfOwner()
+    }
+
+    /// Rebuilds every projection from the log, in one transaction: keys
+    /// first, then the household (all library events, in version order), then
+    /// records and care subjects judged against it.
     func rebuildProjections() throws {
         try log.database.transaction(.immediate) {
+            try learnKeys()
             try projector.reset()
-            try log.forEachEvent(order: .chain) { stored in
-                if let env = try? SyncEnvelope(decoding: stored.bytes) { try apply(env) }
+            for libraryPass in [true, false] {
+                try log.forEachEvent(order: .chain, in: family) { stored in
+                    guard let env = try? SyncEnvelope(decoding: stored.bytes), case .body(let body) = try openBody(env),
+                          LibraryEvent.isLibrary(body) == libraryPass else { return }
+                    try projector.apply(env, body: body)
+                }
             }
             try state.set(.projectionVersion, String(Projector.schemaVersion))
         }
+        needsRebuild = false
     }
 
-    /// A home written by an older famctl (or before projections existed) is
-    /// rebuilt from its log on first open.
+    /// A home written by an older famctl, or interrupted before a rebuild, is
+    /// rebuilt from its log on open.
     func rebuildProjectionsIfOutdated() throws {
         if try state.get(.projectionVersion) != String(Projector.schemaVersion) {
             try rebuildProjections()

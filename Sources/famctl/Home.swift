@@ -18,7 +18,12 @@ final class Home {
     let identity: DeviceIdentity
     let log: EventLog
     let state: DeviceState
+    /// The family this device writes to now (its private one until it creates or joins one).
+    let family: FamilyID
     let projector: Projector
+    /// Set when a household event was applied: verdicts may have changed, so
+    /// the projection is rebuilt once the current log operation is done.
+    var needsRebuild = false
 
     var deviceID: DeviceID { identity.deviceID }
 
@@ -35,12 +40,16 @@ final class Home {
         p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
     }
 
-    private init(path: String, identity: DeviceIdentity, log: EventLog) throws {
+    private init(path: String, identity: DeviceIdentity, log: EventLog, state: DeviceState) throws {
         self.path = path
         self.identity = identity
         self.log = log
-        self.state = try DeviceState(database: log.database)
-        self.projector = try Projector(database: log.database)
+        self.state = state
+        guard let f = try state.get(.family), let family = FamilyID(string: f) else {
+            throw CLIError(.dataError, "this home has no family id", hint: "The home is damaged; restore it from a backup.")
+        }
+        self.family = family
+        self.projector = try Projector(database: log.database, family: family)
         try rebuildProjectionsIfOutdated()
     }
 
@@ -71,11 +80,18 @@ final class Home {
             throw CLIError(.dataError, "\(idPath) is damaged: \(e)", hint: "A device's key cannot be recovered; restore the file from a backup of this device, or create a new device with 'famctl init' in another home.")
         }
         let log = try Self.openLog(path)
-        return try Home(path: path, identity: identity, log: log)
+        return try Home(path: path, identity: identity, log: log, state: DeviceState(database: log.database))
     }
 
-    /// Creates a new home with a fresh device identity and a local family.
-    static func create(_ path: String, name: String) throws -> Home {
+    /// How a new home starts: a private family of its own, or (accepting an
+    /// invitation) the family the invitation names, with its key.
+    enum Start {
+        case privateFamily
+        case joining(FamilyID, EpochKey, owner: DeviceID)
+    }
+
+    /// Creates a new home with a fresh device identity.
+    static func create(_ path: String, name: String, start: Start = .privateFamily) throws -> Home {
         let fm = FileManager.default
         if fm.fileExists(atPath: path + "/" + identityFile) {
             throw CLIError(.cantCreate, "\(path) is already a famctl home", hint: "Use it as it is, or pass another --home.")
@@ -90,14 +106,22 @@ final class Home {
         try Self.clearUnfinishedCreation(path)
         let identity = DeviceIdentity.generate()
         let log = try Self.openLog(path)
-        let home = try Home(path: path, identity: identity, log: log)
+        let state = try DeviceState(database: log.database)
         try log.database.transaction(.immediate) {
-            try home.state.set(.deviceName, name)
-            try home.state.set(.createdAt, ISO8601DateFormatter().string(from: Date()))
-            let family = FamilyID.random()
-            try home.state.set(.family, family.description)
-            try home.state.keyring.store(EpochKey.generate(epoch: 0), family: family)
+            try state.set(.deviceName, name)
+            try state.set(.createdAt, ISO8601DateFormatter().string(from: Date()))
+            switch start {
+            case .privateFamily:
+                let family = FamilyID.random()
+                try state.set(.family, family.description)
+                try state.keyring.store(EpochKey.generate(epoch: 0), family: family)
+            case .joining(let family, let key, let owner):
+                try state.set(.family, family.description)
+                try state.set(.owner, owner.hex)
+                try state.keyring.store(key, family: family)
+            }
         }
+        let home = try Home(path: path, identity: identity, log: log, state: state)
         // The identity goes last: a home without it is not yet a home, and a retry starts over.
         do {
             try FileIO.writeSecretAtomically(identity.encoded(), to: path + "/" + identityFile)
@@ -131,9 +155,6 @@ final class Home {
 
     /// The family this device writes to and its current epoch key.
     func currentKey() throws -> (FamilyID, EpochKey) {
-        guard let f = try state.get(.family), let family = FamilyID(string: f) else {
-            throw CLIError(.dataError, "this home has no family id", hint: "The home is damaged; run 'famctl replay'.")
-        }
         guard let key = try state.keyring.current(family: family) else {
             throw CLIError(.dataError, "no key for family \(family)", hint: "The home is damaged; run 'famctl replay'.")
         }

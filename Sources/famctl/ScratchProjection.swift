@@ -1,3 +1,4 @@
+import Envelope
 import EventLog
 import Foundation
 import Projections
@@ -9,13 +10,13 @@ final class ScratchProjection {
     let database: Database
     let projector: Projector
 
-    init() throws {
+    init(family: FamilyID) throws {
         var template = Array((NSTemporaryDirectory() + "famctl-replay-XXXXXX").utf8CString)
         guard let dir = mkdtemp(&template) else { throw CLIError(.cantCreate, "cannot create a scratch directory in \(NSTemporaryDirectory())") }
         directory = String(cString: dir)
         database = try Database(path: directory + "/scratch.sqlite")
         try database.execute("PRAGMA synchronous=OFF")
-        projector = try Projector(database: database)
+        projector = try Projector(database: database, family: family)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }

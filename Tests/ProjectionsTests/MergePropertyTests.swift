@@ -49,9 +49,10 @@ struct MergePropertyTests {
         }
     }
 
+    static var family: FamilyID { FamilyID(string: "a0a0a0a0-0000-4000-8000-000000000009")! }
+
     static func history(seed: UInt64) -> [Generated] {
         var rng = SplitMix(seed: seed)
-        let family = FamilyID(string: "a0a0a0a0-0000-4000-8000-000000000009")!
         let key = EpochKey(epoch: 0, key: SecretBytes([UInt8](repeating: 2, count: 32)))
         let authors = (0..<Int(3 + rng.next() % 3)).map { SigningKey(seed: [UInt8](repeating: UInt8($0 + 1), count: 32)) }
         var seqs = [UInt64](repeating: 0, count: authors.count)
@@ -92,7 +93,7 @@ struct MergePropertyTests {
     static func projector() throws -> (TempDir, Projector) {
         let dir = TempDir()
         let db = try Database(path: dir.path + "/p.sqlite")
-        return (dir, try Projector(database: db))
+        return (dir, try Projector(database: db, family: family))
     }
 
     @Test(arguments: 0..<30)
@@ -233,7 +234,7 @@ struct MergePropertyTests {
 
 /// Hand-written events for the example tests.
 final class Gen {
-    let family = FamilyID(string: "a0a0a0a0-0000-4000-8000-000000000010")!
+    let family = MergePropertyTests.family
     let key = EpochKey(epoch: 0, key: SecretBytes([UInt8](repeating: 3, count: 32)))
     let authors = (0..<3).map { SigningKey(seed: [UInt8](repeating: UInt8(0x10 + $0), count: 32)) }
     var seqs = [UInt64](repeating: 0, count: 3)

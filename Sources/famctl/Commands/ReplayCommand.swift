@@ -32,17 +32,28 @@ enum ReplayCommand: Command {
         }
         let recordID = try inv.value("--record").map { try RecordInput.record($0) }
 
-        let scratch = try ScratchProjection()
+        // 1. Verify every chain of the log, and what each body holds.
         var findings = BodyFindings()
-        let report = try scratch.database.transaction(.immediate) {
-            try home.log.audit(family: nil, localAuthor: home.deviceID) { env in
-                switch try home.openBody(env) {
-                case .body(let body):
-                    if until.map({ env.hlc <= $0 }) ?? true { try scratch.projector.apply(env, body: body) }
-                case .noKey: findings.noKey += 1
-                case .failed(let e): findings.unreadable.append((env.id, e))
+        let report = try home.log.audit(family: nil, localAuthor: home.deviceID) { env in
+            switch try home.openBody(env) {
+            case .body: break
+            case .noKey: findings.noKey += 1
+            case .failed(let e): findings.unreadable.append((env.id, e))
+            }
+            return nil
+        }
+        // 2. Rebuild the family's state from the verified events alone, as the
+        //    live projection is built: household events first, then the rest.
+        let failed = Set(report.failures.compactMap(\.id))
+        let scratch = try ScratchProjection(family: home.family)
+        try scratch.database.transaction(.immediate) {
+            for libraryPass in [true, false] {
+                try home.log.forEachEvent(order: .chain, in: home.family) { stored in
+                    guard !failed.contains(stored.id), until.map({ stored.hlc <= $0 }) ?? true,
+                          let env = try? SyncEnvelope(decoding: stored.bytes), case .body(let body) = try home.openBody(env),
+                          LibraryEvent.isLibrary(body) == libraryPass else { return }
+                    try scratch.projector.apply(env, body: body)
                 }
-                return nil
             }
         }
         let rebuilt = Hex.encode(try scratch.projector.digest())
