@@ -228,10 +228,13 @@ public final class EventLog {
     /// Like ``append(bodies:as:family:key:now:onAccepted:)``, each body sealed
     /// with its own epoch key (a key rotation writes under the old and the new
     /// key in one batch).
+    ///
+    /// - Parameter after: a clock the new events must follow even though no
+    ///   event of the log carries it (a join follows its invitation).
     @discardableResult
     public func append(
         sealing bodies: [([UInt8], EpochKey)], as identity: DeviceIdentity, family: FamilyID,
-        now: Date = Date(), onAccepted: (SyncEnvelope) throws -> Void = { _ in }
+        now: Date = Date(), after: HLC = .zero, onAccepted: (SyncEnvelope) throws -> Void = { _ in }
     ) throws -> [SyncEnvelope] {
         try database.transaction(.immediate) {
             let me = identity.deviceID
@@ -239,6 +242,7 @@ public final class EventLog {
             var head = try head(of: me, in: family)
             let limitMs = min(HLC.milliseconds(of: now.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
             var clock = HybridClock(last: max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc))
+            clock.receive(after)
             var out: [SyncEnvelope] = []
             out.reserveCapacity(bodies.count)
             let received = Self.millis(now)

@@ -93,6 +93,22 @@ public final class Projector {
     @discardableResult
     public func apply(_ env: SyncEnvelope, body: EventBody) throws -> Applied {
         guard env.family == family else { return .ignored }
+        do {
+            return try applyChecked(env, body: body)
+        } catch let e as EnvelopeError {
+            // A body of a known type with missing keys: rejected with the
+            // reason, never a reason to stall the batch it came in.
+            try reject(env, "malformed \(body.type): \(e)")
+            return .rejected("\(e)")
+        }
+    }
+
+    private func reject(_ env: SyncEnvelope, _ why: String) throws {
+        try database.run("INSERT OR IGNORE INTO p_rejected(event, author, seq, reason) VALUES(?1, ?2, ?3, ?4)",
+                         [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .text(why)])
+    }
+
+    private func applyChecked(_ env: SyncEnvelope, body: EventBody) throws -> Applied {
         let version = Version(env)
         if let lib = try LibraryEvent(body) {
             try database.run("INSERT OR IGNORE INTO p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
@@ -102,8 +118,7 @@ public final class Projector {
         }
         let isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type
         if isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
-            try database.run("INSERT OR IGNORE INTO p_rejected(event, author, seq, reason) VALUES(?1, ?2, ?3, ?4)",
-                             [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .text(why)])
+            try reject(env, why)
             return .rejected(why)
         }
         if let r = try RecordEvent(body) {

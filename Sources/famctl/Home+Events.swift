@@ -32,8 +32,8 @@ extension Home {
     /// Appends bodies sealed with the given keys (a key rotation writes under
     /// the old and the new key in one batch).
     @discardableResult
-    func append(_ bodies: [(EventBody, EpochKey)]) throws -> [SyncEnvelope] {
-        let envs = try log.append(sealing: bodies.map { ($0.0.encoded(), $0.1) }, as: identity, family: family) { try apply($0) }
+    func append(_ bodies: [(EventBody, EpochKey)], after: HLC = .zero) throws -> [SyncEnvelope] {
+        let envs = try log.append(sealing: bodies.map { ($0.0.encoded(), $0.1) }, as: identity, family: family, after: after) { try apply($0) }
         try settle()
         return envs
     }

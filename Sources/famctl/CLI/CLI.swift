@@ -9,6 +9,12 @@ enum CLI {
     /// Every command, in the order `famctl --help` lists them.
     static let commands: [any Command.Type] = [
         InitCommand.self,
+        FamilyCreateCommand.self,
+        InviteCommand.self,
+        AcceptCommand.self,
+        MembersCommand.self,
+        MemberRemoveCommand.self,
+        MemberRoleCommand.self,
         SubjectAddCommand.self,
         SubjectListCommand.self,
         RecordAddCommand.self,

@@ -56,6 +56,7 @@ enum ReplayCommand: Command {
                 }
             }
         }
+        let denied = try scratch.projector.rejections()
         let rebuilt = Hex.encode(try scratch.projector.digest())
         let live = Hex.encode(try home.projector.digest())
         let agrees = until != nil || rebuilt == live
@@ -86,10 +87,11 @@ enum ReplayCommand: Command {
                 "farFuture": report.farFuture.map { $0.id.hex },
                 "undecryptable": findings.noKey,
                 "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": agrees,
+                "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
                 "unreadable": findings.unreadable.map { ["id": $0.0.hex, "reason": $0.1.description] },
             ] as [String: Any])
         } else {
-            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt)
+            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied)
         }
         if !report.isIntact || !agrees { throw failure(report, agrees: agrees) }
     }
@@ -124,7 +126,7 @@ enum ReplayCommand: Command {
         var unreadable: [(EventID, EnvelopeError)] = []
     }
 
-    static func print(_ r: AuditReport, home: Home, findings: BodyFindings, live: String, rebuilt: String) {
+    static func print(_ r: AuditReport, home: Home, findings: BodyFindings, live: String, rebuilt: String, denied: [Projector.Rejection]) {
         Console.out("replay: \(r.eventCount) event\(r.eventCount == 1 ? "" : "s") from \(r.authors.count) author\(r.authors.count == 1 ? "" : "s") re-verified (bytes, ids, signatures, chains, bodies)")
         for a in r.authors {
             let me = a.author == home.deviceID ? " (this device)" : ""
@@ -134,6 +136,8 @@ enum ReplayCommand: Command {
         for f in r.forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq) (proof kept)") }
         Console.out("rejected: \(r.rejected.isEmpty ? "none" : "\(r.rejected.count)")")
         for x in r.rejected { Console.out("  \(x.id.hex) by \(x.author.short) #\(x.seq): \(x.reason)") }
+        Console.out("not authorized: \(denied.isEmpty ? "none" : "\(denied.count) (kept in the log; the household rules reject them)")")
+        for d in denied { Console.out("  \(d.event.hex) by \(d.author.short): \(d.reason)") }
         Console.out("pending: \(r.pending)")
         Console.out("far-future clocks: \(r.farFuture.isEmpty ? "none" : "\(r.farFuture.count)")")
         for f in r.farFuture { Console.out("  \(f.id.hex) stamped \(TimeText.format(f.hlc.date)), arrived \(TimeText.format(f.receivedAt))") }

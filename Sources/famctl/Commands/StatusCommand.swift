@@ -22,6 +22,9 @@ enum StatusCommand: Command {
         let records = try home.projector.records()
         let overlaps = try home.projector.sleepOverlaps()
         let deferred = try home.projector.deferredCount()
+        let household = home.projector.household
+        let denied = try home.projector.rejections()
+        let myRole = household.members[home.deviceID]?.role.rawValue
 
         if inv.json {
             Console.json([
@@ -35,12 +38,21 @@ enum StatusCommand: Command {
                 "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
                 "sleepOverlaps": overlaps.map { [$0.0.id.uuidString.lowercased(), $0.1.id.uuidString.lowercased()] },
                 "deferred": deferred,
+                "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(),
+                "members": household.members.values.filter(\.isActive).count,
+                "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
             ] as [String: Any])
             return
         }
         Console.out("device   \(home.deviceID.short) \"\(home.deviceName)\"")
         Console.out("home     \(home.path)")
-        Console.out("family   \(family) (key epoch \(key.epoch))")
+        if let name = household.name {
+            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? "not a member"), \(household.members.values.filter(\.isActive).count) active member(s)")
+        } else if home.knownOwner != nil {
+            Console.out("family   \(family) (key epoch \(key.epoch)); joined, waiting for the family's events")
+        } else {
+            Console.out("family   private to this device \(family) (key epoch \(key.epoch)); 'famctl family create' or 'famctl accept' to share")
+        }
         Console.out("events   \(total) in the log, \(pending) waiting for earlier events")
         for a in authors {
             let h = heads[a]!
@@ -51,6 +63,8 @@ enum StatusCommand: Command {
             Console.out("  sleeps overlap for \(a.focus): \(a.id.uuidString.lowercased()) and \(b.id.uuidString.lowercased()) (arrived by merge; both kept)")
         }
         if deferred > 0 { Console.out("  \(deferred) record events for stores or schemas this famctl does not know yet (kept; applied after an upgrade)") }
+        Console.out("denied   \(denied.isEmpty ? "none" : "\(denied.count) event(s) not authorized (kept in the log)")")
+        for d in denied { Console.out("  \(d.event.short) by \(d.author.short): \(d.reason)") }
         Console.out("forks    \(forks.isEmpty ? "none" : "\(forks.count)")")
         for f in forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq); their later events are refused") }
         Console.out("rejected \(rejected.isEmpty ? "none" : "\(rejected.count)")")

@@ -1,0 +1,88 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+
+/// `famctl family create --name NAME (--dir PATH | --peer URL)`
+enum FamilyCreateCommand: Command {
+    static let spec = CommandSpec(
+        path: ["family", "create"],
+        abstract: "Create a family with this device as its owner; its records so far become the family's.",
+        discussion: """
+            The family's first event names this device as the owner. --dir is the shared
+            folder (kept in sync by Syncthing, Dropbox, iCloud Drive, NFS…) and --peer a
+            WebDAV URL, where the family's events will be exchanged; it is stored on this
+            device and put into invitations.
+            """,
+        options: [
+            .value("--name", "NAME", "(required) The family's name, e.g. \"The Lins\"."),
+            .value("--dir", "PATH", "A shared directory for the family's events."),
+            .value("--peer", "URL", "A WebDAV peer for the family's events (http:// or https://)."),
+        ])
+
+    static func run(_ inv: Invocation) throws {
+        let name = try inv.required("--name").trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, name.count <= 100 else { throw CLIError.data("--name must be 1 to 100 characters") }
+        let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: true)
+        let home = try Home.open(Home.location(inv))
+        guard home.projector.household.isPrivate else {
+            throw CLIError.data("this device already belongs to the family \"\(home.projector.household.name ?? "?")\"", hint: "A device belongs to one family.")
+        }
+        try location.store(in: home)
+        try home.state.set(.owner, home.deviceID.hex)
+        try home.append([LibraryEvent.familyCreate(name: name, ownerName: home.deviceName, ownerBox: home.identity.box.publicKey).body])
+        if inv.json {
+            Console.json(["family": home.family.description, "name": name, "owner": home.deviceID.hex])
+        } else {
+            Console.out("Created family \"\(name)\" (\(home.family)); this device (\(home.deviceID.short) \"\(home.deviceName)\") is its owner.")
+            Console.out("Invite the others with: famctl invite")
+        }
+    }
+}
+
+/// Where a family's events are exchanged, as given on the command line.
+enum Location {
+    case none, directory(String), peer(String)
+
+    static func parse(dir: String?, peer: String?, required: Bool) throws(CLIError) -> Location {
+        switch (dir, peer) {
+        case (let d?, nil):
+            return .directory(Home.absolute(d))
+        case (nil, let p?):
+            guard let u = URL(string: p), ["http", "https"].contains(u.scheme?.lowercased() ?? ""), u.host != nil else {
+                throw .data("--peer '\(p)' is not an http:// or https:// URL")
+            }
+            guard u.user == nil, u.password == nil else {
+                throw .data("--peer must not carry credentials", hint: "Put them in the environment or a netrc file (mode 0600), never on the command line.")
+            }
+            return .peer(p)
+        case (nil, nil):
+            if required { throw .usage("give --dir PATH or --peer URL: where the family's events are exchanged") }
+            return .none
+        default:
+            throw .usage("give either --dir or --peer, not both")
+        }
+    }
+
+    func store(in home: Home) throws {
+        switch self {
+        case .directory(let d): try home.state.set(.syncDirectory, d)
+        case .peer(let p): try home.state.set(.syncPeer, p)
+        case .none: break
+        }
+    }
+
+    var inviteLocation: InviteCode.Location {
+        switch self {
+        case .none: .none
+        case .directory(let d): .directory(d)
+        case .peer(let p): .peer(p)
+        }
+    }
+
+    static func stored(in home: Home) -> Location {
+        if let d = (try? home.state.get(.syncDirectory)) ?? nil { return .directory(d) }
+        if let p = (try? home.state.get(.syncPeer)) ?? nil { return .peer(p) }
+        return .none
+    }
+}

@@ -1,0 +1,92 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+
+/// `famctl invite [--role member|viewer] [--expires 7d]`, `--revoke ID`, `--list`
+enum InviteCommand: Command {
+    static let spec = CommandSpec(
+        path: ["invite"],
+        abstract: "Invite a device into the family (owner only): prints a one-line invitation code.",
+        discussion: """
+            The code is a bearer capability: whoever holds it can join once, until it
+            expires or is revoked. It carries the family id, a secret, the current key,
+            the owner's device key and where the family's events are; send it privately.
+            --revoke ID withdraws an invitation, --list shows those still open.
+            """,
+        options: [
+            .value("--role", "ROLE", "member (reads and writes, the default) or viewer (reads only)."),
+            .value("--expires", "TIME", "How long the code is valid: 30m, 12h, 7d (the default), 2w; at most 90d."),
+            .value("--revoke", "ID", "Revoke the open invitation with this id (or a prefix of it)."),
+            .flag("--list", "List the open invitations."),
+        ])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let household = home.projector.household
+        guard !household.isPrivate else {
+            throw CLIError.data("this device has no family yet", hint: "Create one with 'famctl family create --name NAME --dir PATH'.")
+        }
+        guard household.owner == home.deviceID else { throw CLIError.data("only the family's owner can invite, revoke or list invitations") }
+        if inv.flag("--list") { return try list(home, json: inv.json) }
+        if let prefix = inv.value("--revoke") { return try revoke(prefix.lowercased(), home: home, json: inv.json) }
+
+        let role = try inv.value("--role").map { r -> Role in
+            guard let role = Role(rawValue: r), role != .owner else { throw CLIError.data("--role '\(r)' is neither member nor viewer") }
+            return role
+        } ?? .member
+        let duration = try parseDuration(inv.value("--expires") ?? "7d")
+        let (family, key) = try home.currentKey()
+        let secret = Sodium.randomSecret(32)
+        let id = InviteID.random()
+        let expires = HLC.milliseconds(of: Date().addingTimeInterval(duration))
+        let verifier = JoinProof.key(secret: secret).publicKey.bytes
+        let env = try home.append([LibraryEvent.inviteCreate(invite: id, role: role, expiresMs: expires, verifier: verifier, epoch: key.epoch).body])[0]
+        let code = InviteCode(family: family, invite: id, secret: secret, owner: home.deviceID, key: key, role: role,
+                              expiresMs: expires, issued: env.hlc, location: Location.stored(in: home).inviteLocation)
+        if inv.json {
+            Console.json(["code": code.text, "invite": id.hex, "role": role.rawValue, "expires": TimeText.format(Date(timeIntervalSince1970: Double(expires) / 1000))])
+        } else {
+            Console.out(code.text)
+        }
+    }
+
+    static func parseDuration(_ s: String) throws(CLIError) -> TimeInterval {
+        let units: [Character: TimeInterval] = ["m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        guard let unit = s.last, let seconds = units[unit], let n = Double(s.dropLast()), n > 0 else {
+            throw .data("--expires '\(s)' is not a duration", hint: "Use a number and a unit: 30m, 12h, 7d, 2w.")
+        }
+        guard n * seconds <= 90 * 86_400 else { throw .data("--expires is at most 90d") }
+        return n * seconds
+    }
+
+    static func openInvites(_ home: Home) -> [Household.Invite] {
+        let now = HLC.milliseconds(of: Date())
+        return home.projector.household.invites.values
+            .filter { $0.usedBy == nil && $0.revoked == nil && $0.expiresMs >= now }
+            .sorted { $0.created < $1.created }
+    }
+
+    static func list(_ home: Home, json: Bool) throws {
+        let open = openInvites(home)
+        if json {
+            Console.json(open.map { ["invite": $0.id.hex, "role": $0.role.rawValue, "created": TimeText.format($0.created.hlc.date),
+                                     "expires": TimeText.format(Date(timeIntervalSince1970: Double($0.expiresMs) / 1000))] })
+            return
+        }
+        if open.isEmpty { Console.out("(no open invitations)") }
+        for i in open {
+            Console.out("\(i.id.hex)  \(i.role.rawValue)  created \(TimeText.format(i.created.hlc.date))  expires \(TimeText.format(Date(timeIntervalSince1970: Double(i.expiresMs) / 1000)))")
+        }
+    }
+
+    static func revoke(_ prefix: String, home: Home, json: Bool) throws {
+        let matches = home.projector.household.invites.values.filter { $0.id.hex.hasPrefix(prefix) }
+        guard matches.count == 1, let invite = matches.first else {
+            throw CLIError.data(matches.isEmpty ? "no invitation \(prefix)" : "'\(prefix)' matches \(matches.count) invitations; give more of the id")
+        }
+        guard invite.usedBy == nil else { throw CLIError.data("invitation \(invite.id.hex) was already used; remove the member instead") }
+        try home.append([LibraryEvent.inviteRevoke(invite: invite.id).body])
+        if json { Console.json(["revoked": invite.id.hex]) } else { Console.out("revoked \(invite.id.hex)") }
+    }
+}

@@ -1,0 +1,120 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+
+/// `famctl members`
+enum MembersCommand: Command {
+    static let spec = CommandSpec(
+        path: ["members"],
+        abstract: "List the family's devices: name, device id, role, state, when they joined, by which invitation.")
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let h = home.projector.household
+        guard !h.isPrivate else {
+            let waiting = home.knownOwner != nil
+            if inv.json {
+                Console.json(["family": home.family.description, "members": [[String: Any]](), "waitingForFamilyEvents": waiting] as [String: Any])
+            } else {
+                Console.out(waiting ? "(joined family \(home.family); its members are listed once the family's events arrive: famctl sync)"
+                                    : "(no family: this device keeps its records on its own)")
+            }
+            return
+        }
+        var rows: [[String: Any]] = h.members.values.sorted { $0.joined < $1.joined }.map { m in
+            ["name": m.name, "device": m.device.hex, "role": m.role.rawValue, "state": m.isActive ? "active" : "removed",
+             "joined": TimeText.format(m.joined.hlc.date), "invite": m.invite?.hex ?? NSNull(), "me": m.device == home.deviceID]
+        }
+        let now = HLC.milliseconds(of: Date())
+        for i in h.invites.values.sorted(by: { $0.created < $1.created }) where i.usedBy == nil && i.revoked == nil && i.expiresMs >= now {
+            rows.append(["name": NSNull(), "device": NSNull(), "role": i.role.rawValue, "state": "pending",
+                         "joined": NSNull(), "invite": i.id.hex, "me": false])
+        }
+        if inv.json { Console.json(["family": home.family.description, "name": h.name ?? NSNull(), "members": rows] as [String: Any]); return }
+        Console.out("family \"\(h.name ?? "?")\" (\(home.family))")
+        for r in rows {
+            let name = (r["name"] as? String) ?? "(invitation)"
+            let device = (r["device"] as? String).map { String($0.prefix(12)) } ?? "-"
+            let me = (r["me"] as? Bool) == true ? " (this device)" : ""
+            let joined = (r["joined"] as? String).map { "joined \($0)" } ?? "not yet joined"
+            let invite = (r["invite"] as? String).map { "invite \($0.prefix(8))" } ?? "created the family"
+            Console.out("  \(name)\(me)  \(device)  \(r["role"]!)  \(r["state"]!)  \(joined)  \(invite)")
+        }
+    }
+}
+
+/// Finds a member by name or by (a prefix of) its device id.
+enum MemberLookup {
+    static func find(_ text: String, in h: Household) throws(CLIError) -> Household.Member {
+        let byName = h.members.values.filter { $0.name == text }
+        if byName.count == 1 { return byName[0] }
+        if byName.count > 1 { throw .data("\(byName.count) members are called \"\(text)\"; give the device id") }
+        let byID = h.members.values.filter { $0.device.hex.hasPrefix(text.lowercased()) }
+        guard byID.count == 1, text.count >= 4 else {
+            throw .data(byID.isEmpty ? "no member \"\(text)\"" : "'\(text)' matches \(byID.count) devices; give more of the id", hint: "'famctl members' lists them.")
+        }
+        return byID[0]
+    }
+}
+
+/// `famctl member remove MEMBER`
+enum MemberRemoveCommand: Command {
+    static let spec = CommandSpec(
+        path: ["member", "remove"],
+        abstract: "Remove a device from the family (owner only) and rotate the family's key.",
+        discussion: """
+            The removal names a cut-off: the device's events after the last one this device
+            has seen are rejected everywhere. A new key is sealed to each remaining member,
+            so the removed device cannot read anything written afterwards. It keeps what
+            it already had.
+            """,
+        positionals: [PositionalSpec(name: "MEMBER", help: "The member's name or device id (a prefix of at least 4 characters).")])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let h = home.projector.household
+        guard h.owner == home.deviceID else { throw CLIError.data("only the family's owner can remove members") }
+        let m = try MemberLookup.find(inv.positionals[0], in: h)
+        guard m.device != home.deviceID else { throw CLIError.data("the owner cannot remove itself") }
+        guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was already removed") }
+        let cutoff = try home.log.head(of: m.device, in: home.family).seq
+        let (_, old) = try home.currentKey()
+        let new = EpochKey.generate(epoch: old.epoch + 1)
+        var sealed: [DeviceID: [UInt8]] = [:]
+        for r in h.members.values where r.isActive && r.device != m.device { sealed[r.device] = BoxKey.seal(new.key, to: r.box) }
+        try home.append([
+            (LibraryEvent.memberRemove(member: m.device, cutoff: cutoff).body, old),
+            (LibraryEvent.keyRotate(epoch: new.epoch, sealed: sealed).body, old),
+            (LibraryEvent.keyPrevious(epoch: new.epoch, previousKey: old.key.copyBytes()).body, new),
+        ])
+        try home.state.keyring.store(new, family: home.family)
+        if inv.json {
+            Console.json(["removed": m.device.hex, "cutoff": cutoff, "epoch": Int(new.epoch)])
+        } else {
+            Console.out("Removed \(m.name) (\(m.device.short)); its events after seq \(cutoff) are rejected. Key rotated to epoch \(new.epoch) for \(sealed.count) member(s).")
+        }
+    }
+}
+
+/// `famctl member role MEMBER member|viewer`
+enum MemberRoleCommand: Command {
+    static let spec = CommandSpec(
+        path: ["member", "role"],
+        abstract: "Change a member's role (owner only): member reads and writes, viewer only reads.",
+        positionals: [
+            PositionalSpec(name: "MEMBER", help: "The member's name or device id."),
+            PositionalSpec(name: "ROLE", help: "member or viewer."),
+        ])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let h = home.projector.household
+        guard h.owner == home.deviceID else { throw CLIError.data("only the family's owner can change roles") }
+        let m = try MemberLookup.find(inv.positionals[0], in: h)
+        guard let role = Role(rawValue: inv.positionals[1]), role != .owner else { throw CLIError.data("'\(inv.positionals[1])' is neither member nor viewer") }
+        guard m.device != home.deviceID else { throw CLIError.data("the owner's role cannot change") }
+        try home.append([LibraryEvent.memberRole(member: m.device, role: role).body])
+        if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue]) } else { Console.out("\(m.name) is now a \(role.rawValue)") }
+    }
+}

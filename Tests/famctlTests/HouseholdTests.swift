@@ -1,0 +1,247 @@
+import Envelope
+import EventLog
+@testable import famctl
+import Foundation
+import Projections
+import Testing
+
+/// Invitations, joins, roles, removal and key rotation across several homes,
+/// exchanging events in-process (the replicator comes later). Everything runs
+/// through the real famctl binary, except the exchange and forged events.
+struct HouseholdTests {
+    /// Every event of `from`'s family that `to` lacks goes to `to`.
+    static func send(_ from: FamctlRunner, to: FamctlRunner, shuffled: Bool = true) throws {
+        let a = try Home.open(from.home), b = try Home.open(to.home)
+        var events: [[UInt8]] = []
+        try a.log.forEachEvent(in: a.family) { events.append($0.bytes) }
+        _ = try b.ingest(shuffled ? events.shuffled() : events)
+    }
+
+    static func exchange(_ devices: [FamctlRunner]) throws {
+        for _ in 0..<2 { for a in devices { for b in devices where a !== b { try send(a, to: b) } } }
+    }
+
+    /// Mum owns the family; each name in `others` joins with its own invitation.
+    static func family(_ others: [(String, String)] = [("Dad", "member")]) throws -> (FamctlRunner, [FamctlRunner]) {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "The Lins", "--dir", mum.root + "/shared")
+        var joined: [FamctlRunner] = []
+        for (name, role) in others {
+            let code = try mum.ok("invite", "--role", role)
+            let d = FamctlRunner()
+            try d.ok("accept", code, "--name", name)
+            joined.append(d)
+        }
+        try exchange([mum] + joined)
+        return (mum, joined)
+    }
+
+    static func members(_ r: FamctlRunner) throws -> [[String: Any]] {
+        let o = try JSONSerialization.jsonObject(with: Data(try r.ok("members", "--json").utf8)) as! [String: Any]
+        return o["members"] as! [[String: Any]]
+    }
+
+    static func denied(_ r: FamctlRunner) throws -> [String: String] {
+        let o = try JSONSerialization.jsonObject(with: Data(try r.ok("status", "--json").utf8)) as! [String: Any]
+        return Dictionary(uniqueKeysWithValues: (o["unauthorized"] as! [[String: Any]]).map { ($0["id"] as! String, $0["reason"] as! String) })
+    }
+
+    @Test func inviteAcceptAndEveryoneAgrees() throws {
+        let (mum, others) = try Self.family([("Dad", "member"), ("Grandma", "viewer")])
+        let (dad, grandma) = (others[0], others[1])
+        let baby = try dad.ok("subject", "add", "baby", "--name", "Lily")
+        try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        try Self.exchange([mum, dad, grandma])
+        for r in [mum, dad, grandma] {
+            let m = try Self.members(r)
+            #expect(Set(m.map { $0["name"] as! String }) == ["Mum", "Dad", "Grandma"])
+            #expect(Set(m.map { "\($0["name"]!):\($0["role"]!):\($0["state"]!)" }) == ["Mum:owner:active", "Dad:member:active", "Grandma:viewer:active"])
+            #expect(try r.ok("record", "list").contains("wet=true"))
+            #expect(try r.ok("replay").hasSuffix("result: OK"))
+        }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+        #expect(try dad.ok("digest") == grandma.ok("digest"))
+        let listing = try mum.ok("members")
+        #expect(listing.contains("Grandma") && listing.contains("viewer") && listing.contains("invite "))
+    }
+
+    @Test func viewersAndNonOwnersAreRejectedWithReasons() throws {
+        let (mum, others) = try Self.family([("Dad", "member"), ("Grandma", "viewer")])
+        let (dad, grandma) = (others[0], others[1])
+        try mum.ok("subject", "add", "newMom")
+        try Self.exchange([mum, dad, grandma])
+        // The viewer writes anyway (her own device does not stop her yet: it shows the rejection after sync).
+        try grandma.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        // A member forges an owner-only event.
+        let dadHome = try Home.open(dad.home)
+        let grandmaID = try #require(dadHome.projector.household.members.values.first { $0.name == "Grandma" }).device
+        try dadHome.append([LibraryEvent.memberRemove(member: grandmaID, cutoff: 0).body])
+        // The owner's own device refuses the same from the command line for a member.
+        #expect(try dad.run("invite").stderr.contains("only the family's owner can invite"))
+        #expect(try dad.run("member", "remove", "Grandma").code == 65)
+        try Self.exchange([mum, dad, grandma])
+        for r in [mum, dad, grandma] {
+            let reasons = Set(try Self.denied(r).values)
+            #expect(reasons == ["viewers cannot change records or care subjects", "only the owner may remove members"], "\(reasons)")
+            #expect(!(try r.ok("record", "list").contains("mood=3")))
+            #expect(try Self.members(r).contains { $0["name"] as? String == "Grandma" && $0["state"] as? String == "active" })
+            let replay = try r.run("replay")
+            #expect(replay.code == 0, "rejections are not integrity failures")
+            #expect(replay.stdout.contains("not authorized: 2"))
+        }
+        #expect(try mum.ok("digest") == grandma.ok("digest"))
+    }
+
+    @Test func removedMemberIsCutOffAndCannotReadWhatFollows() throws {
+        let (mum, others) = try Self.family([("Dad", "member"), ("Uncle", "member")])
+        let (dad, uncle) = (others[0], others[1])
+        try mum.ok("subject", "add", "newMom")
+        try Self.exchange([mum, dad, uncle])
+        try uncle.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=before removal")
+        try Self.exchange([mum, dad, uncle])
+        let removed = try mum.ok("member", "remove", "Uncle")
+        #expect(removed.contains("Key rotated to epoch 1 for 2 member(s)"))
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5", "note=secret after removal")
+        // The uncle does not know yet and keeps writing.
+        try uncle.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=pain", "pain=1", "note=after removal")
+        try Self.exchange([mum, dad, uncle])
+
+        for r in [mum, dad] {
+            let list = try r.ok("record", "list")
+            #expect(list.contains("before removal"), "events up to the cut-off stay")
+            #expect(!list.contains("note=after removal"), "events after the cut-off are rejected")
+            #expect(list.contains("secret after removal"), "remaining members read the new epoch")
+            #expect(try Self.denied(r).values.contains { $0.hasPrefix("written after the author's removal") })
+            #expect(try Self.members(r).contains { $0["name"] as? String == "Uncle" && $0["state"] as? String == "removed" })
+        }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+        // The uncle holds every event but cannot open what was written under the new key.
+        let uncleHome = try Home.open(uncle.home)
+        var unreadable = 0
+        try uncleHome.log.forEachEvent(in: uncleHome.family) { stored in
+            let env = try SyncEnvelope(decoding: stored.bytes)
+            if env.epoch == 1 {
+                guard case .noKey = try uncleHome.openBody(env) else { Issue.record("the removed member opened an epoch-1 event"); return }
+                #expect(throws: EnvelopeError.decryptionFailed) { try env.openBody(with: EpochKey(epoch: 1, key: uncleHome.state.keyring.key(family: uncleHome.family, epoch: 0)!.key)) }
+                unreadable += 1
+            }
+        }
+        #expect(unreadable >= 2)
+        #expect(!(try uncle.ok("record", "list").contains("secret after removal")))
+    }
+
+    @Test func joinRulesForgedReusedExpiredRevoked() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "The Lins", "--dir", mum.root + "/shared")
+
+        // Reused: two devices accept one code; exactly one join wins, everywhere.
+        let code = try mum.ok("invite")
+        let a = FamctlRunner(), b = FamctlRunner()
+        try a.ok("accept", code, "--name", "A")
+        try b.ok("accept", code, "--name", "B")
+        // Revoked: the owner revokes before the device's join.
+        let revokedCode = try mum.ok("invite")
+        let revokedID = try #require(try InviteCode(parsing: revokedCode)).invite.hex
+        try mum.ok("invite", "--revoke", String(revokedID.prefix(8)))
+        let c = FamctlRunner()
+        try c.ok("accept", revokedCode, "--name", "C")
+        // Forged: a join that names a real invitation but proves a wrong secret.
+        let forgedCode = try InviteCode(parsing: try mum.ok("invite"))
+        let forger = FamctlRunner()
+        try forger.ok("init", "--name", "Forger")
+        let forgedHome = try Home.open(forger.home)
+        let wrongProof = JoinProof.sign(secret: SecretBytes([UInt8](repeating: 9, count: 32)), family: forgedCode.family,
+                                        invite: forgedCode.invite, device: forgedHome.deviceID)
+        let forgedJoin = try SyncEnvelope.seal(
+            body: LibraryEvent.memberJoin(invite: forgedCode.invite, name: "Forger", box: forgedHome.identity.box.publicKey, proof: wrongProof).body.encoded(),
+            family: forgedCode.family, signer: forgedHome.identity.signing, seq: 1, previous: .none,
+            hlc: HLC(rawValue: forgedCode.issued.rawValue + 1_000_000), key: forgedCode.key)
+        // Expired: a join stamped after the invitation's expiry.
+        let shortCode = try InviteCode(parsing: try mum.ok("invite", "--expires", "1m"))
+        let late = DeviceIdentity.generate()
+        let lateJoin = try SyncEnvelope.seal(
+            body: LibraryEvent.memberJoin(invite: shortCode.invite, name: "Late", box: late.box.publicKey,
+                                          proof: JoinProof.sign(secret: shortCode.secret, family: shortCode.family, invite: shortCode.invite, device: late.deviceID)).body.encoded(),
+            family: shortCode.family, signer: late.signing, seq: 1, previous: .none,
+            hlc: HLC(milliseconds: shortCode.expiresMs + 60_000, counter: 0), key: shortCode.key)
+        // A key that never joined writes a record.
+        let stranger = DeviceIdentity.generate()
+        let strangerRecord = try SyncEnvelope.seal(
+            body: RecordEvent(kind: .put, record: UUID(), store: "diaper", focus: "newMom", at: "2026-11-29T08:00:00Z", fields: ["wet": .bool(true)]).body.encoded(),
+            family: shortCode.family, signer: stranger.signing, seq: 1, previous: .none, hlc: HLC(milliseconds: HLC.milliseconds(of: Date()), counter: 0), key: shortCode.key)
+        _ = try Home.open(mum.home).ingest([forgedJoin.bytes, lateJoin.bytes, strangerRecord.bytes])
+        try Self.exchange([mum, a, b, c])
+
+        var verdicts: [String] = []
+        for r in [mum, a, b, c] {
+            let names = Set(try Self.members(r).compactMap { $0["name"] as? String })
+            #expect(names.contains("Mum"))
+            #expect(names.intersection(["A", "B"]).count == 1, "exactly one join wins a reused invitation: \(names)")
+            #expect(!names.contains("C") && !names.contains("Forger") && !names.contains("Late"))
+            verdicts.append(try r.ok("members"))
+        }
+        let reasons = Set(try Self.denied(mum).values)
+        for expected in ["the invite was already used", "the invite was revoked", "the join does not prove possession of the invite secret",
+                         "the invite had expired", "not a member of the family (never validly joined)"] {
+            #expect(reasons.contains(expected), "missing rejection: \(expected) in \(reasons)")
+        }
+        #expect(Set(verdicts.map { $0.split(separator: "\n").filter { $0.contains("active") }.map { $0.replacingOccurrences(of: " (this device)", with: "") }.sorted() }).count == 1,
+                "every replica lists the same members")
+    }
+
+    @Test func nothingPlainLeavesTheDevice() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Xiaolongbao")
+        try Self.exchange([mum, dad])
+        try dad.ok("record", "add", "--focus", baby, "--store", "solidFood", "foods=zanahoria-dulce", "note=Primera-cucharada")
+        try mum.ok("record", "add", "--focus", baby, "--store", "milestone", "title=Rodó-solita")
+        try mum.ok("member", "remove", "Dad")
+        try Self.exchange([mum, dad])
+        var all = Data()
+        for r in [mum, dad] {
+            let h = try Home.open(r.home)
+            try h.log.forEachEvent { all.append(contentsOf: $0.bytes) }
+        }
+        #expect(all.count > 1000)
+        for secret in ["Xiaolongbao", "zanahoria-dulce", "Primera-cucharada", "Rodó-solita", "The Lins", "Mum", "Dad", "solidFood", "milestone", "foods"] {
+            #expect(all.range(of: Data(secret.utf8)) == nil, "\"\(secret)\" appears in plain text in the events")
+        }
+    }
+
+    @Test func acceptOnAnInitialisedHomeCarriesItsRecordsIntoTheFamily() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "The Lins", "--dir", mum.root + "/shared")
+        let dad = FamctlRunner()
+        try dad.ok("init", "--name", "Dad's old phone")
+        try dad.ok("subject", "add", "newMom")
+        let id = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        let joined = try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--keep-private")
+        #expect(joined.contains("Wrote 1 care subject(s) and 1 record(s)"))
+        try Self.exchange([mum, dad])
+        #expect(try mum.ok("record", "list").contains(id))
+        #expect(try dad.ok("settings", "include-shared") == "include-shared off")
+        #expect(try dad.ok("replay").hasSuffix("result: OK"))   // the private chain is still verified
+        #expect(try dad.run("accept", try mum.ok("invite"), "--name", "Again").code == 65)
+    }
+
+    @Test func badCodesAreExplained() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        #expect(try mum.run("invite").stderr.contains("no family yet"))
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/s")
+        let code = try mum.ok("invite")
+        let x = FamctlRunner()
+        var chars = Array(code)
+        chars[40] = chars[40] == "a" ? "b" : "a"
+        let typo = try x.run("accept", String(chars), "--name", "X")
+        #expect(typo.code == 65 && typo.stderr.contains("typo"))
+        #expect(try x.run("accept", String(code.dropLast(10)), "--name", "X").code == 65)
+        #expect(try x.run("accept", "hello", "--name", "X").stderr.contains("not a famctl invite code"))
+        #expect(try x.run("accept", code + "1", "--name", "X").stderr.contains("cannot be in one"))
+        #expect(!FileManager.default.fileExists(atPath: x.home), "a refused code creates nothing")
+    }
+}
