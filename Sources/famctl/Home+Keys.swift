@@ -44,11 +44,17 @@ extension Home {
     /// an older one (an invitation made before a rotation it then missed).
     func shareKeysIfOwner() throws {
         guard projector.household.owner == deviceID, let current = try state.keyring.current(family: family) else { return }
-        let missing = projector.household.membersMissingKey(epoch: current.epoch)
+        let h = projector.household
+        let missing = h.membersMissingKey(epoch: current.epoch)
         guard !missing.isEmpty else { return }
-        let shares = missing.map { m in
-            LibraryEvent.keyShare(epoch: current.epoch, member: m.device, sealed: BoxKey.seal(current.key, to: m.box)).body
+        // Each share is written under the key the member joined with: the one
+        // it can open. Only the sealed box inside carries the new key.
+        var shares: [(EventBody, EpochKey)] = []
+        for m in missing {
+            let joinedEpoch = m.invite.flatMap { h.invites[$0]?.epoch } ?? 0
+            guard let readable = try state.keyring.key(family: family, epoch: joinedEpoch) else { continue }
+            shares.append((LibraryEvent.keyShare(epoch: current.epoch, member: m.device, sealed: BoxKey.seal(current.key, to: m.box)).body, readable))
         }
-        try append(shares)
+        if !shares.isEmpty { try append(shares) }
     }
 }

@@ -131,6 +131,25 @@ struct HouseholdTests {
         #expect(!(try uncle.ok("record", "list").contains("secret after removal")))
     }
 
+    /// A device joins with an invitation made before a rotation the owner did
+    /// without knowing of the join: the owner's next exchange seals the new
+    /// key to it, under the key it joined with.
+    @Test func lateJoinerGetsTheCurrentKey() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        let code = try mum.ok("invite")
+        let late = FamctlRunner()
+        try late.ok("accept", code, "--name", "Aunt")      // Mum has not seen this join yet
+        try mum.ok("member", "remove", "Dad")             // rotation to epoch 1, sealed to Mum only
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4", "note=under epoch one")
+        try Self.exchange([mum, late])
+        #expect(try late.ok("record", "list").contains("under epoch one"))
+        #expect(try late.ok("status").contains("key epoch 1"))
+        #expect(try mum.ok("digest") == late.ok("digest"))
+        _ = dad
+    }
+
     @Test func joinRulesForgedReusedExpiredRevoked() throws {
         let mum = FamctlRunner()
         try mum.ok("init", "--name", "Mum")
