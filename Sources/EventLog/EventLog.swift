@@ -229,14 +229,19 @@ public final class EventLog {
     /// with its own epoch key (a key rotation writes under the old and the new
     /// key in one batch).
     ///
-    /// - Parameter after: a clock the new events must follow even though no
-    ///   event of the log carries it (a join follows its invitation).
+    /// - Parameters:
+    ///   - after: a clock the new events must follow even though no event of
+    ///     the log carries it (a join follows its invitation).
+    ///   - check: runs first, inside the write transaction, so a check against
+    ///     the current state cannot race another writer; a throw appends nothing.
     @discardableResult
     public func append(
         sealing bodies: [([UInt8], EpochKey)], as identity: DeviceIdentity, family: FamilyID,
-        now: Date = Date(), after: HLC = .zero, onAccepted: (SyncEnvelope) throws -> Void = { _ in }
+        now: Date = Date(), after: HLC = .zero, check: () throws -> Void = {},
+        onAccepted: (SyncEnvelope) throws -> Void = { _ in }
     ) throws -> [SyncEnvelope] {
         try database.transaction(.immediate) {
+            try check()
             let me = identity.deviceID
             if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
             var head = try head(of: me, in: family)

@@ -18,7 +18,7 @@ extension Projector {
         }
     }
 
-    /// Records matching the query, oldest `at` first (then by id).
+    /// Records matching the query, oldest `at` first as a moment, whatever its offset (then by id).
     public func records(_ q: RecordQuery = RecordQuery()) throws -> [RecordState] {
         var out: [RecordState] = []
         let stmt = try database.prepare( """
@@ -26,7 +26,7 @@ extension Projector {
             WHERE kind = 'record' AND put_version IS NOT NULL
               AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
               AND (?3 OR delete_version IS NULL OR put_version > delete_version)
-            ORDER BY at, id
+            ORDER BY at_ms, id
             """)
         struct Row { let id: String; let put: Version; let del: Version?; let first: Version; let store: String; let focus: String; let at: String? }
         var rows: [Row] = []

@@ -16,7 +16,7 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 2
+    public static let schemaVersion = 3
     public let database: Database
     /// The family whose events this projection holds (join proofs name it).
     public let family: FamilyID
@@ -26,13 +26,25 @@ public final class Projector {
     public init(database: Database, family: FamilyID) throws {
         self.database = database
         self.family = family
+        // Tables of an older layout are dropped; the caller sees the version
+        // change and rebuilds them from the log.
+        try database.execute("CREATE TABLE IF NOT EXISTS p_schema(version INTEGER NOT NULL)")
+        let stored = try database.statement("SELECT version FROM p_schema").first { Int($0.int(0)) }
+        if stored != Self.schemaVersion {
+            try database.execute("""
+                DROP TABLE IF EXISTS p_entities; DROP TABLE IF EXISTS p_fields; DROP TABLE IF EXISTS p_history;
+                DROP TABLE IF EXISTS p_deferred; DROP TABLE IF EXISTS p_library; DROP TABLE IF EXISTS p_rejected;
+                DELETE FROM p_schema;
+                """)
+            try database.run("INSERT INTO p_schema(version) VALUES(?1)", [.integer(Int64(Self.schemaVersion))])
+        }
         try database.execute("""
             CREATE TABLE IF NOT EXISTS p_entities(
                 kind TEXT NOT NULL, id TEXT NOT NULL,
                 put_version BLOB, delete_version BLOB, first_put BLOB,
-                store TEXT, focus TEXT, at TEXT,
+                store TEXT, focus TEXT, at TEXT, at_ms INTEGER,
                 PRIMARY KEY(kind, id));
-            CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at);
+            CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at_ms);
             CREATE TABLE IF NOT EXISTS p_fields(
                 kind TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL,
                 value TEXT, version BLOB NOT NULL,
@@ -167,6 +179,10 @@ public final class Projector {
                 """, [.text(kind), .text(id), .text(name), value == .null ? .null : .text(value.jsonText), v])
         }
         try refreshView(kind: kind, id: id)
+        if let at = changes["$at"]?.stringValue, let d = TimeValue.parse(at) {
+            try database.run("UPDATE p_entities SET at_ms = ?3 WHERE kind = ?1 AND id = ?2 AND at = ?4",
+                             [.text(kind), .text(id), .integer(Int64((d.timeIntervalSince1970 * 1000).rounded(.down))), .text(at)])
+        }
         try history(kind: kind, id: id, version: version, event: event, op: "put", changes: changes)
     }
 

@@ -23,17 +23,21 @@ extension Home {
 
     /// Seals, appends and applies local changes in one transaction, each body
     /// with the current epoch key.
+    ///
+    /// - Parameter check: validation against the current projection, run
+    ///   inside the write transaction (two processes cannot both pass it).
     @discardableResult
-    func append(_ bodies: [EventBody]) throws -> [SyncEnvelope] {
+    func append(_ bodies: [EventBody], check: () throws -> Void = {}) throws -> [SyncEnvelope] {
         let (_, key) = try currentKey()
-        return try append(bodies.map { ($0, key) })
+        return try append(bodies.map { ($0, key) }, check: check)
     }
 
     /// Appends bodies sealed with the given keys (a key rotation writes under
     /// the old and the new key in one batch).
     @discardableResult
-    func append(_ bodies: [(EventBody, EpochKey)], after: HLC = .zero) throws -> [SyncEnvelope] {
-        let envs = try log.append(sealing: bodies.map { ($0.0.encoded(), $0.1) }, as: identity, family: family, after: after) { try apply($0) }
+    func append(_ bodies: [(EventBody, EpochKey)], after: HLC = .zero, check: () throws -> Void = {}) throws -> [SyncEnvelope] {
+        let envs = try log.append(sealing: bodies.map { ($0.0.encoded(), $0.1) }, as: identity, family: family, after: after,
+                                  check: check) { try apply($0) }
         try settle()
         return envs
     }

@@ -147,6 +147,14 @@ struct StoreRulesTests {
         try x.f.ok("record", "add", "--focus", other, "--store", "sleep", "start=2026-11-29T02:00:00+01:00", "end=2026-11-29T02:30:00+01:00")
     }
 
+    @Test func listIsOrderedByMomentWhateverTheOffset() throws {
+        let x = try Fixture()
+        let later = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "wet=true", "--at", "2026-11-29T09:30:00+01:00")  // 08:30Z
+        let earlier = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "wet=true", "--at", "2026-11-29T03:00:00-05:00") // 08:00Z
+        let lines = try x.f.ok("record", "list").split(separator: "\n")
+        #expect(lines.count == 2 && lines[0].hasPrefix(earlier) && lines[1].hasPrefix(later))
+    }
+
     @Test func recordsNeedAnExistingSubject() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")

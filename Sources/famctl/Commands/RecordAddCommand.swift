@@ -30,9 +30,10 @@ enum RecordAddCommand: Command {
         let at = inv.value("--at") ?? fields["start"]?.stringValue ?? TimeText.formatLocal(now)
         let home = try Home.open(Home.location(inv))
         let id = UUID()
-        try RecordInput.validate(home: home, id: nil, store: store, focus: focus, at: at, fields: fields, now: now)
         let event = RecordEvent(kind: .put, record: id, store: store.rawValue, focus: focus.description, at: at, fields: fields)
-        let envs = try home.append([event.body])
+        let envs = try home.append([event.body]) {
+            try RecordInput.validate(home: home, id: nil, store: store, focus: focus, at: at, fields: fields, now: now)
+        }
         if inv.json {
             Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex])
         } else {

@@ -36,9 +36,10 @@ enum RecordUpdateCommand: Command {
         let at = inv.value("--at") ?? current.at ?? TimeText.formatLocal(Date())
         let timeChanged = inv.value("--at") != nil || changes["start"] != nil
         guard let focus = FocusKey(current.focus) else { throw CLIError.data("record has an invalid focus '\(current.focus)'") }
-        try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
         let event = RecordEvent(kind: .put, record: id, store: current.store, focus: current.focus, at: inv.value("--at"), fields: changes)
-        let envs = try home.append([event.body])
+        let envs = try home.append([event.body]) {
+            try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
+        }
         if inv.json { Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex]) } else { Console.out(id.uuidString.lowercased()) }
     }
 }
