@@ -197,6 +197,25 @@ public final class EventLog {
         }
     }
 
+    /// `author`'s events in `family` with seq in `range`, in seq order.
+    public func chain(of author: DeviceID, in family: FamilyID, seqs range: ClosedRange<UInt64>) throws -> [SyncEnvelope] {
+        var out: [SyncEnvelope] = []
+        try database.prepare("SELECT bytes FROM events WHERE family = ?1 AND author = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq")
+            .forEachRow([.blob(family.bytes), .blob(author.bytes), .integer(Int64(range.lowerBound)), .integer(Int64(min(range.upperBound, UInt64(Int64.max))))]) { r in
+                out.append(try SyncEnvelope(decoding: r.blob(0)))
+            }
+        return out
+    }
+
+    /// Events waiting for a predecessor, per author, in `family`.
+    public func pendingByAuthor(in family: FamilyID) throws -> [DeviceID: Int] {
+        var out: [DeviceID: Int] = [:]
+        try database.statement("SELECT author, count(*) FROM pending WHERE family = ?1 GROUP BY author").forEachRow([.blob(family.bytes)]) { r in
+            out[DeviceID(bytes: r.blob(0))] = Int(r.int(1))
+        }
+        return out
+    }
+
     /// Whether `author`'s chain in `family` has a fork proof.
     public func isForked(_ author: DeviceID, in family: FamilyID) throws -> Bool {
         try database.statement("SELECT 1 FROM forks WHERE family = ?1 AND author = ?2 LIMIT 1")

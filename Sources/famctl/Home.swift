@@ -1,6 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
+import Replicator
 import Projections
 
 /// A famctl home: one device's identity, log and settings.

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import Replicator
 
 /// The entry point: parse, run, and turn every failure into a message on
 /// stderr and an exit code.
@@ -22,6 +23,7 @@ enum CLI {
         RecordDeleteCommand.self,
         RecordListCommand.self,
         RecordShowCommand.self,
+        SyncCommand.self,
         DigestCommand.self,
         LogCommand.self,
         StatusCommand.self,

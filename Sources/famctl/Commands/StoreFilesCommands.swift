@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import Replicator
 import Projections
 
 /// `famctl export stores DIR`

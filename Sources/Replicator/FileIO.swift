@@ -8,24 +8,27 @@ import Darwin
 
 /// The seam for file system calls: every syscall goes through here, retries
 /// `EINTR`, and reports `errno` as text.
-enum FileIO {
-    struct Failure: Error {
-        let reason: String
-        let permissionDenied: Bool
+public enum FileIO {
+    public struct Failure: Error, Sendable, CustomStringConvertible {
+        public let reason: String
+        public let permissionDenied: Bool
+        /// `errno` of the failed call, when there was one.
+        public var code: Int32 = 0
+        public var description: String { reason }
     }
 
     static func failure(_ what: String) -> Failure {
         let e = errno
-        return Failure(reason: "\(what): \(String(cString: strerror(e)))", permissionDenied: e == EACCES || e == EPERM)
+        return Failure(reason: "\(what): \(String(cString: strerror(e)))", permissionDenied: e == EACCES || e == EPERM, code: e)
     }
 
-    static func reason(_ error: any Error) -> String {
+    public static func reason(_ error: any Error) -> String {
         if let f = error as? Failure { return f.reason }
         return (error as NSError).localizedDescription
     }
 
     /// Retries a syscall interrupted by a signal.
-    static func retrying(_ call: () -> Int) -> Int {
+    public static func retrying(_ call: () -> Int) -> Int {
         while true {
             let r = call()
             if r >= 0 || errno != EINTR { return r }
@@ -33,7 +36,7 @@ enum FileIO {
     }
 
     /// Reads a whole secret file (at most 4 KiB) straight into wiped-on-release memory.
-    static func readSecret(_ path: String) throws(Failure) -> SecretBytes {
+    public static func readSecret(_ path: String) throws(Failure) -> SecretBytes {
         let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC)) })
         guard fd >= 0 else { throw failure("open") }
         defer { close(fd) }
@@ -58,7 +61,7 @@ enum FileIO {
 
     /// Writes `bytes` to `path` with mode 0600: to a temporary name beside it,
     /// fsync, rename over, fsync the directory.
-    static func writeSecretAtomically(_ bytes: SecretBytes, to path: String, mode: mode_t = 0o600) throws(Failure) {
+    public static func writeSecretAtomically(_ bytes: SecretBytes, to path: String, mode: mode_t = 0o600) throws(Failure) {
         let tmp = path + ".tmp-\(getpid())"
         let fd = Int32(retrying { Int(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) })
         guard fd >= 0 else { throw failure("open") }
@@ -78,13 +81,45 @@ enum FileIO {
         try fsyncDirectory((path as NSString).deletingLastPathComponent)
     }
 
+    /// Reads a whole file (at most `limit` bytes).
+    public static func readFile(_ path: String, limit: Int = 256 << 20) throws(Failure) -> [UInt8] {
+        let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC)) })
+        guard fd >= 0 else { throw failure("open \(path)") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw failure("stat \(path)") }
+        let size = Int(st.st_size)
+        guard size <= limit else { throw Failure(reason: "\(path) is \(size) bytes, over the \(limit)-byte limit", permissionDenied: false) }
+        var out = [UInt8](repeating: 0, count: size)
+        var total = 0
+        while total < size {
+            let n = out.withUnsafeMutableBytes { b in retrying { read(fd, b.baseAddress! + total, size - total) } }
+            if n < 0 { throw failure("read \(path)") }
+            if n == 0 { break }
+            total += n
+        }
+        return Array(out[0..<total])
+    }
+
+    /// The names in a directory (`.` and `..` excluded).
+    public static func list(_ dir: String) throws(Failure) -> [String] {
+        guard let d = opendir(dir) else { throw failure("open directory \(dir)") }
+        defer { closedir(d) }
+        var out: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in String(cString: raw.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { out.append(name) }
+        }
+        return out
+    }
+
     /// Writes a file atomically with the given mode (temporary name, fsync,
     /// rename, fsync directory).
-    static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t) throws(Failure) {
+    public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t) throws(Failure) {
         try writeSecretAtomically(SecretBytes(bytes), to: path, mode: mode)
     }
 
-    static func fsyncDirectory(_ dir: String) throws(Failure) {
+    public static func fsyncDirectory(_ dir: String) throws(Failure) {
         let fd = Int32(retrying { Int(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) })
         guard fd >= 0 else { throw failure("open directory") }
         defer { close(fd) }

@@ -1,0 +1,130 @@
+import Envelope
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A family's area in a shared directory kept in sync by another program
+/// (Syncthing, Dropbox, iCloud Drive, NFS…):
+///
+/// ```
+/// DIR/<family id>/<author key hex>/<segment name>
+/// ```
+///
+/// Each device writes only into its own author folder, and only whole files:
+/// written elsewhere, fsynced, renamed into place, directory fsynced. It never
+/// deletes what others wrote.
+public final class SharedDirectory {
+    public let root: String
+    public let family: FamilyID
+    /// Where files are written before being renamed in: outside the synced
+    /// folder, so no sync engine ever sees a half-written file.
+    let staging: String
+
+    public init(root: String, family: FamilyID, staging: String) {
+        self.root = root
+        self.family = family
+        self.staging = staging
+    }
+
+    public var familyPath: String { root + "/" + family.description }
+    public func folder(_ author: DeviceID) -> String { familyPath + "/" + author.hex }
+
+    /// A file found in the family's area.
+    public struct Entry: Sendable, Hashable {
+        /// The author folder it sits in, when the folder's name is a device key.
+        public let folder: DeviceID
+        public let name: String
+        public var path: String { folder.hex + "/" + name }
+    }
+
+    /// Lists every file in every author folder. Folders whose names are not
+    /// device keys are ignored.
+    /// - Throws: ``SharedDirectoryError`` when the directory is missing or unreadable.
+    public func list() throws(SharedDirectoryError) -> [Entry] {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { throw .missing(root) }
+        guard FileManager.default.fileExists(atPath: familyPath) else { return [] }
+        var out: [Entry] = []
+        let folders: [String]
+        do { folders = try FileIO.list(familyPath) } catch { throw .unreadable(familyPath, error.reason) }
+        for f in folders {
+            guard f.count == 64, let author = DeviceID(hex: f) else { continue }
+            let names: [String]
+            do { names = try FileIO.list(familyPath + "/" + f) } catch { continue }   // vanished meanwhile, or not a folder
+            out += names.map { Entry(folder: author, name: $0) }
+        }
+        return out
+    }
+
+    public func read(_ e: Entry) throws(FileIO.Failure) -> [UInt8] {
+        try FileIO.readFile(familyPath + "/" + e.path)
+    }
+
+    /// Publishes `bytes` as `name` in `author`'s folder, atomically.
+    public func publish(_ bytes: [UInt8], as name: String, author: DeviceID) throws(SharedDirectoryError) {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { throw .missing(root) }
+        let dir = folder(author)
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw .notWritable(dir, FileIO.reason(error))
+        }
+        let final = dir + "/" + name
+        var tmp = staging + "/\(name).\(getpid()).tmp"
+        do {
+            try write(bytes, to: tmp)
+            if rename(tmp, final) != 0 {
+                let e = errno
+                unlink(tmp)
+                guard e == EXDEV else { throw FileIO.Failure(reason: "rename: \(String(cString: strerror(e)))", permissionDenied: e == EACCES, code: e) }
+                // Another file system: stage beside the target under a name no reader accepts.
+                tmp = dir + "/.famctl-\(getpid())-\(name).tmp"
+                try write(bytes, to: tmp)
+                guard rename(tmp, final) == 0 else { let f = FileIO.failure("rename"); unlink(tmp); throw f }
+            }
+            try FileIO.fsyncDirectory(dir)
+        } catch {
+            throw .notWritable(dir, FileIO.reason(error))
+        }
+    }
+
+    private func write(_ bytes: [UInt8], to path: String) throws(FileIO.Failure) {
+        let fd = Int32(FileIO.retrying { Int(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
+        guard fd >= 0 else { throw FileIO.failure("open \(path)") }
+        var off = 0
+        while off < bytes.count {
+            let n = bytes.withUnsafeBytes { b in FileIO.retrying { Glibc.write(fd, b.baseAddress! + off, b.count - off) } }
+            if n <= 0 { let f = FileIO.failure("write"); close(fd); unlink(path); throw f }
+            off += n
+        }
+        guard fsync(fd) == 0 else { let f = FileIO.failure("fsync"); close(fd); unlink(path); throw f }
+        close(fd)
+    }
+
+    /// Removes one of this device's own files (after compaction).
+    public func removeOwn(_ name: String, author: DeviceID) {
+        unlink(folder(author) + "/" + name)
+    }
+}
+
+@available(*, unavailable)
+extension SharedDirectory: Sendable {}
+
+public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
+    case missing(String)
+    case unreadable(String, String)
+    case notWritable(String, String)
+
+    public var description: String {
+        switch self {
+        case .missing(let p): "the shared directory \(p) is missing (unmounted, or not created yet)"
+        case .unreadable(let p, let why): "cannot read \(p): \(why)"
+        case .notWritable(let p, let why): "cannot write into \(p): \(why)"
+        }
+    }
+}
