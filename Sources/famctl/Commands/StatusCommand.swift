@@ -1,6 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
+import Replicator
 import Projections
 
 /// `famctl status`
@@ -25,14 +26,22 @@ enum StatusCommand: Command {
         let household = home.projector.household
         let denied = try home.projector.rejections()
         let myRole = household.members[home.deviceID]?.role.rawValue
+        let pendingBy = try home.log.pendingByAuthor(in: family)
+        let replicator = try? home.replicator()
+        let unverifiable = (try? replicator?.unverifiable()) ?? []
+        let lastSync = (try? replicator?.lastSync()) ?? nil
+        func name(_ d: DeviceID) -> String { household.members[d]?.name ?? "?" }
 
         if inv.json {
             Console.json([
                 "home": home.path, "device": home.deviceID.hex, "name": home.deviceName,
                 "family": family.description, "epoch": Int(key.epoch), "events": total, "pending": pending,
                 "authors": authors.map { a in
-                    ["author": a.hex, "seq": heads[a]!.seq, "last": TimeText.format(heads[a]!.hlc.date), "me": a == home.deviceID] as [String: Any]
+                    ["author": a.hex, "name": name(a), "seq": heads[a]!.seq, "last": TimeText.format(heads[a]!.hlc.date), "me": a == home.deviceID,
+                     "pending": pendingBy[a] ?? 0, "unverifiable": unverifiable.filter { $0.path.hasPrefix(a.hex) }.count] as [String: Any]
                 },
+                "lastSync": lastSync ?? NSNull(),
+                "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
                 "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
@@ -56,8 +65,14 @@ enum StatusCommand: Command {
         Console.out("events   \(total) in the log, \(pending) waiting for earlier events")
         for a in authors {
             let h = heads[a]!
-            Console.out("  \(a.short)\(a == home.deviceID ? " (this device)" : "")  seq \(h.seq), last \(TimeText.format(h.hlc.date))")
+            var line = "  \(a.short) \(name(a))\(a == home.deviceID ? " (this device)" : "")  seq \(h.seq), last event \(TimeText.format(h.hlc.date))"
+            if let p = pendingBy[a], p > 0 { line += ", \(p) waiting for earlier events" }
+            let u = unverifiable.filter { $0.path.hasPrefix(a.hex) }.count
+            if u > 0 { line += ", \(u) file(s) not yet arrived" }
+            Console.out(line)
         }
+        if replicator != nil { Console.out("sync     last round \(lastSync ?? "never")") }
+        for u in unverifiable { Console.out("  not yet arrived: \(u.path.prefix(20))…: \(u.reason)") }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for (a, b) in overlaps {
             Console.out("  sleeps overlap for \(a.focus): \(a.id.uuidString.lowercased()) and \(b.id.uuidString.lowercased()) (arrived by merge; both kept)")
