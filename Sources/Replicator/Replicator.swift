@@ -128,6 +128,8 @@ public final class Replicator {
                 if case .segment = kind, !promised.matches(bytes) { throw SegmentError.nameMismatch }
                 segment = try Segment(decoding: bytes)
                 guard segment.author == entry.folder, segment.author == promised.author, segment.family == family else { throw SegmentError.wrongFolder }
+            } catch let e as FileIO.Failure where e.code == ENOENT {
+                continue   // removed since the listing (its author compacted it): nothing to read
             } catch {
                 let why = (error as? SegmentError)?.description ?? FileIO.reason(error)
                 report.notYetArrived.append((entry.path, why))

@@ -2,6 +2,7 @@ import Envelope
 import EventLog
 import Foundation
 import Projections
+import Replicator
 
 /// `famctl family create --name NAME (--dir PATH | --peer URL)`
 enum FamilyCreateCommand: Command {
@@ -64,9 +65,15 @@ enum Location {
         }
     }
 
+    /// Records the location on this device; a shared directory that does not
+    /// exist yet is created (later, a missing one is an error: it may be unmounted).
     func store(in home: Home) throws {
         switch self {
-        case .directory(let d): try home.state.set(.syncDirectory, d)
+        case .directory(let d):
+            do { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) } catch {
+                throw CLIError(.cantCreate, "cannot create the shared directory \(d): \(FileIO.reason(error))")
+            }
+            try home.state.set(.syncDirectory, d)
         case .peer(let p): try home.state.set(.syncPeer, p)
         case .none: break
         }
