@@ -23,6 +23,16 @@ public struct FamilyID: Hashable, Sendable, CustomStringConvertible {
     /// A new random family id (a version-4 UUID).
     public static func random() -> FamilyID { FamilyID(uuid: UUID()) }
 
+    /// The family a device creates: BLAKE2b-256("famctl-family-v1" ‖ owner key),
+    /// first 16 bytes, marked as a version-8 UUID. The id itself names its
+    /// owner, so nobody else can sign a valid `family.create` for it.
+    public static func owned(by owner: DeviceID) -> FamilyID {
+        var b = Array(Sodium.blake2b256(Array("famctl-family-v1".utf8) + owner.bytes).prefix(16))
+        b[6] = (b[6] & 0x0f) | 0x80   // version 8 (custom)
+        b[8] = (b[8] & 0x3f) | 0x80   // RFC 4122 variant
+        return FamilyID(bytes: b)
+    }
+
     public var uuid: UUID {
         let b = bytes
         return UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))

@@ -13,6 +13,8 @@ final class DeviceState {
         case owner = "family.owner"
         /// Where the family's events are exchanged: a shared directory, or a peer URL.
         case syncDirectory = "sync.dir"
+        /// The role the invitation gave, known before the family's events arrive.
+        case joinedRole = "family.joined_role"
         case syncPeer = "sync.peer"
         /// The projection schema the tables were built with; a mismatch triggers a rebuild.
         case projectionVersion = "projection.version"

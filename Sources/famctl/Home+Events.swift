@@ -83,6 +83,21 @@ extension Home {
         }
     }
 
+    /// Refuses a change this device is not allowed to make (a viewer's, a
+    /// removed device's), before it is written and then rejected everywhere.
+    func checkCanWrite() throws {
+        let h = projector.household
+        if !h.isPrivate, h.owner == deviceID || h.members[deviceID] != nil {
+            let next = try log.head(of: deviceID, in: family).seq + 1
+            if let why = h.writeVerdict(author: deviceID, seq: next, version: Version(hlc: HLC(rawValue: .max), author: deviceID), needsWrite: true) {
+                throw CLIError.data("this device cannot change the family's records: \(why)")
+            }
+        } else if try state.get(.joinedRole) == Role.viewer.rawValue {
+            // Joined, but the events that confirm it have not all arrived: the invitation decides.
+            throw CLIError.data("this device joined as a viewer: it reads the family's records but cannot change them")
+        }
+    }
+
     /// Whether the view shows the whole family's records (default) or only this device's.
     var includeShared: Bool { (try? state.get(.includeShared)) != "off" }
 }

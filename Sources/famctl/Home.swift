@@ -107,13 +107,14 @@ final class Home {
         try Self.clearUnfinishedCreation(path)
         let identity = DeviceIdentity.generate()
         let log = try Self.openLog(path)
+        // This device's own family is the one it would own: its id is derived from the device key.
         let state = try DeviceState(database: log.database)
         try log.database.transaction(.immediate) {
             try state.set(.deviceName, name)
             try state.set(.createdAt, ISO8601DateFormatter().string(from: Date()))
             switch start {
             case .privateFamily:
-                let family = FamilyID.random()
+                let family = FamilyID.owned(by: identity.deviceID)
                 try state.set(.family, family.description)
                 try state.keyring.store(EpochKey.generate(epoch: 0), family: family)
             case .joining(let family, let key, let owner):

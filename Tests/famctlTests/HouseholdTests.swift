@@ -71,8 +71,11 @@ struct HouseholdTests {
         let (dad, grandma) = (others[0], others[1])
         try mum.ok("subject", "add", "newMom")
         try Self.exchange([mum, dad, grandma])
-        // The viewer writes anyway (her own device does not stop her yet: it shows the rejection after sync).
-        try grandma.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        // The viewer's own famctl refuses; a modified one writes anyway, and everyone rejects it.
+        let refused = try grandma.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        #expect(refused.code == 65 && refused.stderr.contains("viewers cannot change records"))
+        try Home.open(grandma.home).append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom",
+                                                        at: "2026-11-29T08:00:00Z", fields: ["kind": .string("mood"), "mood": .int(3)]).body])
         // A member forges an owner-only event.
         let dadHome = try Home.open(dad.home)
         let grandmaID = try #require(dadHome.projector.household.members.values.first { $0.name == "Grandma" }).device
@@ -208,6 +211,26 @@ struct HouseholdTests {
         }
         #expect(Set(verdicts.map { $0.split(separator: "\n").filter { $0.contains("active") }.map { $0.replacingOccurrences(of: " (this device)", with: "") }.sorted() }).count == 1,
                 "every replica lists the same members")
+    }
+
+    /// Whoever holds the family's key cannot make themselves its owner: the
+    /// family id is derived from the owner's device key.
+    @Test func aForgedFamilyCreateIsRejected() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        let thief = DeviceIdentity.generate()
+        let home = try Home.open(mum.home)
+        let (family, key) = try home.currentKey()
+        let forged = try SyncEnvelope.seal(
+            body: LibraryEvent.familyCreate(name: "Mine now", ownerName: "Thief", ownerBox: thief.box.publicKey).body.encoded(),
+            family: family, signer: thief.signing, seq: 1, previous: .none, hlc: HLC(milliseconds: 1, counter: 0), key: key)
+        _ = try home.ingest([forged.bytes])
+        try Self.exchange([mum, dad])
+        for r in [mum, dad] {
+            #expect(try Self.denied(r).values.contains("only the device the family id was derived from can create it"))
+            #expect(try r.ok("members").contains("family \"The Lins\""))
+        }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
     @Test func nothingPlainLeavesTheDevice() throws {

@@ -83,6 +83,7 @@ public struct Household: Sendable {
     /// Applies one library event in order; returns the reason it is invalid, if it is.
     private mutating func apply(_ e: Entry, family: FamilyID) -> String? {
         if case .familyCreate(let name, let ownerName, let box) = e.event {
+            guard FamilyID.owned(by: e.author) == family else { return "only the device the family id was derived from can create it" }
             guard owner == nil else { return "the family was already created" }
             owner = e.author
             self.name = name

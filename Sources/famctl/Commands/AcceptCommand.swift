@@ -50,18 +50,23 @@ enum AcceptCommand: Command {
         let home: Home
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
-            if existing.family == code.family { throw CLIError.data("this device is already in that family") }
-            guard existing.projector.household.isPrivate else {
+            if existing.family == code.family {
+                if try existing.log.head(of: existing.deviceID, in: code.family).seq > 0 { throw CLIError.data("this device is already in that family") }
+                // An earlier accept switched the home but did not get to write the join: finish it.
+            } else {
+                guard existing.projector.household.isPrivate, existing.knownOwner == nil else {
                 throw CLIError.data("this device already belongs to the family \"\(existing.projector.household.name ?? existing.family.description)\"",
                                     hint: "A device belongs to one family; join from a new home (--home DIR).")
             }
-            // What it recorded on its own goes into the family, under the same ids.
-            carried = (try existing.projector.subjects(), try existing.projector.records())
-            try existing.log.database.transaction(.immediate) {
-                try existing.state.set(.family, code.family.description)
-                try existing.state.set(.owner, code.owner.hex)
-                try existing.state.keyring.store(code.key, family: code.family)
-                try existing.state.set(.projectionVersion, "stale")
+                // What it recorded on its own goes into the family, under the same ids
+                // (a viewer cannot write, so a viewer's stay in its private chain).
+                if code.role.canWrite { carried = (try existing.projector.subjects(), try existing.projector.records()) }
+                try existing.log.database.transaction(.immediate) {
+                    try existing.state.set(.family, code.family.description)
+                    try existing.state.set(.owner, code.owner.hex)
+                    try existing.state.keyring.store(code.key, family: code.family)
+                    try existing.state.set(.projectionVersion, "stale")
+                }
             }
             try existing.state.set(.deviceName, name)
             home = try Home.open(path)
@@ -69,6 +74,7 @@ enum AcceptCommand: Command {
             home = try Home.create(path, name: name, start: .joining(code.family, code.key, owner: code.owner))
         }
         try location.store(in: home)
+        try home.state.set(.joinedRole, code.role.rawValue)
         try home.state.set(.includeShared, inv.flag("--keep-private") ? "off" : "on")
 
         let proof = JoinProof.sign(secret: code.secret, family: code.family, invite: code.invite, device: home.deviceID)

@@ -26,6 +26,12 @@ enum FamilyCreateCommand: Command {
         guard !name.isEmpty, name.count <= 100 else { throw CLIError.data("--name must be 1 to 100 characters") }
         let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: true)
         let home = try Home.open(Home.location(inv))
+        if let owner = home.knownOwner, owner != home.deviceID {
+            throw CLIError.data("this device joined the family \(home.family)", hint: "A device belongs to one family.")
+        }
+        guard home.family == FamilyID.owned(by: home.deviceID) else {
+            throw CLIError.data("this device's home holds another device's family \(home.family)", hint: "Create the family from a home made by 'famctl init'.")
+        }
         guard home.projector.household.isPrivate else {
             throw CLIError.data("this device already belongs to the family \"\(home.projector.household.name ?? "?")\"", hint: "A device belongs to one family.")
         }

@@ -114,6 +114,7 @@ enum MemberRoleCommand: Command {
         let m = try MemberLookup.find(inv.positionals[0], in: h)
         guard let role = Role(rawValue: inv.positionals[1]), role != .owner else { throw CLIError.data("'\(inv.positionals[1])' is neither member nor viewer") }
         guard m.device != home.deviceID else { throw CLIError.data("the owner's role cannot change") }
+        guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was removed; a removed device has no role") }
         try home.append([LibraryEvent.memberRole(member: m.device, role: role).body])
         if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue]) } else { Console.out("\(m.name) is now a \(role.rawValue)") }
     }

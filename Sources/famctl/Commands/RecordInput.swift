@@ -56,6 +56,7 @@ enum RecordInput {
     /// Validates a record's full field set and the rules that need the
     /// projection (the subject exists; sleeps of one baby do not overlap).
     static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, fields: [String: JSONValue], now: Date?) throws {
+        try home.checkCanWrite()
         let schema = StoreSchema.schema(for: store)
         do throws(ValidationError) {
             try schema.validate(fields: fields, focus: focus, at: TimeValue.parse(at), now: now)

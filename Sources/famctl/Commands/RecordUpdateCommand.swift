@@ -57,7 +57,7 @@ enum RecordDeleteCommand: Command {
         guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.uuidString.lowercased())") }
         guard !current.deleted else { throw CLIError.data("record \(id.uuidString.lowercased()) is already deleted") }
         let event = RecordEvent(kind: .delete, record: id, store: current.store, focus: current.focus, at: nil, fields: [:])
-        let envs = try home.append([event.body])
+        let envs = try home.append([event.body]) { try home.checkCanWrite() }
         if inv.json { Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex]) } else { Console.out(id.uuidString.lowercased()) }
     }
 }

@@ -25,7 +25,7 @@ enum StatusCommand: Command {
         let deferred = try home.projector.deferredCount()
         let household = home.projector.household
         let denied = try home.projector.rejections()
-        let myRole = household.members[home.deviceID]?.role.rawValue
+        let myRole = household.members[home.deviceID].map { $0.isActive ? $0.role.rawValue : "removed" }
         let pendingBy = try home.log.pendingByAuthor(in: family)
         let replicator = try? home.replicator()
         let unverifiable = (try? replicator?.unverifiable()) ?? []

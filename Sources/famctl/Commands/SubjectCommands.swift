@@ -37,7 +37,7 @@ enum SubjectAddCommand: Command {
         case .newMom: .newMom
         }
         let home = try Home.open(Home.location(inv))
-        try home.append([SubjectEvent(focus: focus, fields: fields).body])
+        try home.append([SubjectEvent(focus: focus, fields: fields).body]) { try home.checkCanWrite() }
         if inv.json { Console.json(["focus": focus.description, "kind": kind.rawValue]) } else { Console.out(focus.description) }
     }
 }
