@@ -63,7 +63,9 @@ enum HistoryView {
     }
 
     static func line(_ h: HistoryEntry, home: Home?) -> String {
-        let who = h.version.author == home?.deviceID ? "\(h.version.author.short) (this device)" : h.version.author.short
+        var who = h.version.author.short
+        if let name = home?.projector.household.members[h.version.author]?.name { who += " \(name)" }
+        if h.version.author == home?.deviceID { who += " (this device)" }
         var s = "\(TimeText.format(h.version.hlc.date))  \(who)  \(h.operation.rawValue)  event \(h.event.short)"
         let f = h.changes.filter { !$0.key.hasPrefix("$") }
         if h.operation == .put { s += "  " + (f.isEmpty ? "(no field changes)" : RecordView.fieldsText(f).replacingOccurrences(of: "=null", with: "= (cleared)")) }
