@@ -1,0 +1,82 @@
+import Envelope
+import EventLog
+@testable import famctl
+import Foundation
+import Projections
+import Replicator
+import Testing
+
+/// A sync reads only what is new: with a small and a large history behind
+/// it, one new event costs one file read and one event ingested. The time of
+/// that round is printed next to the history size (a figure, not a check).
+struct IncrementalSyncTests {
+    static var largeHistory: Int { Int(ProcessInfo.processInfo.environment["FAMCTL_SYNC_HISTORY"] ?? "") ?? 10_000 }
+
+    @Test func oneNewEventCostsTheSameWhateverTheHistory() throws {
+        var timings: [(Int, Double)] = []
+        for history in [1_000, Self.largeHistory] {
+            let root = FamctlRunner()
+            let dir = root.root + "/shared"
+            let mum = FamctlRunner(), dad = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--dir", dir)
+            try mum.ok("subject", "add", "newMom")
+            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", dir)
+            for r in [mum, dad, mum] { try r.ok("sync") }
+            let dadHome = try Home.open(dad.home)
+            var written = 0
+            while written < history {
+                let n = min(2_000, history - written)
+                try dadHome.append((0..<n).map { i in
+                    RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                                fields: ["kind": .string("mood"), "mood": .int(Int64(i % 5 + 1))]).body
+                })
+                written += n
+            }
+            try dad.ok("sync")
+            try mum.ok("sync")
+            try dadHome.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T09:00:00Z",
+                                            fields: ["kind": .string("mood"), "mood": .int(3)]).body])
+            try dad.ok("sync")
+
+            let start = Date()
+            let home = try Home.open(mum.home)
+            let pulled = try home.replicator().pull { try home.ingest($0) }
+            let seconds = Date().timeIntervalSince(start)
+            #expect(pulled.filesRead == 1, "history \(history): read \(pulled.filesRead) files for one new event")
+            #expect(pulled.eventsIngested == 1 && pulled.accepted == 1, "history \(history): ingested \(pulled.eventsIngested)")
+            #expect(try home.log.count(in: home.family) >= history)
+            timings.append((history, seconds))
+        }
+        let ratio = timings[1].1 / max(timings[0].1, 1e-6)
+        print(String(format: "incremental sync: one new event after %d events %.1f ms, after %d events %.1f ms (ratio %.2f)",
+                     timings[0].0, timings[0].1 * 1000, timings[1].0, timings[1].1 * 1000, ratio))
+    }
+
+    @Test func aDeviceCompactsItsOwnSmallSegments() throws {
+        let root = FamctlRunner()
+        let dir = root.root + "/shared"
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        try mum.ok("subject", "add", "newMom")
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", dir)
+        for r in [mum, dad, mum] { try r.ok("sync") }
+        for i in 0..<20 {
+            try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)")
+            try dad.ok("sync")
+            if i % 3 == 0 { try mum.ok("sync") }
+        }
+        let dadHome = try Home.open(dad.home)
+        let files = try FileIO.list(dir + "/" + dadHome.family.description + "/" + dadHome.deviceID.hex).filter { $0.hasSuffix(".seg") }
+        #expect(files.count < Replicator.compactAfter, "dad's folder holds \(files.count) segments after 21 rounds")
+        try mum.ok("sync")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+        #expect(try mum.ok("record", "list").split(separator: "\n").count == 20)
+        // A device that joins now reads the compacted history.
+        let late = FamctlRunner()
+        try late.ok("accept", try mum.ok("invite"), "--name", "Late", "--dir", dir)
+        try late.ok("sync")
+        #expect(try late.ok("record", "list").split(separator: "\n").count == 20)
+    }
+}
