@@ -2,9 +2,10 @@ import Envelope
 import EventLog
 import Foundation
 
-/// Exchanges a family's events through a ``SharedDirectory``: publishes this
-/// device's new events as segments into its own folder, and pulls what the
-/// others published, handing it to `ingest` (which verifies and applies).
+/// Exchanges a family's events through a ``Peer`` (a shared directory, a
+/// WebDAV server, …): publishes this device's new events as segments under
+/// its own folder, and pulls what the others published, handing it to
+/// `ingest` (which verifies and applies).
 ///
 /// What it has read is remembered (table `r_files`), so a round reads only
 /// files it has not read before: its cost follows what is new, not history.
@@ -13,16 +14,19 @@ import Foundation
 /// deleted. The replicator knows nothing of projections.
 public final class Replicator {
     public let log: EventLog
-    public let directory: SharedDirectory
+    public let peer: any Peer
     public let me: DeviceID
-    public var family: FamilyID { directory.family }
+    public let family: FamilyID
+    /// Objects per listing page.
+    public static let pageSize = 500
     /// Own segments smaller than this are merged once there are ``compactAfter`` of them.
     public static let smallSegment = 256 << 10
     public static let compactAfter = 8
 
-    public init(log: EventLog, directory: SharedDirectory, me: DeviceID) throws {
+    public init(log: EventLog, peer: any Peer, family: FamilyID, me: DeviceID) throws {
         self.log = log
-        self.directory = directory
+        self.peer = peer
+        self.family = family
         self.me = me
         try log.database.execute("""
             CREATE TABLE IF NOT EXISTS r_published(family BLOB PRIMARY KEY, last_seq INTEGER NOT NULL);
@@ -30,6 +34,8 @@ public final class Replicator {
                 family BLOB NOT NULL, path TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, checked_at INTEGER NOT NULL,
                 PRIMARY KEY(family, path));
             CREATE TABLE IF NOT EXISTS r_meta(family BLOB NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY(family, key));
+            CREATE TABLE IF NOT EXISTS r_own(family BLOB NOT NULL, name TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+                size INTEGER NOT NULL, PRIMARY KEY(family, name));
             """)
     }
 
@@ -65,33 +71,43 @@ public final class Replicator {
         try log.database.statement("SELECT last_seq FROM r_published WHERE family = ?1").first([.blob(family.bytes)]) { UInt64($0.int(0)) } ?? 0
     }
 
+    /// Creates the segment under its content-addressed name. "Already exists"
+    /// is success: the same name can only hold the same bytes.
     private func write(_ segment: Segment) throws -> String {
         let bytes = segment.encoded()
         let name = segment.name(for: bytes).description
-        try directory.publish(bytes, as: name, author: me)
+        do throws(PeerError) {
+            try peer.create(me.hex + "/" + name, bytes)
+        } catch {
+            guard error == .alreadyExists else { throw error }
+        }
+        try log.database.run("INSERT OR REPLACE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
+                             [.blob(family.bytes), .text(name), .integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Int64(bytes.count))])
         return name
     }
 
     /// Merges this device's small segments into one, so its folder does not
     /// grow by a file per edit. Returns how many files it replaced.
     func compact() throws -> Int {
-        let mine = try directory.list().filter { $0.folder == me }.compactMap { e -> (SharedDirectory.Entry, SegmentName, Int)? in
-            guard case .segment(let n) = SharedFileName(e.name), n.author == me else { return nil }
-            let size = (try? FileManager.default.attributesOfItem(atPath: directory.familyPath + "/" + e.path)[.size] as? Int) ?? 0
-            return (e, n, size ?? 0)
-        }
-        let small = mine.filter { $0.2 < Self.smallSegment }.sorted { $0.1.firstSeq < $1.1.firstSeq }
+        var small: [(name: String, first: UInt64, last: UInt64)] = []
+        try log.database.statement("SELECT name, first_seq, last_seq FROM r_own WHERE family = ?1 AND size < ?2 ORDER BY first_seq")
+            .forEachRow([.blob(family.bytes), .integer(Int64(Self.smallSegment))]) { small.append(($0.text(0), UInt64($0.int(1)), UInt64($0.int(2)))) }
         guard small.count >= Self.compactAfter else { return 0 }
         // One contiguous run from the first small segment.
         var run = [small[0]]
-        for s in small.dropFirst() where s.1.firstSeq <= run.last!.1.lastSeq + 1 { run.append(s) }
+        for s in small.dropFirst() where s.first <= run.last!.last + 1 { run.append(s) }
         guard run.count >= 2 else { return 0 }
-        let first = run[0].1.firstSeq, last = run.map(\.1.lastSeq).max()!
+        let first = run[0].first, last = run.map(\.last).max()!
         guard last - first < UInt64(Segment.maximumEvents) else { return 0 }
         let envs = try log.chain(of: me, in: family, seqs: first...last)
         guard envs.count == Int(last - first + 1) else { return 0 }
         let merged = try write(Segment(envelopes: envs))
-        for s in run where s.0.name != merged { directory.removeOwn(s.0.name, author: me) }
+        for s in run where s.name != merged {
+            do throws(PeerError) { try peer.delete(me.hex + "/" + s.name) } catch {
+                guard error == .notFound else { throw error }
+            }
+            try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(s.name)])
+        }
         return run.count
     }
 
@@ -106,45 +122,92 @@ public final class Replicator {
         public var forks = 0
     }
 
-    /// Reads every file of the family's area not read before and hands its
-    /// events to `ingest`.
+    /// Reads every object of the family's area not read before (pages of
+    /// changes since the last token, then anything left unverifiable) and
+    /// hands its events to `ingest`. The token is saved only after its page
+    /// was applied; an expired token means listing from scratch.
     public func pull(ingest: ([[UInt8]]) throws -> IngestReport) throws -> PullReport {
         var report = PullReport()
-        let done = try doneFiles()
-        for entry in try directory.list() where !done.contains(entry.path) {
-            let kind = SharedFileName(entry.name)
-            let promised: SegmentName
-            switch kind {
-            case .other: continue
-            case .segment(let n):
-                if entry.folder == me { continue }   // this device's own files
-                promised = n
-            case .conflictCopy(let n): promised = n
-            }
-            report.filesRead += 1
-            let segment: Segment
-            do {
-                let bytes = try directory.read(entry)
-                if case .segment = kind, !promised.matches(bytes) { throw SegmentError.nameMismatch }
-                segment = try Segment(decoding: bytes)
-                guard segment.author == entry.folder, segment.author == promised.author, segment.family == family else { throw SegmentError.wrongFolder }
-            } catch let e as FileIO.Failure where e.code == ENOENT {
-                continue   // removed since the listing (its author compacted it): nothing to read
+        var token = try meta("token")
+        var done = try doneFiles()
+        var more = true
+        while more {
+            let page: ChangePage
+            do throws(PeerError) {
+                page = try peer.changes(since: token, limit: Self.pageSize)
             } catch {
-                let why = (error as? SegmentError)?.description ?? FileIO.reason(error)
-                report.notYetArrived.append((entry.path, why))
-                try mark(entry.path, "unverifiable", why)
+                guard error == .tokenExpired else { throw error }
+                token = nil
+                try setMeta("token", nil)
                 continue
             }
-            let r = try ingest(segment.events)
-            report.eventsIngested += segment.events.count
-            report.accepted += r.accepted.count
-            report.forks += r.count { if case .fork = $0 { true } else { false } }
-            try mark(entry.path, "read", nil)
+            for object in page.objects where !object.deleted && !done.contains(object.path) {
+                if try read(object.path, into: &report, ingest: ingest) { done.insert(object.path) }
+            }
+            token = page.token
+            try setMeta("token", page.token)
+            more = page.moreComing
         }
-        try log.database.run("INSERT OR REPLACE INTO r_meta(family, key, value) VALUES(?1, 'last_sync', ?2)",
-                             [.blob(family.bytes), .text(ISO8601DateFormatter().string(from: Date()))])
+        for (path, _) in try unverifiable() where !done.contains(path) {
+            _ = try read(path, into: &report, ingest: ingest)
+        }
+        try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
+        try setMeta("last_error", nil)
         return report
+    }
+
+    /// Reads one object; `true` when it is done with (read, or not ours to read).
+    private func read(_ path: String, into report: inout PullReport, ingest: ([[UInt8]]) throws -> IngestReport) throws -> Bool {
+        let parts = path.split(separator: "/")
+        guard parts.count == 2, parts[0].count == 64, let folder = DeviceID(hex: String(parts[0])) else { return true }
+        let kind = SharedFileName(String(parts[1]))
+        let promised: SegmentName
+        switch kind {
+        case .other: return true
+        case .segment(let n):
+            if folder == me { return true }   // this device's own files
+            promised = n
+        case .conflictCopy(let n): promised = n
+        }
+        report.filesRead += 1
+        let bytes: [UInt8]
+        do throws(PeerError) {
+            bytes = try peer.get(path).bytes
+        } catch {
+            guard error == .notFound else { throw error }
+            report.filesRead -= 1
+            try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
+            return true   // removed since the listing (its author compacted it): nothing to read
+        }
+        let segment: Segment
+        do throws(SegmentError) {
+            if case .segment = kind, !promised.matches(bytes) { throw .nameMismatch }
+            segment = try Segment(decoding: bytes)
+            guard segment.author == folder, segment.author == promised.author, segment.family == family else { throw .wrongFolder }
+        } catch {
+            report.notYetArrived.append((path, error.description))
+            try mark(path, "unverifiable", error.description)
+            return false
+        }
+        let r = try ingest(segment.events)
+        report.eventsIngested += segment.events.count
+        report.accepted += r.accepted.count
+        report.forks += r.count { if case .fork = $0 { true } else { false } }
+        try mark(path, "read", nil)
+        return true
+    }
+
+    func meta(_ key: String) throws -> String? {
+        try log.database.statement("SELECT value FROM r_meta WHERE family = ?1 AND key = ?2").first([.blob(family.bytes), .text(key)]) { $0.text(0) }
+    }
+
+    /// Records a replicator fact (`token`, `last_sync`, `last_error`); `nil` removes it.
+    public func setMeta(_ key: String, _ value: String?) throws {
+        if let value {
+            try log.database.run("INSERT OR REPLACE INTO r_meta(family, key, value) VALUES(?1, ?2, ?3)", [.blob(family.bytes), .text(key), .text(value)])
+        } else {
+            try log.database.run("DELETE FROM r_meta WHERE family = ?1 AND key = ?2", [.blob(family.bytes), .text(key)])
+        }
     }
 
     private func doneFiles() throws -> Set<String> {
@@ -169,9 +232,8 @@ public final class Replicator {
         return out
     }
 
-    public func lastSync() throws -> String? {
-        try log.database.statement("SELECT value FROM r_meta WHERE family = ?1 AND key = 'last_sync'").first([.blob(family.bytes)]) { $0.text(0) }
-    }
+    public func lastSync() throws -> String? { try meta("last_sync") }
+    public func lastError() throws -> String? { try meta("last_error") }
 }
 
 @available(*, unavailable)

@@ -27,9 +27,10 @@ enum StatusCommand: Command {
         let denied = try home.projector.rejections()
         let myRole = household.members[home.deviceID].map { $0.isActive ? $0.role.rawValue : "removed" }
         let pendingBy = try home.log.pendingByAuthor(in: family)
-        let replicator = try? home.replicator()
+        let replicator = try? home.replicator(probe: false)
         let unverifiable = (try? replicator?.unverifiable()) ?? []
         let lastSync = (try? replicator?.lastSync()) ?? nil
+        let lastError = (try? replicator?.lastError()) ?? nil
         func name(_ d: DeviceID) -> String { household.members[d]?.name ?? "?" }
 
         if inv.json {
@@ -40,7 +41,7 @@ enum StatusCommand: Command {
                     ["author": a.hex, "name": name(a), "seq": heads[a]!.seq, "last": TimeText.format(heads[a]!.hlc.date), "me": a == home.deviceID,
                      "pending": pendingBy[a] ?? 0, "unverifiable": unverifiable.filter { $0.path.hasPrefix(a.hex) }.count] as [String: Any]
                 },
-                "lastSync": lastSync ?? NSNull(),
+                "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
@@ -71,7 +72,9 @@ enum StatusCommand: Command {
             if u > 0 { line += ", \(u) file(s) not yet arrived" }
             Console.out(line)
         }
-        if replicator != nil { Console.out("sync     last round \(lastSync ?? "never")") }
+        if let r = replicator {
+            Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")")
+        }
         for u in unverifiable { Console.out("  not yet arrived: \(u.path.prefix(20))…: \(u.reason)") }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for (a, b) in overlaps {

@@ -78,10 +78,13 @@ enum SyncCommand: Command {
             let published = try replicator.publish()
             let pulled = try replicator.pull { try home.ingest($0) }
             return Round(published: published, pulled: pulled)
-        } catch let e as SharedDirectoryError {
+        } catch let e as PeerError {
+            try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)")
             switch e {
-            case .missing: throw CLIError(.tempFail, e.description, hint: "Mount or create it, then sync again; nothing was lost.")
-            case .unreadable, .notWritable: throw CLIError(.cantCreate, e.description, hint: "Check the folder's permissions; nothing was lost.")
+            case .unavailable, .throttled, .tokenExpired:
+                throw CLIError(.tempFail, "\(replicator.peer.label): \(e)", hint: "Sync again later; nothing was lost.")
+            default:
+                throw CLIError(.cantCreate, "\(replicator.peer.label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
             }
         }
     }
@@ -102,15 +105,65 @@ enum SyncCommand: Command {
 }
 
 extension Home {
-    /// The replicator over this family's shared directory.
-    func replicator() throws -> Replicator {
-        guard case .directory(let dir) = Location.stored(in: self) else {
-            if case .peer = Location.stored(in: self) {
-                throw CLIError(.usage, "this family syncs through a peer URL, which this famctl cannot reach yet")
+    /// The replicator over this family's shared directory or WebDAV peer,
+    /// retrying transient failures with back-off.
+    /// - Parameter probe: check a WebDAV server's conditional requests first
+    ///   (`status` skips it: it must not need the network).
+    func replicator(probe: Bool = true) throws -> Replicator {
+        let base: any Peer
+        switch Location.stored(in: self) {
+        case .directory(let dir):
+            base = DirectoryPeer(SharedDirectory(root: dir, family: family, staging: path + "/staging"))
+        case .peer(let url):
+            guard let u = URL(string: url.hasSuffix("/") ? url : url + "/") else { throw CLIError.data("the stored peer URL \(url) is not a URL") }
+            let webdav = WebDAVPeer(url: u.appendingPathComponent(family.description + "/"), credentials: try PeerCredentials.find(for: u))
+            do throws(PeerError) { if probe { try webdav.probe() } } catch {
+                throw CLIError(error.isTransient ? .tempFail : .dataError, "the peer \(url): \(error)",
+                               hint: error.isTransient ? "Try again later; nothing was lost." : "Use a WebDAV server that honours If-Match and If-None-Match.")
             }
-            throw CLIError(.usage, "no shared directory is set for this family",
-                           hint: "'famctl family create --dir PATH' or 'famctl accept CODE --dir PATH' sets one.")
+            base = webdav
+        case .none:
+            throw CLIError(.usage, "no shared directory or peer is set for this family",
+                           hint: "'famctl family create --dir PATH|--peer URL' or 'famctl accept CODE --dir PATH|--peer URL' sets one.")
         }
-        return try Replicator(log: log, directory: SharedDirectory(root: dir, family: family, staging: path + "/staging"), me: deviceID)
+        return try Replicator(log: log, peer: RetryingPeer(base), family: family, me: deviceID)
+    }
+}
+
+/// Credentials for a WebDAV peer: `FAMCTL_PEER_USER` and
+/// `FAMCTL_PEER_PASSWORD`, else a netrc file (`$FAMCTL_NETRC`, else
+/// `~/.netrc`) that only its owner can read. Never from the command line.
+enum PeerCredentials {
+    static func find(for url: URL) throws -> (user: String, password: String)? {
+        let env = ProcessInfo.processInfo.environment
+        if let u = env["FAMCTL_PEER_USER"], let p = env["FAMCTL_PEER_PASSWORD"] { return (u, p) }
+        let path = env["FAMCTL_NETRC"] ?? ((env["HOME"] ?? "") + "/.netrc")
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber, mode.intValue & 0o077 != 0 {
+            throw CLIError(.dataError, "\(path) is readable by others (mode \(String(mode.intValue & 0o777, radix: 8))); refusing to read passwords from it",
+                           hint: "Run 'chmod 600 \(path)'.")
+        }
+        let words = ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(whereSeparator: { $0.isWhitespace }).map(String.init)
+        var i = 0
+        var machine: String?, login: String?, password: String?
+        var found: (String, String)?
+        func flush() {
+            if machine == url.host || machine == "default", let l = login, let p = password, found == nil || machine == url.host { found = (l, p) }
+        }
+        while i < words.count {
+            switch words[i] {
+            case "machine", "default":
+                flush()
+                machine = words[i] == "default" ? "default" : (i + 1 < words.count ? words[i + 1] : nil)
+                login = nil; password = nil
+                if words[i] == "machine" { i += 1 }
+            case "login": if i + 1 < words.count { login = words[i + 1]; i += 1 }
+            case "password": if i + 1 < words.count { password = words[i + 1]; i += 1 }
+            default: break
+            }
+            i += 1
+        }
+        flush()
+        return found
     }
 }

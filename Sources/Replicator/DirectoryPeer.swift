@@ -1,0 +1,73 @@
+import Envelope
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The shared directory seen as a ``Peer``. A folder has no change feed, so
+/// `changes` lists everything each time (the token is the listing's
+/// fingerprint, never expired) and the replicator skips what it has read.
+/// Version tags are size and modification time. Writes go through
+/// ``SharedDirectory`` (staged outside the folder, fsynced, renamed in).
+public final class DirectoryPeer: Peer {
+    public let directory: SharedDirectory
+    public var label: String { "dir:" + directory.root }
+
+    public init(_ directory: SharedDirectory) { self.directory = directory }
+
+    private func full(_ path: String) -> String { directory.familyPath + "/" + path }
+
+    private func tag(_ path: String) -> String? {
+        var st = stat()
+        guard stat(full(path), &st) == 0 else { return nil }
+        return "\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ino)"
+    }
+
+    private func map(_ e: SharedDirectoryError) -> PeerError {
+        switch e {
+        case .missing(let p): .unavailable("the shared directory \(p) is missing (unmounted, or not created yet)")
+        case .unreadable(let p, let why): .unavailable("cannot read \(p): \(why)")
+        case .notWritable(let p, let why): .unsupported("cannot write into \(p): \(why)")
+        }
+    }
+
+    public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
+        let entries: [SharedDirectory.Entry]
+        do { entries = try directory.list() } catch { throw map(error) }
+        let objects = entries.compactMap { e in tag(e.path).map { PeerObject(path: e.path, tag: $0) } }
+        return ChangePage(objects: objects, token: "listing", moreComing: false)
+    }
+
+    public func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
+        guard tag(path) == nil else { throw .alreadyExists }
+        let parts = path.split(separator: "/")
+        guard parts.count == 2, let author = DeviceID(hex: String(parts[0])) else { throw .unsupported("bad path \(path)") }
+        do { try directory.publish(bytes, as: String(parts[1]), author: author) } catch { throw map(error) }
+    }
+
+    public func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String {
+        guard tag(path) == expected else { throw .conflict(current: tag(path)) }
+        let parts = path.split(separator: "/")
+        guard parts.count == 2, let author = DeviceID(hex: String(parts[0])) else { throw .unsupported("bad path \(path)") }
+        do { try directory.publish(bytes, as: String(parts[1]), author: author) } catch { throw map(error) }
+        return tag(path) ?? ""
+    }
+
+    public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
+        guard let t = tag(path) else { throw .notFound }
+        do { return (try FileIO.readFile(full(path)), t) } catch {
+            if error.code == ENOENT { throw .notFound }
+            throw .unavailable(error.reason)
+        }
+    }
+
+    public func delete(_ path: String) throws(PeerError) {
+        guard unlink(full(path)) == 0 else {
+            if errno == ENOENT { throw .notFound }
+            throw .unavailable(String(cString: strerror(errno)))
+        }
+    }
+}
+
+@available(*, unavailable)
+extension DirectoryPeer: Sendable {}

@@ -1,0 +1,90 @@
+/// A remote store with CloudKit's primitives, as small as the replicator
+/// needs. Paths are relative (`<author hex>/<segment name>`); objects are
+/// opaque bytes with a version tag that changes on every write.
+///
+/// One contract test suite runs against every implementation.
+public protocol Peer: AnyObject {
+    /// A short name for messages and `status` (`dir:/…`, `webdav:https://…`, `memory`).
+    var label: String { get }
+
+    /// Objects changed since `token` (`nil`: everything), at most `limit` per page.
+    /// Apply a page, then persist its token; ask again while `moreComing`.
+    /// - Throws: ``PeerError/tokenExpired`` when the token is too old: drop it
+    ///   and list from scratch. Transient errors: `throttled`, `unavailable`.
+    func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage
+
+    /// Creates `path` with `bytes`; never overwrites.
+    /// - Throws: ``PeerError/alreadyExists`` when the path exists.
+    func create(_ path: String, _ bytes: [UInt8]) throws(PeerError)
+
+    /// Replaces `path` only if its current tag is `expected` (`nil`: only if
+    /// it does not exist). Returns the new tag.
+    /// - Throws: ``PeerError/conflict(current:)`` with the current tag otherwise.
+    func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String
+
+    /// The object's bytes and tag.
+    /// - Throws: ``PeerError/notFound``.
+    func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String)
+
+    /// Deletes `path`.
+    /// - Throws: ``PeerError/notFound``.
+    func delete(_ path: String) throws(PeerError)
+}
+
+/// One object in a change listing.
+public struct PeerObject: Sendable, Hashable {
+    public let path: String
+    public let tag: String
+    /// The object was deleted since the token.
+    public let deleted: Bool
+    public init(path: String, tag: String, deleted: Bool = false) {
+        self.path = path
+        self.tag = tag
+        self.deleted = deleted
+    }
+}
+
+public struct ChangePage: Sendable {
+    public let objects: [PeerObject]
+    public let token: String
+    public let moreComing: Bool
+    public init(objects: [PeerObject], token: String, moreComing: Bool) {
+        self.objects = objects
+        self.token = token
+        self.moreComing = moreComing
+    }
+}
+
+/// What a peer operation can answer instead of success.
+public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
+    case alreadyExists
+    case conflict(current: String?)
+    case notFound
+    case tokenExpired
+    /// Too many requests: wait `retryAfter` seconds before the next one.
+    case throttled(retryAfter: Double)
+    /// The peer cannot be reached or failed (HTTP 5xx, connection refused, …).
+    case unavailable(String)
+    /// The peer answered in a way this famctl cannot work with (a misconfigured server).
+    case unsupported(String)
+
+    /// Worth retrying after a pause.
+    public var isTransient: Bool {
+        switch self {
+        case .throttled, .unavailable: true
+        default: false
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .alreadyExists: "already exists"
+        case .conflict(let c): "conflict (current version \(c ?? "none"))"
+        case .notFound: "not found"
+        case .tokenExpired: "change token expired"
+        case .throttled(let s): "throttled: retry after \(s) s"
+        case .unavailable(let why): "unavailable: \(why)"
+        case .unsupported(let why): "unsupported server: \(why)"
+        }
+    }
+}

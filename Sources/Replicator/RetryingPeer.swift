@@ -1,0 +1,69 @@
+import Foundation
+
+/// Retries a peer's transient failures: waits out `throttled(retryAfter:)`
+/// exactly, backs off exponentially with jitter on `unavailable`, and gives
+/// up after `attempts`. It never busy-loops: every retry is preceded by a wait.
+public final class RetryingPeer: Peer {
+    public let base: any Peer
+    public let attempts: Int
+    public let initialDelay: Double
+    public let maximumDelay: Double
+    /// How it waits; tests substitute a clock that records instead of sleeping.
+    public let sleep: (Double) -> Void
+    var rng: any RandomNumberGenerator
+    /// Every wait taken, in seconds (for `status` and tests).
+    public private(set) var waits: [Double] = []
+    public private(set) var lastError: PeerError?
+
+    public init(_ base: any Peer, attempts: Int = 8, initialDelay: Double = 0.2, maximumDelay: Double = 30,
+                rng: any RandomNumberGenerator = SystemRandomNumberGenerator(),
+                sleep: @escaping (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
+        self.base = base
+        self.attempts = attempts
+        self.initialDelay = initialDelay
+        self.maximumDelay = maximumDelay
+        self.rng = rng
+        self.sleep = sleep
+    }
+
+    public var label: String { base.label }
+
+    func retrying<T>(_ op: () throws(PeerError) -> T) throws(PeerError) -> T {
+        var delay = initialDelay
+        var attempt = 1
+        while true {
+            do {
+                return try op()
+            } catch {
+                lastError = error
+                guard error.isTransient, attempt < attempts else { throw error }
+                let wait: Double
+                if case .throttled(let after) = error {
+                    wait = max(after, 0)
+                } else {
+                    wait = min(delay, maximumDelay) * Double.random(in: 0.5...1.5, using: &rng)
+                    delay *= 2
+                }
+                waits.append(wait)
+                sleep(wait)
+                attempt += 1
+            }
+        }
+    }
+
+    public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
+        try retrying { () throws(PeerError) in try base.changes(since: token, limit: limit) }
+    }
+    public func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
+        try retrying { () throws(PeerError) in try base.create(path, bytes) }
+    }
+    public func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String {
+        try retrying { () throws(PeerError) in try base.replace(path, bytes, expected: expected) }
+    }
+    public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
+        try retrying { () throws(PeerError) in try base.get(path) }
+    }
+    public func delete(_ path: String) throws(PeerError) {
+        try retrying { () throws(PeerError) in try base.delete(path) }
+    }
+}

@@ -1,0 +1,214 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// A WebDAV server as a ``Peer`` (Apache `mod_dav`, Nextcloud, a NAS…), over
+/// Foundation's URLSession: PROPFIND lists, PUT with `If-None-Match: *`
+/// creates, PUT with `If-Match` compares-and-swaps, GET reads, DELETE
+/// deletes, MKCOL makes collections. ``probe()`` checks at start-up that the
+/// server honours conditional requests, and refuses one that does not.
+///
+/// Objects live under `URL/<family id>/<path>`. WebDAV has no change feed:
+/// `changes` lists everything (two PROPFIND levels) and the replicator skips
+/// what it has read.
+public final class WebDAVPeer: Peer {
+    public let base: URL
+    let authorization: String?
+    let session: URLSession
+    public var label: String { "webdav:" + base.absoluteString }
+
+    /// - Parameters:
+    ///   - url: the collection for the family's area (its parent must exist).
+    ///   - credentials: user and password for HTTP basic authentication.
+    public init(url: URL, credentials: (user: String, password: String)? = nil, timeout: TimeInterval = 20) {
+        base = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
+        authorization = credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
+        let config = URLSessionConfiguration.ephemeral
+        config.timeoutIntervalForRequest = timeout
+        config.urlCache = nil
+        session = URLSession(configuration: config)
+    }
+
+    struct Reply: Sendable {
+        let status: Int
+        let body: Data
+        let headers: [String: String]
+    }
+
+    final class Pending: Sendable {
+        let result = Mutex<Result<Reply, PeerError>?>(nil)
+    }
+
+    /// One request, synchronously.
+    func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) throws(PeerError) -> Reply {
+        guard let url = URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteURL else { throw .unsupported("bad path \(path)") }
+        var req = URLRequest(url: url)
+        req.httpMethod = method
+        req.httpBody = body
+        for (k, v) in headers { req.setValue(v, forHTTPHeaderField: k) }
+        if let authorization { req.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        let pending = Pending()
+        let done = DispatchSemaphore(value: 0)
+        session.dataTask(with: req) { data, response, error in
+            let r: Result<Reply, PeerError>
+            if let http = response as? HTTPURLResponse {
+                var h: [String: String] = [:]
+                for (k, v) in http.allHeaderFields { h[String(describing: k).lowercased()] = String(describing: v) }
+                r = .success(Reply(status: http.statusCode, body: data ?? Data(), headers: h))
+            } else {
+                r = .failure(.unavailable(error.map { "\($0.localizedDescription)" } ?? "no response"))
+            }
+            pending.result.withLock { $0 = r }
+            done.signal()
+        }.resume()
+        done.wait()
+        let result = pending.result.withLock { $0 }!
+        let reply = try result.get()
+        switch reply.status {
+        case 401, 403: throw .unsupported("\(reply.status): the server refused the credentials (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
+        case 429, 503:
+            if let s = reply.headers["retry-after"].flatMap(Double.init) { throw .throttled(retryAfter: s) }
+            throw reply.status == 429 ? .throttled(retryAfter: 1) : .unavailable("503 Service Unavailable")
+        case 500...599: throw .unavailable("HTTP \(reply.status)")
+        default: return reply
+        }
+    }
+
+    func familyRelative(_ path: String) -> String { path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }.joined(separator: "/") }
+
+    private func ensureCollection(_ path: String) throws(PeerError) {
+        let r = try send("MKCOL", path.isEmpty ? "./" : (path.hasSuffix("/") ? path : path + "/"))
+        guard [201, 405, 301].contains(r.status) else { throw .unavailable("MKCOL \(path): HTTP \(r.status)") }
+    }
+
+    public func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
+        let p = familyRelative(path)
+        var r = try send("PUT", p, body: Data(bytes), headers: ["If-None-Match": "*"])
+        if r.status == 409 || r.status == 404 {
+            try ensureCollection((p as NSString).deletingLastPathComponent)
+            r = try send("PUT", p, body: Data(bytes), headers: ["If-None-Match": "*"])
+        }
+        switch r.status {
+        case 200, 201, 204: return
+        case 412: throw .alreadyExists
+        default: throw .unavailable("PUT \(path): HTTP \(r.status)")
+        }
+    }
+
+    static func strong(_ tag: String) -> String { tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
+
+    public func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String {
+        let p = familyRelative(path)
+        var header = ["If-None-Match": "*"]
+        if let expected {
+            // Apache gives a weak tag to a file changed within the last second and
+            // compares If-Match strongly: wait until the same tag is strong.
+            var current = try head(p)
+            if let c = current, c.hasPrefix("W/"), Self.strong(c) == Self.strong(expected) {
+                Thread.sleep(forTimeInterval: 1.1)
+                current = try head(p)
+            }
+            guard let c = current, Self.strong(c) == Self.strong(expected) else { throw .conflict(current: current) }
+            header = ["If-Match": Self.strong(c)]
+        }
+        var r = try send("PUT", p, body: Data(bytes), headers: header)
+        if expected == nil && (r.status == 409 || r.status == 404) {
+            try ensureCollection((p as NSString).deletingLastPathComponent)
+            r = try send("PUT", p, body: Data(bytes), headers: header)
+        }
+        switch r.status {
+        case 200, 201, 204: return try head(p) ?? ""
+        case 412: throw .conflict(current: try head(p))
+        default: throw .unavailable("PUT \(path): HTTP \(r.status)")
+        }
+    }
+
+    private func head(_ p: String) throws(PeerError) -> String? {
+        let r = try send("HEAD", p)
+        return r.status == 200 ? r.headers["etag"] : nil
+    }
+
+    public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
+        let r = try send("GET", familyRelative(path))
+        switch r.status {
+        case 200: return ([UInt8](r.body), r.headers["etag"] ?? "")
+        case 404: throw .notFound
+        default: throw .unavailable("GET \(path): HTTP \(r.status)")
+        }
+    }
+
+    public func delete(_ path: String) throws(PeerError) {
+        let r = try send("DELETE", familyRelative(path))
+        switch r.status {
+        case 200, 204: return
+        case 404: throw .notFound
+        default: throw .unavailable("DELETE \(path): HTTP \(r.status)")
+        }
+    }
+
+    public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
+        var objects: [PeerObject] = []
+        for folder in try propfind("") where folder.collection {
+            for item in try propfind(folder.name + "/") where !item.collection {
+                objects.append(PeerObject(path: folder.name + "/" + item.name, tag: item.tag))
+            }
+        }
+        return ChangePage(objects: objects, token: "listing", moreComing: false)
+    }
+
+    struct Item { let name: String; let tag: String; let collection: Bool }
+
+    /// The members of a collection (PROPFIND, Depth: 1), by their last path component.
+    func propfind(_ path: String) throws(PeerError) -> [Item] {
+        let body = #"<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/><D:resourcetype/></D:prop></D:propfind>"#
+        let r = try send("PROPFIND", path, body: Data(body.utf8), headers: ["Depth": "1", "Content-Type": "application/xml"])
+        if r.status == 404 { return [] }
+        guard r.status == 207 else { throw .unavailable("PROPFIND \(path): HTTP \(r.status)") }
+        let xml = String(decoding: r.body, as: UTF8.self)
+        let selfPath = URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteURL.path ?? ""
+        var out: [Item] = []
+        for block in Self.elements("response", in: xml) {
+            guard let href = Self.elements("href", in: block).first?.removingPercentEncoding else { continue }
+            let hrefPath = URL(string: href)?.path ?? href
+            if hrefPath.trimmingCharacters(in: CharacterSet(charactersIn: "/")) == selfPath.trimmingCharacters(in: CharacterSet(charactersIn: "/")) { continue }
+            let name = (hrefPath as NSString).lastPathComponent
+            let tag = Self.elements("getetag", in: block).first ?? ""
+            let type = Self.elements("resourcetype", in: block).first ?? ""
+            out.append(Item(name: name, tag: tag, collection: type.contains("collection")))
+        }
+        return out
+    }
+
+    /// The contents of elements named `local`, whatever their namespace prefix and attributes.
+    static func elements(_ local: String, in xml: String) -> [String] {
+        guard let re = try? NSRegularExpression(pattern: "<(?:[A-Za-z0-9_-]+:)?\(local)(?:\\s[^>]*)?>(.*?)</(?:[A-Za-z0-9_-]+:)?\(local)>",
+                                                options: [.dotMatchesLineSeparators]) else { return [] }
+        let ns = xml as NSString
+        return re.matches(in: xml, range: NSRange(location: 0, length: ns.length)).map { m in
+            ns.substring(with: m.range(at: 1)).replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&amp;", with: "&")
+        }
+    }
+
+    /// Checks that the server honours conditional requests, on a probe object.
+    /// - Throws: ``PeerError/unsupported(_:)`` for a server that ignores them.
+    public func probe() throws(PeerError) {
+        try ensureCollection("")
+        let name = ".famctl-probe-\(UUID().uuidString.lowercased())"
+        defer { _ = try? send("DELETE", name) }
+        let first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
+        guard [200, 201, 204].contains(first.status) else { throw .unavailable("cannot write to \(base.absoluteString): HTTP \(first.status)") }
+        let second = try send("PUT", name, body: Data("again".utf8), headers: ["If-None-Match": "*"])
+        guard second.status == 412 else {
+            throw .unsupported("\(base.absoluteString) ignores If-None-Match (answered \(second.status) where 412 was due); famctl would overwrite segments there")
+        }
+        let wrong = try send("PUT", name, body: Data("cas".utf8), headers: ["If-Match": "\"famctl-not-the-etag\""])
+        guard wrong.status == 412 else {
+            throw .unsupported("\(base.absoluteString) ignores If-Match (answered \(wrong.status) where 412 was due)")
+        }
+    }
+}
+
+@available(*, unavailable)
+extension WebDAVPeer: Sendable {}
