@@ -5,7 +5,7 @@
 #
 SHELL := /bin/bash
 SWIFT ?= swift
-DEB_PACKAGES := libsqlite3-dev libsodium-dev pkg-config syncthing curl jq
+DEB_PACKAGES := libsqlite3-dev libsodium-dev pkg-config syncthing curl jq apache2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup build release demo test clean

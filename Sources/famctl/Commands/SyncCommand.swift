@@ -128,6 +128,13 @@ extension Home {
         }
         return try Replicator(log: log, peer: RetryingPeer(base), family: family, me: deviceID)
     }
+
+    /// One round (publish, then pull) over a given peer: for tests with the in-memory emulator.
+    func syncRound(over peer: any Peer) throws -> (Replicator.PublishReport, Replicator.PullReport) {
+        let r = try Replicator(log: log, peer: peer, family: family, me: deviceID)
+        let published = try r.publish()
+        return (published, try r.pull { try ingest($0) })
+    }
 }
 
 /// Credentials for a WebDAV peer: `FAMCTL_PEER_USER` and

@@ -1,0 +1,134 @@
+import Envelope
+import Foundation
+import Replicator
+import Testing
+
+/// One contract, written once, run against every backend: the shared
+/// directory, the in-memory emulator, and WebDAV on a real Apache httpd
+/// (`mod_dav`, started on 127.0.0.1 by the test and stopped by it).
+struct PeerContractTests {
+    static let author = String(repeating: "ab", count: 32)
+    static func path(_ i: Int) -> String { "\(author)/\(author)-\(String(format: "%016x", i))-\(String(format: "%016x", i))-\(String(repeating: "0", count: 32)).seg" }
+
+    /// Checks every operation's documented behaviour.
+    static func contract(_ peer: any Peer) throws {
+        let a = path(1), b = path(2), missing = path(99)
+        try peer.create(a, [1, 2, 3])
+        #expect(throws: PeerError.alreadyExists) { try peer.create(a, [9]) }
+        let got = try peer.get(a)
+        #expect(got.bytes == [1, 2, 3])
+        #expect(!got.tag.isEmpty)
+        #expect(throws: PeerError.notFound) { try peer.get(missing) }
+        #expect(throws: PeerError.notFound) { try peer.delete(missing) }
+
+        // Compare-and-swap.
+        let wrong = #expect(throws: PeerError.self) { _ = try peer.replace(a, [4], expected: "\"not-the-tag\"") }
+        if case .conflict(let current)? = wrong { #expect(current != nil) } else { Issue.record("expected conflict, got \(String(describing: wrong))") }
+        #expect(throws: PeerError.self) { _ = try peer.replace(a, [4], expected: nil) }   // exists: only-if-absent fails
+        let newTag = try peer.replace(a, [4, 5], expected: got.tag)
+        #expect(try peer.get(a).bytes == [4, 5])
+        #expect(!newTag.isEmpty)
+        _ = try peer.replace(b, [7], expected: nil)                                        // absent: creates
+        #expect(try peer.get(b).bytes == [7])
+
+        // Listing, paged: following the tokens until `moreComing` is false sees everything.
+        for i in 3..<12 { try peer.create(path(i), [UInt8(i)]) }
+        var seen = Set<String>()
+        var token: String?
+        var pages = 0
+        repeat {
+            let page = try peer.changes(since: token, limit: 4)
+            for o in page.objects where !o.deleted { seen.insert(o.path) }
+            token = page.token
+            pages += 1
+            if !page.moreComing { break }
+        } while pages < 100
+        #expect(seen.isSuperset(of: Set([a, b] + (3..<12).map(path))))
+
+        try peer.delete(b)
+        #expect(throws: PeerError.notFound) { try peer.get(b) }
+        let after = try peer.changes(since: nil, limit: 1000)
+        #expect(!after.objects.contains { $0.path == b && !$0.deleted })
+    }
+
+    @Test func memoryPeerKeepsTheContract() throws {
+        try Self.contract(MemoryPeer())
+    }
+
+    @Test func sharedDirectoryKeepsTheContract() throws {
+        let dir = NSTemporaryDirectory() + "famctl-peer-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let family = FamilyID.random()
+        try Self.contract(DirectoryPeer(SharedDirectory(root: dir, family: family, staging: dir + "-staging")))
+        try? FileManager.default.removeItem(atPath: dir + "-staging")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func webDAVOnApacheKeepsTheContract() throws {
+        try ApacheServer.with { url in
+            let peer = WebDAVPeer(url: url.appendingPathComponent(FamilyID.random().description + "/"))
+            try peer.probe()
+            try Self.contract(peer)
+        }
+    }
+
+    @Test func expiredTokensMeanRelistingAndShortPagesStillCoverEverything() throws {
+        var faults = MemoryPeer.Faults()
+        faults.shortPage = 50
+        let peer = MemoryPeer(seed: 3, faults: faults)
+        for i in 0..<40 { try peer.create(Self.path(i), [UInt8(i)]) }
+        var seen = Set<String>()
+        var token: String?
+        while true {
+            let page = try peer.changes(since: token, limit: 10)
+            seen.formUnion(page.objects.map(\.path))
+            token = page.token
+            if !page.moreComing { break }
+        }
+        #expect(seen.count == 40)
+        #expect(throws: PeerError.tokenExpired) { _ = try peer.changes(since: "999999", limit: 10) }
+    }
+
+    @Test func throttlesAreWaitedOutNotHammered() throws {
+        var faults = MemoryPeer.Faults()
+        faults.throttle = 40
+        faults.retryAfter = 3
+        faults.unavailable = 10
+        let memory = MemoryPeer(seed: 11, faults: faults)
+        var slept: [Double] = []
+        let peer = RetryingPeer(memory, attempts: 50, rng: SplitMixRNG(seed: 1), sleep: { slept.append($0) })
+        for i in 0..<30 { try peer.create(Self.path(i), [UInt8(i)]) }
+        for i in 0..<30 { #expect(try peer.get(Self.path(i)).bytes == [UInt8(i)]) }
+        let failures = memory.calls - 60
+        #expect(failures > 0, "no fault was injected")
+        #expect(slept.count == failures, "every failed call is followed by a wait: \(slept.count) waits for \(failures) failures")
+        #expect(slept.filter { $0 == 3 }.count > 0, "retry-after was honoured")
+        #expect(slept.allSatisfy { $0 > 0 }, "never retried without waiting")
+    }
+}
+
+/// A private Apache httpd with mod_dav on 127.0.0.1 (scripts/apache-webdav.sh).
+enum ApacheServer {
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/apache-webdav.sh").path
+    }
+
+    static func run(_ args: [String]) -> (Int32, String) {
+        let log = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let status = system("/bin/bash " + args.map { "'\($0)'" }.joined(separator: " ") + " </dev/null >'\(log)' 2>&1")
+        return (status == -1 ? -1 : (status >> 8) & 0xff, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+    }
+
+    /// Starts the server, runs `body` with its WebDAV URL, stops it.
+    static func with(_ body: (URL) throws -> Void) throws {
+        let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
+        let (code, out) = run([script, "start", base])
+        defer { _ = run([script, "stop", base]) }
+        try #require(code == 0, "could not start Apache: \(out)")
+        let line = try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") })
+        try body(try #require(URL(string: String(line.dropFirst(6)))))
+    }
+}
