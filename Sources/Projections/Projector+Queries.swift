@@ -78,6 +78,36 @@ extension Projector {
         return out
     }
 
+    /// Photos, live (or all), optionally of one record.
+    public func photos(record: UUID? = nil, includeDeleted: Bool = false) throws -> [PhotoState] {
+        var rows: [(String, Version?, Version?, Version?)] = []
+        try database.prepare("SELECT id, put_version, delete_version, first_put FROM p_entities WHERE kind = 'photo' AND put_version IS NOT NULL ORDER BY id").forEachRow { r in
+            rows.append((r.text(0), Version(bytes: r.blob(1)), r.isNull(2) ? nil : Version(bytes: r.blob(2)), Version(bytes: r.blob(3))))
+        }
+        var out: [PhotoState] = []
+        for (id, put, del, first) in rows {
+            guard let uuid = UUID(uuidString: id), let put, let first else { continue }
+            let deleted = del.map { $0 >= put } ?? false
+            if deleted && !includeDeleted { continue }
+            // Metadata is written once; a delete does not erase what is needed to show the trail.
+            let f = try visibleFields("photo", id, after: nil)
+            guard PhotoEvent.problem(f) == nil else { continue }
+            let rec = f["record"]?.stringValue.flatMap(UUID.init(uuidString:))
+            if let record, rec != record { continue }
+            var size: Int64 = 0
+            if case .int(let n)? = f["size"] { size = n }
+            out.append(PhotoState(id: uuid, record: rec, size: Int(size),
+                                  mediaType: f["mediaType"]?.stringValue ?? "", hash: Hex.decode(f["hash"]?.stringValue ?? "") ?? [],
+                                  key: Hex.decode(f["key"]?.stringValue ?? "") ?? [], blob: f["blob"]?.stringValue ?? "",
+                                  creator: first.author, deleted: deleted))
+        }
+        return out
+    }
+
+    public func photo(_ id: UUID) throws -> PhotoState? {
+        try photos(includeDeleted: true).first { $0.id == id }
+    }
+
     /// Every care subject, in focus-key order.
     public func subjects() throws -> [SubjectState] {
         var keys: [(String, [UInt8])] = []

@@ -84,6 +84,7 @@ public final class Projector {
     public enum Applied: Sendable, Equatable {
         case record(UUID)
         case subject(FocusKey)
+        case photo(UUID)
         /// A household event: membership may have changed, so earlier verdicts
         /// may too. The caller rebuilds (library events first, see ``Household``).
         case library(LibraryEvent)
@@ -128,7 +129,7 @@ public final class Projector {
             household = try loadHousehold()
             return .library(lib)
         }
-        let isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type
+        let isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type || PhotoEvent.Kind(rawValue: body.type) != nil
         if isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
             try reject(env, why)
             return .rejected(why)
@@ -148,6 +149,13 @@ public final class Projector {
                 try delete(kind: "record", id: id, version: version, event: env.id)
             }
             return .record(r.record)
+        }
+        if let p = try PhotoEvent(body) {
+            switch p.kind {
+            case .put: try put(kind: "photo", id: p.photo.uuidString.lowercased(), changes: p.fields, version: version, event: env.id)
+            case .delete: try delete(kind: "photo", id: p.photo.uuidString.lowercased(), version: version, event: env.id)
+            }
+            return .photo(p.photo)
         }
         if let s = try SubjectEvent(body) {
             var changes = s.fields

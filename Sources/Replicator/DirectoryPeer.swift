@@ -41,15 +41,15 @@ public final class DirectoryPeer: Peer {
     public func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
         guard tag(path) == nil else { throw .alreadyExists }
         let parts = path.split(separator: "/")
-        guard parts.count == 2, let author = DeviceID(hex: String(parts[0])) else { throw .unsupported("bad path \(path)") }
-        do { try directory.publish(bytes, as: String(parts[1]), author: author) } catch { throw map(error) }
+        guard parts.count == 2, parts[0] == "blobs" || DeviceID(hex: String(parts[0])) != nil else { throw .unsupported("bad path \(path)") }
+        do { try directory.publish(bytes, as: String(parts[1]), into: String(parts[0])) } catch { throw map(error) }
     }
 
     public func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String {
         guard tag(path) == expected else { throw .conflict(current: tag(path)) }
         let parts = path.split(separator: "/")
-        guard parts.count == 2, let author = DeviceID(hex: String(parts[0])) else { throw .unsupported("bad path \(path)") }
-        do { try directory.publish(bytes, as: String(parts[1]), author: author) } catch { throw map(error) }
+        guard parts.count == 2 else { throw .unsupported("bad path \(path)") }
+        do { try directory.publish(bytes, as: String(parts[1]), into: String(parts[0])) } catch { throw map(error) }
         return tag(path) ?? ""
     }
 

@@ -65,9 +65,15 @@ public final class SharedDirectory {
 
     /// Publishes `bytes` as `name` in `author`'s folder, atomically.
     public func publish(_ bytes: [UInt8], as name: String, author: DeviceID) throws(SharedDirectoryError) {
+        try publish(bytes, as: name, into: author.hex)
+    }
+
+    /// Publishes `bytes` as `name` in the family's folder `folderName`
+    /// (an author's, or `blobs` for photos), atomically.
+    public func publish(_ bytes: [UInt8], as name: String, into folderName: String) throws(SharedDirectoryError) {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { throw .missing(root) }
-        let dir = folder(author)
+        let dir = familyPath + "/" + folderName
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -16,6 +16,9 @@ final class DeviceState {
         /// The role the invitation gave, known before the family's events arrive.
         case joinedRole = "family.joined_role"
         case syncPeer = "sync.peer"
+        case photoMaxBytes = "photos.max_bytes"
+        case photoCacheBytes = "photos.cache_bytes"
+        case prefetchPhotos = "photos.prefetch"
         /// The projection schema the tables were built with; a mismatch triggers a rebuild.
         case projectionVersion = "projection.version"
         /// "on": the view shows every family member's records; "off": only this device's own.

@@ -23,6 +23,10 @@ enum CLI {
         RecordDeleteCommand.self,
         RecordListCommand.self,
         RecordShowCommand.self,
+        PhotoAddCommand.self,
+        PhotoGetCommand.self,
+        PhotoListCommand.self,
+        PhotoDeleteCommand.self,
         SyncCommand.self,
         DigestCommand.self,
         LogCommand.self,
@@ -31,6 +35,8 @@ enum CLI {
         ExportStoresCommand.self,
         ImportStoresCommand.self,
         SettingsIncludeSharedCommand.self,
+        SettingsPhotosCommand.self,
+        VerifyCommand.self,
     ]
 
     static func main(_ args: [String], environment: [String: String]) -> Int32 {

@@ -77,6 +77,12 @@ enum SyncCommand: Command {
         do {
             let published = try replicator.publish()
             let pulled = try replicator.pull { try home.ingest($0) }
+            _ = try home.publishPhotos(to: replicator.peer)
+            if home.prefetchPhotos {
+                for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
+                    _ = try? home.photoBytes(p, peer: replicator.peer)   // not arrived yet: next round
+                }
+            }
             return Round(published: published, pulled: pulled)
         } catch let e as PeerError {
             try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)")

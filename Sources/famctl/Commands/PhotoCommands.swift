@@ -1,0 +1,154 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+import Replicator
+
+/// `famctl photo add RECORD_ID FILE`
+enum PhotoAddCommand: Command {
+    static let spec = CommandSpec(
+        path: ["photo", "add"],
+        abstract: "Attach a photo (JPEG, PNG, HEIC, WebP) to a record and print its id.",
+        discussion: """
+            The photo is encrypted with a key of its own and kept on this device until the
+            next sync uploads it, under the hash of its encrypted bytes, to the family's
+            blob area. Photos over the size limit (25 MB unless 'settings photos' says
+            otherwise) are refused before anything is written.
+            """,
+        positionals: [PositionalSpec(name: "RECORD_ID", help: "The record."), PositionalSpec(name: "FILE", help: "The image file.")])
+
+    static func run(_ inv: Invocation) throws {
+        let id = try RecordInput.record(inv.positionals[0])
+        let file = Home.absolute(inv.positionals[1])
+        let home = try Home.open(Home.location(inv))
+        guard let record = try home.projector.record(id), !record.deleted else { throw CLIError(.noInput, "no live record \(id.uuidString.lowercased())") }
+        let attrs = try? FileManager.default.attributesOfItem(atPath: file)
+        guard let size = attrs?[.size] as? Int else { throw CLIError(.noInput, "cannot read \(file): no such file") }
+        if size > home.photoMaxBytes {
+            throw CLIError.data("\(file) is \(size) bytes, over the \(home.photoMaxBytes)-byte limit; nothing was written",
+                                hint: "Shrink it, or raise the limit with 'famctl settings photos --max-mb N'.")
+        }
+        let bytes: [UInt8]
+        do { bytes = try FileIO.readFile(file, limit: home.photoMaxBytes) } catch { throw CLIError(.noInput, "cannot read \(file): \(error.reason)") }
+        let photo = try home.addPhoto(to: record, bytes: bytes)
+        if inv.json { Console.json(["photo": photo.uuidString.lowercased(), "record": id.uuidString.lowercased()]) } else { Console.out(photo.uuidString.lowercased()) }
+    }
+}
+
+/// `famctl photo get PHOTO_ID --out FILE`
+enum PhotoGetCommand: Command {
+    static let spec = CommandSpec(
+        path: ["photo", "get"],
+        abstract: "Write a photo's original bytes to a file, fetching them from the family's peer if needed.",
+        discussion: "Exits 75 when the bytes have not arrived yet (the record is unaffected); damaged copies are rejected and fetched again.",
+        options: [.value("--out", "FILE", "(required) Where to write the photo.")],
+        positionals: [PositionalSpec(name: "PHOTO_ID", help: "The photo's id.")])
+
+    static func run(_ inv: Invocation) throws {
+        guard let id = UUID(uuidString: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
+        let out = Home.absolute(try inv.required("--out"))
+        let home = try Home.open(Home.location(inv))
+        guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.uuidString.lowercased())") }
+        let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)
+        do { try FileIO.writeAtomically(bytes, to: out, mode: 0o644) } catch { throw CLIError(.cantCreate, "cannot write \(out): \(error.reason)") }
+        if inv.json { Console.json(["photo": id.uuidString.lowercased(), "bytes": bytes.count, "out": out]) } else { Console.out("wrote \(bytes.count) bytes (\(photo.mediaType)) to \(out)") }
+    }
+}
+
+/// `famctl photo list [--record ID]`
+enum PhotoListCommand: Command {
+    static let spec = CommandSpec(
+        path: ["photo", "list"],
+        abstract: "List photos: id, record, type, size, and whether this device holds the bytes.",
+        options: [.value("--record", "ID", "Only this record's photos.")])
+
+    static func run(_ inv: Invocation) throws {
+        let record = try inv.value("--record").map { try RecordInput.record($0) }
+        let home = try Home.open(Home.location(inv))
+        try home.photoCacheTable()
+        let photos = try home.projector.photos(record: record)
+        let rows = photos.map { p -> [String: Any] in
+            ["id": p.id.uuidString.lowercased(), "record": p.record?.uuidString.lowercased() ?? NSNull(), "type": p.mediaType, "size": p.size,
+             "here": FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob), "author": p.creator.hex]
+        }
+        if inv.json { Console.json(rows); return }
+        for r in rows { Console.out("\(r["id"]!)  record \(r["record"]!)  \(r["type"]!)  \(r["size"]!) bytes  \((r["here"] as! Bool) ? "on this device" : "not fetched yet")") }
+    }
+}
+
+/// `famctl photo delete PHOTO_ID`
+enum PhotoDeleteCommand: Command {
+    static let spec = CommandSpec(
+        path: ["photo", "delete"],
+        abstract: "Delete a photo: a tombstone, and its record's photo list without it.",
+        positionals: [PositionalSpec(name: "PHOTO_ID", help: "The photo's id.")])
+
+    static func run(_ inv: Invocation) throws {
+        guard let id = UUID(uuidString: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
+        let home = try Home.open(Home.location(inv))
+        guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.uuidString.lowercased())") }
+        var bodies = [PhotoEvent(kind: .delete, photo: id).body]
+        if let rid = photo.record, let r = try home.projector.record(rid), !r.deleted,
+           case .array(let list)? = r.fields["photos"] {
+            let kept = list.filter { $0.stringValue?.lowercased() != id.uuidString.lowercased() }
+            bodies.append(RecordEvent(kind: .put, record: rid, store: r.store, focus: r.focus, at: nil, fields: ["photos": .array(kept)]).body)
+        }
+        try home.append(bodies) { try home.checkCanWrite() }
+        if inv.json { Console.json(["deleted": id.uuidString.lowercased()]) } else { Console.out(id.uuidString.lowercased()) }
+    }
+}
+
+/// `famctl verify --photos`
+enum VerifyCommand: Command {
+    static let spec = CommandSpec(
+        path: ["verify"],
+        abstract: "Check every cached photo blob against its hashes (exit 3 on a damaged one).",
+        options: [.flag("--photos", "(required) Check the photo cache.")])
+
+    static func run(_ inv: Invocation) throws {
+        guard inv.flag("--photos") else { throw CLIError.usage("famctl verify: say what to verify: --photos") }
+        let home = try Home.open(Home.location(inv))
+        var checked = 0, damaged: [String] = []
+        for p in try home.projector.photos(includeDeleted: true) {
+            guard let blob = try? FileIO.readFile(home.photoDirectory + "/" + p.blob) else { continue }
+            checked += 1
+            if home.open(blob, p) == nil { damaged.append(p.id.uuidString.lowercased()) }
+        }
+        if inv.json { Console.json(["checked": checked, "damaged": damaged]) } else {
+            Console.out("checked \(checked) cached photo(s); damaged: \(damaged.isEmpty ? "none" : damaged.joined(separator: ", "))")
+        }
+        if !damaged.isEmpty { throw CLIError(.integrity, "\(damaged.count) cached photo(s) do not match their hashes", hint: "'famctl photo get' fetches a good copy again.") }
+    }
+}
+
+/// `famctl settings photos [--max-mb N] [--cache-mb N] [--prefetch on|off]`
+enum SettingsPhotosCommand: Command {
+    static let spec = CommandSpec(
+        path: ["settings", "photos"],
+        abstract: "Show or change the photo settings: size limit, cache size, prefetch during sync.",
+        options: [
+            .value("--max-mb", "N", "Refuse photos larger than N MB (default 25)."),
+            .value("--cache-mb", "N", "Keep at most N MB of fetched photos (default 500; own unpublished photos are never evicted)."),
+            .value("--prefetch", "on|off", "Fetch new photos during sync (default off: fetched on 'photo get')."),
+        ])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        for (opt, key) in [("--max-mb", DeviceState.Key.photoMaxBytes), ("--cache-mb", .photoCacheBytes)] {
+            if let v = inv.value(opt) {
+                guard let n = Double(v), n > 0, n <= 100_000 else { throw CLIError.data("\(opt) '\(v)' is not a positive number of MB") }
+                try home.state.set(key, String(Int(n * 1_048_576)))
+            }
+        }
+        if let p = inv.value("--prefetch") {
+            guard p == "on" || p == "off" else { throw CLIError.data("--prefetch '\(p)' is neither on nor off") }
+            try home.state.set(.prefetchPhotos, p)
+        }
+        try home.evictPhotos()
+        if inv.json {
+            Console.json(["maxBytes": home.photoMaxBytes, "cacheBytes": home.photoCacheBytes, "prefetch": home.prefetchPhotos])
+        } else {
+            Console.out("photos: max \(home.photoMaxBytes) bytes, cache \(home.photoCacheBytes) bytes, prefetch \(home.prefetchPhotos ? "on" : "off")")
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+import Replicator
+
+/// Photos on this device: encrypted blobs in a local cache (`HOME/photos`,
+/// least-recently-used eviction, own unpublished photos never evicted), and
+/// in the peer's blob area (`blobs/<BLAKE2b-256 of the blob>.blob`).
+extension Home {
+    static let defaultPhotoMax = 25 << 20
+    static let defaultPhotoCache = 500 << 20
+
+    var photoDirectory: String { path + "/photos" }
+    var photoMaxBytes: Int { (try? state.get(.photoMaxBytes)).flatMap { $0 }.flatMap { Int($0) } ?? Self.defaultPhotoMax }
+    var photoCacheBytes: Int { (try? state.get(.photoCacheBytes)).flatMap { $0 }.flatMap { Int($0) } ?? Self.defaultPhotoCache }
+    var prefetchPhotos: Bool { (try? state.get(.prefetchPhotos)) == "on" }
+
+    func photoCacheTable() throws {
+        try log.database.execute("""
+            CREATE TABLE IF NOT EXISTS ph_cache(blob TEXT PRIMARY KEY, size INTEGER NOT NULL, last_used INTEGER NOT NULL, unpublished INTEGER NOT NULL);
+            """)
+    }
+
+    static func blobPath(_ blob: String) -> String { "blobs/\(blob).blob" }
+
+    /// Encrypts `bytes` as a new photo of `record`, keeps the blob in the
+    /// cache (unpublished), and appends its metadata and the record's new
+    /// photo list in one transaction. Returns the photo id.
+    func addPhoto(to record: RecordState, bytes: [UInt8]) throws -> UUID {
+        guard bytes.count <= photoMaxBytes else {
+            throw CLIError.data("the photo is \(bytes.count) bytes, over the \(photoMaxBytes)-byte limit; nothing was written",
+                                hint: "Shrink it, or raise the limit with 'famctl settings photos --max-mb N'.")
+        }
+        guard let type = PhotoBlob.sniff(bytes) else { throw CLIError.data("not a JPEG, PNG, HEIC or WebP image; nothing was written") }
+        let existing = record.fields["photos"].flatMap { v -> [JSONValue]? in if case .array(let a) = v { a } else { nil } } ?? []
+        if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
+           case .textList(_, let max) = spec.type, existing.count >= max {
+            throw CLIError.data("\(record.store).photos: must list at most \(max)")
+        }
+        try photoCacheTable()
+        let id = UUID()
+        let key = Sodium.randomSecret(32)
+        let blob = PhotoBlob.seal(bytes, id: FamilyID(uuid: id).bytes, key: key)
+        let blobName = Hex.encode(Sodium.blake2b256(blob))
+        try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileIO.writeAtomically(blob, to: photoDirectory + "/" + blobName, mode: 0o600)
+        try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 1)",
+                             [.text(blobName), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+        let meta = PhotoEvent(kind: .put, photo: id, fields: [
+            "record": .string(record.id.uuidString.lowercased()), "size": .int(Int64(bytes.count)), "mediaType": .string(type),
+            "hash": .string(Hex.encode(Sodium.blake2b256(bytes))), "key": .string(Hex.encode(key.copyBytes())), "blob": .string(blobName),
+        ])
+        let update = RecordEvent(kind: .put, record: record.id, store: record.store, focus: record.focus, at: nil,
+                                 fields: ["photos": .array(existing + [.string(id.uuidString.lowercased())])])
+        try append([meta.body, update.body]) { try checkCanWrite() }
+        return id
+    }
+
+    /// The photo's original bytes: from the cache, else fetched from the peer.
+    /// - Throws: ``CLIError`` with exit 75 when the bytes have not arrived yet.
+    func photoBytes(_ p: PhotoState, peer: (any Peer)?) throws -> [UInt8] {
+        try photoCacheTable()
+        let cached = photoDirectory + "/" + p.blob
+        if let blob = try? FileIO.readFile(cached) {
+            if let plain = open(blob, p) {
+                try touch(p.blob)
+                return plain
+            }
+            // A damaged copy: drop it (if it was published, the peer has the original) and refetch.
+            if try isUnpublished(p.blob) { throw CLIError.data("the only copy of photo \(p.id.uuidString.lowercased()) is damaged (hash mismatch)") }
+            try? FileManager.default.removeItem(atPath: cached)
+        }
+        guard let peer else {
+            throw CLIError(.tempFail, "photo \(p.id.uuidString.lowercased()) has not arrived on this device yet", hint: "Run 'famctl sync'; the photo's record is unaffected.")
+        }
+        let blob: [UInt8]
+        do throws(PeerError) { blob = try peer.get(Self.blobPath(p.blob)).bytes } catch {
+            throw CLIError(.tempFail, "photo \(p.id.uuidString.lowercased()) has not arrived yet (\(error))",
+                           hint: "Its bytes are uploaded by the device that added it when it syncs; try again later.")
+        }
+        guard let plain = open(blob, p) else {
+            throw CLIError(.tempFail, "the copy of photo \(p.id.uuidString.lowercased()) on the peer is incomplete or damaged (hash mismatch); rejected",
+                           hint: "It is fetched again next time; the record is unaffected.")
+        }
+        try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileIO.writeAtomically(blob, to: cached, mode: 0o600)
+        try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 0)",
+                             [.text(p.blob), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+        try evictPhotos()
+        return plain
+    }
+
+    /// Checks a blob against its name and the plaintext against its hash.
+    func open(_ blob: [UInt8], _ p: PhotoState) -> [UInt8]? {
+        guard Hex.encode(Sodium.blake2b256(blob)) == p.blob,
+              let plain = PhotoBlob.open(blob, id: FamilyID(uuid: p.id).bytes, key: SecretBytes(p.key)),
+              Sodium.blake2b256(plain) == p.hash else { return nil }
+        return plain
+    }
+
+    func isUnpublished(_ blob: String) throws -> Bool {
+        try log.database.statement("SELECT unpublished FROM ph_cache WHERE blob = ?1").first([.text(blob)]) { $0.int(0) == 1 } ?? false
+    }
+
+    func touch(_ blob: String) throws {
+        try log.database.run("UPDATE ph_cache SET last_used = ?2 WHERE blob = ?1", [.text(blob), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+    }
+
+    /// Uploads this device's unpublished photos (create-only; already there is fine).
+    func publishPhotos(to peer: any Peer) throws -> Int {
+        try photoCacheTable()
+        var pending: [String] = []
+        try log.database.statement("SELECT blob FROM ph_cache WHERE unpublished = 1").forEachRow { pending.append($0.text(0)) }
+        for blob in pending {
+            guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob) else { continue }
+            do throws(PeerError) { try peer.create(Self.blobPath(blob), bytes) } catch {
+                guard error == .alreadyExists else { throw error }
+            }
+            try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
+        }
+        try evictPhotos()
+        return pending.count
+    }
+
+    /// Evicts least-recently-used published blobs until the cache fits its limit.
+    func evictPhotos() throws {
+        try photoCacheTable()
+        var total = try log.database.statement("SELECT coalesce(sum(size), 0) FROM ph_cache").first { Int($0.int(0)) } ?? 0
+        guard total > photoCacheBytes else { return }
+        var victims: [(String, Int)] = []
+        try log.database.statement("SELECT blob, size FROM ph_cache WHERE unpublished = 0 ORDER BY last_used").forEachRow { victims.append(($0.text(0), Int($0.int(1)))) }
+        for (blob, size) in victims where total > photoCacheBytes {
+            try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
+            try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
+            total -= size
+        }
+    }
+}
