@@ -36,7 +36,11 @@ enum ReplayCommand: Command {
         var findings = BodyFindings()
         let report = try home.log.audit(family: nil, localAuthor: home.deviceID) { env in
             switch try home.openBody(env) {
-            case .body: break
+            case .body(let body):
+                if body.type == PhotoEvent.Kind.put.rawValue {
+                    findings.photos += 1
+                    if let why = PhotoEvent.problem(body.object) { findings.badPhotos.append((env.id, why)) }
+                }
             case .noKey: findings.noKey += 1
             case .failed(let e): findings.unreadable.append((env.id, e))
             }
@@ -85,7 +89,8 @@ enum ReplayCommand: Command {
                 "forks": report.forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "rejected": report.rejected.map { ["id": $0.id.hex, "reason": $0.reason] as [String: Any] },
                 "farFuture": report.farFuture.map { $0.id.hex },
-                "undecryptable": findings.noKey,
+                "undecryptable": findings.noKey, "photosChecked": findings.photos,
+                "malformedPhotos": findings.badPhotos.map { ["id": $0.0.hex, "reason": $0.1] },
                 "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": agrees,
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
                 "unreadable": findings.unreadable.map { ["id": $0.0.hex, "reason": $0.1.description] },
@@ -122,6 +127,8 @@ enum ReplayCommand: Command {
     }
 
     struct BodyFindings {
+        var photos = 0
+        var badPhotos: [(EventID, String)] = []
         var noKey = 0
         var unreadable: [(EventID, EnvelopeError)] = []
     }
@@ -142,6 +149,10 @@ enum ReplayCommand: Command {
         Console.out("far-future clocks: \(r.farFuture.isEmpty ? "none" : "\(r.farFuture.count)")")
         for f in r.farFuture { Console.out("  \(f.id.hex) stamped \(TimeText.format(f.hlc.date)), arrived \(TimeText.format(f.receivedAt))") }
         if findings.noKey > 0 { Console.out("not decrypted (no key held): \(findings.noKey)") }
+        if findings.photos > 0 || !findings.badPhotos.isEmpty {
+            Console.out("photo metadata: \(findings.photos) checked, \(findings.badPhotos.isEmpty ? "all well-formed" : "\(findings.badPhotos.count) malformed (ignored)")")
+            for (id, why) in findings.badPhotos { Console.out("  \(id.hex): \(why)") }
+        }
         if !findings.unreadable.isEmpty {
             Console.out("unreadable bodies (validly signed, but not for our key or not an event body): \(findings.unreadable.count)")
             for (id, e) in findings.unreadable { Console.out("  \(id.hex): \(e)") }

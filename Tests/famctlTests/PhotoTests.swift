@@ -1,0 +1,135 @@
+import Envelope
+import EventLog
+@testable import famctl
+import Foundation
+import Projections
+import Replicator
+import Testing
+
+/// Photos shared through the shared directory: byte-for-byte on every device,
+/// deleted everywhere, damage detected, nothing plain in the blob area, and a
+/// cache that honours its limit without losing unpublished photos.
+struct PhotoTests {
+    static func jpeg(_ n: Int, marker: String) -> [UInt8] {
+        [0xFF, 0xD8, 0xFF, 0xE0] + Array(marker.utf8) + (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+    }
+
+    /// Mum, Dad and Grandma share one folder; Mum has a baby and a solid-food record.
+    static func household() throws -> (FamctlRunner, FamctlRunner, FamctlRunner, String, String) {
+        let mum = FamctlRunner()
+        let dir = mum.root + "/shared"
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        let baby = try mum.ok("subject", "add", "baby")
+        let record = try mum.ok("record", "add", "--focus", baby, "--store", "solidFood", "foods=carrot")
+        let dad = FamctlRunner(), gran = FamctlRunner()
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", dir)
+        try gran.ok("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Gran", "--dir", dir)
+        for r in [mum, dad, gran, mum, dad, gran] { try r.ok("sync") }
+        return (mum, dad, gran, dir, record)
+    }
+
+    @Test func photoTravelsByteForByteAndIsDeletedEverywhere() throws {
+        let (mum, dad, gran, dir, record) = try Self.household()
+        let original = Self.jpeg(50_000, marker: "FIRST-CARROTS-PLAINTEXT-MARKER")
+        let file = mum.root + "/carrots.jpg"
+        try Data(original).write(to: URL(fileURLWithPath: file))
+        let photo = try mum.ok("photo", "add", record, file)
+        for r in [mum, dad, gran, mum] { try r.ok("sync") }
+        for r in [dad, gran] {
+            let out = r.root + "/got.jpg"
+            #expect(try r.ok("photo", "get", photo, "--out", out).contains("wrote 50034 bytes (jpeg)"))
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: out))) == original)
+            #expect(try r.ok("record", "show", record).contains("photos=\(photo)"))
+        }
+        // The blob area holds only ciphertext.
+        let everything = try FileManager.default.subpathsOfDirectory(atPath: dir).compactMap { FileManager.default.contents(atPath: dir + "/" + $0) }
+        #expect(everything.contains { $0.count > 50_000 }, "the blob is in the shared folder")
+        #expect(!everything.contains { $0.range(of: Data("FIRST-CARROTS-PLAINTEXT-MARKER".utf8)) != nil }, "plaintext of the photo in the shared folder")
+
+        try dad.ok("photo", "delete", photo)
+        for r in [dad, mum, gran] { try r.ok("sync") }
+        for r in [mum, dad, gran] {
+            #expect(!(try r.ok("photo", "list").contains(photo)))
+            #expect(!(try r.ok("record", "show", record).contains(photo)))
+            #expect(try r.run("photo", "get", photo, "--out", r.root + "/x.jpg").code == 66)
+        }
+        #expect(try mum.ok("digest") == gran.ok("digest"))
+    }
+
+    @Test func damagedAndMissingBlobsAreNotYetArrived() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        let file = mum.root + "/p.png"
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 42, count: 5_000)
+        try Data(png).write(to: URL(fileURLWithPath: file))
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync"); try dad.ok("sync")
+        let blobs = dir + "/" + (try Home.open(mum.home)).family.description + "/blobs"
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: blobs).first)
+        let good = try Data(contentsOf: URL(fileURLWithPath: blobs + "/" + name))
+        // A flipped byte: rejected, not written out.
+        var bad = good; bad[bad.count / 2] ^= 0x01
+        try bad.write(to: URL(fileURLWithPath: blobs + "/" + name))
+        let flipped = try dad.run("photo", "get", photo, "--out", dad.root + "/x.png")
+        #expect(flipped.code == 75 && flipped.stderr.contains("hash mismatch"))
+        #expect(!FileManager.default.fileExists(atPath: dad.root + "/x.png"))
+        // Truncated: not yet arrived.
+        try good.prefix(100).write(to: URL(fileURLWithPath: blobs + "/" + name))
+        #expect(try dad.run("photo", "get", photo, "--out", dad.root + "/x.png").code == 75)
+        // Gone: not yet arrived, and the record is intact.
+        try FileManager.default.removeItem(atPath: blobs + "/" + name)
+        let gone = try dad.run("photo", "get", photo, "--out", dad.root + "/x.png")
+        #expect(gone.code == 75 && gone.stderr.contains("has not arrived"))
+        #expect(try dad.ok("record", "show", record).contains(photo))
+        // The right bytes arrive again (Mum re-uploads nothing: restore the file): fetched and verified.
+        try good.write(to: URL(fileURLWithPath: blobs + "/" + name))
+        try dad.ok("photo", "get", photo, "--out", dad.root + "/x.png")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: dad.root + "/x.png"))) == png)
+        #expect(try dad.ok("verify", "--photos").contains("damaged: none"))
+        // A cached copy damaged on disk: verify catches it.
+        let cached = try Home.open(dad.home).photoDirectory + "/" + String(name.dropLast(5))
+        var c = try Data(contentsOf: URL(fileURLWithPath: cached)); c[20] ^= 0xFF
+        try c.write(to: URL(fileURLWithPath: cached))
+        #expect(try dad.run("verify", "--photos").code == 3)
+    }
+
+    @Test func limitsAndCache() throws {
+        let (mum, dad, gran, _, record) = try Self.household()
+        try mum.ok("settings", "photos", "--max-mb", "0.01")
+        let big = mum.root + "/big.jpg"
+        try Data(Self.jpeg(20_000, marker: "x")).write(to: URL(fileURLWithPath: big))
+        let refused = try mum.run("photo", "add", record, big)
+        #expect(refused.code == 65 && refused.stderr.contains("over the"))
+        #expect(try mum.ok("photo", "list").isEmpty, "a refused photo left something behind")
+        let notImage = mum.root + "/notes.txt"
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: notImage))
+        #expect(try mum.run("photo", "add", record, notImage).stderr.contains("not a JPEG, PNG, HEIC or WebP"))
+        #expect(try gran.run("photo", "add", record, notImage).code == 65)
+        try mum.ok("settings", "photos", "--max-mb", "25")
+
+        // Unpublished photos are never evicted, whatever the limit.
+        try mum.ok("settings", "photos", "--cache-mb", "0.02")
+        var ids: [String] = []
+        for i in 0..<4 {
+            let f = mum.root + "/p\(i).jpg"
+            try Data(Self.jpeg(9_000, marker: "photo\(i)")).write(to: URL(fileURLWithPath: f))
+            ids.append(try mum.ok("photo", "add", record, f))
+        }
+        let mumHome = try Home.open(mum.home)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mumHome.photoDirectory).count == 4)
+        try mum.ok("sync")     // published: now evictable down to the limit
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mumHome.photoDirectory).count <= 2)
+        // Another device with a small cache keeps at most its limit, and still gets every photo on demand.
+        try dad.ok("sync")
+        try dad.ok("settings", "photos", "--cache-mb", "0.02", "--prefetch", "on")
+        try dad.ok("sync")
+        let dadHome = try Home.open(dad.home)
+        let cached = try FileManager.default.contentsOfDirectory(atPath: dadHome.photoDirectory)
+        let total = try cached.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: dadHome.photoDirectory + "/" + $1)[.size] as! Int) }
+        #expect(total <= 21_000)
+        for id in ids { try dad.ok("photo", "get", id, "--out", dad.root + "/\(id).jpg") }
+        let replay = try mum.ok("replay")
+        #expect(replay.hasSuffix("result: OK"))
+        #expect(replay.contains("photo metadata: 4 checked, all well-formed"))
+    }
+}
