@@ -8,7 +8,7 @@ SWIFT ?= swift
 DEB_PACKAGES := libsqlite3-dev libsodium-dev pkg-config syncthing curl jq apache2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build release demo test clean
+.PHONY: setup build release demo test clean bench
 
 ## setup: install the system libraries famctl links against (Debian/Ubuntu).
 setup:
@@ -39,3 +39,10 @@ test: setup
 
 clean:
 	rm -rf .build
+
+## bench: release build, then every benchmark figure next to its bound (not part of `make test`).
+BENCH_SCALE ?= 1
+bench: release
+	@python3 -m venv .build/bench-venv >/dev/null 2>&1 || { $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv .build/bench-venv; }
+	@.build/bench-venv/bin/pip install -q 'eventsourcing==9.5.6'
+	"$$($(SWIFT) build -c release --show-bin-path)/famctl" bench --scale $(BENCH_SCALE) --out bench-results/bench.json --peer .build/bench-venv/bin/python

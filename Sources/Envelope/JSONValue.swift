@@ -34,11 +34,61 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         }
     }
 
-    /// Compact JSON with sorted keys: the same value always gives the same text.
+    /// Compact JSON with sorted keys: the same value always gives the same
+    /// text. Written by hand (JSONEncoder showed up in every profile).
     public var jsonText: String {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: (try? e.encode(self)) ?? Data("null".utf8), as: UTF8.self)
+        var out = ""
+        write(into: &out)
+        return out
+    }
+
+    func write(into out: inout String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let b): out += b ? "true" : "false"
+        case .int(let i): out += String(i)
+        case .double(let d):
+            if d.isFinite {
+                out += d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : "\(d)"
+            } else {
+                out += "null"
+            }
+        case .string(let s): Self.quote(s, into: &out)
+        case .array(let a):
+            out += "["
+            for (i, v) in a.enumerated() { if i > 0 { out += "," }; v.write(into: &out) }
+            out += "]"
+        case .object(let o):
+            out += "{"
+            for (i, k) in o.keys.sorted().enumerated() {
+                if i > 0 { out += "," }
+                Self.quote(k, into: &out)
+                out += ":"
+                o[k]!.write(into: &out)
+            }
+            out += "}"
+        }
+    }
+
+    static func quote(_ s: String, into out: inout String) {
+        out += "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 {
+                    let h = String(u.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        out += "\""
     }
 
     public var description: String {

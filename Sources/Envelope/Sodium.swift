@@ -88,6 +88,23 @@ public enum Sodium {
         sodium_memzero(base, buffer.count)
     }
 
+    /// Number of Ed25519 verifications per second on one core with libsodium
+    /// alone: the bound the ingest benchmark compares itself to.
+    public static func bareVerificationRate(duration: Double = 0.5) -> Double {
+        let key = SigningKey(seed: [UInt8](repeating: 7, count: 32))
+        let message = [UInt8](repeating: 1, count: 300)
+        let sig = message.withUnsafeBytes { key.sign($0) }
+        let start = Date()
+        var count = 0
+        while Date().timeIntervalSince(start) < duration {
+            for _ in 0..<64 {
+                _ = sig.withUnsafeBytes { s in message.withUnsafeBytes { m in verify(signature: s, message: m, publicKey: key.publicKey.bytes) } }
+            }
+            count += 64
+        }
+        return Double(count) / Date().timeIntervalSince(start)
+    }
+
     /// Number of Ed25519 signatures per second this machine makes with libsodium
     /// alone, measured over `duration` seconds: the bound the append benchmark
     /// compares itself to.

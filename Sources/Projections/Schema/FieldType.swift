@@ -110,16 +110,66 @@ public enum FieldType: Sendable, Equatable {
     }
 }
 
-/// ISO-8601 times with an explicit offset, as records carry them.
+/// ISO-8601 times with an explicit offset, as records carry them:
+/// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`. Parsed by hand: Foundation's
+/// formatter builds ICU date symbols on every use and dominated the profile
+/// of appends and rebuilds.
 public enum TimeValue {
     public static func parse(_ s: String) -> Date? {
-        guard let t = s.firstIndex(of: "T") else { return nil }
-        let time = s[s.index(after: t)...]
-        guard time.hasSuffix("Z") || time.contains("+") || time.contains("-") else { return nil }
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        if let d = f.date(from: s) { return d }
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.date(from: s)
+        let b = Array(s.utf8)
+        func num(_ from: Int, _ count: Int) -> Int? {
+            guard from + count <= b.count else { return nil }
+            var v = 0
+            for i in from..<(from + count) {
+                guard b[i] >= 48, b[i] <= 57 else { return nil }
+                v = v * 10 + Int(b[i] - 48)
+            }
+            return v
+        }
+        guard b.count >= 20, b[4] == 45, b[7] == 45, b[10] == 84 || b[10] == 116, b[13] == 58, b[16] == 58,
+              let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2), let sec = num(17, 2),
+              (1...12).contains(mo), d >= 1, d <= daysIn(month: mo, year: y), h <= 23, mi <= 59, sec <= 60 else { return nil }
+        var i = 19
+        var fraction = 0.0
+        if i < b.count, b[i] == 46 {
+            i += 1
+            var scale = 0.1
+            let start = i
+            while i < b.count, b[i] >= 48, b[i] <= 57 { fraction += Double(b[i] - 48) * scale; scale /= 10; i += 1 }
+            guard i > start else { return nil }
+        }
+        guard i < b.count else { return nil }
+        var offset = 0
+        if b[i] == 90 || b[i] == 122 {
+            i += 1
+        } else if b[i] == 43 || b[i] == 45 {
+            guard let oh = num(i + 1, 2), i + 3 < b.count, b[i + 3] == 58, let om = num(i + 4, 2), oh <= 23, om <= 59 else { return nil }
+            offset = (oh * 3600 + om * 60) * (b[i] == 45 ? -1 : 1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = daysFromCivil(y, mo, d)
+        let seconds = Double(days * 86_400 + h * 3600 + mi * 60 + sec - offset) + fraction
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+    static func daysFromCivil(_ y0: Int, _ m: Int, _ d: Int) -> Int {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
     }
 }

@@ -37,6 +37,7 @@ enum CLI {
         SettingsIncludeSharedCommand.self,
         SettingsPhotosCommand.self,
         VerifyCommand.self,
+        BenchCommand.self,
     ]
 
     static func main(_ args: [String], environment: [String: String]) -> Int32 {

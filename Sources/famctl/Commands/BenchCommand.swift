@@ -1,0 +1,212 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+import Replicator
+
+/// `famctl bench [--scale S] [--out FILE] [--peer PYTHON]`
+///
+/// Measures famctl against the machine's own bounds, in one run: every
+/// figure is printed next to the bound measured alongside it and the ratio.
+enum BenchCommand: Command {
+    static let spec = CommandSpec(
+        path: ["bench"],
+        abstract: "Measure append, ingest, rebuild, incremental sync, CLI latency and convergence against this machine's bounds.",
+        discussion: """
+            Everything runs in temporary homes that are removed afterwards. --scale 1 is a
+            quick run (10,000 events); --scale 10 a fuller one. Build in release mode
+            first ('make bench' does). With --peer, the same append and replay workload
+            runs through the Python eventsourcing library for comparison.
+            """,
+        options: [
+            .value("--scale", "S", "Size multiplier (default 1: 10,000 events of history)."),
+            .value("--out", "FILE", "Also write the results as JSON to FILE."),
+            .value("--peer", "PYTHON", "A Python with the eventsourcing library installed, to run the peer workload."),
+        ])
+
+    struct Row {
+        let name: String
+        let value: Double
+        let unit: String
+        let bound: Double?
+        let boundName: String
+        let target: String
+    }
+
+    static func run(_ inv: Invocation) throws {
+        let scale = try inv.value("--scale").map { s -> Double in
+            guard let v = Double(s), v > 0, v <= 1000 else { throw CLIError.data("--scale '\(s)' is not a positive number") }
+            return v
+        } ?? 1
+        let n = max(1000, Int(10_000 * scale))
+        let base = NSTemporaryDirectory() + "famctl-bench-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        var rows: [Row] = []
+        func note(_ s: String) { Console.err("bench: " + s) }
+
+        let sign = Sodium.bareSigningRate(duration: 1)
+        let verify = Sodium.bareVerificationRate(duration: 1)
+        note(String(format: "bare Ed25519: %.0f signatures/s, %.0f verifications/s (one core)", sign, verify))
+
+        // Append: realistic record events, batched (sign + encrypt + store + project).
+        let a = try Home.create(base + "/a", name: "A")
+        try a.append([SubjectEvent(focus: .newMom, fields: [:]).body])
+        let batch = 1_000
+        var t = Date()
+        var written = 0
+        while written < n {
+            try a.append((0..<min(batch, n - written)).map { i in sample(i) })
+            written += batch
+        }
+        let appendRate = Double(n) / Date().timeIntervalSince(t)
+        rows.append(Row(name: "append (batched)", value: appendRate, unit: "events/s", bound: sign, boundName: "bare signing", target: "≥ 0.80"))
+
+        // Ingest: B, another device of the family, ingests A's events in segment-sized batches.
+        let b = try Home.create(base + "/b", name: "B")
+        try b.state.set(.family, a.family.description)
+        try b.state.set(.owner, a.deviceID.hex)
+        try b.state.keyring.store(try a.currentKey().1, family: a.family)
+        try b.state.set(.projectionVersion, "stale")
+        let b2 = try Home.open(base + "/b")
+        var events: [[UInt8]] = []
+        try a.log.forEachEvent(in: a.family) { events.append($0.bytes) }
+        t = Date()
+        var k = 0
+        while k < events.count {
+            _ = try b2.ingest(Array(events[k..<min(k + batch, events.count)]))
+            k += batch
+        }
+        let ingestRate = Double(events.count) / Date().timeIntervalSince(t)
+        rows.append(Row(name: "ingest (verify+chain+decrypt+project)", value: ingestRate, unit: "events/s", bound: verify, boundName: "bare verify × 1 core", target: "≥ 0.80"))
+
+        // Rebuild from the verified log.
+        t = Date()
+        try b2.rebuildProjections()
+        let rebuildRate = Double(events.count) / Date().timeIntervalSince(t)
+        rows.append(Row(name: "rebuild projections", value: rebuildRate, unit: "events/s", bound: 200_000, boundName: "target 200k/s", target: "≥ 1.00"))
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        rows.append(Row(name: "peak RSS of this run", value: Double(usage.ru_maxrss) / 1024, unit: "MB", bound: 100, boundName: "100 MB budget", target: "≤ 1.00"))
+
+        // Incremental sync: one new event after a small and after the full history.
+        func incremental(history: Int, tag: String) throws -> Double {
+            let dir = base + "/shared-\(tag)"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let w = try Home.create(base + "/w-\(tag)", name: "W")
+            try w.append([SubjectEvent(focus: .newMom, fields: [:]).body])
+            var left = history
+            while left > 0 { try w.append((0..<min(batch, left)).map { sample($0) }); left -= batch }
+            let r = try Home.create(base + "/r-\(tag)", name: "R")
+            try r.state.set(.family, w.family.description)
+            try r.state.set(.owner, w.deviceID.hex)
+            try r.state.keyring.store(try w.currentKey().1, family: w.family)
+            try r.state.set(.projectionVersion, "stale")
+            let reader = try Home.open(base + "/r-\(tag)")
+            let wp = DirectoryPeer(SharedDirectory(root: dir, family: w.family, staging: base + "/staging"))
+            _ = try w.syncRound(over: wp)
+            _ = try reader.syncRound(over: wp)
+            try w.append([sample(1)])
+            _ = try w.syncRound(over: wp)
+            let start = Date()
+            _ = try reader.syncRound(over: wp)
+            return Date().timeIntervalSince(start)
+        }
+        let small = try incremental(history: 1_000, tag: "small")
+        let large = try incremental(history: n, tag: "large")
+        rows.append(Row(name: "sync of 1 new event, \(n) vs 1000 history", value: large * 1000, unit: "ms", bound: small * 1000, boundName: "same with 1k history", target: "≤ 2.00"))
+
+        // CLI latency: `famctl record add` end to end, process start included.
+        var times: [Double] = []
+        for i in 0..<21 {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            p.arguments = ["--home", base + "/a", "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)"]
+            p.standardOutput = FileHandle.nullDevice
+            let s = Date()
+            try p.run()
+            p.waitUntilExit()
+            times.append(Date().timeIntervalSince(s) * 1000)
+        }
+        times.sort()
+        rows.append(Row(name: "record add, \(n) events in the log (median)", value: times[times.count / 2], unit: "ms", bound: 50, boundName: "50 ms target", target: "≤ 1.00"))
+
+        // Convergence: 5 devices each writing over one shared directory.
+        let dir = base + "/shared-conv"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let owner = try Home.create(base + "/c0", name: "C0")
+        try owner.append([SubjectEvent(focus: .newMom, fields: [:]).body])
+        var homes = [owner]
+        for i in 1..<5 {
+            let h = try Home.create(base + "/c\(i)", name: "C\(i)")
+            try h.state.set(.family, owner.family.description)
+            try h.state.set(.owner, owner.deviceID.hex)
+            try h.state.keyring.store(try owner.currentKey().1, family: owner.family)
+            try h.state.set(.projectionVersion, "stale")
+            homes.append(try Home.open(base + "/c\(i)"))
+        }
+        let each = max(200, n / 50)
+        for h in homes { var left = each; while left > 0 { try h.append((0..<min(batch, left)).map { sample($0) }); left -= batch } }
+        let peer = DirectoryPeer(SharedDirectory(root: dir, family: owner.family, staging: base + "/staging"))
+        t = Date()
+        var rounds = 0
+        repeat {
+            rounds += 1
+            for h in homes { _ = try h.syncRound(over: peer) }
+        } while Set(try homes.map { try $0.projector.digest() }).count > 1 && rounds < 10
+        let convergence = Date().timeIntervalSince(t)
+        rows.append(Row(name: "convergence, 5 devices × \(each) events (\(rounds) rounds)", value: convergence, unit: "s", bound: nil, boundName: "", target: "-"))
+
+        var peerFigures: [String: Double] = [:]
+        if let python = inv.value("--peer") {
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("bench/eventsourcing_peer.py").path
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: python)
+            p.arguments = [script, String(n)]
+            let out = Pipe()
+            p.standardOutput = out
+            try p.run()
+            let data = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            if let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+                peerFigures = o.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+                if let ap = peerFigures["append_eps"] {
+                    rows.append(Row(name: "append vs eventsourcing (no signing)", value: appendRate, unit: "events/s", bound: ap, boundName: "eventsourcing append", target: "≥ 2.00"))
+                }
+                if let rp = peerFigures["replay_eps"] {
+                    rows.append(Row(name: "rebuild vs eventsourcing replay", value: rebuildRate, unit: "events/s", bound: rp, boundName: "eventsourcing replay", target: "≥ 10.00"))
+                }
+            } else {
+                note("the eventsourcing peer did not run (exit \(p.terminationStatus))")
+            }
+        }
+
+        Console.out(String(format: "famctl bench: %d events, %d core(s) used, bare sign %.0f/s, bare verify %.0f/s", n, 1, sign, verify))
+        Console.out("metric".padding(toLength: 46, withPad: " ", startingAt: 0) + "value".padding(toLength: 16, withPad: " ", startingAt: 0)
+                    + "bound".padding(toLength: 34, withPad: " ", startingAt: 0) + "ratio   target")
+        for r in rows {
+            let v = String(format: "%.1f %@", r.value, r.unit)
+            let b = r.bound.map { String(format: "%.1f (%@)", $0, r.boundName) } ?? "-"
+            let ratio = r.bound.map { String(format: "%.2f", r.value / $0) } ?? "-"
+            Console.out(r.name.padding(toLength: 46, withPad: " ", startingAt: 0) + v.padding(toLength: 16, withPad: " ", startingAt: 0)
+                        + b.padding(toLength: 34, withPad: " ", startingAt: 0) + ratio.padding(toLength: 8, withPad: " ", startingAt: 0) + r.target)
+        }
+        if let out = inv.value("--out") {
+            let json: [String: Any] = [
+                "events": n, "cores": 1, "bareSignPerSecond": sign, "bareVerifyPerSecond": verify, "peer": peerFigures,
+                "rows": rows.map { row -> [String: Any] in
+                    ["metric": row.name, "value": row.value, "unit": row.unit, "bound": row.bound ?? NSNull(),
+                     "boundName": row.boundName, "ratio": row.bound.map { row.value / $0 } ?? NSNull() as Any, "target": row.target]
+                },
+            ]
+            let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+            try FileIO.writeAtomically(Array(data), to: Home.absolute(out), mode: 0o644)
+        }
+    }
+
+    static func sample(_ i: Int) -> EventBody {
+        RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                    fields: ["kind": .string("mood"), "mood": .int(Int64(i % 5 + 1)), "note": .string("slept a little better tonight")]).body
+    }
+}
