@@ -25,7 +25,7 @@ public final class DirectoryPeer: Peer {
 
     private func map(_ e: SharedDirectoryError) -> PeerError {
         switch e {
-        case .missing(let p): .unavailable("the shared directory \(p) is missing (unmounted, or not created yet)")
+        case .missing(let p): .offline("the shared directory \(p) is missing (unmounted, or not created yet)")
         case .unreadable(let p, let why): .unavailable("cannot read \(p): \(why)")
         case .notWritable(let p, let why): .unsupported("cannot write into \(p): \(why)")
         }
@@ -57,7 +57,7 @@ public final class DirectoryPeer: Peer {
         guard let t = tag(path) else { throw .notFound }
         do { return (try FileIO.readFile(full(path)), t) } catch {
             if error.code == ENOENT { throw .notFound }
-            throw .unavailable(error.reason)
+            throw .unsupported(error.reason)   // this one file cannot be read: not yet arrived
         }
     }
 

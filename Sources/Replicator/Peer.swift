@@ -67,6 +67,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// The peer answered in a way this famctl cannot work with (a misconfigured server).
     case unsupported(String)
+    /// The peer is not there at all (an unmounted folder): retrying within a
+    /// round is pointless, a later round may succeed.
+    case offline(String)
 
     /// Worth retrying after a pause.
     public var isTransient: Bool {
@@ -84,7 +87,8 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .tokenExpired: "change token expired"
         case .throttled(let s): "throttled: retry after \(s) s"
         case .unavailable(let why): "unavailable: \(why)"
-        case .unsupported(let why): "unsupported server: \(why)"
+        case .unsupported(let why): "unsupported: \(why)"
+        case .offline(let why): why
         }
     }
 }

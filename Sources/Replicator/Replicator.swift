@@ -22,6 +22,7 @@ public final class Replicator {
     /// Own segments smaller than this are merged once there are ``compactAfter`` of them.
     public static let smallSegment = 256 << 10
     public static let compactAfter = 8
+    public static let maximumSegmentBytes = 8 << 20
 
     public init(log: EventLog, peer: any Peer, family: FamilyID, me: DeviceID) throws {
         self.log = log
@@ -55,8 +56,13 @@ public final class Replicator {
         var last = try publishedSeq()
         while head.seq > last {
             let upper = min(head.seq, last + UInt64(Segment.maximumEvents))
-            let envs = try log.chain(of: me, in: family, seqs: (last + 1)...upper)
+            var envs = try log.chain(of: me, in: family, seqs: (last + 1)...upper)
             guard !envs.isEmpty else { break }
+            // Segments stay well under what readers accept (8 MiB of events).
+            var bytes = 0
+            if let cut = envs.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
+                envs = Array(envs[..<cut])
+            }
             let name = try write(Segment(envelopes: envs))
             report.segments.append(name)
             report.events += envs.count
@@ -65,6 +71,21 @@ public final class Replicator {
         }
         report.compacted = try compact()
         return report
+    }
+
+    /// Own segments that a full listing no longer shows (deleted from the
+    /// shared folder by someone) are written again from the log.
+    func republishMissing(listed: Set<String>) throws {
+        var own: [(String, UInt64, UInt64)] = []
+        try log.database.statement("SELECT name, first_seq, last_seq FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
+            own.append(($0.text(0), UInt64($0.int(1)), UInt64($0.int(2))))
+        }
+        for (name, first, last) in own where !listed.contains(me.hex + "/" + name) {
+            let envs = try log.chain(of: me, in: family, seqs: first...last)
+            guard envs.count == Int(last - first + 1) else { continue }
+            let rewritten = try write(Segment(envelopes: envs))
+            if rewritten != name { try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)]) }
+        }
     }
 
     func publishedSeq() throws -> UInt64 {
@@ -130,6 +151,8 @@ public final class Replicator {
         var report = PullReport()
         var token = try meta("token")
         var done = try doneFiles()
+        var tried = Set<String>()          // read once per round at most
+        var listed = Set<String>()         // what a full listing showed
         var more = true
         while more {
             let page: ChangePage
@@ -141,16 +164,20 @@ public final class Replicator {
                 try setMeta("token", nil)
                 continue
             }
-            for object in page.objects where !object.deleted && !done.contains(object.path) {
+            for object in page.objects where !object.deleted {
+                if page.token == "listing" { listed.insert(object.path) }
+                guard !done.contains(object.path), !tried.contains(object.path) else { continue }
+                tried.insert(object.path)
                 if try read(object.path, into: &report, ingest: ingest) { done.insert(object.path) }
             }
             token = page.token
             try setMeta("token", page.token)
             more = page.moreComing
         }
-        for (path, _) in try unverifiable() where !done.contains(path) {
+        for (path, _) in try unverifiable() where !done.contains(path) && !tried.contains(path) {
             _ = try read(path, into: &report, ingest: ingest)
         }
+        if !listed.isEmpty || token == "listing" { try republishMissing(listed: listed) }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
         try setMeta("last_error", nil)
         return report
@@ -174,16 +201,23 @@ public final class Replicator {
         do throws(PeerError) {
             bytes = try peer.get(path).bytes
         } catch {
-            guard error == .notFound else { throw error }
-            report.filesRead -= 1
-            try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
-            return true   // removed since the listing (its author compacted it): nothing to read
+            if error.isTransient || { if case .offline = error { true } else { false } }() { throw error }
+            if error == .notFound {
+                report.filesRead -= 1
+                try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
+                return true   // removed since the listing (its author compacted it): nothing to read
+            }
+            // This one object cannot be read (too large, no permission): not yet arrived.
+            report.notYetArrived.append((path, error.description))
+            try mark(path, "unverifiable", error.description)
+            return false
         }
         let segment: Segment
         do throws(SegmentError) {
             if case .segment = kind, !promised.matches(bytes) { throw .nameMismatch }
             segment = try Segment(decoding: bytes)
             guard segment.author == folder, segment.author == promised.author, segment.family == family else { throw .wrongFolder }
+            if case .segment = kind, segment.firstSeq != promised.firstSeq || segment.lastSeq != promised.lastSeq { throw .nameMismatch }
         } catch {
             report.notYetArrived.append((path, error.description))
             try mark(path, "unverifiable", error.description)

@@ -71,6 +71,7 @@ public struct Segment: Sendable {
         guard b.count >= Self.headerCount + 32 else { throw .truncated(b.count) }
         guard Array(b[0..<8]) == Self.tag else { throw .notASegment }
         guard b[8] == Self.version else { throw .unsupportedVersion(b[8]) }
+        guard b[9] == 0 else { throw .notASegment }
         guard Sodium.blake2b256(Array(b[0..<(b.count - 32)])) == Array(b[(b.count - 32)...]) else { throw .checksum }
         family = FamilyID(bytes: Array(b[10..<26]))
         author = DeviceID(bytes: Array(b[26..<58]))
@@ -136,7 +137,7 @@ public enum SegmentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badEvent(let i, let e): "event \(i) is malformed: \(e)"
         case .misplacedEvent(let i): "event \(i) is not the author's event at its place"
         case .trailingBytes: "bytes after the last event"
-        case .nameMismatch: "content does not match the hash in its name"
+        case .nameMismatch: "content does not match its name (still arriving, or damaged)"
         case .wrongFolder: "belongs to another author's or family's folder"
         }
     }

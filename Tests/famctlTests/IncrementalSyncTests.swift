@@ -80,3 +80,38 @@ struct IncrementalSyncTests {
         #expect(try late.ok("record", "list").split(separator: "\n").count == 20)
     }
 }
+
+struct SharedFolderRepairTests {
+    @Test func deletedOwnSegmentsAreWrittenAgainAndAMissingFolderFailsFast() throws {
+        let root = FamctlRunner()
+        let dir = root.root + "/shared"
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        try mum.ok("subject", "add", "newMom")
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try mum.ok("sync")
+        // Someone empties Mum's folder in the shared directory.
+        let home = try Home.open(mum.home)
+        let folder = dir + "/" + home.family.description + "/" + home.deviceID.hex
+        for f in try FileManager.default.contentsOfDirectory(atPath: folder) { try FileManager.default.removeItem(atPath: folder + "/" + f) }
+        try mum.ok("sync")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).contains { $0.hasSuffix(".seg") }, "own segments were not written again")
+        let late = FamctlRunner()
+        try late.ok("accept", try mum.ok("invite"), "--name", "Late", "--dir", dir)
+        try mum.ok("sync"); try late.ok("sync")
+        #expect(try late.ok("record", "list").contains("mood=2"))
+
+        // The shared directory vanishes (unmounted): a quick, clear temporary failure; nothing lost.
+        try FileManager.default.moveItem(atPath: dir, toPath: dir + ".away")
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        let start = Date()
+        let r = try mum.run("sync")
+        #expect(r.code == 75 && r.stderr.contains("is missing"))
+        #expect(Date().timeIntervalSince(start) < 5, "a missing folder must not be retried for long")
+        #expect(try mum.ok("status").contains("last error"))
+        try FileManager.default.moveItem(atPath: dir + ".away", toPath: dir)
+        try mum.ok("sync"); try late.ok("sync")
+        #expect(try late.ok("record", "list").contains("mood=4"))
+    }
+}

@@ -31,7 +31,7 @@ enum StatusCommand: Command {
         let unverifiable = (try? replicator?.unverifiable()) ?? []
         let lastSync = (try? replicator?.lastSync()) ?? nil
         let lastError = (try? replicator?.lastError()) ?? nil
-        func name(_ d: DeviceID) -> String { household.members[d]?.name ?? "?" }
+        func name(_ d: DeviceID) -> String { household.members[d]?.name ?? (d == home.deviceID ? home.deviceName : "?") }
 
         if inv.json {
             Console.json([
@@ -75,7 +75,7 @@ enum StatusCommand: Command {
         if let r = replicator {
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")")
         }
-        for u in unverifiable { Console.out("  not yet arrived: \(u.path.prefix(20))…: \(u.reason)") }
+        for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for (a, b) in overlaps {
             Console.out("  sleeps overlap for \(a.focus): \(a.id.uuidString.lowercased()) and \(b.id.uuidString.lowercased()) (arrived by merge; both kept)")

@@ -80,6 +80,7 @@ enum ImportStoresCommand: Command {
             throw CLIError(.noInput, "no directory \(dir)")
         }
         let home = try Home.open(Home.location(inv))
+        try home.checkCanWrite()
         var failures: [String] = []
         var tallies: [(String, Tally)] = []
 

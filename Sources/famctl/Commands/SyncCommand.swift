@@ -10,7 +10,7 @@ enum SyncCommand: Command {
         path: ["sync"],
         abstract: "Exchange events with the family through the shared directory: publish, then pull.",
         discussion: """
-            One round writes this device's new events as one segment into its own folder
+            One round writes this device's new events as segments into its own folder
             and reads what the others wrote since the last round. Files that cannot be
             verified yet (still arriving, damaged, placeholders) are retried next time and
             never deleted. --watch keeps going: it publishes shortly after each change
@@ -87,7 +87,7 @@ enum SyncCommand: Command {
         } catch let e as PeerError {
             try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)")
             switch e {
-            case .unavailable, .throttled, .tokenExpired:
+            case .unavailable, .throttled, .tokenExpired, .offline:
                 throw CLIError(.tempFail, "\(replicator.peer.label): \(e)", hint: "Sync again later; nothing was lost.")
             default:
                 throw CLIError(.cantCreate, "\(replicator.peer.label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
