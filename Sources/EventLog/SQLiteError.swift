@@ -1,4 +1,5 @@
 internal import CSQLite
+import Foundation
 
 /// A SQLite primary result code, so callers can `catch SQLiteError.busy`.
 public struct ResultCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
@@ -39,12 +40,22 @@ public struct SQLiteError: Error, Sendable, Equatable, CustomStringConvertible {
     public let extendedCode: Int32
     public let message: String
     public let sql: String?
+    /// The operating system's `errno` behind an I/O failure (`sqlite3_system_errno`), or 0.
+    public let systemErrno: Int32
 
-    public init(code: Int32, message: String, sql: String? = nil) {
+    public init(code: Int32, message: String, sql: String? = nil, systemErrno: Int32 = 0) {
         self.code = ResultCode(rawValue: code).primary
         self.extendedCode = code
         self.message = message
         self.sql = sql
+        self.systemErrno = systemErrno
+    }
+
+    /// A write found no room: SQLITE_FULL, or an I/O write error (SQLITE_IOERR_WRITE,
+    /// which is what a full disk or a file-size limit produces) or one whose
+    /// errno says ENOSPC, EFBIG or EDQUOT.
+    public var isOutOfSpace: Bool {
+        code == .full || extendedCode == 778 /* SQLITE_IOERR_WRITE */ || (code == .ioError && [ENOSPC, EFBIG, EDQUOT].contains(systemErrno))
     }
 
     public static func == (a: SQLiteError, b: SQLiteError) -> Bool { a.code == b.code }

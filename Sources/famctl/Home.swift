@@ -170,7 +170,11 @@ extension Home: Sendable {}
 extension CLIError {
     /// Maps a SQLite failure to an exit code and a message a person can act on.
     static func fromSQLite(_ e: SQLiteError, path: String) -> CLIError {
-        switch e.code {
+        if e.isOutOfSpace {
+            return CLIError(.cantCreate, "cannot write to \(path): the disk is full, a file-size limit was reached, or the disk failed; nothing was written",
+                            hint: "Free some space and run the command again; everything acknowledged before is intact.")
+        }
+        return switch e.code {
         case .busy, .locked:
             CLIError(.tempFail, "the database \(path) is locked by another famctl process", hint: "Try again in a moment.")
         case .full:
@@ -182,7 +186,7 @@ extension CLIError {
         case .corrupt, .notADatabase:
             CLIError(.dataError, "\(path) is damaged: \(e.message)", hint: "The database file cannot be read; restore it from a backup of this home.")
         case .ioError:
-            CLIError(.tempFail, "I/O error on \(path): \(e.message)", hint: "Check the disk, then try again.")
+            CLIError(.tempFail, "I/O error on \(path): \(e.message) (SQLite code \(e.extendedCode))", hint: "Check the disk, then try again.")
         default:
             CLIError(.failure, "database error on \(path): \(e)")
         }

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// Resource faults give a clear error with exit 73 or 75 and lose nothing;
+/// the next run recovers.
+struct ResourceFaultTests {
+    static func shell(_ command: String, env: [String: String]) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = ["-c", command]
+        var e = ProcessInfo.processInfo.environment
+        for (k, v) in env { e[k] = v }
+        p.environment = e
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func fullDiskWhileAppendingIsAClearErrorAndLosesNothing() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        var ids: [String] = []
+        for i in 0..<3 { ids.append(try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i + 1)")) }
+        let size = try FileManager.default.attributesOfItem(atPath: f.home + "/famctl.sqlite")[.size] as! Int
+        // Files may not grow past their current size (in 512-byte blocks): the next writes fail.
+        let big = String(repeating: "x", count: 1900)
+        let (code, out) = try Self.shell(
+            "ulimit -f \(size / 512); for i in $(seq 40); do '\(FamctlRunner.binary.path)' record add --focus newMom --store postpartum kind=mood mood=3 note=\(big) || exit $?; done",
+            env: ["FAMCTL_HOME": f.home])
+        #expect(code == 73, "exit \(code): \(out)")
+        #expect(out.contains("full") || out.contains("too large") || out.contains("cannot write"), "\(out)")
+        #expect(!out.contains("Fatal error") && !out.contains("crashed"))
+        // Everything acknowledged before is there, the log verifies, and work goes on.
+        let list = try f.ok("record", "list")
+        for id in ids { #expect(list.contains(id)) }
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+        try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+    }
+
+    @Test func databaseLockedByAnotherProcessIsATemporaryFailure() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let db = f.home + "/famctl.sqlite"
+        // Another program holds the write lock for 8 s.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", "import sqlite3,time,sys; c=sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(8)", db]
+        let out = Pipe()
+        holder.standardOutput = out
+        try holder.run()
+        _ = out.fileHandleForReading.availableData   // "locked"
+        let r = try f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        #expect(r.code == 75, "exit \(r.code): \(r.stderr)")
+        #expect(r.stderr.contains("locked by another"))
+        holder.waitUntilExit()
+        try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
+    @Test func twoProcessesAppendingAtOnceKeepBothAndTheChain() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let bin = FamctlRunner.binary.path
+        let (code, out) = try Self.shell("""
+            cd '\(f.root)'
+            (for i in $(seq 15); do '\(bin)' record add --focus newMom --store postpartum kind=mood mood=1 || exit 1; done) > a.out & a=$!
+            (for i in $(seq 15); do '\(bin)' record add --focus newMom --store postpartum kind=mood mood=2 || exit 1; done) > b.out & b=$!
+            wait $a && wait $b && cat a.out b.out
+            """, env: ["FAMCTL_HOME": f.home])
+        #expect(code == 0, "\(out)")
+        let acknowledged = out.split(separator: "\n").filter { UUID(uuidString: String($0)) != nil }
+        #expect(acknowledged.count == 30)
+        let list = try f.ok("record", "list")
+        for id in acknowledged { #expect(list.contains(id)) }
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+}
