@@ -116,3 +116,20 @@ struct PeerSyncTests {
         #expect(slept.allSatisfy { $0 > 0 })
     }
 }
+
+struct PeerCredentialsTests {
+    @Test func netrcIsReadOnlyWhenPrivateAndMatchesTheHost() throws {
+        let f = FamctlRunner()
+        let netrc = f.root + "/netrc"
+        try "machine other.example login nobody password x\nmachine 127.0.0.1 login mum password s3cret\ndefault login anon password none\n"
+            .write(toFile: netrc, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: netrc)
+        setenv("FAMCTL_NETRC", netrc, 1)
+        defer { unsetenv("FAMCTL_NETRC") }
+        let found = try PeerCredentials.find(for: URL(string: "http://127.0.0.1:8080/dav/")!)
+        #expect(found?.user == "mum" && found?.password == "s3cret")
+        #expect(try PeerCredentials.find(for: URL(string: "https://elsewhere.example/")!)?.user == "anon")
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: netrc)
+        #expect(throws: CLIError.self) { try PeerCredentials.find(for: URL(string: "http://127.0.0.1/")!) }
+    }
+}
