@@ -114,10 +114,12 @@ public final class Replicator {
         try log.database.statement("SELECT name, first_seq, last_seq FROM r_own WHERE family = ?1 AND size < ?2 ORDER BY first_seq")
             .forEachRow([.blob(family.bytes), .integer(Int64(Self.smallSegment))]) { small.append(($0.text(0), UInt64($0.int(1)), UInt64($0.int(2)))) }
         guard small.count >= Self.compactAfter else { return 0 }
-        // One contiguous run from the first small segment.
-        var run = [small[0]]
-        for s in small.dropFirst() where s.first <= run.last!.last + 1 { run.append(s) }
-        guard run.count >= 2 else { return 0 }
+        // The first run of at least two contiguous small segments (a large one may sit between runs).
+        var runs: [[(name: String, first: UInt64, last: UInt64)]] = [[small[0]]]
+        for s in small.dropFirst() {
+            if s.first <= runs[runs.count - 1].last!.last + 1 { runs[runs.count - 1].append(s) } else { runs.append([s]) }
+        }
+        guard let run = runs.first(where: { $0.count >= 2 }) else { return 0 }
         let first = run[0].first, last = run.map(\.last).max()!
         guard last - first < UInt64(Segment.maximumEvents) else { return 0 }
         let envs = try log.chain(of: me, in: family, seqs: first...last)

@@ -39,7 +39,8 @@ public final class RetryingPeer: Peer {
                 guard error.isTransient, attempt < attempts else { throw error }
                 let wait: Double
                 if case .throttled(let after) = error {
-                    wait = max(after, 0)
+                    // Honoured as given, but never zero (no hammering) and never absurd.
+                    wait = min(max(after, 0.05), 600)
                 } else {
                     wait = min(delay, maximumDelay) * Double.random(in: 0.5...1.5, using: &rng)
                     delay *= 2

@@ -53,7 +53,14 @@ extension Home {
         ])
         let update = RecordEvent(kind: .put, record: record.id, store: record.store, focus: record.focus, at: nil,
                                  fields: ["photos": .array(existing + [.string(id.uuidString.lowercased())])])
-        try append([meta.body, update.body]) { try checkCanWrite() }
+        do {
+            try append([meta.body, update.body]) { try checkCanWrite() }
+        } catch {
+            // Refused or failed: the blob must not be uploaded as an orphan.
+            try? log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blobName)])
+            try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blobName)
+            throw error
+        }
         return id
     }
 
