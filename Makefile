@@ -8,7 +8,7 @@ SWIFT ?= swift
 DEB_PACKAGES := libsqlite3-dev libsodium-dev pkg-config syncthing curl jq apache2
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build release demo test clean bench
+.PHONY: setup build release demo test clean bench fuzz
 
 ## setup: install the system libraries famctl links against (Debian/Ubuntu).
 setup:
@@ -46,3 +46,8 @@ bench: release
 	@python3 -m venv .build/bench-venv >/dev/null 2>&1 || { $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv .build/bench-venv; }
 	@.build/bench-venv/bin/pip install -q 'eventsourcing==9.5.6'
 	"$$($(SWIFT) build -c release --show-bin-path)/famctl" bench --scale $(BENCH_SCALE) --out bench-results/bench.json --peer .build/bench-venv/bin/python
+
+## fuzz: libFuzzer targets (envelope, segment, invite, json, field) with their seed corpora.
+FUZZ_RUNS ?= 2000000
+fuzz: setup
+	scripts/fuzz.sh $(FUZZ_RUNS)
