@@ -62,6 +62,10 @@ final class Home {
             throw CLIError(.noInput, "no famctl home at \(path)", hint: "Run 'famctl init --name NAME' to create one, or pass --home DIR.")
         }
         guard isDir.boolValue else { throw CLIError(.noInput, "\(path) is not a directory") }
+        guard access(path, R_OK | W_OK | X_OK) == 0 else {
+            throw CLIError(.cantCreate, "cannot use the famctl home \(path): \(String(cString: strerror(errno)))",
+                           hint: "The home belongs to another user, or its permissions were changed; nothing was touched.")
+        }
         let idPath = path + "/" + identityFile
         guard FileManager.default.fileExists(atPath: idPath) else {
             throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(path)'.")
@@ -76,7 +80,8 @@ final class Home {
             let bytes = try FileIO.readSecret(idPath)
             identity = try DeviceIdentity(encoded: bytes)
         } catch let e as FileIO.Failure {
-            throw CLIError(.noInput, "cannot read \(idPath): \(e.reason)", hint: e.permissionDenied ? "Check the file's owner and mode (it should be 0600, owned by you)." : nil)
+            throw CLIError(e.permissionDenied ? .cantCreate : .noInput, "cannot read \(idPath): \(e.reason)",
+                           hint: e.permissionDenied ? "Check the file's owner and mode (it should be 0600, owned by you)." : nil)
         } catch let e as IdentityError {
             throw CLIError(.dataError, "\(idPath) is damaged: \(e)", hint: "A device's key cannot be recovered; restore the file from a backup of this device, or create a new device with 'famctl init' in another home.")
         }

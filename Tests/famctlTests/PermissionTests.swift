@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+/// Permission and space faults the root user cannot feel: famctl is run as
+/// `nobody` (setpriv). Each gives a clear error with exit 73 or 75, loses
+/// nothing, and the next run recovers.
+struct PermissionTests {
+    /// Runs famctl as `nobody`, from a copy of the binary in the (world-readable)
+    /// directory above `home`: the build directory may sit where nobody cannot reach.
+    static func asNobody(_ args: [String], home: String) throws -> (Int32, String) {
+        let bin = (home as NSString).deletingLastPathComponent + "/famctl-bin"
+        if !FileManager.default.fileExists(atPath: bin) {
+            try FileManager.default.copyItem(atPath: FamctlRunner.binary.path, toPath: bin)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin)
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", bin, "--home", home] + args
+        var env = ProcessInfo.processInfo.environment
+        env["HOME"] = "/nonexistent"
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// A directory nobody can use, under a path everyone can traverse.
+    static func sandbox() throws -> String {
+        let dir = "/tmp/famctl-perm-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        return dir
+    }
+
+    @Test func aHomeOfAnotherUserIsRefusedClearly() throws {
+        let base = try Self.sandbox()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let f = FamctlRunner()
+        try f.run(["--home", base + "/rootshome", "init", "--name", "Root's"])
+        let (code, out) = try Self.asNobody(["status"], home: base + "/rootshome")
+        #expect(code == 73, "exit \(code): \(out)")
+        #expect(out.contains("cannot use the famctl home") && out.contains("Permission denied"))
+        #expect(try f.run(["--home", base + "/rootshome", "replay"]).code == 0, "the home was touched")
+    }
+
+    @Test func aReadOnlySharedFolderIsAClearErrorAndNothingIsLost() throws {
+        let base = try Self.sandbox()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let shared = base + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])  // root's
+        let home = base + "/home"
+        #expect(try Self.asNobody(["init", "--name", "Nobody"], home: home).0 == 0)
+        #expect(try Self.asNobody(["family", "create", "--name", "F", "--dir", shared], home: home).0 == 0)
+        #expect(try Self.asNobody(["subject", "add", "newMom"], home: home).0 == 0)
+        let (code, out) = try Self.asNobody(["sync"], home: home)
+        #expect(code == 73, "exit \(code): \(out)")
+        #expect(out.contains("cannot write into"))
+        // The folder becomes writable: the next round publishes everything.
+        try FileManager.default.setAttributes([.ownerAccountID: 65534], ofItemAtPath: shared)
+        let again = try Self.asNobody(["sync"], home: home)
+        #expect(again.0 == 0 && again.1.contains("published 2 event(s)"), "\(again.1)")
+    }
+
+    @Test func aFullDiskWhilePublishingLosesNothing() throws {
+        let f = FamctlRunner()
+        let shared = f.root + "/shared"
+        try f.ok("init", "--name", "Mum")
+        try f.ok("family", "create", "--name", "F", "--dir", shared)
+        try f.ok("subject", "add", "newMom")
+        for i in 0..<20 { try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)", "note=\(String(repeating: "n", count: 900))") }
+        // A 16 KiB file-size limit: the segment (about 25 KiB) cannot be written.
+        let (code, out) = try ResourceFaultTests.shell("ulimit -f 32; '\(FamctlRunner.binary.path)' sync", env: ["FAMCTL_HOME": f.home])
+        #expect(code == 73, "exit \(code): \(out)")
+        // No half-written segment was left under a segment's name.
+        let written = (try? FileManager.default.subpathsOfDirectory(atPath: shared)) ?? []
+        #expect(written.filter { $0.hasSuffix(".seg") }.isEmpty, "a segment appeared despite the failed write: \(written)")
+        let r = try f.ok("sync")
+        #expect(r.contains("published 22 event(s)"), "\(r)")   // family.create, the subject, 20 records
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+}
