@@ -11,8 +11,7 @@ enum RecordAddCommand: Command {
             Values are typed by the store's schema (numbers, true/false, lists as a,b,c);
             fields a store does not define are kept as given. The record is checked
             against the store's rules, then signed, encrypted and durably appended
-            before the id is printed. 'famctl record add --store feeding --help' is
-            not needed: docs/cli.md lists every store's fields.
+            before the id is printed. docs/cli.md lists every store's fields.
             """,
         options: [
             .value("--focus", "FOCUS", "(required) The care subject: baby:<UUID>, pregnancy or newMom."),
