@@ -1,3 +1,5 @@
+import Envelope
+
 /// An in-memory peer with CloudKit's semantics, and deterministic, seedable
 /// faults: throttles with retry-after, 503s, expired tokens, short pages, a
 /// competing writer. A test double for the replicator; it also lets the
@@ -107,16 +109,3 @@ public final class MemoryPeer: Peer {
 
 @available(*, unavailable)
 extension MemoryPeer: Sendable {}
-
-/// A small seedable generator, so fault schedules replay exactly.
-public struct SplitMixRNG: RandomNumberGenerator, Sendable {
-    var state: UInt64
-    public init(seed: UInt64) { state = seed &+ 0x9E37_79B9_7F4A_7C15 }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
