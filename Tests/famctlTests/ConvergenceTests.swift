@@ -65,15 +65,8 @@ struct ConvergenceTests {
     }
 
     @Test func conflictCopyWithOtherContentBecomesAForkProof() throws {
-        let shared = FamctlRunner()
-        let dir = shared.root + "/shared"
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", dir)
-        try mum.ok("subject", "add", "newMom")
-        let dad = FamctlRunner()
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", dir)
-        try mum.ok("sync"); try dad.ok("sync"); try mum.ok("sync")
+        let family = try SharedFamily()
+        let (shared, mum, dad, dir) = (family.folderOwner, family.mum, family.dad, family.dir)
         // Dad's key copied onto a second install (what causes forks in practice): both write seq 2.
         try FileManager.default.copyItem(atPath: dad.home, toPath: shared.root + "/clone")
         let clone = shared.root + "/clone"
@@ -100,16 +93,8 @@ struct ConvergenceTests {
     }
 
     @Test func concurrentPublishersAndAReaderNeverSeeAHalfFile() throws {
-        let root = FamctlRunner()
-        let dir = root.root + "/shared"
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", dir)
-        try mum.ok("subject", "add", "newMom")
-        let a = FamctlRunner(), b = FamctlRunner()
-        try a.ok("accept", try mum.ok("invite"), "--name", "A", "--dir", dir)
-        try b.ok("accept", try mum.ok("invite"), "--name", "B", "--dir", dir)
-        for r in [mum, a, b, mum] { try r.ok("sync") }
+        let family = try SharedFamily(["A", "B"])
+        let (mum, a, b) = (family.mum, family.members[0], family.members[1])
         for round in 0..<8 {
             for (r, n) in [(a, 30), (b, 30)] {
                 let home = try Home.open(r.home)

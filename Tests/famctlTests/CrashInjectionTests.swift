@@ -30,14 +30,8 @@ struct CrashInjectionTests {
     @Test(.timeLimit(.minutes(6)))
     func killedAnywhereLosesNothing() throws {
         var rng = SystemRandomNumberGenerator()
-        let root = FamctlRunner()
-        let dir = root.root + "/shared"
-        let mum = FamctlRunner(), dad = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", dir)
-        try mum.ok("subject", "add", "newMom")
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", dir)
-        for r in [mum, dad, mum, dad] { try r.ok("sync") }
+        let family = try SharedFamily()
+        let (root, mum, dad) = (family.folderOwner, family.mum, family.dad)
         // A store file to import, 300 rows.
         let imports = root.root + "/import"
         try FileManager.default.createDirectory(atPath: imports, withIntermediateDirectories: true)

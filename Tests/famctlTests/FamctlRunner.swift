@@ -65,3 +65,30 @@ final class FamctlRunner {
         return r.stdout.hasSuffix("\n") ? String(r.stdout.dropLast()) : r.stdout
     }
 }
+
+/// A family sharing one folder: Mum owns it and has the `newMom` subject; each
+/// named member has accepted an invitation; everyone has synced twice.
+struct SharedFamily {
+    let folderOwner = FamctlRunner()   // holds the shared folder, removed with it
+    let dir: String
+    let mum = FamctlRunner()
+    let members: [FamctlRunner]
+
+    init(_ names: [String] = ["Dad"]) throws {
+        dir = folderOwner.root + "/shared"
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        try mum.ok("subject", "add", "newMom")
+        var members: [FamctlRunner] = []
+        for name in names {
+            let m = FamctlRunner()
+            try m.ok("accept", try mum.ok("invite"), "--name", name, "--dir", dir)
+            members.append(m)
+        }
+        self.members = members
+        for _ in 0..<2 { for r in [mum] + members { try r.ok("sync") } }
+    }
+
+    var dad: FamctlRunner { members[0] }
+}
+

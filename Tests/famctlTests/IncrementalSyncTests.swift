@@ -15,14 +15,8 @@ struct IncrementalSyncTests {
     @Test func oneNewEventCostsTheSameWhateverTheHistory() throws {
         var timings: [(Int, Double)] = []
         for history in [1_000, Self.largeHistory] {
-            let root = FamctlRunner()
-            let dir = root.root + "/shared"
-            let mum = FamctlRunner(), dad = FamctlRunner()
-            try mum.ok("init", "--name", "Mum")
-            try mum.ok("family", "create", "--name", "F", "--dir", dir)
-            try mum.ok("subject", "add", "newMom")
-            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", dir)
-            for r in [mum, dad, mum] { try r.ok("sync") }
+            let family = try SharedFamily()
+            let (mum, dad) = (family.mum, family.dad)
             let dadHome = try Home.open(dad.home)
             var written = 0
             while written < history {
@@ -54,14 +48,8 @@ struct IncrementalSyncTests {
     }
 
     @Test func aDeviceCompactsItsOwnSmallSegments() throws {
-        let root = FamctlRunner()
-        let dir = root.root + "/shared"
-        let mum = FamctlRunner(), dad = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", dir)
-        try mum.ok("subject", "add", "newMom")
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", dir)
-        for r in [mum, dad, mum] { try r.ok("sync") }
+        let family = try SharedFamily()
+        let (mum, dad, dir) = (family.mum, family.dad, family.dir)
         for i in 0..<20 {
             try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)")
             try dad.ok("sync")

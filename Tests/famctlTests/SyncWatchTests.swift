@@ -6,14 +6,8 @@ import Testing
 struct SyncWatchTests {
     @Test(.timeLimit(.minutes(2)))
     func watchPublishesChangesAndStopsOnInterrupt() throws {
-        let root = FamctlRunner()
-        let dir = root.root + "/shared"
-        let mum = FamctlRunner(), dad = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", dir)
-        try mum.ok("subject", "add", "newMom")
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", dir)
-        for r in [mum, dad, mum] { try r.ok("sync") }
+        let family = try SharedFamily()
+        let (root, mum, dad) = (family.folderOwner, family.mum, family.dad)
 
         let log = root.root + "/watch.log"
         FileManager.default.createFile(atPath: log, contents: nil)
