@@ -35,7 +35,7 @@ public struct EventBody: Sendable, Hashable {
     }
 
     /// Compact JSON with sorted keys.
-    public func encoded() -> [UInt8] { Array(JSONValue.object(object).jsonText.utf8) }
+    public func encoded() -> [UInt8] { JSONValue.object(object).jsonBytes }
 
     public subscript(key: String) -> JSONValue? { object[key] }
 }

@@ -95,6 +95,11 @@ struct JSONParser {
             while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1; e += 1 }
             guard e > 0 else { throw .invalid(i) }
         }
+        if isInt, digits <= 18 {
+            var v: Int64 = 0
+            for k in (b[start] == UInt8(ascii: "-") ? start + 1 : start)..<i { v = v * 10 + Int64(b[k] - 48) }
+            return .int(b[start] == UInt8(ascii: "-") ? -v : v)
+        }
         let text = String(decoding: b[start..<i], as: UTF8.self)
         if isInt, let v = Int64(text) { return .int(v) }
         guard let d = Double(text), d.isFinite else { throw .invalid(start) }
@@ -121,7 +126,15 @@ struct JSONParser {
 
     mutating func string() throws(Failure) -> String {
         i += 1   // the opening quote
-        var out = [UInt8]()
+        // Most strings have no escape: validate and copy the bytes in one go.
+        let start = i
+        while i < b.count, b[i] != UInt8(ascii: "\""), b[i] != UInt8(ascii: "\\"), b[i] >= 0x20 { i += 1 }
+        if i < b.count, b[i] == UInt8(ascii: "\"") {
+            guard let s = String(validating: b[start..<i], as: UTF8.self) else { throw .invalid(i) }
+            i += 1
+            return s
+        }
+        var out = Array(b[start..<i])
         while true {
             guard i < b.count else { throw .invalid(i) }
             let c = b[i]

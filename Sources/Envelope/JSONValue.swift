@@ -37,58 +37,85 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Compact JSON with sorted keys: the same value always gives the same
     /// text. Written by hand (JSONEncoder showed up in every profile).
     public var jsonText: String {
-        var out = ""
+        String(decoding: jsonBytes, as: UTF8.self)
+    }
+
+    /// ``jsonText`` as UTF-8 bytes, written without going through `String`.
+    public var jsonBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
         write(into: &out)
         return out
     }
 
-    func write(into out: inout String) {
+    func write(into out: inout [UInt8]) {
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .int(let i): out += String(i)
+        case .null: out += "null".utf8
+        case .bool(let b): out += (b ? "true" : "false").utf8
+        case .int(let i): Self.writeInt(i, into: &out)
         case .double(let d):
             if d.isFinite {
-                out += d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : "\(d)"
+                out += (d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) + ".0" : "\(d)").utf8
             } else {
-                out += "null"
+                out += "null".utf8
             }
         case .string(let s): Self.quote(s, into: &out)
         case .array(let a):
-            out += "["
-            for (i, v) in a.enumerated() { if i > 0 { out += "," }; v.write(into: &out) }
-            out += "]"
+            out.append(UInt8(ascii: "["))
+            for (i, v) in a.enumerated() { if i > 0 { out.append(UInt8(ascii: ",")) }; v.write(into: &out) }
+            out.append(UInt8(ascii: "]"))
         case .object(let o):
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, k) in o.keys.sorted().enumerated() {
-                if i > 0 { out += "," }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
                 Self.quote(k, into: &out)
-                out += ":"
+                out.append(UInt8(ascii: ":"))
                 o[k]!.write(into: &out)
             }
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
-    static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if u.value < 0x20 {
-                    let h = String(u.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(u)
+    static func writeInt(_ i: Int64, into out: inout [UInt8]) {
+        if i < 0 {
+            out.append(UInt8(ascii: "-"))
+            if i == .min { out += "9223372036854775808".utf8; return }
+        }
+        var n = i.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { d in
+            repeat {
+                d[count] = UInt8(ascii: "0") + UInt8(n % 10)
+                n /= 10
+                count += 1
+            } while n > 0
+            for k in stride(from: count - 1, through: 0, by: -1) { out.append(d[k]) }
+        }
+    }
+
+    /// A JSON string literal. Only ASCII bytes are ever escaped, so the UTF-8
+    /// bytes of `s` are copied as they are otherwise.
+    static func quote(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var s = s
+        s.withUTF8 { bytes in
+            for b in bytes {
+                switch b {
+                case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+                case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+                case UInt8(ascii: "\n"): out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+                case UInt8(ascii: "\r"): out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+                case UInt8(ascii: "\t"): out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+                case 0..<0x20:
+                    let hex = Array("0123456789abcdef".utf8)
+                    out += [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(b >> 4)], hex[Int(b & 15)]]
+                default: out.append(b)
                 }
             }
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 
     public var description: String {

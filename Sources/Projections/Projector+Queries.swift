@@ -22,45 +22,40 @@ extension Projector {
     public func records(_ q: RecordQuery = RecordQuery()) throws -> [RecordState] {
         var out: [RecordState] = []
         let stmt = try database.prepare( """
-            SELECT id, put_version, delete_version, first_put, store, focus, at FROM p_entities
+            SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM p_entities
             WHERE kind = 'record' AND put_version IS NOT NULL
               AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
               AND (?3 OR delete_version IS NULL OR put_version > delete_version)
             ORDER BY at_ms, id
             """)
-        struct Row { let id: String; let put: Version; let del: Version?; let first: Version; let store: String; let focus: String; let at: String? }
-        var rows: [Row] = []
         let focus: SQLValue = q.focus.map { .text($0) } ?? .null
         let store: SQLValue = q.store.map { .text($0) } ?? .null
         try stmt.forEachRow([focus, store, .integer(q.includeDeleted ? 1 : 0)]) { r in
-            guard let put = Version(bytes: r.blob(1)), let first = Version(bytes: r.blob(3)) else { return }
-            let del: Version? = r.isNull(2) ? nil : Version(bytes: r.blob(2))
-            rows.append(Row(id: r.text(0), put: put, del: del, first: first, store: r.text(4), focus: r.text(5), at: r.isNull(6) ? nil : r.text(6)))
-        }
-        for row in rows {
-            guard let uuid = UUID(uuidString: row.id) else { continue }
-            if let c = q.creator, row.first.author != c { continue }
-            out.append(RecordState(
-                id: uuid, store: row.store, focus: row.focus, at: row.at, fields: try visibleFields("record", row.id, after: row.del),
-                creator: row.first.author, created: row.first, updated: max(row.put, row.del ?? row.put),
-                deleted: row.del.map { $0 >= row.put } ?? false))
+            if let state = Self.recordState(r, id: 0, put: 1) {
+                if let c = q.creator, state.creator != c { return }
+                out.append(state)
+            }
         }
         return out
     }
 
+    /// A record from a row of (id, put_version, delete_version, first_put, store, focus, at, fields) starting at `id`.
+    static func recordState(_ r: Row, id i: Int32, put p: Int32) -> RecordState? {
+        guard let uuid = UUID(uuidString: r.text(i)), let put = Version(bytes: r.blob(p)), let first = Version(bytes: r.blob(p + 2)),
+              !r.isNull(p + 3), !r.isNull(p + 4), let fields = EntityState.decodeFields(r.blob(p + 6)) else { return nil }
+        let del: Version? = r.isNull(p + 1) ? nil : Version(bytes: r.blob(p + 1))
+        let e = EntityState(put: put, delete: del, firstPut: first, fields: fields)
+        return RecordState(
+            id: uuid, store: r.text(p + 3), focus: r.text(p + 4), at: r.isNull(p + 5) ? nil : r.text(p + 5), fields: e.visibleFields(),
+            creator: first.author, created: first, updated: max(put, del ?? put), deleted: e.isDeleted)
+    }
+
     /// One record, live or deleted; `nil` when no event names it.
     public func record(_ id: UUID) throws -> RecordState? {
-        let key = id.uuidString.lowercased()
-        let row = try database.statement("SELECT put_version, delete_version, first_put, store, focus, at FROM p_entities WHERE kind = 'record' AND id = ?1")
-            .first([.text(key)]) { r in
-                (r.isNull(0) ? nil : r.blob(0), r.isNull(1) ? nil : r.blob(1), r.isNull(2) ? nil : r.blob(2),
-                 r.isNull(3) ? nil : r.text(3), r.isNull(4) ? nil : r.text(4), r.isNull(5) ? nil : r.text(5))
-            }
-        guard let row, let putBytes = row.0, let put = Version(bytes: putBytes), let first = row.2.flatMap({ Version(bytes: $0) }),
-              let store = row.3, let focus = row.4 else { return nil }
-        let del = row.1.flatMap { Version(bytes: $0) }
-        return RecordState(id: id, store: store, focus: focus, at: row.5, fields: try visibleFields("record", key, after: del),
-                           creator: first.author, created: first, updated: max(put, del ?? put), deleted: del.map { $0 >= put } ?? false)
+        try database.statement("""
+            SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM p_entities
+            WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
+            """).first([.text(id.uuidString.lowercased())]) { r in Self.recordState(r, id: 0, put: 1) } ?? nil
     }
 
     /// Whether any event (put or delete) has named this record.
@@ -68,29 +63,26 @@ extension Projector {
         try database.statement("SELECT 1 FROM p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.uuidString.lowercased())]) { _ in true } ?? false
     }
 
-    func visibleFields(_ kind: String, _ id: String, after delete: Version?) throws -> [String: JSONValue] {
-        var out: [String: JSONValue] = [:]
-        try database.statement("SELECT name, value, version FROM p_fields WHERE kind = ?1 AND id = ?2 AND value IS NOT NULL AND substr(name, 1, 1) != '$'")
-            .forEachRow([.text(kind), .text(id)]) { r in
-                if let d = delete, let v = Version(bytes: r.blob(2)), v <= d { return }
-                if let v = JSONValue.parse(r.text(1)) { out[r.text(0)] = v }
+    /// Every entity of `kind` with a put, in id order.
+    func entities(_ kind: String) throws -> [(String, EntityState)] {
+        var out: [(String, EntityState)] = []
+        try database.statement("SELECT id, put_version, delete_version, first_put, fields FROM p_entities WHERE kind = ?1 AND put_version IS NOT NULL ORDER BY id")
+            .forEachRow([.text(kind)]) { r in
+                guard let fields = EntityState.decodeFields(r.blob(4)) else { return }
+                out.append((r.text(0), EntityState(put: Version(bytes: r.blob(1)), delete: r.isNull(2) ? nil : Version(bytes: r.blob(2)),
+                                                   firstPut: r.isNull(3) ? nil : Version(bytes: r.blob(3)), fields: fields)))
             }
         return out
     }
 
     /// Photos, live (or all), optionally of one record.
     public func photos(record: UUID? = nil, includeDeleted: Bool = false) throws -> [PhotoState] {
-        var rows: [(String, Version?, Version?, Version?)] = []
-        try database.prepare("SELECT id, put_version, delete_version, first_put FROM p_entities WHERE kind = 'photo' AND put_version IS NOT NULL ORDER BY id").forEachRow { r in
-            rows.append((r.text(0), Version(bytes: r.blob(1)), r.isNull(2) ? nil : Version(bytes: r.blob(2)), Version(bytes: r.blob(3))))
-        }
         var out: [PhotoState] = []
-        for (id, put, del, first) in rows {
-            guard let uuid = UUID(uuidString: id), let put, let first else { continue }
-            let deleted = del.map { $0 >= put } ?? false
-            if deleted && !includeDeleted { continue }
+        for (id, e) in try entities("photo") {
+            guard let uuid = UUID(uuidString: id), let first = e.firstPut else { continue }
+            if e.isDeleted && !includeDeleted { continue }
             // Metadata is written once; a delete does not erase what is needed to show the trail.
-            let f = try visibleFields("photo", id, after: nil)
+            let f = e.visibleFields(afterDelete: false)
             guard PhotoEvent.problem(f) == nil else { continue }
             let rec = f["record"]?.stringValue.flatMap(UUID.init(uuidString:))
             if let record, rec != record { continue }
@@ -99,7 +91,7 @@ extension Projector {
             out.append(PhotoState(id: uuid, record: rec, size: Int(size),
                                   mediaType: f["mediaType"]?.stringValue ?? "", hash: Hex.decode(f["hash"]?.stringValue ?? "") ?? [],
                                   key: Hex.decode(f["key"]?.stringValue ?? "") ?? [], blob: f["blob"]?.stringValue ?? "",
-                                  creator: first.author, deleted: deleted))
+                                  creator: first.author, deleted: e.isDeleted))
         }
         return out
     }
@@ -110,12 +102,9 @@ extension Projector {
 
     /// Every care subject, in focus-key order.
     public func subjects() throws -> [SubjectState] {
-        var keys: [(String, [UInt8])] = []
-        try database.statement("SELECT id, first_put FROM p_entities WHERE kind = 'subject' AND put_version IS NOT NULL ORDER BY id")
-            .forEachRow { keys.append(($0.text(0), $0.blob(1))) }
-        return try keys.compactMap { key, first in
-            guard let focus = FocusKey(key), let v = Version(bytes: first) else { return nil }
-            return SubjectState(focus: focus, fields: try visibleFields("subject", key, after: nil), creator: v.author, created: v)
+        try entities("subject").compactMap { key, e in
+            guard let focus = FocusKey(key), let v = e.firstPut else { return nil }
+            return SubjectState(focus: focus, fields: e.visibleFields(afterDelete: false), creator: v.author, created: v)
         }
     }
 
@@ -176,22 +165,20 @@ extension Projector {
             h.update(item: Array("\(m.name)|\(m.role.rawValue)|\(m.cutoff.map(String.init) ?? "-")".utf8))
         }
         for (id, _) in household.rejected.sorted(by: { $0.key.hex < $1.key.hex }) { h.update(item: id.bytes) }
-        let fields = try database.statement("SELECT name, value, version FROM p_fields WHERE kind = ?1 AND id = ?2 AND value IS NOT NULL ORDER BY name")
-        try database.prepare("SELECT kind, id, put_version, delete_version FROM p_entities ORDER BY kind, id").forEachRow { e in
-            let kind = e.text(0), id = e.text(1)
-            let put: Version? = e.isNull(2) ? nil : Version(bytes: e.blob(2))
-            let del: Version? = e.isNull(3) ? nil : Version(bytes: e.blob(3))
-            let live = put.map { p in del.map { p > $0 } ?? true } ?? false
+        try database.prepare("SELECT kind, id, put_version, delete_version, fields FROM p_entities ORDER BY kind, id").forEachRow { r in
+            let kind = r.text(0), id = r.text(1)
+            let e = EntityState(put: r.isNull(2) ? nil : Version(bytes: r.blob(2)), delete: r.isNull(3) ? nil : Version(bytes: r.blob(3)),
+                                fields: EntityState.decodeFields(r.blob(4)) ?? [:])
             h.update(item: Array(kind.utf8))
             h.update(item: Array(id.utf8))
-            h.update(item: [live ? 1 : 0])
-            guard live else { return }
-            try fields.forEachRow([.text(kind), .text(id)]) { r in
-                let name = r.text(0)
+            h.update(item: [e.isLive ? 1 : 0])
+            guard e.isLive else { return }
+            for name in e.sortedFieldNames {
+                guard let f = e.fields[name], let text = f.text else { continue }
                 // Meta fields ($store, $focus, $at) always count; others only when written after the newest delete.
-                if !name.hasPrefix("$"), let d = del, let v = Version(bytes: r.blob(2)), v <= d { return }
+                if !name.hasPrefix("$"), let d = e.delete, f.version <= d { continue }
                 h.update(item: Array(name.utf8))
-                h.update(item: Array(r.text(1).utf8))
+                h.update(item: Array(text.utf8))
             }
         }
         return h.finalize()

@@ -16,7 +16,7 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 3
+    public static let schemaVersion = 4
     public let database: Database
     /// The family whose events this projection holds (join proofs name it).
     public let family: FamilyID
@@ -42,23 +42,30 @@ public final class Projector {
             CREATE TABLE IF NOT EXISTS p_entities(
                 kind TEXT NOT NULL, id TEXT NOT NULL,
                 put_version BLOB, delete_version BLOB, first_put BLOB,
-                store TEXT, focus TEXT, at TEXT, at_ms INTEGER,
-                PRIMARY KEY(kind, id));
+                store TEXT, focus TEXT, at TEXT, at_ms INTEGER, fields BLOB NOT NULL,
+                PRIMARY KEY(kind, id)) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at_ms);
-            CREATE TABLE IF NOT EXISTS p_fields(
-                kind TEXT NOT NULL, id TEXT NOT NULL, name TEXT NOT NULL,
-                value TEXT, version BLOB NOT NULL,
-                PRIMARY KEY(kind, id, name));
             CREATE TABLE IF NOT EXISTS p_history(
                 kind TEXT NOT NULL, id TEXT NOT NULL, version BLOB NOT NULL,
                 event BLOB NOT NULL, op TEXT NOT NULL, changes TEXT NOT NULL,
-                PRIMARY KEY(kind, id, version));
+                PRIMARY KEY(kind, id, version)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS p_deferred(event BLOB PRIMARY KEY, reason TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS p_library(event BLOB PRIMARY KEY, version BLOB NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
             """)
+        loadStatement = try database.prepare("SELECT put_version, delete_version, first_put, fields FROM p_entities WHERE kind = ?1 AND id = ?2")
+        saveStatement = try database.prepare("""
+            INSERT OR REPLACE INTO p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields)
+            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+            """)
+        historyStatement = try database.prepare(
+            "INSERT OR IGNORE INTO p_history(kind, id, version, event, op, changes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
         household = try loadHousehold()
     }
+
+    private let loadStatement: Statement
+    private let saveStatement: Statement
+    private let historyStatement: Statement
 
     /// Folds the stored library events into the household.
     func loadHousehold() throws -> Household {
@@ -71,13 +78,38 @@ public final class Projector {
         return Household(entries: entries, family: family)
     }
 
-    /// Empties every projection table (before a rebuild).
-    public func reset() throws {
+    /// Empties every projection table (before a rebuild). With
+    /// `keepingLibrary`, the household events already stored stay, and the
+    /// household is folded from them again: a rebuild then need not open
+    /// those events, only the others.
+    public func reset(keepingLibrary: Bool = false) throws {
         try database.execute("""
-            DELETE FROM p_entities; DELETE FROM p_fields; DELETE FROM p_history; DELETE FROM p_deferred;
-            DELETE FROM p_library; DELETE FROM p_rejected;
+            DELETE FROM p_entities; DELETE FROM p_history; DELETE FROM p_deferred; DELETE FROM p_rejected;
             """)
-        household = Household()
+        if keepingLibrary {
+            household = try loadHousehold()
+        } else {
+            try database.execute("DELETE FROM p_library")
+            household = Household()
+        }
+    }
+
+    /// The household events this projection holds, with their authors, in version order.
+    public func libraryEvents() throws -> [(author: DeviceID, event: LibraryEvent)] {
+        var out: [(Version, LibraryEvent)] = []
+        try database.prepare("SELECT version, body FROM p_library").forEachRow { r in
+            guard let v = Version(bytes: r.blob(0)), let body = try? EventBody(decoding: Array(r.text(1).utf8)),
+                  let e = try? LibraryEvent(body) else { return }
+            out.append((v, e))
+        }
+        return out.sorted { $0.0 < $1.0 }.map { ($0.0.author, $0.1) }
+    }
+
+    /// The household events this projection holds.
+    public func libraryEventIDs() throws -> Set<EventID> {
+        var out: Set<EventID> = []
+        try database.prepare("SELECT event FROM p_library").forEachRow { out.insert(EventID(bytes: $0.blob(0))) }
+        return out
     }
 
     /// What applying one event did.
@@ -171,52 +203,44 @@ public final class Projector {
         return .deferred(reason)
     }
 
+    // MARK: - Entity rows
+
+    /// The stored state of one entity, or an empty one.
+    func load(kind: String, id: String) throws -> EntityState {
+        try loadStatement.first([.text(kind), .text(id)]) { r in
+            EntityState(put: r.isNull(0) ? nil : Version(bytes: r.blob(0)), delete: r.isNull(1) ? nil : Version(bytes: r.blob(1)),
+                        firstPut: r.isNull(2) ? nil : Version(bytes: r.blob(2)), fields: EntityState.decodeFields(r.blob(3)) ?? [:])
+        } ?? EntityState()
+    }
+
+    /// Writes an entity row, with the winning `store`, `focus` and `at` copied
+    /// out for indexed queries (`at_ms`: the `at` as a moment, whatever its offset).
+    func save(kind: String, id: String, _ e: EntityState) throws {
+        let at = e.meta("$at")
+        let atMs: SQLValue = at.flatMap(TimeValue.parse).map { .integer(Int64(($0.timeIntervalSince1970 * 1000).rounded(.down))) } ?? .null
+        try saveStatement.run([
+            .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
+            e.firstPut.map { .blob($0.bytes) } ?? .null, e.meta("$store").map { .text($0) } ?? .null,
+            e.meta("$focus").map { .text($0) } ?? .null, at.map { .text($0) } ?? .null, atMs, .blob(e.encodedFields()),
+        ])
+    }
+
     private func put(kind: String, id: String, changes: [String: JSONValue], version: Version, event: EventID) throws {
-        let v = SQLValue.blob(version.bytes)
-        try database.run("""
-            INSERT INTO p_entities(kind, id, put_version, first_put) VALUES(?1, ?2, ?3, ?3)
-            ON CONFLICT(kind, id) DO UPDATE SET
-                put_version = CASE WHEN put_version IS NULL OR put_version < excluded.put_version THEN excluded.put_version ELSE put_version END,
-                first_put = CASE WHEN first_put IS NULL OR first_put > excluded.first_put THEN excluded.first_put ELSE first_put END
-            """, [.text(kind), .text(id), v])
-        for (name, value) in changes {
-            try database.run("""
-                INSERT INTO p_fields(kind, id, name, value, version) VALUES(?1, ?2, ?3, ?4, ?5)
-                ON CONFLICT(kind, id, name) DO UPDATE SET value = excluded.value, version = excluded.version
-                WHERE excluded.version > p_fields.version
-                """, [.text(kind), .text(id), .text(name), value == .null ? .null : .text(value.jsonText), v])
-        }
-        try refreshView(kind: kind, id: id)
-        if let at = changes["$at"]?.stringValue, let d = TimeValue.parse(at) {
-            try database.run("UPDATE p_entities SET at_ms = ?3 WHERE kind = ?1 AND id = ?2 AND at = ?4",
-                             [.text(kind), .text(id), .integer(Int64((d.timeIntervalSince1970 * 1000).rounded(.down))), .text(at)])
-        }
+        var e = try load(kind: kind, id: id)
+        e.merge(put: changes, version: version)
+        try save(kind: kind, id: id, e)
         try history(kind: kind, id: id, version: version, event: event, op: "put", changes: changes)
     }
 
     private func delete(kind: String, id: String, version: Version, event: EventID) throws {
-        try database.run("""
-            INSERT INTO p_entities(kind, id, delete_version) VALUES(?1, ?2, ?3)
-            ON CONFLICT(kind, id) DO UPDATE SET
-                delete_version = CASE WHEN delete_version IS NULL OR delete_version < excluded.delete_version THEN excluded.delete_version ELSE delete_version END
-            """, [.text(kind), .text(id), .blob(version.bytes)])
+        var e = try load(kind: kind, id: id)
+        e.merge(delete: version)
+        try save(kind: kind, id: id, e)
         try history(kind: kind, id: id, version: version, event: event, op: "delete", changes: [:])
     }
 
-    /// Copies the newest `$store`, `$focus`, `$at` into the entity row for indexed queries.
-    private func refreshView(kind: String, id: String) throws {
-        try database.run("""
-            UPDATE p_entities SET
-                store = (SELECT json_extract(value, '$') FROM p_fields WHERE kind = ?1 AND id = ?2 AND name = '$store'),
-                focus = (SELECT json_extract(value, '$') FROM p_fields WHERE kind = ?1 AND id = ?2 AND name = '$focus'),
-                at = (SELECT json_extract(value, '$') FROM p_fields WHERE kind = ?1 AND id = ?2 AND name = '$at')
-            WHERE kind = ?1 AND id = ?2
-            """, [.text(kind), .text(id)])
-    }
-
     private func history(kind: String, id: String, version: Version, event: EventID, op: String, changes: [String: JSONValue]) throws {
-        try database.run("INSERT OR IGNORE INTO p_history(kind, id, version, event, op, changes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-                         [.text(kind), .text(id), .blob(version.bytes), .blob(event.bytes), .text(op), .text(JSONValue.object(changes).jsonText)])
+        try historyStatement.run([.text(kind), .text(id), .blob(version.bytes), .blob(event.bytes), .text(op), .text(JSONValue.object(changes).jsonText)])
     }
 }
 

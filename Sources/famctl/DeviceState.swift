@@ -63,6 +63,15 @@ final class Keyring {
             .first([.blob(family.bytes), .integer(Int64(epoch))]) { EpochKey(epoch: epoch, key: SecretBytes($0.blob(0))) }
     }
 
+    /// Every key held for `family`, by epoch.
+    func keys(family: FamilyID) throws -> [UInt32: EpochKey] {
+        var out: [UInt32: EpochKey] = [:]
+        try database.statement("SELECT epoch, key FROM epoch_keys WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
+            out[UInt32($0.int(0))] = EpochKey(epoch: UInt32($0.int(0)), key: SecretBytes($0.blob(1)))
+        }
+        return out
+    }
+
     func current(family: FamilyID) throws -> EpochKey? {
         try database.statement("SELECT epoch, key FROM epoch_keys WHERE family = ?1 ORDER BY epoch DESC LIMIT 1")
             .first([.blob(family.bytes)]) { EpochKey(epoch: UInt32($0.int(0)), key: SecretBytes($0.blob(1))) }

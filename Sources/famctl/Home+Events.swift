@@ -51,7 +51,13 @@ extension Home {
 
     /// Ingests foreign envelopes and applies what enters the log.
     func ingest(_ inputs: [[UInt8]]) throws -> IngestReport {
-        let report = try log.ingest(inputs, family: family) { try apply($0) }
+        // Bodies are opened on every core along with the signature checks;
+        // an event whose key is not held yet is opened again in `apply`.
+        let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
+        let report = try log.ingest(inputs, family: family, prepare: { env -> EventBody? in
+            guard let key = keys.keys[env.epoch], let plain = try? env.openBody(with: key) else { return nil }
+            return try? EventBody(decoding: plain)
+        }, onAccepted: { env, body in try apply(env, body: body) })
         try settle()
         return report
     }
@@ -66,15 +72,30 @@ extension Home {
     /// Rebuilds every projection from the log, in one transaction: keys
     /// first, then the household (all library events, in version order), then
     /// records and care subjects judged against it.
+    ///
+    /// The household events already in the projection are folded first (and
+    /// the keys they reveal learned), and one pass opens every other event
+    /// once. Should that pass meet a household event the projection did not
+    /// hold, or learn a key (a key arrived, a projection from scratch), the
+    /// records it judged so far were judged against an incomplete household,
+    /// or events under that key were skipped: the pass runs again.
     func rebuildProjections() throws {
         try log.database.transaction(.immediate) {
-            try learnKeys()
-            try projector.reset()
-            for libraryPass in [true, false] {
+            try learnKeysFromProjection()
+            var complete = false
+            while !complete {
+                let known = try projector.libraryEventIDs()
+                try projector.reset(keepingLibrary: true)
+                complete = true
                 try log.forEachEvent(order: .chain, in: family) { stored in
-                    guard let env = try? SyncEnvelope(decoding: stored.bytes), case .body(let body) = try openBody(env),
-                          LibraryEvent.isLibrary(body) == libraryPass else { return }
-                    try projector.apply(env, body: body)
+                    if known.contains(stored.id) { return }
+                    guard let env = try? SyncEnvelope(decoding: stored.bytes), case .body(let body) = try openBody(env) else { return }
+                    if LibraryEvent.isLibrary(body) {
+                        if let event = try? LibraryEvent(body), try learnKey(from: event, author: env.author) { complete = false }
+                        if case .library = try projector.apply(env, body: body) { complete = false }
+                    } else if complete {
+                        try projector.apply(env, body: body)
+                    }
                 }
             }
             try state.set(.projectionVersion, String(Projector.schemaVersion))
@@ -107,4 +128,12 @@ extension Home {
 
     /// Whether the view shows the whole family's records (default) or only this device's.
     var includeShared: Bool { (try? state.get(.includeShared)) != "off" }
+}
+
+/// The family's keys, read (never written) by the workers that open bodies
+/// during one ``Home/ingest(_:)`` call, which owns them and outlives them.
+/// `EpochKey` is not `Sendable` so that secrets do not wander between threads
+/// by accident; this is the one deliberate, bounded exception.
+private struct ReadOnlyKeys: @unchecked Sendable {
+    let keys: [UInt32: EpochKey]
 }

@@ -10,33 +10,35 @@ extension Home {
     /// create`, the invitation's owner key after `accept`.
     var knownOwner: DeviceID? { (try? state.get(.owner)).flatMap { $0 }.flatMap(DeviceID.init(hex:)) }
 
-    /// Reads every key event of the owner this device can open and stores the
-    /// keys it reveals (sealed to this device, or earlier keys carried by
-    /// later ones), until no new key appears. Only the owner's key events are
-    /// trusted: anyone else could plant a key.
-    func learnKeys() throws {
-        guard let owner = knownOwner else { return }
+    /// Stores the key an owner's key event reveals to this device (sealed to
+    /// it, or an earlier key carried by a later one). Only the owner's key
+    /// events are trusted: anyone else could plant a key.
+    /// - Returns: whether a key new to this device was stored.
+    func learnKey(from event: LibraryEvent, author: DeviceID) throws -> Bool {
+        guard let owner = knownOwner, author == owner else { return false }
+        var found: EpochKey?
+        switch event {
+        case .keyRotate(let epoch, let sealed):
+            if let box = sealed[deviceID], let k = identity.box.open(sealed: box), k.count == 32 { found = EpochKey(epoch: epoch, key: k) }
+        case .keyShare(let epoch, let member, let sealed) where member == deviceID:
+            if let k = identity.box.open(sealed: sealed), k.count == 32 { found = EpochKey(epoch: epoch, key: k) }
+        case .keyPrevious(let epoch, let previous) where epoch > 0:
+            found = EpochKey(epoch: epoch - 1, key: SecretBytes(previous))
+        default: break
+        }
+        guard let found, try state.keyring.key(family: family, epoch: found.epoch) == nil else { return false }
+        try state.keyring.store(found, family: family)
+        return true
+    }
+
+    /// Learns the keys revealed by the household events already projected
+    /// (no event is opened). Events the projection does not hold yet are
+    /// read by the rebuild's pass, which learns from them too.
+    func learnKeysFromProjection() throws {
         var learned = true
         while learned {
             learned = false
-            try log.forEachEvent(order: .chain, in: family) { stored in
-                guard stored.author == owner, let env = try? SyncEnvelope(decoding: stored.bytes),
-                      case .body(let body) = try openBody(env), let event = try? LibraryEvent(body) else { return }
-                var found: EpochKey?
-                switch event {
-                case .keyRotate(let epoch, let sealed):
-                    if let box = sealed[deviceID], let k = identity.box.open(sealed: box), k.count == 32 { found = EpochKey(epoch: epoch, key: k) }
-                case .keyShare(let epoch, let member, let sealed) where member == deviceID:
-                    if let k = identity.box.open(sealed: sealed), k.count == 32 { found = EpochKey(epoch: epoch, key: k) }
-                case .keyPrevious(let epoch, let previous) where epoch > 0:
-                    found = EpochKey(epoch: epoch - 1, key: SecretBytes(previous))
-                default: break
-                }
-                if let found, try state.keyring.key(family: family, epoch: found.epoch) == nil {
-                    try state.keyring.store(found, family: family)
-                    learned = true
-                }
-            }
+            for (author, event) in try projector.libraryEvents() where try learnKey(from: event, author: author) { learned = true }
         }
     }
 

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import Projections
 import Testing
 
 /// A byte changed inside an event row of the database file: `replay` exits 3
@@ -59,7 +60,12 @@ struct TamperTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
         do {
             let db = try Database(path: f.home + "/famctl.sqlite")
-            try db.run("UPDATE p_fields SET value = '5' WHERE name = 'mood'")
+            // Rewrite the stored winning value of `mood` from 2 to 5, keeping its version.
+            let blob = try #require(try db.statement("SELECT fields FROM p_entities WHERE kind = 'record'").first { $0.blob(0) })
+            var fields = try #require(EntityState.decodeFields(blob))
+            #expect(fields["mood"]?.text == "2")
+            fields["mood"]?.text = "5"
+            try db.run("UPDATE p_entities SET fields = ?1 WHERE kind = 'record'", [.blob(EntityState(fields: fields).encodedFields())])
         }
         #expect(try f.ok("record", "list").contains("mood=5"))
         let r = try f.run("replay")

@@ -22,6 +22,7 @@ enum BenchCommand: Command {
             .value("--scale", "S", "Size multiplier (default 1: 10,000 events of history)."),
             .value("--out", "FILE", "Also write the results as JSON to FILE."),
             .value("--peer", "PYTHON", "A Python with the eventsourcing library installed, to run the peer workload."),
+            .value("--only", "PARTS", "Run only these parts, comma-separated: core (append, ingest, rebuild, memory), sync, cli, convergence, peer."),
         ])
 
     struct Row {
@@ -39,6 +40,10 @@ enum BenchCommand: Command {
             return v
         } ?? 1
         let n = max(1000, Int(10_000 * scale))
+        let parts = Set(["core", "sync", "cli", "convergence", "peer"])
+        let only = Set((inv.value("--only") ?? parts.sorted().joined(separator: ",")).split(separator: ",").map(String.init))
+        if let bad = only.subtracting(parts).first { throw CLIError.usage("--only: unknown part '\(bad)' (known: \(parts.sorted().joined(separator: ", ")))") }
+        func want(_ part: String) -> Bool { only.contains(part) }
         let base = NSTemporaryDirectory() + "famctl-bench-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: base) }
@@ -53,7 +58,8 @@ enum BenchCommand: Command {
         // Scoped, so that no connection to A stays open while the CLI is timed on it.
         let batch = 1_000
         var t = Date()
-        let (appendRate, ingestRate, rebuildRate) = try { () throws -> (Double, Double, Double) in
+        let (appendRate, _, rebuildRate) = try { () throws -> (Double, Double, Double) in
+        guard want("core") else { return (0, 0, 0) }
         let a = try Home.create(base + "/a", name: "A")
         try a.append([SubjectEvent(focus: .newMom, fields: [:]).body])
         var t = Date()
@@ -117,61 +123,68 @@ enum BenchCommand: Command {
             _ = try reader.syncRound(over: wp)
             return Date().timeIntervalSince(start)
         }
-        let small = try incremental(history: 1_000, tag: "small")
-        let large = try incremental(history: n, tag: "large")
-        rows.append(Row(name: "sync of 1 new event, \(n) vs 1000 history", value: large * 1000, unit: "ms", bound: small * 1000, boundName: "same with 1k history", target: "≤ 2.00"))
-
-        // CLI latency: `famctl record add` end to end, process start included, on
-        // A's home with nothing else holding it open (as on a phone).
-        var times: [Double] = []
-        // posix_spawn + waitpid: Foundation's Process polls for exit and would add its own ~50 ms.
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
-        for i in 0..<21 {
-            let args = [exe, "--home", base + "/a", "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)"]
-            var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
-            defer { argv.forEach { free($0) } }
-            var actions = posix_spawn_file_actions_t()
-            posix_spawn_file_actions_init(&actions)
-            posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-            defer { posix_spawn_file_actions_destroy(&actions) }
-            var pid: pid_t = 0
-            let s = Date()
-            guard posix_spawn(&pid, exe, &actions, nil, &argv, environ) == 0 else { throw CLIError(.failure, "cannot start \(exe)") }
-            var status: Int32 = 0
-            _ = waitpid(pid, &status, 0)
-            times.append(Date().timeIntervalSince(s) * 1000)
+        if want("sync") {
+            let small = try incremental(history: 1_000, tag: "small")
+            let large = try incremental(history: n, tag: "large")
+            rows.append(Row(name: "sync of 1 new event, \(n) vs 1000 history", value: large * 1000, unit: "ms", bound: small * 1000, boundName: "same with 1k history", target: "≤ 2.00"))
         }
-        times.sort()
-        rows.append(Row(name: "record add, \(n) events in the log (median)", value: times[times.count / 2], unit: "ms", bound: 50, boundName: "50 ms target", target: "≤ 1.00"))
 
-        // Convergence: 5 devices each writing over one shared directory.
-        let dir = base + "/shared-conv"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let owner = try Home.create(base + "/c0", name: "C0")
-        try owner.append([SubjectEvent(focus: .newMom, fields: [:]).body])
-        var homes = [owner]
-        for i in 1..<5 {
-            let h = try Home.create(base + "/c\(i)", name: "C\(i)")
-            try h.state.set(.family, owner.family.description)
-            try h.state.set(.owner, owner.deviceID.hex)
-            try h.state.keyring.store(try owner.currentKey().1, family: owner.family)
-            try h.state.set(.projectionVersion, "stale")
-            homes.append(try Home.open(base + "/c\(i)"))
+        if want("cli") {
+            // CLI latency: `famctl record add` end to end, process start included, on
+            // A's home with nothing else holding it open (as on a phone).
+            var times: [Double] = []
+            // posix_spawn + waitpid: Foundation's Process polls for exit and would add its own ~50 ms.
+            let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+            for i in 0..<21 {
+                let args = [exe, "--home", base + "/a", "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)"]
+                var argv: [UnsafeMutablePointer<CChar>?] = args.map { strdup($0) } + [nil]
+                defer { argv.forEach { free($0) } }
+                var actions = posix_spawn_file_actions_t()
+                posix_spawn_file_actions_init(&actions)
+                posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+                defer { posix_spawn_file_actions_destroy(&actions) }
+                var pid: pid_t = 0
+                let s = Date()
+                guard posix_spawn(&pid, exe, &actions, nil, &argv, environ) == 0 else { throw CLIError(.failure, "cannot start \(exe)") }
+                var status: Int32 = 0
+                _ = waitpid(pid, &status, 0)
+                times.append(Date().timeIntervalSince(s) * 1000)
+            }
+            times.sort()
+            rows.append(Row(name: "record add, \(n) events in the log (median)", value: times[times.count / 2], unit: "ms", bound: 50, boundName: "50 ms target", target: "≤ 1.00"))
+
         }
-        let each = max(200, n / 50)
-        for h in homes { var left = each; while left > 0 { try h.append((0..<min(batch, left)).map { sample($0) }); left -= batch } }
-        let peer = DirectoryPeer(SharedDirectory(root: dir, family: owner.family, staging: base + "/staging"))
-        t = Date()
-        var rounds = 0
-        repeat {
-            rounds += 1
-            for h in homes { _ = try h.syncRound(over: peer) }
-        } while Set(try homes.map { try $0.projector.digest() }).count > 1 && rounds < 10
-        let convergence = Date().timeIntervalSince(t)
-        rows.append(Row(name: "convergence, 5 devices × \(each) events (\(rounds) rounds)", value: convergence, unit: "s", bound: nil, boundName: "", target: "-"))
+        if want("convergence") {
+            // Convergence: 5 devices each writing over one shared directory.
+            let dir = base + "/shared-conv"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let owner = try Home.create(base + "/c0", name: "C0")
+            try owner.append([SubjectEvent(focus: .newMom, fields: [:]).body])
+            var homes = [owner]
+            for i in 1..<5 {
+                let h = try Home.create(base + "/c\(i)", name: "C\(i)")
+                try h.state.set(.family, owner.family.description)
+                try h.state.set(.owner, owner.deviceID.hex)
+                try h.state.keyring.store(try owner.currentKey().1, family: owner.family)
+                try h.state.set(.projectionVersion, "stale")
+                homes.append(try Home.open(base + "/c\(i)"))
+            }
+            let each = max(200, n / 50)
+            for h in homes { var left = each; while left > 0 { try h.append((0..<min(batch, left)).map { sample($0) }); left -= batch } }
+            let peer = DirectoryPeer(SharedDirectory(root: dir, family: owner.family, staging: base + "/staging"))
+            t = Date()
+            var rounds = 0
+            repeat {
+                rounds += 1
+                for h in homes { _ = try h.syncRound(over: peer) }
+            } while Set(try homes.map { try $0.projector.digest() }).count > 1 && rounds < 10
+            let convergence = Date().timeIntervalSince(t)
+            rows.append(Row(name: "convergence, 5 devices × \(each) events (\(rounds) rounds)", value: convergence, unit: "s", bound: nil, boundName: "", target: "-"))
+
+        }
 
         var peerFigures: [String: Double] = [:]
-        if let python = inv.value("--peer") {
+        if want("peer"), want("core"), let python = inv.value("--peer") {
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("bench/eventsourcing_peer.py").path
             let p = Process()

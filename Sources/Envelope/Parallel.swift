@@ -1,0 +1,47 @@
+import Dispatch
+import Foundation
+
+/// Order-preserving parallel maps over the machine's cores, for the
+/// CPU-bound steps of a batch (signature checks, body decryption) that do
+/// not depend on one another.
+public enum Parallel {
+    /// Cores this process may use.
+    public static var cores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    /// `items.map(transform)`, with the items split into one contiguous run
+    /// per core. Inputs too small to be worth a thread run inline.
+    public static func map<T: Sendable, U: Sendable>(
+        _ items: [T], minimumPerCore: Int = 32, _ transform: @Sendable (T) -> U
+    ) -> [U] {
+        let n = items.count
+        let workers = min(cores, n / max(1, minimumPerCore))
+        if workers <= 1 { return items.map(transform) }
+        let out = Slots<U>(count: n)
+        DispatchQueue.concurrentPerform(iterations: workers) { w in
+            for i in (n * w / workers)..<(n * (w + 1) / workers) { out.set(i, transform(items[i])) }
+        }
+        return out.take()
+    }
+
+    /// Write-once result slots, each written by exactly one worker.
+    private final class Slots<U>: @unchecked Sendable {
+        private let base: UnsafeMutablePointer<U>
+        private let count: Int
+
+        init(count: Int) {
+            self.count = count
+            base = .allocate(capacity: count)
+        }
+
+        func set(_ i: Int, _ value: U) { (base + i).initialize(to: value) }
+
+        /// Moves the values out; every slot must have been set.
+        func take() -> [U] {
+            let result = Array(UnsafeBufferPointer(start: base, count: count))
+            base.deinitialize(count: count)
+            return result
+        }
+
+        deinit { base.deallocate() }
+    }
+}

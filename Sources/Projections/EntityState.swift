@@ -1,0 +1,176 @@
+import Envelope
+
+/// One projected entity (a record, a care subject or a photo): the merge
+/// state of every field it was ever given, as one row of `p_entities`.
+///
+/// The merge rule lives here, in memory, so applying an event is one read and
+/// one write of a row instead of a statement per field:
+/// - each field keeps the value of its highest-versioned write (`nil` text =
+///   cleared by a `null`);
+/// - `put` and `delete` are the newest put and delete, `firstPut` the oldest
+///   put (its author is the creator);
+/// - a field is visible when it is not a meta field (`$store`, …), not
+///   cleared, and written after the newest delete.
+public struct EntityState: Sendable, Equatable {
+    public struct Field: Sendable, Equatable {
+        /// The value as canonical JSON text; `nil` when the winning write cleared it.
+        public var text: String?
+        public var version: Version
+
+        public init(text: String?, version: Version) {
+            self.text = text
+            self.version = version
+        }
+    }
+
+    public var put: Version?
+    public var delete: Version?
+    public var firstPut: Version?
+    public var fields: [String: Field]
+
+    public init(put: Version? = nil, delete: Version? = nil, firstPut: Version? = nil, fields: [String: Field] = [:]) {
+        self.put = put
+        self.delete = delete
+        self.firstPut = firstPut
+        self.fields = fields
+    }
+
+    /// Live when the newest put is newer than the newest delete.
+    public var isLive: Bool {
+        guard let put else { return false }
+        return delete.map { put > $0 } ?? true
+    }
+
+    /// Deleted: a delete at least as new as the newest put.
+    public var isDeleted: Bool {
+        guard let put else { return delete != nil }
+        return delete.map { $0 >= put } ?? false
+    }
+
+    /// Merges a put that sets `changes` (a `null` clears) at `version`.
+    public mutating func merge(put changes: [String: JSONValue], version: Version) {
+        if put.map({ $0 < version }) ?? true { put = version }
+        if firstPut.map({ $0 > version }) ?? true { firstPut = version }
+        for (name, value) in changes {
+            if let old = fields[name], old.version >= version { continue }
+            fields[name] = Field(text: value == .null ? nil : value.jsonText, version: version)
+        }
+    }
+
+    /// Merges a delete (a tombstone) at `version`.
+    public mutating func merge(delete version: Version) {
+        if delete.map({ $0 < version }) ?? true { delete = version }
+    }
+
+    /// The string value of a meta field (`$store`, `$focus`, `$at`, `$kind`).
+    public func meta(_ name: String) -> String? {
+        guard let text = fields[name]?.text else { return nil }
+        return JSONValue.parse(text)?.stringValue
+    }
+
+    /// Visible fields: not meta, not cleared, written after the newest delete
+    /// (or every set field, when `afterDelete` is false: a photo's metadata
+    /// outlives its delete, for the trail).
+    public func visibleFields(afterDelete: Bool = true) -> [String: JSONValue] {
+        var out: [String: JSONValue] = [:]
+        for (name, f) in fields where !name.hasPrefix("$") {
+            guard let text = f.text else { continue }
+            if afterDelete, let d = delete, f.version <= d { continue }
+            if let v = JSONValue.parse(text) { out[name] = v }
+        }
+        return out
+    }
+
+    /// Field names in byte order (SQLite's BINARY collation), for digests.
+    public var sortedFieldNames: [String] {
+        fields.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    // MARK: - Stored form of `fields`
+
+    /// The `fields` column: format byte 1, the distinct versions (count, then
+    /// 40 bytes each), then the fields in name byte order, each its name, the
+    /// index of its version, and its JSON text (length + 1; 0 = cleared).
+    /// Lengths and counts are LEB128 varints.
+    public func encodedFields() -> [UInt8] {
+        var out: [UInt8] = [1]
+        out.reserveCapacity(64 + fields.count * 24)
+        var versions: [Version] = []
+        var index: [Version: Int] = [:]
+        let names = sortedFieldNames
+        for name in names {
+            let v = fields[name]!.version
+            if index[v] == nil { index[v] = versions.count; versions.append(v) }
+        }
+        Self.putVarint(&out, versions.count)
+        for v in versions { out += v.bytes }
+        Self.putVarint(&out, names.count)
+        for name in names {
+            let f = fields[name]!
+            Self.putVarint(&out, name.utf8.count)
+            out += name.utf8
+            Self.putVarint(&out, index[f.version]!)
+            if let t = f.text {
+                Self.putVarint(&out, t.utf8.count + 1)
+                out += t.utf8
+            } else {
+                Self.putVarint(&out, 0)
+            }
+        }
+        return out
+    }
+
+    /// Decodes a `fields` column; `nil` when it is not one.
+    public static func decodeFields(_ b: [UInt8]) -> [String: Field]? {
+        guard b.first == 1 else { return nil }
+        var i = 1
+        guard let nv = varint(b, &i), nv <= b.count / 40 else { return nil }
+        var versions: [Version] = []
+        versions.reserveCapacity(nv)
+        for _ in 0..<nv {
+            guard i + 40 <= b.count, let v = Version(bytes: Array(b[i..<(i + 40)])) else { return nil }
+            versions.append(v)
+            i += 40
+        }
+        guard let nf = varint(b, &i), nf <= b.count else { return nil }
+        var out: [String: Field] = [:]
+        out.reserveCapacity(nf)
+        for _ in 0..<nf {
+            guard let nl = varint(b, &i), nl <= b.count - i else { return nil }
+            let name = String(decoding: b[i..<(i + nl)], as: UTF8.self)
+            i += nl
+            guard let vi = varint(b, &i), vi < versions.count, let tl = varint(b, &i) else { return nil }
+            var text: String?
+            if tl > 0 {
+                guard tl - 1 <= b.count - i else { return nil }
+                text = String(decoding: b[i..<(i + tl - 1)], as: UTF8.self)
+                i += tl - 1
+            }
+            out[name] = Field(text: text, version: versions[vi])
+        }
+        guard i == b.count else { return nil }
+        return out
+    }
+
+    static func putVarint(_ out: inout [UInt8], _ n: Int) {
+        var n = UInt64(n)
+        while n >= 0x80 {
+            out.append(UInt8(n & 0x7F) | 0x80)
+            n >>= 7
+        }
+        out.append(UInt8(n))
+    }
+
+    static func varint(_ b: [UInt8], _ i: inout Int) -> Int? {
+        var n: UInt64 = 0
+        var shift: UInt64 = 0
+        while i < b.count, shift < 35 {
+            let byte = b[i]
+            i += 1
+            n |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return Int(n) }
+            shift += 7
+        }
+        return nil
+    }
+}
