@@ -21,4 +21,8 @@ public struct DeviceID: Hashable, Sendable, Comparable, CustomStringConvertible 
 
     /// Byte-wise order: the tie-break of the LWW total order (hlc, author).
     public static func < (a: DeviceID, b: DeviceID) -> Bool { a.bytes.lexicographicallyPrecedes(b.bytes) }
+
+    /// Hashes the bytes in one go (an array's own hash feeds them one by one,
+    /// which topped the projection's profile).
+    public func hash(into h: inout Hasher) { bytes.withUnsafeBytes { h.combine(bytes: $0) } }
 }

@@ -25,4 +25,8 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
     public var hex: String { Hex.encode(bytes) }
     public var short: String { String(hex.prefix(12)) }
     public var description: String { hex }
+
+    /// Hashes the bytes in one go (an array's own hash feeds them one by one,
+    /// which topped the projection's profile).
+    public func hash(into h: inout Hasher) { bytes.withUnsafeBytes { h.combine(bytes: $0) } }
 }

@@ -39,4 +39,8 @@ public struct FamilyID: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { uuid.uuidString.lowercased() }
+
+    /// Hashes the bytes in one go (an array's own hash feeds them one by one,
+    /// which topped the projection's profile).
+    public func hash(into h: inout Hasher) { bytes.withUnsafeBytes { h.combine(bytes: $0) } }
 }

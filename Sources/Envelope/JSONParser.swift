@@ -128,10 +128,14 @@ struct JSONParser {
         i += 1   // the opening quote
         // Most strings have no escape: validate and copy the bytes in one go.
         let start = i
-        while i < b.count, b[i] != UInt8(ascii: "\""), b[i] != UInt8(ascii: "\\"), b[i] >= 0x20 { i += 1 }
+        var ascii = true
+        while i < b.count, b[i] != UInt8(ascii: "\""), b[i] != UInt8(ascii: "\\"), b[i] >= 0x20 { ascii = ascii && b[i] < 0x80; i += 1 }
         if i < b.count, b[i] == UInt8(ascii: "\"") {
-            guard let s = String(validating: b[start..<i], as: UTF8.self) else { throw .invalid(i) }
+            let end = i
             i += 1
+            // ASCII is valid UTF-8 as it stands; anything else is validated.
+            if ascii { return b.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) } }
+            guard let s = String(validating: b[start..<end], as: UTF8.self) else { throw .invalid(end) }
             return s
         }
         var out = Array(b[start..<i])

@@ -48,6 +48,20 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         return out
     }
 
+    /// The canonical text of an object whose member values are already
+    /// canonical JSON text: keys sorted as ``jsonText`` sorts them.
+    public static func objectBytes(_ members: [(key: String, value: [UInt8])]) -> [UInt8] {
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (i, m) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            quote(m.key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            out += m.value
+        }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
     func write(into out: inout [UInt8]) {
         switch self {
         case .null: out += "null".utf8

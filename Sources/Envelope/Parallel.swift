@@ -45,3 +45,54 @@ public enum Parallel {
         deinit { base.deallocate() }
     }
 }
+
+/// A two-stage pipeline: while the caller consumes one chunk, the next is
+/// transformed on another core (bodies opened while the previous chunk is
+/// projected, say). With one core it transforms inline.
+public final class Pipeline<Input: Sendable, Output: Sendable> {
+    private let transform: @Sendable ([Input]) -> [Output]
+    private var running: (group: DispatchGroup, result: Result)?
+
+    private final class Result: @unchecked Sendable {
+        // Written by the worker before `leave()`, read after `wait()`.
+        var value: [Output] = []
+    }
+
+    public init(_ transform: @escaping @Sendable ([Input]) -> [Output]) {
+        self.transform = transform
+    }
+
+    /// Starts on `chunk` and returns the previous chunk's output, if any
+    /// (waiting for it when it is not ready).
+    public func push(_ chunk: [Input]) -> [Output]? {
+        let previous = finish()
+        if Parallel.cores < 2 {
+            let r = Result()
+            r.value = transform(chunk)
+            let g = DispatchGroup()
+            running = (g, r)
+            return previous
+        }
+        let r = Result()
+        let g = DispatchGroup()
+        let transform = self.transform
+        g.enter()
+        DispatchQueue.global(qos: .userInitiated).async {
+            r.value = transform(chunk)
+            g.leave()
+        }
+        running = (g, r)
+        return previous
+    }
+
+    /// The last chunk's output, once ready.
+    public func finish() -> [Output]? {
+        guard let (g, r) = running else { return nil }
+        g.wait()
+        running = nil
+        return r.value
+    }
+}
+
+@available(*, unavailable)
+extension Pipeline: Sendable {}

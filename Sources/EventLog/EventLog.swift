@@ -164,7 +164,7 @@ public final class EventLog {
 
     /// A stored event as read back: its position in arrival order, when it
     /// arrived (local clock, for the audit only), and its verbatim bytes.
-    public struct StoredEvent {
+    public struct StoredEvent: Sendable {
         public let position: Int64
         public let receivedAt: Date
         public let id: EventID
@@ -267,24 +267,69 @@ public final class EventLog {
             let limitMs = min(HLC.milliseconds(of: now.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
             var clock = HybridClock(last: max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc))
             clock.receive(after)
+            var hlcs: [HLC] = []
+            hlcs.reserveCapacity(bodies.count)
+            for _ in bodies {
+                do { hlcs.append(try clock.tick(now: now)) } catch { throw EventLogError.clockExhausted }
+            }
             var out: [SyncEnvelope] = []
             out.reserveCapacity(bodies.count)
             let received = Self.millis(now)
-            for (body, key) in bodies {
-                let hlc: HLC
-                do { hlc = try clock.tick(now: now) } catch { throw EventLogError.clockExhausted }
-                let env: SyncEnvelope
-                do throws(EnvelopeError) {
-                    env = try SyncEnvelope.seal(
-                        body: body, family: family, signer: identity.signing, seq: head.seq + 1,
-                        previous: head.id, hlc: hlc, key: key)
-                } catch { throw EventLogError.envelope(error) }
-                try insert(env, receivedAt: received)
-                try onAccepted(env)
-                head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
-                out.append(env)
+            // Sealing (encrypt, sign, hash) is one chain: each event names the
+            // id of the one before. It runs on another core a chunk ahead,
+            // while this thread stores and projects the chunk before.
+            let sealer = Sealer(bodies: bodies, family: family, signer: identity.signing, head: head, hlcs: hlcs)
+            let pipeline = Pipeline<Int, Result<SyncEnvelope, EnvelopeError>> { indices in indices.map { sealer.seal($0) } }
+            func store(_ sealed: [Result<SyncEnvelope, EnvelopeError>]?) throws {
+                for result in sealed ?? [] {
+                    let env: SyncEnvelope
+                    switch result {
+                    case .success(let e): env = e
+                    case .failure(let e): throw EventLogError.envelope(e)
+                    }
+                    try insert(env, receivedAt: received)
+                    try onAccepted(env)
+                    out.append(env)
+                }
             }
+            let chunk = 64
+            for start in stride(from: 0, to: bodies.count, by: chunk) {
+                try store(pipeline.push(Array(start..<min(start + chunk, bodies.count))))
+            }
+            try store(pipeline.finish())
             return out
+        }
+    }
+
+    /// The sealing half of an append: the bodies, keys and signing key are
+    /// owned by the `append` call, which outlives every use here, and only
+    /// read; the chain state is touched by one chunk at a time (the
+    /// ``Pipeline`` starts a chunk only after the previous one finished).
+    private final class Sealer: @unchecked Sendable {
+        let bodies: [([UInt8], EpochKey)]
+        let family: FamilyID
+        let signer: SigningKey
+        let hlcs: [HLC]
+        var head: Head
+
+        init(bodies: [([UInt8], EpochKey)], family: FamilyID, signer: SigningKey, head: Head, hlcs: [HLC]) {
+            self.bodies = bodies
+            self.family = family
+            self.signer = signer
+            self.head = head
+            self.hlcs = hlcs
+        }
+
+        func seal(_ i: Int) -> Result<SyncEnvelope, EnvelopeError> {
+            do throws(EnvelopeError) {
+                let env = try SyncEnvelope.seal(
+                    body: bodies[i].0, family: family, signer: signer, seq: head.seq + 1,
+                    previous: head.id, hlc: hlcs[i], key: bodies[i].1)
+                head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
+                return .success(env)
+            } catch {
+                return .failure(error)
+            }
         }
     }
 

@@ -30,7 +30,14 @@ public final class Statement {
             case .null: rc = sqlite3_bind_null(handle, idx)
             case .integer(let n): rc = sqlite3_bind_int64(handle, idx, n)
             case .real(let d): rc = sqlite3_bind_double(handle, idx, d)
-            case .text(let s): rc = famctl_sqlite3_bind_text_transient(handle, idx, s, -1)
+            case .text(let s):
+                // Through the UTF-8 view with its length: passing the String
+                // as a C string made a NUL-terminated copy and a strlen first.
+                var s = s
+                rc = s.withUTF8 { u in
+                    guard let base = u.baseAddress, !u.isEmpty else { return famctl_sqlite3_bind_text_transient(handle, idx, "", 0) }
+                    return base.withMemoryRebound(to: CChar.self, capacity: u.count) { famctl_sqlite3_bind_text_transient(handle, idx, $0, Int32(u.count)) }
+                }
             case .blob(let b):
                 rc = b.withUnsafeBytes { famctl_sqlite3_bind_blob_transient(handle, idx, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count)) }
             }

@@ -27,12 +27,23 @@ public struct EntityState: Sendable, Equatable {
     public var delete: Version?
     public var firstPut: Version?
     public var fields: [String: Field]
+    /// The string values of the winning `$store`, `$focus` and `$at` (copied
+    /// into columns of the row for indexed queries).
+    public var store: String?
+    public var focus: String?
+    public var at: String?
 
     public init(put: Version? = nil, delete: Version? = nil, firstPut: Version? = nil, fields: [String: Field] = [:]) {
         self.put = put
         self.delete = delete
         self.firstPut = firstPut
         self.fields = fields
+        store = nil
+        focus = nil
+        at = nil
+        store = meta("$store")
+        focus = meta("$focus")
+        at = meta("$at")
     }
 
     /// Live when the newest put is newer than the newest delete.
@@ -49,11 +60,23 @@ public struct EntityState: Sendable, Equatable {
 
     /// Merges a put that sets `changes` (a `null` clears) at `version`.
     public mutating func merge(put changes: [String: JSONValue], version: Version) {
+        merge(put: changes.map { ($0.key, $0.value, $0.value == .null ? nil : $0.value.jsonBytes) }, version: version)
+    }
+
+    /// Merges a put whose values are already written as canonical JSON
+    /// (`nil` text: cleared), so that a caller storing them too encodes them once.
+    public mutating func merge(put changes: [(name: String, value: JSONValue, text: [UInt8]?)], version: Version) {
         if put.map({ $0 < version }) ?? true { put = version }
         if firstPut.map({ $0 > version }) ?? true { firstPut = version }
-        for (name, value) in changes {
+        for (name, value, text) in changes {
             if let old = fields[name], old.version >= version { continue }
-            fields[name] = Field(text: value == .null ? nil : value.jsonText, version: version)
+            fields[name] = Field(text: text.map { String(decoding: $0, as: UTF8.self) }, version: version)
+            switch name {
+            case "$store": store = value.stringValue
+            case "$focus": focus = value.stringValue
+            case "$at": at = value.stringValue
+            default: break
+            }
         }
     }
 
@@ -65,6 +88,12 @@ public struct EntityState: Sendable, Equatable {
     /// The string value of a meta field (`$store`, `$focus`, `$at`, `$kind`).
     public func meta(_ name: String) -> String? {
         guard let text = fields[name]?.text else { return nil }
+        // A plain string literal needs no parser: strip the quotes.
+        let u = text.utf8
+        if u.count >= 2, u.first == UInt8(ascii: "\""), u.last == UInt8(ascii: "\""),
+           !u.dropFirst().dropLast().contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
+            return String(text.dropFirst().dropLast())
+        }
         return JSONValue.parse(text)?.stringValue
     }
 
@@ -95,21 +124,21 @@ public struct EntityState: Sendable, Equatable {
     public func encodedFields() -> [UInt8] {
         var out: [UInt8] = [1]
         out.reserveCapacity(64 + fields.count * 24)
+        let sorted = fields.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+        // Few distinct versions per entity (usually one): a linear search beats hashing them.
         var versions: [Version] = []
-        var index: [Version: Int] = [:]
-        let names = sortedFieldNames
-        for name in names {
-            let v = fields[name]!.version
-            if index[v] == nil { index[v] = versions.count; versions.append(v) }
+        var indices: [Int] = []
+        indices.reserveCapacity(sorted.count)
+        for (_, f) in sorted {
+            if let k = versions.firstIndex(of: f.version) { indices.append(k) } else { indices.append(versions.count); versions.append(f.version) }
         }
         Self.putVarint(&out, versions.count)
         for v in versions { out += v.bytes }
-        Self.putVarint(&out, names.count)
-        for name in names {
-            let f = fields[name]!
+        Self.putVarint(&out, sorted.count)
+        for ((name, f), k) in zip(sorted, indices) {
             Self.putVarint(&out, name.utf8.count)
             out += name.utf8
-            Self.putVarint(&out, index[f.version]!)
+            Self.putVarint(&out, k)
             if let t = f.text {
                 Self.putVarint(&out, t.utf8.count + 1)
                 out += t.utf8

@@ -27,7 +27,7 @@ public struct PhotoEvent: Sendable, Hashable {
 
     public init?(_ body: EventBody) throws(EnvelopeError) {
         guard let kind = Kind(rawValue: body.type) else { return nil }
-        guard let p = body["photo"]?.stringValue, let id = UUID(uuidString: p) else { throw .badBody("\(body.type) without a valid \"photo\" id") }
+        guard let p = body["photo"]?.stringValue, let id = UUIDText.parse(p) else { throw .badBody("\(body.type) without a valid \"photo\" id") }
         self.kind = kind
         self.photo = id
         self.fields = body.object.filter { !["photo", "type", "schema"].contains($0.key) }

@@ -53,7 +53,7 @@ public final class Projector {
             CREATE TABLE IF NOT EXISTS p_library(event BLOB PRIMARY KEY, version BLOB NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
             """)
-        loadStatement = try database.prepare("SELECT put_version, delete_version, first_put, fields FROM p_entities WHERE kind = ?1 AND id = ?2")
+        loadStatement = try database.prepare("SELECT put_version, delete_version, first_put, fields, store, focus, at FROM p_entities WHERE kind = ?1 AND id = ?2")
         saveStatement = try database.prepare("""
             INSERT OR REPLACE INTO p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields)
             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
@@ -169,7 +169,7 @@ public final class Projector {
         if let r = try RecordEvent(body) {
             guard StoreName(rawValue: r.store) != nil else { return try defer_(env, "unknown store '\(r.store)'") }
             guard body.schema <= StoreSchema.version else { return try defer_(env, "\(r.store) schema \(body.schema) is newer than \(StoreSchema.version)") }
-            let id = r.record.uuidString.lowercased()
+            let id = UUIDText.lowercase(r.record)
             switch r.kind {
             case .put:
                 var changes = r.fields
@@ -184,8 +184,8 @@ public final class Projector {
         }
         if let p = try PhotoEvent(body) {
             switch p.kind {
-            case .put: try put(kind: "photo", id: p.photo.uuidString.lowercased(), changes: p.fields, version: version, event: env.id)
-            case .delete: try delete(kind: "photo", id: p.photo.uuidString.lowercased(), version: version, event: env.id)
+            case .put: try put(kind: "photo", id: UUIDText.lowercase(p.photo), changes: p.fields, version: version, event: env.id)
+            case .delete: try delete(kind: "photo", id: UUIDText.lowercase(p.photo), version: version, event: env.id)
             }
             return .photo(p.photo)
         }
@@ -208,39 +208,46 @@ public final class Projector {
     /// The stored state of one entity, or an empty one.
     func load(kind: String, id: String) throws -> EntityState {
         try loadStatement.first([.text(kind), .text(id)]) { r in
-            EntityState(put: r.isNull(0) ? nil : Version(bytes: r.blob(0)), delete: r.isNull(1) ? nil : Version(bytes: r.blob(1)),
-                        firstPut: r.isNull(2) ? nil : Version(bytes: r.blob(2)), fields: EntityState.decodeFields(r.blob(3)) ?? [:])
+            var e = EntityState(put: r.isNull(0) ? nil : Version(bytes: r.blob(0)), delete: r.isNull(1) ? nil : Version(bytes: r.blob(1)),
+                                firstPut: r.isNull(2) ? nil : Version(bytes: r.blob(2)))
+            e.fields = EntityState.decodeFields(r.blob(3)) ?? [:]
+            e.store = r.isNull(4) ? nil : r.text(4)
+            e.focus = r.isNull(5) ? nil : r.text(5)
+            e.at = r.isNull(6) ? nil : r.text(6)
+            return e
         } ?? EntityState()
     }
 
     /// Writes an entity row, with the winning `store`, `focus` and `at` copied
     /// out for indexed queries (`at_ms`: the `at` as a moment, whatever its offset).
     func save(kind: String, id: String, _ e: EntityState) throws {
-        let at = e.meta("$at")
-        let atMs: SQLValue = at.flatMap(TimeValue.parse).map { .integer(Int64(($0.timeIntervalSince1970 * 1000).rounded(.down))) } ?? .null
+        let atMs: SQLValue = e.at.flatMap(TimeValue.parse).map { .integer(Int64(($0.timeIntervalSince1970 * 1000).rounded(.down))) } ?? .null
         try saveStatement.run([
             .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
-            e.firstPut.map { .blob($0.bytes) } ?? .null, e.meta("$store").map { .text($0) } ?? .null,
-            e.meta("$focus").map { .text($0) } ?? .null, at.map { .text($0) } ?? .null, atMs, .blob(e.encodedFields()),
+            e.firstPut.map { .blob($0.bytes) } ?? .null, e.store.map { .text($0) } ?? .null,
+            e.focus.map { .text($0) } ?? .null, e.at.map { .text($0) } ?? .null, atMs, .blob(e.encodedFields()),
         ])
     }
 
     private func put(kind: String, id: String, changes: [String: JSONValue], version: Version, event: EventID) throws {
+        // Each value is written as JSON once, for the entity row and the history.
+        let written = changes.map { (name: $0.key, value: $0.value, text: $0.value == .null ? nil : $0.value.jsonBytes) }
         var e = try load(kind: kind, id: id)
-        e.merge(put: changes, version: version)
+        e.merge(put: written, version: version)
         try save(kind: kind, id: id, e)
-        try history(kind: kind, id: id, version: version, event: event, op: "put", changes: changes)
+        let trail = JSONValue.objectBytes(written.map { ($0.name, $0.text ?? Array("null".utf8)) })
+        try history(kind: kind, id: id, version: version, event: event, op: "put", changes: String(decoding: trail, as: UTF8.self))
     }
 
     private func delete(kind: String, id: String, version: Version, event: EventID) throws {
         var e = try load(kind: kind, id: id)
         e.merge(delete: version)
         try save(kind: kind, id: id, e)
-        try history(kind: kind, id: id, version: version, event: event, op: "delete", changes: [:])
+        try history(kind: kind, id: id, version: version, event: event, op: "delete", changes: "{}")
     }
 
-    private func history(kind: String, id: String, version: Version, event: EventID, op: String, changes: [String: JSONValue]) throws {
-        try historyStatement.run([.text(kind), .text(id), .blob(version.bytes), .blob(event.bytes), .text(op), .text(JSONValue.object(changes).jsonText)])
+    private func history(kind: String, id: String, version: Version, event: EventID, op: String, changes: String) throws {
+        try historyStatement.run([.text(kind), .text(id), .blob(version.bytes), .blob(event.bytes), .text(op), .text(changes)])
     }
 }
 

@@ -43,7 +43,7 @@ public struct RecordEvent: Sendable, Hashable {
     /// - Throws: ``EnvelopeError/badBody(_:)`` when it is a record event with missing keys.
     public init?(_ body: EventBody) throws(EnvelopeError) {
         guard let kind = Kind(rawValue: body.type) else { return nil }
-        guard let r = body["record"]?.stringValue, let id = UUID(uuidString: r) else { throw .badBody("record event without a valid \"record\" id") }
+        guard let r = body["record"]?.stringValue, let id = UUIDText.parse(r) else { throw .badBody("record event without a valid \"record\" id") }
         guard let store = body["store"]?.stringValue else { throw .badBody("record event without \"store\"") }
         guard let focus = body["focus"]?.stringValue else { throw .badBody("record event without \"focus\"") }
         self.kind = kind

@@ -87,16 +87,38 @@ extension Home {
                 let known = try projector.libraryEventIDs()
                 try projector.reset(keepingLibrary: true)
                 complete = true
-                try log.forEachEvent(order: .chain, in: family) { stored in
-                    if known.contains(stored.id) { return }
-                    guard let env = try? SyncEnvelope(decoding: stored.bytes), case .body(let body) = try openBody(env) else { return }
-                    if LibraryEvent.isLibrary(body) {
-                        if let event = try? LibraryEvent(body), try learnKey(from: event, author: env.author) { complete = false }
-                        if case .library = try projector.apply(env, body: body) { complete = false }
-                    } else if complete {
-                        try projector.apply(env, body: body)
+                // Bodies are opened on another core, a chunk ahead of the
+                // projection (with the keys held when the pass starts: a key
+                // learned on the way makes another pass).
+                let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
+                let opener = Pipeline<EventLog.StoredEvent, (SyncEnvelope, EventBody)?> { chunk in
+                    chunk.map { stored in
+                        guard let env = try? SyncEnvelope(decoding: stored.bytes), let key = keys.keys[env.epoch],
+                              let plain = try? env.openBody(with: key), let body = try? EventBody(decoding: plain) else { return nil }
+                        return (env, body)
                     }
                 }
+                func project(_ opened: [(SyncEnvelope, EventBody)?]?) throws {
+                    for case let (env, body)? in opened ?? [] {
+                        if LibraryEvent.isLibrary(body) {
+                            if let event = try? LibraryEvent(body), try learnKey(from: event, author: env.author) { complete = false }
+                            if case .library = try projector.apply(env, body: body) { complete = false }
+                        } else if complete {
+                            try projector.apply(env, body: body)
+                        }
+                    }
+                }
+                var chunk: [EventLog.StoredEvent] = []
+                try log.forEachEvent(order: .chain, in: family) { stored in
+                    if known.contains(stored.id) { return }
+                    chunk.append(stored)
+                    if chunk.count == 256 {
+                        try project(opener.push(chunk))
+                        chunk.removeAll(keepingCapacity: true)
+                    }
+                }
+                if !chunk.isEmpty { try project(opener.push(chunk)) }
+                try project(opener.finish())
             }
             try state.set(.projectionVersion, String(Projector.schemaVersion))
         }
