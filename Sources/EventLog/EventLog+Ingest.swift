@@ -23,57 +23,72 @@ extension EventLog {
     }
 
     /// Like ``ingest(_:family:now:onAccepted:)``, with a `prepare` step run
-    /// for every validly signed envelope of `family` in parallel, before the
-    /// transaction; its result is handed to `onAccepted` should the envelope
-    /// enter the log (the caller decrypts there, say, on every core).
+    /// for every validly signed envelope of `family` off this thread; its
+    /// result is handed to `onAccepted` should the envelope enter the log (the
+    /// caller decrypts there, say).
     public func ingest<Prepared: Sendable>(
         _ inputs: [[UInt8]], family: FamilyID, now: Date = Date(),
-        prepare: @Sendable (SyncEnvelope) -> Prepared?,
+        prepare: @escaping @Sendable (SyncEnvelope) -> Prepared?,
         onAccepted: (SyncEnvelope, Prepared?) throws -> Void
     ) throws -> IngestReport {
-        // Decoding and signature checks do not depend on one another or on the
-        // log: they run on every core before the transaction, which then does
-        // the sequential part (chains, inserts, projection) in input order.
-        let checked = Parallel.map(inputs) { raw -> (Result<SyncEnvelope, EnvelopeError>, Bool, Prepared?) in
-            do throws(EnvelopeError) {
-                let env = try SyncEnvelope(decoding: raw)
-                let valid = env.family == family && env.hasValidSignature
-                return (.success(env), valid, valid ? prepare(env) : nil)
-            } catch {
-                return (.failure(error), false, nil)
+        typealias Checked = (decoded: Result<SyncEnvelope, EnvelopeError>, signatureValid: Bool, prepared: Prepared?)
+        // Decoding, signature checks and `prepare` do not depend on one another
+        // or on the log: they run on another core a chunk ahead, while this
+        // thread does the sequential part (chains, inserts, projection) of the
+        // chunk before, in input order.
+        // The checks cost more than the sequential part, so they are spread
+        // over every core, this one included (the scheduler shares it).
+        let checker = Pipeline<[UInt8], Checked> { chunk in
+            Parallel.map(chunk) { raw -> Checked in
+                do throws(EnvelopeError) {
+                    let env = try SyncEnvelope(decoding: raw)
+                    let valid = env.family == family && env.hasValidSignature
+                    return (.success(env), valid, valid ? prepare(env) : nil)
+                } catch {
+                    return (.failure(error), false, nil)
+                }
             }
         }
         return try database.transaction(.immediate) {
             var report = IngestReport()
             let received = Self.millis(now)
+            // Kept across chunks: a held event released later in the batch finds its own.
             var prepared: [EventID: Prepared] = [:]
-            for case (.success(let env), true, let p?) in checked { prepared[env.id] = p }
-            let accepted: (SyncEnvelope) throws -> Void = { env in try onAccepted(env, prepared[env.id]) }
+            func accepted(_ env: SyncEnvelope) throws { try onAccepted(env, prepared[env.id]) }
             var chains = ChainCache()
-            for (decoded, signatureValid, _) in checked {
-                let env: SyncEnvelope
-                switch decoded {
-                case .success(let e): env = e
-                case .failure(let error):
-                    report.outcomes.append((nil, .malformed(error)))
-                    continue
+            func consume(_ checked: [Checked]?) throws {
+                guard let checked else { return }
+                for case (.success(let env), true, let p?) in checked { prepared[env.id] = p }
+                for (decoded, signatureValid, _) in checked {
+                    let env: SyncEnvelope
+                    switch decoded {
+                    case .success(let e): env = e
+                    case .failure(let error):
+                        report.outcomes.append((nil, .malformed(error)))
+                        continue
+                    }
+                    let outcome: IngestOutcome
+                    if signatureValid, env.family == family, let head = try chains.quietHead(of: env.author, in: family, log: self),
+                       env.seq == head.seq + 1, chainViolation(env, after: head) == nil {
+                        // The common case: the author's next event, nothing of that
+                        // author waiting, rejected or forked. It cannot be a
+                        // duplicate (its seq is past the head) nor a fork.
+                        try accept(env, received: received, report: &report, mayBePending: false, onAccepted: accepted)
+                        chains.advance(env)
+                        outcome = .accepted
+                    } else {
+                        outcome = try ingestOne(env, family: family, signatureValid: signatureValid, received: received,
+                                                report: &report, onAccepted: accepted)
+                        chains.forget(env.author)
+                    }
+                    report.outcomes.append((env.id, outcome))
                 }
-                let outcome: IngestOutcome
-                if signatureValid, env.family == family, let head = try chains.quietHead(of: env.author, in: family, log: self),
-                   env.seq == head.seq + 1, chainViolation(env, after: head) == nil {
-                    // The common case: the author's next event, nothing of that
-                    // author waiting, rejected or forked. It cannot be a
-                    // duplicate (its seq is past the head) nor a fork.
-                    try accept(env, received: received, report: &report, mayBePending: false, onAccepted: accepted)
-                    chains.advance(env)
-                    outcome = .accepted
-                } else {
-                    outcome = try ingestOne(env, family: family, signatureValid: signatureValid, received: received,
-                                            report: &report, onAccepted: accepted)
-                    chains.forget(env.author)
-                }
-                report.outcomes.append((env.id, outcome))
             }
+            let chunk = 256
+            for start in stride(from: 0, to: inputs.count, by: chunk) {
+                try consume(checker.push(Array(inputs[start..<min(start + chunk, inputs.count)])))
+            }
+            try consume(checker.finish())
             return report
         }
     }

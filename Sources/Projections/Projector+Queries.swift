@@ -115,7 +115,10 @@ extension Projector {
     /// Every version of a record, oldest first.
     public func history(_ id: UUID) throws -> [HistoryEntry] {
         var out: [HistoryEntry] = []
-        try database.statement("SELECT version, event, op, changes FROM p_history WHERE kind = 'record' AND id = ?1 ORDER BY version")
+        try database.statement("""
+            SELECT h.version, h.event, h.op, h.changes FROM p_history h JOIN p_entities e ON h.entity = e.entity
+            WHERE e.kind = 'record' AND e.id = ?1 ORDER BY h.version
+            """)
             .forEachRow([.text(id.uuidString.lowercased())]) { r in
                 guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else { return }
                 let changes = JSONValue.parse(r.text(3))?.objectValue ?? [:]

@@ -16,7 +16,7 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 4
+    public static let schemaVersion = 5
     public let database: Database
     /// The family whose events this projection holds (join proofs name it).
     public let family: FamilyID
@@ -40,31 +40,38 @@ public final class Projector {
         }
         try database.execute("""
             CREATE TABLE IF NOT EXISTS p_entities(
+                entity INTEGER PRIMARY KEY,
                 kind TEXT NOT NULL, id TEXT NOT NULL,
                 put_version BLOB, delete_version BLOB, first_put BLOB,
                 store TEXT, focus TEXT, at TEXT, at_ms INTEGER, fields BLOB NOT NULL,
-                PRIMARY KEY(kind, id)) WITHOUT ROWID;
+                UNIQUE(kind, id));
             CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at_ms);
             CREATE TABLE IF NOT EXISTS p_history(
-                kind TEXT NOT NULL, id TEXT NOT NULL, version BLOB NOT NULL,
+                entity INTEGER NOT NULL, version BLOB NOT NULL,
                 event BLOB NOT NULL, op TEXT NOT NULL, changes TEXT NOT NULL,
-                PRIMARY KEY(kind, id, version)) WITHOUT ROWID;
+                PRIMARY KEY(entity, version)) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS p_deferred(event BLOB PRIMARY KEY, reason TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS p_library(event BLOB PRIMARY KEY, version BLOB NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
             """)
-        loadStatement = try database.prepare("SELECT put_version, delete_version, first_put, fields, store, focus, at FROM p_entities WHERE kind = ?1 AND id = ?2")
-        saveStatement = try database.prepare("""
-            INSERT OR REPLACE INTO p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields)
+        loadStatement = try database.prepare(
+            "SELECT put_version, delete_version, first_put, fields, store, focus, at, entity FROM p_entities WHERE kind = ?1 AND id = ?2")
+        insertStatement = try database.prepare("""
+            INSERT INTO p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields)
             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
             """)
+        updateStatement = try database.prepare("""
+            UPDATE p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10
+            WHERE entity = ?1
+            """)
         historyStatement = try database.prepare(
-            "INSERT OR IGNORE INTO p_history(kind, id, version, event, op, changes) VALUES(?1, ?2, ?3, ?4, ?5, ?6)")
+            "INSERT OR IGNORE INTO p_history(entity, version, event, op, changes) VALUES(?1, ?2, ?3, ?4, ?5)")
         household = try loadHousehold()
     }
 
     private let loadStatement: Statement
-    private let saveStatement: Statement
+    private let insertStatement: Statement
+    private let updateStatement: Statement
     private let historyStatement: Statement
 
     /// Folds the stored library events into the household.
@@ -205,49 +212,58 @@ public final class Projector {
 
     // MARK: - Entity rows
 
-    /// The stored state of one entity, or an empty one.
-    func load(kind: String, id: String) throws -> EntityState {
-        try loadStatement.first([.text(kind), .text(id)]) { r in
+    /// The stored state of one entity and its row number, or an empty one.
+    func load(kind: String, id: String) throws -> (Int64?, EntityState) {
+        try loadStatement.first([.text(kind), .text(id)]) { r -> (Int64?, EntityState) in
             var e = EntityState(put: r.isNull(0) ? nil : Version(bytes: r.blob(0)), delete: r.isNull(1) ? nil : Version(bytes: r.blob(1)),
                                 firstPut: r.isNull(2) ? nil : Version(bytes: r.blob(2)))
             e.fields = EntityState.decodeFields(r.blob(3)) ?? [:]
             e.store = r.isNull(4) ? nil : r.text(4)
             e.focus = r.isNull(5) ? nil : r.text(5)
             e.at = r.isNull(6) ? nil : r.text(6)
-            return e
-        } ?? EntityState()
+            return (r.int(7), e)
+        } ?? (nil, EntityState())
     }
 
     /// Writes an entity row, with the winning `store`, `focus` and `at` copied
-    /// out for indexed queries (`at_ms`: the `at` as a moment, whatever its offset).
-    func save(kind: String, id: String, _ e: EntityState) throws {
+    /// out for indexed queries (`at_ms`: the `at` as a moment, whatever its
+    /// offset). A new entity gets the next row number, so the history rows of
+    /// new records land at the end of their table rather than all over it.
+    /// - Returns: the entity's row number.
+    func save(kind: String, id: String, row: Int64?, _ e: EntityState) throws -> Int64 {
         let atMs: SQLValue = e.at.flatMap(TimeValue.parse).map { .integer(Int64(($0.timeIntervalSince1970 * 1000).rounded(.down))) } ?? .null
-        try saveStatement.run([
-            .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
+        let values: [SQLValue] = [
+            row.map { .integer($0) } ?? .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
             e.firstPut.map { .blob($0.bytes) } ?? .null, e.store.map { .text($0) } ?? .null,
             e.focus.map { .text($0) } ?? .null, e.at.map { .text($0) } ?? .null, atMs, .blob(e.encodedFields()),
-        ])
+        ]
+        if let row {
+            try updateStatement.run(values)
+            return row
+        }
+        try insertStatement.run(values)
+        return database.lastInsertRowID
     }
 
     private func put(kind: String, id: String, changes: [String: JSONValue], version: Version, event: EventID) throws {
         // Each value is written as JSON once, for the entity row and the history.
         let written = changes.map { (name: $0.key, value: $0.value, text: $0.value == .null ? nil : $0.value.jsonBytes) }
-        var e = try load(kind: kind, id: id)
+        var (row, e) = try load(kind: kind, id: id)
         e.merge(put: written, version: version)
-        try save(kind: kind, id: id, e)
+        let entity = try save(kind: kind, id: id, row: row, e)
         let trail = JSONValue.objectBytes(written.map { ($0.name, $0.text ?? Array("null".utf8)) })
-        try history(kind: kind, id: id, version: version, event: event, op: "put", changes: String(decoding: trail, as: UTF8.self))
+        try history(entity: entity, version: version, event: event, op: "put", changes: String(decoding: trail, as: UTF8.self))
     }
 
     private func delete(kind: String, id: String, version: Version, event: EventID) throws {
-        var e = try load(kind: kind, id: id)
+        var (row, e) = try load(kind: kind, id: id)
         e.merge(delete: version)
-        try save(kind: kind, id: id, e)
-        try history(kind: kind, id: id, version: version, event: event, op: "delete", changes: "{}")
+        let entity = try save(kind: kind, id: id, row: row, e)
+        try history(entity: entity, version: version, event: event, op: "delete", changes: "{}")
     }
 
-    private func history(kind: String, id: String, version: Version, event: EventID, op: String, changes: String) throws {
-        try historyStatement.run([.text(kind), .text(id), .blob(version.bytes), .blob(event.bytes), .text(op), .text(changes)])
+    private func history(entity: Int64, version: Version, event: EventID, op: String, changes: String) throws {
+        try historyStatement.run([.integer(entity), .blob(version.bytes), .blob(event.bytes), .text(op), .text(changes)])
     }
 }
 
