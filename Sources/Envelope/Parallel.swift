@@ -6,7 +6,8 @@ import Foundation
 /// not depend on one another.
 public enum Parallel {
     /// Cores this process may use.
-    public static var cores: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    /// (Read once: on Linux, Foundation reads the cgroup files on every call.)
+    public static let cores: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     /// `items.map(transform)`, with the items split into one contiguous run
     /// per core. Inputs too small to be worth a thread run inline.

@@ -8,7 +8,7 @@ struct HelpGoldenTests {
         [], ["init"], ["family"], ["family", "create"], ["invite"], ["accept"], ["members"], ["member"], ["member", "remove"], ["member", "role"], ["subject"], ["subject", "add"], ["subject", "list"], ["record"], ["record", "add"], ["record", "update"],
         ["record", "delete"], ["record", "list"], ["record", "show"], ["digest"], ["log"], ["status"], ["replay"],
         ["export", "stores"], ["import", "stores"], ["settings", "include-shared"], ["settings", "photos"], ["sync"],
-        ["photo", "add"], ["photo", "get"], ["photo", "list"], ["photo", "delete"], ["verify"], ["bench"],
+        ["photo", "add"], ["photo", "get"], ["photo", "list"], ["photo", "delete"], ["verify"], ["bench"], ["rebuild"],
     ]
 
     static func fixture(_ words: [String]) -> URL {

@@ -71,6 +71,11 @@ struct TamperTests {
         let r = try f.run("replay")
         #expect(r.code == 3)
         #expect(r.stderr.contains("the live projection differs"))
+        #expect(r.stderr.contains("famctl rebuild"))
         #expect(r.stdout.contains("does not match the log"))
+        // The advertised repair: rebuild from the log, and the record reads 2 again.
+        #expect(try f.ok("rebuild").hasPrefix("rebuilt the stores from "))
+        #expect(try f.ok("record", "list").contains("mood=2"))
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 }

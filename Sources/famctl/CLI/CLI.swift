@@ -32,6 +32,7 @@ enum CLI {
         LogCommand.self,
         StatusCommand.self,
         ReplayCommand.self,
+        RebuildCommand.self,
         ExportStoresCommand.self,
         ImportStoresCommand.self,
         SettingsIncludeSharedCommand.self,

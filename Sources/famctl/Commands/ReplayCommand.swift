@@ -107,7 +107,7 @@ enum ReplayCommand: Command {
                             hint: "The events named above do not verify; the log has been altered or damaged.")
         }
         return CLIError(.integrity, "the live projection differs from the state the log rebuilds to",
-                        hint: "The projection tables were altered or damaged; the log itself verifies.")
+                        hint: "The projection tables were altered or damaged; the log itself verifies. 'famctl rebuild' rebuilds them from the log.")
     }
 
     static func printTrail(_ id: UUID, projector: Projector, home: Home, json: Bool) throws {
