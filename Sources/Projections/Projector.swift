@@ -142,67 +142,45 @@ public final class Projector {
     /// stands; library events are stored and folded into it. A rebuild applies
     /// every library event before any other, so verdicts never depend on the
     /// order events arrived in.
+    ///
+    /// - Parameter prepared: the event's ``PreparedChange``, when the caller
+    ///   made it ahead (on another core); made here otherwise.
     @discardableResult
-    public func apply(_ env: SyncEnvelope, body: EventBody) throws -> Applied {
+    public func apply(_ env: SyncEnvelope, body: EventBody, prepared: PreparedChange? = nil) throws -> Applied {
         guard env.family == family else { return .ignored }
-        do {
-            return try applyChecked(env, body: body)
-        } catch let e as EnvelopeError {
+        let p = prepared ?? PreparedChange(body)
+        let version = Version(env)
+        if case .library(let lib) = p.change {
+            try database.run("INSERT OR IGNORE INTO p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
+                             [.blob(env.id.bytes), .blob(version.bytes), .integer(Int64(env.seq)), .text(String(decoding: body.encoded(), as: UTF8.self))])
+            household = try loadHousehold()
+            return .library(lib)
+        }
+        if p.isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
+            try reject(env, why)
+            return .rejected(why)
+        }
+        switch p.change {
+        case .library(let lib): return .library(lib)
+        case .malformed(let e):
             // A body of a known type with missing keys: rejected with the
             // reason, never a reason to stall the batch it came in.
             try reject(env, "malformed \(body.type): \(e)")
             return .rejected("\(e)")
+        case .deferred(let reason): return try defer_(env, reason)
+        case .put(let kind, let id, let written, let trail, let result):
+            try put(kind: kind, id: id, written: written, trail: trail, version: version, event: env.id)
+            return result
+        case .delete(let kind, let id, let result):
+            try delete(kind: kind, id: id, version: version, event: env.id)
+            return result
+        case .ignored: return .ignored
         }
     }
 
     private func reject(_ env: SyncEnvelope, _ why: String) throws {
         try database.run("INSERT OR IGNORE INTO p_rejected(event, author, seq, reason) VALUES(?1, ?2, ?3, ?4)",
                          [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .text(why)])
-    }
-
-    private func applyChecked(_ env: SyncEnvelope, body: EventBody) throws -> Applied {
-        let version = Version(env)
-        if let lib = try LibraryEvent(body) {
-            try database.run("INSERT OR IGNORE INTO p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
-                             [.blob(env.id.bytes), .blob(version.bytes), .integer(Int64(env.seq)), .text(String(decoding: body.encoded(), as: UTF8.self))])
-            household = try loadHousehold()
-            return .library(lib)
-        }
-        let isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type || PhotoEvent.Kind(rawValue: body.type) != nil
-        if isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
-            try reject(env, why)
-            return .rejected(why)
-        }
-        if let r = try RecordEvent(body) {
-            guard StoreName(rawValue: r.store) != nil else { return try defer_(env, "unknown store '\(r.store)'") }
-            guard body.schema <= StoreSchema.version else { return try defer_(env, "\(r.store) schema \(body.schema) is newer than \(StoreSchema.version)") }
-            let id = UUIDText.lowercase(r.record)
-            switch r.kind {
-            case .put:
-                var changes = r.fields
-                changes["$store"] = .string(r.store)
-                changes["$focus"] = .string(r.focus)
-                if let at = r.at { changes["$at"] = .string(at) }
-                try put(kind: "record", id: id, changes: changes, version: version, event: env.id)
-            case .delete:
-                try delete(kind: "record", id: id, version: version, event: env.id)
-            }
-            return .record(r.record)
-        }
-        if let p = try PhotoEvent(body) {
-            switch p.kind {
-            case .put: try put(kind: "photo", id: UUIDText.lowercase(p.photo), changes: p.fields, version: version, event: env.id)
-            case .delete: try delete(kind: "photo", id: UUIDText.lowercase(p.photo), version: version, event: env.id)
-            }
-            return .photo(p.photo)
-        }
-        if let s = try SubjectEvent(body) {
-            var changes = s.fields
-            changes["$kind"] = .string(SubjectKind(s.focus).rawValue)
-            try put(kind: "subject", id: s.focus.description, changes: changes, version: version, event: env.id)
-            return .subject(s.focus)
-        }
-        return .ignored
     }
 
     private func defer_(_ env: SyncEnvelope, _ reason: String) throws -> Applied {
@@ -245,14 +223,11 @@ public final class Projector {
         return database.lastInsertRowID
     }
 
-    private func put(kind: String, id: String, changes: [String: JSONValue], version: Version, event: EventID) throws {
-        // Each value is written as JSON once, for the entity row and the history.
-        let written = changes.map { (name: $0.key, value: $0.value, text: $0.value == .null ? nil : $0.value.jsonBytes) }
+    private func put(kind: String, id: String, written: [PreparedChange.Written], trail: String, version: Version, event: EventID) throws {
         var (row, e) = try load(kind: kind, id: id)
         e.merge(put: written, version: version)
         let entity = try save(kind: kind, id: id, row: row, e)
-        let trail = JSONValue.objectBytes(written.map { ($0.name, $0.text ?? Array("null".utf8)) })
-        try history(entity: entity, version: version, event: event, op: "put", changes: String(decoding: trail, as: UTF8.self))
+        try history(entity: entity, version: version, event: event, op: "put", changes: trail)
     }
 
     private func delete(kind: String, id: String, version: Version, event: EventID) throws {

@@ -11,14 +11,14 @@ extension Home {
     /// history after it joined a family) are kept in the log, not projected.
     /// Events this device cannot open yet (no key) wait for a rebuild once the
     /// key arrives; unreadable bodies are reported by `replay`.
-    func apply(_ env: SyncEnvelope, body known: EventBody? = nil) throws {
+    func apply(_ env: SyncEnvelope, body known: EventBody? = nil, prepared: PreparedChange? = nil) throws {
         guard env.family == family else { return }
         let body: EventBody
         if let known { body = known } else {
             guard case .body(let opened) = try openBody(env) else { return }
             body = opened
         }
-        if case .library = try projector.apply(env, body: body) {
+        if case .library = try projector.apply(env, body: body, prepared: known == nil ? nil : prepared) {
             // Membership or keys changed: rebuild after this operation. Until
             // then the stored version says so, should the process die first.
             try state.set(.projectionVersion, "stale")
@@ -41,10 +41,15 @@ extension Home {
     /// the old and the new key in one batch).
     @discardableResult
     func append(_ bodies: [(EventBody, EpochKey)], after: HLC = .zero, check: () throws -> Void = {}) throws -> [SyncEnvelope] {
-        // Local bodies are applied as written: no need to decrypt what was just sealed.
-        var pending = bodies.map(\.0)[...]
-        let envs = try log.append(sealing: bodies.map { ($0.0.encoded(), $0.1) }, as: identity, family: family, after: after,
-                                  check: check) { env in try apply(env, body: pending.popFirst()) }
+        // Local bodies are applied as written: no need to decrypt what was just
+        // sealed. They are encoded and read into changes on every core first.
+        let ready = Parallel.map(bodies.map(\.0)) { ($0.encoded(), PreparedChange($0)) }
+        var pending = Array(zip(bodies.map(\.0), ready.map(\.1)))[...]
+        let envs = try log.append(sealing: zip(ready, bodies).map { ($0.0.0, $0.1.1) }, as: identity, family: family, after: after,
+                                  check: check) { env in
+            let next = pending.popFirst()
+            try apply(env, body: next?.0, prepared: next?.1)
+        }
         try settle()
         return envs
     }
@@ -54,10 +59,10 @@ extension Home {
         // Bodies are opened on every core along with the signature checks;
         // an event whose key is not held yet is opened again in `apply`.
         let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-        let report = try log.ingest(inputs, family: family, prepare: { env -> EventBody? in
-            guard let key = keys.keys[env.epoch], let plain = try? env.openBody(with: key) else { return nil }
-            return try? EventBody(decoding: plain)
-        }, onAccepted: { env, body in try apply(env, body: body) })
+        let report = try log.ingest(inputs, family: family, prepare: { env -> (EventBody, PreparedChange)? in
+            guard let key = keys.keys[env.epoch], let plain = try? env.openBody(with: key), let body = try? EventBody(decoding: plain) else { return nil }
+            return (body, PreparedChange(body))
+        }, onAccepted: { env, ready in try apply(env, body: ready?.0, prepared: ready?.1) })
         try settle()
         return report
     }
@@ -91,20 +96,20 @@ extension Home {
                 // projection (with the keys held when the pass starts: a key
                 // learned on the way makes another pass).
                 let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-                let opener = Pipeline<EventLog.StoredEvent, (SyncEnvelope, EventBody)?> { chunk in
+                let opener = Pipeline<EventLog.StoredEvent, (SyncEnvelope, EventBody, PreparedChange)?> { chunk in
                     chunk.map { stored in
                         guard let env = try? SyncEnvelope(decoding: stored.bytes), let key = keys.keys[env.epoch],
                               let plain = try? env.openBody(with: key), let body = try? EventBody(decoding: plain) else { return nil }
-                        return (env, body)
+                        return (env, body, PreparedChange(body))
                     }
                 }
-                func project(_ opened: [(SyncEnvelope, EventBody)?]?) throws {
-                    for case let (env, body)? in opened ?? [] {
+                func project(_ opened: [(SyncEnvelope, EventBody, PreparedChange)?]?) throws {
+                    for case let (env, body, prepared)? in opened ?? [] {
                         if LibraryEvent.isLibrary(body) {
                             if let event = try? LibraryEvent(body), try learnKey(from: event, author: env.author) { complete = false }
                             if case .library = try projector.apply(env, body: body) { complete = false }
                         } else if complete {
-                            try projector.apply(env, body: body)
+                            try projector.apply(env, body: body, prepared: prepared)
                         }
                     }
                 }

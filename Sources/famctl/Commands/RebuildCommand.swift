@@ -23,9 +23,21 @@ enum RebuildCommand: Command {
         let seconds = Date().timeIntervalSince(start)
         let rate = seconds > 0 ? Double(events) / seconds : 0
         if inv.json {
-            Console.json(["events": events, "seconds": seconds, "eventsPerSecond": rate, "digest": Hex.encode(try home.projector.digest())])
+            var o: [String: Any] = ["events": events, "seconds": seconds, "eventsPerSecond": rate, "digest": Hex.encode(try home.projector.digest())]
+            if let peak = peakResidentMB() { o["peakRSSMB"] = peak }
+            Console.json(o)
         } else {
             Console.out(String(format: "rebuilt the stores from %d events in %.3f s (%.0f events/s)", events, seconds, rate))
         }
+    }
+
+    /// This process's peak resident memory (`VmHWM` in /proc/self/status), in
+    /// MB. Not `getrusage`: Linux carries the parent's peak across `exec`
+    /// into the child's `ru_maxrss`.
+    static func peakResidentMB() -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kb = Double(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return nil }
+        return kb / 1024
     }
 }
