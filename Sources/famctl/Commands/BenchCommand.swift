@@ -140,16 +140,21 @@ enum BenchCommand: Command {
             let wp = DirectoryPeer(SharedDirectory(root: dir, family: w.family, staging: base + "/staging"))
             _ = try w.syncRound(over: wp)
             _ = try reader.syncRound(over: wp)
-            try w.append([sample(1)])
-            _ = try w.syncRound(over: wp)
-            let start = Date()
-            _ = try reader.syncRound(over: wp)
-            return Date().timeIntervalSince(start)
+            // A round takes a millisecond or two: the median of 9 is reported.
+            var times: [TimeInterval] = []
+            for _ in 0..<9 {
+                try w.append([sample(1)])
+                _ = try w.syncRound(over: wp)
+                let start = Date()
+                _ = try reader.syncRound(over: wp)
+                times.append(Date().timeIntervalSince(start))
+            }
+            return times.sorted()[times.count / 2]
         }
         if want("sync") {
             let small = try incremental(history: 1_000, tag: "small")
             let large = try incremental(history: n, tag: "large")
-            rows.append(Row(name: "sync of 1 new event, \(n) vs 1000 history", value: large * 1000, unit: "ms", bound: small * 1000, boundName: "same with 1k history", target: "≤ 2.00"))
+            rows.append(Row(name: "sync of 1 new event (median of 9), \(n) vs 1000 history", value: large * 1000, unit: "ms", bound: small * 1000, boundName: "same with 1k history", target: "≤ 2.00"))
         }
 
         if want("cli") {
