@@ -39,7 +39,7 @@ extension Home {
             throw CLIError.data("\(record.store).photos: must list at most \(max)")
         }
         try photoCacheTable()
-        let id = UUID()
+        let id = RecordIdentifier.make()
         let key = Sodium.randomSecret(32)
         let blob = PhotoBlob.seal(bytes, id: FamilyID(uuid: id).bytes, key: key)
         let blobName = Hex.encode(Sodium.blake2b256(blob))

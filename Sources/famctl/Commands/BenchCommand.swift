@@ -270,7 +270,7 @@ enum BenchCommand: Command {
     }
 
     static func sample(_ i: Int) -> EventBody {
-        RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+        RecordEvent(kind: .put, record: RecordIdentifier.make(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
                     fields: ["kind": .string("mood"), "mood": .int(Int64(i % 5 + 1)), "note": .string("slept a little better tonight")]).body
     }
 }

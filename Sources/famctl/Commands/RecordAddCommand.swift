@@ -28,7 +28,7 @@ enum RecordAddCommand: Command {
         let now = Date()
         let at = inv.value("--at") ?? fields["start"]?.stringValue ?? TimeText.formatLocal(now)
         let home = try Home.open(Home.location(inv))
-        let id = UUID()
+        let id = RecordIdentifier.make()
         let event = RecordEvent(kind: .put, record: id, store: store.rawValue, focus: focus.description, at: at, fields: fields)
         let envs = try home.append([event.body]) {
             try RecordInput.validate(home: home, id: nil, store: store, focus: focus, at: at, fields: fields, now: now)
