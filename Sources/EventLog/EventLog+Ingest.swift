@@ -99,7 +99,7 @@ extension EventLog {
     ) throws -> IngestOutcome {
         guard env.family == family else { return .foreignFamily(env.family) }
         guard signatureValid else { return .badSignature }
-        if try contains(env.id) { return .duplicate }
+        if try contains(env) { return .duplicate }
         if let reason = try rejectionReason(env.id) { return .rejected(reason: reason) }
         if try isForked(env.author, in: env.family) { return .authorForked }
 

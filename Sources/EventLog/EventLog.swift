@@ -13,7 +13,7 @@ import Foundation
 /// transport: callers pass `onAccepted` to act on each event inside the same
 /// transaction that stores it.
 public final class EventLog {
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
     public let database: Database
 
     /// Opens or creates the log at `path` (file mode 0600 for a new file).
@@ -40,15 +40,21 @@ public final class EventLog {
             let found = try database.statement("SELECT value FROM log_meta WHERE key='schema'").first { Int($0.int(0)) } ?? 0
             if found > Self.schemaVersion { throw EventLogError.newerSchema(found: found, supported: Self.schemaVersion) }
             if found == Self.schemaVersion { return }
-            try database.execute(Self.schemaV1)
+            try database.execute(found == 1 ? Self.migrateV1 : Self.schemaV2)
             try database.run("INSERT OR REPLACE INTO log_meta(key, value) VALUES('schema', ?1)", [.integer(Int64(Self.schemaVersion))])
         }
     }
 
-    static let schemaV1 = """
+    /// Version 2 has no index on event ids (version 1 had a unique one).
+    /// Ids are hashes, so every insert landed on a random page of that
+    /// index: at a million events, far larger than the page cache, it cost
+    /// a page read and a page write per event. It was redundant: an id is
+    /// the hash of the bytes, which hold the (family, author, seq) that is
+    /// unique, so two rows cannot share an id; and lookups go by that triple.
+    static let schemaV2 = """
         CREATE TABLE events(
             pos INTEGER PRIMARY KEY,
-            id BLOB NOT NULL UNIQUE CHECK(length(id) = 32),
+            id BLOB NOT NULL CHECK(length(id) = 32),
             family BLOB NOT NULL CHECK(length(family) = 16),
             author BLOB NOT NULL CHECK(length(author) = 32),
             seq INTEGER NOT NULL CHECK(seq >= 1),
@@ -101,6 +107,52 @@ public final class EventLog {
             BEGIN SELECT RAISE(ABORT, 'rejected events are kept for the audit: update refused'); END;
         """
 
+    /// The `events` table of version 1, kept to test the migration from it.
+    static let eventsV1 = """
+        CREATE TABLE events(
+            pos INTEGER PRIMARY KEY,
+            id BLOB NOT NULL UNIQUE CHECK(length(id) = 32),
+            family BLOB NOT NULL CHECK(length(family) = 16),
+            author BLOB NOT NULL CHECK(length(author) = 32),
+            seq INTEGER NOT NULL CHECK(seq >= 1),
+            hlc BLOB NOT NULL CHECK(length(hlc) = 8),
+            received_at INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            UNIQUE(family, author, seq)
+        );
+        CREATE INDEX events_hlc ON events(hlc);
+        CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+            BEGIN SELECT RAISE(ABORT, 'events are append-only: update refused'); END;
+        CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+            BEGIN SELECT RAISE(ABORT, 'events are append-only: delete refused'); END;
+        """
+
+    /// From version 1: the `events` table is copied into one without the id
+    /// index, in the migration's transaction (rows, positions and bytes as
+    /// they were; the append-only triggers are made again on the new table).
+    static let migrateV1 = """
+        CREATE TABLE events_v2(
+            pos INTEGER PRIMARY KEY,
+            id BLOB NOT NULL CHECK(length(id) = 32),
+            family BLOB NOT NULL CHECK(length(family) = 16),
+            author BLOB NOT NULL CHECK(length(author) = 32),
+            seq INTEGER NOT NULL CHECK(seq >= 1),
+            hlc BLOB NOT NULL CHECK(length(hlc) = 8),
+            received_at INTEGER NOT NULL,
+            bytes BLOB NOT NULL,
+            UNIQUE(family, author, seq)
+        );
+        INSERT INTO events_v2(pos, id, family, author, seq, hlc, received_at, bytes)
+            SELECT pos, id, family, author, seq, hlc, received_at, bytes FROM events ORDER BY pos;
+        DROP TABLE events;
+        ALTER TABLE events_v2 RENAME TO events;
+        CREATE INDEX events_hlc ON events(hlc);
+        CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+            BEGIN SELECT RAISE(ABORT, 'events are append-only: update refused'); END;
+        CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+            BEGIN SELECT RAISE(ABORT, 'events are append-only: delete refused'); END;
+        """
+
     // MARK: - Reading
 
     /// The last event of a chain in the log.
@@ -151,11 +203,22 @@ public final class EventLog {
             .first([family.map { .blob($0.bytes) } ?? .null]) { Int($0.int(0)) } ?? 0
     }
 
+    /// Whether this envelope is in the log: found by its (family, author,
+    /// seq), through the chain index, and compared by id.
+    public func contains(_ env: SyncEnvelope) throws -> Bool {
+        try database.statement("SELECT 1 FROM events WHERE family = ?1 AND author = ?2 AND seq = ?3 AND id = ?4")
+            .first([.blob(env.family.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.id.bytes)]) { _ in true } ?? false
+    }
+
+    /// Whether an event with this id is in the log. Ids are not indexed:
+    /// this reads the whole log (for audits and tests; ``contains(_:)-(SyncEnvelope)``
+    /// is the indexed lookup).
     public func contains(_ id: EventID) throws -> Bool {
         try database.statement("SELECT 1 FROM events WHERE id = ?1").first([.blob(id.bytes)]) { _ in true } ?? false
     }
 
-    /// The stored envelope with this id. Its bytes are decoded, not verified.
+    /// The stored envelope with this id, read by scanning the log (ids are
+    /// not indexed). Its bytes are decoded, not verified.
     public func envelope(_ id: EventID) throws -> SyncEnvelope? {
         try database.statement("SELECT bytes FROM events WHERE id = ?1").first([.blob(id.bytes)]) { r in
             try SyncEnvelope(decoding: r.blob(0))
