@@ -113,17 +113,19 @@ extension Home {
                         }
                     }
                 }
-                var chunk: [EventLog.StoredEvent] = []
-                try log.forEachEvent(order: .chain, in: family) { stored in
-                    if known.contains(stored.id) { return }
-                    chunk.append(stored)
-                    if chunk.count == 256 {
-                        try project(opener.push(chunk))
-                        chunk.removeAll(keepingCapacity: true)
+                try projector.bulk(expected: try log.count(in: family)) {
+                    var chunk: [EventLog.StoredEvent] = []
+                    try log.forEachEvent(order: .chain, in: family) { stored in
+                        if known.contains(stored.id) { return }
+                        chunk.append(stored)
+                        if chunk.count == 256 {
+                            try project(opener.push(chunk))
+                            chunk.removeAll(keepingCapacity: true)
+                        }
                     }
+                    if !chunk.isEmpty { try project(opener.push(chunk)) }
+                    try project(opener.finish())
                 }
-                if !chunk.isEmpty { try project(opener.push(chunk)) }
-                try project(opener.finish())
             }
             try state.set(.projectionVersion, String(Projector.schemaVersion))
         }

@@ -1,0 +1,23 @@
+import Envelope
+@testable import Projections
+import Testing
+
+/// The filter a bulk rebuild uses to skip lookups of entities it has not
+/// written: a "no" must always be right (or a record would be written as
+/// new over an existing one); a "maybe" only costs a lookup.
+struct BloomFilterTests {
+    @Test func neverForgetsAKeyAndRarelyClaimsOneItNeverSaw() {
+        var rng = SplitMixRNG(seed: 42)
+        var filter = BloomFilter(capacity: 20_000)
+        var seen: [String] = []
+        for _ in 0..<20_000 {
+            let key = "record\u{1F}" + UUIDText.lowercase(RecordIdentifier.make(now: .init(timeIntervalSince1970: Double(rng.next() % 1_000_000_000))))
+            filter.insert(key)
+            seen.append(key)
+        }
+        #expect(seen.allSatisfy { filter.mayContain($0) }, "no false negatives")
+        var falsePositives = 0
+        for i in 0..<20_000 where filter.mayContain("subject\u{1F}never-\(i)-\(rng.next())") { falsePositives += 1 }
+        #expect(falsePositives < 600, "about 1 % expected, \(falsePositives) of 20 000")
+    }
+}
