@@ -51,10 +51,14 @@ public final class EventLog {
     /// a page read and a page write per event. It was redundant: an id is
     /// the hash of the bytes, which hold the (family, author, seq) that is
     /// unique, so two rows cannot share an id; and lookups go by that triple.
-    static let schemaV2 = """
-        CREATE TABLE events(
+    static let schemaV2 = eventsTable("events", uniqueIDs: false) + eventsRules + otherTables
+
+    /// The `events` table: `uniqueIDs` is version 1's unique index on ids.
+    static func eventsTable(_ name: String, uniqueIDs: Bool) -> String {
+        """
+        CREATE TABLE \(name)(
             pos INTEGER PRIMARY KEY,
-            id BLOB NOT NULL CHECK(length(id) = 32),
+            id BLOB NOT NULL\(uniqueIDs ? " UNIQUE" : "") CHECK(length(id) = 32),
             family BLOB NOT NULL CHECK(length(family) = 16),
             author BLOB NOT NULL CHECK(length(author) = 32),
             seq INTEGER NOT NULL CHECK(seq >= 1),
@@ -63,11 +67,22 @@ public final class EventLog {
             bytes BLOB NOT NULL,
             UNIQUE(family, author, seq)
         );
+
+        """
+    }
+
+    /// The clock index and the append-only triggers of `events`.
+    static let eventsRules = """
         CREATE INDEX events_hlc ON events(hlc);
         CREATE TRIGGER events_no_update BEFORE UPDATE ON events
             BEGIN SELECT RAISE(ABORT, 'events are append-only: update refused'); END;
         CREATE TRIGGER events_no_delete BEFORE DELETE ON events
             BEGIN SELECT RAISE(ABORT, 'events are append-only: delete refused'); END;
+
+        """
+
+    /// `pending`, `forks` and `rejected`: the same in versions 1 and 2.
+    static let otherTables = """
         CREATE TABLE pending(
             id BLOB PRIMARY KEY,
             family BLOB NOT NULL,
@@ -108,50 +123,18 @@ public final class EventLog {
         """
 
     /// The `events` table of version 1, kept to test the migration from it.
-    static let eventsV1 = """
-        CREATE TABLE events(
-            pos INTEGER PRIMARY KEY,
-            id BLOB NOT NULL UNIQUE CHECK(length(id) = 32),
-            family BLOB NOT NULL CHECK(length(family) = 16),
-            author BLOB NOT NULL CHECK(length(author) = 32),
-            seq INTEGER NOT NULL CHECK(seq >= 1),
-            hlc BLOB NOT NULL CHECK(length(hlc) = 8),
-            received_at INTEGER NOT NULL,
-            bytes BLOB NOT NULL,
-            UNIQUE(family, author, seq)
-        );
-        CREATE INDEX events_hlc ON events(hlc);
-        CREATE TRIGGER events_no_update BEFORE UPDATE ON events
-            BEGIN SELECT RAISE(ABORT, 'events are append-only: update refused'); END;
-        CREATE TRIGGER events_no_delete BEFORE DELETE ON events
-            BEGIN SELECT RAISE(ABORT, 'events are append-only: delete refused'); END;
-        """
+    static let eventsV1 = eventsTable("events", uniqueIDs: true) + eventsRules
 
     /// From version 1: the `events` table is copied into one without the id
     /// index, in the migration's transaction (rows, positions and bytes as
     /// they were; the append-only triggers are made again on the new table).
-    static let migrateV1 = """
-        CREATE TABLE events_v2(
-            pos INTEGER PRIMARY KEY,
-            id BLOB NOT NULL CHECK(length(id) = 32),
-            family BLOB NOT NULL CHECK(length(family) = 16),
-            author BLOB NOT NULL CHECK(length(author) = 32),
-            seq INTEGER NOT NULL CHECK(seq >= 1),
-            hlc BLOB NOT NULL CHECK(length(hlc) = 8),
-            received_at INTEGER NOT NULL,
-            bytes BLOB NOT NULL,
-            UNIQUE(family, author, seq)
-        );
+    static let migrateV1 = eventsTable("events_v2", uniqueIDs: false) + """
         INSERT INTO events_v2(pos, id, family, author, seq, hlc, received_at, bytes)
             SELECT pos, id, family, author, seq, hlc, received_at, bytes FROM events ORDER BY pos;
         DROP TABLE events;
         ALTER TABLE events_v2 RENAME TO events;
-        CREATE INDEX events_hlc ON events(hlc);
-        CREATE TRIGGER events_no_update BEFORE UPDATE ON events
-            BEGIN SELECT RAISE(ABORT, 'events are append-only: update refused'); END;
-        CREATE TRIGGER events_no_delete BEFORE DELETE ON events
-            BEGIN SELECT RAISE(ABORT, 'events are append-only: delete refused'); END;
-        """
+
+        """ + eventsRules
 
     // MARK: - Reading
 
