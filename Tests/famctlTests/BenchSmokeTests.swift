@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+
+/// `famctl bench` keeps working: a small run of every part but the peer's
+/// prints its table and writes its JSON, each figure with its bound and
+/// ratio where it has one. No figure is judged here: performance is what
+/// `make bench` measures, not the tests.
+struct BenchSmokeTests {
+    @Test func smallRunPrintsEveryFigureWithItsBound() throws {
+        let f = FamctlRunner()
+        let out = f.root + "/bench.json"
+        let r = try f.run("bench", "--scale", "0.1", "--only", "core,sync,cli,convergence", "--out", out)
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("famctl bench: 1000 events, "))
+        let data = try #require(FileManager.default.contents(atPath: out))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((json["events"] as? NSNumber)?.intValue == 1000)
+        #expect(((json["bareSignPerSecond"] as? NSNumber)?.doubleValue ?? 0) > 0)
+        let rows = try #require(json["rows"] as? [[String: Any]])
+        func row(_ prefix: String) -> [String: Any]? { rows.first { ($0["metric"] as? String)?.hasPrefix(prefix) == true } }
+        for name in ["append (batched)", "ingest", "rebuild projections", "peak RSS of the rebuild process", "sync of 1 new event", "record add"] {
+            let found = row(name)
+            #expect(found != nil, "no row \(name)")
+            let value = (found?["value"] as? NSNumber)?.doubleValue ?? 0
+            let bound = (found?["bound"] as? NSNumber)?.doubleValue ?? 0
+            let ratio = (found?["ratio"] as? NSNumber)?.doubleValue ?? -1
+            #expect(value > 0 && bound > 0, "\(name): \(value) against \(bound)")
+            #expect(abs(ratio - value / bound) < 1e-9, "\(name): the ratio is value ÷ bound")
+        }
+        // The rebuild's peak memory is its own process's, not this run's.
+        let rebuildPeak = (row("peak RSS of the rebuild process")?["value"] as? NSNumber)?.doubleValue ?? 0
+        #expect(rebuildPeak > 5 && rebuildPeak < 1000)
+        #expect(row("convergence")?["bound"] is NSNull)
+    }
+
+    @Test func partsAreCheckedBeforeAnythingRuns() throws {
+        let f = FamctlRunner()
+        let unknown = try f.run("bench", "--only", "core,warp")
+        #expect(unknown.code == 64)
+        #expect(unknown.stderr.contains("unknown part 'warp'"))
+        let alone = try f.run("bench", "--only", "cli")
+        #expect(alone.code == 64)
+        #expect(alone.stderr.contains("add core"))
+    }
+}
