@@ -51,15 +51,22 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// The canonical text of an object whose member values are already
     /// canonical JSON text: keys sorted as ``jsonText`` sorts them.
     public static func objectBytes(_ members: [(key: String, value: [UInt8])]) -> [UInt8] {
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        for (i, m) in members.sorted(by: { $0.key < $1.key }).enumerated() {
+        var out: [UInt8] = []
+        writeObject(Dictionary(members, uniquingKeysWith: { _, last in last }), into: &out) { $1 += $0 }
+        return out
+    }
+
+    /// `{"key":value,…}` with keys sorted as ``jsonText`` sorts them, each
+    /// value written by `value`.
+    static func writeObject<V>(_ o: [String: V], into out: inout [UInt8], value: (V, inout [UInt8]) -> Void) {
+        out.append(UInt8(ascii: "{"))
+        for (i, k) in o.keys.sorted().enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            quote(m.key, into: &out)
+            quote(k, into: &out)
             out.append(UInt8(ascii: ":"))
-            out += m.value
+            value(o[k]!, &out)
         }
         out.append(UInt8(ascii: "}"))
-        return out
     }
 
     func write(into out: inout [UInt8]) {
@@ -79,14 +86,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
             for (i, v) in a.enumerated() { if i > 0 { out.append(UInt8(ascii: ",")) }; v.write(into: &out) }
             out.append(UInt8(ascii: "]"))
         case .object(let o):
-            out.append(UInt8(ascii: "{"))
-            for (i, k) in o.keys.sorted().enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                Self.quote(k, into: &out)
-                out.append(UInt8(ascii: ":"))
-                o[k]!.write(into: &out)
-            }
-            out.append(UInt8(ascii: "}"))
+            Self.writeObject(o, into: &out) { $0.write(into: &$1) }
         }
     }
 

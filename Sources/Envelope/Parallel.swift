@@ -67,20 +67,17 @@ public final class Pipeline<Input: Sendable, Output: Sendable> {
     /// (waiting for it when it is not ready).
     public func push(_ chunk: [Input]) -> [Output]? {
         let previous = finish()
-        if Parallel.cores < 2 {
-            let r = Result()
-            r.value = transform(chunk)
-            let g = DispatchGroup()
-            running = (g, r)
-            return previous
-        }
         let r = Result()
         let g = DispatchGroup()
-        let transform = self.transform
-        g.enter()
-        DispatchQueue.global(qos: .userInitiated).async {
+        if Parallel.cores < 2 {
             r.value = transform(chunk)
-            g.leave()
+        } else {
+            let transform = self.transform
+            g.enter()
+            DispatchQueue.global(qos: .userInitiated).async {
+                r.value = transform(chunk)
+                g.leave()
+            }
         }
         running = (g, r)
         return previous

@@ -27,8 +27,8 @@ public struct EntityState: Sendable, Equatable {
     public var delete: Version?
     public var firstPut: Version?
     public var fields: [String: Field]
-    /// The string values of the winning `$store`, `$focus` and `$at` (copied
-    /// into columns of the row for indexed queries).
+    /// The string values of the winning `$store`, `$focus` and `$at`, kept by
+    /// ``merge(put:version:)`` and by the row's columns (for indexed queries).
     public var store: String?
     public var focus: String?
     public var at: String?
@@ -38,12 +38,6 @@ public struct EntityState: Sendable, Equatable {
         self.delete = delete
         self.firstPut = firstPut
         self.fields = fields
-        store = nil
-        focus = nil
-        at = nil
-        store = meta("$store")
-        focus = meta("$focus")
-        at = meta("$at")
     }
 
     /// Live when the newest put is newer than the newest delete.
@@ -58,14 +52,10 @@ public struct EntityState: Sendable, Equatable {
         return delete.map { $0 >= put } ?? false
     }
 
-    /// Merges a put that sets `changes` (a `null` clears) at `version`.
-    public mutating func merge(put changes: [String: JSONValue], version: Version) {
-        merge(put: changes.map { ($0.key, $0.value, $0.value == .null ? nil : $0.value.jsonBytes) }, version: version)
-    }
-
-    /// Merges a put whose values are already written as canonical JSON
-    /// (`nil` text: cleared), so that a caller storing them too encodes them once.
-    public mutating func merge(put changes: [(name: String, value: JSONValue, text: [UInt8]?)], version: Version) {
+    /// Merges a put at `version` that sets each named field to `value`,
+    /// already written as canonical JSON in `text` (`nil`: cleared by a `null`),
+    /// so that a caller storing the values in the history too encodes them once.
+    public mutating func merge(put changes: [PreparedChange.Written], version: Version) {
         if put.map({ $0 < version }) ?? true { put = version }
         if firstPut.map({ $0 > version }) ?? true { firstPut = version }
         for (name, value, text) in changes {
@@ -83,18 +73,6 @@ public struct EntityState: Sendable, Equatable {
     /// Merges a delete (a tombstone) at `version`.
     public mutating func merge(delete version: Version) {
         if delete.map({ $0 < version }) ?? true { delete = version }
-    }
-
-    /// The string value of a meta field (`$store`, `$focus`, `$at`, `$kind`).
-    public func meta(_ name: String) -> String? {
-        guard let text = fields[name]?.text else { return nil }
-        // A plain string literal needs no parser: strip the quotes.
-        let u = text.utf8
-        if u.count >= 2, u.first == UInt8(ascii: "\""), u.last == UInt8(ascii: "\""),
-           !u.dropFirst().dropLast().contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") }) {
-            return String(text.dropFirst().dropLast())
-        }
-        return JSONValue.parse(text)?.stringValue
     }
 
     /// Visible fields: not meta, not cleared, written after the newest delete

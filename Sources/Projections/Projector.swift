@@ -180,18 +180,17 @@ public final class Projector {
         guard env.family == family else { return .ignored }
         let p = prepared ?? PreparedChange(body)
         let version = Version(env)
-        if case .library(let lib) = p.change {
-            try database.run("INSERT OR IGNORE INTO p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
-                             [.blob(env.id.bytes), .blob(version.bytes), .integer(Int64(env.seq)), .text(String(decoding: body.encoded(), as: UTF8.self))])
-            household = try loadHousehold()
-            return .library(lib)
-        }
+        // Library types are never `isChange`: household events are judged by the fold, not here.
         if p.isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
             try reject(env, why)
             return .rejected(why)
         }
         switch p.change {
-        case .library(let lib): return .library(lib)
+        case .library(let lib):
+            try database.run("INSERT OR IGNORE INTO p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
+                             [.blob(env.id.bytes), .blob(version.bytes), .integer(Int64(env.seq)), .text(String(decoding: body.encoded(), as: UTF8.self))])
+            household = try loadHousehold()
+            return .library(lib)
         case .malformed(let e):
             // A body of a known type with missing keys: rejected with the
             // reason, never a reason to stall the batch it came in.

@@ -1,3 +1,4 @@
+import Envelope
 import Foundation
 
 /// Reads the 36-character text form of a UUID (8-4-4-4-12 hex digits, either
@@ -17,7 +18,7 @@ enum UUIDText {
                     i += 1
                     continue
                 }
-                guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
+                guard let hi = Hex.nibble(u[i]), let lo = Hex.nibble(u[i + 1]) else { return nil }
                 bytes[k] = hi << 4 | lo
                 k += 1
                 i += 2
@@ -29,25 +30,13 @@ enum UUIDText {
 
     /// The lowercase text form, as stored in the projection.
     static func lowercase(_ id: UUID) -> String {
-        let hex = Array("0123456789abcdef".utf8)
+        let hex = Array(Hex.encode(withUnsafeBytes(of: id.uuid) { Array($0) }).utf8)
         var out = [UInt8]()
         out.reserveCapacity(36)
-        withUnsafeBytes(of: id.uuid) { b in
-            for (k, byte) in b.enumerated() {
-                if k == 4 || k == 6 || k == 8 || k == 10 { out.append(UInt8(ascii: "-")) }
-                out.append(hex[Int(byte >> 4)])
-                out.append(hex[Int(byte & 15)])
-            }
+        for (k, c) in hex.enumerated() {
+            if k == 8 || k == 12 || k == 16 || k == 20 { out.append(UInt8(ascii: "-")) }
+            out.append(c)
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: c - 48
-        case 97...102: c - 87
-        case 65...70: c - 55
-        default: nil
-        }
     }
 }

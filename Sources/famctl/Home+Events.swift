@@ -11,6 +11,8 @@ extension Home {
     /// history after it joined a family) are kept in the log, not projected.
     /// Events this device cannot open yet (no key) wait for a rebuild once the
     /// key arrives; unreadable bodies are reported by `replay`.
+    ///
+    /// - Parameter prepared: made from `known` ahead of time, if it was.
     func apply(_ env: SyncEnvelope, body known: EventBody? = nil, prepared: PreparedChange? = nil) throws {
         guard env.family == family else { return }
         let body: EventBody
@@ -18,7 +20,7 @@ extension Home {
             guard case .body(let opened) = try openBody(env) else { return }
             body = opened
         }
-        if case .library = try projector.apply(env, body: body, prepared: known == nil ? nil : prepared) {
+        if case .library = try projector.apply(env, body: body, prepared: prepared) {
             // Membership or keys changed: rebuild after this operation. Until
             // then the stored version says so, should the process die first.
             try state.set(.projectionVersion, "stale")
@@ -59,10 +61,8 @@ extension Home {
         // Bodies are opened on every core along with the signature checks;
         // an event whose key is not held yet is opened again in `apply`.
         let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-        let report = try log.ingest(inputs, family: family, prepare: { env -> (EventBody, PreparedChange)? in
-            guard let key = keys.keys[env.epoch], let plain = try? env.openBody(with: key), let body = try? EventBody(decoding: plain) else { return nil }
-            return (body, PreparedChange(body))
-        }, onAccepted: { env, ready in try apply(env, body: ready?.0, prepared: ready?.1) })
+        let report = try log.ingest(inputs, family: family, prepare: { keys.open($0) },
+                                    onAccepted: { env, ready in try apply(env, body: ready?.0, prepared: ready?.1) })
         try settle()
         return report
     }
@@ -98,9 +98,8 @@ extension Home {
                 let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
                 let opener = Pipeline<EventLog.StoredEvent, (SyncEnvelope, EventBody, PreparedChange)?> { chunk in
                     chunk.map { stored in
-                        guard let env = try? SyncEnvelope(decoding: stored.bytes), let key = keys.keys[env.epoch],
-                              let plain = try? env.openBody(with: key), let body = try? EventBody(decoding: plain) else { return nil }
-                        return (env, body, PreparedChange(body))
+                        guard let env = try? SyncEnvelope(decoding: stored.bytes), let (body, prepared) = keys.open(env) else { return nil }
+                        return (env, body, prepared)
                     }
                 }
                 func project(_ opened: [(SyncEnvelope, EventBody, PreparedChange)?]?) throws {
@@ -165,4 +164,11 @@ extension Home {
 /// by accident; this is the one deliberate, bounded exception.
 private struct ReadOnlyKeys: @unchecked Sendable {
     let keys: [UInt32: EpochKey]
+
+    /// The event's body and the change it makes; `nil` when no key is held
+    /// for its epoch or the body does not open (``Home/openBody(_:)`` says why).
+    func open(_ env: SyncEnvelope) -> (EventBody, PreparedChange)? {
+        guard let key = keys[env.epoch], let plain = try? env.openBody(with: key), let body = try? EventBody(decoding: plain) else { return nil }
+        return (body, PreparedChange(body))
+    }
 }

@@ -35,11 +35,9 @@ extension Home {
     /// (no event is opened). Events the projection does not hold yet are
     /// read by the rebuild's pass, which learns from them too.
     func learnKeysFromProjection() throws {
-        var learned = true
-        while learned {
-            learned = false
-            for (author, event) in try projector.libraryEvents() where try learnKey(from: event, author: author) { learned = true }
-        }
+        // One pass: each key event is read from its own body (a sealed box or
+        // a plaintext previous key), never with a key learned from another.
+        for (author, event) in try projector.libraryEvents() { _ = try learnKey(from: event, author: author) }
     }
 
     /// The owner seals the current key to each active member who joined with

@@ -9,23 +9,13 @@ import Testing
 /// The household over CloudKit-like peers: a real Apache WebDAV server, and
 /// the in-memory emulator with seeded faults.
 struct PeerSyncTests {
-    static var script: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("scripts/apache-webdav.sh").path
-    }
-
-    static func run(_ args: [String]) -> (Int32, String) {
-        let log = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let status = system("/bin/bash " + args.map { "'\($0)'" }.joined(separator: " ") + " </dev/null >'\(log)' 2>&1")
-        return (status == -1 ? -1 : (status >> 8) & 0xff, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
-    }
+    static let script = Subprocess.repositoryScript("apache-webdav.sh")
 
     @Test(.timeLimit(.minutes(3)))
     func twoHomesSyncThroughApacheWebDAV() throws {
         let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
-        let (code, out) = Self.run([Self.script, "start", base])
-        defer { _ = Self.run([Self.script, "stop", base]) }
+        let (code, out) = Subprocess.script([Self.script, "start", base])
+        defer { _ = Subprocess.script([Self.script, "stop", base]) }
         try #require(code == 0, "could not start Apache: \(out)")
         let url = String(try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") }).dropFirst(6))
 
@@ -49,7 +39,7 @@ struct PeerSyncTests {
         #expect(try mum.run("family", "create", "--name", "X", "--peer", "http://u:p@127.0.0.1/dav/").stderr.contains("must not carry credentials"))
 
         // A server that is gone: a clear temporary error, nothing lost, and status shows it.
-        _ = Self.run([Self.script, "stop", base])
+        _ = Subprocess.script([Self.script, "stop", base])
         try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=offline")
         let offline = try mum.run("sync")
         #expect(offline.code == 75, "\(offline.stderr)")

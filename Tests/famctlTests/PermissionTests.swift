@@ -13,19 +13,8 @@ struct PermissionTests {
             try FileManager.default.copyItem(atPath: FamctlRunner.binary.path, toPath: bin)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin)
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", bin, "--home", home] + args
-        var env = ProcessInfo.processInfo.environment
-        env["HOME"] = "/nonexistent"
-        p.environment = env
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        return try Subprocess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", bin, "--home", home] + args,
+                                  env: ["HOME": "/nonexistent"])
     }
 
     /// A directory nobody can use, under a path everyone can traverse.

@@ -5,19 +5,7 @@ import Testing
 /// the next run recovers.
 struct ResourceFaultTests {
     static func shell(_ command: String, env: [String: String]) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/bash")
-        p.arguments = ["-c", command]
-        var e = ProcessInfo.processInfo.environment
-        for (k, v) in env { e[k] = v }
-        p.environment = e
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        try Subprocess.run("/bin/bash", ["-c", command], env: env)
     }
 
     @Test func fullDiskWhileAppendingIsAClearErrorAndLosesNothing() throws {

@@ -5,21 +5,7 @@ import Testing
 /// shared folder: records added on each side arrive on the other through the
 /// engine, and both print the same digest.
 struct SyncthingTests {
-    static var script: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("scripts/syncthing-pair.sh").path
-    }
-
-    /// Runs a script through `system(3)` with its output in a file: the
-    /// daemons it leaves running must not hold any pipe of ours open.
-    static func shell(_ args: [String]) throws -> (Int32, String) {
-        let log = NSTemporaryDirectory() + "famctl-shell-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: log) }
-        let quoted = args.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let status = system("/bin/bash \(quoted) </dev/null >'\(log)' 2>&1")
-        let code: Int32 = status == -1 ? -1 : (status >> 8) & 0xff
-        return (code, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
-    }
+    static let script = Subprocess.repositoryScript("syncthing-pair.sh")
 
     /// Polls `condition` every 0.5 s for up to `seconds`.
     static func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
@@ -34,8 +20,8 @@ struct SyncthingTests {
     @Test(.timeLimit(.minutes(5)))
     func recordsCrossTwoRealSyncthingInstances() throws {
         let base = NSTemporaryDirectory() + "famctl-syncthing-" + UUID().uuidString
-        let (code, out) = try Self.shell([Self.script, "start", base])
-        defer { _ = try? Self.shell([Self.script, "stop", base]) }
+        let (code, out) = Subprocess.script([Self.script, "start", base])
+        defer { _ = Subprocess.script([Self.script, "stop", base]) }
         try #require(code == 0, "could not start Syncthing: \(out)")
         let parts = out.split(separator: "\n").last { $0.hasPrefix("ready ") }?.split(separator: " ") ?? []
         try #require(parts.count == 3)

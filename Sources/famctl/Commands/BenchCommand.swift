@@ -62,7 +62,7 @@ enum BenchCommand: Command {
 
         // Append: realistic record events, batched (sign + encrypt + store + project).
         // Scoped, so that no connection to A stays open while the CLI is timed on it.
-        let batch = 1_000
+        let batch = Self.batch
         var t = Date()
         let (appendRate, _, rebuildRate) = try { () throws -> (Double, Double, Double) in
         guard want("core") else { return (0, 0, 0) }
@@ -84,12 +84,7 @@ enum BenchCommand: Command {
         rows.append(Row(name: "append (batched)", value: appendRate, unit: "events/s", bound: sign, boundName: "bare signing", target: "≥ 0.80"))
 
         // Ingest: B, another device of the family, ingests A's events in segment-sized batches.
-        let b = try Home.create(base + "/b", name: "B")
-        try b.state.set(.family, a.family.description)
-        try b.state.set(.owner, a.deviceID.hex)
-        try b.state.keyring.store(try a.currentKey().1, family: a.family)
-        try b.state.set(.projectionVersion, "stale")
-        let b2 = try Home.open(base + "/b")
+        let b2 = try device(base + "/b", name: "B", of: a)
         // A's events are read a segment-sized batch at a time, outside the timing.
         let total = try a.log.count(in: a.family)
         elapsed = 0
@@ -129,14 +124,8 @@ enum BenchCommand: Command {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let w = try Home.create(base + "/w-\(tag)", name: "W")
             try w.append([SubjectEvent(focus: .newMom, fields: [:]).body])
-            var left = history
-            while left > 0 { try w.append((0..<min(batch, left)).map { sample($0) }); left -= batch }
-            let r = try Home.create(base + "/r-\(tag)", name: "R")
-            try r.state.set(.family, w.family.description)
-            try r.state.set(.owner, w.deviceID.hex)
-            try r.state.keyring.store(try w.currentKey().1, family: w.family)
-            try r.state.set(.projectionVersion, "stale")
-            let reader = try Home.open(base + "/r-\(tag)")
+            try appendSamples(history, to: w)
+            let reader = try device(base + "/r-\(tag)", name: "R", of: w)
             let wp = DirectoryPeer(SharedDirectory(root: dir, family: w.family, staging: base + "/staging"))
             _ = try w.syncRound(over: wp)
             _ = try reader.syncRound(over: wp)
@@ -179,15 +168,10 @@ enum BenchCommand: Command {
             try owner.append([SubjectEvent(focus: .newMom, fields: [:]).body])
             var homes = [owner]
             for i in 1..<5 {
-                let h = try Home.create(base + "/c\(i)", name: "C\(i)")
-                try h.state.set(.family, owner.family.description)
-                try h.state.set(.owner, owner.deviceID.hex)
-                try h.state.keyring.store(try owner.currentKey().1, family: owner.family)
-                try h.state.set(.projectionVersion, "stale")
-                homes.append(try Home.open(base + "/c\(i)"))
+                homes.append(try device(base + "/c\(i)", name: "C\(i)", of: owner))
             }
             let each = max(200, n / 50)
-            for h in homes { var left = each; while left > 0 { try h.append((0..<min(batch, left)).map { sample($0) }); left -= batch } }
+            for h in homes { try appendSamples(each, to: h) }
             let peer = DirectoryPeer(SharedDirectory(root: dir, family: owner.family, staging: base + "/staging"))
             t = Date()
             var rounds = 0
@@ -267,6 +251,29 @@ enum BenchCommand: Command {
         let seconds = Date().timeIntervalSince(start)
         let code: Int32 = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
         return (code, seconds, Double(usage.ru_maxrss) / 1024)
+    }
+
+    /// A second device of `owner`'s family, set up directly (no invitation):
+    /// it holds the family's key and trusts the owner's key events.
+    static func device(_ path: String, name: String, of owner: Home) throws -> Home {
+        let h = try Home.create(path, name: name)
+        try h.state.set(.family, owner.family.description)
+        try h.state.set(.owner, owner.deviceID.hex)
+        try h.state.keyring.store(try owner.currentKey().1, family: owner.family)
+        try h.state.set(.projectionVersion, "stale")
+        return try Home.open(path)
+    }
+
+    /// Events per append and per ingest call: one transaction each.
+    static let batch = 1_000
+
+    /// Appends `count` sample records in batches.
+    static func appendSamples(_ count: Int, to home: Home) throws {
+        var done = 0
+        while done < count {
+            try home.append((done..<min(done + batch, count)).map { sample($0) })
+            done += batch
+        }
     }
 
     static func sample(_ i: Int) -> EventBody {
