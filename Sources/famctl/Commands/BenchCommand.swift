@@ -13,7 +13,7 @@ enum BenchCommand: Command {
         path: ["bench"],
         abstract: "Measure append, ingest, rebuild, incremental sync, CLI latency and convergence against this machine's bounds.",
         discussion: """
-            Everything runs in temporary homes that are removed afterwards. --scale 1 is a
+            Everything runs in temporary homes, removed afterwards unless --keep. --scale 1 is a
             quick run (10,000 events); --scale 10 a fuller one. Build in release mode
             first ('make bench' does). With --peer, the same append and replay workload
             runs through the Python eventsourcing library for comparison.
@@ -23,6 +23,7 @@ enum BenchCommand: Command {
             .value("--out", "FILE", "Also write the results as JSON to FILE."),
             .value("--peer", "PYTHON", "A Python with the eventsourcing library installed, to run the peer workload."),
             .value("--only", "PARTS", "Run only these parts, comma-separated: core (append, ingest, rebuild, memory), sync, cli, convergence, peer."),
+            .flag("--keep", "Keep the temporary homes (to profile a rebuild or a command on them) and print where they are."),
         ])
 
     struct Row {
@@ -49,7 +50,10 @@ enum BenchCommand: Command {
         }
         let base = NSTemporaryDirectory() + "famctl-bench-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: base) }
+        let keep = inv.flag("--keep")
+        defer {
+            if keep { Console.err("bench: homes kept in \(base) (a: the writer, b: the reader)") } else { try? FileManager.default.removeItem(atPath: base) }
+        }
         var rows: [Row] = []
         func note(_ s: String) { Console.err("bench: " + s) }
 
