@@ -3,13 +3,28 @@ public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var out = [UInt8]()
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        encode(Array(bytes))
     }
+
+    /// The same for an array, written straight into the string's storage (the
+    /// generic form, unspecialised across modules, showed in the rebuild profile).
+    public static func encode(_ bytes: [UInt8]) -> String {
+        bytes.withUnsafeBufferPointer { encode(UnsafeRawBufferPointer($0)) }
+    }
+
+    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { out in
+            for (k, b) in bytes.enumerated() {
+                out[2 * k] = nibbleDigit(b >> 4)
+                out[2 * k + 1] = nibbleDigit(b & 0x0f)
+            }
+            return bytes.count * 2
+        }
+    }
+
+    /// The lowercase digit of a value 0…15.
+    @inline(__always)
+    public static func nibbleDigit(_ n: UInt8) -> UInt8 { n < 10 ? 48 + n : 87 + n }
 
     /// Decodes lowercase or uppercase hex; `nil` for odd length or a non-hex character.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {

@@ -28,7 +28,9 @@ struct JSONParser {
         switch b[i] {
         case UInt8(ascii: "{"):
             i += 1
-            var o: [String: JSONValue] = [:]
+            // Bodies hold about eight keys: room for them up front saves
+            // the rehashing of growing from empty.
+            var o = [String: JSONValue](minimumCapacity: depth == 0 ? 12 : 4)
             skip()
             if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return .object(o) }
             while true {

@@ -63,9 +63,21 @@ public final class Pipeline<Input: Sendable, Output: Sendable> {
         self.transform = transform
     }
 
+    /// Holds what the consumer is done with until the worker frees it.
+    private final class Garbage: @unchecked Sendable {
+        // Set before the worker starts, emptied by the worker.
+        var value: [Output]?
+        init(_ value: [Output]?) { self.value = value }
+    }
+
     /// Starts on `chunk` and returns the previous chunk's output, if any
     /// (waiting for it when it is not ready).
-    public func push(_ chunk: [Input]) -> [Output]? {
+    ///
+    /// - Parameter done: an earlier output the caller has finished with
+    ///   (and holds no other reference to), freed on the worker's core
+    ///   rather than the caller's: deallocating a chunk of opened events is
+    ///   a measurable part of a rebuild's projecting thread.
+    public func push(_ chunk: [Input], releasing done: [Output]? = nil) -> [Output]? {
         let previous = finish()
         let r = Result()
         let g = DispatchGroup()
@@ -73,9 +85,11 @@ public final class Pipeline<Input: Sendable, Output: Sendable> {
             r.value = transform(chunk)
         } else {
             let transform = self.transform
+            let garbage = Garbage(done)
             g.enter()
             DispatchQueue.global(qos: .userInitiated).async {
                 r.value = transform(chunk)
+                garbage.value = nil
                 g.leave()
             }
         }

@@ -58,16 +58,22 @@ public struct EntityState: Sendable, Equatable {
     public mutating func merge(put changes: [PreparedChange.Written], version: Version) {
         if put.map({ $0 < version }) ?? true { put = version }
         if firstPut.map({ $0 > version }) ?? true { firstPut = version }
-        for (name, value, text) in changes {
-            if let old = fields[name], old.version >= version { continue }
-            fields[name] = Field(text: text.map { String(decoding: $0, as: UTF8.self) }, version: version)
-            switch name {
-            case "$store": store = value.stringValue
-            case "$focus": focus = value.stringValue
-            case "$at": at = value.stringValue
+        for w in changes {
+            if let old = fields[w.name], old.version >= version { continue }
+            fields[w.name] = Field(text: w.text.map { String(decoding: $0, as: UTF8.self) }, version: version)
+            switch w.name {
+            case "$store": store = w.value.stringValue
+            case "$focus": focus = w.value.stringValue
+            case "$at": at = w.value.stringValue
             default: break
             }
         }
+    }
+
+    /// The winning `$at` as a moment in milliseconds since 1970, whatever its
+    /// offset (the `at_ms` column, for ordering and ranges).
+    public var atMilliseconds: Int64? {
+        at.flatMap(TimeValue.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) }
     }
 
     /// Merges a delete (a tombstone) at `version`.
@@ -100,30 +106,54 @@ public struct EntityState: Sendable, Equatable {
     /// index of its version, and its JSON text (length + 1; 0 = cleared).
     /// Lengths and counts are LEB128 varints.
     public func encodedFields() -> [UInt8] {
-        var out: [UInt8] = [1]
-        out.reserveCapacity(64 + fields.count * 24)
         let sorted = fields.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
         // Few distinct versions per entity (usually one): a linear search beats hashing them.
         var versions: [Version] = []
-        var indices: [Int] = []
-        indices.reserveCapacity(sorted.count)
-        for (_, f) in sorted {
-            if let k = versions.firstIndex(of: f.version) { indices.append(k) } else { indices.append(versions.count); versions.append(f.version) }
+        var entries: [(name: String, version: Int, text: [UInt8]?)] = []
+        entries.reserveCapacity(sorted.count)
+        for (name, f) in sorted {
+            let k = versions.firstIndex(of: f.version) ?? { versions.append(f.version); return versions.count - 1 }()
+            entries.append((name, k, f.text.map { Array($0.utf8) }))
         }
-        Self.putVarint(&out, versions.count)
+        return Self.encodeFields(versions: versions, entries)
+    }
+
+    /// The `fields` column of ``encodedFields()``, from its parts: the
+    /// distinct versions, and the fields already in name byte order, each
+    /// with the index of its version and its JSON text (`nil`: cleared).
+    static func encodeFields(versions: [Version], _ fields: [(name: String, version: Int, text: [UInt8]?)]) -> [UInt8] {
+        var out: [UInt8] = [1]
+        out.reserveCapacity(16 + versions.count * 40 + fields.reduce(0) { $0 + $1.name.utf8.count + ($1.text?.count ?? 0) + 4 })
+        putVarint(&out, versions.count)
         for v in versions { out += v.bytes }
-        Self.putVarint(&out, sorted.count)
-        for ((name, f), k) in zip(sorted, indices) {
-            Self.putVarint(&out, name.utf8.count)
-            out += name.utf8
-            Self.putVarint(&out, k)
+        encodeFieldList(fields, into: &out)
+        return out
+    }
+
+    /// The part of the `fields` column after the versions.
+    static func encodeFieldList(_ fields: [(name: String, version: Int, text: [UInt8]?)], into out: inout [UInt8]) {
+        putVarint(&out, fields.count)
+        for f in fields {
+            putVarint(&out, f.name.utf8.count)
+            out += f.name.utf8
+            putVarint(&out, f.version)
             if let t = f.text {
-                Self.putVarint(&out, t.utf8.count + 1)
-                out += t.utf8
+                putVarint(&out, t.count + 1)
+                out += t
             } else {
-                Self.putVarint(&out, 0)
+                putVarint(&out, 0)
             }
         }
+    }
+
+    /// The `fields` column of an entity whose every field was written at
+    /// `version`, from ``encodeFieldList(_:into:)`` of those fields (each
+    /// with version index 0): the one version is filled in last.
+    static func encodeFields(version: Version, fieldList: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [1, 1]
+        out.reserveCapacity(42 + fieldList.count)
+        out += version.bytes
+        out += fieldList
         return out
     }
 

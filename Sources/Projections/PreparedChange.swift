@@ -8,14 +8,26 @@ import Envelope
 public struct PreparedChange: Sendable {
     /// A field set by a put: its value, and that value as canonical JSON
     /// (`nil`: cleared by a `null`), written once for the row and the history.
-    public typealias Written = (name: String, value: JSONValue, text: [UInt8]?)
+    /// (A struct, not a tuple: arrays of tuples were destroyed through the
+    /// runtime's generic path, a tenth of a rebuild worker's time.)
+    public struct Written: Sendable {
+        public let name: String
+        public let value: JSONValue
+        public let text: [UInt8]?
+
+        public init(name: String, value: JSONValue) {
+            self.name = name
+            self.value = value
+            text = value == .null ? nil : value.jsonBytes
+        }
+    }
 
     enum Change: Sendable {
         case library(LibraryEvent)
         /// A known type with missing or invalid keys.
         case malformed(EnvelopeError)
         case deferred(String)
-        case put(kind: String, id: String, written: [Written], trail: String, result: Projector.Applied)
+        case put(kind: String, id: String, written: [Written], trail: String, fresh: FreshRow, result: Projector.Applied)
         case delete(kind: String, id: String, result: Projector.Applied)
         case ignored
     }
@@ -24,7 +36,34 @@ public struct PreparedChange: Sendable {
     let isChange: Bool
     let change: Change
 
-    public init(_ body: EventBody) {
+    /// The event's version, when the caller knew it (saves making it again).
+    let version: Version?
+
+    /// The row a put writes when its entity is new (no row yet), but for the
+    /// event's version: the merge of its fields into an empty
+    /// ``EntityState``, encoded. Made ahead with the rest, so that a rebuild
+    /// (where nearly every put is an entity's first) or an append of new
+    /// records neither merges nor encodes on the projecting thread.
+    struct FreshRow: Sendable {
+        /// `store`, `focus` and `at` of the new row.
+        let state: EntityState
+        let atMilliseconds: Int64?
+        /// The `fields` column after its versions (every field at version index 0).
+        let fieldList: [UInt8]
+
+        /// The new row's state and `fields` column, for the event at `version`.
+        func row(at version: Version) -> (EntityState, [UInt8]) {
+            var e = state
+            e.put = version
+            e.firstPut = version
+            return (e, EntityState.encodeFields(version: version, fieldList: fieldList))
+        }
+    }
+
+    /// - Parameter version: the event's version (``Version/init(_:)`` of its
+    ///   envelope), when known.
+    public init(_ body: EventBody, version: Version? = nil) {
+        self.version = version
         isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type || PhotoEvent.Kind(rawValue: body.type) != nil
         do throws(EnvelopeError) {
             change = try Self.read(body)
@@ -41,11 +80,9 @@ public struct PreparedChange: Sendable {
             let id = UUIDText.lowercase(r.record)
             switch r.kind {
             case .put:
-                var changes = r.fields
-                changes["$store"] = .string(r.store)
-                changes["$focus"] = .string(r.focus)
-                if let at = r.at { changes["$at"] = .string(at) }
-                return put("record", id, changes, .record(r.record))
+                var meta: [(String, JSONValue)] = [("$store", .string(r.store)), ("$focus", .string(r.focus))]
+                if let at = r.at { meta.append(("$at", .string(at))) }
+                return put("record", id, r.fields, meta: meta, .record(r.record))
             case .delete:
                 return .delete(kind: "record", id: id, result: .record(r.record))
             }
@@ -58,16 +95,33 @@ public struct PreparedChange: Sendable {
             }
         }
         if let s = try SubjectEvent(body) {
-            var changes = s.fields
-            changes["$kind"] = .string(SubjectKind(s.focus).rawValue)
-            return put("subject", s.focus.description, changes, .subject(s.focus))
+            return put("subject", s.focus.description, s.fields, meta: [("$kind", .string(SubjectKind(s.focus).rawValue))], .subject(s.focus))
         }
         return .ignored
     }
 
-    private static func put(_ kind: String, _ id: String, _ changes: [String: JSONValue], _ result: Projector.Applied) -> Change {
-        let written = changes.map { (name: $0.key, value: $0.value, text: $0.value == .null ? nil : $0.value.jsonBytes) }
+    /// - Parameter meta: the `$`-named fields the event implies (`$store`, …),
+    ///   which win over body fields of the same name.
+    private static func put(_ kind: String, _ id: String, _ fields: [String: JSONValue], meta: [(String, JSONValue)] = [],
+                            _ result: Projector.Applied) -> Change {
+        var written: [Written] = []
+        written.reserveCapacity(fields.count + meta.count)
+        for (name, value) in fields where !meta.contains(where: { $0.0 == name }) { written.append(Written(name: name, value: value)) }
+        for (name, value) in meta { written.append(Written(name: name, value: value)) }
         let trail = JSONValue.objectBytes(written.map { ($0.name, $0.text ?? Array("null".utf8)) })
-        return .put(kind: kind, id: id, written: written, trail: String(decoding: trail, as: UTF8.self), result: result)
+        // What merging into an empty state and encoding it gives, without the dictionary.
+        var e = EntityState()
+        for w in written {
+            switch w.name {
+            case "$store": e.store = w.value.stringValue
+            case "$focus": e.focus = w.value.stringValue
+            case "$at": e.at = w.value.stringValue
+            default: break
+            }
+        }
+        var fieldList: [UInt8] = []
+        EntityState.encodeFieldList(written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }.map { ($0.name, 0, $0.text) }, into: &fieldList)
+        let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
+        return .put(kind: kind, id: id, written: written, trail: String(decoding: trail, as: UTF8.self), fresh: fresh, result: result)
     }
 }

@@ -179,7 +179,7 @@ public final class Projector {
     public func apply(_ env: SyncEnvelope, body: EventBody, prepared: PreparedChange? = nil) throws -> Applied {
         guard env.family == family else { return .ignored }
         let p = prepared ?? PreparedChange(body)
-        let version = Version(env)
+        let version = p.version ?? Version(env)
         // Library types are never `isChange`: household events are judged by the fold, not here.
         if p.isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
             try reject(env, why)
@@ -197,8 +197,8 @@ public final class Projector {
             try reject(env, "malformed \(body.type): \(e)")
             return .rejected("\(e)")
         case .deferred(let reason): return try defer_(env, reason)
-        case .put(let kind, let id, let written, let trail, let result):
-            try put(kind: kind, id: id, written: written, trail: trail, version: version, event: env.id)
+        case .put(let kind, let id, let written, let trail, let fresh, let result):
+            try put(kind: kind, id: id, written: written, trail: trail, fresh: fresh, version: version, event: env.id)
             return result
         case .delete(let kind, let id, let result):
             try delete(kind: kind, id: id, version: version, event: env.id)
@@ -237,12 +237,16 @@ public final class Projector {
     /// offset). A new entity gets the next row number, so the history rows of
     /// new records land at the end of their table rather than all over it.
     /// - Returns: the entity's row number.
-    func save(kind: String, id: String, row: Int64?, _ e: EntityState) throws -> Int64 {
-        let atMs: SQLValue = e.at.flatMap(TimeValue.parse).map { .integer(Int64(($0.timeIntervalSince1970 * 1000).rounded(.down))) } ?? .null
+    ///
+    /// - Parameters:
+    ///   - atMilliseconds, fields: ``EntityState/atMilliseconds`` and
+    ///     ``EntityState/encodedFields()`` of `e`, when made ahead (a ``PreparedChange/FreshRow``).
+    func save(kind: String, id: String, row: Int64?, _ e: EntityState, atMilliseconds: Int64?? = nil, fields: [UInt8]? = nil) throws -> Int64 {
+        let atMs: SQLValue = (atMilliseconds ?? e.atMilliseconds).map { .integer($0) } ?? .null
         let values: [SQLValue] = [
             row.map { .integer($0) } ?? .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
             e.firstPut.map { .blob($0.bytes) } ?? .null, e.store.map { .text($0) } ?? .null,
-            e.focus.map { .text($0) } ?? .null, e.at.map { .text($0) } ?? .null, atMs, .blob(e.encodedFields()),
+            e.focus.map { .text($0) } ?? .null, e.at.map { .text($0) } ?? .null, atMs, .blob(fields ?? e.encodedFields()),
         ]
         if let row {
             try updateStatement.run(values)
@@ -252,10 +256,18 @@ public final class Projector {
         return database.lastInsertRowID
     }
 
-    private func put(kind: String, id: String, written: [PreparedChange.Written], trail: String, version: Version, event: EventID) throws {
+    private func put(kind: String, id: String, written: [PreparedChange.Written], trail: String, fresh: PreparedChange.FreshRow,
+                     version: Version, event: EventID) throws {
         var (row, e) = try loadForWrite(kind: kind, id: id)
-        e.merge(put: written, version: version)
-        let entity = try save(kind: kind, id: id, row: row, e)
+        let entity: Int64
+        if row == nil {
+            // A new entity: the merge into an empty state was made ahead.
+            let (state, fields) = fresh.row(at: version)
+            entity = try save(kind: kind, id: id, row: nil, state, atMilliseconds: .some(fresh.atMilliseconds), fields: fields)
+        } else {
+            e.merge(put: written, version: version)
+            entity = try save(kind: kind, id: id, row: row, e)
+        }
         try history(entity: entity, version: version, event: event, op: "put", changes: trail)
     }
 

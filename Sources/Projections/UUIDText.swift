@@ -30,13 +30,17 @@ enum UUIDText {
 
     /// The lowercase text form, as stored in the projection.
     static func lowercase(_ id: UUID) -> String {
-        let hex = Array(Hex.encode(withUnsafeBytes(of: id.uuid) { Array($0) }).utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(36)
-        for (k, c) in hex.enumerated() {
-            if k == 8 || k == 12 || k == 16 || k == 20 { out.append(UInt8(ascii: "-")) }
-            out.append(c)
+        withUnsafeBytes(of: id.uuid) { bytes in
+            String(unsafeUninitializedCapacity: 36) { out in
+                var o = 0
+                for (k, b) in bytes.enumerated() {
+                    if k == 4 || k == 6 || k == 8 || k == 10 { out[o] = UInt8(ascii: "-"); o += 1 }
+                    out[o] = Hex.nibbleDigit(b >> 4)
+                    out[o + 1] = Hex.nibbleDigit(b & 0x0f)
+                    o += 2
+                }
+                return o
+            }
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -96,14 +96,15 @@ extension Home {
                 // projection (with the keys held when the pass starts: a key
                 // learned on the way makes another pass).
                 let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-                let opener = Pipeline<EventLog.StoredEvent, (SyncEnvelope, EventBody, PreparedChange)?> { chunk in
+                let opener = Pipeline<EventLog.StoredEvent, OpenedEvent?> { chunk in
                     chunk.map { stored in
                         guard let env = try? SyncEnvelope(decoding: stored.bytes), let (body, prepared) = keys.open(env) else { return nil }
-                        return (env, body, prepared)
+                        return OpenedEvent(env: env, body: body, prepared: prepared)
                     }
                 }
-                func project(_ opened: [(SyncEnvelope, EventBody, PreparedChange)?]?) throws {
-                    for case let (env, body, prepared)? in opened ?? [] {
+                func project(_ opened: [OpenedEvent?]?) throws {
+                    for case let opened? in opened ?? [] {
+                        let (env, body, prepared) = (opened.env, opened.body, opened.prepared)
                         if LibraryEvent.isLibrary(body) {
                             if let event = try? LibraryEvent(body), try learnKey(from: event, author: env.author) { complete = false }
                             if case .library = try projector.apply(env, body: body) { complete = false }
@@ -114,15 +115,19 @@ extension Home {
                 }
                 try projector.bulk(expected: try log.count(in: family)) {
                     var chunk: [EventLog.StoredEvent] = []
+                    // The chunk projected last, handed back to the worker to free.
+                    var done: [OpenedEvent?]?
                     try log.forEachEvent(order: .chain, in: family) { stored in
                         if known.contains(stored.id) { return }
                         chunk.append(stored)
                         if chunk.count == 256 {
-                            try project(opener.push(chunk))
+                            let opened = opener.push(chunk, releasing: done.take())
+                            try project(opened)
+                            done = opened
                             chunk.removeAll(keepingCapacity: true)
                         }
                     }
-                    if !chunk.isEmpty { try project(opener.push(chunk)) }
+                    if !chunk.isEmpty { try project(opener.push(chunk, releasing: done.take())) }
                     try project(opener.finish())
                 }
             }
@@ -158,6 +163,15 @@ extension Home {
     var includeShared: Bool { (try? state.get(.includeShared)) != "off" }
 }
 
+/// An event of the log opened by a rebuild's worker. (A struct, not a
+/// tuple: the worker frees chunks of them, and arrays of tuples are
+/// destroyed through the runtime's slow generic path.)
+private struct OpenedEvent: Sendable {
+    let env: SyncEnvelope
+    let body: EventBody
+    let prepared: PreparedChange
+}
+
 /// The family's keys, read (never written) by the workers that open bodies
 /// during one ``Home/ingest(_:)`` call, which owns them and outlives them.
 /// `EpochKey` is not `Sendable` so that secrets do not wander between threads
@@ -169,6 +183,6 @@ private struct ReadOnlyKeys: @unchecked Sendable {
     /// for its epoch or the body does not open (``Home/openBody(_:)`` says why).
     func open(_ env: SyncEnvelope) -> (EventBody, PreparedChange)? {
         guard let key = keys[env.epoch], let plain = try? env.openBody(with: key), let body = try? EventBody(decoding: plain) else { return nil }
-        return (body, PreparedChange(body))
+        return (body, PreparedChange(body, version: Version(env)))
     }
 }

@@ -1,0 +1,40 @@
+import Envelope
+import Foundation
+@testable import Projections
+import Testing
+
+/// A put's row for a new entity is made ahead (``PreparedChange/FreshRow``),
+/// on another core, instead of merging into an empty state on the projecting
+/// thread: both must give the same row, byte for byte.
+struct FreshRowTests {
+    @Test(arguments: 0..<40)
+    func aNewEntitysRowMadeAheadIsTheMergeIntoAnEmptyState(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        let names = ["amountMl", "side", "note", "é-note", "Zeta", "a", "$store", "$at", "emoji🍼", "x\u{1F}y"]
+        let values: [JSONValue] = [.null, .int(-3), .double(2.5), .string("left"), .string("with \"quotes\"\n"), .bool(true),
+                                   .array([.int(1), .null]), .object(["k": .string("v")])]
+        var fields: [String: JSONValue] = [:]
+        for n in names where rng.next() % 2 == 0 { fields[n] = values[Int(rng.next() % UInt64(values.count))] }
+        let at = ["2026-11-29T08:00:00Z", "2026-11-29T09:30:00+02:00", nil, "not a time"][Int(rng.next() % 4)]
+        let record = RecordEvent(kind: .put, record: UUID(), store: "feeding", focus: "baby:\(UUID())", at: at, fields: fields)
+        let author = SigningKey(seed: [UInt8](repeating: UInt8(seed % 200 + 1), count: 32)).publicKey
+        let version = Version(hlc: HLC(milliseconds: 1_795_000_000_000 + rng.next() % 1_000_000, counter: UInt16(rng.next() % 5)), author: author)
+
+        let prepared = PreparedChange(record.body)
+        guard case .put(_, _, let written, _, let fresh, _) = prepared.change else {
+            Issue.record("a record.put did not read as a put: \(prepared.change)")
+            return
+        }
+        var merged = EntityState()
+        merged.merge(put: written, version: version)
+        let (state, column) = fresh.row(at: version)
+
+        #expect(column == merged.encodedFields(), "seed \(seed): the fields column differs")
+        #expect(EntityState.decodeFields(column) == merged.fields)
+        #expect(state.put == merged.put && state.firstPut == merged.firstPut && state.delete == nil)
+        #expect(state.store == merged.store && state.focus == merged.focus && state.at == merged.at)
+        #expect(fresh.atMilliseconds == merged.atMilliseconds)
+        #expect(merged.store == "feeding", "the event's store wins over a body field of the same name")
+        if let at { #expect(merged.at == at, "the event's time wins over a body field of the same name") }
+    }
+}
