@@ -3,12 +3,24 @@
 #include <sqlite3.h>
 
 /// SQLITE_TRANSIENT is a cast macro Swift cannot import; these wrappers fix it once.
-static inline int famctl_sqlite3_bind_blob_transient(sqlite3_stmt *stmt, int index, const void *bytes, int count) {
-    return sqlite3_bind_blob(stmt, index, bytes, count, SQLITE_TRANSIENT);
-}
-
 static inline int famctl_sqlite3_bind_text_transient(sqlite3_stmt *stmt, int index, const char *text, int count) {
     return sqlite3_bind_text(stmt, index, text, count, SQLITE_TRANSIENT);
+}
+
+/// SQLITE_STATIC likewise: for values that outlive the step that reads them.
+static inline int famctl_sqlite3_bind_blob_static(sqlite3_stmt *stmt, int index, const void *bytes, int count) {
+    return sqlite3_bind_blob(stmt, index, bytes, count, SQLITE_STATIC);
+}
+
+static inline int famctl_sqlite3_bind_text_static(sqlite3_stmt *stmt, int index, const char *text, int count) {
+    return sqlite3_bind_text(stmt, index, text, count, SQLITE_STATIC);
+}
+
+/// sqlite3_config is variadic: turns off the library's memory statistics,
+/// whose global mutex every allocation took. Must run before the library
+/// initialises (the first open); later it is refused, harmlessly.
+static inline int famctl_sqlite3_disable_memstatus(void) {
+    return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
 /// sqlite3_db_config is variadic; this is the one call we make of it.
