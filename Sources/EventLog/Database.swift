@@ -43,7 +43,7 @@ public final class Database {
         // dirty ones mid-transaction (both showed in the profile). A 16 MiB
         // write-ahead log before a checkpoint: pages written by consecutive
         // batches are copied into the database once, not once per batch.
-        try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768; PRAGMA temp_store=MEMORY; PRAGMA wal_autocheckpoint=4096;")
+        try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=4096;")
     }
 
     /// Process-wide settings made once, before the first connection: no

@@ -114,6 +114,13 @@ public final class Projector {
         defer { written = nil }
         try database.execute("DROP INDEX IF EXISTS p_entities_view")
         let result = try body()
+        // The index's sort keeps up to the page cache's size in memory, on
+        // top of the cache itself: at 1M events that took the rebuild past
+        // its 100 MB budget. A smaller cache while it is built bounds both
+        // (the sort spills to a temporary file beyond it).
+        let cache = try database.statement("PRAGMA cache_size").first { $0.int(0) } ?? -2000
+        try database.execute("PRAGMA cache_size=-8192")
+        defer { try? database.execute("PRAGMA cache_size=\(cache)") }
         try database.execute("CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at_ms)")
         return result
     }
