@@ -305,27 +305,46 @@ public final class EventLog {
         now: Date = Date(), after: HLC = .zero, check: () throws -> Void = {},
         onAccepted: (SyncEnvelope) throws -> Void = { _ in }
     ) throws -> [SyncEnvelope] {
+        try append(count: bodies.count, encoding: { bodies[$0] }, as: identity, family: family, now: now, after: after,
+                   check: check, onAccepted: { env, _ in try onAccepted(env) })
+    }
+
+    /// Appends `count` events whose bodies `encode` gives (the body's bytes
+    /// and the key to seal it with), called on this thread in order, each a
+    /// chunk ahead of its storing: while another core seals one chunk, this
+    /// thread stores the chunk before and encodes the chunk after, so the
+    /// caller's per-body work (famctl reads each body into its projected
+    /// change there) costs no time of its own.
+    ///
+    /// - Parameter onAccepted: called with each new envelope and its index,
+    ///   inside the transaction, after `encode` of that index.
+    @discardableResult
+    public func append(
+        count: Int, encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
+        now: Date = Date(), after: HLC = .zero, check: () throws -> Void = {},
+        onAccepted: (SyncEnvelope, Int) throws -> Void = { _, _ in }
+    ) throws -> [SyncEnvelope] {
         try database.transaction(.immediate) {
             try check()
             let me = identity.deviceID
             if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
-            var head = try head(of: me, in: family)
+            let head = try head(of: me, in: family)
             let limitMs = min(HLC.milliseconds(of: now.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
             var clock = HybridClock(last: max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc))
             clock.receive(after)
             var hlcs: [HLC] = []
-            hlcs.reserveCapacity(bodies.count)
-            for _ in bodies {
+            hlcs.reserveCapacity(count)
+            for _ in 0..<count {
                 do { hlcs.append(try clock.tick(now: now)) } catch { throw EventLogError.clockExhausted }
             }
             var out: [SyncEnvelope] = []
-            out.reserveCapacity(bodies.count)
+            out.reserveCapacity(count)
             let received = Self.millis(now)
             // Sealing (encrypt, sign, hash) is one chain: each event names the
             // id of the one before. It runs on another core a chunk ahead,
-            // while this thread stores and projects the chunk before.
-            let sealer = Sealer(bodies: bodies, family: family, signer: identity.signing, head: head, hlcs: hlcs)
-            let pipeline = Pipeline<Int, Result<SyncEnvelope, EnvelopeError>> { indices in indices.map { sealer.seal($0) } }
+            // while this thread stores the chunk before and encodes the next.
+            let sealer = Sealer(family: family, signer: identity.signing, head: head, hlcs: hlcs)
+            let pipeline = Pipeline<SealInput, Result<SyncEnvelope, EnvelopeError>> { inputs in inputs.map { sealer.seal($0) } }
             func store(_ sealed: [Result<SyncEnvelope, EnvelopeError>]?) throws {
                 for result in sealed ?? [] {
                     let env: SyncEnvelope
@@ -334,43 +353,54 @@ public final class EventLog {
                     case .failure(let e): throw EventLogError.envelope(e)
                     }
                     try insert(env, receivedAt: received)
-                    try onAccepted(env)
+                    try onAccepted(env, out.count)
                     out.append(env)
                 }
             }
             let chunk = 64
-            for start in stride(from: 0, to: bodies.count, by: chunk) {
-                try store(pipeline.push(Array(start..<min(start + chunk, bodies.count))))
+            for start in stride(from: 0, to: count, by: chunk) {
+                let inputs = try (start..<min(start + chunk, count)).map { i in
+                    let (body, key) = try encode(i)
+                    return SealInput(index: i, body: body, key: key)
+                }
+                try store(pipeline.push(inputs))
             }
             try store(pipeline.finish())
             return out
         }
     }
 
-    /// The sealing half of an append: the bodies, keys and signing key are
-    /// owned by the `append` call, which outlives every use here, and only
-    /// read; the chain state is touched by one chunk at a time (the
-    /// ``Pipeline`` starts a chunk only after the previous one finished).
+    /// One body to seal, and its key. The key is owned by the `append` call,
+    /// which outlives the sealing, and only read there: the one crossing of
+    /// key material to the sealing thread (see ``Sealer``).
+    private struct SealInput: @unchecked Sendable {
+        let index: Int
+        let body: [UInt8]
+        let key: EpochKey
+    }
+
+    /// The sealing half of an append: the signing key is owned by the
+    /// `append` call, which outlives every use here, and only read; the
+    /// chain state is touched by one chunk at a time (the ``Pipeline``
+    /// starts a chunk only after the previous one finished).
     private final class Sealer: @unchecked Sendable {
-        let bodies: [([UInt8], EpochKey)]
         let family: FamilyID
         let signer: SigningKey
         let hlcs: [HLC]
         var head: Head
 
-        init(bodies: [([UInt8], EpochKey)], family: FamilyID, signer: SigningKey, head: Head, hlcs: [HLC]) {
-            self.bodies = bodies
+        init(family: FamilyID, signer: SigningKey, head: Head, hlcs: [HLC]) {
             self.family = family
             self.signer = signer
             self.head = head
             self.hlcs = hlcs
         }
 
-        func seal(_ i: Int) -> Result<SyncEnvelope, EnvelopeError> {
+        func seal(_ input: SealInput) -> Result<SyncEnvelope, EnvelopeError> {
             do throws(EnvelopeError) {
                 let env = try SyncEnvelope.seal(
-                    body: bodies[i].0, family: family, signer: signer, seq: head.seq + 1,
-                    previous: head.id, hlc: hlcs[i], key: bodies[i].1)
+                    body: input.body, family: family, signer: signer, seq: head.seq + 1,
+                    previous: head.id, hlc: hlcs[input.index], key: input.key)
                 head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
                 return .success(env)
             } catch {

@@ -44,13 +44,15 @@ extension Home {
     @discardableResult
     func append(_ bodies: [(EventBody, EpochKey)], after: HLC = .zero, check: () throws -> Void = {}) throws -> [SyncEnvelope] {
         // Local bodies are applied as written: no need to decrypt what was just
-        // sealed. They are encoded and read into changes on every core first.
-        let ready = Parallel.map(bodies.map(\.0)) { ($0.encoded(), PreparedChange($0)) }
-        var pending = Array(zip(bodies.map(\.0), ready.map(\.1)))[...]
-        let envs = try log.append(sealing: zip(ready, bodies).map { ($0.0.0, $0.1.1) }, as: identity, family: family, after: after,
-                                  check: check) { env in
-            let next = pending.popFirst()
-            try apply(env, body: next?.0, prepared: next?.1)
+        // sealed. Each is encoded and read into its change on this thread
+        // while another core seals the chunk before (the log calls `encoding`
+        // a chunk ahead of `onAccepted`).
+        var prepared = [PreparedChange?](repeating: nil, count: bodies.count)
+        let envs = try log.append(count: bodies.count, encoding: { i in
+            prepared[i] = PreparedChange(bodies[i].0)
+            return (bodies[i].0.encoded(), bodies[i].1)
+        }, as: identity, family: family, after: after, check: check) { env, i in
+            try apply(env, body: bodies[i].0, prepared: prepared[i].take())
         }
         try settle()
         return envs

@@ -85,6 +85,40 @@ struct AppendTests {
         #expect(try log.count() == 0)
     }
 
+    /// `append(count:encoding:)` asks for each body in order, a chunk ahead of
+    /// storing it (never after its `onAccepted`), and a body that cannot be
+    /// made — say the 150th of 200, in the third chunk, after two chunks were
+    /// stored — leaves nothing behind.
+    @Test func encodingRunsAheadInOrderAndAFailureRollsBackEverything() throws {
+        struct Boom: Error {}
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let identity = DeviceIdentity.generate()
+        var encoded: [Int] = []
+        var accepted: [Int] = []
+        let envs = try log.append(count: 200, encoding: { i in
+            encoded.append(i)
+            return (Array("{\"type\":\"t\",\"schema\":1,\"n\":\(i)}".utf8), Author.key)
+        }, as: identity, family: Author.family, onAccepted: { env, i in
+            #expect(encoded.contains(i), "event \(i) accepted before its body was asked for")
+            #expect(env.seq == UInt64(i + 1))
+            accepted.append(i)
+        })
+        #expect(encoded == Array(0..<200) && accepted == Array(0..<200) && envs.count == 200)
+        #expect(try log.audit(family: Author.family).isIntact)
+
+        accepted = []
+        #expect(throws: Boom.self) {
+            try log.append(count: 200, encoding: { i in
+                if i == 150 { throw Boom() }
+                return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+            }, as: identity, family: Author.family, onAccepted: { _, i in accepted.append(i) })
+        }
+        #expect(accepted.count >= 64, "stored chunks before the failure were accepted, then rolled back")
+        #expect(try log.count() == 200)
+        #expect(try log.head(of: identity.deviceID, in: Author.family).seq == 200)
+    }
+
     @Test func clockNeverGoesBackEvenWhenTheWallClockDoes() throws {
         let dir = TempDir()
         let log = try EventLog(path: dir.path + "/log.sqlite")
