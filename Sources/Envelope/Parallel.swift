@@ -9,17 +9,21 @@ public enum Parallel {
     /// (Read once: on Linux, Foundation reads the cgroup files on every call.)
     public static let cores: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
-    /// `items.map(transform)`, with the items split into one contiguous run
-    /// per core. Inputs too small to be worth a thread run inline.
+    /// `items.map(transform)`, with the items split into contiguous runs
+    /// spread over the cores. Inputs too small to be worth a thread run inline.
     public static func map<T: Sendable, U: Sendable>(
         _ items: [T], minimumPerCore: Int = 32, _ transform: @Sendable (T) -> U
     ) -> [U] {
         let n = items.count
-        let workers = min(cores, n / max(1, minimumPerCore))
-        if workers <= 1 { return items.map(transform) }
+        guard cores > 1, n / max(1, minimumPerCore) > 1 else { return items.map(transform) }
+        // More runs than cores, taken by whichever thread is free: with one
+        // run per core, a run whose core was shared with other work (the
+        // caller's sequential part, in a pipeline) finished last while the
+        // other cores sat idle.
+        let runs = min(cores * 4, n / max(1, minimumPerCore))
         let out = Slots<U>(count: n)
-        DispatchQueue.concurrentPerform(iterations: workers) { w in
-            for i in (n * w / workers)..<(n * (w + 1) / workers) { out.set(i, transform(items[i])) }
+        DispatchQueue.concurrentPerform(iterations: runs) { w in
+            for i in (n * w / runs)..<(n * (w + 1) / runs) { out.set(i, transform(items[i])) }
         }
         return out.take()
     }
