@@ -359,9 +359,15 @@ public final class EventLog {
             }
             let chunk = 64
             for start in stride(from: 0, to: count, by: chunk) {
-                let inputs = try (start..<min(start + chunk, count)).map { i in
+                let end = min(start + chunk, count)
+                // The chunk's nonces in one call: libsodium asks the kernel
+                // (getrandom) once per call, a system call per event on the
+                // sealing thread otherwise.
+                let nonces = Sodium.randomBytes(24 * (end - start))
+                let inputs = try (start..<end).map { i in
                     let (body, key) = try encode(i)
-                    return SealInput(index: i, body: body, key: key)
+                    let n = 24 * (i - start)
+                    return SealInput(index: i, body: body, key: key, nonce: Array(nonces[n..<(n + 24)]))
                 }
                 try store(pipeline.push(inputs))
             }
@@ -377,6 +383,8 @@ public final class EventLog {
         let index: Int
         let body: [UInt8]
         let key: EpochKey
+        /// 24 random bytes, never used for another event.
+        let nonce: [UInt8]
     }
 
     /// The sealing half of an append: the signing key is owned by the
@@ -400,7 +408,7 @@ public final class EventLog {
             do throws(EnvelopeError) {
                 let env = try SyncEnvelope.seal(
                     body: input.body, family: family, signer: signer, seq: head.seq + 1,
-                    previous: head.id, hlc: hlcs[input.index], key: input.key)
+                    previous: head.id, hlc: hlcs[input.index], key: input.key, nonce: input.nonce)
                 head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
                 return .success(env)
             } catch {
