@@ -25,6 +25,19 @@ struct BloomFilter {
         }
     }
 
+    /// Inserts `key`; returns whether the filter may have held it before
+    /// (`mayContain` then `insert`, hashing the key once).
+    mutating func insertReportingPresence(of key: String) -> Bool {
+        let (h1, h2) = Self.hashes(key)
+        var present = true
+        for i in 0..<UInt64(Self.probes) {
+            let bit = (h1 &+ i &* h2) & mask
+            let word = Int(bit >> 6), flag: UInt64 = 1 << (bit & 63)
+            if bits[word] & flag == 0 { present = false; bits[word] |= flag }
+        }
+        return present
+    }
+
     func mayContain(_ key: String) -> Bool {
         let (h1, h2) = Self.hashes(key)
         for i in 0..<UInt64(Self.probes) {
@@ -39,9 +52,12 @@ struct BloomFilter {
     private static func hashes(_ key: String) -> (UInt64, UInt64) {
         var a: UInt64 = 0xcbf2_9ce4_8422_2325
         var b: UInt64 = 0x8422_2325_cbf2_9ce4
-        for byte in key.utf8 {
-            a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        var key = key
+        key.withUTF8 { bytes in
+            for byte in bytes {
+                a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            }
         }
         return (a, b | 1)
     }

@@ -128,12 +128,8 @@ public final class Projector {
     /// The stored state of one entity, or an empty one: without a lookup
     /// when a bulk pass has not written it yet.
     private func loadForWrite(kind: String, id: String) throws -> (Int64?, EntityState) {
-        if written != nil {
-            let key = kind + "\u{1F}" + id
-            if !written!.mayContain(key) {
-                written!.insert(key)
-                return (nil, EntityState())
-            }
+        if written != nil, !written!.insertReportingPresence(of: kind + "\u{1F}" + id) {
+            return (nil, EntityState())
         }
         return try load(kind: kind, id: id)
     }

@@ -20,4 +20,18 @@ struct BloomFilterTests {
         for i in 0..<20_000 where filter.mayContain("subject\u{1F}never-\(i)-\(rng.next())") { falsePositives += 1 }
         #expect(falsePositives < 600, "about 1 % expected, \(falsePositives) of 20 000")
     }
+
+    /// The one-hash form a rebuild uses agrees with `mayContain` then `insert`.
+    @Test func insertReportingPresenceIsMayContainThenInsert() {
+        var rng = SplitMixRNG(seed: 9)
+        var a = BloomFilter(capacity: 1_000), b = BloomFilter(capacity: 1_000)
+        for _ in 0..<5_000 {
+            // Keys repeat, so both answers occur.
+            let key = "record\u{1F}\(rng.next() % 2_000)"
+            let before = a.mayContain(key)
+            a.insert(key)
+            #expect(b.insertReportingPresence(of: key) == before)
+            #expect(b.mayContain(key))
+        }
+    }
 }
