@@ -80,9 +80,6 @@ public final class Database {
         try statement(sql).run(values)
     }
 
-    /// The row number of the last row inserted (`sqlite3_last_insert_rowid`).
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
-
     /// Number of rows changed by the last statement (`sqlite3_changes`).
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -115,9 +115,14 @@ extension Projector {
     /// Every version of a record, oldest first.
     public func history(_ id: UUID) throws -> [HistoryEntry] {
         var out: [HistoryEntry] = []
+        // The entry of the event that created the row is in the row; the others in p_history.
         try database.statement("""
-            SELECT h.version, h.event, h.op, h.changes FROM p_history h JOIN p_entities e ON h.entity = e.entity
-            WHERE e.kind = 'record' AND e.id = ?1 ORDER BY h.version
+            SELECT version, event, op, changes FROM (
+                SELECT h.version AS version, h.event AS event, h.op AS op, h.changes AS changes
+                FROM p_history h JOIN p_entities e ON h.entity = e.entity WHERE e.kind = 'record' AND e.id = ?1
+                UNION ALL
+                SELECT created_version, created_event, created_op, created_changes FROM p_entities WHERE kind = 'record' AND id = ?1)
+            ORDER BY version
             """)
             .forEachRow([.text(id.uuidString.lowercased())]) { r in
                 guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else { return }

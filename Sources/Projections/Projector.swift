@@ -16,7 +16,7 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 5
+    public static let schemaVersion = 6
     public let database: Database
     /// The family whose events this projection holds (join proofs name it).
     public let family: FamilyID
@@ -44,6 +44,7 @@ public final class Projector {
                 kind TEXT NOT NULL, id TEXT NOT NULL,
                 put_version BLOB, delete_version BLOB, first_put BLOB,
                 store TEXT, focus TEXT, at TEXT, at_ms INTEGER, fields BLOB NOT NULL,
+                created_version BLOB NOT NULL, created_event BLOB NOT NULL, created_op TEXT NOT NULL, created_changes TEXT NOT NULL,
                 UNIQUE(kind, id));
             CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at_ms);
             CREATE TABLE IF NOT EXISTS p_history(
@@ -55,10 +56,11 @@ public final class Projector {
             CREATE TABLE IF NOT EXISTS p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
             """)
         loadStatement = try database.prepare(
-            "SELECT put_version, delete_version, first_put, fields, store, focus, at, entity FROM p_entities WHERE kind = ?1 AND id = ?2")
+            "SELECT put_version, delete_version, first_put, fields, store, focus, at, entity, created_version FROM p_entities WHERE kind = ?1 AND id = ?2")
         insertStatement = try database.prepare("""
-            INSERT INTO p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields)
-            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+            INSERT INTO p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields,
+                                   created_version, created_event, created_op, created_changes)
+            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
             """)
         updateStatement = try database.prepare("""
             UPDATE p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10
@@ -127,7 +129,7 @@ public final class Projector {
 
     /// The stored state of one entity, or an empty one: without a lookup
     /// when a bulk pass has not written it yet.
-    private func loadForWrite(kind: String, id: String) throws -> (Int64?, EntityState) {
+    private func loadForWrite(kind: String, id: String) throws -> (StoredRow?, EntityState) {
         if written != nil, !written!.insertReportingPresence(of: kind + "\u{1F}" + id) {
             return (nil, EntityState())
         }
@@ -222,67 +224,86 @@ public final class Projector {
 
     // MARK: - Entity rows
 
-    /// The stored state of one entity and its row number, or an empty one.
-    func load(kind: String, id: String) throws -> (Int64?, EntityState) {
-        try loadStatement.first([.text(kind), .text(id)]) { r -> (Int64?, EntityState) in
+    /// Where an entity is stored: its row number, and the version of the
+    /// event that created the row (whose history entry the row holds).
+    struct StoredRow {
+        let entity: Int64
+        let created: [UInt8]
+    }
+
+    /// The history entry of the event that creates an entity's row, kept in
+    /// the row (`created_…`) rather than in `p_history`: a rebuild, where
+    /// nearly every event creates its entity, then writes one row per event,
+    /// not two. Later entries go to `p_history`.
+    struct HistoryEntryRow {
+        let version: Version
+        let event: EventID
+        let op: String
+        let changes: String
+    }
+
+    /// The stored state of one entity and where it is, or an empty one.
+    func load(kind: String, id: String) throws -> (StoredRow?, EntityState) {
+        try loadStatement.first([.text(kind), .text(id)]) { r -> (StoredRow?, EntityState) in
             var e = EntityState(put: r.isNull(0) ? nil : Version(bytes: r.blob(0)), delete: r.isNull(1) ? nil : Version(bytes: r.blob(1)),
                                 firstPut: r.isNull(2) ? nil : Version(bytes: r.blob(2)))
             e.fields = EntityState.decodeFields(r.blob(3)) ?? [:]
             e.store = r.isNull(4) ? nil : r.text(4)
             e.focus = r.isNull(5) ? nil : r.text(5)
             e.at = r.isNull(6) ? nil : r.text(6)
-            return (r.int(7), e)
+            return (StoredRow(entity: r.int(7), created: r.blob(8)), e)
         } ?? (nil, EntityState())
     }
 
     /// Writes an entity row, with the winning `store`, `focus` and `at` copied
     /// out for indexed queries (`at_ms`: the `at` as a moment, whatever its
-    /// offset). A new entity gets the next row number, so the history rows of
-    /// new records land at the end of their table rather than all over it.
-    /// - Returns: the entity's row number.
+    /// offset), and the history entry of the event being applied: in the
+    /// row when the event creates it, in `p_history` otherwise. A new entity
+    /// gets the next row number, so the history rows of new records land at
+    /// the end of their table rather than all over it.
     ///
     /// - Parameters:
     ///   - atMilliseconds, fields: ``EntityState/atMilliseconds`` and
     ///     ``EntityState/encodedFields()`` of `e`, when made ahead (a ``PreparedChange/FreshRow``).
-    func save(kind: String, id: String, row: Int64?, _ e: EntityState, atMilliseconds: Int64?? = nil, fields: [UInt8]? = nil) throws -> Int64 {
+    func save(kind: String, id: String, row: StoredRow?, _ e: EntityState, atMilliseconds: Int64?? = nil, fields: [UInt8]? = nil,
+              entry: HistoryEntryRow) throws {
         let atMs: SQLValue = (atMilliseconds ?? e.atMilliseconds).map { .integer($0) } ?? .null
-        let values: [SQLValue] = [
-            row.map { .integer($0) } ?? .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
+        var values: [SQLValue] = [
+            row.map { .integer($0.entity) } ?? .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
             e.firstPut.map { .blob($0.bytes) } ?? .null, e.store.map { .text($0) } ?? .null,
             e.focus.map { .text($0) } ?? .null, e.at.map { .text($0) } ?? .null, atMs, .blob(fields ?? e.encodedFields()),
         ]
         if let row {
             try updateStatement.run(values)
-            return row
+            // Applying the creating event again changes nothing; a later one
+            // is recorded once (the table's key is the entity and version).
+            if entry.version.bytes != row.created {
+                try historyStatement.run([.integer(row.entity), .blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)])
+            }
+        } else {
+            values += [.blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)]
+            try insertStatement.run(values)
         }
-        try insertStatement.run(values)
-        return database.lastInsertRowID
     }
 
     private func put(kind: String, id: String, written: [PreparedChange.Written], trail: String, fresh: PreparedChange.FreshRow,
                      version: Version, event: EventID) throws {
         var (row, e) = try loadForWrite(kind: kind, id: id)
-        let entity: Int64
+        let entry = HistoryEntryRow(version: version, event: event, op: "put", changes: trail)
         if row == nil {
             // A new entity: the merge into an empty state was made ahead.
             let (state, fields) = fresh.row(at: version)
-            entity = try save(kind: kind, id: id, row: nil, state, atMilliseconds: .some(fresh.atMilliseconds), fields: fields)
+            try save(kind: kind, id: id, row: nil, state, atMilliseconds: .some(fresh.atMilliseconds), fields: fields, entry: entry)
         } else {
             e.merge(put: written, version: version)
-            entity = try save(kind: kind, id: id, row: row, e)
+            try save(kind: kind, id: id, row: row, e, entry: entry)
         }
-        try history(entity: entity, version: version, event: event, op: "put", changes: trail)
     }
 
     private func delete(kind: String, id: String, version: Version, event: EventID) throws {
         var (row, e) = try loadForWrite(kind: kind, id: id)
         e.merge(delete: version)
-        let entity = try save(kind: kind, id: id, row: row, e)
-        try history(entity: entity, version: version, event: event, op: "delete", changes: "{}")
-    }
-
-    private func history(entity: Int64, version: Version, event: EventID, op: String, changes: String) throws {
-        try historyStatement.run([.integer(entity), .blob(version.bytes), .blob(event.bytes), .text(op), .text(changes)])
+        try save(kind: kind, id: id, row: row, e, entry: HistoryEntryRow(version: version, event: event, op: "delete", changes: "{}"))
     }
 }
 

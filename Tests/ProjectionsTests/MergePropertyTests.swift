@@ -136,6 +136,15 @@ struct MergePropertyTests {
                 #expect(s.fields == model.visible(s.id), "seed \(seed) replica \(replica): fields of \(s.id)")
             }
             #expect(try p.records().count == model.recs.keys.filter { model.live($0) }.count)
+            // Each record's history: every one of its events once, oldest
+            // first, whichever arrived first (its entry is kept in the row)
+            // and however often each arrived.
+            for id in model.recs.keys {
+                let expected = events.filter { $0.record.record == id }.sorted { Version($0.env) < Version($1.env) }
+                    .map { "\($0.env.id.hex) \($0.record.kind == .put ? "put" : "delete")" }
+                let got = try p.history(id).map { "\($0.event.hex) \($0.operation.rawValue)" }
+                #expect(got == expected, "seed \(seed) replica \(replica): history of \(id)")
+            }
             _ = dir
         }
         #expect(digests.allSatisfy { $0 == digests[0] }, "seed \(seed): digests differ")
