@@ -37,10 +37,9 @@ public final class Database {
         if !readOnly {
             try execute("PRAGMA journal_mode=WAL")
         }
-        // A 32 MiB page cache: a batch of appends or ingests touches index
-        // pages all over the tree (event ids and record ids are random), and
-        // the default 2 MiB cache read them back with a pread each and spilled
-        // dirty ones mid-transaction (both showed in the profile). A 16 MiB
+        // A 32 MiB page cache: with the default 2 MiB, a batch of appends or
+        // ingests read index pages back with a pread each and spilled dirty
+        // ones mid-transaction (both showed in the profile). A 16 MiB
         // write-ahead log before a checkpoint: pages written by consecutive
         // batches are copied into the database once, not once per batch.
         try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=4096;")

@@ -175,10 +175,7 @@ extension EventLog {
         _ env: SyncEnvelope, received: Int64, report: inout IngestReport, mayBePending: Bool = true,
         onAccepted: (SyncEnvelope) throws -> Void
     ) throws {
-        try database.run(
-            "INSERT INTO events(id, family, author, seq, hlc, received_at, bytes) VALUES(?1, ?7, ?2, ?3, ?4, ?5, ?6)",
-            [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.hlc.bigEndianBytes),
-             .integer(received), .blob(env.bytes), .blob(env.family.bytes)])
+        try insert(env, receivedAt: received)
         if mayBePending { try database.run("DELETE FROM pending WHERE id = ?1", [.blob(env.id.bytes)]) }
         report.accepted.append(env)
         try onAccepted(env)

@@ -343,7 +343,7 @@ public final class EventLog {
             // Sealing (encrypt, sign, hash) is one chain: each event names the
             // id of the one before. It runs on another core a chunk ahead,
             // while this thread stores the chunk before and encodes the next.
-            let sealer = Sealer(family: family, signer: identity.signing, head: head, hlcs: hlcs)
+            let sealer = Sealer(family: family, signer: identity.signing, head: head)
             let pipeline = Pipeline<SealInput, Result<SyncEnvelope, EnvelopeError>> { inputs in inputs.map { sealer.seal($0) } }
             func store(_ sealed: [Result<SyncEnvelope, EnvelopeError>]?) throws {
                 for result in sealed ?? [] {
@@ -367,7 +367,7 @@ public final class EventLog {
                 let inputs = try (start..<end).map { i in
                     let (body, key) = try encode(i)
                     let n = 24 * (i - start)
-                    return SealInput(index: i, body: body, key: key, nonce: Array(nonces[n..<(n + 24)]))
+                    return SealInput(body: body, key: key, hlc: hlcs[i], nonce: Array(nonces[n..<(n + 24)]))
                 }
                 try store(pipeline.push(inputs))
             }
@@ -380,9 +380,9 @@ public final class EventLog {
     /// which outlives the sealing, and only read there: the one crossing of
     /// key material to the sealing thread (see ``Sealer``).
     private struct SealInput: @unchecked Sendable {
-        let index: Int
         let body: [UInt8]
         let key: EpochKey
+        let hlc: HLC
         /// 24 random bytes, never used for another event.
         let nonce: [UInt8]
     }
@@ -394,21 +394,19 @@ public final class EventLog {
     private final class Sealer: @unchecked Sendable {
         let family: FamilyID
         let signer: SigningKey
-        let hlcs: [HLC]
         var head: Head
 
-        init(family: FamilyID, signer: SigningKey, head: Head, hlcs: [HLC]) {
+        init(family: FamilyID, signer: SigningKey, head: Head) {
             self.family = family
             self.signer = signer
             self.head = head
-            self.hlcs = hlcs
         }
 
         func seal(_ input: SealInput) -> Result<SyncEnvelope, EnvelopeError> {
             do throws(EnvelopeError) {
                 let env = try SyncEnvelope.seal(
                     body: input.body, family: family, signer: signer, seq: head.seq + 1,
-                    previous: head.id, hlc: hlcs[input.index], key: input.key, nonce: input.nonce)
+                    previous: head.id, hlc: input.hlc, key: input.key, nonce: input.nonce)
                 head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
                 return .success(env)
             } catch {
@@ -417,7 +415,8 @@ public final class EventLog {
         }
     }
 
-    private func insert(_ env: SyncEnvelope, receivedAt: Int64) throws {
+    /// Stores one envelope (an append's or an ingest's).
+    func insert(_ env: SyncEnvelope, receivedAt: Int64) throws {
         try database.run(
             "INSERT INTO events(id, family, author, seq, hlc, received_at, bytes) VALUES(?1, ?7, ?2, ?3, ?4, ?5, ?6)",
             [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.hlc.bigEndianBytes),

@@ -61,12 +61,18 @@ public struct EntityState: Sendable, Equatable {
         for w in changes {
             if let old = fields[w.name], old.version >= version { continue }
             fields[w.name] = Field(text: w.text.map { String(decoding: $0, as: UTF8.self) }, version: version)
-            switch w.name {
-            case "$store": store = w.value.stringValue
-            case "$focus": focus = w.value.stringValue
-            case "$at": at = w.value.stringValue
-            default: break
-            }
+            copyMeta(w)
+        }
+    }
+
+    /// Copies a winning `$store`, `$focus` or `$at` into its column; other
+    /// fields are left alone.
+    mutating func copyMeta(_ w: PreparedChange.Written) {
+        switch w.name {
+        case "$store": store = w.value.stringValue
+        case "$focus": focus = w.value.stringValue
+        case "$at": at = w.value.stringValue
+        default: break
         }
     }
 

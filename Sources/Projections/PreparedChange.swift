@@ -111,14 +111,7 @@ public struct PreparedChange: Sendable {
         let trail = JSONValue.objectBytes(written.map { ($0.name, $0.text ?? Array("null".utf8)) })
         // What merging into an empty state and encoding it gives, without the dictionary.
         var e = EntityState()
-        for w in written {
-            switch w.name {
-            case "$store": e.store = w.value.stringValue
-            case "$focus": e.focus = w.value.stringValue
-            case "$at": e.at = w.value.stringValue
-            default: break
-            }
-        }
+        for w in written { e.copyMeta(w) }
         var fieldList: [UInt8] = []
         EntityState.encodeFieldList(written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }.map { ($0.name, 0, $0.text) }, into: &fieldList)
         let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)

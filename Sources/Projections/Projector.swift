@@ -262,16 +262,15 @@ public final class Projector {
     /// gets the next row number, so the history rows of new records land at
     /// the end of their table rather than all over it.
     ///
-    /// - Parameters:
-    ///   - atMilliseconds, fields: ``EntityState/atMilliseconds`` and
-    ///     ``EntityState/encodedFields()`` of `e`, when made ahead (a ``PreparedChange/FreshRow``).
-    func save(kind: String, id: String, row: StoredRow?, _ e: EntityState, atMilliseconds: Int64?? = nil, fields: [UInt8]? = nil,
+    /// - Parameter made: ``EntityState/atMilliseconds`` and
+    ///   ``EntityState/encodedFields()`` of `e`, when made ahead (a ``PreparedChange/FreshRow``).
+    func save(kind: String, id: String, row: StoredRow?, _ e: EntityState, made: (atMilliseconds: Int64?, fields: [UInt8])? = nil,
               entry: HistoryEntryRow) throws {
-        let atMs: SQLValue = (atMilliseconds ?? e.atMilliseconds).map { .integer($0) } ?? .null
+        let atMs: SQLValue = (made.map(\.atMilliseconds) ?? e.atMilliseconds).map { .integer($0) } ?? .null
         var values: [SQLValue] = [
             row.map { .integer($0.entity) } ?? .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
             e.firstPut.map { .blob($0.bytes) } ?? .null, e.store.map { .text($0) } ?? .null,
-            e.focus.map { .text($0) } ?? .null, e.at.map { .text($0) } ?? .null, atMs, .blob(fields ?? e.encodedFields()),
+            e.focus.map { .text($0) } ?? .null, e.at.map { .text($0) } ?? .null, atMs, .blob(made?.fields ?? e.encodedFields()),
         ]
         if let row {
             try updateStatement.run(values)
@@ -293,7 +292,7 @@ public final class Projector {
         if row == nil {
             // A new entity: the merge into an empty state was made ahead.
             let (state, fields) = fresh.row(at: version)
-            try save(kind: kind, id: id, row: nil, state, atMilliseconds: .some(fresh.atMilliseconds), fields: fields, entry: entry)
+            try save(kind: kind, id: id, row: nil, state, made: (fresh.atMilliseconds, fields), entry: entry)
         } else {
             e.merge(put: written, version: version)
             try save(kind: kind, id: id, row: row, e, entry: entry)

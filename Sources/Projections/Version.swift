@@ -24,8 +24,8 @@ public struct Version: Hashable, Sendable, Comparable {
     public init(_ env: SyncEnvelope) { self.init(hlc: env.hlc, author: env.author) }
 
     public init?(bytes b: [UInt8]) {
-        guard b.count == 40 else { return nil }
-        hlc = HLC(rawValue: b.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) })
+        guard b.count == 40, let h = HLC(bigEndianBytes: b[0..<8]) else { return nil }
+        hlc = h
         author = DeviceID(bytes: Array(b[8..<40]))
         bytes = b
     }

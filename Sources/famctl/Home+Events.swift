@@ -175,7 +175,8 @@ private struct OpenedEvent: Sendable {
 }
 
 /// The family's keys, read (never written) by the workers that open bodies
-/// during one ``Home/ingest(_:)`` call, which owns them and outlives them.
+/// during one ``Home/ingest(_:)`` or ``Home/rebuildProjections()`` call,
+/// which owns them and outlives them.
 /// `EpochKey` is not `Sendable` so that secrets do not wander between threads
 /// by accident; this is the one deliberate, bounded exception.
 private struct ReadOnlyKeys: @unchecked Sendable {
