@@ -125,7 +125,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// bytes of `s` are copied as they are otherwise: in runs between the
     /// bytes that need an escape (byte by byte, the copy was a quarter of an
     /// append's preparation in callgrind).
-    static func quote(_ s: String, into out: inout [UInt8]) {
+    public static func quote(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in

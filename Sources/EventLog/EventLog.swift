@@ -243,6 +243,22 @@ public final class EventLog {
         }
     }
 
+    /// An event's id and verbatim bytes: all a rebuild reads of it.
+    public struct StoredBytes: Sendable {
+        public let id: EventID
+        public let bytes: [UInt8]
+    }
+
+    /// Streams the id and bytes of every event of `family` in chain order
+    /// (author, then seq): ``forEachEvent(order:after:in:_:)`` without the
+    /// columns a rebuild does not use, which were a tenth of its reading.
+    public func forEachEventBytes(in family: FamilyID, _ body: (StoredBytes) throws -> Void) throws {
+        let stmt = try Statement(database: database, sql: "SELECT id, bytes FROM events WHERE family = ?1 ORDER BY family, author, seq")
+        try stmt.forEachRow([.blob(family.bytes)]) { r in
+            try body(StoredBytes(id: EventID(bytes: r.blob(0)), bytes: r.blob(1)))
+        }
+    }
+
     /// `author`'s events in `family` with seq in `range`, in seq order.
     public func chain(of author: DeviceID, in family: FamilyID, seqs range: ClosedRange<UInt64>) throws -> [SyncEnvelope] {
         var out: [SyncEnvelope] = []

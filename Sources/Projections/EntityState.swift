@@ -152,6 +152,23 @@ public struct EntityState: Sendable, Equatable {
         }
     }
 
+    /// ``encodeFieldList(_:into:)`` of the fields a put wrote, already in
+    /// name byte order, each at version index 0.
+    static func encodeFieldList(written: [PreparedChange.Written], into out: inout [UInt8]) {
+        putVarint(&out, written.count)
+        for w in written {
+            putVarint(&out, w.name.utf8.count)
+            out += w.name.utf8
+            putVarint(&out, 0)
+            if let t = w.text {
+                putVarint(&out, t.count + 1)
+                out += t
+            } else {
+                putVarint(&out, 0)
+            }
+        }
+    }
+
     /// The `fields` column of an entity whose every field was written at
     /// `version`, from ``encodeFieldList(_:into:)`` of those fields (each
     /// with version index 0): the one version is filled in last.

@@ -108,12 +108,26 @@ public struct PreparedChange: Sendable {
         written.reserveCapacity(fields.count + meta.count)
         for (name, value) in fields where !meta.contains(where: { $0.0 == name }) { written.append(Written(name: name, value: value)) }
         for (name, value) in meta { written.append(Written(name: name, value: value)) }
-        let trail = JSONValue.objectBytes(written.map { ($0.name, $0.text ?? Array("null".utf8)) })
+        // Sorted once, as canonical JSON sorts keys (the names are distinct):
+        // the trail is written in this order; so is the field list, which
+        // wants byte order, the same order when every name is ASCII.
+        written.sort { $0.name < $1.name }
+        var trail: [UInt8] = [UInt8(ascii: "{")]
+        trail.reserveCapacity(256)
+        for w in written {
+            if trail.count > 1 { trail.append(UInt8(ascii: ",")) }
+            JSONValue.quote(w.name, into: &trail)
+            trail.append(UInt8(ascii: ":"))
+            if let text = w.text { trail += text } else { trail += "null".utf8 }
+        }
+        trail.append(UInt8(ascii: "}"))
         // What merging into an empty state and encoding it gives, without the dictionary.
         var e = EntityState()
         for w in written { e.copyMeta(w) }
         var fieldList: [UInt8] = []
-        EntityState.encodeFieldList(written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }.map { ($0.name, 0, $0.text) }, into: &fieldList)
+        let byteOrder = written.allSatisfy { $0.name.utf8.allSatisfy { $0 < 0x80 } }
+            ? written : written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        EntityState.encodeFieldList(written: byteOrder, into: &fieldList)
         let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
         return .put(kind: kind, id: id, written: written, trail: String(decoding: trail, as: UTF8.self), fresh: fresh, result: result)
     }

@@ -98,7 +98,7 @@ extension Home {
                 // projection (with the keys held when the pass starts: a key
                 // learned on the way makes another pass).
                 let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-                let opener = Pipeline<EventLog.StoredEvent, OpenedEvent?> { chunk in
+                let opener = Pipeline<EventLog.StoredBytes, OpenedEvent?> { chunk in
                     chunk.map { stored in
                         guard let env = try? SyncEnvelope(decoding: stored.bytes), let (body, prepared) = keys.open(env) else { return nil }
                         return OpenedEvent(env: env, body: body, prepared: prepared)
@@ -116,10 +116,10 @@ extension Home {
                     }
                 }
                 try projector.bulk(expected: try log.count(in: family)) {
-                    var chunk: [EventLog.StoredEvent] = []
+                    var chunk: [EventLog.StoredBytes] = []
                     // The chunk projected last, handed back to the worker to free.
                     var done: [OpenedEvent?]?
-                    try log.forEachEvent(order: .chain, in: family) { stored in
+                    try log.forEachEventBytes(in: family) { stored in
                         if known.contains(stored.id) { return }
                         chunk.append(stored)
                         if chunk.count == 256 {

@@ -118,4 +118,42 @@ struct JSONParserTests {
         // Foundation reads 2.0 as the integer 2; a fraction written is kept as one.
         #expect(JSONValue.parse("2.0") == .double(2))
     }
+
+    /// Random values written canonically read back equal; every strict
+    /// prefix of their text, and the text with one byte changed, is either
+    /// refused or read as some value, never read past its end.
+    @Test(arguments: 0..<30)
+    func randomValuesRoundTripAndDamagedTextIsHandled(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        func value(_ depth: Int) -> JSONValue {
+            let pick = rng.next() % (depth < 3 ? 7 : 5)
+            switch pick {
+            case 0: return .null
+            case 1: return .bool(rng.next() % 2 == 0)
+            case 2: return .int(Int64(bitPattern: rng.next()) >> Int64(rng.next() % 64))
+            case 3: return .double(Double(Int64(bitPattern: rng.next()) >> 20) / 1024)
+            case 4:
+                let alphabet = Array("aZ09 \"\\/\n\t\u{1}é宝🥕-_$")
+                return .string(String((0..<Int(rng.next() % 12)).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] }))
+            case 5: return .array((0..<Int(rng.next() % 5)).map { _ in value(depth + 1) })
+            default:
+                var o: [String: JSONValue] = [:]
+                for k in 0..<Int(rng.next() % 5) { o["k\(k)\(rng.next() % 3)"] = value(depth + 1) }
+                return .object(o)
+            }
+        }
+        for _ in 0..<20 {
+            let v = value(0)
+            let text = v.jsonBytes
+            #expect(JSONValue.parse(text)?.jsonBytes == text, "seed \(seed): \(v.jsonText) did not read back")
+            if case .object = v {
+                for n in 0..<text.count { #expect(JSONValue.parse(Array(text[0..<n])) == nil, "a prefix of \(v.jsonText) was accepted") }
+            }
+            if !text.isEmpty {
+                var damaged = text
+                damaged[Int(rng.next() % UInt64(text.count))] = UInt8(truncatingIfNeeded: rng.next())
+                _ = JSONValue.parse(damaged)   // refused or read: either way, within its bytes
+            }
+        }
+    }
 }

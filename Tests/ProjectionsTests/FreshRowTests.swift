@@ -21,7 +21,7 @@ struct FreshRowTests {
         let version = Version(hlc: HLC(milliseconds: 1_795_000_000_000 + rng.next() % 1_000_000, counter: UInt16(rng.next() % 5)), author: author)
 
         let prepared = PreparedChange(record.body)
-        guard case .put(_, _, let written, _, let fresh, _) = prepared.change else {
+        guard case .put(_, _, let written, let trail, let fresh, _) = prepared.change else {
             Issue.record("a record.put did not read as a put: \(prepared.change)")
             return
         }
@@ -34,6 +34,9 @@ struct FreshRowTests {
         #expect(state.put == merged.put && state.firstPut == merged.firstPut && state.delete == nil)
         #expect(state.store == merged.store && state.focus == merged.focus && state.at == merged.at)
         #expect(fresh.atMilliseconds == merged.atMilliseconds)
+        // The history's trail is the canonical JSON of what the put wrote.
+        let wrote = JSONValue.object(Dictionary(uniqueKeysWithValues: written.map { ($0.name, $0.value) }))
+        #expect(trail == wrote.jsonText, "seed \(seed): the trail differs")
         #expect(merged.store == "feeding", "the event's store wins over a body field of the same name")
         if let at { #expect(merged.at == at, "the event's time wins over a body field of the same name") }
     }
