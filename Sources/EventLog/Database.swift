@@ -35,6 +35,12 @@ public final class Database {
         _ = famctl_sqlite3_enable_defensive(db)
         sqlite3_busy_timeout(db, 5_000)
         if !readOnly {
+            // 32 KiB pages for a new file (an existing one keeps its size):
+            // SQLite reads and writes a page per system call, and with the
+            // default 4 KiB a rebuild spent a third of its projecting thread
+            // in the kernel; 32 KiB pages made it about 1.45 times as fast,
+            // with no change to the latency of a one-event append.
+            try execute("PRAGMA page_size=\(Self.newPageSize)")
             try execute("PRAGMA journal_mode=WAL")
         }
         // A 32 MiB page cache: with the default 2 MiB, a batch of appends or
@@ -42,8 +48,17 @@ public final class Database {
         // ones mid-transaction (both showed in the profile). A 16 MiB
         // write-ahead log before a checkpoint: pages written by consecutive
         // batches are copied into the database once, not once per batch.
-        try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768; PRAGMA wal_autocheckpoint=4096;")
+        try execute("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON; PRAGMA cache_size=-32768;")
+        let pragma = try prepare("PRAGMA page_size")
+        let pageSize = try pragma.step() ? Int(sqlite3_column_int64(pragma.handle, 0)) : 4096
+        sqlite3_reset(pragma.handle)
+        try execute("PRAGMA wal_autocheckpoint=\(max(1, Self.checkpointBytes / max(512, pageSize)))")
     }
+
+    /// The page size of a database file this creates.
+    public static let newPageSize = 32_768
+    /// How much write-ahead log accumulates before a checkpoint.
+    public static let checkpointBytes = 16 << 20
 
     /// Process-wide settings made once, before the first connection: no
     /// memory statistics (their global mutex was taken by every allocation).
