@@ -157,8 +157,11 @@ public struct EntityState: Sendable, Equatable {
     static func encodeFieldList(written: [PreparedChange.Written], into out: inout [UInt8]) {
         putVarint(&out, written.count)
         for w in written {
-            putVarint(&out, w.name.utf8.count)
-            out += w.name.utf8
+            var name = w.name
+            name.withUTF8 { u in
+                putVarint(&out, u.count)
+                out.append(contentsOf: u)
+            }
             putVarint(&out, 0)
             if let t = w.text {
                 putVarint(&out, t.count + 1)
