@@ -68,6 +68,8 @@ public struct EntityState: Sendable, Equatable {
     /// Copies a winning `$store`, `$focus` or `$at` into its column; other
     /// fields are left alone.
     mutating func copyMeta(_ w: PreparedChange.Written) {
+        // Most names are not meta: one byte tells, before a string switch.
+        guard w.name.utf8.first == UInt8(ascii: "$") else { return }
         switch w.name {
         case "$store": store = w.value.stringValue
         case "$focus": focus = w.value.stringValue
