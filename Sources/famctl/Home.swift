@@ -132,8 +132,8 @@ final class Home {
         // The identity goes last: a home without it is not yet a home, and a retry starts over.
         do {
             try FileIO.writeSecretAtomically(identity.encoded(), to: path + "/" + identityFile)
-        } catch let e as FileIO.Failure {
-            throw CLIError(.cantCreate, "cannot write \(path)/\(identityFile): \(e.reason)")
+        } catch {
+            throw CLIError(.cantCreate, "cannot write \(path)/\(identityFile): \(error.reason)")
         }
         return home
     }

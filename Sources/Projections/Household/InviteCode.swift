@@ -75,7 +75,7 @@ public struct InviteCode {
         b += [UInt8(l.count >> 8), UInt8(l.count & 0xff)]
         b += l
         b += Sodium.blake2b256(b).prefix(4)
-        defer { b.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        defer { _ = b.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
         return Self.prefix + Base32.encode(b)
     }
 

@@ -36,7 +36,7 @@ struct CommandSpec: Sendable {
 }
 
 /// A command: its spec and what it does.
-protocol Command {
+protocol Command: SendableMetatype {
     static var spec: CommandSpec { get }
     /// Runs after parsing and validation; throws ``CLIError`` for expected failures.
     static func run(_ invocation: Invocation) throws

@@ -22,7 +22,6 @@ enum ReplayCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
-        let (family, _) = try home.currentKey()
         // A body that does not open is the author's doing, never damage here:
         // the signature already proved these are the bytes the author wrote.
         var until: HLC?

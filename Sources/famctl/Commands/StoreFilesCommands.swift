@@ -51,8 +51,8 @@ enum ExportStoresCommand: Command {
         let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         do {
             try FileIO.writeAtomically(Array(data) + [0x0a], to: path, mode: 0o600)
-        } catch let e as FileIO.Failure {
-            throw CLIError(.cantCreate, "cannot write \(path): \(e.reason)")
+        } catch {
+            throw CLIError(.cantCreate, "cannot write \(path): \(error.reason)")
         }
     }
 }
