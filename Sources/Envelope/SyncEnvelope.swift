@@ -46,8 +46,20 @@ public struct SyncEnvelope: Sendable, Hashable {
     /// Parses the structure of an envelope. Says nothing about its signature.
     /// - Throws: ``EnvelopeError`` when the bytes are not a well-formed version-1 envelope.
     public init(decoding bytes: [UInt8]) throws(EnvelopeError) {
+        try self.init(decoding: bytes, id: nil)
+    }
+
+    /// Decodes bytes read back from a log that stored them with their id
+    /// (computed by ``init(decoding:)`` when they entered it): the id is
+    /// taken as given rather than hashed again. A rebuild reads every event
+    /// this way; `replay` checks stored ids against their bytes.
+    public init(decoding bytes: [UInt8], storedID: EventID) throws(EnvelopeError) {
+        try self.init(decoding: bytes, id: storedID)
+    }
+
+    private init(decoding bytes: [UInt8], id: EventID?) throws(EnvelopeError) {
         guard bytes.count >= Self.minimumCount else { throw .truncated(count: bytes.count) }
-        guard Array(bytes[0..<8]) == Self.tag else { throw .badTag }
+        guard bytes[0..<8].elementsEqual(Self.tag) else { throw .badTag }
         guard bytes[8] == Self.version else { throw .unsupportedVersion(bytes[8]) }
         guard bytes[9] == 0 else { throw .reservedFlags(bytes[9]) }
         let declared = Int(Self.uint(bytes, at: 134, count: 4))
@@ -60,7 +72,7 @@ public struct SyncEnvelope: Sendable, Hashable {
         guard (seq == 1) == (previous == .none) else { throw .previousMismatch(seq: seq) }
 
         self.bytes = bytes
-        self.id = EventID.of(signedBytes: bytes)
+        self.id = id ?? EventID.of(signedBytes: bytes)
         self.family = FamilyID(bytes: Array(bytes[10..<26]))
         self.author = DeviceID(bytes: Array(bytes[26..<58]))
         self.seq = seq

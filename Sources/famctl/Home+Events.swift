@@ -100,7 +100,7 @@ extension Home {
                 let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
                 let opener = Pipeline<EventLog.StoredBytes, OpenedEvent?> { chunk in
                     chunk.map { stored in
-                        guard let env = try? SyncEnvelope(decoding: stored.bytes), let (body, prepared) = keys.open(env) else { return nil }
+                        guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id), let (body, prepared) = keys.open(env) else { return nil }
                         return OpenedEvent(env: env, body: body, prepared: prepared)
                     }
                 }

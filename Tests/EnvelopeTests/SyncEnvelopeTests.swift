@@ -28,6 +28,20 @@ struct SyncEnvelopeTests {
         #expect(String(decoding: try decoded.openBody(with: key), as: UTF8.self) == #"{"schema":1,"type":"record.put"}"#)
     }
 
+    /// Bytes read back from a log with their stored id decode to the same
+    /// envelope without hashing again; the id is the log's, and the format
+    /// checks still apply.
+    @Test func decodingWithAStoredIDTakesTheIDAndChecksTheRest() throws {
+        let (env, key) = try Self.sample()
+        let back = try SyncEnvelope(decoding: env.bytes, storedID: env.id)
+        #expect(back == (try SyncEnvelope(decoding: env.bytes)))
+        #expect(try back.openBody(with: key) == (try env.openBody(with: key)))
+        let other = EventID(bytes: [UInt8](repeating: 7, count: 32))
+        #expect(try SyncEnvelope(decoding: env.bytes, storedID: other).id == other, "taken as given: replay is what compares ids with bytes")
+        #expect(throws: EnvelopeError.badTag) { try SyncEnvelope(decoding: [0] + env.bytes.dropFirst(), storedID: env.id) }
+        #expect(throws: EnvelopeError.truncated(count: 10)) { try SyncEnvelope(decoding: Array(env.bytes.prefix(10)), storedID: env.id) }
+    }
+
     /// Every single bit of an envelope, flipped: either the bytes no longer
     /// parse or the signature no longer verifies. Nothing slips through.
     @Test func everyFlippedBitIsDetected() throws {
