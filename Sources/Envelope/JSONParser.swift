@@ -194,3 +194,73 @@ extension JSONValue {
     public static func parse(_ bytes: [UInt8]) -> JSONValue? { JSONParser.parse(bytes) }
     public static func parse(_ text: String) -> JSONValue? { JSONParser.parse(Array(text.utf8)) }
 }
+
+/// One member of a JSON object, as read by ``JSONValue/members(_:nested:)``.
+public struct JSONMember: Sendable, Equatable {
+    public let key: String
+    public let value: JSONValue
+}
+
+extension JSONValue {
+    /// The members of the JSON object in `bytes`, in text order, read
+    /// without building a dictionary; the members of the object under the
+    /// key `nested` are read the same way and returned apart (that member is
+    /// then not in `outer`; a `nested` value that is not an object stays in
+    /// `outer` as it is). `nil` exactly when ``parse(_:)`` refuses the bytes
+    /// or they are not an object: the same strict reader, the same refusal
+    /// of a key given twice at any depth.
+    ///
+    /// For readers that look at a few known keys once: a rebuild reads
+    /// every event's body this way.
+    public static func members(_ bytes: [UInt8], nested: String) -> (outer: [JSONMember], nested: [JSONMember]?)? {
+        bytes.withUnsafeBufferPointer { buffer in
+            var p = JSONParser(buffer)
+            p.skip()
+            guard p.i < p.b.count, p.b[p.i] == UInt8(ascii: "{"), let result = try? p.members(depth: 0, nested: nested) else { return nil }
+            p.skip()
+            return p.i == p.b.count ? result : nil
+        }
+    }
+}
+
+extension JSONParser {
+    /// An object's members in order (the reader is at its `{`), and those of
+    /// the object under `nested`, read the same way.
+    mutating func members(depth: Int, nested: String?) throws(Failure) -> ([JSONMember], [JSONMember]?) {
+        guard depth < 256 else { throw .invalid(i) }
+        i += 1
+        var out: [JSONMember] = []
+        var inner: [JSONMember]?
+        var keys: Set<String>?   // for the duplicate check of large objects
+        skip()
+        if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return (out, nil) }
+        while true {
+            skip()
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw .invalid(i) }
+            let k = try string()
+            skip()
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw .invalid(i) }
+            i += 1
+            // A key given twice is refused, as by `value(depth:)`: by a
+            // linear scan while the object is small, a set beyond.
+            let seen = out.count + (inner == nil ? 0 : 1)
+            if seen < 16 {
+                if out.contains(where: { $0.key == k }) || (inner != nil && k == nested) { throw .invalid(i) }
+            } else {
+                if keys == nil { keys = Set(out.map(\.key) + (inner == nil ? [] : [nested!])) }
+                guard keys!.insert(k).inserted else { throw .invalid(i) }
+            }
+            skip()
+            if let nested, k == nested, i < b.count, b[i] == UInt8(ascii: "{") {
+                inner = try members(depth: depth + 1, nested: nil).0
+            } else {
+                out.append(JSONMember(key: k, value: try value(depth: depth + 1)))
+            }
+            skip()
+            guard i < b.count else { throw .invalid(i) }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            if b[i] == UInt8(ascii: "}") { i += 1; return (out, inner) }
+            throw .invalid(i)
+        }
+    }
+}

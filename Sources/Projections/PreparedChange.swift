@@ -1,16 +1,17 @@
 import Envelope
+import Foundation
 
 /// The part of applying an event that needs no projection state: reading the
 /// body into the change it makes and writing its values as canonical JSON.
 /// Pure and `Sendable`, so a caller can make it on another core ahead of
 /// ``Projector/apply(_:body:prepared:)``, which does the rest (the household's
 /// verdict, the merge, the writes).
-public struct PreparedChange: Sendable {
+public struct PreparedChange: Sendable, Equatable {
     /// A field set by a put: its value, and that value as canonical JSON
     /// (`nil`: cleared by a `null`), written once for the row and the history.
     /// (A struct, not a tuple: arrays of tuples were destroyed through the
     /// runtime's generic path, a tenth of a rebuild worker's time.)
-    public struct Written: Sendable {
+    public struct Written: Sendable, Equatable {
         public let name: String
         public let value: JSONValue
         public let text: [UInt8]?
@@ -22,8 +23,9 @@ public struct PreparedChange: Sendable {
         }
     }
 
-    enum Change: Sendable {
-        case library(LibraryEvent)
+    enum Change: Sendable, Equatable {
+        /// A household event, with its body (stored in `p_library`).
+        case library(LibraryEvent, EventBody)
         /// A known type with missing or invalid keys.
         case malformed(EnvelopeError)
         case deferred(String)
@@ -32,9 +34,20 @@ public struct PreparedChange: Sendable {
         case ignored
     }
 
+    /// The body's `type`.
+    public let type: String
     /// A record, photo or care-subject change: the household must allow its author to write.
     let isChange: Bool
     let change: Change
+
+    /// Whether the body's type is a household one (``LibraryEvent/types``),
+    /// well-formed or not.
+    public var isLibraryType: Bool { LibraryEvent.types.contains(type) }
+
+    /// The household event, when the body is a well-formed one.
+    public var libraryEvent: LibraryEvent? {
+        if case .library(let event, _) = change { event } else { nil }
+    }
 
     /// The event's version, when the caller knew it (saves making it again).
     let version: Version?
@@ -44,7 +57,7 @@ public struct PreparedChange: Sendable {
     /// ``EntityState``, encoded. Made ahead with the rest, so that a rebuild
     /// (where nearly every put is an entity's first) or an append of new
     /// records neither merges nor encodes on the projecting thread.
-    struct FreshRow: Sendable {
+    struct FreshRow: Sendable, Equatable {
         /// `store`, `focus` and `at` of the new row.
         let state: EntityState
         let atMilliseconds: Int64?
@@ -64,6 +77,7 @@ public struct PreparedChange: Sendable {
     ///   envelope), when known.
     public init(_ body: EventBody, version: Version? = nil) {
         self.version = version
+        type = body.type
         isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type || PhotoEvent.Kind(rawValue: body.type) != nil
         do throws(EnvelopeError) {
             change = try Self.read(body)
@@ -72,20 +86,47 @@ public struct PreparedChange: Sendable {
         }
     }
 
-    private static func read(_ body: EventBody) throws(EnvelopeError) -> Change {
-        if let lib = try LibraryEvent(body) { return .library(lib) }
-        if let r = try RecordEvent(body) {
-            guard StoreName(rawValue: r.store) != nil else { return .deferred("unknown store '\(r.store)'") }
-            guard body.schema <= StoreSchema.version else { return .deferred("\(r.store) schema \(body.schema) is newer than \(StoreSchema.version)") }
-            let id = UUIDText.lowercase(r.record)
-            switch r.kind {
-            case .put:
-                var meta: [(String, JSONValue)] = [("$store", .string(r.store)), ("$focus", .string(r.focus))]
-                if let at = r.at { meta.append(("$at", .string(at))) }
-                return put("record", id, r.fields, meta: meta, .record(r.record))
-            case .delete:
-                return .delete(kind: "record", id: id, result: .record(r.record))
+    /// Reads a `record.put` or `record.delete` body straight from its JSON
+    /// bytes, without an ``EventBody`` and its dictionaries: the change
+    /// ``init(_:version:)`` makes of `EventBody(decoding: bytes)`, or `nil`
+    /// when the bytes are not a record event of the plain shape famctl
+    /// writes (every key of the right JSON type, `fields` an object), so
+    /// that the caller decodes them the general way. (Building and freeing
+    /// the dictionaries was about a third of a rebuild's worker.)
+    public init?(recordBody bytes: [UInt8], version: Version) {
+        guard let (outer, nested) = JSONValue.members(bytes, nested: "fields") else { return nil }
+        var type: String?, schema: Int64?, record: String?, store: String?, focus: String?, at: String?
+        for m in outer {
+            if case .int(let v) = m.value, m.key == "schema" { schema = v; continue }
+            // Any other known key must hold a string (`fields`, an object: read apart).
+            let string: String?
+            if case .string(let v) = m.value { string = v } else { string = nil }
+            switch m.key {
+            case "type": type = string
+            case "record": record = string
+            case "store": store = string
+            case "focus": focus = string
+            case "at": at = string; if string == nil { return nil }
+            case "schema", "fields": return nil
+            default: continue   // a key this version does not know: kept by EventBody, not projected
             }
+        }
+        guard let type, let kind = RecordEvent.Kind(rawValue: type), let schema, schema >= 1, schema <= Int64(Int32.max),
+              let record, let uuid = UUIDText.parse(record), let store, let focus else { return nil }
+        self.version = version
+        self.type = type
+        isChange = true
+        var fields: [Written] = []
+        fields.reserveCapacity((nested?.count ?? 0) + 3)
+        for m in nested ?? [] { fields.append(Written(name: m.key, value: m.value)) }
+        change = Self.record(kind, uuid, store: store, focus: focus, at: at, schema: Int(schema), fields: fields)
+    }
+
+    private static func read(_ body: EventBody) throws(EnvelopeError) -> Change {
+        if let lib = try LibraryEvent(body) { return .library(lib, body) }
+        if let r = try RecordEvent(body) {
+            return record(r.kind, r.record, store: r.store, focus: r.focus, at: r.at, schema: body.schema,
+                          fields: r.fields.map { Written(name: $0.key, value: $0.value) })
         }
         if let p = try PhotoEvent(body) {
             let id = UUIDText.lowercase(p.photo)
@@ -100,13 +141,35 @@ public struct PreparedChange: Sendable {
         return .ignored
     }
 
+    /// A record event's change, from its parts (`fields`: the body's, each
+    /// name once).
+    private static func record(_ kind: RecordEvent.Kind, _ record: UUID, store: String, focus: String, at: String?, schema: Int,
+                               fields: [Written]) -> Change {
+        guard StoreName(rawValue: store) != nil else { return .deferred("unknown store '\(store)'") }
+        guard schema <= StoreSchema.version else { return .deferred("\(store) schema \(schema) is newer than \(StoreSchema.version)") }
+        let id = UUIDText.lowercase(record)
+        switch kind {
+        case .put:
+            var meta: [(String, JSONValue)] = [("$store", .string(store)), ("$focus", .string(focus))]
+            if let at { meta.append(("$at", .string(at))) }
+            return put("record", id, fields, meta: meta, .record(record))
+        case .delete:
+            return .delete(kind: "record", id: id, result: .record(record))
+        }
+    }
+
     /// - Parameter meta: the `$`-named fields the event implies (`$store`, …),
     ///   which win over body fields of the same name.
     private static func put(_ kind: String, _ id: String, _ fields: [String: JSONValue], meta: [(String, JSONValue)] = [],
                             _ result: Projector.Applied) -> Change {
+        put(kind, id, fields.map { Written(name: $0.key, value: $0.value) }, meta: meta, result)
+    }
+
+    private static func put(_ kind: String, _ id: String, _ fields: [Written], meta: [(String, JSONValue)] = [],
+                            _ result: Projector.Applied) -> Change {
         var written: [Written] = []
         written.reserveCapacity(fields.count + meta.count)
-        for (name, value) in fields where !meta.contains(where: { $0.0 == name }) { written.append(Written(name: name, value: value)) }
+        for w in fields where !meta.contains(where: { $0.0 == w.name }) { written.append(w) }
         for (name, value) in meta { written.append(Written(name: name, value: value)) }
         // Sorted once, as canonical JSON sorts keys (the names are distinct):
         // the trail is written in this order; so is the field list, which

@@ -182,8 +182,15 @@ public final class Projector {
     ///   made it ahead (on another core); made here otherwise.
     @discardableResult
     public func apply(_ env: SyncEnvelope, body: EventBody, prepared: PreparedChange? = nil) throws -> Applied {
+        try apply(env, prepared: prepared ?? PreparedChange(body))
+    }
+
+    /// ``apply(_:body:prepared:)`` of the change an event's body makes,
+    /// however it was read (``PreparedChange/init(_:version:)`` or
+    /// ``PreparedChange/init(recordBody:version:)``).
+    @discardableResult
+    public func apply(_ env: SyncEnvelope, prepared p: PreparedChange) throws -> Applied {
         guard env.family == family else { return .ignored }
-        let p = prepared ?? PreparedChange(body)
         let version = p.version ?? Version(env)
         // Library types are never `isChange`: household events are judged by the fold, not here.
         if p.isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
@@ -191,7 +198,7 @@ public final class Projector {
             return .rejected(why)
         }
         switch p.change {
-        case .library(let lib):
+        case .library(let lib, let body):
             try database.run("INSERT OR IGNORE INTO p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
                              [.blob(env.id.bytes), .blob(version.bytes), .integer(Int64(env.seq)), .text(String(decoding: body.encoded(), as: UTF8.self))])
             household = try loadHousehold()
@@ -199,7 +206,7 @@ public final class Projector {
         case .malformed(let e):
             // A body of a known type with missing keys: rejected with the
             // reason, never a reason to stall the batch it came in.
-            try reject(env, "malformed \(body.type): \(e)")
+            try reject(env, "malformed \(p.type): \(e)")
             return .rejected("\(e)")
         case .deferred(let reason): return try defer_(env, reason)
         case .put(let kind, let id, let written, let trail, let fresh, let result):

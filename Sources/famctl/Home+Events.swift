@@ -12,15 +12,18 @@ extension Home {
     /// Events this device cannot open yet (no key) wait for a rebuild once the
     /// key arrives; unreadable bodies are reported by `replay`.
     ///
-    /// - Parameter prepared: made from `known` ahead of time, if it was.
+    /// - Parameters:
+    ///   - known: the event's body, when the caller has it;
+    ///   - prepared: the change it makes, when the caller made it ahead
+    ///     (then `known` is not needed).
     func apply(_ env: SyncEnvelope, body known: EventBody? = nil, prepared: PreparedChange? = nil) throws {
         guard env.family == family else { return }
-        let body: EventBody
-        if let known { body = known } else {
+        let change: PreparedChange
+        if let prepared { change = prepared } else if let known { change = PreparedChange(known) } else {
             guard case .body(let opened) = try openBody(env) else { return }
-            body = opened
+            change = PreparedChange(opened)
         }
-        if case .library = try projector.apply(env, body: body, prepared: prepared) {
+        if case .library = try projector.apply(env, prepared: change) {
             // Membership or keys changed: rebuild after this operation. Until
             // then the stored version says so, should the process die first.
             try state.set(.projectionVersion, "stale")
@@ -64,7 +67,7 @@ extension Home {
         // an event whose key is not held yet is opened again in `apply`.
         let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
         let report = try log.ingest(inputs, family: family, prepare: { keys.open($0) },
-                                    onAccepted: { env, ready in try apply(env, body: ready?.0, prepared: ready?.1) })
+                                    onAccepted: { env, ready in try apply(env, prepared: ready) })
         try settle()
         return report
     }
@@ -100,18 +103,18 @@ extension Home {
                 let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
                 let opener = Pipeline<EventLog.StoredBytes, OpenedEvent?> { chunk in
                     chunk.map { stored in
-                        guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id), let (body, prepared) = keys.open(env) else { return nil }
-                        return OpenedEvent(env: env, body: body, prepared: prepared)
+                        guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id), let prepared = keys.open(env) else { return nil }
+                        return OpenedEvent(env: env, prepared: prepared)
                     }
                 }
                 func project(_ opened: [OpenedEvent?]?) throws {
                     for case let opened? in opened ?? [] {
-                        let (env, body, prepared) = (opened.env, opened.body, opened.prepared)
-                        if LibraryEvent.isLibrary(body) {
-                            if let event = try? LibraryEvent(body), try learnKey(from: event, author: env.author) { complete = false }
-                            if case .library = try projector.apply(env, body: body) { complete = false }
+                        let (env, prepared) = (opened.env, opened.prepared)
+                        if prepared.isLibraryType {
+                            if let event = prepared.libraryEvent, try learnKey(from: event, author: env.author) { complete = false }
+                            if case .library = try projector.apply(env, prepared: prepared) { complete = false }
                         } else if complete {
-                            try projector.apply(env, body: body, prepared: prepared)
+                            try projector.apply(env, prepared: prepared)
                         }
                     }
                 }
@@ -170,7 +173,6 @@ extension Home {
 /// destroyed through the runtime's slow generic path.)
 private struct OpenedEvent: Sendable {
     let env: SyncEnvelope
-    let body: EventBody
     let prepared: PreparedChange
 }
 
@@ -182,10 +184,15 @@ private struct OpenedEvent: Sendable {
 private struct ReadOnlyKeys: @unchecked Sendable {
     let keys: [UInt32: EpochKey]
 
-    /// The event's body and the change it makes; `nil` when no key is held
-    /// for its epoch or the body does not open (``Home/openBody(_:)`` says why).
-    func open(_ env: SyncEnvelope) -> (EventBody, PreparedChange)? {
-        guard let key = keys[env.epoch], let plain = try? env.openBody(with: key), let body = try? EventBody(decoding: plain) else { return nil }
-        return (body, PreparedChange(body, version: Version(env)))
+    /// The change the event's body makes; `nil` when no key is held for
+    /// its epoch or the body does not open (``Home/openBody(_:)`` says why).
+    /// A record event is read straight from its bytes; any other body, or
+    /// one of an unusual shape, through an ``EventBody``.
+    func open(_ env: SyncEnvelope) -> PreparedChange? {
+        guard let key = keys[env.epoch], let plain = try? env.openBody(with: key) else { return nil }
+        let version = Version(env)
+        if let change = PreparedChange(recordBody: plain, version: version) { return change }
+        guard let body = try? EventBody(decoding: plain) else { return nil }
+        return PreparedChange(body, version: version)
     }
 }
