@@ -41,12 +41,7 @@ struct JSONParser {
             skip()
             if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return .object(o) }
             while true {
-                skip()
-                guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw .invalid(i) }
-                let k = try string()
-                skip()
-                guard i < b.count, b[i] == UInt8(ascii: ":") else { throw .invalid(i) }
-                i += 1
+                let k = try key()
                 let v = try value(depth: depth + 1)
                 guard o.updateValue(v, forKey: k) == nil else { throw .invalid(i) }
                 skip()
@@ -74,6 +69,17 @@ struct JSONParser {
         case UInt8(ascii: "n"): try literal("null"); return .null
         default: return try number()
         }
+    }
+
+    /// An object member's key and the colon after it.
+    mutating func key() throws(Failure) -> String {
+        skip()
+        guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw .invalid(i) }
+        let k = try string()
+        skip()
+        guard i < b.count, b[i] == UInt8(ascii: ":") else { throw .invalid(i) }
+        i += 1
+        return k
     }
 
     mutating func literal(_ s: StaticString) throws(Failure) {
@@ -235,12 +241,7 @@ extension JSONParser {
         skip()
         if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return (out, nil) }
         while true {
-            skip()
-            guard i < b.count, b[i] == UInt8(ascii: "\"") else { throw .invalid(i) }
-            let k = try string()
-            skip()
-            guard i < b.count, b[i] == UInt8(ascii: ":") else { throw .invalid(i) }
-            i += 1
+            let k = try key()
             // A key given twice is refused, as by `value(depth:)`: by a
             // linear scan while the object is small, a set beyond.
             let seen = out.count + (inner == nil ? 0 : 1)
