@@ -236,6 +236,7 @@ extension JSONParser {
         guard depth < 256 else { throw .invalid(i) }
         i += 1
         var out: [JSONMember] = []
+        out.reserveCapacity(8)   // a body's keys, or a record's fields: growing from empty reallocated three times
         var inner: [JSONMember]?
         var keys: Set<String>?   // for the duplicate check of large objects
         skip()

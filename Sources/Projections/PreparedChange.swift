@@ -188,6 +188,7 @@ public struct PreparedChange: Sendable, Equatable {
         var e = EntityState()
         for w in written { e.copyMeta(w) }
         var fieldList: [UInt8] = []
+        fieldList.reserveCapacity(trail.count + 16)   // the same names and values, other framing
         let byteOrder = written.allSatisfy { $0.name.utf8.allSatisfy { $0 < 0x80 } }
             ? written : written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         EntityState.encodeFieldList(written: byteOrder, into: &fieldList)

@@ -9,22 +9,37 @@ enum UUIDText {
         var s = s
         return s.withUTF8 { u -> UUID? in
             guard u.count == 36 else { return nil }
-            var bytes = [UInt8](repeating: 0, count: 16)
-            var k = 0
-            var i = 0
-            while i < 36 {
-                if i == 8 || i == 13 || i == 18 || i == 23 {
-                    guard u[i] == UInt8(ascii: "-") else { return nil }
-                    i += 1
-                    continue
+            // Written into the UUID's own 16 bytes: no array (an allocation
+            // per record event in a rebuild's profile).
+            var uuid: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            let valid = withUnsafeMutableBytes(of: &uuid) { out -> Bool in
+                var k = 0
+                var i = 0
+                while i < 36 {
+                    if i == 8 || i == 13 || i == 18 || i == 23 {
+                        guard u[i] == UInt8(ascii: "-") else { return false }
+                        i += 1
+                        continue
+                    }
+                    guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return false }
+                    out[k] = hi << 4 | lo
+                    k += 1
+                    i += 2
                 }
-                guard let hi = Hex.nibble(u[i]), let lo = Hex.nibble(u[i + 1]) else { return nil }
-                bytes[k] = hi << 4 | lo
-                k += 1
-                i += 2
+                return true
             }
-            return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                               bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+            return valid ? UUID(uuid: uuid) : nil
+        }
+    }
+
+    @inline(__always)
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
         }
     }
 
