@@ -41,6 +41,8 @@ public enum Hex {
     }
 
     /// The value of one hex digit, either case; `nil` for another character.
+    /// (Inlinable: a UUID parse calls it 32 times.)
+    @inlinable
     public static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")

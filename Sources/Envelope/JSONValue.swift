@@ -54,26 +54,6 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         return out
     }
 
-    /// The canonical text of an object whose member values are already
-    /// canonical JSON text: keys sorted as ``jsonText`` sorts them.
-    public static func objectBytes(_ members: [(key: String, value: [UInt8])]) -> [UInt8] {
-        // Sorted in place (stable: of equal keys the last is written), without a dictionary.
-        let sorted = members.enumerated().sorted { a, b in a.element.key != b.element.key ? a.element.key < b.element.key : a.offset < b.offset }
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        out.reserveCapacity(2 + members.reduce(0) { $0 + $1.key.utf8.count + $1.value.count + 4 })
-        var first = true
-        for (k, m) in sorted.enumerated() {
-            if k + 1 < sorted.count, sorted[k + 1].element.key == m.element.key { continue }
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            quote(m.element.key, into: &out)
-            out.append(UInt8(ascii: ":"))
-            out += m.element.value
-        }
-        out.append(UInt8(ascii: "}"))
-        return out
-    }
-
     /// `{"key":value,…}` with keys sorted as ``jsonText`` sorts them, each
     /// value written by `value`.
     static func writeObject<V>(_ o: [String: V], into out: inout [UInt8], value: (V, inout [UInt8]) -> Void) {

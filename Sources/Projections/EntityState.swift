@@ -141,36 +141,31 @@ public struct EntityState: Sendable, Equatable {
     /// The part of the `fields` column after the versions.
     static func encodeFieldList(_ fields: [(name: String, version: Int, text: [UInt8]?)], into out: inout [UInt8]) {
         putVarint(&out, fields.count)
-        for f in fields {
-            putVarint(&out, f.name.utf8.count)
-            out += f.name.utf8
-            putVarint(&out, f.version)
-            if let t = f.text {
-                putVarint(&out, t.count + 1)
-                out += t
-            } else {
-                putVarint(&out, 0)
-            }
-        }
+        for f in fields { encodeField(name: f.name, version: f.version, text: f.text, into: &out) }
     }
 
     /// ``encodeFieldList(_:into:)`` of the fields a put wrote, already in
     /// name byte order, each at version index 0.
     static func encodeFieldList(written: [PreparedChange.Written], into out: inout [UInt8]) {
         putVarint(&out, written.count)
-        for w in written {
-            var name = w.name
-            name.withUTF8 { u in
-                putVarint(&out, u.count)
-                out.append(contentsOf: u)
-            }
+        for w in written { encodeField(name: w.name, version: 0, text: w.text, into: &out) }
+    }
+
+    /// One field of the list: its name, the index of its version, its JSON
+    /// text (length + 1; 0 = cleared).
+    @inline(__always)
+    private static func encodeField(name: String, version: Int, text: [UInt8]?, into out: inout [UInt8]) {
+        var name = name
+        name.withUTF8 { u in
+            putVarint(&out, u.count)
+            out.append(contentsOf: u)
+        }
+        putVarint(&out, version)
+        if let text {
+            putVarint(&out, text.count + 1)
+            out += text
+        } else {
             putVarint(&out, 0)
-            if let t = w.text {
-                putVarint(&out, t.count + 1)
-                out += t
-            } else {
-                putVarint(&out, 0)
-            }
         }
     }
 

@@ -22,7 +22,7 @@ enum UUIDText {
                         i += 1
                         continue
                     }
-                    guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return false }
+                    guard let hi = Hex.nibble(u[i]), let lo = Hex.nibble(u[i + 1]) else { return false }
                     out[k] = hi << 4 | lo
                     k += 1
                     i += 2
@@ -30,16 +30,6 @@ enum UUIDText {
                 return true
             }
             return valid ? UUID(uuid: uuid) : nil
-        }
-    }
-
-    @inline(__always)
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
         }
     }
 

@@ -12,14 +12,12 @@ extension Home {
     /// Events this device cannot open yet (no key) wait for a rebuild once the
     /// key arrives; unreadable bodies are reported by `replay`.
     ///
-    /// - Parameters:
-    ///   - known: the event's body, when the caller has it;
-    ///   - prepared: the change it makes, when the caller made it ahead
-    ///     (then `known` is not needed).
-    func apply(_ env: SyncEnvelope, body known: EventBody? = nil, prepared: PreparedChange? = nil) throws {
+    /// - Parameter prepared: the change its body makes, when the caller made
+    ///   it ahead; the body is opened here otherwise.
+    func apply(_ env: SyncEnvelope, prepared: PreparedChange? = nil) throws {
         guard env.family == family else { return }
         let change: PreparedChange
-        if let prepared { change = prepared } else if let known { change = PreparedChange(known) } else {
+        if let prepared { change = prepared } else {
             guard case .body(let opened) = try openBody(env) else { return }
             change = PreparedChange(opened)
         }
@@ -55,7 +53,7 @@ extension Home {
             prepared[i] = PreparedChange(bodies[i].0)
             return (bodies[i].0.encoded(), bodies[i].1)
         }, as: identity, family: family, after: after, check: check) { env, i in
-            try apply(env, body: bodies[i].0, prepared: prepared[i].take())
+            try apply(env, prepared: prepared[i].take())
         }
         try settle()
         return envs
