@@ -112,3 +112,44 @@ public final class Pipeline<Input: Sendable, Output: Sendable> {
 
 @available(*, unavailable)
 extension Pipeline: Sendable {}
+
+extension Pipeline {
+    /// Contiguous chunks covering `0..<count`, at most `size` long, that
+    /// start small and grow (8, 16, 32, …) and shrink the same way at the
+    /// end. At either end of a pipeline one side waits: the consumer for
+    /// the first chunk, the worker while the consumer finishes the last.
+    /// Small end chunks keep those waits short (a 64-event chunk at each
+    /// end of an append of 1 000 is about a tenth of its time).
+    ///
+    /// - Parameter rampUp: `false` when the worker's first chunk keeps every
+    ///   core busy anyway (it is spread over them), so only the end shrinks.
+    public static func chunks(count: Int, size: Int, smallest: Int = 8, rampUp: Bool = true) -> [Range<Int>] {
+        precondition(size >= 1 && smallest >= 1, "chunks are at least one item long")
+        var front: [Int] = [], back: [Int] = []
+        var remaining = max(0, count)
+        var step = min(smallest, size)
+        while remaining > 0, step < size {
+            let f = min(rampUp ? step : size, remaining)
+            front.append(f)
+            remaining -= f
+            let b = min(step, remaining)
+            if b > 0 { back.append(b) }
+            remaining -= b
+            step *= 2
+        }
+        while remaining > 0 {
+            let m = min(size, remaining)
+            front.append(m)
+            remaining -= m
+        }
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(front.count + back.count)
+        var start = 0
+        for n in front + back.reversed() {
+            ranges.append(start..<(start + n))
+            start += n
+        }
+        return ranges
+    }
+}
+

@@ -373,9 +373,8 @@ public final class EventLog {
                     out.append(env)
                 }
             }
-            let chunk = 64
-            for start in stride(from: 0, to: count, by: chunk) {
-                let end = min(start + chunk, count)
+            for range in Pipeline<SealInput, Result<SyncEnvelope, EnvelopeError>>.chunks(count: count, size: 64) {
+                let (start, end) = (range.lowerBound, range.upperBound)
                 // The chunk's nonces in one call: libsodium asks the kernel
                 // (getrandom) once per call, a system call per event on the
                 // sealing thread otherwise.

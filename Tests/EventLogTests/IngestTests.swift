@@ -32,6 +32,48 @@ struct IngestTests {
         #expect(try log.count() == 4)
     }
 
+    /// What `prepare` made reaches `onAccepted` with its own event, on the
+    /// fast path and for an event held and released later in the same batch,
+    /// across chunk boundaries (600 inputs make chunks of 256, 256, 64, 16 and 8).
+    @Test func preparedValuesReachTheirOwnEvents() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1), b = Author(seed: 2)
+        let aEvents = (0..<300).map { _ in a.next() }
+        let bEvents = (0..<300).map { _ in b.next() }
+        // b's chain arrives backwards within each half: held, then released.
+        var inputs: [SyncEnvelope] = []
+        for i in 0..<300 {
+            inputs.append(aEvents[i])
+            inputs.append(i < 150 ? bEvents[149 - i] : bEvents[i])
+        }
+        var seen: [(EventID, String?)] = []
+        let report = try log.ingest(inputs.map(\.bytes), family: Author.family,
+                                    prepare: { env in "\(env.author.short)/\(env.seq)" },
+                                    onAccepted: { env, ready in seen.append((env.id, ready)) })
+        #expect(report.accepted.count == 600)
+        #expect(seen.count == 600)
+        let byID = Dictionary(uniqueKeysWithValues: (aEvents + bEvents).map { ($0.id, "\($0.author.short)/\($0.seq)") })
+        for (id, ready) in seen { #expect(ready == byID[id]) }
+        #expect(try log.pendingCount() == 0)
+    }
+
+    @Test func pipelineChunksCoverTheInputAndShrinkAtTheEnds() {
+        for count in [0, 1, 7, 8, 9, 63, 64, 65, 100, 257, 1000, 4321] {
+            for (size, rampUp) in [(64, true), (256, false), (1, true), (8, true)] {
+                let chunks = Pipeline<Int, Int>.chunks(count: count, size: size, rampUp: rampUp)
+                #expect(chunks.map(\.count).reduce(0, +) == count)
+                #expect(zip(chunks, chunks.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+                #expect(chunks.first?.lowerBound ?? 0 == 0)
+                #expect(chunks.allSatisfy { !$0.isEmpty && $0.count <= size })
+                if count >= 1000, size > 8 {
+                    #expect(chunks.last!.count == 8)
+                    #expect(chunks.first!.count == (rampUp ? 8 : size))
+                    #expect(chunks.filter { $0.count == size }.count >= count / size - 2)
+                }
+            }
+        }
+    }
+
     @Test func duplicatesAreNoOps() throws {
         let dir = TempDir(); let log = try makeLog(dir)
         let a = Author(seed: 1)
