@@ -16,15 +16,24 @@ import Synchronization
 public final class WebDAVPeer: Peer {
     public let base: URL
     let authorization: String?
+    /// Credentials would cross the network in clear text; every request is refused.
+    let refusesCredentials: Bool
     let session: URLSession
     public var label: String { "webdav:" + base.absoluteString }
 
     /// - Parameters:
     ///   - url: the collection for the family's area (its parent must exist).
     ///   - credentials: user and password for HTTP basic authentication.
-    public init(url: URL, credentials: (user: String, password: String)? = nil, timeout: TimeInterval = 20) {
+    ///   - allowPlainHTTP: send `credentials` over `http://` to another
+    ///     machine. Without it such a peer refuses every request
+    ///     (``PeerError/unsupported(_:)``) before anything is sent: basic
+    ///     authentication over `http://` shows the password to anyone on
+    ///     the network path.
+    public init(url: URL, credentials: (user: String, password: String)? = nil, allowPlainHTTP: Bool = false,
+                timeout: TimeInterval = 20) {
         base = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
         authorization = credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
+        refusesCredentials = credentials != nil && !allowPlainHTTP && !Self.protectsCredentials(base)
         let config = URLSessionConfiguration.ephemeral
         config.timeoutIntervalForRequest = timeout
         config.urlCache = nil
@@ -41,8 +50,27 @@ public final class WebDAVPeer: Peer {
         let result = Mutex<Result<Reply, PeerError>?>(nil)
     }
 
+    /// Whether credentials sent to `url` stay between this machine and the
+    /// server: `https://`, or `http://` to this machine itself (a loopback
+    /// address or `localhost`).
+    public static func protectsCredentials(_ url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "https": return true
+        case "http":
+            guard var host = url.host?.lowercased() else { return false }
+            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+            if host == "localhost" || host == "::1" { return true }
+            let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isNumber) && Int(p)! <= 255 }
+        default: return false
+        }
+    }
+
     /// One request, synchronously.
     func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) throws(PeerError) -> Reply {
+        if refusesCredentials {
+            throw .unsupported("refusing to send the password in clear text over http:// to \(base.host ?? "the server"): anyone on the network path could read it")
+        }
         guard let url = URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteURL else { throw .unsupported("bad path \(path)") }
         var req = URLRequest(url: url)
         req.httpMethod = method

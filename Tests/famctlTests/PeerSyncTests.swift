@@ -123,3 +123,57 @@ struct PeerCredentialsTests {
         #expect(throws: CLIError.self) { try PeerCredentials.find(for: URL(string: "http://127.0.0.1/")!) }
     }
 }
+
+/// Basic authentication over `http://` shows the password to the network
+/// path: famctl sends it only over `https://` or to this machine, unless
+/// told otherwise.
+struct PlainHTTPCredentialsTests {
+    @Test func onlyHTTPSOrThisMachineProtectsCredentials() {
+        for safe in ["https://dav.example.org/lins/", "HTTPS://dav.example.org/", "http://127.0.0.1:28080/dav/", "http://127.1.2.3/",
+                     "http://localhost/dav/", "http://LOCALHOST:8080/", "http://[::1]:8080/dav/"] {
+            #expect(WebDAVPeer.protectsCredentials(URL(string: safe)!), "\(safe)")
+        }
+        for unsafe in ["http://dav.example.org/lins/", "http://192.168.1.10/dav/", "http://127.0.0.1.example.org/",
+                       "http://127.0.0.256/", "http://128.0.0.1/", "http://localhost.example.org/", "ftp://127.0.0.1/", "http://[::2]/"] {
+            #expect(!WebDAVPeer.protectsCredentials(URL(string: unsafe)!), "\(unsafe)")
+        }
+    }
+
+    /// The peer itself refuses before any byte is sent: the address is in
+    /// TEST-NET-1, where nothing answers, so a request that went out would
+    /// fail with "unavailable" after the timeout instead.
+    @Test func thePeerRefusesEveryRequestBeforeSendingIt() {
+        let url = URL(string: "http://192.0.2.1:9/dav/fam/")!
+        let peer = WebDAVPeer(url: url, credentials: ("mum", "s3cret"), timeout: 30)
+        let started = Date()
+        #expect(throws: PeerError.self) { try peer.probe() }
+        do { _ = try peer.get("x") } catch {
+            guard case .unsupported(let why) = error else { Issue.record("expected a refusal, got \(error)"); return }
+            #expect(why.contains("clear text") && why.contains("192.0.2.1"))
+        }
+        #expect(Date().timeIntervalSince(started) < 5, "nothing may have been sent")
+        // Without credentials, or told to, the request goes out (and finds nobody).
+        let anonymous = WebDAVPeer(url: url, timeout: 1)
+        let allowed = WebDAVPeer(url: url, credentials: ("mum", "s3cret"), allowPlainHTTP: true, timeout: 1)
+        for p in [anonymous, allowed] {
+            do { _ = try p.get("x") } catch { #expect(error.isTransient, "\(error)") }
+        }
+    }
+
+    /// End to end: `famctl sync` with a password for an `http://` peer on
+    /// another machine stops with a clear error and a way out, before any
+    /// request (the peer's own refusal, with FAMCTL_PEER_ALLOW_HTTP=1 lifted,
+    /// is the test above).
+    @Test func syncRefusesToSendAPasswordOverPlainHTTP() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "mum")
+        try f.ok("family", "create", "--name", "The Lins", "--peer", "http://192.0.2.1:9/dav/lins/")
+        let creds = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret"]
+        let started = Date()
+        let refused = try f.run(["sync"], env: creds)
+        #expect(refused.code == 64)
+        #expect(refused.stderr.contains("refusing to send the peer's password in clear text over http:// to 192.0.2.1"))
+        #expect(refused.stderr.contains("https://") && refused.stderr.contains("FAMCTL_PEER_ALLOW_HTTP=1"))
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+}

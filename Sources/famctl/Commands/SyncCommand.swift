@@ -122,7 +122,13 @@ extension Home {
             base = DirectoryPeer(SharedDirectory(root: dir, family: family, staging: path + "/staging"))
         case .peer(let url):
             guard let u = URL(string: url.hasSuffix("/") ? url : url + "/") else { throw CLIError.data("the stored peer URL \(url) is not a URL") }
-            let webdav = WebDAVPeer(url: u.appendingPathComponent(family.description + "/"), credentials: try PeerCredentials.find(for: u))
+            let credentials = try PeerCredentials.find(for: u)
+            let allowPlainHTTP = ProcessInfo.processInfo.environment["FAMCTL_PEER_ALLOW_HTTP"] == "1"
+            if probe, credentials != nil, !allowPlainHTTP, !WebDAVPeer.protectsCredentials(u) {
+                throw CLIError(.usage, "refusing to send the peer's password in clear text over http:// to \(u.host ?? url): anyone on the network path could read it",
+                               hint: "Give the family an https:// peer (--peer https://… when it is created or joined), or set FAMCTL_PEER_ALLOW_HTTP=1 to send the password anyway.")
+            }
+            let webdav = WebDAVPeer(url: u.appendingPathComponent(family.description + "/"), credentials: credentials, allowPlainHTTP: allowPlainHTTP)
             do throws(PeerError) { if probe { try webdav.probe() } } catch {
                 throw CLIError(error.isTransient ? .tempFail : .dataError, "the peer \(url): \(error)",
                                hint: error.isTransient ? "Try again later; nothing was lost." : "Use a WebDAV server that honours If-Match and If-None-Match.")
