@@ -69,6 +69,37 @@ struct IncrementalSyncTests {
     }
 }
 
+/// Compaction merges the first run of small segments wherever it lies: a
+/// large segment right after the lowest small one (a few events, then a
+/// bulk import published in one round) used to stop it for good.
+struct CompactionAfterABulkTests {
+    @Test func smallSegmentsAfterALargeOneAreMerged() throws {
+        let family = try SharedFamily()
+        let (dad, dir) = (family.dad, family.dir)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        try dad.ok("sync")
+        do {
+            let home = try Home.open(dad.home)
+            try home.append((0..<1_500).map { BenchCommand.sample($0) })
+        }
+        try dad.ok("sync")
+        for i in 0..<14 {
+            try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)")
+            try dad.ok("sync")
+        }
+        let home = try Home.open(dad.home)
+        let folder = dir + "/" + home.family.description + "/" + home.deviceID.hex
+        let sizes = try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.map { name in
+            (try FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? NSNumber)?.intValue ?? 0
+        }
+        #expect(sizes.contains { $0 >= Replicator.smallSegment }, "the bulk's segment is large")
+        let small = sizes.filter { $0 < Replicator.smallSegment }.count
+        #expect(small < Replicator.compactAfter + 1, "\(small) small segments after 15 one-record rounds")
+        try family.mum.ok("sync")
+        #expect(try family.mum.ok("digest") == dad.ok("digest"))
+    }
+}
+
 struct SharedFolderRepairTests {
     @Test func deletedOwnSegmentsAreWrittenAgainAndAMissingFolderFailsFast() throws {
         let root = FamctlRunner()

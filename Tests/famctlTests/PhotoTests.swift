@@ -57,6 +57,23 @@ struct PhotoTests {
         #expect(try mum.ok("digest") == gran.ok("digest"))
     }
 
+    /// A viewer's `photo add` is refused, and leaves nothing behind that a
+    /// later `sync` would upload: no cached blob, no blob in the shared folder.
+    @Test func aRefusedPhotoLeavesNoBlobToUpload() throws {
+        let (mum, _, gran, dir, record) = try Self.household()
+        let file = gran.root + "/carrots.jpg"
+        try Data(Self.jpeg(20_000, marker: "GRAN")).write(to: URL(fileURLWithPath: file))
+        let refused = try gran.run("photo", "add", record, file)
+        #expect(refused.code == 65, "\(refused.stderr)")
+        let cached = (try? FileManager.default.contentsOfDirectory(atPath: gran.home + "/photos")) ?? []
+        #expect(cached.isEmpty, "the refused photo's blob stayed in the cache: \(cached)")
+        try gran.ok("sync")
+        try mum.ok("sync")
+        let blobs = (try? FileManager.default.subpathsOfDirectory(atPath: dir))?.filter { $0.hasSuffix(".blob") } ?? []
+        #expect(blobs.isEmpty, "a blob that no event names was uploaded: \(blobs)")
+        #expect(try mum.ok("photo", "list").isEmpty)
+    }
+
     @Test func damagedAndMissingBlobsAreNotYetArrived() throws {
         let (mum, dad, _, dir, record) = try Self.household()
         let file = mum.root + "/p.png"
