@@ -17,6 +17,10 @@ public final class MemoryPeer: Peer {
         public var shortPage = 0
         /// Percent of `replace` calls that find another writer got there first.
         public var competingWriter = 0
+        /// Objects whose every `get` answers `unavailable` (an HTTP 500 for
+        /// that object alone: a damaged disk block, a planted object the
+        /// server cannot serve).
+        public var brokenPaths: Set<String> = []
         public init() {}
     }
 
@@ -96,6 +100,7 @@ public final class MemoryPeer: Peer {
 
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         try gate()
+        if faults.brokenPaths.contains(path) { throw .unavailable("HTTP 500 (injected, for this object)") }
         guard let o = objects[path] else { throw .notFound }
         return o
     }

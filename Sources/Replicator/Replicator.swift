@@ -155,6 +155,33 @@ public final class Replicator {
         var done = try doneFiles()
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
+        // Files that failed before are read after everything new, so that
+        // what keeps failing does not hold up what arrived since.
+        let failedBefore = Set(try unverifiable().map(\.path))
+        // One object that keeps failing after retries (an HTTP 500 for that
+        // object alone) is "not yet arrived", and the round goes on. Two in a
+        // row among the new files mean the server itself is failing: the
+        // round ends, as when the listing fails. Among the files that failed
+        // before, two in a row end only that part of the round (they are
+        // taken in a new order each round, so none waits behind the others
+        // for good).
+        var failedInARow = 0
+        func attempt(_ path: String, retryingOld: Bool) throws -> Bool? {
+            do {
+                let finished = try read(path, into: &report, ingest: ingest)
+                failedInARow = 0
+                return finished
+            } catch let error as PeerError where error.isTransient {
+                failedInARow += 1
+                if failedInARow >= 2 {
+                    if retryingOld { return nil }
+                    throw error
+                }
+                report.notYetArrived.append((path, error.description))
+                try mark(path, "unverifiable", error.description)
+                return false
+            }
+        }
         var more = true
         while more {
             let page: ChangePage
@@ -168,16 +195,18 @@ public final class Replicator {
             }
             for object in page.objects where !object.deleted {
                 if page.token == "listing" { listed.insert(object.path) }
-                guard !done.contains(object.path), !tried.contains(object.path) else { continue }
+                guard !done.contains(object.path), !tried.contains(object.path), !failedBefore.contains(object.path) else { continue }
                 tried.insert(object.path)
-                if try read(object.path, into: &report, ingest: ingest) { done.insert(object.path) }
+                if try attempt(object.path, retryingOld: false) == true { done.insert(object.path) }
             }
             token = page.token
             try setMeta("token", page.token)
             more = page.moreComing
         }
-        for (path, _) in try unverifiable() where !done.contains(path) && !tried.contains(path) {
-            _ = try read(path, into: &report, ingest: ingest)
+        failedInARow = 0
+        for (path, _) in try unverifiable().shuffled() where !done.contains(path) && !tried.contains(path) {
+            tried.insert(path)
+            guard try attempt(path, retryingOld: true) != nil else { break }
         }
         if !listed.isEmpty || token == "listing" { try republishMissing(listed: listed) }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))

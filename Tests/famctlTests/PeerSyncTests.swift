@@ -177,3 +177,59 @@ struct PlainHTTPCredentialsTests {
         #expect(Date().timeIntervalSince(started) < 10)
     }
 }
+
+/// An object the server keeps failing on (an HTTP 500 for that object
+/// alone) is "not yet arrived"; the round reads everything else. Only a
+/// server that fails on object after object ends the round.
+struct FailingObjectTests {
+    @Test func oneObjectThatKeepsFailingDoesNotStopTheRound() throws {
+        let cloud = MemoryPeer(seed: 1)
+        var slept: [Double] = []
+        let peer = RetryingPeer(cloud, attempts: 4, rng: SplitMixRNG(seed: 1), sleep: { slept.append($0) })
+        let mum = FamctlRunner(), dad = FamctlRunner(), gran = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/unused")
+        try mum.ok("subject", "add", "newMom")
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        try gran.ok("accept", try mum.ok("invite"), "--name", "Gran")
+        let mumHome = try Home.open(mum.home)
+        for i in 1...3 {
+            try mumHome.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T0\(i):00:00Z",
+                                            fields: ["mood": .int(Int64(i))]).body])
+            _ = try mumHome.syncRound(over: peer)
+        }
+        let mumSegments = try cloud.changes(since: nil, limit: 1_000).objects.map(\.path).filter { $0.hasPrefix(mumHome.deviceID.hex) }
+        #expect(mumSegments.count == 3)
+        let dadHome = try Home.open(dad.home)
+
+        // Mum's middle segment cannot be read: Dad's round goes on without it.
+        cloud.faults.brokenPaths = [mumSegments[1]]
+        let (_, pulled) = try dadHome.syncRound(over: peer)
+        #expect(pulled.notYetArrived.map(\.0) == [mumSegments[1]])
+        #expect(slept.count == 3, "the failing object was retried with back-off: \(slept)")
+        #expect(try dad.ok("record", "list").split(separator: "\n").count == 1, "the first segment's record is in; the third waits for the second")
+        // The server serves it again: the next round reads it, and the rest follows.
+        cloud.faults.brokenPaths = []
+        _ = try dadHome.syncRound(over: peer)
+        #expect(try dad.ok("record", "list").split(separator: "\n").count == 3)
+        _ = try mumHome.syncRound(over: peer)   // Dad's join, published in his rounds
+        #expect(try dad.ok("digest") == mum.ok("digest"))
+
+        // A server failing on every object of Mum's: Gran's round ends at the
+        // second failure in a row (nothing is lost), twice; then the two that
+        // failed before are tried after the new files, and their failures no
+        // longer end the round.
+        let granHome = try Home.open(gran.home)
+        cloud.faults.brokenPaths = Set(mumSegments)
+        #expect(throws: PeerError.self) { _ = try granHome.syncRound(over: peer) }
+        #expect(throws: PeerError.self) { _ = try granHome.syncRound(over: peer) }
+        let (_, third) = try granHome.syncRound(over: peer)
+        #expect(Set(third.notYetArrived.map(\.0)).isSubset(of: Set(mumSegments)) && third.notYetArrived.contains { $0.0 == mumSegments[2] })
+        cloud.faults.brokenPaths = []
+        _ = try granHome.syncRound(over: peer)
+        #expect(try gran.ok("record", "list").split(separator: "\n").count == 3)
+        for _ in 0..<2 { for h in [mumHome, dadHome, granHome] { _ = try h.syncRound(over: peer) } }
+        #expect(try gran.ok("digest") == mum.ok("digest"))
+        #expect(try dad.ok("digest") == mum.ok("digest"))
+    }
+}
