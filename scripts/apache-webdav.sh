@@ -34,6 +34,8 @@ LoadModule mpm_event_module $MODS/mod_mpm_event.so
 LoadModule authz_core_module $MODS/mod_authz_core.so
 LoadModule dav_module $MODS/mod_dav.so
 LoadModule dav_fs_module $MODS/mod_dav_fs.so
+LogFormat "%m %U %>s %B" famctl
+CustomLog "$BASE/access.log" famctl
 DocumentRoot "$BASE/root"
 DavLockDB "$BASE/lock/davlock"
 Mutex file:$BASE/run default

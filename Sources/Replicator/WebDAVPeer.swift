@@ -18,6 +18,7 @@ public final class WebDAVPeer: Peer {
     let authorization: String?
     /// Credentials would cross the network in clear text; every request is refused.
     let refusesCredentials: Bool
+    let maximumObjectBytes: Int
     let session: URLSession
     public var label: String { "webdav:" + base.absoluteString }
 
@@ -29,8 +30,12 @@ public final class WebDAVPeer: Peer {
     ///     (``PeerError/unsupported(_:)``) before anything is sent: basic
     ///     authentication over `http://` shows the password to anyone on
     ///     the network path.
+    ///   - maximumObjectBytes: the largest object ``get(_:)`` reads; a
+    ///     larger one is refused (``PeerError/unsupported(_:)``), as a shared
+    ///     directory refuses a file over 256 MiB.
     public init(url: URL, credentials: (user: String, password: String)? = nil, allowPlainHTTP: Bool = false,
-                timeout: TimeInterval = 20) {
+                maximumObjectBytes: Int = 256 << 20, timeout: TimeInterval = 20) {
+        self.maximumObjectBytes = max(1, maximumObjectBytes)
         base = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
         authorization = credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
         refusesCredentials = credentials != nil && !allowPlainHTTP && !Self.protectsCredentials(base)
@@ -158,10 +163,31 @@ public final class WebDAVPeer: Peer {
         return r.status == 200 ? r.headers["etag"] : nil
     }
 
+    /// Reads an object whole, up to ``maximumObjectBytes``. The request asks
+    /// for one byte more than the limit (`Range`), so a server that honours
+    /// ranges (Apache's `mod_dav` does) never sends a planted giant whole;
+    /// the answer of one that ignores them is refused all the same, once
+    /// received.
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
-        let r = try send("GET", familyRelative(path))
+        let r = try send("GET", familyRelative(path), headers: ["Range": "bytes=0-\(maximumObjectBytes)"])
+        let tooLarge = PeerError.unsupported("\(path) is over the \(maximumObjectBytes)-byte limit")
         switch r.status {
-        case 200: return ([UInt8](r.body), r.headers["etag"] ?? "")
+        case 200:
+            guard r.body.count <= maximumObjectBytes else { throw tooLarge }
+            return ([UInt8](r.body), r.headers["etag"] ?? "")
+        case 206:
+            // "bytes 0-LAST/TOTAL": the whole object only if TOTAL is what came.
+            guard r.body.count <= maximumObjectBytes else { throw tooLarge }
+            let range = r.headers["content-range"] ?? ""
+            guard let total = range.split(separator: "/").last.flatMap({ Int($0) }), range.hasPrefix("bytes 0-") else {
+                throw .unsupported("GET \(path): a partial answer without a usable Content-Range (\(range))")
+            }
+            guard total <= maximumObjectBytes else { throw tooLarge }
+            guard total == r.body.count else { throw .unavailable("GET \(path): \(r.body.count) of \(total) bytes") }
+            return ([UInt8](r.body), r.headers["etag"] ?? "")
+        case 416:
+            // No byte in range: an empty object.
+            return ([], r.headers["etag"] ?? "")
         case 404: throw .notFound
         default: throw .unavailable("GET \(path): HTTP \(r.status)")
         }

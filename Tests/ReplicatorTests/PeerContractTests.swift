@@ -73,6 +73,42 @@ struct PeerContractTests {
         }
     }
 
+    /// An object over the limit is refused without being read whole: the
+    /// request asks for one byte more than the limit, which Apache honours.
+    @Test(.timeLimit(.minutes(2)))
+    func webDAVOnApacheRefusesObjectsOverTheLimit() throws {
+        try ApacheServer.with { url, base in
+            let family = url.appendingPathComponent(FamilyID.random().description + "/")
+            let writer = WebDAVPeer(url: family)
+            try writer.probe()
+            let big = Self.path(1), exact = Self.path(2), empty = Self.path(3)
+            let bigBytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+            let exactBytes = (0..<4_096).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+            try writer.create(big, bigBytes)
+            try writer.create(exact, exactBytes)
+            try writer.create(empty, [])
+            #expect(try writer.get(big).bytes == bigBytes, "the default limit reads it")
+
+            let reader = WebDAVPeer(url: family, maximumObjectBytes: 4_096)
+            let refused = #expect(throws: PeerError.self) { try reader.get(big) }
+            #expect(refused == .unsupported("\(big) is over the 4096-byte limit"))
+            let got = try reader.get(exact)
+            #expect(got.bytes == exactBytes && !got.tag.isEmpty)
+            #expect(try reader.get(empty).bytes == [])
+            #expect(throws: PeerError.notFound) { try reader.get(Self.path(99)) }
+            // What the server sent for the refused object: the limit and one byte, not the 10 000.
+            let name = String(big.split(separator: "/").last!)
+            var sent: [Int] = []
+            for _ in 0..<50 {
+                let log = (try? String(contentsOfFile: base + "/access.log", encoding: .utf8)) ?? ""
+                sent = log.split(separator: "\n").filter { $0.hasPrefix("GET ") && $0.contains(name) }.compactMap { Int($0.split(separator: " ").last!) }
+                if sent.count >= 2 { break }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            #expect(sent == [10_000, 4_097], "bytes sent for the big object's two GETs: \(sent)")
+        }
+    }
+
     @Test func expiredTokensMeanRelistingAndShortPagesStillCoverEverything() throws {
         var faults = MemoryPeer.Faults()
         faults.shortPage = 50
@@ -124,11 +160,17 @@ enum ApacheServer {
 
     /// Starts the server, runs `body` with its WebDAV URL, stops it.
     static func with(_ body: (URL) throws -> Void) throws {
+        try with { url, _ in try body(url) }
+    }
+
+    /// The same, with the server's directory too (its `access.log` has a
+    /// line per request: method, path, status, body bytes sent).
+    static func with(_ body: (URL, String) throws -> Void) throws {
         let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
         let (code, out) = run([script, "start", base])
         defer { _ = run([script, "stop", base]) }
         try #require(code == 0, "could not start Apache: \(out)")
         let line = try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") })
-        try body(try #require(URL(string: String(line.dropFirst(6)))))
+        try body(try #require(URL(string: String(line.dropFirst(6)))), base)
     }
 }
