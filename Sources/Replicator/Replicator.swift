@@ -149,6 +149,10 @@ public final class Replicator {
     /// changes since the last token, then anything left unverifiable) and
     /// hands its events to `ingest`. The token is saved only after its page
     /// was applied; an expired token means listing from scratch.
+    /// Every path the last full listing showed (a shared directory, WebDAV),
+    /// blobs included; `nil` when the peer has a change feed instead.
+    public private(set) var lastListing: Set<String>?
+
     public func pull(ingest: ([[UInt8]]) throws -> IngestReport) throws -> PullReport {
         var report = PullReport()
         var token = try meta("token")
@@ -208,7 +212,10 @@ public final class Replicator {
             tried.insert(path)
             guard try attempt(path, retryingOld: true) != nil else { break }
         }
-        if !listed.isEmpty || token == "listing" { try republishMissing(listed: listed) }
+        if !listed.isEmpty || token == "listing" {
+            lastListing = listed
+            try republishMissing(listed: listed)
+        }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
         try setMeta("last_error", nil)
         return report

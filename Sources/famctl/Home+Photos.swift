@@ -115,7 +115,14 @@ extension Home {
     }
 
     /// Uploads this device's unpublished photos (create-only; already there is fine).
-    func publishPhotos(to peer: any Peer) throws -> Int {
+    ///
+    /// - Parameter listed: what a full listing of the peer showed this
+    ///   round, if it made one. A live photo's blob it does not show (someone
+    ///   deleted it from the folder or the server) is uploaded again from
+    ///   this device's cache, whoever added the photo: blobs are named by
+    ///   their hash, and the copy is checked against it first.
+    /// - Returns: blobs uploaded, new and repaired.
+    func publishPhotos(to peer: any Peer, listed: Set<String>? = nil) throws -> Int {
         try photoCacheTable()
         var pending: [String] = []
         try log.database.statement("SELECT blob FROM ph_cache WHERE unpublished = 1").forEachRow { pending.append($0.text(0)) }
@@ -126,8 +133,22 @@ extension Home {
             }
             try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
         }
+        var repaired = 0
+        if let listed {
+            let justPublished = Set(pending)
+            for p in try projector.photos() where !justPublished.contains(p.blob) && !listed.contains(Self.blobPath(p.blob)) {
+                guard let bytes = try? FileIO.readFile(photoDirectory + "/" + p.blob),
+                      Hex.encode(Sodium.blake2b256(bytes)) == p.blob else { continue }
+                do throws(PeerError) {
+                    try peer.create(Self.blobPath(p.blob), bytes)
+                    repaired += 1
+                } catch {
+                    guard error == .alreadyExists else { throw error }
+                }
+            }
+        }
         try evictPhotos()
-        return pending.count
+        return pending.count + repaired
     }
 
     /// Evicts least-recently-used published blobs until the cache fits its limit.

@@ -40,7 +40,7 @@ struct HouseholdPropertyTests {
                 if rng.next() % 3 == 0 && !removed.contains(target) {
                     if try mum.run("member", "remove", name).code == 0 { removed.insert(target) }
                 } else {
-                    try mum.run("member", "role", name, rng.next() % 2 == 0 ? "viewer" : "member")
+                    _ = try mum.run("member", "role", name, rng.next() % 2 == 0 ? "viewer" : "member")
                 }
             case 7 where devices.count < 7:
                 let newcomer = FamctlRunner()

@@ -74,6 +74,34 @@ struct PhotoTests {
         #expect(try mum.ok("photo", "list").isEmpty)
     }
 
+    /// A blob deleted from the shared folder is uploaded again by the next
+    /// device that syncs with a good copy in its cache, and a device that
+    /// joins later gets the photo.
+    @Test func aDeletedBlobIsUploadedAgainFromACache() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        let original = Self.jpeg(30_000, marker: "REPAIR")
+        let file = mum.root + "/carrots.jpg"
+        try Data(original).write(to: URL(fileURLWithPath: file))
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync")
+        try dad.ok("sync")
+        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg").contains("wrote"))
+        let blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
+        try #require(blobs.count == 1)
+        try FileManager.default.removeItem(atPath: dir + "/" + blobs[0])
+
+        let late = FamctlRunner()
+        try late.ok("accept", try mum.ok("invite"), "--name", "Late", "--dir", dir)
+        try late.ok("sync")
+        #expect(try late.run("photo", "get", photo, "--out", late.root + "/x.jpg").code == 75, "the blob is gone from the folder")
+        // Dad fetched it, so his cache holds it: his round puts it back.
+        try dad.ok("sync")
+        #expect(try FileManager.default.fileExists(atPath: dir + "/" + blobs[0]))
+        try late.ok("sync")
+        #expect(try late.ok("photo", "get", photo, "--out", late.root + "/x.jpg").contains("wrote 30010 bytes"))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: late.root + "/x.jpg"))) == original)
+    }
+
     @Test func damagedAndMissingBlobsAreNotYetArrived() throws {
         let (mum, dad, _, dir, record) = try Self.household()
         let file = mum.root + "/p.png"

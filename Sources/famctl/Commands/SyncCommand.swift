@@ -77,7 +77,7 @@ enum SyncCommand: Command {
         do {
             let published = try replicator.publish()
             let pulled = try replicator.pull { try home.ingest($0) }
-            _ = try home.publishPhotos(to: replicator.peer)
+            _ = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing)
             if home.prefetchPhotos {
                 for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
                     _ = try? home.photoBytes(p, peer: replicator.peer)   // not arrived yet: next round
