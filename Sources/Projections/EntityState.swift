@@ -173,8 +173,11 @@ public struct EntityState: Sendable, Equatable {
     /// `version`, from ``encodeFieldList(_:into:)`` of those fields (each
     /// with version index 0): the one version is filled in last.
     static func encodeFields(version: Version, fieldList: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [1, 1]
-        out.reserveCapacity(42 + fieldList.count)
+        // Sized first: a literal `[1, 1]` allocated, and reserving then moved it.
+        var out: [UInt8] = []
+        out.reserveCapacity(2 + version.bytes.count + fieldList.count)
+        out.append(1)
+        out.append(1)
         out += version.bytes
         out += fieldList
         return out

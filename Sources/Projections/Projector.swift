@@ -274,11 +274,20 @@ public final class Projector {
     func save(kind: String, id: String, row: StoredRow?, _ e: EntityState, made: (atMilliseconds: Int64?, fields: [UInt8])? = nil,
               entry: HistoryEntryRow) throws {
         let atMs: SQLValue = (made.map(\.atMilliseconds) ?? e.atMilliseconds).map { .integer($0) } ?? .null
-        var values: [SQLValue] = [
-            row.map { .integer($0.entity) } ?? .text(kind), .text(id), e.put.map { .blob($0.bytes) } ?? .null, e.delete.map { .blob($0.bytes) } ?? .null,
-            e.firstPut.map { .blob($0.bytes) } ?? .null, e.store.map { .text($0) } ?? .null,
-            e.focus.map { .text($0) } ?? .null, e.at.map { .text($0) } ?? .null, atMs, .blob(made?.fields ?? e.encodedFields()),
-        ]
+        // Sized for the insert's fourteen values: appending the history
+        // columns to a literal of ten reallocated it for every new entity.
+        var values: [SQLValue] = []
+        values.reserveCapacity(14)
+        values.append(row.map { .integer($0.entity) } ?? .text(kind))
+        values.append(.text(id))
+        values.append(e.put.map { .blob($0.bytes) } ?? .null)
+        values.append(e.delete.map { .blob($0.bytes) } ?? .null)
+        values.append(e.firstPut.map { .blob($0.bytes) } ?? .null)
+        values.append(e.store.map { .text($0) } ?? .null)
+        values.append(e.focus.map { .text($0) } ?? .null)
+        values.append(e.at.map { .text($0) } ?? .null)
+        values.append(atMs)
+        values.append(.blob(made?.fields ?? e.encodedFields()))
         if let row {
             try updateStatement.run(values)
             // Applying the creating event again changes nothing; a later one
@@ -287,7 +296,10 @@ public final class Projector {
                 try historyStatement.run([.integer(row.entity), .blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)])
             }
         } else {
-            values += [.blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)]
+            values.append(.blob(entry.version.bytes))
+            values.append(.blob(entry.event.bytes))
+            values.append(.text(entry.op))
+            values.append(.text(entry.changes))
             try insertStatement.run(values)
         }
     }
