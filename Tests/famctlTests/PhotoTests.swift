@@ -29,11 +29,18 @@ struct PhotoTests {
         return (mum, dad, gran, dir, record)
     }
 
+    /// Writes a JPEG of `size` bytes (after its marker) into `runner`'s
+    /// directory, for `photo add`: its path and bytes.
+    static func jpegFile(_ runner: FamctlRunner, _ size: Int, marker: String) throws -> (path: String, bytes: [UInt8]) {
+        let bytes = jpeg(size, marker: marker)
+        let path = runner.root + "/carrots.jpg"
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (path, bytes)
+    }
+
     @Test func photoTravelsByteForByteAndIsDeletedEverywhere() throws {
         let (mum, dad, gran, dir, record) = try Self.household()
-        let original = Self.jpeg(50_000, marker: "FIRST-CARROTS-PLAINTEXT-MARKER")
-        let file = mum.root + "/carrots.jpg"
-        try Data(original).write(to: URL(fileURLWithPath: file))
+        let (file, original) = try Self.jpegFile(mum, 50_000, marker: "FIRST-CARROTS-PLAINTEXT-MARKER")
         let photo = try mum.ok("photo", "add", record, file)
         for r in [mum, dad, gran, mum] { try r.ok("sync") }
         for r in [dad, gran] {
@@ -61,8 +68,7 @@ struct PhotoTests {
     /// later `sync` would upload: no cached blob, no blob in the shared folder.
     @Test func aRefusedPhotoLeavesNoBlobToUpload() throws {
         let (mum, _, gran, dir, record) = try Self.household()
-        let file = gran.root + "/carrots.jpg"
-        try Data(Self.jpeg(20_000, marker: "GRAN")).write(to: URL(fileURLWithPath: file))
+        let (file, _) = try Self.jpegFile(gran, 20_000, marker: "GRAN")
         let refused = try gran.run("photo", "add", record, file)
         #expect(refused.code == 65, "\(refused.stderr)")
         let cached = (try? FileManager.default.contentsOfDirectory(atPath: gran.home + "/photos")) ?? []
@@ -79,9 +85,7 @@ struct PhotoTests {
     /// joins later gets the photo.
     @Test func aDeletedBlobIsUploadedAgainFromACache() throws {
         let (mum, dad, _, dir, record) = try Self.household()
-        let original = Self.jpeg(30_000, marker: "REPAIR")
-        let file = mum.root + "/carrots.jpg"
-        try Data(original).write(to: URL(fileURLWithPath: file))
+        let (file, original) = try Self.jpegFile(mum, 30_000, marker: "REPAIR")
         let photo = try mum.ok("photo", "add", record, file)
         try mum.ok("sync")
         try dad.ok("sync")
@@ -96,7 +100,7 @@ struct PhotoTests {
         #expect(try late.run("photo", "get", photo, "--out", late.root + "/x.jpg").code == 75, "the blob is gone from the folder")
         // Dad fetched it, so his cache holds it: his round puts it back.
         try dad.ok("sync")
-        #expect(try FileManager.default.fileExists(atPath: dir + "/" + blobs[0]))
+        #expect(FileManager.default.fileExists(atPath: dir + "/" + blobs[0]))
         try late.ok("sync")
         #expect(try late.ok("photo", "get", photo, "--out", late.root + "/x.jpg").contains("wrote 30010 bytes"))
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: late.root + "/x.jpg"))) == original)
