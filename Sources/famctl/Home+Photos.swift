@@ -126,6 +126,20 @@ extension Home {
         try photoCacheTable()
         var pending: [String] = []
         try log.database.statement("SELECT blob FROM ph_cache WHERE unpublished = 1").forEachRow { pending.append($0.text(0)) }
+        // Only blobs a photo event names go out. One that none names was
+        // left by a `photo add` killed between its blob and its append (or
+        // another process's append has not committed yet): it waits, never
+        // deleted here, since that append may still come. A deleted photo's
+        // blob is not uploaded either (nobody can show it), but may leave
+        // the cache like any published one.
+        var live = Set<String>(), deleted = Set<String>()
+        for p in try projector.photos(includeDeleted: true) {
+            if p.deleted { deleted.insert(p.blob) } else { live.insert(p.blob) }
+        }
+        for blob in pending where deleted.contains(blob) && !live.contains(blob) {
+            try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
+        }
+        pending.removeAll { !live.contains($0) }
         for blob in pending {
             guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob) else { continue }
             do throws(PeerError) { try peer.create(Self.blobPath(blob), bytes) } catch {

@@ -106,6 +106,38 @@ struct PhotoTests {
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: late.root + "/x.jpg"))) == original)
     }
 
+    /// What a `photo add` killed between its blob and its append leaves — a
+    /// cached blob marked for upload, and no event — is not uploaded (an
+    /// orphan no event names), and not deleted either (the append may
+    /// still come). A photo added and deleted before any sync is not
+    /// uploaded.
+    @Test func blobsNoLivePhotoNamesAreNotUploaded() throws {
+        let (mum, _, _, dir, record) = try Self.household()
+        let orphan = Array("not a photo anyone added".utf8)
+        let name = Hex.encode(Sodium.blake2b256(orphan))
+        do {
+            let home = try Home.open(mum.home)
+            try home.photoCacheTable()
+            try FileManager.default.createDirectory(atPath: home.photoDirectory, withIntermediateDirectories: true)
+            try Data(orphan).write(to: URL(fileURLWithPath: home.photoDirectory + "/" + name))
+            try home.log.database.run("INSERT INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, 0, 1)",
+                                      [.text(name), .integer(Int64(orphan.count))])
+        }
+        let (file, _) = try Self.jpegFile(mum, 10_000, marker: "ADDED-THEN-DELETED")
+        let gone = try mum.ok("photo", "add", record, file)
+        try mum.ok("photo", "delete", gone)
+        try mum.ok("sync")
+        var blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
+        #expect(blobs.isEmpty, "uploaded: \(blobs)")
+        #expect(FileManager.default.fileExists(atPath: mum.home + "/photos/" + name), "the unnamed blob was deleted")
+        // A photo added now goes out, alone.
+        let kept = try mum.ok("photo", "add", record, try Self.jpegFile(mum, 12_000, marker: "KEPT").path)
+        try mum.ok("sync")
+        blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
+        #expect(blobs.count == 1 && !blobs[0].contains(name), "\(blobs)")
+        #expect(try mum.ok("photo", "list").contains(kept))
+    }
+
     @Test func damagedAndMissingBlobsAreNotYetArrived() throws {
         let (mum, dad, _, dir, record) = try Self.household()
         let file = mum.root + "/p.png"
