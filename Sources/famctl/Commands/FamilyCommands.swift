@@ -80,7 +80,12 @@ enum Location {
                 throw CLIError(.cantCreate, "cannot create the shared directory \(d): \(FileIO.reason(error))")
             }
             try home.state.set(.syncDirectory, d)
-        case .peer(let p): try home.state.set(.syncPeer, p)
+        case .peer(let p):
+            try home.state.set(.syncPeer, p)
+            if let u = URL(string: p), !WebDAVPeer.protectsCredentials(u) {
+                Console.err("famctl: warning: \(p) is plain http://: anyone on the network path sees the names, sizes and times of the family's files "
+                    + "(not their contents, which are encrypted), and famctl will not send a password over it. Prefer https://.")
+            }
         case .none: break
         }
     }
