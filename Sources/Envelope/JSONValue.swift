@@ -67,7 +67,8 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         out.append(UInt8(ascii: "}"))
     }
 
-    func write(into out: inout [UInt8]) {
+    /// Appends this value's canonical JSON (``jsonBytes``) to `out`.
+    public func write(into out: inout [UInt8]) {
         switch self {
         case .null: out += "null".utf8
         case .bool(let b): out += (b ? "true" : "false").utf8

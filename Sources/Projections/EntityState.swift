@@ -141,7 +141,7 @@ public struct EntityState: Sendable, Equatable {
     /// The part of the `fields` column after the versions.
     static func encodeFieldList(_ fields: [(name: String, version: Int, text: [UInt8]?)], into out: inout [UInt8]) {
         putVarint(&out, fields.count)
-        for f in fields { encodeField(name: f.name, version: f.version, text: f.text, into: &out) }
+        for f in fields { encodeField(name: f.name, version: f.version, text: f.text?[...], into: &out) }
     }
 
     /// ``encodeFieldList(_:into:)`` of the fields a put wrote, already in
@@ -154,7 +154,7 @@ public struct EntityState: Sendable, Equatable {
     /// One field of the list: its name, the index of its version, its JSON
     /// text (length + 1; 0 = cleared).
     @inline(__always)
-    private static func encodeField(name: String, version: Int, text: [UInt8]?, into out: inout [UInt8]) {
+    private static func encodeField(name: String, version: Int, text: ArraySlice<UInt8>?, into out: inout [UInt8]) {
         var name = name
         name.withUTF8 { u in
             putVarint(&out, u.count)

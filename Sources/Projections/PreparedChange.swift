@@ -14,13 +14,15 @@ public struct PreparedChange: Sendable, Equatable {
     public struct Written: Sendable, Equatable {
         public let name: String
         public let value: JSONValue
-        public let text: [UInt8]?
+        /// A slice of the put's trail, where the value was written: one
+        /// buffer for every value of the put, not an array each.
+        public let text: ArraySlice<UInt8>?
+    }
 
-        public init(name: String, value: JSONValue) {
-            self.name = name
-            self.value = value
-            text = value == .null ? nil : value.jsonBytes
-        }
+    /// A field as the body names it, before the put writes it.
+    struct Named: Sendable {
+        let name: String
+        let value: JSONValue
     }
 
     enum Change: Sendable, Equatable {
@@ -117,9 +119,9 @@ public struct PreparedChange: Sendable, Equatable {
         self.version = version
         self.type = type
         isChange = true
-        var fields: [Written] = []
+        var fields: [Named] = []
         fields.reserveCapacity((nested?.count ?? 0) + 3)
-        for m in nested ?? [] { fields.append(Written(name: m.key, value: m.value)) }
+        for m in nested ?? [] { fields.append(Named(name: m.key, value: m.value)) }
         change = Self.record(kind, uuid, store: store, focus: focus, at: at, schema: Int(schema), fields: fields)
     }
 
@@ -127,7 +129,7 @@ public struct PreparedChange: Sendable, Equatable {
         if let lib = try LibraryEvent(body) { return .library(lib, body) }
         if let r = try RecordEvent(body) {
             return record(r.kind, r.record, store: r.store, focus: r.focus, at: r.at, schema: body.schema,
-                          fields: r.fields.map { Written(name: $0.key, value: $0.value) })
+                          fields: r.fields.map { Named(name: $0.key, value: $0.value) })
         }
         if let p = try PhotoEvent(body) {
             let id = UUIDText.lowercase(p.photo)
@@ -145,7 +147,7 @@ public struct PreparedChange: Sendable, Equatable {
     /// A record event's change, from its parts (`fields`: the body's, each
     /// name once).
     private static func record(_ kind: RecordEvent.Kind, _ record: UUID, store: String, focus: String, at: String?, schema: Int,
-                               fields: [Written]) -> Change {
+                               fields: [Named]) -> Change {
         guard StoreName(rawValue: store) != nil else { return .deferred("unknown store '\(store)'") }
         guard schema <= StoreSchema.version else { return .deferred("\(store) schema \(schema) is newer than \(StoreSchema.version)") }
         let id = UUIDText.lowercase(record)
@@ -163,28 +165,38 @@ public struct PreparedChange: Sendable, Equatable {
     ///   which win over body fields of the same name.
     private static func put(_ kind: String, _ id: String, _ fields: [String: JSONValue], meta: [(String, JSONValue)] = [],
                             _ result: Projector.Applied) -> Change {
-        put(kind, id, fields.map { Written(name: $0.key, value: $0.value) }, meta: meta, result)
+        put(kind, id, fields.map { Named(name: $0.key, value: $0.value) }, meta: meta, result)
     }
 
-    private static func put(_ kind: String, _ id: String, _ fields: [Written], meta: [(String, JSONValue)] = [],
+    private static func put(_ kind: String, _ id: String, _ fields: [Named], meta: [(String, JSONValue)] = [],
                             _ result: Projector.Applied) -> Change {
-        var written: [Written] = []
-        written.reserveCapacity(fields.count + meta.count)
-        for w in fields where !meta.contains(where: { $0.0 == w.name }) { written.append(w) }
-        for (name, value) in meta { written.append(Written(name: name, value: value)) }
+        var named: [Named] = []
+        named.reserveCapacity(fields.count + meta.count)
+        for f in fields where !meta.contains(where: { $0.0 == f.name }) { named.append(f) }
+        for (name, value) in meta { named.append(Named(name: name, value: value)) }
         // Sorted once, as canonical JSON sorts keys (the names are distinct):
         // the trail is written in this order; so is the field list, which
         // wants byte order, the same order when every name is ASCII.
-        written.sort { $0.name < $1.name }
+        named.sort { $0.name < $1.name }
+        // The trail is written first, each value straight into it; the
+        // written fields keep slices of it as their canonical text. (Each
+        // value's text in an array of its own was six allocations a put.)
         var trail: [UInt8] = [UInt8(ascii: "{")]
         trail.reserveCapacity(256)
-        for w in written {
+        var ranges: [Range<Int>?] = []
+        ranges.reserveCapacity(named.count)
+        for f in named {
             if trail.count > 1 { trail.append(UInt8(ascii: ",")) }
-            JSONValue.quote(w.name, into: &trail)
+            JSONValue.quote(f.name, into: &trail)
             trail.append(UInt8(ascii: ":"))
-            if let text = w.text { trail += text } else { trail += "null".utf8 }
+            let start = trail.count
+            f.value.write(into: &trail)
+            ranges.append(f.value == .null ? nil : start..<trail.count)
         }
         trail.append(UInt8(ascii: "}"))
+        var written: [Written] = []
+        written.reserveCapacity(named.count)
+        for (f, r) in zip(named, ranges) { written.append(Written(name: f.name, value: f.value, text: r.map { trail[$0] })) }
         // What merging into an empty state and encoding it gives, without the dictionary.
         var e = EntityState()
         for w in written { e.copyMeta(w) }
