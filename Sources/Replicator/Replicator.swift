@@ -136,6 +136,10 @@ public final class Replicator {
 
     // MARK: - Pull
 
+    /// Every path the last full listing showed (a shared directory, WebDAV),
+    /// blobs included; `nil` when the peer has a change feed instead.
+    public private(set) var lastListing: Set<String>?
+
     public struct PullReport: Sendable {
         public var filesRead = 0
         public var eventsIngested = 0
@@ -149,10 +153,6 @@ public final class Replicator {
     /// changes since the last token, then anything left unverifiable) and
     /// hands its events to `ingest`. The token is saved only after its page
     /// was applied; an expired token means listing from scratch.
-    /// Every path the last full listing showed (a shared directory, WebDAV),
-    /// blobs included; `nil` when the peer has a change feed instead.
-    public private(set) var lastListing: Set<String>?
-
     public func pull(ingest: ([[UInt8]]) throws -> IngestReport) throws -> PullReport {
         var report = PullReport()
         var token = try meta("token")

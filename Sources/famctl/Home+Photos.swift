@@ -150,11 +150,11 @@ extension Home {
         var repaired = 0
         if let listed {
             let justPublished = Set(pending)
-            for p in try projector.photos() where !justPublished.contains(p.blob) && !listed.contains(Self.blobPath(p.blob)) {
-                guard let bytes = try? FileIO.readFile(photoDirectory + "/" + p.blob),
-                      Hex.encode(Sodium.blake2b256(bytes)) == p.blob else { continue }
+            for blob in live where !justPublished.contains(blob) && !listed.contains(Self.blobPath(blob)) {
+                guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob),
+                      Hex.encode(Sodium.blake2b256(bytes)) == blob else { continue }
                 do throws(PeerError) {
-                    try peer.create(Self.blobPath(p.blob), bytes)
+                    try peer.create(Self.blobPath(blob), bytes)
                     repaired += 1
                 } catch {
                     guard error == .alreadyExists else { throw error }
