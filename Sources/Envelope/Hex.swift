@@ -1,6 +1,5 @@
 /// Lowercase hexadecimal encoding, the only textual form of ids and keys.
 public enum Hex {
-
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
         encode(Array(bytes))
     }

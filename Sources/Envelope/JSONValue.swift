@@ -43,13 +43,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// ``jsonText`` as UTF-8 bytes, written without going through `String`.
     public var jsonBytes: [UInt8] {
         var out: [UInt8] = []
-        // Room for the whole text where it is easy to tell (a string's
-        // bytes and quotes): growing an array reallocates it.
-        switch self {
-        case .object: out.reserveCapacity(256)
-        case .string(let s): out.reserveCapacity(s.utf8.count + 8)
-        default: out.reserveCapacity(24)
-        }
+        if case .object = self { out.reserveCapacity(256) } else { out.reserveCapacity(24) }
         write(into: &out)
         return out
     }

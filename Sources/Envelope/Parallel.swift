@@ -152,4 +152,3 @@ extension Pipeline {
         return ranges
     }
 }
-

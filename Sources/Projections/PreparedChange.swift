@@ -4,7 +4,7 @@ import Foundation
 /// The part of applying an event that needs no projection state: reading the
 /// body into the change it makes and writing its values as canonical JSON.
 /// Pure and `Sendable`, so a caller can make it on another core ahead of
-/// ``Projector/apply(_:body:prepared:)``, which does the rest (the household's
+/// ``Projector/apply(_:prepared:)``, which does the rest (the household's
 /// verdict, the merge, the writes).
 public struct PreparedChange: Sendable, Equatable {
     /// A field set by a put: its value, and that value as canonical JSON

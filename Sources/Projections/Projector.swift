@@ -177,15 +177,12 @@ public final class Projector {
     /// stands; library events are stored and folded into it. A rebuild applies
     /// every library event before any other, so verdicts never depend on the
     /// order events arrived in.
-    ///
-    /// - Parameter prepared: the event's ``PreparedChange``, when the caller
-    ///   made it ahead (on another core); made here otherwise.
     @discardableResult
-    public func apply(_ env: SyncEnvelope, body: EventBody, prepared: PreparedChange? = nil) throws -> Applied {
-        try apply(env, prepared: prepared ?? PreparedChange(body))
+    public func apply(_ env: SyncEnvelope, body: EventBody) throws -> Applied {
+        try apply(env, prepared: PreparedChange(body))
     }
 
-    /// ``apply(_:body:prepared:)`` of the change an event's body makes,
+    /// ``apply(_:body:)`` of the change an event's body makes,
     /// however it was read (``PreparedChange/init(_:version:)`` or
     /// ``PreparedChange/init(recordBody:version:)``).
     @discardableResult

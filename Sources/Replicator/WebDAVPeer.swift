@@ -66,7 +66,8 @@ public final class WebDAVPeer: Peer {
             if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
             if host == "localhost" || host == "::1" { return true }
             let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-            return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isNumber) && Int(p)! <= 255 }
+            // Four decimal bytes, ASCII digits only (`Character.isNumber` admits other numerals).
+            return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in p.utf8.allSatisfy { (0x30...0x39).contains($0) } && UInt8(p) != nil }
         default: return false
         }
     }

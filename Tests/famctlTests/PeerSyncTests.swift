@@ -145,7 +145,7 @@ struct PlainHTTPCredentialsTests {
             #expect(WebDAVPeer.protectsCredentials(URL(string: safe)!), "\(safe)")
         }
         for unsafe in ["http://dav.example.org/lins/", "http://192.168.1.10/dav/", "http://127.0.0.1.example.org/",
-                       "http://127.0.0.256/", "http://128.0.0.1/", "http://localhost.example.org/", "ftp://127.0.0.1/", "http://[::2]/"] {
+                       "http://127.0.0.256/", "http://127.0.0.+1/", "http://127.0.0.½/", "http://128.0.0.1/", "http://localhost.example.org/", "ftp://127.0.0.1/", "http://[::2]/"] {
             #expect(!WebDAVPeer.protectsCredentials(URL(string: unsafe)!), "\(unsafe)")
         }
     }
