@@ -61,19 +61,26 @@ public struct EntityState: Sendable, Equatable {
         for w in changes {
             if let old = fields[w.name], old.version >= version { continue }
             fields[w.name] = Field(text: w.text.map { String(decoding: $0, as: UTF8.self) }, version: version)
-            copyMeta(w)
+            // A meta field's value is read back from its text (a put keeps no values, only texts).
+            if Self.isMeta(w.name) { copyMeta(name: w.name, value: w.text.flatMap { JSONValue.parse(Array($0))?.stringValue }) }
         }
+    }
+
+    /// Whether the field is `$store`, `$focus` or `$at`, whose winning value
+    /// is also kept in a column.
+    static func isMeta(_ name: String) -> Bool {
+        // Most names are not meta: one byte tells, before a string switch.
+        name.utf8.first == UInt8(ascii: "$") && (name == "$store" || name == "$focus" || name == "$at")
     }
 
     /// Copies a winning `$store`, `$focus` or `$at` into its column; other
     /// fields are left alone.
-    mutating func copyMeta(_ w: PreparedChange.Written) {
-        // Most names are not meta: one byte tells, before a string switch.
-        guard w.name.utf8.first == UInt8(ascii: "$") else { return }
-        switch w.name {
-        case "$store": store = w.value.stringValue
-        case "$focus": focus = w.value.stringValue
-        case "$at": at = w.value.stringValue
+    mutating func copyMeta(name: String, value: String?) {
+        guard name.utf8.first == UInt8(ascii: "$") else { return }
+        switch name {
+        case "$store": store = value
+        case "$focus": focus = value
+        case "$at": at = value
         default: break
         }
     }

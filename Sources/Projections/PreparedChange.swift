@@ -13,7 +13,6 @@ public struct PreparedChange: Sendable, Equatable {
     /// runtime's generic path, a tenth of a rebuild worker's time.)
     public struct Written: Sendable, Equatable {
         public let name: String
-        public let value: JSONValue
         /// A slice of the put's trail, where the value was written: one
         /// buffer for every value of the put, not an array each.
         public let text: ArraySlice<UInt8>?
@@ -97,6 +96,7 @@ public struct PreparedChange: Sendable, Equatable {
     /// reader's dictionaries and their lookups, a rebuild's worker ran about
     /// 6 % fewer instructions.)
     public init?(recordBody bytes: [UInt8], version: Version) {
+        if let canonical = PreparedChange(canonicalRecordPut: bytes, version: version) { self = canonical; return }
         guard let (outer, nested) = JSONValue.members(bytes, nested: "fields") else { return nil }
         var type: String?, schema: Int64?, record: String?, store: String?, focus: String?, at: String?
         for m in outer {
@@ -196,10 +196,10 @@ public struct PreparedChange: Sendable, Equatable {
         trail.append(UInt8(ascii: "}"))
         var written: [Written] = []
         written.reserveCapacity(named.count)
-        for (f, r) in zip(named, ranges) { written.append(Written(name: f.name, value: f.value, text: r.map { trail[$0] })) }
+        for (f, r) in zip(named, ranges) { written.append(Written(name: f.name, text: r.map { trail[$0] })) }
         // What merging into an empty state and encoding it gives, without the dictionary.
         var e = EntityState()
-        for w in written { e.copyMeta(w) }
+        for f in named { e.copyMeta(name: f.name, value: f.value.stringValue) }
         var fieldList: [UInt8] = []
         fieldList.reserveCapacity(trail.count + 16)   // the same names and values, other framing
         let byteOrder = written.allSatisfy { $0.name.utf8.allSatisfy { $0 < 0x80 } }

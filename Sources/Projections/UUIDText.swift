@@ -7,30 +7,33 @@ import Foundation
 enum UUIDText {
     static func parse(_ s: String) -> UUID? {
         var s = s
-        return s.withUTF8 { u -> UUID? in
-            guard u.count == 36 else { return nil }
-            // Written into the UUID's own 16 bytes: no array (an allocation
-            // per record event in a rebuild's profile).
-            var uuid: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            let valid = withUnsafeMutableBytes(of: &uuid) { out -> Bool in
-                var k = 0
-                var i = 0
-                while i < 36 {
-                    if i == 8 || i == 13 || i == 18 || i == 23 {
-                        guard u[i] == UInt8(ascii: "-") else { return false }
-                        i += 1
-                        continue
-                    }
-                    guard let hi = Hex.nibble(u[i]), let lo = Hex.nibble(u[i + 1]) else { return false }
-                    out[k] = hi << 4 | lo
-                    k += 1
-                    i += 2
+        return s.withUTF8 { parse($0) }
+    }
+
+    /// The same, from the text's UTF-8 bytes.
+    static func parse(_ u: UnsafeBufferPointer<UInt8>) -> UUID? {
+        guard u.count == 36 else { return nil }
+        // Written into the UUID's own 16 bytes: no array (an allocation
+        // per record event in a rebuild's profile).
+        var uuid: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let valid = withUnsafeMutableBytes(of: &uuid) { out -> Bool in
+            var k = 0
+            var i = 0
+            while i < 36 {
+                if i == 8 || i == 13 || i == 18 || i == 23 {
+                    guard u[i] == UInt8(ascii: "-") else { return false }
+                    i += 1
+                    continue
                 }
-                return true
+                guard let hi = Hex.nibble(u[i]), let lo = Hex.nibble(u[i + 1]) else { return false }
+                out[k] = hi << 4 | lo
+                k += 1
+                i += 2
             }
-            return valid ? UUID(uuid: uuid) : nil
+            return true
         }
+        return valid ? UUID(uuid: uuid) : nil
     }
 
     /// The lowercase text form, as stored in the projection.

@@ -92,4 +92,121 @@ struct PreparedChangeTests {
         #expect(PreparedChange(recordBody: Array(#"{"type":"record.put","schema":1,"fields":[1]}"#.utf8), version: version) == nil)
         #expect(PreparedChange(recordBody: Array("[1]".utf8), version: version) == nil)
     }
+
+    /// A random field value: every JSON type, strings that need escapes or
+    /// are not ASCII, integers and doubles of every size.
+    static func randomValue(_ rng: inout SplitMix, depth: Int = 0) -> JSONValue {
+        switch rng.next() % (depth < 2 ? 9 : 7) {
+        case 0: return .null
+        case 1: return .bool(rng.next() % 2 == 0)
+        case 2: return .int(rng.next() % 8 == 0 ? [.min, .max, 0, -1][Int(rng.next() % 4)] : Int64(bitPattern: rng.next()) >> Int64(rng.next() % 64))
+        case 3:
+            let d = [2.5, 120.75, 0.001, 1e-7, 3.0, -0.5, 1e300, 123456789.123456, 0.1 + 0.2][Int(rng.next() % 9)]
+            return .double(rng.next() % 3 == 0 ? d : Double(Int64(bitPattern: rng.next()) >> 40) / Double(1 << (rng.next() % 30)))
+        case 4: return .string(["left", "with \"quotes\"\n", "", "é 宝宝 🥕", "tab\there", "back\\slash", "del\u{7f}", "ctl\u{1}"][Int(rng.next() % 8)])
+        case 5: return .string("2026-11-29T0\(rng.next() % 10):00:00Z")
+        case 6: return .string("slept a little better tonight")
+        case 7: return .array((0..<Int(rng.next() % 3)).map { _ in randomValue(&rng, depth: depth + 1) })
+        default: return .object(["k": randomValue(&rng, depth: depth + 1)])
+        }
+    }
+
+    /// A `record.put` as famctl writes it (canonical JSON) is read from its
+    /// bytes without reading its values: the same change as the general
+    /// reader, byte for byte, or declined. Damaged and cut bodies too.
+    @Test(arguments: 0..<10)
+    func aCanonicalPutIsCopiedNotReadAndMakesTheSameChange(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        let author = SigningKey(seed: [UInt8](repeating: UInt8(seed % 200 + 1), count: 32)).publicKey
+        let names = ["amountMl", "side", "note", "é-note", "Zeta", "$store", "$x", "!bang", "a", "ab", "weightKg", "fields"]
+        var canonical = 0, declined = 0
+        for round in 0..<300 {
+            var fields: [String: JSONValue] = [:]
+            let plain = rng.next() % 2 == 0   // half of the puts: only values famctl's own records hold
+            for n in names where rng.next() % 100 < 35 {
+                if plain, n.utf8.first! <= UInt8(ascii: "$") || !n.utf8.allSatisfy({ $0 < 0x80 }) { continue }
+                var v = Self.randomValue(&rng)
+                if plain {
+                    switch v {
+                    case .array, .object: v = .int(7)
+                    case .string(let t) where t.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }: v = .string("left")
+                    default: break
+                    }
+                }
+                fields[n] = v
+            }
+            let kind: RecordEvent.Kind = rng.next() % 10 == 0 ? .delete : .put
+            let store = rng.next() % 10 == 0 ? "unknownStore" : ["feeding", "postpartum", "sleep"][Int(rng.next() % 3)]
+            let at: String? = rng.next() % 4 == 0 ? nil : "2026-11-29T08:00:00+01:00"
+            let body = RecordEvent(kind: kind, record: UUID(), store: store, focus: "baby:\(UUID())".lowercased(), at: at, fields: fields).body
+            var bytes = body.encoded()
+            let damaged = round % 8 == 7 || round % 16 == 15
+            if round % 8 == 7 { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+            if round % 16 == 15 { bytes.removeLast(Int(rng.next() % UInt64(bytes.count))) }
+            let version = Version(hlc: HLC(milliseconds: 1_795_000_000_000 + rng.next() % 1_000_000, counter: 0), author: author)
+            let general = (try? EventBody(decoding: bytes)).map { PreparedChange($0, version: version) }
+            guard let fast = PreparedChange(canonicalRecordPut: bytes, version: version) else {
+                #expect(!(plain && kind == .put && store != "unknownStore" && !damaged), "a plain put was declined: \(String(decoding: bytes, as: UTF8.self))")
+                declined += 1
+                continue
+            }
+            canonical += 1
+            let text = String(decoding: bytes, as: UTF8.self)
+            #expect(kind == .put, "a delete read as a put: \(text)")
+            #expect(general != nil, "read canonically, refused by the general reader: \(text)")
+            #expect(fast == general, "seed \(seed): the canonical reader differs on \(text)")
+            // And the whole direct path gives the same.
+            #expect(PreparedChange(recordBody: bytes, version: version) == general)
+        }
+        #expect(canonical > 60 && declined > 30, "seed \(seed): \(canonical) read canonically, \(declined) declined: both paths must be exercised")
+    }
+
+    /// The bodies famctl's records are made of take the canonical path:
+    /// strings in any script, integers, decimals.
+    @Test func famctlsOwnPutsTakeTheCanonicalPath() throws {
+        let author = SigningKey(seed: [UInt8](repeating: 5, count: 32)).publicKey
+        let version = Version(hlc: HLC(milliseconds: 1_795_000_000_000, counter: 0), author: author)
+        let bodies = [
+            RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                        fields: ["kind": .string("mood"), "mood": .int(3), "note": .string("slept a little better tonight")]).body,
+            RecordEvent(kind: .put, record: UUID(), store: "growth", focus: "baby:\(UUID())".lowercased(), at: nil,
+                        fields: ["weightKg": .double(3.45), "note": .string("第一次吃胡萝卜 🥕"), "lengthCm": .double(-0.5), "done": .bool(true), "x": .null]).body,
+            RecordEvent(kind: .put, record: UUID(), store: "sleep", focus: "baby:\(UUID())".lowercased(), at: "2026-11-29T08:00:00+01:00", fields: [:]).body,
+        ]
+        for body in bodies {
+            let fast = try #require(PreparedChange(canonicalRecordPut: body.encoded(), version: version), "\(body.encoded())")
+            #expect(fast == PreparedChange(body, version: version))
+        }
+    }
+
+    /// Texts at the edges of what the canonical reader takes: each value
+    /// either gives the general reader's change or is declined.
+    @Test func edgesOfTheCanonicalForm() throws {
+        let author = SigningKey(seed: [UInt8](repeating: 6, count: 32)).publicKey
+        let version = Version(hlc: HLC(milliseconds: 1_795_000_000_000, counter: 0), author: author)
+        func body(_ value: String) -> [UInt8] {
+            Array(#"{"fields":{"v":"#.utf8) + Array(value.utf8)
+                + Array(#"},"focus":"newMom","record":"f63e5f53-b0e7-4662-92d9-2ab1ac04c0bd","schema":1,"store":"sleep","type":"record.put"}"#.utf8)
+        }
+        let taken = ["9223372036854775807", "-9223372036854775808", "0", "-1", "1.5", "-0.25", "1e+300", "\"é\"", "\"\u{7f}\"", "true", "null"]
+        let declined = ["9223372036854775808", "-9223372036854775809", "-0", "01", "1.50", "1e3", "1.0e1", "\"\\u00e9\"", "\"\\n\"", "[1]", "{}", "tru"]
+        for v in taken {
+            let fast = try #require(PreparedChange(canonicalRecordPut: body(v), version: version), "\(v) is canonical")
+            let general = try EventBody(decoding: body(v))
+            #expect(fast == PreparedChange(general, version: version), "\(v)")
+        }
+        for v in declined { #expect(PreparedChange(canonicalRecordPut: body(v), version: version) == nil, "\(v) is not canonical") }
+        // Fields out of byte order, or named twice (`"v":1` follows each).
+        for fields in [#""w":1,"#, #""v":2,"#, #""$at":"x","#, #""é":1,"#] {
+            var bytes = body("1")
+            bytes.insert(contentsOf: Array(fields.utf8), at: #"{"fields":{"#.utf8.count)
+            #expect(PreparedChange(canonicalRecordPut: bytes, version: version) == nil, "\(fields) first")
+        }
+        // Bytes that are not UTF-8 are declined, and the general reader refuses them.
+        for bad: [UInt8] in [[0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82]] {
+            let damaged = Array(#"{"fields":{"v":"x"#.utf8) + bad + Array(#"x"},"focus":"newMom","record":"f63e5f53-b0e7-4662-92d9-2ab1ac04c0bd","schema":1,"store":"sleep","type":"record.put"}"#.utf8)
+            #expect(PreparedChange(canonicalRecordPut: damaged, version: version) == nil)
+            #expect((try? EventBody(decoding: damaged)) == nil)
+        }
+    }
 }

@@ -1,0 +1,233 @@
+import Envelope
+import Foundation
+
+extension PreparedChange {
+    /// Reads a `record.put` body that is already in the canonical form
+    /// famctl writes (``EventBody/encoded()``: compact, keys in byte order)
+    /// without reading its values at all: the put's trail and the new row's
+    /// field list are the body's own bytes, copied in runs. `nil` when the
+    /// bytes are anything else, and the caller then reads them the general
+    /// way; when not `nil`, the change equals the one the general reader
+    /// makes, byte for byte (`PreparedChangeTests`).
+    ///
+    /// Declined, so read the general way: a key the put does not know, a
+    /// string with an escape, a field name that is not ASCII or sorts
+    /// before `$`, a nested array or object, a number not written the way
+    /// ``JSONValue`` writes it, an unknown store, a newer schema. (Reading
+    /// every value into a ``JSONValue``, then writing it again, was half of
+    /// a rebuild's worker.)
+    init?(canonicalRecordPut bytes: [UInt8], version: Version) {
+        guard let change = bytes.withUnsafeBufferPointer({ b in
+            var reader = CanonicalPutReader(b)
+            return reader.read()
+        }) else { return nil }
+        self.version = version
+        type = RecordEvent.Kind.put.rawValue
+        isChange = true
+        self.change = change
+    }
+}
+
+/// The reader behind ``PreparedChange/init(canonicalRecordPut:version:)``:
+/// every check is against `b.count`, and any surprise is a `nil`.
+private struct CanonicalPutReader {
+    let b: UnsafeBufferPointer<UInt8>
+    var i = 0
+
+    init(_ b: UnsafeBufferPointer<UInt8>) { self.b = b }
+
+    /// A put with its fields, in the body's order:
+    /// `{["at":S,]"fields":{…},"focus":S,"record":S,"schema":N,"store":S,"type":"record.put"}`.
+    mutating func read() -> PreparedChange.Change? {
+        guard take("{") else { return nil }
+        var at: Range<Int>?
+        if take(#""at":"#) {
+            guard let r = string() else { return nil }
+            at = r
+            guard take(",") else { return nil }
+        }
+        guard take(#""fields":{"#) else { return nil }
+        // The fields: names in strictly rising byte order, ASCII, after `$`
+        // (so the implied `$at`, `$focus` and `$store` sort first).
+        let inner = i
+        var fields: [(name: Range<Int>, value: Range<Int>?)] = []
+        fields.reserveCapacity(8)
+        if !take("}") {
+            while true {
+                guard let name = string(), name.count > 0, b[name.lowerBound] > UInt8(ascii: "$"),
+                      isASCII(name), take(":") else { return nil }
+                if let last = fields.last, !precedes(last.name, name) { return nil }
+                guard let value = value() else { return nil }
+                fields.append((name, value))
+                if take(",") { continue }
+                guard take("}") else { return nil }
+                break
+            }
+        }
+        let innerEnd = i - 1
+        guard take(#","focus":"#), let focus = string(),
+              take(#","record":"#), let record = string(), record.count == 36,
+              take(#","schema":"#), let schema = smallInt(), schema >= 1, schema <= StoreSchema.version,
+              take(#","store":"#), let store = string(),
+              take(#","type":"record.put"}"#), i == b.count else { return nil }
+        let storeText = text(store)
+        guard StoreName(rawValue: storeText) != nil,
+              let uuid = UUIDText.parse(UnsafeBufferPointer(rebasing: b[record])) else { return nil }
+
+        // The trail: the implied fields first (quoted as the body quotes them),
+        // then the body's fields as they stand.
+        var trail: [UInt8] = []
+        trail.reserveCapacity(32 + (at?.count ?? 0) + focus.count + store.count + (innerEnd - inner))
+        trail.append(UInt8(ascii: "{"))
+        var ranges: [Range<Int>] = []
+        ranges.reserveCapacity(3)
+        func meta(_ key: StaticString, _ value: Range<Int>) {
+            if trail.count > 1 { trail.append(UInt8(ascii: ",")) }
+            trail.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+            let start = trail.count
+            trail.append(contentsOf: UnsafeBufferPointer(rebasing: b[(value.lowerBound - 1)..<(value.upperBound + 1)]))
+            ranges.append(start..<trail.count)
+        }
+        if let at { meta(#""$at":"#, at) }
+        meta(#""$focus":"#, focus)
+        meta(#""$store":"#, store)
+        let shift: Int
+        if fields.isEmpty { shift = 0 } else {
+            trail.append(UInt8(ascii: ","))
+            shift = trail.count - inner
+            trail.append(contentsOf: UnsafeBufferPointer(rebasing: b[inner..<innerEnd]))
+        }
+        trail.append(UInt8(ascii: "}"))
+
+        var written: [PreparedChange.Written] = []
+        written.reserveCapacity(fields.count + 3)
+        let metaNames = at == nil ? ["$focus", "$store"] : ["$at", "$focus", "$store"]
+        for (name, r) in zip(metaNames, ranges) { written.append(.init(name: name, text: trail[r])) }
+        for f in fields {
+            written.append(.init(name: text(f.name), text: f.value.map { trail[($0.lowerBound + shift)..<($0.upperBound + shift)] }))
+        }
+        var e = EntityState()
+        e.store = storeText
+        e.focus = text(focus)
+        e.at = at.map(text)
+        var fieldList: [UInt8] = []
+        fieldList.reserveCapacity(trail.count + 16)
+        EntityState.encodeFieldList(written: written, into: &fieldList)
+        let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
+        return .put(kind: "record", id: UUIDText.lowercase(uuid), written: written, trail: String(decoding: trail, as: UTF8.self),
+                    fresh: fresh, result: .record(uuid))
+    }
+
+    /// Steps over `s` when the bytes at the reader are exactly `s`.
+    mutating func take(_ s: StaticString) -> Bool {
+        let n = s.utf8CodeUnitCount
+        guard i + n <= b.count, memcmp(b.baseAddress! + i, s.utf8Start, n) == 0 else { return false }
+        i += n
+        return true
+    }
+
+    /// A string with no escape (so its text is its canonical form), valid
+    /// UTF-8: the range of its contents, without the quotes.
+    mutating func string() -> Range<Int>? {
+        guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
+        i += 1
+        let start = i
+        while i < b.count {
+            let c = b[i]
+            if c == UInt8(ascii: "\"") { i += 1; return start..<(i - 1) }
+            if c < 0x20 || c == UInt8(ascii: "\\") { return nil }
+            if c < 0x80 { i += 1; continue }
+            guard let n = Self.utf8SequenceLength(b, at: i) else { return nil }
+            i += n
+        }
+        return nil
+    }
+
+    /// A value exactly as ``JSONValue/write(into:)`` writes it: its range,
+    /// `nil` inside for `null`. Arrays and objects are declined.
+    mutating func value() -> Range<Int>?? {
+        guard i < b.count else { return nil }
+        let start = i
+        switch b[i] {
+        case UInt8(ascii: "\""):
+            guard string() != nil else { return nil }
+            return .some(start..<i)
+        case UInt8(ascii: "n"): return take("null") ? .some(nil) : nil
+        case UInt8(ascii: "t"): return take("true") ? .some(start..<i) : nil
+        case UInt8(ascii: "f"): return take("false") ? .some(start..<i) : nil
+        case UInt8(ascii: "-"), 48...57: return number() ? .some(start..<i) : nil
+        default: return nil
+        }
+    }
+
+    /// A number written the way ``JSONValue`` writes the value it reads as:
+    /// an integer that fits in 64 bits, without a leading zero (not `-0`),
+    /// or a fraction checked by writing the double it reads as.
+    mutating func number() -> Bool {
+        let start = i
+        if b[i] == UInt8(ascii: "-") { i += 1 }
+        let first = i
+        while i < b.count, b[i] >= 48, b[i] <= 57 { i += 1 }
+        let digits = i - first
+        guard digits > 0, digits <= 19, digits == 1 || b[first] != 48 else { return false }
+        if i < b.count, b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
+            // Rare in records: read the general way, then compare its writing with these bytes.
+            var end = i
+            while end < b.count, b[end] != UInt8(ascii: ","), b[end] != UInt8(ascii: "}") { end += 1 }
+            let run = UnsafeBufferPointer(rebasing: b[start..<end])
+            guard let v = JSONValue.parse(Array(run)), case .double = v, v.jsonBytes.elementsEqual(run) else { return false }
+            i = end
+            return true
+        }
+        let negative = b[start] == UInt8(ascii: "-")
+        guard !(negative && digits == 1 && b[first] == 48) else { return false }   // `-0` is written `0`
+        guard digits == 19 else { return true }
+        // Nineteen digits: an integer when it fits in 64 bits, a double otherwise.
+        var v: UInt64 = 0
+        for k in first..<i {
+            let (m, o1) = v.multipliedReportingOverflow(by: 10)
+            let (a, o2) = m.addingReportingOverflow(UInt64(b[k] - 48))
+            guard !o1, !o2 else { return false }
+            v = a
+        }
+        return v <= (negative ? UInt64(Int64.max) + 1 : UInt64(Int64.max))
+    }
+
+    /// A small positive integer (the schema).
+    mutating func smallInt() -> Int? {
+        let first = i
+        var v = 0
+        while i < b.count, b[i] >= 48, b[i] <= 57, i - first < 9 { v = v * 10 + Int(b[i] - 48); i += 1 }
+        guard i > first, i - first == 1 || b[first] != 48, i == b.count || b[i] < 48 || b[i] > 57 else { return nil }
+        return v
+    }
+
+    func text(_ r: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: b[r]), as: UTF8.self) }
+
+    func isASCII(_ r: Range<Int>) -> Bool { !b[r].contains { $0 >= 0x80 } }
+
+    /// Byte order of two names (`memcmp`, then length).
+    func precedes(_ a: Range<Int>, _ c: Range<Int>) -> Bool {
+        let n = min(a.count, c.count)
+        let d = memcmp(b.baseAddress! + a.lowerBound, b.baseAddress! + c.lowerBound, n)
+        return d < 0 || (d == 0 && a.count < c.count)
+    }
+
+    /// The length of the well-formed UTF-8 sequence at `i` (Unicode's table
+    /// 3-7: no overlong forms, no surrogates, nothing above U+10FFFF), `nil`
+    /// when it is not one.
+    static func utf8SequenceLength(_ b: UnsafeBufferPointer<UInt8>, at i: Int) -> Int? {
+        let c = b[i]
+        func cont(_ k: Int, _ range: ClosedRange<UInt8> = 0x80...0xBF) -> Bool { i + k < b.count && range.contains(b[i + k]) }
+        switch c {
+        case 0xC2...0xDF: return cont(1) ? 2 : nil
+        case 0xE0: return cont(1, 0xA0...0xBF) && cont(2) ? 3 : nil
+        case 0xE1...0xEC, 0xEE...0xEF: return cont(1) && cont(2) ? 3 : nil
+        case 0xED: return cont(1, 0x80...0x9F) && cont(2) ? 3 : nil
+        case 0xF0: return cont(1, 0x90...0xBF) && cont(2) && cont(3) ? 4 : nil
+        case 0xF1...0xF3: return cont(1) && cont(2) && cont(3) ? 4 : nil
+        case 0xF4: return cont(1, 0x80...0x8F) && cont(2) && cont(3) ? 4 : nil
+        default: return nil
+        }
+    }
+}
