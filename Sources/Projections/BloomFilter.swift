@@ -28,7 +28,21 @@ struct BloomFilter {
     /// Inserts `key`; returns whether the filter may have held it before
     /// (`mayContain` then `insert`, hashing the key once).
     mutating func insertReportingPresence(of key: String) -> Bool {
-        let (h1, h2) = Self.hashes(key)
+        insertReportingPresence(Self.hashes(key))
+    }
+
+    /// ``insertReportingPresence(of:)`` of `kind + "\u{1F}" + id`, hashed
+    /// in parts: no joined string (an allocation per event of a rebuild).
+    mutating func insertReportingPresence(kind: String, id: String) -> Bool {
+        var h = Hash()
+        h.feed(kind)
+        h.feed(0x1F)
+        h.feed(id)
+        return insertReportingPresence(h.pair)
+    }
+
+    private mutating func insertReportingPresence(_ hashes: (UInt64, UInt64)) -> Bool {
+        let (h1, h2) = hashes
         var present = true
         for i in 0..<UInt64(Self.probes) {
             let bit = (h1 &+ i &* h2) & mask
@@ -47,18 +61,28 @@ struct BloomFilter {
         return true
     }
 
+    private static func hashes(_ key: String) -> (UInt64, UInt64) {
+        var h = Hash()
+        h.feed(key)
+        return h.pair
+    }
+
     /// Two 64-bit FNV-1a hashes of the UTF-8 bytes (different offsets), for
     /// double hashing. Deterministic: no per-process seed is needed here.
-    private static func hashes(_ key: String) -> (UInt64, UInt64) {
+    private struct Hash {
         var a: UInt64 = 0xcbf2_9ce4_8422_2325
         var b: UInt64 = 0x8422_2325_cbf2_9ce4
-        var key = key
-        key.withUTF8 { bytes in
-            for byte in bytes {
-                a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-                b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
-            }
+
+        mutating func feed(_ byte: UInt8) {
+            a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+            b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
-        return (a, b | 1)
+
+        mutating func feed(_ s: String) {
+            var s = s
+            s.withUTF8 { for byte in $0 { feed(byte) } }
+        }
+
+        var pair: (UInt64, UInt64) { (a, b | 1) }
     }
 }

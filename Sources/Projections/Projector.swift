@@ -130,7 +130,7 @@ public final class Projector {
     /// The stored state of one entity, or an empty one: without a lookup
     /// when a bulk pass has not written it yet.
     private func loadForWrite(kind: String, id: String) throws -> (StoredRow?, EntityState) {
-        if written != nil, !written!.insertReportingPresence(of: kind + "\u{1F}" + id) {
+        if written != nil, !written!.insertReportingPresence(kind: kind, id: id) {
             return (nil, EntityState())
         }
         return try load(kind: kind, id: id)

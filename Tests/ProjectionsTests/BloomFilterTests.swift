@@ -21,17 +21,21 @@ struct BloomFilterTests {
         #expect(falsePositives < 600, "about 1 % expected, \(falsePositives) of 20 000")
     }
 
-    /// The one-hash form a rebuild uses agrees with `mayContain` then `insert`.
+    /// The one-hash forms a rebuild uses agree with `mayContain` then `insert`.
     @Test func insertReportingPresenceIsMayContainThenInsert() {
         var rng = SplitMixRNG(seed: 9)
-        var a = BloomFilter(capacity: 1_000), b = BloomFilter(capacity: 1_000)
+        var a = BloomFilter(capacity: 1_000), b = BloomFilter(capacity: 1_000), c = BloomFilter(capacity: 1_000)
         for _ in 0..<5_000 {
             // Keys repeat, so both answers occur.
-            let key = "record\u{1F}\(rng.next() % 2_000)"
+            let id = "\(rng.next() % 2_000)"
+            let key = "record\u{1F}" + id
             let before = a.mayContain(key)
             a.insert(key)
             #expect(b.insertReportingPresence(of: key) == before)
             #expect(b.mayContain(key))
+            // Hashed in parts, as a rebuild does: the same key.
+            #expect(c.insertReportingPresence(kind: "record", id: id) == before)
+            #expect(c.mayContain(key))
         }
     }
 }
