@@ -23,6 +23,11 @@ final class DeviceState {
         case projectionVersion = "projection.version"
         /// "on": the view shows every family member's records; "off": only this device's own.
         case includeShared = "view.include_shared"
+        /// The care subjects and records an `accept` carries into the family
+        /// (a JSON array of event bodies), from the moment it switches the home
+        /// to the family until the join that writes them: a retried `accept`
+        /// finds them here once the projection no longer holds them.
+        case carryPending = "family.carry_pending"
     }
 
     let database: Database
@@ -45,6 +50,10 @@ final class DeviceState {
 
     func set(_ key: Key, _ value: String) throws {
         try database.run("INSERT OR REPLACE INTO device_settings(key, value) VALUES(?1, ?2)", [.text(key.rawValue), .text(value)])
+    }
+
+    func remove(_ key: Key) throws {
+        try database.run("DELETE FROM device_settings WHERE key = ?1", [.text(key.rawValue)])
     }
 }
 

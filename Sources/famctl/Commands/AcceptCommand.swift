@@ -46,13 +46,16 @@ enum AcceptCommand: Command {
         }
 
         let path = try Home.location(inv)
-        var carried: (subjects: [SubjectState], records: [RecordState]) = ([], [])
+        // The bodies of the care subjects and records carried into the family.
+        var carried: [EventBody] = []
         let home: Home
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
             if existing.family == code.family {
                 if try existing.log.head(of: existing.deviceID, in: code.family).seq > 0 { throw CLIError.data("this device is already in that family") }
-                // An earlier accept switched the home but did not get to write the join: finish it.
+                // An earlier accept switched the home but did not get to write
+                // the join: finish it, with what that accept was carrying.
+                carried = try Self.pendingCarry(existing.state)
             } else {
                 guard existing.projector.household.isPrivate, existing.knownOwner == nil else {
                 throw CLIError.data("this device already belongs to the family \"\(existing.projector.household.name ?? existing.family.description)\"",
@@ -60,38 +63,91 @@ enum AcceptCommand: Command {
             }
                 // What it recorded on its own goes into the family, under the same ids
                 // (a viewer cannot write, so a viewer's stay in its private chain).
-                if code.role.canWrite { carried = (try existing.projector.subjects(), try existing.projector.records()) }
+                if code.role.canWrite {
+                    carried = try existing.projector.subjects().map { SubjectEvent(focus: $0.focus, fields: $0.fields).body }
+                        + existing.projector.records().map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: $0.at, fields: $0.fields).body }
+                }
                 try existing.log.database.transaction(.immediate) {
                     try existing.state.set(.family, code.family.description)
                     try existing.state.set(.owner, code.owner.hex)
                     try existing.state.keyring.store(code.key, family: code.family)
                     try existing.state.set(.projectionVersion, "stale")
+                    // Kept until the join is written: once the home is the
+                    // family's, its projection no longer shows these.
+                    if !carried.isEmpty {
+                        try existing.state.set(.carryPending, String(decoding: JSONValue.array(carried.map { .object($0.object) }).jsonBytes, as: UTF8.self))
+                    }
                 }
             }
-            try existing.state.set(.deviceName, name)
-            home = try Home.open(path)
+            home = try Self.finishing(carrying: carried.count, path: path) {
+                try existing.state.set(.deviceName, name)
+                return try Home.open(path)
+            }
         } else {
             home = try Home.create(path, name: name, start: .joining(code.family, code.key, owner: code.owner))
         }
-        try location.store(in: home)
-        try home.state.set(.joinedRole, code.role.rawValue)
-        try home.state.set(.includeShared, inv.flag("--keep-private") ? "off" : "on")
+        try Self.finishing(carrying: carried.count, path: path, joined: { ((try? home.log.head(of: home.deviceID, in: code.family).seq) ?? 0) > 0 }) {
+            try location.store(in: home)
+            try home.state.set(.joinedRole, code.role.rawValue)
+            try home.state.set(.includeShared, inv.flag("--keep-private") ? "off" : "on")
 
-        let proof = JoinProof.sign(secret: code.secret, family: code.family, invite: code.invite, device: home.deviceID)
-        var bodies = [LibraryEvent.memberJoin(invite: code.invite, name: name, box: home.identity.box.publicKey, proof: proof).body]
-        bodies += carried.subjects.map { SubjectEvent(focus: $0.focus, fields: $0.fields).body }
-        bodies += carried.records.map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: $0.at, fields: $0.fields).body }
-        try home.append(bodies.map { ($0, code.key) }, after: code.issued)
+            let proof = JoinProof.sign(secret: code.secret, family: code.family, invite: code.invite, device: home.deviceID)
+            let bodies = [LibraryEvent.memberJoin(invite: code.invite, name: name, box: home.identity.box.publicKey, proof: proof).body] + carried
+            // The carried bodies leave the settings in the transaction that writes them.
+            try home.append(bodies.map { ($0, code.key) }, after: code.issued, check: { try home.state.remove(.carryPending) })
+        }
 
+        let subjects = carried.count { $0.type == SubjectEvent.type }, records = carried.count - subjects
         if inv.json {
             Console.json(["family": code.family.description, "device": home.deviceID.hex, "role": code.role.rawValue,
-                          "carried": carried.records.count, "includeShared": !inv.flag("--keep-private")] as [String: Any])
+                          "carried": records, "includeShared": !inv.flag("--keep-private")] as [String: Any])
             return
         }
         Console.out("Joined family \(code.family) as \(code.role.rawValue) (device \(home.deviceID.short) \"\(name)\").")
-        if !carried.records.isEmpty || !carried.subjects.isEmpty {
-            Console.out("Wrote \(carried.subjects.count) care subject(s) and \(carried.records.count) record(s) of this device into the family.")
+        if !carried.isEmpty {
+            Console.out("Wrote \(subjects) care subject(s) and \(records) record(s) of this device into the family.")
         }
         Console.out(inv.flag("--keep-private") ? "View: this device's own records only." : "View: the whole family's records.")
+    }
+
+    /// Runs a step after the home is in the family: should it fail, the
+    /// error says where that leaves the join. Before the join is written,
+    /// the same `accept` finishes it (with what it carries); after (the
+    /// rebuild that follows it failed), the next command brings the view up
+    /// to date.
+    static func finishing<T>(carrying carried: Int, path: String, joined: () -> Bool = { false }, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch {
+            let e: CLIError = switch error {
+            case let e as CLIError: e
+            case let e as SQLiteError: CLIError.fromSQLite(e, path: path + "/" + Home.databaseFile)
+            case let e as EventLogError: CLIError(.failure, e.description)
+            default: CLIError(.failure, "\(error)")
+            }
+            let cause = e.message.replacingOccurrences(of: "; nothing was written", with: "")
+            if joined() {
+                throw CLIError(e.code, cause + ". The join" + (carried > 0 ? " and the \(carried) care subject(s) and record(s) it carries are" : " is")
+                                   + " written; the view of the family is not up to date yet",
+                               hint: "Once that is fixed, any famctl command (e.g. 'famctl status') brings the view up to date.")
+            }
+            let finish = "Running the same 'famctl accept' again finishes the join"
+                + (carried > 0 ? ", with the \(carried) care subject(s) and record(s) it carries (kept until then)." : ".")
+            throw CLIError(e.code, cause + ". The home is now in the family, but this device has not joined it yet",
+                           hint: [e.hint, finish].compactMap { $0 }.joined(separator: " "))
+        }
+    }
+
+    /// What an interrupted `accept` was carrying into the family (see ``DeviceState/Key/carryPending``).
+    static func pendingCarry(_ state: DeviceState) throws -> [EventBody] {
+        guard let text = try state.get(.carryPending) else { return [] }
+        guard case .array(let items)? = JSONValue.parse(Array(text.utf8)) else {
+            throw CLIError.data("the records an earlier accept was carrying into the family cannot be read",
+                                hint: "They are still in this device's log: 'famctl replay' lists them.")
+        }
+        return try items.map { item in
+            do { return try EventBody(decoding: item.jsonBytes) } catch {
+                throw CLIError.data("the records an earlier accept was carrying into the family cannot be read: \(error)",
+                                    hint: "They are still in this device's log: 'famctl replay' lists them.")
+            }
+        }
     }
 }
