@@ -16,7 +16,10 @@ extension PreparedChange {
     /// ``JSONValue`` writes it, an unknown store, a newer schema. (Reading
     /// every value into a ``JSONValue``, then writing it again, was half of
     /// a rebuild's worker.)
-    init?(canonicalRecordPut bytes: [UInt8], version: Version) {
+    ///
+    /// - Parameter version: the event's, when known (as for
+    ///   ``init(_:version:)``).
+    public init?(canonicalRecordPut bytes: [UInt8], version: Version?) {
         guard let change = bytes.withUnsafeBufferPointer({ b in
             var reader = CanonicalPutReader(b)
             return reader.read()

@@ -47,11 +47,14 @@ extension Home {
         // Local bodies are applied as written: no need to decrypt what was just
         // sealed. Each is encoded and read into its change on this thread
         // while another core seals the chunk before (the log calls `encoding`
-        // a chunk ahead of `onAccepted`).
+        // a chunk ahead of `onAccepted`). A record put is read from its
+        // canonical bytes (copied, not read value by value); anything else
+        // from the body.
         var prepared = [PreparedChange?](repeating: nil, count: bodies.count)
         let envs = try log.append(count: bodies.count, encoding: { i in
-            prepared[i] = PreparedChange(bodies[i].0)
-            return (bodies[i].0.encoded(), bodies[i].1)
+            let bytes = bodies[i].0.encoded()
+            prepared[i] = PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(bodies[i].0)
+            return (bytes, bodies[i].1)
         }, as: identity, family: family, after: after, check: check) { env, i in
             try apply(env, prepared: prepared[i].take())
         }

@@ -155,8 +155,9 @@ struct PreparedChangeTests {
             #expect(kind == .put, "a delete read as a put: \(text)")
             #expect(general != nil, "read canonically, refused by the general reader: \(text)")
             #expect(fast == general, "seed \(seed): the canonical reader differs on \(text)")
-            // And the whole direct path gives the same.
+            // And the whole direct path gives the same; so does an append's, which knows no version yet.
             #expect(PreparedChange(recordBody: bytes, version: version) == general)
+            #expect(PreparedChange(canonicalRecordPut: bytes, version: nil) == (try? EventBody(decoding: bytes)).map { PreparedChange($0) })
         }
         #expect(canonical > 60 && declined > 30, "seed \(seed): \(canonical) read canonically, \(declined) declined: both paths must be exercised")
     }
