@@ -61,8 +61,29 @@ extension Home {
             try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blobName)
             throw error
         }
+        // Should this process have stalled for over an hour between the blob
+        // and the append, a `sync` may have taken the blob for an orphan.
+        try keepCached(blob, named: blobName)
         return id
     }
+
+    /// Writes this device's own new blob back into the cache (unpublished)
+    /// if it is no longer there.
+    func keepCached(_ blob: [UInt8], named name: String) throws {
+        try photoCacheTable()
+        let present = try log.database.statement("SELECT 1 FROM ph_cache WHERE blob = ?1").first([.text(name)]) { _ in true } ?? false
+        if present, FileManager.default.fileExists(atPath: photoDirectory + "/" + name) { return }
+        try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try FileIO.writeAtomically(blob, to: photoDirectory + "/" + name, mode: 0o600)
+        try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 1)",
+                             [.text(name), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+    }
+
+    /// How long an unpublished blob no photo event names is kept: one left
+    /// by a `photo add` killed between its blob and its append. A `photo
+    /// add` names its blob within seconds; one that stalls longer puts its
+    /// blob back after its append (``keepCached(_:named:)``).
+    static let orphanBlobAge: TimeInterval = 3600
 
     /// The photo's original bytes: from the cache, else fetched from the peer.
     /// - Throws: ``CLIError`` with exit 75 when the bytes have not arrived yet.
@@ -128,16 +149,24 @@ extension Home {
         try log.database.statement("SELECT blob FROM ph_cache WHERE unpublished = 1").forEachRow { pending.append($0.text(0)) }
         // Only blobs a photo event names go out. One that none names was
         // left by a `photo add` killed between its blob and its append (or
-        // another process's append has not committed yet): it waits, never
-        // deleted here, since that append may still come. A deleted photo's
-        // blob is not uploaded either (nobody can show it), but may leave
-        // the cache like any published one.
+        // another process's append has not committed yet): it is not
+        // uploaded, and leaves the cache once it is an hour old. A deleted
+        // photo's blob is not uploaded either (nobody can show it), but may
+        // leave the cache like any published one.
         var live = Set<String>(), deleted = Set<String>()
         for p in try projector.photos(includeDeleted: true) {
             if p.deleted { deleted.insert(p.blob) } else { live.insert(p.blob) }
         }
         for blob in pending where deleted.contains(blob) && !live.contains(blob) {
             try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
+        }
+        let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)
+        for blob in pending where !live.contains(blob) && !deleted.contains(blob) {
+            // The file first, then its row: if killed between, the row goes next time.
+            let old = try log.database.statement("SELECT last_used < ?2 FROM ph_cache WHERE blob = ?1").first([.text(blob), .integer(cutoff)]) { $0.int(0) == 1 } ?? false
+            guard old else { continue }
+            try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
+            try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
         }
         pending.removeAll { !live.contains($0) }
         for blob in pending {

@@ -111,17 +111,25 @@ struct PhotoTests {
     /// orphan no event names), and not deleted either (the append may
     /// still come). A photo added and deleted before any sync is not
     /// uploaded.
-    @Test func blobsNoLivePhotoNamesAreNotUploaded() throws {
+    /// A blob no photo event names (a `photo add` killed between its blob
+    /// and its append) is never uploaded, and leaves the cache at the first
+    /// `sync` once it is an hour old.
+    @Test func blobsNoLivePhotoNamesAreNotUploadedAndLeaveAfterAnHour() throws {
         let (mum, _, _, dir, record) = try Self.household()
-        let orphan = Array("not a photo anyone added".utf8)
-        let name = Hex.encode(Sodium.blake2b256(orphan))
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        var names: [String: Int64] = [:]   // orphan blob → when it was written
         do {
             let home = try Home.open(mum.home)
             try home.photoCacheTable()
             try FileManager.default.createDirectory(atPath: home.photoDirectory, withIntermediateDirectories: true)
-            try Data(orphan).write(to: URL(fileURLWithPath: home.photoDirectory + "/" + name))
-            try home.log.database.run("INSERT INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, 0, 1)",
-                                      [.text(name), .integer(Int64(orphan.count))])
+            for (text, written) in [("an orphan of a minute ago", now - 60_000), ("an orphan of two hours ago", now - 7_200_000)] {
+                let orphan = Array(text.utf8)
+                let name = Hex.encode(Sodium.blake2b256(orphan))
+                try Data(orphan).write(to: URL(fileURLWithPath: home.photoDirectory + "/" + name))
+                try home.log.database.run("INSERT INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 1)",
+                                          [.text(name), .integer(Int64(orphan.count)), .integer(written)])
+                names[name] = written
+            }
         }
         let (file, _) = try Self.jpegFile(mum, 10_000, marker: "ADDED-THEN-DELETED")
         let gone = try mum.ok("photo", "add", record, file)
@@ -129,13 +137,43 @@ struct PhotoTests {
         try mum.ok("sync")
         var blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
         #expect(blobs.isEmpty, "uploaded: \(blobs)")
-        #expect(FileManager.default.fileExists(atPath: mum.home + "/photos/" + name), "the unnamed blob was deleted")
+        let home = try Home.open(mum.home)
+        for (name, written) in names {
+            let fresh = written > now - 3_600_000
+            let row = try home.log.database.statement("SELECT 1 FROM ph_cache WHERE blob = ?1").first([.text(name)]) { _ in true } ?? false
+            #expect(FileManager.default.fileExists(atPath: mum.home + "/photos/" + name) == fresh && row == fresh,
+                    "an orphan written \((now - written) / 60_000) minutes ago: \(fresh ? "kept" : "removed") expected")
+        }
         // A photo added now goes out, alone.
         let kept = try mum.ok("photo", "add", record, try Self.jpegFile(mum, 12_000, marker: "KEPT").path)
         try mum.ok("sync")
         blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
-        #expect(blobs.count == 1 && !blobs[0].contains(name), "\(blobs)")
+        #expect(blobs.count == 1 && names.keys.allSatisfy { !blobs[0].contains($0) }, "\(blobs)")
         #expect(try mum.ok("photo", "list").contains(kept))
+    }
+
+    /// A `photo add` that stalled past the hour, its blob taken for an
+    /// orphan meanwhile, puts the blob back after its append; one still
+    /// there is left as it is.
+    @Test func aStalledPhotoAddPutsItsBlobBack() throws {
+        let (mum, dad, _, _, record) = try Self.household()
+        let (file, bytes) = try Self.jpegFile(mum, 9_000, marker: "STALLED")
+        let photo = try mum.ok("photo", "add", record, file)
+        let home = try Home.open(mum.home)
+        let p = try #require(try home.projector.photos(includeDeleted: false).first { $0.id.uuidString.lowercased() == photo })
+        let path = home.photoDirectory + "/" + p.blob
+        let blob = try FileIO.readFile(path)
+        let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        try home.keepCached(blob, named: p.blob)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date == before, "a blob in place is not written again")
+        // What an orphan collection does: the file, then the row.
+        try FileManager.default.removeItem(atPath: path)
+        try home.log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(p.blob)])
+        try home.keepCached(blob, named: p.blob)
+        #expect(try home.isUnpublished(p.blob), "back, and still to be uploaded")
+        try mum.ok("sync"); try dad.ok("sync")
+        try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dad.root + "/got.jpg")) == Data(bytes))
     }
 
     @Test func damagedAndMissingBlobsAreNotYetArrived() throws {
