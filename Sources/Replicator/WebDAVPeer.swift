@@ -20,6 +20,10 @@ public final class WebDAVPeer: Peer {
     let refusesCredentials: Bool
     let maximumObjectBytes: Int
     let session: URLSession
+    /// For `GET`: a session whose delegate sees the body as it arrives and
+    /// stops reading past ``maximumObjectBytes``.
+    let downloads: URLSession
+    let limiter: DownloadLimiter
     public var label: String { "webdav:" + base.absoluteString }
 
     /// - Parameters:
@@ -43,12 +47,21 @@ public final class WebDAVPeer: Peer {
         config.timeoutIntervalForRequest = timeout
         config.urlCache = nil
         session = URLSession(configuration: config)
+        limiter = DownloadLimiter()
+        downloads = URLSession(configuration: config, delegate: limiter, delegateQueue: nil)
+    }
+
+    deinit {
+        session.finishTasksAndInvalidate()
+        downloads.finishTasksAndInvalidate()
     }
 
     struct Reply: Sendable {
         let status: Int
         let body: Data
         let headers: [String: String]
+        /// The body went past the limit the request was sent with, and was not read further.
+        var overLimit = false
     }
 
     final class Pending: Sendable {
@@ -73,7 +86,10 @@ public final class WebDAVPeer: Peer {
     }
 
     /// One request, synchronously.
-    func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:]) throws(PeerError) -> Reply {
+    ///
+    /// - Parameter limit: read at most this many bytes of the body, plus
+    ///   whatever arrived with the last of them (``Reply/overLimit``).
+    func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:], limit: Int? = nil) throws(PeerError) -> Reply {
         if refusesCredentials {
             throw .unsupported("refusing to send the password in clear text over http:// to \(base.host ?? "the server"): anyone on the network path could read it")
         }
@@ -83,23 +99,25 @@ public final class WebDAVPeer: Peer {
         req.httpBody = body
         for (k, v) in headers { req.setValue(v, forHTTPHeaderField: k) }
         if let authorization { req.setValue(authorization, forHTTPHeaderField: "Authorization") }
-        let pending = Pending()
-        let done = DispatchSemaphore(value: 0)
-        session.dataTask(with: req) { data, response, error in
-            let r: Result<Reply, PeerError>
-            if let http = response as? HTTPURLResponse {
-                var h: [String: String] = [:]
-                for (k, v) in http.allHeaderFields { h[String(describing: k).lowercased()] = String(describing: v) }
-                r = .success(Reply(status: http.statusCode, body: data ?? Data(), headers: h))
-            } else {
-                r = .failure(.unavailable(error.map { "\($0.localizedDescription)" } ?? "no response"))
-            }
-            pending.result.withLock { $0 = r }
-            done.signal()
-        }.resume()
-        done.wait()
-        let result = pending.result.withLock { $0 }!
-        let reply = try result.get()
+        let reply: Reply
+        if let limit {
+            reply = try limiter.run(downloads.dataTask(with: req), limit: limit)
+        } else {
+            let pending = Pending()
+            let done = DispatchSemaphore(value: 0)
+            session.dataTask(with: req) { data, response, error in
+                let r: Result<Reply, PeerError>
+                if let http = response as? HTTPURLResponse {
+                    r = .success(Reply(status: http.statusCode, body: data ?? Data(), headers: Self.headers(http)))
+                } else {
+                    r = .failure(.unavailable(error.map { "\($0.localizedDescription)" } ?? "no response"))
+                }
+                pending.result.withLock { $0 = r }
+                done.signal()
+            }.resume()
+            done.wait()
+            reply = try pending.result.withLock { $0 }!.get()
+        }
         switch reply.status {
         case 401, 403: throw .unsupported("\(reply.status): the server refused the credentials (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
         case 429, 503:
@@ -108,6 +126,12 @@ public final class WebDAVPeer: Peer {
         case 500...599: throw .unavailable("HTTP \(reply.status)")
         default: return reply
         }
+    }
+
+    static func headers(_ http: HTTPURLResponse) -> [String: String] {
+        var h: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { h[String(describing: k).lowercased()] = String(describing: v) }
+        return h
     }
 
     func familyRelative(_ path: String) -> String { path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }.joined(separator: "/") }
@@ -167,11 +191,12 @@ public final class WebDAVPeer: Peer {
     /// Reads an object whole, up to ``maximumObjectBytes``. The request asks
     /// for one byte more than the limit (`Range`), so a server that honours
     /// ranges (Apache's `mod_dav` does) never sends a planted giant whole;
-    /// the answer of one that ignores them is refused all the same, once
-    /// received.
+    /// from one that ignores them, reading stops once the body passes the
+    /// limit (or at once, when its `Content-Length` says it will).
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
-        let r = try send("GET", familyRelative(path), headers: ["Range": "bytes=0-\(maximumObjectBytes)"])
+        let r = try send("GET", familyRelative(path), headers: ["Range": "bytes=0-\(maximumObjectBytes)"], limit: maximumObjectBytes + 1)
         let tooLarge = PeerError.unsupported("\(path) is over the \(maximumObjectBytes)-byte limit")
+        if r.overLimit, r.status == 200 || r.status == 206 { throw tooLarge }
         switch r.status {
         case 200:
             guard r.body.count <= maximumObjectBytes else { throw tooLarge }
@@ -267,3 +292,75 @@ public final class WebDAVPeer: Peer {
 
 @available(*, unavailable)
 extension WebDAVPeer: Sendable {}
+
+/// The delegate of ``WebDAVPeer``'s download session: collects each body as
+/// it arrives and cancels its task once the body passes the request's limit
+/// (or when the response's `Content-Length` already does), so a server that
+/// ignores `Range` cannot make famctl hold a planted giant in memory.
+final class DownloadLimiter: NSObject, URLSessionDataDelegate, Sendable {
+    private struct Transfer {
+        let limit: Int
+        let done: DispatchSemaphore
+        var response: HTTPURLResponse?
+        var body = Data()
+        var overLimit = false
+        var failure: String?
+    }
+
+    private let transfers = Mutex<[Int: Transfer]>([:])
+
+    /// Runs `task` to its end (or to the limit) and returns its reply.
+    func run(_ task: URLSessionDataTask, limit: Int) throws(PeerError) -> WebDAVPeer.Reply {
+        let done = DispatchSemaphore(value: 0)
+        transfers.withLock { $0[task.taskIdentifier] = Transfer(limit: limit, done: done) }
+        task.resume()
+        done.wait()
+        let t = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }!
+        guard let http = t.response else { throw .unavailable(t.failure ?? "no response") }
+        if let failure = t.failure, !t.overLimit { throw .unavailable(failure) }
+        return WebDAVPeer.Reply(status: http.statusCode, body: t.body, headers: WebDAVPeer.headers(http), overLimit: t.overLimit)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        let cancel = transfers.withLock { all -> Bool in
+            guard var t = all[dataTask.taskIdentifier] else { return true }
+            t.response = response as? HTTPURLResponse
+            // A successful answer that announces more than the limit is not read at all.
+            if let http = t.response, (200...299).contains(http.statusCode), response.expectedContentLength > Int64(t.limit) {
+                t.overLimit = true
+            }
+            all[dataTask.taskIdentifier] = t
+            return t.overLimit
+        }
+        // The task is cancelled, not the response refused: with Foundation's
+        // URLSession on Linux, the `.cancel` disposition let the transfer run
+        // to its end underneath, now and then (a gigabyte, on loopback).
+        completionHandler(.allow)
+        if cancel { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let over = transfers.withLock { all -> Bool in
+            guard var t = all[dataTask.taskIdentifier], !t.overLimit else { return true }
+            if t.body.count + data.count > t.limit {
+                t.overLimit = true
+            } else {
+                t.body.append(data)
+            }
+            all[dataTask.taskIdentifier] = t
+            return t.overLimit
+        }
+        if over { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let done = transfers.withLock { all -> DispatchSemaphore? in
+            guard var t = all[task.taskIdentifier] else { return nil }
+            if let error { t.failure = error.localizedDescription }
+            all[task.taskIdentifier] = t
+            return t.done
+        }
+        done?.signal()
+    }
+}
