@@ -9,7 +9,8 @@ extension EventLog {
     /// (previous id and strictly increasing HLC) and stored; a later one waits
     /// in `pending` until the gap fills; a second validly signed event for a
     /// taken (author, seq) becomes a fork proof, after which nothing more of
-    /// that author is accepted. Nothing already stored is ever changed.
+    /// that author is accepted at or past the lowest forked seq (its fork
+    /// point). Nothing already stored is ever changed.
     ///
     /// - Parameter onAccepted: called inside the transaction for every envelope
     ///   that enters the log, in chain order.
@@ -131,17 +132,23 @@ extension EventLog {
         guard signatureValid else { return .badSignature }
         if try contains(env) { return .duplicate }
         if let reason = try rejectionReason(env.id) { return .rejected(reason: reason) }
-        if try isForked(env.author, in: env.family) { return .authorForked }
 
         // A different, validly signed event at a taken (author, seq) is a fork,
         // wherever the first one sits: in the log, waiting, or rejected for
         // breaking its chain. So the verdict does not depend on arrival order.
+        // It is recorded even once the author is known to be forked: the
+        // lowest forked seq (``forkPoints(in:)``), where the projection stops
+        // following the author, must come out the same on every replica
+        // that sees both branches, whichever reached it first.
         if let other = try storedEnvelope(env, table: "events")
             ?? storedEnvelope(env, table: "pending")
             ?? storedEnvelope(env, table: "rejected") {
             try recordFork(first: other, second: env, detected: received)
             return .fork(seq: env.seq)
         }
+        // Past its fork point nothing more of the author enters the log;
+        // before it, its branches are one, and the chain goes on filling in.
+        if let point = try forkPoint(of: env.author, in: env.family), env.seq >= point { return .authorForked }
 
         let head = try head(of: env.author, in: env.family)
         if env.seq > head.seq + 1 {
@@ -216,7 +223,8 @@ extension EventLog {
         after start: SyncEnvelope, received: Int64, report: inout IngestReport, onAccepted: (SyncEnvelope) throws -> Void
     ) throws {
         var head = Head(seq: start.seq, id: start.id, hlc: start.hlc)
-        while true {
+        let point = try forkPoint(of: start.author, in: start.family) ?? .max
+        while head.seq + 1 < point {
             guard let bytes = try pendingBytes(family: start.family, author: start.author, seq: head.seq + 1),
                   let next = try? SyncEnvelope(decoding: bytes) else { return }
             if let reason = chainViolation(next, after: head) {
@@ -268,6 +276,23 @@ extension EventLog {
         public let first: [UInt8]
         public let second: [UInt8]
         public let detectedAt: Date
+    }
+
+    /// The lowest seq at which this log holds two events of `author`, if any.
+    func forkPoint(of author: DeviceID, in family: FamilyID) throws -> UInt64? {
+        try database.statement("SELECT min(seq) FROM forks WHERE family = ?1 AND author = ?2")
+            .first([.blob(family.bytes), .blob(author.bytes)]) { $0.isNull(0) ? nil : UInt64($0.int(0)) } ?? nil
+    }
+
+    /// Each forked author of `family` and the lowest seq at which this log
+    /// holds two of its events: where its branches part, once both have
+    /// been seen that far.
+    public func forkPoints(in family: FamilyID) throws -> [DeviceID: UInt64] {
+        var out: [DeviceID: UInt64] = [:]
+        try database.statement("SELECT author, min(seq) FROM forks WHERE family = ?1 GROUP BY author").forEachRow([.blob(family.bytes)]) {
+            out[DeviceID(bytes: $0.blob(0))] = UInt64($0.int(1))
+        }
+        return out
     }
 
     public func forkProofs() throws -> [ForkProof] {

@@ -21,6 +21,10 @@ final class DeviceState {
         case prefetchPhotos = "photos.prefetch"
         /// The projection schema the tables were built with; a mismatch triggers a rebuild.
         case projectionVersion = "projection.version"
+        /// The fork points the projection was built with (``Home/forkPointsText``):
+        /// when the log's differ (a process killed between an ingest that found a
+        /// fork and the rebuild after it), the projection is rebuilt on open.
+        case projectionForks = "projection.forks"
         /// "on": the view shows every family member's records; "off": only this device's own.
         case includeShared = "view.include_shared"
         /// The care subjects and records an `accept` carries into the family

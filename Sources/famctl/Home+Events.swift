@@ -15,7 +15,7 @@ extension Home {
     /// - Parameter prepared: the change its body makes, when the caller made
     ///   it ahead; the body is opened here otherwise.
     func apply(_ env: SyncEnvelope, prepared: PreparedChange? = nil) throws {
-        guard env.family == family else { return }
+        guard env.family == family, !isPastForkPoint(env) else { return }
         let change: PreparedChange
         if let prepared { change = prepared } else {
             guard case .body(let opened) = try openBody(env) else { return }
@@ -69,8 +69,29 @@ extension Home {
         let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
         let report = try log.ingest(inputs, family: family, prepare: { keys.open($0) },
                                     onAccepted: { env, ready in try apply(env, prepared: ready) })
+        // A new fork, or one found to start earlier: events projected before
+        // it was known may now be past their author's fork point.
+        let points = try log.forkPoints(in: family)
+        if points != forkPoints {
+            forkPoints = points
+            needsRebuild = true
+        }
         try settle()
         return report
+    }
+
+    /// Whether `env` is at or past its author's fork point: kept in the log,
+    /// left out of every projection. Every replica that has seen both
+    /// branches that far finds the same point, whichever branch it met
+    /// first, so their projections agree (never "whichever came first").
+    func isPastForkPoint(_ env: SyncEnvelope) -> Bool {
+        guard !forkPoints.isEmpty, let point = forkPoints[env.author] else { return false }
+        return env.seq >= point
+    }
+
+    /// ``forkPoints`` as text, sorted: what `projection.forks` records.
+    var forkPointsText: String {
+        forkPoints.map { "\($0.key.hex):\($0.value)" }.sorted().joined(separator: ",")
     }
 
     /// After a log operation: rebuild if membership changed, then do what the
@@ -92,6 +113,7 @@ extension Home {
     /// or events under that key were skipped: the pass runs again.
     func rebuildProjections() throws {
         try log.database.transaction(.immediate) {
+            forkPoints = try log.forkPoints(in: family)
             try learnKeysFromProjection()
             var complete = false
             while !complete {
@@ -109,7 +131,7 @@ extension Home {
                     }
                 }
                 func project(_ opened: [OpenedEvent?]?) throws {
-                    for case let opened? in opened ?? [] {
+                    for case let opened? in opened ?? [] where !isPastForkPoint(opened.env) {
                         let (env, prepared) = (opened.env, opened.prepared)
                         if prepared.isLibraryType {
                             if let event = prepared.libraryEvent, try learnKey(from: event, author: env.author) { complete = false }
@@ -138,14 +160,16 @@ extension Home {
                 }
             }
             try state.set(.projectionVersion, String(Projector.schemaVersion))
+            try state.set(.projectionForks, forkPointsText)
         }
         needsRebuild = false
     }
 
-    /// A home written by an older famctl, or interrupted before a rebuild, is
-    /// rebuilt from its log on open.
+    /// A home written by an older famctl, or interrupted before a rebuild
+    /// (after a household event, or a fork found by an ingest), is rebuilt
+    /// from its log on open.
     func rebuildProjectionsIfOutdated() throws {
-        if try state.get(.projectionVersion) != String(Projector.schemaVersion) {
+        if try state.get(.projectionVersion) != String(Projector.schemaVersion) || (try state.get(.projectionForks) ?? "") != forkPointsText {
             try rebuildProjections()
         }
     }

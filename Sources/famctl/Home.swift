@@ -25,6 +25,10 @@ final class Home {
     /// Set when a household event was applied: verdicts may have changed, so
     /// the projection is rebuilt once the current log operation is done.
     var needsRebuild = false
+    /// Each forked author of the family and its fork point (the lowest seq at
+    /// which the log holds two of its events): its events from there on are
+    /// kept in the log and left out of every projection.
+    var forkPoints: [DeviceID: UInt64] = [:]
 
     var deviceID: DeviceID { identity.deviceID }
 
@@ -51,6 +55,7 @@ final class Home {
         }
         self.family = family
         self.projector = try Projector(database: log.database, family: family)
+        forkPoints = try log.forkPoints(in: family)
         try rebuildProjectionsIfOutdated()
     }
 

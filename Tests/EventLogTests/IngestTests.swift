@@ -108,6 +108,32 @@ struct IngestTests {
         #expect(audit.forks.count == 1)
     }
 
+    /// A conflict below the first proof lowers the fork point; the chain
+    /// below the point still fills in, and nothing at or past it enters the
+    /// log, not even events waiting in `pending` when the gap closes.
+    @Test func theForkPointIsTheLowestConflictAndNothingPastItEntersTheLog() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 1)
+        let e1 = a.next(), e2 = a.next(), e3 = a.next(), e4 = a.next(), e5 = a.next()
+        // The other branch parts at seq 3.
+        let b3 = a.forged(seq: 3, previous: e2.id, hlcMs: a.clock + 5, text: "b3")
+        let b4 = a.forged(seq: 4, previous: b3.id, hlcMs: a.clock + 6, text: "b4")
+        // e4 and e5 wait for e2, e3; b4 meets e4 there: a proof at 4.
+        var r = try log.ingest([e1.bytes, e4.bytes, e5.bytes, b4.bytes], family: Author.family)
+        #expect(r.outcomes.map(\.outcome) == [.accepted, .held(waitingFor: 2), .held(waitingFor: 2), .fork(seq: 4)])
+        #expect(try log.forkPoints(in: Author.family) == [a.id: 4])
+        // Below the point the chain fills in; e4, e5 stay out of the log (e4 is at the point).
+        r = try log.ingest([e2.bytes, e3.bytes], family: Author.family)
+        #expect(r.outcomes.map(\.outcome) == [.accepted, .accepted])
+        #expect(try log.head(of: a.id, in: Author.family).seq == 3)
+        // The branch's seq 3 meets e3: the point moves down to 3, whatever came first.
+        r = try log.ingest([b3.bytes, e5.bytes], family: Author.family)
+        #expect(r.outcomes.map(\.outcome) == [.fork(seq: 3), .authorForked])
+        #expect(try log.forkPoints(in: Author.family) == [a.id: 3])
+        #expect(try log.count() == 3)
+        #expect(try log.forkProofs().count == 2)
+    }
+
     @Test func forkAmongHeldEventsIsProvenToo() throws {
         let dir = TempDir(); let log = try makeLog(dir)
         let a = Author(seed: 1)

@@ -46,14 +46,16 @@ enum ReplayCommand: Command {
             return nil
         }
         // 2. Rebuild the family's state from the verified events alone, as the
-        //    live projection is built: household events first, then the rest.
+        //    live projection is built: household events first, then the rest
+        //    (a forked author's only up to its fork point).
         let failed = Set(report.failures.compactMap(\.id))
         let scratch = try ScratchProjection(family: home.family)
         try scratch.database.transaction(.immediate) {
             for libraryPass in [true, false] {
                 try home.log.forEachEvent(order: .chain, in: home.family) { stored in
                     guard !failed.contains(stored.id), until.map({ stored.hlc <= $0 }) ?? true,
-                          let env = try? SyncEnvelope(decoding: stored.bytes), case .body(let body) = try home.openBody(env),
+                          let env = try? SyncEnvelope(decoding: stored.bytes), !home.isPastForkPoint(env),
+                          case .body(let body) = try home.openBody(env),
                           LibraryEvent.isLibrary(body) == libraryPass else { return }
                     try scratch.projector.apply(env, body: body)
                 }

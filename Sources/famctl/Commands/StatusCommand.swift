@@ -44,6 +44,7 @@ enum StatusCommand: Command {
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
+                "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
                 "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
                 "sleepOverlaps": overlaps.map { [$0.0.id.uuidString.lowercased(), $0.1.id.uuidString.lowercased()] },
@@ -84,7 +85,10 @@ enum StatusCommand: Command {
         Console.out("denied   \(denied.isEmpty ? "none" : "\(denied.count) event(s) not authorized (kept in the log)")")
         for d in denied { Console.out("  \(d.event.short) by \(d.author.short): \(d.reason)") }
         Console.out("forks    \(forks.isEmpty ? "none" : "\(forks.count)")")
-        for f in forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq); their later events are refused") }
+        for f in forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq)") }
+        for (author, point) in home.forkPoints.sorted(by: { $0.key < $1.key }) {
+            Console.out("  author \(author.short): nothing from seq \(point) on is accepted or shown (what arrived is kept in the log)")
+        }
         Console.out("rejected \(rejected.isEmpty ? "none" : "\(rejected.count)")")
         for r in rejected { Console.out("  \(r.id.short) by \(r.author.short) #\(r.seq): \(r.reason)") }
     }

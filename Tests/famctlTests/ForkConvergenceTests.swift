@@ -1,0 +1,99 @@
+import Envelope
+import EventLog
+@testable import famctl
+import Foundation
+import Projections
+import Testing
+
+/// A device whose home was copied onto a second install (a restored backup,
+/// a cloned phone: what causes forks in practice) writes on both: two
+/// branches of one chain. Every replica that receives both, in any order and
+/// in any batches, ends on the same state: the author's events up to where
+/// the branches part, none after, never "whichever came first".
+struct ForkConvergenceTests {
+    /// One forked family, made once: Dad wrote three records, his home was
+    /// copied, then each copy wrote records of its own.
+    struct Forked {
+        let family: SharedFamily
+        let clone: String
+        let dad: DeviceID
+        /// Dad's seq where the two branches part.
+        let point: UInt64
+        let prefix: [String], branches: [String]
+        /// Every event of the family, from Mum, Dad and the clone.
+        let events: [[UInt8]]
+
+        init() throws {
+            family = try SharedFamily()
+            let (mum, dad) = (family.mum, family.dad)
+            var prefix: [String] = []
+            for i in 0..<3 { prefix.append(try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i + 1)")) }
+            clone = family.folderOwner.root + "/clone"
+            try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
+            let dadHome = try Home.open(dad.home)
+            self.dad = dadHome.deviceID
+            point = try dadHome.log.head(of: dadHome.deviceID, in: dadHome.family).seq + 1
+            var branches: [String] = []
+            for i in 0..<4 { branches.append(try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)", "note=dad-\(i)")) }
+            for i in 0..<3 {
+                branches.append(try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i + 2)", "note=clone-\(i)"]))
+            }
+            self.prefix = prefix
+            self.branches = branches
+            var events = Set<[UInt8]>()
+            for home in [mum.home, dad.home, clone] {
+                let h = try Home.open(home)
+                try h.log.forEachEvent(in: h.family) { events.insert($0.bytes) }
+            }
+            self.events = Array(events)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(3)))
+    func replicasAgreeAfterAForkWhateverTheyMetFirst() throws {
+        let forked = try Forked()
+        var digests: [String] = []
+        // Four replicas per seed, each a fresh copy of Mum's home from before
+        // Dad's records: both branches arrive in a random order, in random
+        // batches, twice (a second round, as sync re-reads what it holds).
+        for seed in 0..<4 as Range<UInt64> {
+            var rng = SplitMixRNG(seed: seed)
+            let copy = forked.family.folderOwner.root + "/replica-\(seed)"
+            try FileManager.default.copyItem(atPath: forked.family.mum.home, toPath: copy)
+            let home = try Home.open(copy)
+            for _ in 0..<2 {
+                var events = forked.events.shuffled(using: &rng)
+                while !events.isEmpty {
+                    let n = Int(rng.next() % 5) + 1
+                    _ = try home.ingest(Array(events.prefix(n)))
+                    events.removeFirst(min(n, events.count))
+                }
+            }
+            let reopened = try Home.open(copy)
+            #expect(reopened.forkPoints == [forked.dad: forked.point], "seed \(seed): fork points \(reopened.forkPoints)")
+            let shown = Set(try reopened.projector.records().map { $0.id.uuidString.lowercased() })
+            #expect(forked.prefix.allSatisfy(shown.contains), "seed \(seed): a record from before the fork is missing")
+            #expect(!forked.branches.contains(where: shown.contains), "seed \(seed): a record past the fork point is shown")
+            let mum = forked.family.mum
+            let replay = try mum.run(["--home", copy, "replay"])
+            #expect(replay.code == 0 && replay.stdout.hasSuffix("result: OK\n"), "seed \(seed): \(replay.stdout.suffix(300)) \(replay.stderr)")
+            let status = try mum.ok(["--home", copy, "status"])
+            #expect(status.contains("author \(forked.dad.short): nothing from seq \(forked.point) on is accepted or shown"), "\(status)")
+            digests.append(Hex.encode(try reopened.projector.digest()))
+        }
+        #expect(Set(digests).count == 1, "replicas disagree: \(digests)")
+
+        // A process killed after an ingest that found the fork, before the
+        // rebuild after it: the projection still shows what it had (here:
+        // nothing), and says it was built without the fork. Opening rebuilds it.
+        let replica = forked.family.folderOwner.root + "/replica-0"
+        do {
+            let home = try Home.open(replica)
+            try home.log.database.execute("DELETE FROM p_entities")
+            try home.state.set(.projectionForks, "")
+        }
+        let reopened = try Home.open(replica)
+        #expect(Hex.encode(try reopened.projector.digest()) == digests[0], "not rebuilt on open")
+        #expect(try reopened.state.get(.projectionForks) == reopened.forkPointsText)
+    }
+}
