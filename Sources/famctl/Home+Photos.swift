@@ -63,7 +63,8 @@ extension Home {
         }
         // Should this process have stalled for over an hour between the blob
         // and the append, a `sync` may have taken the blob for an orphan.
-        try keepCached(blob, named: blobName)
+        // Best effort: the photo is added whatever happens here.
+        try? keepCached(blob, named: blobName)
         return id
     }
 
@@ -77,6 +78,22 @@ extension Home {
         try FileIO.writeAtomically(blob, to: photoDirectory + "/" + name, mode: 0o600)
         try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 1)",
                              [.text(name), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
+    }
+
+    /// The blobs that this device's `photo.put` events in its other chains
+    /// name: its private history from before it joined the family.
+    func blobsNamedInOtherFamilies() throws -> Set<String> {
+        var names = Set<String>()
+        for other in try log.families(of: deviceID) where other != family {
+            let head = try log.head(of: deviceID, in: other).seq
+            guard head > 0 else { continue }
+            for env in try log.chain(of: deviceID, in: other, seqs: 1...head) {
+                guard case .body(let body) = try openBody(env), let p = try? PhotoEvent(body), p.kind == .put,
+                      let blob = p.fields["blob"]?.stringValue else { continue }
+                names.insert(blob)
+            }
+        }
+        return names
     }
 
     /// How long an unpublished blob no photo event names is kept: one left
@@ -161,12 +178,25 @@ extension Home {
             try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
         }
         let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)
+        let isOld = { (blob: String) throws -> Bool in
+            try self.log.database.statement("SELECT last_used < ?2 FROM ph_cache WHERE blob = ?1 AND unpublished = 1")
+                .first([.text(blob), .integer(cutoff)]) { $0.int(0) == 1 } ?? false
+        }
+        var orphans: [String] = []
         for blob in pending where !live.contains(blob) && !deleted.contains(blob) {
-            // The file first, then its row: if killed between, the row goes next time.
-            let old = try log.database.statement("SELECT last_used < ?2 FROM ph_cache WHERE blob = ?1").first([.text(blob), .integer(cutoff)]) { $0.int(0) == 1 } ?? false
-            guard old else { continue }
-            try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
-            try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
+            if try isOld(blob) { orphans.append(blob) }
+        }
+        if !orphans.isEmpty {
+            // A photo this device added before it joined the family is named
+            // only in its private chain (`accept` does not carry photos): that
+            // blob is the photo's only copy, and stays.
+            let elsewhere = try blobsNamedInOtherFamilies()
+            for blob in orphans where !elsewhere.contains(blob) {
+                // The file first, then its row (if killed between, the row goes next
+                // time); the row only if it is still an old, unpublished orphan's.
+                try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
+                try log.database.run("DELETE FROM ph_cache WHERE blob = ?1 AND unpublished = 1 AND last_used < ?2", [.text(blob), .integer(cutoff)])
+            }
         }
         pending.removeAll { !live.contains($0) }
         for blob in pending {

@@ -152,6 +152,29 @@ struct PhotoTests {
         #expect(try mum.ok("photo", "list").contains(kept))
     }
 
+    /// A photo added before the device joined a family is named only in its
+    /// private chain (`accept` does not carry photos): its blob is the only
+    /// copy, and no `sync` removes it, however old.
+    @Test func aPrivatePhotosBlobOutlivesJoiningAFamily() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        let dad = FamctlRunner()
+        try dad.ok("init", "--name", "Dad")
+        try dad.ok("subject", "add", "newMom")
+        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try dad.ok("photo", "add", record, try Self.jpegFile(dad, 8_000, marker: "PRIVATE").path)
+        let blobs = try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos")
+        #expect(blobs.count == 1)
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        do {
+            let home = try Home.open(dad.home)
+            try home.log.database.run("UPDATE ph_cache SET last_used = ?1", [.integer(Int64(Date().timeIntervalSince1970 * 1000) - 7_200_000)])
+        }
+        try dad.ok("sync")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos") == blobs, "the private photo's only copy was removed")
+    }
+
     /// A `photo add` that stalled past the hour, its blob taken for an
     /// orphan meanwhile, puts the blob back after its append; one still
     /// there is left as it is.
