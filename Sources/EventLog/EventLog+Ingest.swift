@@ -143,8 +143,8 @@ extension EventLog {
         if let other = try storedEnvelope(env, table: "events")
             ?? storedEnvelope(env, table: "pending")
             ?? storedEnvelope(env, table: "rejected") {
-            try recordFork(first: other, second: env, detected: received)
-            return .fork(seq: env.seq)
+            // A proof already stored (the same pair read again) is no news.
+            return try recordFork(first: other, second: env, detected: received) ? .fork(seq: env.seq) : .authorForked
         }
         // Past its fork point nothing more of the author enters the log;
         // before it, its branches are one, and the chain goes on filling in.
@@ -250,11 +250,13 @@ extension EventLog {
             .first([.blob(family.bytes), .blob(author.bytes), .integer(Int64(seq))]) { $0.blob(0) }
     }
 
-    private func recordFork(first: SyncEnvelope, second: SyncEnvelope, detected: Int64) throws {
+    /// Stores the pair; whether it was not stored yet.
+    private func recordFork(first: SyncEnvelope, second: SyncEnvelope, detected: Int64) throws -> Bool {
         try database.run(
             "INSERT OR IGNORE INTO forks(family, author, seq, first_id, second_id, first, second, detected_at) VALUES(?8, ?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             [.blob(first.author.bytes), .integer(Int64(first.seq)), .blob(first.id.bytes), .blob(second.id.bytes),
              .blob(first.bytes), .blob(second.bytes), .integer(detected), .blob(first.family.bytes)])
+        return database.changes > 0
     }
 
     private func reject(_ env: SyncEnvelope, reason: String, received: Int64) throws {

@@ -9,9 +9,11 @@ public enum IngestOutcome: Sendable, Equatable, CustomStringConvertible {
     /// Validly signed but its predecessor has not arrived: held until the gap fills.
     case held(waitingFor: UInt64)
     /// A second validly signed event for an (author, seq) already seen: the
-    /// pair is stored as a fork proof and the author's later events are refused.
+    /// pair is stored as a fork proof, and the author's events from its fork
+    /// point (the lowest seq of its proofs) on are refused.
     case fork(seq: UInt64)
-    /// The author already has a fork proof: nothing more of theirs is accepted.
+    /// The author has a fork proof and the event is at or past its fork
+    /// point (or is half of a proof already stored): not accepted.
     case authorForked
     /// Validly signed but breaks its chain (wrong previous id, clock going
     /// back): kept in the rejected table with the reason, for the audit.
@@ -29,7 +31,7 @@ public enum IngestOutcome: Sendable, Equatable, CustomStringConvertible {
         case .duplicate: "duplicate (already held)"
         case .held(let s): "held: waiting for seq \(s)"
         case .fork(let s): "fork proof at seq \(s)"
-        case .authorForked: "refused: author has a fork proof"
+        case .authorForked: "refused: at or past the author's fork point"
         case .rejected(let r): "rejected: \(r)"
         case .malformed(let e): "malformed: \(e)"
         case .badSignature: "bad signature"

@@ -87,6 +87,14 @@ public final class Projector {
         return Household(entries: entries, family: family)
     }
 
+    /// Drops the stored household events of `author` from `seq` on (a
+    /// forked author's, at or past its fork point), so that a rebuild that
+    /// keeps the household events folds the household without them. (The
+    /// author is the last 32 bytes of an event's version.)
+    public func forgetLibraryEvents(of author: DeviceID, from seq: UInt64) throws {
+        try database.run("DELETE FROM p_library WHERE substr(version, 9) = ?1 AND seq >= ?2", [.blob(author.bytes), .integer(Int64(seq))])
+    }
+
     /// Empties every projection table (before a rebuild). With
     /// `keepingLibrary`, the household events already stored stay, and the
     /// household is folded from them again: a rebuild then need not open

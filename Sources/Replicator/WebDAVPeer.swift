@@ -87,8 +87,8 @@ public final class WebDAVPeer: Peer {
 
     /// One request, synchronously.
     ///
-    /// - Parameter limit: read at most this many bytes of the body, plus
-    ///   whatever arrived with the last of them (``Reply/overLimit``).
+    /// - Parameter limit: read at most this many bytes of the body; a body
+    ///   that goes past it is cut off there (``Reply/overLimit``).
     func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:], limit: Int? = nil) throws(PeerError) -> Reply {
         if refusesCredentials {
             throw .unsupported("refusing to send the password in clear text over http:// to \(base.host ?? "the server"): anyone on the network path could read it")

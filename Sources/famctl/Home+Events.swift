@@ -114,6 +114,9 @@ extension Home {
     func rebuildProjections() throws {
         try log.database.transaction(.immediate) {
             forkPoints = try log.forkPoints(in: family)
+            // Household events projected before their author's fork was known
+            // leave the household (and are skipped by the pass below).
+            for (author, point) in forkPoints { try projector.forgetLibraryEvents(of: author, from: point) }
             try learnKeysFromProjection()
             var complete = false
             while !complete {
@@ -177,6 +180,12 @@ extension Home {
     /// Refuses a change this device is not allowed to make (a viewer's, a
     /// removed device's), before it is written and then rejected everywhere.
     func checkCanWrite() throws {
+        // In a family (joined, not created) without an event of its own there:
+        // the join, always a device's first event in the family, is not written.
+        if let owner = knownOwner, owner != deviceID, try log.head(of: deviceID, in: family).seq == 0 {
+            throw CLIError.data("this device has not finished joining the family",
+                                hint: "Run the same 'famctl accept' again: it writes the join (and the records it carries).")
+        }
         let h = projector.household
         if !h.isPrivate, h.owner == deviceID || h.members[deviceID] != nil {
             let next = try log.head(of: deviceID, in: family).seq + 1

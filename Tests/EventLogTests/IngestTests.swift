@@ -96,6 +96,8 @@ struct IngestTests {
         let r = try log.ingest([twin.bytes, e3.bytes], family: Author.family)
         #expect(r.outcomes.map(\.outcome) == [.fork(seq: 2), .authorForked])
         #expect(try log.isForked(a.id, in: Author.family))
+        // The same pair read again (a conflict copy read twice) is no new proof.
+        #expect(try log.ingest([twin.bytes], family: Author.family).outcomes.map(\.outcome) == [.authorForked])
         let proofs = try log.forkProofs()
         #expect(proofs.count == 1)
         #expect(Set([proofs[0].first, proofs[0].second]) == Set([e2.bytes, twin.bytes]))

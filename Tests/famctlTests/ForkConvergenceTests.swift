@@ -96,4 +96,49 @@ struct ForkConvergenceTests {
         #expect(Hex.encode(try reopened.projector.digest()) == digests[0], "not rebuilt on open")
         #expect(try reopened.state.get(.projectionForks) == reopened.forkPointsText)
     }
+
+    /// The owner's home copied, and each copy writing: one branch demotes
+    /// Dad, the other adds a record. The household stops at the owner's fork
+    /// point on every replica, even one that applied the demotion before it
+    /// knew of the fork (its rebuild drops the stored household event).
+    @Test(.timeLimit(.minutes(3)))
+    func aForkedOwnersHouseholdStopsAtItsForkPoint() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let clone = family.folderOwner.root + "/owner-clone"
+        try FileManager.default.copyItem(atPath: mum.home, toPath: clone)
+        let mumHome = try Home.open(mum.home)
+        let owner = mumHome.deviceID
+        let point = try mumHome.log.head(of: owner, in: mumHome.family).seq + 1
+        let dadID = try Home.open(dad.home).deviceID
+        try mum.ok("member", "role", "Dad", "viewer")
+        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
+        var all = Set<[UInt8]>()
+        for home in [mum.home, dad.home, clone] {
+            let h = try Home.open(home)
+            try h.log.forEachEvent(in: h.family) { all.insert($0.bytes) }
+        }
+        var digests: [String] = []
+        for seed in 0..<6 as Range<UInt64> {
+            var rng = SplitMixRNG(seed: seed)
+            let copy = family.folderOwner.root + "/dad-replica-\(seed)"
+            try FileManager.default.copyItem(atPath: dad.home, toPath: copy)
+            let home = try Home.open(copy)
+            for _ in 0..<2 {
+                var events = Array(all).shuffled(using: &rng)
+                while !events.isEmpty {
+                    let n = Int(rng.next() % 4) + 1
+                    _ = try home.ingest(Array(events.prefix(n)))
+                    events.removeFirst(min(n, events.count))
+                }
+            }
+            let reopened = try Home.open(copy)
+            #expect(reopened.forkPoints == [owner: point], "seed \(seed): \(reopened.forkPoints)")
+            #expect(reopened.projector.household.members[dadID]?.role == .member, "seed \(seed): the demotion past the fork point counts")
+            let replay = try mum.run(["--home", copy, "replay"])
+            #expect(replay.code == 0, "seed \(seed): \(replay.stdout.suffix(300)) \(replay.stderr)")
+            digests.append(Hex.encode(try reopened.projector.digest()))
+        }
+        #expect(Set(digests).count == 1, "replicas disagree: \(digests)")
+    }
 }

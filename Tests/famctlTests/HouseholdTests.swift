@@ -299,6 +299,9 @@ struct HouseholdTests {
                 } else if try Home.open(dad.home).family == family {
                     afterSwitch += 1
                     #expect(out.contains("has not joined it yet") && out.contains("the same 'famctl accept' again finishes the join, with the 41"), "\(out)")
+                    // Until the join is written, the device writes nothing else into the family.
+                    let early = try dad.run("subject", "add", "baby")
+                    #expect(early.code == 65 && early.stderr.contains("has not finished joining"), "\(early.stderr)")
                     let again = try dad.ok("accept", code, "--name", "Dad")
                     #expect(again.contains("Wrote 1 care subject(s) and 40 record(s)"), "\(blocks) blocks, the retry: \(again)")
                 } else {

@@ -55,7 +55,8 @@ enum AcceptCommand: Command {
                 if try existing.log.head(of: existing.deviceID, in: code.family).seq > 0 { throw CLIError.data("this device is already in that family") }
                 // An earlier accept switched the home but did not get to write
                 // the join: finish it, with what that accept was carrying.
-                carried = try Self.pendingCarry(existing.state)
+                // (A viewer's invitation carries none, whichever code the first attempt used.)
+                carried = code.role.canWrite ? try Self.pendingCarry(existing.state) : []
             } else {
                 guard existing.projector.household.isPrivate, existing.knownOwner == nil else {
                 throw CLIError.data("this device already belongs to the family \"\(existing.projector.household.name ?? existing.family.description)\"",
@@ -141,12 +142,12 @@ enum AcceptCommand: Command {
         guard let text = try state.get(.carryPending) else { return [] }
         guard case .array(let items)? = JSONValue.parse(Array(text.utf8)) else {
             throw CLIError.data("the records an earlier accept was carrying into the family cannot be read",
-                                hint: "They are still in this device's log: 'famctl replay' lists them.")
+                                hint: "They are still in this device's log, in its private chain: 'famctl log' lists its events.")
         }
         return try items.map { item in
             do { return try EventBody(decoding: item.jsonBytes) } catch {
                 throw CLIError.data("the records an earlier accept was carrying into the family cannot be read: \(error)",
-                                    hint: "They are still in this device's log: 'famctl replay' lists them.")
+                                    hint: "They are still in this device's log, in its private chain: 'famctl log' lists its events.")
             }
         }
     }
