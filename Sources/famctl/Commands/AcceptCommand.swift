@@ -59,9 +59,9 @@ enum AcceptCommand: Command {
                 carried = code.role.canWrite ? try Self.pendingCarry(existing.state) : []
             } else {
                 guard existing.projector.household.isPrivate, existing.knownOwner == nil else {
-                throw CLIError.data("this device already belongs to the family \"\(existing.projector.household.name ?? existing.family.description)\"",
-                                    hint: "A device belongs to one family; join from a new home (--home DIR).")
-            }
+                    throw CLIError.data("this device already belongs to the family \"\(existing.projector.household.name ?? existing.family.description)\"",
+                                        hint: "A device belongs to one family; join from a new home (--home DIR).")
+                }
                 // What it recorded on its own goes into the family, under the same ids
                 // (a viewer cannot write, so a viewer's stay in its private chain).
                 if code.role.canWrite {
