@@ -57,3 +57,17 @@ public struct PhotoState: Sendable, Equatable {
     public let creator: DeviceID
     public let deleted: Bool
 }
+
+extension PhotoState {
+    /// The fields of the `photo.put` that makes this photo (as `photo add`
+    /// writes them): what `accept` writes again when it carries the photo
+    /// into a family.
+    public var putFields: [String: JSONValue] {
+        var o: [String: JSONValue] = [
+            "size": .int(Int64(size)), "mediaType": .string(mediaType), "hash": .string(Hex.encode(hash)),
+            "key": .string(Hex.encode(key)), "blob": .string(blob),
+        ]
+        if let record { o["record"] = .string(record.uuidString.lowercased()) }
+        return o
+    }
+}

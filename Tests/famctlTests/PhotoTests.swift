@@ -152,9 +152,30 @@ struct PhotoTests {
         #expect(try mum.ok("photo", "list").contains(kept))
     }
 
-    /// A photo added before the device joined a family is named only in its
-    /// private chain (`accept` does not carry photos): its blob is the only
-    /// copy, and no `sync` removes it, however old.
+    /// A photo added before the device joined a family goes in with its
+    /// record: the first `sync` uploads its blob, and the family sees it.
+    @Test func aPrivatePhotoIsCarriedIntoTheFamily() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        try mum.ok("subject", "add", "newMom")
+        let dad = FamctlRunner()
+        try dad.ok("init", "--name", "Dad")
+        try dad.ok("subject", "add", "newMom")
+        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let (file, bytes) = try Self.jpegFile(dad, 8_000, marker: "FIRST-CARROTS")
+        let photo = try dad.ok("photo", "add", record, file)
+        let joined = try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        #expect(joined.contains("Wrote 1 care subject(s), 1 record(s) and 1 photo(s)"), "\(joined)")
+        for r in [dad, mum, dad, mum] { try r.ok("sync") }
+        #expect(try mum.ok("photo", "list").contains(photo))
+        try mum.ok("photo", "get", photo, "--out", mum.root + "/got.jpg")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: mum.root + "/got.jpg")) == Data(bytes))
+    }
+
+    /// A photo added before the device joined a family as a viewer (which
+    /// carries nothing) is named only in its private chain: its blob is the
+    /// only copy, and no `sync` removes it, however old.
     @Test func aPrivatePhotosBlobOutlivesJoiningAFamily() throws {
         let mum = FamctlRunner()
         try mum.ok("init", "--name", "Mum")
@@ -166,7 +187,7 @@ struct PhotoTests {
         try dad.ok("photo", "add", record, try Self.jpegFile(dad, 8_000, marker: "PRIVATE").path)
         let blobs = try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos")
         #expect(blobs.count == 1)
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        try dad.ok("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Dad")
         do {
             let home = try Home.open(dad.home)
             try home.log.database.run("UPDATE ph_cache SET last_used = ?1", [.integer(Int64(Date().timeIntervalSince1970 * 1000) - 7_200_000)])

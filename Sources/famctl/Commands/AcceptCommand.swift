@@ -10,10 +10,11 @@ enum AcceptCommand: Command {
         abstract: "Join a family with an invitation code: this device signs a join event; no owner round-trip.",
         discussion: """
             Works on a fresh home (the device is created) or on a device that has no family
-            yet: its care subjects and records are then written into the family. --merge
-            (the default) shows the whole family's records, --keep-private only this
-            device's own; 'settings include-shared' changes it later. --dir or --peer say
-            where this device reaches the family's events, when not where the code says.
+            yet: its care subjects, records and photos are then written into the family.
+            --merge (the default) shows the whole family's records, --keep-private only
+            this device's own; 'settings include-shared' changes it later. --dir or --peer
+            say where this device reaches the family's events, when not where the code
+            says.
             """,
         options: [
             .value("--name", "NAME", "(required) A name for this device, shown to the family."),
@@ -65,8 +66,11 @@ enum AcceptCommand: Command {
                 // What it recorded on its own goes into the family, under the same ids
                 // (a viewer cannot write, so a viewer's stay in its private chain).
                 if code.role.canWrite {
+                    // Photos too: their blobs wait in the cache, unpublished, and the
+                    // first sync uploads them once the family's photo.put names them.
                     carried = try existing.projector.subjects().map { SubjectEvent(focus: $0.focus, fields: $0.fields).body }
                         + existing.projector.records().map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: $0.at, fields: $0.fields).body }
+                        + existing.projector.photos(includeDeleted: false).map { PhotoEvent(kind: .put, photo: $0.id, fields: $0.putFields).body }
                 }
                 try existing.log.database.transaction(.immediate) {
                     try existing.state.set(.family, code.family.description)
@@ -98,15 +102,17 @@ enum AcceptCommand: Command {
             try home.append(bodies.map { ($0, code.key) }, after: code.issued, check: { try home.state.remove(.carryPending) })
         }
 
-        let subjects = carried.count { $0.type == SubjectEvent.type }, records = carried.count - subjects
+        let subjects = carried.count { $0.type == SubjectEvent.type }, photos = carried.count { $0.type == PhotoEvent.Kind.put.rawValue }
+        let records = carried.count - subjects - photos
         if inv.json {
             Console.json(["family": code.family.description, "device": home.deviceID.hex, "role": code.role.rawValue,
-                          "carried": records, "includeShared": !inv.flag("--keep-private")] as [String: Any])
+                          "carried": records, "carriedPhotos": photos, "includeShared": !inv.flag("--keep-private")] as [String: Any])
             return
         }
         Console.out("Joined family \(code.family) as \(code.role.rawValue) (device \(home.deviceID.short) \"\(name)\").")
         if !carried.isEmpty {
-            Console.out("Wrote \(subjects) care subject(s) and \(records) record(s) of this device into the family.")
+            let what = photos == 0 ? "\(subjects) care subject(s) and \(records) record(s)" : "\(subjects) care subject(s), \(records) record(s) and \(photos) photo(s)"
+            Console.out("Wrote \(what) of this device into the family.")
         }
         Console.out(inv.flag("--keep-private") ? "View: this device's own records only." : "View: the whole family's records.")
     }
@@ -126,12 +132,12 @@ enum AcceptCommand: Command {
             }
             let cause = e.message.replacingOccurrences(of: "; nothing was written", with: "")
             if joined() {
-                throw CLIError(e.code, cause + ". The join" + (carried > 0 ? " and the \(carried) care subject(s) and record(s) it carries are" : " is")
+                throw CLIError(e.code, cause + ". The join" + (carried > 0 ? " and the \(carried) care subjects, records and photos it carries are" : " is")
                                    + " written; the view of the family is not up to date yet",
                                hint: "Once that is fixed, any famctl command (e.g. 'famctl status') brings the view up to date.")
             }
             let finish = "Running the same 'famctl accept' again finishes the join"
-                + (carried > 0 ? ", with the \(carried) care subject(s) and record(s) it carries (kept until then)." : ".")
+                + (carried > 0 ? ", with the \(carried) care subjects, records and photos it carries (kept until then)." : ".")
             throw CLIError(e.code, cause + ". The home is now in the family, but this device has not joined it yet",
                            hint: [e.hint, finish].compactMap { $0 }.joined(separator: " "))
         }
