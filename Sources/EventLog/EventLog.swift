@@ -260,16 +260,6 @@ public final class EventLog {
     }
 
     /// `author`'s events in `family` with seq in `range`, in seq order.
-    /// The families in which `author` has events (a full scan of the log:
-    /// for rare questions only).
-    public func families(of author: DeviceID) throws -> [FamilyID] {
-        var out: [FamilyID] = []
-        try database.prepare("SELECT DISTINCT family FROM events WHERE author = ?1").forEachRow([.blob(author.bytes)]) {
-            out.append(FamilyID(bytes: $0.blob(0)))
-        }
-        return out
-    }
-
     public func chain(of author: DeviceID, in family: FamilyID, seqs range: ClosedRange<UInt64>) throws -> [SyncEnvelope] {
         var out: [SyncEnvelope] = []
         try database.prepare("SELECT bytes FROM events WHERE family = ?1 AND author = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq")

@@ -80,20 +80,23 @@ extension Home {
                              [.text(name), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
     }
 
-    /// The blobs that this device's `photo.put` events in its other chains
-    /// name: its private history from before it joined the family.
-    func blobsNamedInOtherFamilies() throws -> Set<String> {
-        var names = Set<String>()
-        for other in try log.families(of: deviceID) where other != family {
-            let head = try log.head(of: deviceID, in: other).seq
-            guard head > 0 else { continue }
-            for env in try log.chain(of: deviceID, in: other, seqs: 1...head) {
-                guard case .body(let body) = try openBody(env), let p = try? PhotoEvent(body), p.kind == .put,
-                      let blob = p.fields["blob"]?.stringValue else { continue }
-                names.insert(blob)
+    /// The blobs of the photos still live in this device's private chain
+    /// (its history from before it joined the family, in the family its key
+    /// derives), when it has joined one.
+    func blobsOfPrivatePhotos() throws -> Set<String> {
+        let mine = FamilyID.owned(by: deviceID)
+        guard mine != family else { return [] }
+        let head = try log.head(of: deviceID, in: mine).seq
+        guard head > 0 else { return [] }
+        var live: [UUID: String] = [:]
+        for env in try log.chain(of: deviceID, in: mine, seqs: 1...head) {
+            guard case .body(let body) = try openBody(env), let p = try? PhotoEvent(body) else { continue }
+            switch p.kind {
+            case .put: live[p.photo] = p.fields["blob"]?.stringValue
+            case .delete: live[p.photo] = nil
             }
         }
-        return names
+        return Set(live.values)
     }
 
     /// How long an unpublished blob no photo event names is kept: one left
@@ -145,7 +148,8 @@ extension Home {
     }
 
     func isUnpublished(_ blob: String) throws -> Bool {
-        try log.database.statement("SELECT unpublished FROM ph_cache WHERE blob = ?1").first([.text(blob)]) { $0.int(0) == 1 } ?? false
+        // 1: to be uploaded; 2: a photo of this device's private chain, kept here only.
+        try log.database.statement("SELECT unpublished FROM ph_cache WHERE blob = ?1").first([.text(blob)]) { $0.int(0) != 0 } ?? false
     }
 
     func touch(_ blob: String) throws {
@@ -187,15 +191,21 @@ extension Home {
             if try isOld(blob) { orphans.append(blob) }
         }
         if !orphans.isEmpty {
-            // A photo this device added before it joined the family is named
-            // only in its private chain (`accept` does not carry photos): that
-            // blob is the photo's only copy, and stays.
-            let elsewhere = try blobsNamedInOtherFamilies()
-            for blob in orphans where !elsewhere.contains(blob) {
-                // The file first, then its row (if killed between, the row goes next
-                // time); the row only if it is still an old, unpublished orphan's.
-                try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
+            // A photo this device added before it joined the family, and did
+            // not carry into it (a viewer's join, or an earlier famctl's), is
+            // named only in its private chain: that blob is the photo's only
+            // copy. It stays, marked so that later rounds pass it by.
+            let kept = try blobsOfPrivatePhotos()
+            for blob in orphans {
+                if kept.contains(blob) {
+                    try log.database.run("UPDATE ph_cache SET unpublished = 2 WHERE blob = ?1 AND unpublished = 1", [.text(blob)])
+                    continue
+                }
+                // The row first, and only while it is still an old orphan's (a
+                // stalled photo add may just have put its blob back); then the
+                // file. Killed between, the file stays behind, unlisted.
                 try log.database.run("DELETE FROM ph_cache WHERE blob = ?1 AND unpublished = 1 AND last_used < ?2", [.text(blob), .integer(cutoff)])
+                if log.database.changes > 0 { try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob) }
             }
         }
         pending.removeAll { !live.contains($0) }

@@ -134,7 +134,7 @@ struct ForkConvergenceTests {
             }
             let reopened = try Home.open(copy)
             #expect(reopened.forkPoints == [owner: point], "seed \(seed): \(reopened.forkPoints)")
-            #expect(reopened.projector.household.members[dadID]?.role == .member, "seed \(seed): the demotion past the fork point counts")
+            #expect(reopened.projector.household.members[dadID]?.role == .member, "seed \(seed): the demotion past the fork point still counts")
             let replay = try mum.run(["--home", copy, "replay"])
             #expect(replay.code == 0, "seed \(seed): \(replay.stdout.suffix(300)) \(replay.stderr)")
             digests.append(Hex.encode(try reopened.projector.digest()))

@@ -165,10 +165,17 @@ struct PhotoTests {
         let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         let (file, bytes) = try Self.jpegFile(dad, 8_000, marker: "FIRST-CARROTS")
         let photo = try dad.ok("photo", "add", record, file)
+        // A record deleted before joining stays private, with its photo.
+        let gone = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        let hidden = try dad.ok("photo", "add", gone, try Self.jpegFile(dad, 9_000, marker: "NOT-FOR-THE-FAMILY").path)
+        try dad.ok("record", "delete", gone)
         let joined = try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
         #expect(joined.contains("Wrote 1 care subject(s), 1 record(s) and 1 photo(s)"), "\(joined)")
         for r in [dad, mum, dad, mum] { try r.ok("sync") }
-        #expect(try mum.ok("photo", "list").contains(photo))
+        let list = try mum.ok("photo", "list")
+        #expect(list.contains(photo) && !list.contains(hidden), "\(list)")
+        let uploaded = try FileManager.default.subpathsOfDirectory(atPath: mum.root + "/shared").filter { $0.hasSuffix(".blob") }
+        #expect(uploaded.count == 1, "\(uploaded)")
         try mum.ok("photo", "get", photo, "--out", mum.root + "/got.jpg")
         #expect(try Data(contentsOf: URL(fileURLWithPath: mum.root + "/got.jpg")) == Data(bytes))
     }
@@ -187,13 +194,21 @@ struct PhotoTests {
         try dad.ok("photo", "add", record, try Self.jpegFile(dad, 8_000, marker: "PRIVATE").path)
         let blobs = try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos")
         #expect(blobs.count == 1)
+        // A photo deleted before joining is not kept.
+        let deleted = try dad.ok("photo", "add", record, try Self.jpegFile(dad, 9_000, marker: "DELETED").path)
+        try dad.ok("photo", "delete", deleted)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos").count == 2)
         try dad.ok("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Dad")
         do {
             let home = try Home.open(dad.home)
             try home.log.database.run("UPDATE ph_cache SET last_used = ?1", [.integer(Int64(Date().timeIntervalSince1970 * 1000) - 7_200_000)])
         }
         try dad.ok("sync")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos") == blobs, "the private photo's only copy was removed")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos") == blobs, "the private photo's only copy kept, the deleted one's removed")
+        // Kept out of the way of later rounds: no longer a candidate for upload or removal.
+        let home = try Home.open(dad.home)
+        #expect(try home.log.database.statement("SELECT unpublished FROM ph_cache WHERE blob = ?1").first([.text(blobs[0])]) { $0.int(0) } == 2)
+        #expect(try home.isUnpublished(blobs[0]), "still the only copy")
     }
 
     /// A `photo add` that stalled past the hour, its blob taken for an

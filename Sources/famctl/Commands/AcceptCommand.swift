@@ -66,11 +66,15 @@ enum AcceptCommand: Command {
                 // What it recorded on its own goes into the family, under the same ids
                 // (a viewer cannot write, so a viewer's stay in its private chain).
                 if code.role.canWrite {
-                    // Photos too: their blobs wait in the cache, unpublished, and the
+                    // Photos too, those of the records carried (not of deleted
+                    // ones): their blobs wait in the cache, unpublished, and the
                     // first sync uploads them once the family's photo.put names them.
+                    let records = try existing.projector.records()
+                    let ids = Set(records.map(\.id))
                     carried = try existing.projector.subjects().map { SubjectEvent(focus: $0.focus, fields: $0.fields).body }
-                        + existing.projector.records().map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: $0.at, fields: $0.fields).body }
-                        + existing.projector.photos(includeDeleted: false).map { PhotoEvent(kind: .put, photo: $0.id, fields: $0.putFields).body }
+                        + records.map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: $0.at, fields: $0.fields).body }
+                        + existing.projector.photos(includeDeleted: false).filter { $0.record.map(ids.contains) ?? false }
+                            .map { PhotoEvent(kind: .put, photo: $0.id, fields: $0.putFields).body }
                 }
                 try existing.log.database.transaction(.immediate) {
                     try existing.state.set(.family, code.family.description)
