@@ -92,3 +92,20 @@ struct SharedFamily {
     var dad: FamctlRunner { members[0] }
 }
 
+/// Mum owns a family (its shared folder under her runner's root); Dad has a
+/// home of his own, in no family yet, with the `newMom` subject and one
+/// record: what `accept` on an initialised home starts from.
+struct FamilyAndPrivateHome {
+    let mum = FamctlRunner()
+    let dad = FamctlRunner()
+    /// Dad's record.
+    let record: String
+
+    init(family: String = "F", dadName: String = "Dad") throws {
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", family, "--dir", mum.root + "/shared")
+        try dad.ok("init", "--name", dadName)
+        try dad.ok("subject", "add", "newMom")
+        record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+    }
+}

@@ -254,13 +254,8 @@ struct HouseholdTests {
     }
 
     @Test func acceptOnAnInitialisedHomeCarriesItsRecordsIntoTheFamily() throws {
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "The Lins", "--dir", mum.root + "/shared")
-        let dad = FamctlRunner()
-        try dad.ok("init", "--name", "Dad's old phone")
-        try dad.ok("subject", "add", "newMom")
-        let id = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        let homes = try FamilyAndPrivateHome(family: "The Lins", dadName: "Dad's old phone")
+        let (mum, dad, id) = (homes.mum, homes.dad, homes.record)
         let joined = try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--keep-private")
         #expect(joined.contains("Wrote 1 care subject(s) and 1 record(s)"))
         try Self.exchange([mum, dad])

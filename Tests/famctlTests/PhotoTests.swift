@@ -155,14 +155,9 @@ struct PhotoTests {
     /// A photo added before the device joined a family goes in with its
     /// record: the first `sync` uploads its blob, and the family sees it.
     @Test func aPrivatePhotoIsCarriedIntoTheFamily() throws {
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        let homes = try FamilyAndPrivateHome()
+        let (mum, dad, record) = (homes.mum, homes.dad, homes.record)
         try mum.ok("subject", "add", "newMom")
-        let dad = FamctlRunner()
-        try dad.ok("init", "--name", "Dad")
-        try dad.ok("subject", "add", "newMom")
-        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         let (file, bytes) = try Self.jpegFile(dad, 8_000, marker: "FIRST-CARROTS")
         let photo = try dad.ok("photo", "add", record, file)
         // A record deleted before joining stays private, with its photo.
@@ -184,13 +179,8 @@ struct PhotoTests {
     /// carries nothing) is named only in its private chain: its blob is the
     /// only copy, and no `sync` removes it, however old.
     @Test func aPrivatePhotosBlobOutlivesJoiningAFamily() throws {
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
-        let dad = FamctlRunner()
-        try dad.ok("init", "--name", "Dad")
-        try dad.ok("subject", "add", "newMom")
-        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let homes = try FamilyAndPrivateHome()
+        let (mum, dad, record) = (homes.mum, homes.dad, homes.record)
         try dad.ok("photo", "add", record, try Self.jpegFile(dad, 8_000, marker: "PRIVATE").path)
         let blobs = try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos")
         #expect(blobs.count == 1)
