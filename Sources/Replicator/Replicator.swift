@@ -230,7 +230,11 @@ public final class Replicator {
         switch kind {
         case .other: return true
         case .segment(let n):
-            if folder == me { return true }   // this device's own files
+            // This device's own files are not read, but one in its folder that
+            // it did not write is: another install of the same key (a cloned
+            // home: ingest finds the fork), or this home restored from an older
+            // backup (its later events come back instead of being forked).
+            if folder == me, try wroteItself(String(parts[1])) { return true }
             promised = n
         case .conflictCopy(let n): promised = n
         }
@@ -267,6 +271,12 @@ public final class Replicator {
         report.forks += r.count { if case .fork = $0 { true } else { false } }
         try mark(path, "read", nil)
         return true
+    }
+
+    /// Whether this device wrote the segment `name` into its own folder (and
+    /// has not compacted it away).
+    private func wroteItself(_ name: String) throws -> Bool {
+        try log.database.statement("SELECT 1 FROM r_own WHERE family = ?1 AND name = ?2").first([.blob(family.bytes), .text(name)]) { _ in true } ?? false
     }
 
     func meta(_ key: String) throws -> String? {

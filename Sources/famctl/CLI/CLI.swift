@@ -68,6 +68,12 @@ enum CLI {
             } catch let e as SQLiteError {
                 return report(CLIError.fromSQLite(e, path: (try? Home.location(invocation)) ?? "the home"))
             } catch let e as EventLogError {
+                if case .ownChainForked = e {
+                    return report(CLIError(.failure, e.description,
+                                           hint: "Its key signed two histories: its home was copied to another install, or restored from a backup and written on before it synced. "
+                                               + "'famctl status' shows where they part. To write again, join from a new home: ask the owner for an invitation, "
+                                               + "then 'famctl accept CODE --name NAME --home NEWDIR'."))
+                }
                 return report(CLIError(.failure, e.description))
             } catch {
                 return report(CLIError(.failure, "\(error)"))
