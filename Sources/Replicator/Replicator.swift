@@ -155,6 +155,8 @@ public final class Replicator {
     /// was applied; an expired token means listing from scratch.
     public func pull(ingest: ([[UInt8]]) throws -> IngestReport) throws -> PullReport {
         var report = PullReport()
+        ownNames = try ownSegmentNames()
+        defer { ownNames = nil }
         var token = try meta("token")
         var done = try doneFiles()
         var tried = Set<String>()          // read once per round at most
@@ -234,7 +236,7 @@ public final class Replicator {
             // it did not write is: another install of the same key (a cloned
             // home: ingest finds the fork), or this home restored from an older
             // backup (its later events come back instead of being forked).
-            if folder == me, try wroteItself(String(parts[1])) { return true }
+            if folder == me, try ownNames?.contains(String(parts[1])) ?? wroteItself(String(parts[1])) { return true }
             promised = n
         case .conflictCopy(let n): promised = n
         }
@@ -271,6 +273,16 @@ public final class Replicator {
         report.forks += r.count { if case .fork = $0 { true } else { false } }
         try mark(path, "read", nil)
         return true
+    }
+
+    /// The segments this device wrote into its own folder, read once per
+    /// ``pull(ingest:)``.
+    private var ownNames: Set<String>?
+
+    private func ownSegmentNames() throws -> Set<String> {
+        var out = Set<String>()
+        try log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) { out.insert($0.text(0)) }
+        return out
     }
 
     /// Whether this device wrote the segment `name` into its own folder (and
