@@ -284,6 +284,12 @@ public final class EventLog {
             .first([.blob(family.bytes), .blob(author.bytes)]) { _ in true } ?? false
     }
 
+    /// Events of `author` in `family` waiting for earlier ones.
+    public func pendingCount(of author: DeviceID, in family: FamilyID) throws -> Int {
+        try database.statement("SELECT count(*) FROM pending WHERE family = ?1 AND author = ?2")
+            .first([.blob(family.bytes), .blob(author.bytes)]) { Int($0.int(0)) } ?? 0
+    }
+
     public func pendingCount() throws -> Int {
         try database.statement("SELECT count(*) FROM pending").first { Int($0.int(0)) } ?? 0
     }
@@ -345,6 +351,8 @@ public final class EventLog {
             let me = identity.deviceID
             if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
             let head = try head(of: me, in: family)
+            let waiting = try pendingCount(of: me, in: family)
+            if waiting > 0 { throw EventLogError.ownEventsPending(count: waiting, waitingFor: head.seq + 1) }
             let limitMs = min(HLC.milliseconds(of: now.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
             var clock = HybridClock(last: max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc))
             clock.receive(after)

@@ -6,6 +6,11 @@ public enum EventLogError: Error, Equatable, Sendable, CustomStringConvertible {
     case newerSchema(found: Int, supported: Int)
     /// This device's own chain holds a fork proof: it must not write more.
     case ownChainForked(DeviceID)
+    /// Events of this device's own chain wait in `pending` for earlier ones
+    /// (a home restored from an older backup, its later events still
+    /// arriving): its next seq is taken already, and writing it again would
+    /// fork the chain.
+    case ownEventsPending(count: Int, waitingFor: UInt64)
     /// The clock cannot advance (a forged end-of-range HLC was merged).
     case clockExhausted
     /// A local body could not be sealed.
@@ -17,6 +22,8 @@ public enum EventLogError: Error, Equatable, Sendable, CustomStringConvertible {
             "the log uses schema \(f) but this famctl supports up to \(s); upgrade famctl"
         case .ownChainForked(let d):
             "this device's chain (\(d.short)) has a fork proof; it must not append. Join again as a new device"
+        case .ownEventsPending(let n, let seq):
+            "\(n) of this device's own later events are waiting for its event at seq \(seq); writing now would fork its chain"
         case .clockExhausted: "the hybrid logical clock is at the end of its range; a forged timestamp was merged"
         case .envelope(let e): "cannot seal event: \(e)"
         }

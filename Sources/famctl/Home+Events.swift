@@ -95,10 +95,24 @@ extension Home {
     }
 
     /// After a log operation: rebuild if membership changed, then do what the
-    /// owner owes the family (seal the current key to members who lack it).
+    /// owner owes the family (seal the current key to members who lack it),
+    /// unless a pull is still reading (``pulling(_:)``).
     func settle() throws {
         if needsRebuild { try rebuildProjections() }
+        if !isPulling { try shareKeysIfOwner() }
+    }
+
+    /// Runs a pull, the files of which each reach ``ingest(_:)``: the owner's
+    /// key shares wait until the pull is done. Written in the middle of it,
+    /// a share could take a seq that this device's own folder, not read yet,
+    /// already holds (a home restored from an older backup): a fork.
+    func pulling<T>(_ body: () throws -> T) throws -> T {
+        isPulling = true
+        defer { isPulling = false }
+        let result = try body()
+        isPulling = false
         try shareKeysIfOwner()
+        return result
     }
 
     /// Rebuilds every projection from the log, in one transaction: keys

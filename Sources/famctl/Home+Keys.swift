@@ -44,6 +44,10 @@ extension Home {
     /// an older one (an invitation made before a rotation it then missed).
     func shareKeysIfOwner() throws {
         guard projector.household.owner == deviceID, let current = try state.keyring.current(family: family) else { return }
+        // A forked chain must not append, nor one whose own later events are
+        // still arriving (the share would throw at every round, and the pull
+        // would read the same file again and again).
+        guard try !log.isForked(deviceID, in: family), try log.pendingCount(of: deviceID, in: family) == 0 else { return }
         let h = projector.household
         let missing = h.membersMissingKey(epoch: current.epoch)
         guard !missing.isEmpty else { return }

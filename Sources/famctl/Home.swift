@@ -29,6 +29,8 @@ final class Home {
     /// which the log holds two of its events): its events from there on are
     /// kept in the log and left out of every projection.
     var forkPoints: [DeviceID: UInt64] = [:]
+    /// Set while a pull is reading files (``pulling(_:)``).
+    var isPulling = false
 
     var deviceID: DeviceID { identity.deviceID }
 

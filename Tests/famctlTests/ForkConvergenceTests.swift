@@ -3,6 +3,7 @@ import EventLog
 @testable import famctl
 import Foundation
 import Projections
+import Replicator
 import Testing
 
 /// A device whose home was copied onto a second install (a restored backup,
@@ -189,5 +190,90 @@ struct ForkConvergenceTests {
             #expect(try r.ok("status").contains("forks    none"))
         }
         #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
+    /// A home restored from a backup whose later segments have not all
+    /// arrived yet holds its own later events in `pending`: it refuses to
+    /// write (its next seq is taken) until they are in, then goes on, unforked.
+    @Test func aRestoredHomeWaitsForItsOwnLaterEventsBeforeWriting() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let backup = family.folderOwner.root + "/backup"
+        try FileManager.default.copyItem(atPath: dad.home, toPath: backup)
+        let home = try Home.open(dad.home)
+        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
+        let before = Set(try FileIO.list(folder))
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try dad.ok("sync")
+        let first = try #require(Set(try FileIO.list(folder)).subtracting(before).first)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try dad.ok("sync")
+        // Restored; the first later segment has not arrived on this machine yet.
+        try FileManager.default.removeItem(atPath: dad.home)
+        try FileManager.default.copyItem(atPath: backup, toPath: dad.home)
+        let aside = family.folderOwner.root + "/aside.seg"
+        try FileManager.default.moveItem(atPath: folder + "/" + first, toPath: aside)
+        try dad.ok("sync")
+        let refused = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        #expect(refused.code == 75 && refused.stderr.contains("writing now would fork its chain"), "\(refused.code): \(refused.stderr)")
+        try FileManager.default.moveItem(atPath: aside, toPath: folder + "/" + first)
+        try dad.ok("sync")
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        try dad.ok("sync")
+        try mum.ok("sync")
+        #expect(try mum.ok("status").contains("forks    none"))
+        #expect(try mum.ok("record", "list").split(separator: "\n").count == 3)
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
+    /// A forked owner whose household owes a member a key (one who joined
+    /// with an invitation from before a rotation) does not try to write the
+    /// share: its rounds go on working instead of failing on every sync.
+    @Test func aForkedOwnersSyncKeepsWorking() throws {
+        let family = try SharedFamily(["Dad", "Aunt"])
+        let (mum, folderOwner) = (family.mum, family.folderOwner)
+        let code = try mum.ok("invite")                 // epoch 0
+        try mum.ok("member", "remove", "Aunt")          // rotation: epoch 1
+        try mum.ok("sync")
+        let clone = folderOwner.root + "/owner-clone"
+        try FileManager.default.copyItem(atPath: mum.home, toPath: clone)
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
+        try mum.ok(["--home", clone, "sync"])
+        let gran = FamctlRunner()
+        try gran.ok("accept", code, "--name", "Gran", "--dir", family.dir)
+        try gran.ok("sync")
+        for round in 0..<2 {
+            let r = try mum.run("sync")
+            #expect(r.code == 0, "round \(round): \(r.stderr)")
+        }
+        #expect(try mum.ok("status").contains("forks    1"))
+    }
+
+    /// The owner's key share is written by the sync that brings the join of
+    /// a member who lacks the current key (an invitation from before a
+    /// rotation): once that sync's pull is done, not in the middle of it.
+    @Test func theOwnerSharesTheKeyAfterThePullThatBringsTheJoin() throws {
+        let family = try SharedFamily(["Dad", "Aunt"])
+        let mum = family.mum
+        let code = try mum.ok("invite")                 // epoch 0
+        try mum.ok("member", "remove", "Aunt")          // rotation: epoch 1
+        try mum.ok("sync")
+        let gran = FamctlRunner()
+        try gran.ok("accept", code, "--name", "Gran", "--dir", family.dir)
+        try gran.ok("sync")
+        let home = try Home.open(mum.home)
+        let before = try home.log.head(of: home.deviceID, in: home.family).seq
+        try mum.ok("sync")
+        let after = try Home.open(mum.home)
+        #expect(try after.log.head(of: after.deviceID, in: after.family).seq == before + 1, "the key share, written by this sync")
+        #expect(after.projector.household.membersMissingKey(epoch: try #require(try after.state.keyring.current(family: after.family)).epoch).isEmpty)
+        // It reaches Gran at her next rounds: she reads what is written under the new key.
+        try mum.ok("sync")
+        try gran.ok("sync")
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try mum.ok("sync")
+        try gran.ok("sync")
+        #expect(try gran.ok("record", "list").contains("mood=4"))
     }
 }

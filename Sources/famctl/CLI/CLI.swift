@@ -72,7 +72,13 @@ enum CLI {
                     return report(CLIError(.failure, e.description,
                                            hint: "Its key signed two histories: its home was copied to another install, or restored from a backup and written on before it synced. "
                                                + "'famctl status' shows where they part. To write again, join from a new home: ask the owner for an invitation, "
-                                               + "then 'famctl accept CODE --name NAME --home NEWDIR'."))
+                                               + "then 'famctl accept CODE --name NAME --home NEWDIR'. (A forked owner cannot be replaced: members "
+                                               + "go on recording, but nobody can invite or remove any more.)"))
+                }
+                if case .ownEventsPending = e {
+                    return report(CLIError(.tempFail, e.description,
+                                           hint: "This home is older than what it published (restored from a backup?), and its later events are still arriving. "
+                                               + "Run 'famctl sync' until they are in; 'famctl status' counts what waits."))
                 }
                 return report(CLIError(.failure, e.description))
             } catch {
