@@ -155,8 +155,7 @@ public final class Replicator {
     /// was applied; an expired token means listing from scratch.
     public func pull(ingest: ([[UInt8]]) throws -> IngestReport) throws -> PullReport {
         var report = PullReport()
-        ownNames = try ownSegmentNames()
-        defer { ownNames = nil }
+        let own = try ownSegmentNames()
         var token = try meta("token")
         var done = try doneFiles()
         var tried = Set<String>()          // read once per round at most
@@ -174,7 +173,7 @@ public final class Replicator {
         var failedInARow = 0
         func attempt(_ path: String, retryingOld: Bool) throws -> Bool? {
             do {
-                let finished = try read(path, into: &report, ingest: ingest)
+                let finished = try read(path, own: own, into: &report, ingest: ingest)
                 failedInARow = 0
                 return finished
             } catch let error as PeerError where error.isTransient {
@@ -224,7 +223,9 @@ public final class Replicator {
     }
 
     /// Reads one object; `true` when it is done with (read, or not ours to read).
-    private func read(_ path: String, into report: inout PullReport, ingest: ([[UInt8]]) throws -> IngestReport) throws -> Bool {
+    ///
+    /// - Parameter own: the segments this device wrote into its own folder.
+    private func read(_ path: String, own: Set<String>, into report: inout PullReport, ingest: ([[UInt8]]) throws -> IngestReport) throws -> Bool {
         let parts = path.split(separator: "/")
         guard parts.count == 2, parts[0].count == 64, let folder = DeviceID(hex: String(parts[0])) else { return true }
         let kind = SharedFileName(String(parts[1]))
@@ -236,7 +237,7 @@ public final class Replicator {
             // it did not write is: another install of the same key (a cloned
             // home: ingest finds the fork), or this home restored from an older
             // backup (its later events come back instead of being forked).
-            if folder == me, try ownNames?.contains(String(parts[1])) ?? wroteItself(String(parts[1])) { return true }
+            if folder == me, own.contains(String(parts[1])) { return true }
             promised = n
         case .conflictCopy(let n): promised = n
         }
@@ -275,20 +276,12 @@ public final class Replicator {
         return true
     }
 
-    /// The segments this device wrote into its own folder, read once per
-    /// ``pull(ingest:)``.
-    private var ownNames: Set<String>?
-
+    /// The segments this device wrote into its own folder (and has not
+    /// compacted away), read once per ``pull(ingest:)``.
     private func ownSegmentNames() throws -> Set<String> {
         var out = Set<String>()
         try log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) { out.insert($0.text(0)) }
         return out
-    }
-
-    /// Whether this device wrote the segment `name` into its own folder (and
-    /// has not compacted it away).
-    private func wroteItself(_ name: String) throws -> Bool {
-        try log.database.statement("SELECT 1 FROM r_own WHERE family = ?1 AND name = ?2").first([.blob(family.bytes), .text(name)]) { _ in true } ?? false
     }
 
     func meta(_ key: String) throws -> String? {

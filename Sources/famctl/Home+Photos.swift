@@ -167,7 +167,11 @@ extension Home {
     func publishPhotos(to peer: any Peer, listed: Set<String>? = nil) throws -> Int {
         try photoCacheTable()
         var pending: [String] = []
-        try log.database.statement("SELECT blob FROM ph_cache WHERE unpublished = 1").forEachRow { pending.append($0.text(0)) }
+        var written: [String: Int64] = [:]   // when each was written (`last_used`)
+        try log.database.statement("SELECT blob, last_used FROM ph_cache WHERE unpublished = 1").forEachRow {
+            pending.append($0.text(0))
+            written[$0.text(0)] = $0.int(1)
+        }
         // Only blobs a photo event names go out. One that none names was
         // left by a `photo add` killed between its blob and its append (or
         // another process's append has not committed yet): it is not
@@ -182,14 +186,7 @@ extension Home {
             try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
         }
         let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)
-        let isOld = { (blob: String) throws -> Bool in
-            try self.log.database.statement("SELECT last_used < ?2 FROM ph_cache WHERE blob = ?1 AND unpublished = 1")
-                .first([.text(blob), .integer(cutoff)]) { $0.int(0) == 1 } ?? false
-        }
-        var orphans: [String] = []
-        for blob in pending where !live.contains(blob) && !deleted.contains(blob) {
-            if try isOld(blob) { orphans.append(blob) }
-        }
+        let orphans = pending.filter { !live.contains($0) && !deleted.contains($0) && written[$0, default: .max] < cutoff }
         if !orphans.isEmpty {
             // A photo this device added before it joined the family, and did
             // not carry into it (a viewer's join, or an earlier famctl's), is
