@@ -26,9 +26,22 @@ public protocol Peer: AnyObject {
     /// - Throws: ``PeerError/notFound``.
     func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String)
 
+    /// The object's bytes and tag, asked for once: no waiting and asking
+    /// again on a transient failure. The replicator reads this way an object
+    /// that already failed in an earlier round, so that an object the server
+    /// keeps failing on does not cost every round the retries' back-off.
+    /// Peers that never retry answer it as ``get(_:)``.
+    func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String)
+
     /// Deletes `path`.
     /// - Throws: ``PeerError/notFound``.
     func delete(_ path: String) throws(PeerError)
+}
+
+extension Peer {
+    public func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
+        try get(path)
+    }
 }
 
 /// One object in a change listing.

@@ -166,14 +166,16 @@ public final class Replicator {
         // One object that keeps failing after retries (an HTTP 500 for that
         // object alone) is "not yet arrived", and the round goes on. Two in a
         // row among the new files mean the server itself is failing: the
-        // round ends, as when the listing fails. Among the files that failed
-        // before, two in a row end only that part of the round (they are
-        // taken in a new order each round, so none waits behind the others
-        // for good).
+        // round ends, as when the listing fails. A file that failed before is
+        // asked for once, without the retries' back-off (it has had those
+        // already, so a server that keeps failing on it costs a round one
+        // request, not half a minute), and two in a row end only that part of
+        // the round (they are taken in a new order each round, so none waits
+        // behind the others for good).
         var failedInARow = 0
         func attempt(_ path: String, retryingOld: Bool) throws -> Bool? {
             do {
-                let finished = try read(path, own: own, into: &report, ingest: ingest)
+                let finished = try read(path, own: own, once: retryingOld, into: &report, ingest: ingest)
                 failedInARow = 0
                 return finished
             } catch let error as PeerError where error.isTransient {
@@ -224,8 +226,11 @@ public final class Replicator {
 
     /// Reads one object; `true` when it is done with (read, or not ours to read).
     ///
-    /// - Parameter own: the segments this device wrote into its own folder.
-    private func read(_ path: String, own: Set<String>, into report: inout PullReport, ingest: ([[UInt8]]) throws -> IngestReport) throws -> Bool {
+    /// - Parameters:
+    ///   - own: the segments this device wrote into its own folder.
+    ///   - once: ask the peer once, without its retries (an object that
+    ///     failed in an earlier round).
+    private func read(_ path: String, own: Set<String>, once: Bool, into report: inout PullReport, ingest: ([[UInt8]]) throws -> IngestReport) throws -> Bool {
         let parts = path.split(separator: "/")
         guard parts.count == 2, parts[0].count == 64, let folder = DeviceID(hex: String(parts[0])) else { return true }
         let kind = SharedFileName(String(parts[1]))
@@ -244,7 +249,7 @@ public final class Replicator {
         report.filesRead += 1
         let bytes: [UInt8]
         do throws(PeerError) {
-            bytes = try peer.get(path).bytes
+            bytes = try (once ? peer.getOnce(path) : peer.get(path)).bytes
         } catch {
             if error.isTransient || { if case .offline = error { true } else { false } }() { throw error }
             if error == .notFound {

@@ -64,6 +64,14 @@ public final class RetryingPeer: Peer {
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         try retrying { () throws(PeerError) in try base.get(path) }
     }
+    public func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
+        do throws(PeerError) {
+            return try base.getOnce(path)
+        } catch {
+            lastError = error
+            throw error
+        }
+    }
     public func delete(_ path: String) throws(PeerError) {
         try retrying { () throws(PeerError) in try base.delete(path) }
     }

@@ -221,6 +221,10 @@ struct FailingObjectTests {
         #expect(pulled.notYetArrived.map(\.0) == [mumSegments[1]])
         #expect(slept.count == 3, "the failing object was retried with back-off: \(slept)")
         #expect(try dad.ok("record", "list").split(separator: "\n").count == 1, "the first segment's record is in; the third waits for the second")
+        // Still failing at the next round: asked for once, without the back-off.
+        let (_, again) = try dadHome.syncRound(over: peer)
+        #expect(again.notYetArrived.map(\.0) == [mumSegments[1]])
+        #expect(slept.count == 3, "an object that failed before costs a round no waiting: \(slept)")
         // The server serves it again: the next round reads it, and the rest follows.
         cloud.faults.brokenPaths = []
         _ = try dadHome.syncRound(over: peer)
