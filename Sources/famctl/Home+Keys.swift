@@ -40,6 +40,27 @@ extension Home {
         for (author, event) in try projector.libraryEvents() { _ = try learnKey(from: event, author: author) }
     }
 
+    /// Appends `bodies` (under the current key), then rotates the family's
+    /// key in the same transaction: a new epoch key sealed to every active
+    /// member but `excluded`, and the previous key carried under the new one,
+    /// so that whoever holds only an earlier key (a removed device, a leaked
+    /// invitation code) cannot read what is written afterwards, while every
+    /// member, and every device that joins later, still reads the history.
+    /// - Returns: the new key's epoch and how many members it was sealed to.
+    func appendRotatingKey(after bodies: [EventBody], excluding excluded: DeviceID? = nil) throws -> (epoch: UInt32, sealedTo: Int) {
+        let h = projector.household
+        let (_, old) = try currentKey()
+        let new = EpochKey.generate(epoch: old.epoch + 1)
+        var sealed: [DeviceID: [UInt8]] = [:]
+        for m in h.members.values where m.isActive && m.device != excluded { sealed[m.device] = BoxKey.seal(new.key, to: m.box) }
+        try append(bodies.map { ($0, old) } + [
+            (LibraryEvent.keyRotate(epoch: new.epoch, sealed: sealed).body, old),
+            (LibraryEvent.keyPrevious(epoch: new.epoch, previousKey: old.key.copyBytes()).body, new),
+        ])
+        try state.keyring.store(new, family: family)
+        return (new.epoch, sealed.count)
+    }
+
     /// The owner seals the current key to each active member who joined with
     /// an older one (an invitation made before a rotation it then missed).
     func shareKeysIfOwner() throws {

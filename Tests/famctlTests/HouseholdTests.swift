@@ -330,3 +330,33 @@ struct HouseholdTests {
         #expect(!FileManager.default.fileExists(atPath: x.home), "a refused code creates nothing")
     }
 }
+
+/// Revoking an invitation rotates the family's key: the code, which carries
+/// the key of its day, no longer opens what is written afterwards.
+struct RevokeRotatesTheKeyTests {
+    @Test func aRevokedCodeCannotReadWhatIsWrittenAfterwards() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let code = try InviteCode(parsing: try mum.ok("invite"))
+        let prefix = String(code.invite.hex.prefix(8))
+        #expect(try mum.ok("invite", "--revoke", prefix).contains("key rotated to epoch 1"))
+        #expect(try mum.ok("invite", "--revoke", prefix).contains("was already revoked"))
+        #expect(try mum.ok("status").contains("key epoch 1"), "a second revoke does not rotate again")
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try mum.ok("sync")
+        try dad.ok("sync")
+        #expect(try dad.ok("record", "list").contains(id), "members get the new key")
+        #expect(try dad.ok("status").contains("key epoch 1"))
+
+        let home = try Home.open(mum.home)
+        let chain = try home.log.chain(of: home.deviceID, in: home.family, seqs: 1...home.log.head(of: home.deviceID, in: home.family).seq)
+        let before = try #require(chain.first { $0.epoch == 0 && $0.seq > 1 })
+        _ = try before.openBody(with: code.key)   // what came before: the code opens it
+        let record = try #require(chain.last)
+        #expect(record.epoch == 1)
+        #expect(throws: EnvelopeError.self) { _ = try record.openBody(with: code.key) }
+        // Not just a different epoch number: the code's key bytes do not open it.
+        let relabelled = EpochKey(epoch: 1, key: SecretBytes(code.key.key.copyBytes()))
+        #expect(throws: EnvelopeError.self) { _ = try record.openBody(with: relabelled) }
+    }
+}

@@ -12,7 +12,9 @@ enum InviteCommand: Command {
             The code is a bearer capability: whoever holds it can join once, until it
             expires or is revoked. It carries the family id, a secret, the current key,
             the owner's device key and where the family's events are; send it privately.
-            --revoke ID withdraws an invitation, --list shows those still open.
+            --revoke ID withdraws an invitation and rotates the family's key, so that
+            whoever holds the code can neither join nor read what is written from then on
+            (what was written before stays readable with it). --list shows those still open.
             """,
         options: [
             .value("--role", "ROLE", "member (reads and writes, the default) or viewer (reads only)."),
@@ -86,7 +88,19 @@ enum InviteCommand: Command {
             throw CLIError.data(matches.isEmpty ? "no invitation \(prefix)" : "'\(prefix)' matches \(matches.count) invitations; give more of the id")
         }
         guard invite.usedBy == nil else { throw CLIError.data("invitation \(invite.id.hex) was already used; remove the member instead") }
-        try home.append([LibraryEvent.inviteRevoke(invite: invite.id).body])
-        if json { Console.json(["revoked": invite.id.hex]) } else { Console.out("revoked \(invite.id.hex)") }
+        if invite.revoked != nil {
+            // Already done (its key rotated then): nothing more to do.
+            if json { Console.json(["revoked": invite.id.hex, "epoch": Int(try home.currentKey().1.epoch)]) } else { Console.out("invitation \(invite.id.hex) was already revoked") }
+            return
+        }
+        // The code carries the family's key: whoever holds it could read
+        // everything written under that key, joined or not. A new key, sealed
+        // to the members, keeps what is written from now on from the code.
+        let rotated = try home.appendRotatingKey(after: [LibraryEvent.inviteRevoke(invite: invite.id).body])
+        if json {
+            Console.json(["revoked": invite.id.hex, "epoch": Int(rotated.epoch)])
+        } else {
+            Console.out("revoked \(invite.id.hex); key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s), so the code cannot read what is written from now on")
+        }
     }
 }

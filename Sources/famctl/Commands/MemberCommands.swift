@@ -79,20 +79,11 @@ enum MemberRemoveCommand: Command {
         guard m.device != home.deviceID else { throw CLIError.data("the owner cannot remove itself") }
         guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was already removed") }
         let cutoff = try home.log.head(of: m.device, in: home.family).seq
-        let (_, old) = try home.currentKey()
-        let new = EpochKey.generate(epoch: old.epoch + 1)
-        var sealed: [DeviceID: [UInt8]] = [:]
-        for r in h.members.values where r.isActive && r.device != m.device { sealed[r.device] = BoxKey.seal(new.key, to: r.box) }
-        try home.append([
-            (LibraryEvent.memberRemove(member: m.device, cutoff: cutoff).body, old),
-            (LibraryEvent.keyRotate(epoch: new.epoch, sealed: sealed).body, old),
-            (LibraryEvent.keyPrevious(epoch: new.epoch, previousKey: old.key.copyBytes()).body, new),
-        ])
-        try home.state.keyring.store(new, family: home.family)
+        let rotated = try home.appendRotatingKey(after: [LibraryEvent.memberRemove(member: m.device, cutoff: cutoff).body], excluding: m.device)
         if inv.json {
-            Console.json(["removed": m.device.hex, "cutoff": cutoff, "epoch": Int(new.epoch)])
+            Console.json(["removed": m.device.hex, "cutoff": cutoff, "epoch": Int(rotated.epoch)])
         } else {
-            Console.out("Removed \(m.name) (\(m.device.short)); its events after seq \(cutoff) are rejected. Key rotated to epoch \(new.epoch) for \(sealed.count) member(s).")
+            Console.out("Removed \(m.name) (\(m.device.short)); its events after seq \(cutoff) are rejected. Key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s).")
         }
     }
 }
