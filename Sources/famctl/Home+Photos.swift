@@ -19,6 +19,7 @@ extension Home {
     func photoCacheTable() throws {
         try log.database.execute("""
             CREATE TABLE IF NOT EXISTS ph_cache(blob TEXT PRIMARY KEY, size INTEGER NOT NULL, last_used INTEGER NOT NULL, unpublished INTEGER NOT NULL);
+            CREATE TABLE IF NOT EXISTS ph_erased(blob TEXT PRIMARY KEY);
             """)
     }
 
@@ -176,14 +177,11 @@ extension Home {
         // left by a `photo add` killed between its blob and its append (or
         // another process's append has not committed yet): it is not
         // uploaded, and leaves the cache once it is an hour old. A deleted
-        // photo's blob is not uploaded either (nobody can show it), but may
-        // leave the cache like any published one.
+        // photo's blob is not uploaded either (nobody can show it): it is
+        // erased, with every other deleted photo's (``erase(_:from:)``).
         var live = Set<String>(), deleted = Set<String>()
         for p in try projector.photos(includeDeleted: true) {
             if p.deleted { deleted.insert(p.blob) } else { live.insert(p.blob) }
-        }
-        for blob in pending where deleted.contains(blob) && !live.contains(blob) {
-            try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
         }
         let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)
         let orphans = pending.filter { !live.contains($0) && !deleted.contains($0) && written[$0, default: .max] < cutoff }
@@ -227,8 +225,33 @@ extension Home {
                 }
             }
         }
+        try erase(deleted.subtracting(live), from: peer)
         try evictPhotos()
         return pending.count + repaired
+    }
+
+    /// Erases the blobs of deleted photos: from this device's cache, and
+    /// from the peer's blob area. Each device does it once per blob
+    /// (`ph_erased`; "not found" counts as done): one that
+    /// had not heard of the delete yet may have uploaded a blob again from
+    /// its cache, and erases it in turn once the delete reaches it. Best
+    /// effort: a peer that refuses the deletion, or fails, leaves the blob
+    /// there until a later round, and this round goes on.
+    func erase(_ blobs: Set<String>, from peer: any Peer) throws {
+        guard !blobs.isEmpty else { return }
+        var done = Set<String>()
+        try log.database.statement("SELECT blob FROM ph_erased").forEachRow { done.insert($0.text(0)) }
+        for blob in blobs.subtracting(done).sorted() {
+            try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
+            try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
+            do throws(PeerError) {
+                try peer.delete(Self.blobPath(blob))
+            } catch {
+                if error.isTransient { break }               // failing: the rest waits for a later round
+                guard error == .notFound else { continue }   // refused: tried again next round
+            }
+            try log.database.run("INSERT OR IGNORE INTO ph_erased(blob) VALUES(?1)", [.text(blob)])
+        }
     }
 
     /// Evicts least-recently-used published blobs until the cache fits its limit.

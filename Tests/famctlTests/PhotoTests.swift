@@ -62,6 +62,15 @@ struct PhotoTests {
             #expect(try r.run("photo", "get", photo, "--out", r.root + "/x.jpg").code == 66)
         }
         #expect(try mum.ok("digest") == gran.ok("digest"))
+        // Its bytes are erased: from the blob area and from every cache.
+        let blob = try #require(try Home.open(mum.home).projector.photos(includeDeleted: true).first { $0.id.uuidString.lowercased() == photo }?.blob)
+        let left = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
+        #expect(left.isEmpty, "\(left)")
+        for r in [mum, dad, gran] {
+            let home = try Home.open(r.home)
+            #expect(!FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob))
+            #expect(try home.log.database.statement("SELECT count(*) FROM ph_cache WHERE blob = ?1").first([.text(blob)]) { $0.int(0) } == 0)
+        }
     }
 
     /// A viewer's `photo add` is refused, and leaves nothing behind that a
