@@ -441,20 +441,6 @@ public final class Replicator {
         return out
     }
 
-    /// Members whose events this device holds but the last full listing
-    /// showed in no segment of their folder, with when that was first seen
-    /// (``healMissing(listed:report:)`` writes them back ``healDelay`` later).
-    public func missingFromFolders() throws -> [(author: DeviceID, since: Date)] {
-        var out: [(DeviceID, Date)] = []
-        try log.database.statement("SELECT key, value FROM r_meta WHERE family = ?1 AND key LIKE 'heal.%' ORDER BY key")
-            .forEachRow([.blob(family.bytes)]) { row in
-                if let author = DeviceID(hex: String(row.text(0).dropFirst("heal.".count))), let t = Double(row.text(1)) {
-                    out.append((author, Date(timeIntervalSince1970: t)))
-                }
-            }
-        return out
-    }
-
     public func lastSync() throws -> String? { try meta("last_sync") }
     public func lastError() throws -> String? { try meta("last_error") }
 }

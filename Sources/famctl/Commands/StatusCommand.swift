@@ -31,7 +31,6 @@ enum StatusCommand: Command {
         let unverifiable = (try? replicator?.unverifiable()) ?? []
         let lastSync = (try? replicator?.lastSync()) ?? nil
         let lastError = (try? replicator?.lastError()) ?? nil
-        let missing = (try? replicator?.missingFromFolders()) ?? []
         func name(_ d: DeviceID) -> String { household.members[d]?.name ?? (d == home.deviceID ? home.deviceName : "?") }
 
         if inv.json {
@@ -44,7 +43,6 @@ enum StatusCommand: Command {
                 },
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
-                "missingFromFolders": missing.map { ["author": $0.author.hex, "since": TimeText.format($0.since)] },
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
@@ -79,9 +77,6 @@ enum StatusCommand: Command {
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")")
         }
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
-        for m in missing {
-            Console.out("  missing from \(name(m.author)) (\(m.author.short))'s folder since \(TimeText.format(m.since)): written back an hour after that if still missing")
-        }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for (a, b) in overlaps {
             Console.out("  sleeps overlap for \(a.focus): \(a.id.uuidString.lowercased()) and \(b.id.uuidString.lowercased()) (arrived by merge; both kept)")
