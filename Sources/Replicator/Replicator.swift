@@ -23,19 +23,6 @@ public final class Replicator {
     public static let smallSegment = 256 << 10
     public static let compactAfter = 8
     public static let maximumSegmentBytes = 8 << 20
-    /// How long another author's events must stay missing from the folder
-    /// before this device writes them back (see ``healMissing(listed:report:)``).
-    public static let healAfter: TimeInterval = 3600
-
-    /// The other authors whose events this device writes back into their
-    /// folders when a full listing no longer shows them, each with the last
-    /// seq it may write (a removed member's cutoff; `UInt64.max`: all it
-    /// holds). Asked at the end of each pull, after its events are in.
-    /// Empty by default: the replicator knows no household, so famctl says
-    /// who the members are (an outsider's deleted chain is not written back).
-    public var healable: () throws -> [DeviceID: UInt64] = { [:] }
-    /// ``healAfter`` unless a test shortens it.
-    public var healDelay: TimeInterval = Replicator.healAfter
 
     public init(log: EventLog, peer: any Peer, family: FamilyID, me: DeviceID) throws {
         self.log = log
@@ -87,118 +74,18 @@ public final class Replicator {
     }
 
     /// Own segments that a full listing no longer shows (deleted from the
-    /// shared folder by someone) are written again from the log, unless
-    /// other segments in the folder hold their events (another member wrote
-    /// them back while this device was away: ``healMissing(listed:report:)``).
+    /// shared folder by someone) are written again from the log.
     func republishMissing(listed: Set<String>) throws {
         var own: [(String, UInt64, UInt64)] = []
         try log.database.statement("SELECT name, first_seq, last_seq FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
             own.append(($0.text(0), UInt64($0.int(1)), UInt64($0.int(2))))
         }
-        let inFolder = Self.covered(listed: listed)[me] ?? []
         for (name, first, last) in own where !listed.contains(me.hex + "/" + name) {
-            if Self.gaps(in: first...last, covered: inFolder).isEmpty { continue }
             let envs = try log.chain(of: me, in: family, seqs: first...last)
             guard envs.count == Int(last - first + 1) else { continue }
             let rewritten = try write(Segment(envelopes: envs))
             if rewritten != name { try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)]) }
         }
-    }
-
-    /// Events of other members that a full listing shows in no segment of
-    /// their folder (deleted from the shared folder or the server by someone,
-    /// or lost with a disk), although this device holds them, are written
-    /// back into that folder as new segments, once they have been missing for
-    /// ``healDelay``. The author writes its own back at its next round; this
-    /// is for an author that no longer syncs, whose events would otherwise be
-    /// gone for every device that had not read them, and for every device
-    /// that joins later. The wait leaves the author's own compaction, and a
-    /// sync engine that delivers a deletion before the file replacing it,
-    /// time to settle; a segment written back anyway only repeats events,
-    /// which readers take as duplicates.
-    ///
-    /// Best effort: a server that refuses the write (a folder it keeps for
-    /// its owner alone) leaves the gap as it was, and the round goes on.
-    func healMissing(listed: Set<String>, report: inout PullReport) throws {
-        let authors = try healable()
-        guard !authors.isEmpty else { return }
-        let covered = Self.covered(listed: listed)
-        let now = Date().timeIntervalSince1970
-        for (author, limit) in authors.sorted(by: { $0.key.hex < $1.key.hex }) where author != me {
-            let last = min(try log.head(of: author, in: family).seq, limit)
-            let gaps = Self.gaps(in: 1...max(last, 1), covered: covered[author] ?? [])
-            let key = "heal." + author.hex
-            guard last > 0, !gaps.isEmpty else { try setMeta(key, nil); continue }
-            guard let since = try meta(key).flatMap(Double.init) else { try setMeta(key, String(now)); continue }
-            guard now - since >= healDelay else { continue }
-            do {
-                for gap in gaps { report.healed += try writeBack(author, gap) }
-                try setMeta(key, nil)
-            } catch let error as PeerError where !error.isTransient {
-                continue   // refused by the server: the gap stays, the round goes on
-            }
-        }
-    }
-
-    /// For each device folder of a listing, the seq ranges its segments
-    /// (and their conflict copies) name.
-    static func covered(listed: Set<String>) -> [DeviceID: [ClosedRange<UInt64>]] {
-        var covered: [DeviceID: [ClosedRange<UInt64>]] = [:]
-        for path in listed {
-            let parts = path.split(separator: "/")
-            guard parts.count == 2, parts[0].count == 64, let folder = DeviceID(hex: String(parts[0])) else { continue }
-            let name: SegmentName
-            switch SharedFileName(String(parts[1])) {
-            case .segment(let n), .conflictCopy(let n): name = n
-            case .other: continue
-            }
-            guard name.author == folder else { continue }
-            covered[folder, default: []].append(name.firstSeq...name.lastSeq)
-        }
-        return covered
-    }
-
-    /// The seqs of `range` that none of `covered` contains, as ranges.
-    static func gaps(in range: ClosedRange<UInt64>, covered: [ClosedRange<UInt64>]) -> [ClosedRange<UInt64>] {
-        var out: [ClosedRange<UInt64>] = []
-        var next = range.lowerBound
-        for r in covered.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            guard next <= range.upperBound else { break }
-            if r.lowerBound > next { out.append(next...min(r.lowerBound - 1, range.upperBound)) }
-            if r.upperBound >= next { next = r.upperBound == .max ? .max : r.upperBound + 1 }
-            if r.upperBound == .max { return out }
-        }
-        if next <= range.upperBound { out.append(next...range.upperBound) }
-        return out
-    }
-
-    /// Writes `author`'s events `range` back into its folder, in segments of
-    /// the usual bounds; returns the paths written.
-    private func writeBack(_ author: DeviceID, _ range: ClosedRange<UInt64>) throws -> [String] {
-        var written: [String] = []
-        var first = range.lowerBound
-        while first <= range.upperBound {
-            let upper = min(range.upperBound, first + UInt64(Segment.maximumEvents) - 1)
-            var envs = try log.chain(of: author, in: family, seqs: first...upper)
-            guard !envs.isEmpty, envs[0].seq == first else { break }
-            var bytes = 0
-            if let cut = envs.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
-                envs = Array(envs[..<cut])
-            }
-            let segment = Segment(envelopes: envs)
-            let encoded = segment.encoded()
-            let path = author.hex + "/" + segment.name(for: encoded).description
-            do throws(PeerError) {
-                try peer.create(path, encoded)
-            } catch {
-                guard error == .alreadyExists else { throw error }
-            }
-            try mark(path, "read", nil)   // its events are this device's already
-            written.append(path)
-            guard envs.last!.seq < UInt64.max else { break }
-            first = envs.last!.seq + 1
-        }
-        return written
     }
 
     func publishedSeq() throws -> UInt64 {
@@ -260,9 +147,6 @@ public final class Replicator {
         /// Files that could not be verified yet: path and reason.
         public var notYetArrived: [(String, String)] = []
         public var forks = 0
-        /// Segments of other members written back into their folders, which
-        /// a full listing showed without events this device holds.
-        public var healed: [String] = []
     }
 
     /// Reads every object of the family's area not read before (pages of
@@ -334,7 +218,6 @@ public final class Replicator {
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             try republishMissing(listed: listed)
-            try healMissing(listed: listed, report: &report)
         }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
         try setMeta("last_error", nil)

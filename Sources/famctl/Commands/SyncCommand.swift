@@ -58,7 +58,7 @@ enum SyncCommand: Command {
             let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
             if quiet || Date().timeIntervalSince(lastPull) >= interval {
                 let r = try round(home)
-                if r.published.events > 0 || r.pulled.accepted > 0 || !r.pulled.notYetArrived.isEmpty || !r.pulled.healed.isEmpty { try report(r, home: home, json: inv.json) }
+                if r.published.events > 0 || r.pulled.accepted > 0 || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
                 lastPull = Date()
                 changedAt = nil
             }
@@ -99,8 +99,7 @@ enum SyncCommand: Command {
         if json {
             Console.json(["published": r.published.events, "segments": r.published.segments, "compacted": r.published.compacted,
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks,
-                          "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
-                          "wroteBack": r.pulled.healed] as [String: Any])
+                          "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] }] as [String: Any])
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
@@ -108,7 +107,6 @@ enum SyncCommand: Command {
         Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)")
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
-        for file in r.pulled.healed { Console.out("wrote back (missing from the folder): \(file)") }
     }
 }
 
@@ -140,33 +138,12 @@ extension Home {
             throw CLIError(.usage, "no shared directory or peer is set for this family",
                            hint: "'famctl family create --dir PATH|--peer URL' or 'famctl accept CODE --dir PATH|--peer URL' sets one.")
         }
-        let r = try Replicator(log: log, peer: RetryingPeer(base), family: family, me: deviceID)
-        r.healable = { [weak self] in try self?.healableAuthors() ?? [:] }
-        return r
-    }
-
-    /// The members whose events this device writes back into their folders
-    /// when they go missing there (``Replicator/healMissing(listed:report:)``):
-    /// every member but this device, the owner included; a removed member up
-    /// to its cutoff, a forked one up to its fork point. Nobody else's chain
-    /// is written back, even when this log holds it.
-    func healableAuthors() throws -> [DeviceID: UInt64] {
-        let h = projector.household
-        guard !h.isPrivate else { return [:] }
-        var out: [DeviceID: UInt64] = [:]
-        for (device, member) in h.members where device != deviceID { out[device] = member.cutoff ?? .max }
-        if let owner = h.owner, owner != deviceID, out[owner] == nil { out[owner] = .max }
-        for (device, point) in try log.forkPoints(in: family) where out[device] != nil {
-            out[device] = min(out[device]!, point - 1)
-        }
-        return out
+        return try Replicator(log: log, peer: RetryingPeer(base), family: family, me: deviceID)
     }
 
     /// One round (publish, then pull) over a given peer: for tests with the in-memory emulator.
-    func syncRound(over peer: any Peer, healDelay: TimeInterval = Replicator.healAfter) throws -> (Replicator.PublishReport, Replicator.PullReport) {
+    func syncRound(over peer: any Peer) throws -> (Replicator.PublishReport, Replicator.PullReport) {
         let r = try Replicator(log: log, peer: peer, family: family, me: deviceID)
-        r.healable = { [weak self] in try self?.healableAuthors() ?? [:] }
-        r.healDelay = healDelay
         let published = try r.publish()
         return (published, try pulling { try r.pull { try ingest($0) } })
     }
