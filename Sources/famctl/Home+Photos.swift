@@ -20,6 +20,7 @@ extension Home {
         try log.database.execute("""
             CREATE TABLE IF NOT EXISTS ph_cache(blob TEXT PRIMARY KEY, size INTEGER NOT NULL, last_used INTEGER NOT NULL, unpublished INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS ph_erased(blob TEXT PRIMARY KEY);
+            CREATE TABLE IF NOT EXISTS ph_repaired(blob TEXT PRIMARY KEY);
             """)
     }
 
@@ -179,9 +180,14 @@ extension Home {
         // uploaded, and leaves the cache once it is an hour old. A deleted
         // photo's blob is not uploaded either (nobody can show it): it is
         // erased, with every other deleted photo's (``erase(_:from:)``).
-        var live = Set<String>(), deleted = Set<String>()
+        var live = Set<String>(), deleted = Set<String>(), deletedOwn = Set<String>()
         for p in try projector.photos(includeDeleted: true) {
-            if p.deleted { deleted.insert(p.blob) } else { live.insert(p.blob) }
+            if p.deleted {
+                deleted.insert(p.blob)
+                if p.creator == deviceID { deletedOwn.insert(p.blob) }
+            } else {
+                live.insert(p.blob)
+            }
         }
         let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)
         let orphans = pending.filter { !live.contains($0) && !deleted.contains($0) && written[$0, default: .max] < cutoff }
@@ -219,36 +225,46 @@ extension Home {
                       Hex.encode(Sodium.blake2b256(bytes)) == blob else { continue }
                 do throws(PeerError) {
                     try peer.create(Self.blobPath(blob), bytes)
-                    repaired += 1
                 } catch {
                     guard error == .alreadyExists else { throw error }
+                    continue
                 }
+                // Written by this device: it may erase it, should the photo be deleted.
+                try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(blob)])
+                repaired += 1
             }
         }
-        try erase(deleted.subtracting(live), from: peer)
+        try erase(deleted.subtracting(live), uploadedHere: deletedOwn, from: peer)
         try evictPhotos()
         return pending.count + repaired
     }
 
-    /// Erases the blobs of deleted photos: from this device's cache, and
-    /// from the peer's blob area. Each device does it once per blob
-    /// (`ph_erased`; "not found" counts as done): one that
-    /// had not heard of the delete yet may have uploaded a blob again from
-    /// its cache, and erases it in turn once the delete reaches it. Best
-    /// effort: a peer that refuses the deletion, or fails, leaves the blob
-    /// there until a later round, and this round goes on.
-    func erase(_ blobs: Set<String>, from peer: any Peer) throws {
+    /// Erases the blobs of deleted photos from this device's cache, and
+    /// from the peer's blob area those it uploaded itself: its own photos',
+    /// and any it uploaded again from its cache as a repair before the
+    /// delete reached it (`ph_repaired`). A device never deletes what
+    /// another wrote, so the blob of a photo whose device no longer syncs
+    /// stays in the blob area. Each blob once (`ph_erased`; "not found"
+    /// counts as done). Best effort: a peer that refuses the deletion, or
+    /// fails, leaves the blob there until a later round, and this round
+    /// goes on.
+    ///
+    /// - Parameter uploadedHere: the blobs of deleted photos this device added.
+    func erase(_ blobs: Set<String>, uploadedHere: Set<String>, from peer: any Peer) throws {
         guard !blobs.isEmpty else { return }
-        var done = Set<String>()
+        var done = Set<String>(), repairedHere = Set<String>()
         try log.database.statement("SELECT blob FROM ph_erased").forEachRow { done.insert($0.text(0)) }
+        try log.database.statement("SELECT blob FROM ph_repaired").forEachRow { repairedHere.insert($0.text(0)) }
         for blob in blobs.subtracting(done).sorted() {
             try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
             try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
-            do throws(PeerError) {
-                try peer.delete(Self.blobPath(blob))
-            } catch {
-                if error.isTransient { break }               // failing: the rest waits for a later round
-                guard error == .notFound else { continue }   // refused: tried again next round
+            if uploadedHere.contains(blob) || repairedHere.contains(blob) {
+                do throws(PeerError) {
+                    try peer.delete(Self.blobPath(blob))
+                } catch {
+                    if error.isTransient { break }               // failing: the rest waits for a later round
+                    guard error == .notFound else { continue }   // refused: tried again next round
+                }
             }
             try log.database.run("INSERT OR IGNORE INTO ph_erased(blob) VALUES(?1)", [.text(blob)])
         }

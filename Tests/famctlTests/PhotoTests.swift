@@ -55,7 +55,11 @@ struct PhotoTests {
         #expect(!everything.contains { $0.range(of: Data("FIRST-CARROTS-PLAINTEXT-MARKER".utf8)) != nil }, "plaintext of the photo in the shared folder")
 
         try dad.ok("photo", "delete", photo)
-        for r in [dad, mum, gran] { try r.ok("sync") }
+        // Dad and Gran erase their caches, but not Mum's blob: a device
+        // never deletes what another wrote.
+        for r in [dad, gran] { try r.ok("sync") }
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: dir).contains { $0.hasSuffix(".blob") })
+        try mum.ok("sync")
         for r in [mum, dad, gran] {
             #expect(!(try r.ok("photo", "list").contains(photo)))
             #expect(!(try r.ok("record", "show", record).contains(photo)))
@@ -113,6 +117,41 @@ struct PhotoTests {
         try late.ok("sync")
         #expect(try late.ok("photo", "get", photo, "--out", late.root + "/x.jpg").contains("wrote 30010 bytes"))
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: late.root + "/x.jpg"))) == original)
+    }
+
+    /// A device that had not heard of a photo's delete, and uploaded its
+    /// blob again from its cache after the photo's device erased it, erases
+    /// its own upload once the delete reaches it.
+    @Test func aBlobUploadedAgainBeforeTheDeleteArrivedIsErasedByItsUploader() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        let (file, _) = try Self.jpegFile(mum, 30_000, marker: "RACE")
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync")
+        try dad.ok("sync")
+        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg").contains("wrote"))
+        let blob = try #require(try FileManager.default.subpathsOfDirectory(atPath: dir).first { $0.hasSuffix(".blob") })
+
+        // Mum deletes her photo and erases its blob; her segment with the
+        // delete has not reached Dad's machine yet.
+        let home = try Home.open(mum.home)
+        let folder = dir + "/" + home.family.description + "/" + home.deviceID.hex
+        let before = Set(try FileIO.list(folder))
+        try mum.ok("photo", "delete", photo)
+        try mum.ok("sync")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/" + blob))
+        let aside = mum.root + "/aside"
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        let new = Set(try FileIO.list(folder)).subtracting(before)
+        try #require(!new.isEmpty)
+        for name in new { try FileManager.default.moveItem(atPath: folder + "/" + name, toPath: aside + "/" + name) }
+        // Dad still sees the photo, finds its blob missing, and repairs it.
+        try dad.ok("sync")
+        #expect(FileManager.default.fileExists(atPath: dir + "/" + blob))
+        // The delete arrives: Dad erases the copy he wrote.
+        for name in new { try FileManager.default.moveItem(atPath: aside + "/" + name, toPath: folder + "/" + name) }
+        try dad.ok("sync")
+        #expect(!(try dad.ok("photo", "list").contains(photo)))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/" + blob))
     }
 
     /// What a `photo add` killed between its blob and its append leaves — a
