@@ -64,12 +64,25 @@ public final class RetryingPeer: Peer {
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         try retrying { () throws(PeerError) in try base.get(path) }
     }
+    /// One request, and no back-off; but a `throttled(retryAfter:)` is
+    /// waited out once and the request made again, since a rate-limited
+    /// server would otherwise refuse these files (read at the end of a
+    /// round, when a limit is likeliest reached) round after round.
     public func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         do throws(PeerError) {
             return try base.getOnce(path)
         } catch {
             lastError = error
-            throw error
+            guard case .throttled(let after) = error else { throw error }
+            let wait = min(max(after, 0.05), 600)
+            waits.append(wait)
+            sleep(wait)
+            do throws(PeerError) {
+                return try base.getOnce(path)
+            } catch {
+                lastError = error
+                throw error
+            }
         }
     }
     public func delete(_ path: String) throws(PeerError) {

@@ -174,6 +174,27 @@ struct PeerContractTests {
         #expect(slept.filter { $0 == 3 }.count > 0, "retry-after was honoured")
         #expect(slept.allSatisfy { $0 > 0 }, "never retried without waiting")
     }
+
+    /// `getOnce` (a file that failed in an earlier round) asks once: no
+    /// back-off on failure, but a throttle is waited out once.
+    @Test func getOnceAsksOnceAndWaitsOutOneThrottle() throws {
+        let memory = MemoryPeer(seed: 3)
+        var slept: [Double] = []
+        let peer = RetryingPeer(memory, attempts: 8, rng: SplitMixRNG(seed: 1), sleep: { slept.append($0) })
+        try peer.create(Self.path(1), [7])
+        memory.faults.brokenPaths = [Self.path(1)]
+        var calls = memory.calls
+        #expect(throws: PeerError.self) { _ = try peer.getOnce(Self.path(1)) }
+        #expect(slept.isEmpty && memory.calls == calls + 1, "one request, no back-off")
+        memory.faults.brokenPaths = []
+        memory.faults.throttle = 100
+        memory.faults.retryAfter = 2
+        calls = memory.calls
+        #expect(throws: PeerError.throttled(retryAfter: 2)) { _ = try peer.getOnce(Self.path(1)) }
+        #expect(slept == [2] && memory.calls == calls + 2, "one throttle waited out, then asked again once: \(slept)")
+        memory.faults.throttle = 0
+        #expect(try peer.getOnce(Self.path(1)).bytes == [7])
+    }
 }
 
 /// A private Apache httpd with mod_dav on 127.0.0.1 (scripts/apache-webdav.sh).

@@ -13,8 +13,9 @@ enum InviteCommand: Command {
             expires or is revoked. It carries the family id, a secret, the current key,
             the owner's device key and where the family's events are; send it privately.
             --revoke ID withdraws an invitation and rotates the family's key, so that
-            whoever holds the code can neither join nor read what is written from then on
-            (what was written before stays readable with it). --list shows those still open.
+            whoever holds the code can neither join nor read what is written under the
+            new key (what was written before stays readable with it, as does what other
+            devices write before the new key reaches them). --list shows those still open.
             """,
         options: [
             .value("--role", "ROLE", "member (reads and writes, the default) or viewer (reads only)."),
@@ -93,14 +94,25 @@ enum InviteCommand: Command {
             if json { Console.json(["revoked": invite.id.hex, "epoch": Int(try home.currentKey().1.epoch)]) } else { Console.out("invitation \(invite.id.hex) was already revoked") }
             return
         }
-        // The code carries the family's key: whoever holds it could read
-        // everything written under that key, joined or not. A new key, sealed
-        // to the members, keeps what is written from now on from the code.
+        // The code carries the family's key of its day: whoever holds it could
+        // read everything written under that key, joined or not. A new key,
+        // sealed to the members, keeps what is written from now on from the
+        // code; unless the key has changed since the invitation was made
+        // (the code cannot climb to a later key: each `key.previous` is under
+        // the key after it).
+        let current = try home.currentKey().1.epoch
+        guard invite.epoch >= current else {
+            try home.append([LibraryEvent.inviteRevoke(invite: invite.id).body])
+            if json { Console.json(["revoked": invite.id.hex, "epoch": Int(current)]) } else {
+                Console.out("revoked \(invite.id.hex); the key was rotated after it was made (its code holds epoch \(invite.epoch), the family is at \(current)), so no new rotation is needed")
+            }
+            return
+        }
         let rotated = try home.appendRotatingKey(after: [LibraryEvent.inviteRevoke(invite: invite.id).body])
         if json {
             Console.json(["revoked": invite.id.hex, "epoch": Int(rotated.epoch)])
         } else {
-            Console.out("revoked \(invite.id.hex); key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s), so the code cannot read what is written from now on")
+            Console.out("revoked \(invite.id.hex); key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s), so the code cannot read what is written under the new key")
         }
     }
 }
