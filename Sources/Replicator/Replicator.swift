@@ -38,7 +38,16 @@ public final class Replicator {
             CREATE TABLE IF NOT EXISTS r_own(family BLOB NOT NULL, name TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
                 size INTEGER NOT NULL, PRIMARY KEY(family, name));
             """)
+        // `tag` came later (what a file's listing entry was when its content
+        // failed to verify): added to a table made before.
+        var hasTag = false
+        try log.database.statement("SELECT name FROM pragma_table_info('r_files')").forEachRow { if $0.text(0) == "tag" { hasTag = true } }
+        if !hasTag { try log.database.execute("ALTER TABLE r_files ADD COLUMN tag TEXT") }
     }
+
+    /// Marks which reader judged a file's content, with the file's tag: a
+    /// famctl that reads more (a newer format) reads such files again.
+    static let readerVersion = "1"
 
     // MARK: - Publish
 
@@ -160,6 +169,7 @@ public final class Replicator {
         var done = try doneFiles()
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
+        var tags: [String: String] = [:]   // the tag of each object a page showed
         // Files that failed before are read after everything new, so that
         // what keeps failing does not hold up what arrived since.
         let failedBefore = Set(try unverifiable().map(\.path))
@@ -202,6 +212,7 @@ public final class Replicator {
             }
             for object in page.objects where !object.deleted {
                 if page.token == "listing" { listed.insert(object.path) }
+                if !object.tag.isEmpty { tags[object.path] = object.tag }
                 guard !done.contains(object.path), !tried.contains(object.path), !failedBefore.contains(object.path) else { continue }
                 tried.insert(object.path)
                 if try attempt(object.path, retryingOld: false) == true { done.insert(object.path) }
@@ -211,7 +222,14 @@ public final class Replicator {
             more = page.moreComing
         }
         failedInARow = 0
+        // A file whose content failed to verify is read again only once its
+        // tag changes (it was still arriving, or has been replaced): the same
+        // bytes would fail the same way, and reading every planted file at
+        // every round would let anyone with the folder make each round read
+        // gigabytes. A file the peer failed to serve is asked for each round.
+        let judged = try contentFailureTags()
         for (path, _) in try unverifiable().shuffled() where !done.contains(path) && !tried.contains(path) {
+            if let t = judged[path], let now = tags[path], t == Self.readerVersion + "|" + now { continue }
             tried.insert(path)
             guard try attempt(path, retryingOld: true) != nil else { break }
         }
@@ -247,9 +265,9 @@ public final class Replicator {
         case .conflictCopy(let n): promised = n
         }
         report.filesRead += 1
-        let bytes: [UInt8]
+        let bytes: [UInt8], tag: String
         do throws(PeerError) {
-            bytes = try (once ? peer.getOnce(path) : peer.get(path)).bytes
+            (bytes, tag) = try once ? peer.getOnce(path) : peer.get(path)
         } catch {
             if error.isTransient || { if case .offline = error { true } else { false } }() { throw error }
             if error == .notFound {
@@ -270,7 +288,7 @@ public final class Replicator {
             if case .segment = kind, segment.firstSeq != promised.firstSeq || segment.lastSeq != promised.lastSeq { throw .nameMismatch }
         } catch {
             report.notYetArrived.append((path, error.description))
-            try mark(path, "unverifiable", error.description)
+            try mark(path, "unverifiable", error.description, tag: tag.isEmpty ? nil : Self.readerVersion + "|" + tag)
             return false
         }
         let r = try ingest(segment.events)
@@ -308,10 +326,20 @@ public final class Replicator {
         return out
     }
 
-    private func mark(_ path: String, _ status: String, _ reason: String?) throws {
-        try log.database.run("INSERT OR REPLACE INTO r_files(family, path, status, reason, checked_at) VALUES(?1, ?2, ?3, ?4, ?5)",
+    /// - Parameter tag: for a file whose content failed to verify, the
+    ///   reader's version and the file's tag when it was read.
+    private func mark(_ path: String, _ status: String, _ reason: String?, tag: String? = nil) throws {
+        try log.database.run("INSERT OR REPLACE INTO r_files(family, path, status, reason, checked_at, tag) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
                              [.blob(family.bytes), .text(path), .text(status), reason.map { .text($0) } ?? .null,
-                              .integer(Int64(Date().timeIntervalSince1970))])
+                              .integer(Int64(Date().timeIntervalSince1970)), tag.map { .text($0) } ?? .null])
+    }
+
+    /// The files whose content failed to verify, with the tag they had then.
+    private func contentFailureTags() throws -> [String: String] {
+        var out: [String: String] = [:]
+        try log.database.statement("SELECT path, tag FROM r_files WHERE family = ?1 AND status = 'unverifiable' AND tag IS NOT NULL")
+            .forEachRow([.blob(family.bytes)]) { out[$0.text(0)] = $0.text(1) }
+        return out
     }
 
     // MARK: - Status

@@ -250,3 +250,42 @@ struct FailingObjectTests {
         #expect(try dad.ok("digest") == mum.ok("digest"))
     }
 }
+
+/// A file whose content fails to verify is read again only when it
+/// changes: the same bytes would fail the same way, and anyone who can
+/// write to the folder could otherwise make every round read all of them.
+struct UnchangedDamagedFileTests {
+    static func round(_ runner: FamctlRunner) throws -> (filesRead: Int, notYetArrived: [String]) {
+        let o = try #require(try JSONSerialization.jsonObject(with: Data(try runner.ok("sync", "--json").utf8)) as? [String: Any])
+        let files = (o["notYetArrived"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String }
+        return (o["filesRead"] as? Int ?? -1, files)
+    }
+
+    @Test func anUnchangedDamagedFileIsNotReadAgain() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let home = try Home.open(mum.home)
+        let name = SegmentName(author: home.deviceID, firstSeq: 50, lastSeq: 50, bytes: [1, 2, 3]).description
+        let path = family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + name
+        try Data([9, 9, 9]).write(to: URL(fileURLWithPath: path))
+
+        let first = try Self.round(dad)
+        #expect(first.filesRead == 1 && first.notYetArrived == [home.deviceID.hex + "/" + name], "\(first)")
+        let second = try Self.round(dad)
+        #expect(second.filesRead == 0 && second.notYetArrived.isEmpty, "the same bytes were read again: \(second)")
+        #expect(try dad.ok("status").contains("not yet arrived: " + home.deviceID.hex + "/" + name), "still listed")
+
+        // It changes (a file still arriving grows): read again.
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data([7]))
+        try handle.close()
+        let third = try Self.round(dad)
+        #expect(third.filesRead == 1 && third.notYetArrived == [home.deviceID.hex + "/" + name], "\(third)")
+        // A genuine segment's later events still arrive.
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try mum.ok("sync")
+        try dad.ok("sync")
+        #expect(try dad.ok("record", "list").contains(id))
+    }
+}
