@@ -20,7 +20,9 @@ public final class DirectoryPeer: Peer {
     private func tag(_ path: String) -> String? {
         var st = stat()
         guard stat(full(path), &st) == 0 else { return nil }
-        return "\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ino)"
+        // The change time too: a writer can set the modification time back,
+        // nobody can set the change time.
+        return "\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ino)-\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
     }
 
     private func map(_ e: SharedDirectoryError) -> PeerError {

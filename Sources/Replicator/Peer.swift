@@ -33,6 +33,11 @@ public protocol Peer: AnyObject {
     /// Peers that never retry answer it as ``get(_:)``.
     func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String)
 
+    /// Deletes `path` with one request: no waiting and asking again on a
+    /// transient failure. For best-effort clean-up that must not cost every
+    /// round the retries' back-off when a server keeps refusing it.
+    func deleteOnce(_ path: String) throws(PeerError)
+
     /// Deletes `path`.
     /// - Throws: ``PeerError/notFound``.
     func delete(_ path: String) throws(PeerError)
@@ -41,6 +46,9 @@ public protocol Peer: AnyObject {
 extension Peer {
     public func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         try get(path)
+    }
+    public func deleteOnce(_ path: String) throws(PeerError) {
+        try delete(path)
     }
 }
 

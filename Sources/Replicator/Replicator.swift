@@ -42,12 +42,23 @@ public final class Replicator {
         // failed to verify): added to a table made before.
         var hasTag = false
         try log.database.statement("SELECT name FROM pragma_table_info('r_files')").forEachRow { if $0.text(0) == "tag" { hasTag = true } }
-        if !hasTag { try log.database.execute("ALTER TABLE r_files ADD COLUMN tag TEXT") }
+        if !hasTag {
+            do {
+                try log.database.execute("ALTER TABLE r_files ADD COLUMN tag TEXT")
+            } catch {
+                // Another process may have added it meanwhile.
+                guard "\(error)".contains("duplicate column") else { throw error }
+            }
+        }
     }
 
-    /// Marks which reader judged a file's content, with the file's tag: a
-    /// famctl that reads more (a newer format) reads such files again.
+    /// Marks which reader judged a file, with the file's tag. Bump it when
+    /// the reader comes to accept what it refused before (a new segment
+    /// version, a larger limit): files it refused are then read again.
     static let readerVersion = "1"
+    /// A file refused for what it is (its content, or its size) is read
+    /// again when its tag changes, and at the latest after this long.
+    static let refusedRetryAfter: TimeInterval = 3600
 
     // MARK: - Publish
 
@@ -185,7 +196,7 @@ public final class Replicator {
         var failedInARow = 0
         func attempt(_ path: String, retryingOld: Bool) throws -> Bool? {
             do {
-                let finished = try read(path, own: own, once: retryingOld, into: &report, ingest: ingest)
+                let finished = try read(path, own: own, once: retryingOld, listedTag: tags[path], into: &report, ingest: ingest)
                 failedInARow = 0
                 return finished
             } catch let error as PeerError where error.isTransient {
@@ -227,9 +238,12 @@ public final class Replicator {
         // bytes would fail the same way, and reading every planted file at
         // every round would let anyone with the folder make each round read
         // gigabytes. A file the peer failed to serve is asked for each round.
-        let judged = try contentFailureTags()
+        // A tag that stays while the content changes (a writer that restores
+        // the time, within one tick of the clock) is caught by the hourly read.
+        let judged = try refusedFileTags()
+        let stale = Int64(Date().timeIntervalSince1970 - Self.refusedRetryAfter)
         for (path, _) in try unverifiable().shuffled() where !done.contains(path) && !tried.contains(path) {
-            if let t = judged[path], let now = tags[path], t == Self.readerVersion + "|" + now { continue }
+            if let refused = judged[path], refused.checkedAt > stale, let now = tags[path], refused.tag == Self.readerVersion + "|" + now { continue }
             tried.insert(path)
             guard try attempt(path, retryingOld: true) != nil else { break }
         }
@@ -248,7 +262,8 @@ public final class Replicator {
     ///   - own: the segments this device wrote into its own folder.
     ///   - once: ask the peer once, without its retries (an object that
     ///     failed in an earlier round).
-    private func read(_ path: String, own: Set<String>, once: Bool, into report: inout PullReport, ingest: ([[UInt8]]) throws -> IngestReport) throws -> Bool {
+    ///   - listedTag: the object's tag in this round's listing, if it showed it.
+    private func read(_ path: String, own: Set<String>, once: Bool, listedTag: String?, into report: inout PullReport, ingest: ([[UInt8]]) throws -> IngestReport) throws -> Bool {
         let parts = path.split(separator: "/")
         guard parts.count == 2, parts[0].count == 64, let folder = DeviceID(hex: String(parts[0])) else { return true }
         let kind = SharedFileName(String(parts[1]))
@@ -275,9 +290,10 @@ public final class Replicator {
                 try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
                 return true   // removed since the listing (its author compacted it): nothing to read
             }
-            // This one object cannot be read (too large, no permission): not yet arrived.
+            // This one object cannot be read (too large, no permission): not
+            // yet arrived; asked for again when it changes, or in an hour.
             report.notYetArrived.append((path, error.description))
-            try mark(path, "unverifiable", error.description)
+            try mark(path, "unverifiable", error.description, tag: listedTag.flatMap { $0.isEmpty ? nil : Self.readerVersion + "|" + $0 })
             return false
         }
         let segment: Segment
@@ -334,11 +350,12 @@ public final class Replicator {
                               .integer(Int64(Date().timeIntervalSince1970)), tag.map { .text($0) } ?? .null])
     }
 
-    /// The files whose content failed to verify, with the tag they had then.
-    private func contentFailureTags() throws -> [String: String] {
-        var out: [String: String] = [:]
-        try log.database.statement("SELECT path, tag FROM r_files WHERE family = ?1 AND status = 'unverifiable' AND tag IS NOT NULL")
-            .forEachRow([.blob(family.bytes)]) { out[$0.text(0)] = $0.text(1) }
+    /// The files refused for what they are (content, size, permission),
+    /// with the tag they had then and when that was.
+    private func refusedFileTags() throws -> [String: (tag: String, checkedAt: Int64)] {
+        var out: [String: (tag: String, checkedAt: Int64)] = [:]
+        try log.database.statement("SELECT path, tag, checked_at FROM r_files WHERE family = ?1 AND status = 'unverifiable' AND tag IS NOT NULL")
+            .forEachRow([.blob(family.bytes)]) { out[$0.text(0)] = (tag: $0.text(1), checkedAt: $0.int(2)) }
         return out
     }
 

@@ -14,6 +14,8 @@ public final class RetryingPeer: Peer {
     /// Every wait taken, in seconds (for `status` and tests).
     public private(set) var waits: [Double] = []
     public private(set) var lastError: PeerError?
+    /// Whether ``getOnce(_:)`` has waited out its one throttle.
+    private var waitedOutAThrottleOnce = false
 
     public init(_ base: any Peer, attempts: Int = 8, initialDelay: Double = 0.2, maximumDelay: Double = 30,
                 rng: any RandomNumberGenerator = SystemRandomNumberGenerator(),
@@ -64,16 +66,19 @@ public final class RetryingPeer: Peer {
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         try retrying { () throws(PeerError) in try base.get(path) }
     }
-    /// One request, and no back-off; but a `throttled(retryAfter:)` is
-    /// waited out once and the request made again, since a rate-limited
-    /// server would otherwise refuse these files (read at the end of a
-    /// round, when a limit is likeliest reached) round after round.
+    /// One request, and no back-off; but the first `throttled(retryAfter:)`
+    /// met by this peer (a replicator makes one per round) is waited out
+    /// and the request made again, since a rate-limited server would
+    /// otherwise refuse these files (read at the end of a round, when a limit
+    /// is likeliest reached) round after round. Later throttles are passed
+    /// on at once, so a server that throttles often costs a round one wait.
     public func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         do throws(PeerError) {
             return try base.getOnce(path)
         } catch {
             lastError = error
-            guard case .throttled(let after) = error else { throw error }
+            guard case .throttled(let after) = error, !waitedOutAThrottleOnce else { throw error }
+            waitedOutAThrottleOnce = true
             let wait = min(max(after, 0.05), 600)
             waits.append(wait)
             sleep(wait)
@@ -83,6 +88,14 @@ public final class RetryingPeer: Peer {
                 lastError = error
                 throw error
             }
+        }
+    }
+    public func deleteOnce(_ path: String) throws(PeerError) {
+        do throws(PeerError) {
+            try base.deleteOnce(path)
+        } catch {
+            lastError = error
+            throw error
         }
     }
     public func delete(_ path: String) throws(PeerError) {

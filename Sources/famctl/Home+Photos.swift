@@ -218,7 +218,11 @@ extension Home {
             try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
         }
         var repaired = 0
-        if let listed {
+        // A removed device repairs nothing: it cannot read the family's
+        // later events, a photo's delete among them, so a photo deleted
+        // since would look live to it and its blob be written again.
+        let removed = projector.household.members[deviceID].map { !$0.isActive } ?? false
+        if let listed, !removed {
             let justPublished = Set(pending)
             for blob in live where !justPublished.contains(blob) && !listed.contains(Self.blobPath(blob)) {
                 guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob),
@@ -234,36 +238,49 @@ extension Home {
                 repaired += 1
             }
         }
-        try erase(deleted.subtracting(live), uploadedHere: deletedOwn, from: peer)
+        try erase(deleted.subtracting(live), uploadedHere: deletedOwn, live: live, from: peer)
         try evictPhotos()
         return pending.count + repaired
     }
 
-    /// Erases the blobs of deleted photos from this device's cache, and
-    /// from the peer's blob area those it uploaded itself: its own photos',
-    /// and any it uploaded again from its cache as a repair before the
-    /// delete reached it (`ph_repaired`). A device never deletes what
-    /// another wrote, so the blob of a photo whose device no longer syncs
-    /// stays in the blob area. Each blob once (`ph_erased`; "not found"
-    /// counts as done). Best effort: a peer that refuses the deletion, or
-    /// fails, leaves the blob there until a later round, and this round
-    /// goes on.
+    /// Erases the blobs of deleted photos: from the peer's blob area those
+    /// this device wrote there (its own photos', and any it uploaded again
+    /// from its cache as a repair before the delete reached it:
+    /// `ph_repaired`), and from its cache those of other devices' photos.
+    /// A device never deletes what another wrote, so the blob of a photo
+    /// whose device no longer syncs stays in the blob area.
+    ///
+    /// The device that added a photo keeps its own cached copy (until the
+    /// cache evicts it): a delete can stop counting later — its author's
+    /// removal, or a fork, may arrive after it — and the photo then lives
+    /// again, its blob uploaded again from that copy like any repair. A
+    /// blob live again is forgotten by `ph_erased`, so that a later delete
+    /// erases it again.
+    ///
+    /// Each blob once (`ph_erased`; "not found" counts as done), with one
+    /// request (`deleteOnce`). Best effort: a peer that refuses or fails
+    /// the deletion is asked again at the next round, and this round goes on.
     ///
     /// - Parameter uploadedHere: the blobs of deleted photos this device added.
-    func erase(_ blobs: Set<String>, uploadedHere: Set<String>, from peer: any Peer) throws {
-        guard !blobs.isEmpty else { return }
+    func erase(_ blobs: Set<String>, uploadedHere: Set<String>, live: Set<String>, from peer: any Peer) throws {
         var done = Set<String>(), repairedHere = Set<String>()
         try log.database.statement("SELECT blob FROM ph_erased").forEachRow { done.insert($0.text(0)) }
+        for blob in done.intersection(live) {
+            try log.database.run("DELETE FROM ph_erased WHERE blob = ?1", [.text(blob)])
+            done.remove(blob)
+        }
+        guard !blobs.subtracting(done).isEmpty else { return }
         try log.database.statement("SELECT blob FROM ph_repaired").forEachRow { repairedHere.insert($0.text(0)) }
         for blob in blobs.subtracting(done).sorted() {
-            try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
-            try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
+            if !uploadedHere.contains(blob) {
+                try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
+                try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
+            }
             if uploadedHere.contains(blob) || repairedHere.contains(blob) {
                 do throws(PeerError) {
-                    try peer.delete(Self.blobPath(blob))
+                    try peer.deleteOnce(Self.blobPath(blob))
                 } catch {
-                    if error.isTransient { break }               // failing: the rest waits for a later round
-                    guard error == .notFound else { continue }   // refused: tried again next round
+                    guard error == .notFound else { continue }   // refused or failing: asked again next round
                 }
             }
             try log.database.run("INSERT OR IGNORE INTO ph_erased(blob) VALUES(?1)", [.text(blob)])

@@ -192,6 +192,9 @@ struct PeerContractTests {
         calls = memory.calls
         #expect(throws: PeerError.throttled(retryAfter: 2)) { _ = try peer.getOnce(Self.path(1)) }
         #expect(slept == [2] && memory.calls == calls + 2, "one throttle waited out, then asked again once: \(slept)")
+        calls = memory.calls
+        #expect(throws: PeerError.throttled(retryAfter: 2)) { _ = try peer.getOnce(Self.path(1)) }
+        #expect(slept == [2] && memory.calls == calls + 1, "only the first throttle of a round is waited out: \(slept)")
         memory.faults.throttle = 0
         #expect(try peer.getOnce(Self.path(1)).bytes == [7])
     }

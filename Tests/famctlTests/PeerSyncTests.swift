@@ -274,6 +274,12 @@ struct UnchangedDamagedFileTests {
         let second = try Self.round(dad)
         #expect(second.filesRead == 0 && second.notYetArrived.isEmpty, "the same bytes were read again: \(second)")
         #expect(try dad.ok("status").contains("not yet arrived: " + home.deviceID.hex + "/" + name), "still listed")
+        // An hour on, it is read again anyway (a writer may keep the tag while the bytes change).
+        let dadHome = try Home.open(dad.home)
+        try dadHome.log.database.run("UPDATE r_files SET checked_at = checked_at - 3601 WHERE path LIKE ?1", [.text("%" + name)])
+        let later = try Self.round(dad)
+        #expect(later.filesRead == 1 && later.notYetArrived.count == 1, "\(later)")
+        #expect(try Self.round(dad).filesRead == 0)
 
         // It changes (a file still arriving grows): read again.
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
@@ -282,6 +288,15 @@ struct UnchangedDamagedFileTests {
         try handle.close()
         let third = try Self.round(dad)
         #expect(third.filesRead == 1 && third.notYetArrived == [home.deviceID.hex + "/" + name], "\(third)")
+        // A file too large to read is asked for once, like a damaged one
+        // (a sparse file: no disk is used).
+        let big = SegmentName(author: home.deviceID, firstSeq: 60, lastSeq: 60, bytes: [4]).description
+        let bigPath = family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + big
+        #expect(FileManager.default.createFile(atPath: bigPath, contents: nil))
+        #expect(truncate(bigPath, 300 << 20) == 0)
+        #expect(try Self.round(dad).notYetArrived.contains(home.deviceID.hex + "/" + big))
+        #expect(try Self.round(dad).filesRead == 0, "the oversized file was asked for again")
+        try FileManager.default.removeItem(atPath: bigPath)
         // A genuine segment's later events still arrive.
         let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         try mum.ok("sync")

@@ -12,10 +12,11 @@ enum InviteCommand: Command {
             The code is a bearer capability: whoever holds it can join once, until it
             expires or is revoked. It carries the family id, a secret, the current key,
             the owner's device key and where the family's events are; send it privately.
-            --revoke ID withdraws an invitation and rotates the family's key, so that
-            whoever holds the code can neither join nor read what is written under the
-            new key (what was written before stays readable with it, as does what other
-            devices write before the new key reaches them). --list shows those still open.
+            --revoke ID withdraws an invitation and rotates the family's key (unless it
+            was rotated since the invitation was made), so that whoever holds the code can
+            neither join nor read what is written under the new key (what was written
+            before stays readable with it, as does what other devices write before the new
+            key reaches them). --list shows those still open.
             """,
         options: [
             .value("--role", "ROLE", "member (reads and writes, the default) or viewer (reads only)."),
@@ -90,7 +91,7 @@ enum InviteCommand: Command {
         }
         guard invite.usedBy == nil else { throw CLIError.data("invitation \(invite.id.hex) was already used; remove the member instead") }
         if invite.revoked != nil {
-            // Already done (its key rotated then): nothing more to do.
+            // Already done: nothing more to do.
             if json { Console.json(["revoked": invite.id.hex, "epoch": Int(try home.currentKey().1.epoch)]) } else { Console.out("invitation \(invite.id.hex) was already revoked") }
             return
         }
