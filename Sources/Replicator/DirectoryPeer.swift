@@ -59,7 +59,11 @@ public final class DirectoryPeer: Peer {
         guard let t = tag(path) else { throw .notFound }
         do { return (try FileIO.readFile(full(path)), t) } catch {
             if error.code == ENOENT { throw .notFound }
-            throw .unsupported(error.reason)   // this one file cannot be read: not yet arrived
+            // This one file cannot be read: not yet arrived. Too large, not
+            // ours to read, not a file: refused until it changes; anything
+            // else (an I/O error, a placeholder still downloading) may pass.
+            if error.permissionDenied || error.code == EFBIG || error.code == EISDIR { throw .refused(error.reason) }
+            throw .unsupported(error.reason)
         }
     }
 

@@ -89,7 +89,7 @@ public enum FileIO {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw failure("stat \(path)") }
         let size = Int(st.st_size)
-        guard size <= limit else { throw Failure(reason: "\(path) is \(size) bytes, over the \(limit)-byte limit", permissionDenied: false) }
+        guard size <= limit else { throw Failure(reason: "\(path) is \(size) bytes, over the \(limit)-byte limit", permissionDenied: false, code: EFBIG) }
         var out = [UInt8](repeating: 0, count: size)
         var total = 0
         while total < size {

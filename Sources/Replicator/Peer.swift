@@ -88,6 +88,10 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// The peer answered in a way this famctl cannot work with (a misconfigured server).
     case unsupported(String)
+    /// The peer will not serve this object as it stands: it is over the size
+    /// limit, or this device may not read it. Asking again makes sense only
+    /// once the object has changed.
+    case refused(String)
     /// The peer is not there at all (an unmounted folder): retrying within a
     /// round is pointless, a later round may succeed.
     case offline(String)
@@ -109,6 +113,7 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .throttled(let s): "throttled: retry after \(s) s"
         case .unavailable(let why): "unavailable: \(why)"
         case .unsupported(let why): "unsupported: \(why)"
+        case .refused(let why): "refused: \(why)"
         case .offline(let why): why
         }
     }

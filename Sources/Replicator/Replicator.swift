@@ -290,10 +290,13 @@ public final class Replicator {
                 try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
                 return true   // removed since the listing (its author compacted it): nothing to read
             }
-            // This one object cannot be read (too large, no permission): not
-            // yet arrived; asked for again when it changes, or in an hour.
+            // This one object cannot be read: not yet arrived. One refused
+            // (too large, no permission) is asked for again when it changes,
+            // or in an hour; anything else at the next round.
             report.notYetArrived.append((path, error.description))
-            try mark(path, "unverifiable", error.description, tag: listedTag.flatMap { $0.isEmpty ? nil : Self.readerVersion + "|" + $0 })
+            let refused = { if case .refused = error { true } else { false } }()
+            try mark(path, "unverifiable", error.description,
+                     tag: refused ? listedTag.flatMap { $0.isEmpty ? nil : Self.readerVersion + "|" + $0 } : nil)
             return false
         }
         let segment: Segment

@@ -195,7 +195,7 @@ public final class WebDAVPeer: Peer {
     /// limit (or at once, when its `Content-Length` says it will).
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         let r = try send("GET", familyRelative(path), headers: ["Range": "bytes=0-\(maximumObjectBytes)"], limit: maximumObjectBytes + 1)
-        let tooLarge = PeerError.unsupported("\(path) is over the \(maximumObjectBytes)-byte limit")
+        let tooLarge = PeerError.refused("\(path) is over the \(maximumObjectBytes)-byte limit")
         if r.overLimit, r.status == 200 || r.status == 206 { throw tooLarge }
         switch r.status {
         case 200:

@@ -272,7 +272,11 @@ extension Home {
         guard !blobs.subtracting(done).isEmpty else { return }
         try log.database.statement("SELECT blob FROM ph_repaired").forEachRow { repairedHere.insert($0.text(0)) }
         for blob in blobs.subtracting(done).sorted() {
-            if !uploadedHere.contains(blob) {
+            if uploadedHere.contains(blob) {
+                // Kept, but evictable like any published copy (one added and
+                // deleted before its first upload would otherwise stay for good).
+                try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1 AND unpublished = 1", [.text(blob)])
+            } else {
                 try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
                 try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
             }

@@ -91,7 +91,7 @@ struct PeerContractTests {
 
             let reader = WebDAVPeer(url: family, maximumObjectBytes: 4_096)
             let refused = #expect(throws: PeerError.self) { try reader.get(big) }
-            #expect(refused == .unsupported("\(big) is over the 4096-byte limit"))
+            #expect(refused == .refused("\(big) is over the 4096-byte limit"))
             let got = try reader.get(exact)
             #expect(got.bytes == exactBytes && !got.tag.isEmpty)
             #expect(try reader.get(empty).bytes == [])
@@ -123,7 +123,7 @@ struct PeerContractTests {
             let peer = WebDAVPeer(url: URL(string: "http://127.0.0.1:\(server.port)/family/")!, maximumObjectBytes: 4_096)
             let started = Date()
             let refused = #expect(throws: PeerError.self) { try peer.get("segments/a.seg") }
-            #expect(refused == .unsupported("segments/a.seg is over the 4096-byte limit"), "\(String(describing: refused))")
+            #expect(refused == .refused("segments/a.seg is over the 4096-byte limit"), "\(String(describing: refused))")
             #expect(Date().timeIntervalSince(started) < 8, "\(Date().timeIntervalSince(started)) s")
             var sent: [Int] = []
             for _ in 0..<200 where sent.isEmpty {

@@ -185,6 +185,22 @@ struct PhotoTests {
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: out))) == original)
     }
 
+    /// A photo added and deleted before its first sync is never uploaded,
+    /// and its device's copy does not stay for good: it may be evicted like
+    /// any published one.
+    @Test func aPhotoDeletedBeforeItsFirstSyncLeavesNothingBehindForGood() throws {
+        let (mum, dad, _, dir, record) = try Self.household()   // Mum's runner holds the shared folder
+        let (file, _) = try Self.jpegFile(dad, 20_000, marker: "NEVER-SHARED")
+        let photo = try dad.ok("photo", "add", record, file)
+        try dad.ok("photo", "delete", photo)
+        try dad.ok("sync")
+        #expect(!(try FileManager.default.subpathsOfDirectory(atPath: dir).contains { $0.hasSuffix(".blob") }))
+        let home = try Home.open(dad.home)
+        let pinned = try home.log.database.statement("SELECT count(*) FROM ph_cache WHERE unpublished <> 0").first { $0.int(0) }
+        #expect(pinned == 0, "the deleted photo's copy is pinned in the cache")
+        withExtendedLifetime(mum) {}
+    }
+
     /// A removed device cannot read the family's later events, a photo's
     /// delete among them: it does not upload the blob of a photo deleted
     /// since, although to it the photo still looks live.
