@@ -38,6 +38,19 @@ struct PhotoTests {
         return (path, bytes)
     }
 
+    /// Mum adds a 30 000-byte photo and syncs; Dad syncs and fetches it, so
+    /// his cache holds it. Returns the runners, the shared folder, the
+    /// photo's id and its bytes.
+    static func photoInDadsCache(marker: String) throws -> (FamctlRunner, FamctlRunner, String, String, [UInt8]) {
+        let (mum, dad, _, dir, record) = try household()
+        let (file, original) = try jpegFile(mum, 30_000, marker: marker)
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync")
+        try dad.ok("sync")
+        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg").contains("wrote"))
+        return (mum, dad, dir, photo, original)
+    }
+
     @Test func photoTravelsByteForByteAndIsDeletedEverywhere() throws {
         let (mum, dad, gran, dir, record) = try Self.household()
         let (file, original) = try Self.jpegFile(mum, 50_000, marker: "FIRST-CARROTS-PLAINTEXT-MARKER")
@@ -99,12 +112,7 @@ struct PhotoTests {
     /// device that syncs with a good copy in its cache, and a device that
     /// joins later gets the photo.
     @Test func aDeletedBlobIsUploadedAgainFromACache() throws {
-        let (mum, dad, _, dir, record) = try Self.household()
-        let (file, original) = try Self.jpegFile(mum, 30_000, marker: "REPAIR")
-        let photo = try mum.ok("photo", "add", record, file)
-        try mum.ok("sync")
-        try dad.ok("sync")
-        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg").contains("wrote"))
+        let (mum, dad, dir, photo, original) = try Self.photoInDadsCache(marker: "REPAIR")
         let blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
         try #require(blobs.count == 1)
         try FileManager.default.removeItem(atPath: dir + "/" + blobs[0])
@@ -125,12 +133,7 @@ struct PhotoTests {
     /// blob again from its cache after the photo's device erased it, erases
     /// its own upload once the delete reaches it.
     @Test func aBlobUploadedAgainBeforeTheDeleteArrivedIsErasedByItsUploader() throws {
-        let (mum, dad, _, dir, record) = try Self.household()
-        let (file, _) = try Self.jpegFile(mum, 30_000, marker: "RACE")
-        let photo = try mum.ok("photo", "add", record, file)
-        try mum.ok("sync")
-        try dad.ok("sync")
-        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg").contains("wrote"))
+        let (mum, dad, dir, photo, _) = try Self.photoInDadsCache(marker: "RACE")
         let blob = try #require(try FileManager.default.subpathsOfDirectory(atPath: dir).first { $0.hasSuffix(".blob") })
 
         // Mum deletes her photo and erases its blob; her segment with the
@@ -156,16 +159,25 @@ struct PhotoTests {
         #expect(!FileManager.default.fileExists(atPath: dir + "/" + blob))
     }
 
+    /// Mum's family with Dad and Gran as members; Dad adds a 20 000-byte
+    /// photo to a record, and all three sync. Returns the family, the
+    /// photo's id and its bytes.
+    static func dadsPhotoWithGranAMember(marker: String) throws -> (SharedFamily, String, [UInt8]) {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let dad = family.dad
+        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let (file, original) = try jpegFile(dad, 20_000, marker: marker)
+        let photo = try dad.ok("photo", "add", record, file)
+        for r in [dad, family.mum, family.members[1]] { try r.ok("sync") }
+        return (family, photo, original)
+    }
+
     /// A delete that stops counting later (its author's removal arrives
     /// after it) brings the photo back, and its bytes with it: the device
     /// that added the photo kept its copy and uploads it again.
     @Test func aPhotoWhoseDeleteIsRejectedLaterComesBackWithItsBytes() throws {
-        let family = try SharedFamily(["Dad", "Gran"])
+        let (family, photo, original) = try Self.dadsPhotoWithGranAMember(marker: "COMES-BACK")
         let (mum, dad, gran, dir) = (family.mum, family.dad, family.members[1], family.dir)
-        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        let (file, original) = try Self.jpegFile(dad, 20_000, marker: "COMES-BACK")
-        let photo = try dad.ok("photo", "add", record, file)
-        for r in [dad, mum, gran] { try r.ok("sync") }
         // Mum removes Gran; meanwhile Gran deletes the photo, and Dad's
         // device, which added it, erases its blob.
         try mum.ok("member", "remove", "Gran")
@@ -205,12 +217,8 @@ struct PhotoTests {
     /// delete among them: it does not upload the blob of a photo deleted
     /// since, although to it the photo still looks live.
     @Test func aRemovedDeviceDoesNotUploadADeletedPhotoAgain() throws {
-        let family = try SharedFamily(["Dad", "Gran"])
+        let (family, photo, _) = try Self.dadsPhotoWithGranAMember(marker: "REMOVED")
         let (mum, dad, gran, dir) = (family.mum, family.dad, family.members[1], family.dir)
-        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        let (file, _) = try Self.jpegFile(dad, 20_000, marker: "REMOVED")
-        let photo = try dad.ok("photo", "add", record, file)
-        for r in [dad, mum, gran] { try r.ok("sync") }
         #expect(try gran.ok("photo", "get", photo, "--out", gran.root + "/x.jpg").contains("wrote"))
         try mum.ok("member", "remove", "Gran")
         try mum.ok("sync")
