@@ -331,6 +331,33 @@ struct HouseholdTests {
     }
 }
 
+/// `family rotate-key`: the owner gives the family a new key on demand (an
+/// invitation that expired still carries the old one).
+struct RotateKeyTests {
+    @Test func theOwnerRotatesTheKeyAndAnExpiredCodeReadsNothingAfter() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let code = try InviteCode(parsing: try mum.ok("invite", "--expires", "1m"))
+        try mum.ok("sync")
+        try dad.ok("sync")
+        let refused = try dad.run("family", "rotate-key")
+        #expect(refused.code == 65 && refused.stderr.contains("only the family's owner can rotate its key"), "\(refused.code): \(refused.stderr)")
+        #expect(try mum.ok("family", "rotate-key") == "Key rotated to epoch 1 for 2 member(s).")
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        try mum.ok("sync")
+        try dad.ok("sync")
+        #expect(try dad.ok("record", "list").contains(id))
+        #expect(try dad.ok("status").contains("key epoch 1"))
+        let home = try Home.open(mum.home)
+        let record = try #require(try home.log.chain(of: home.deviceID, in: home.family, seqs: 1...home.log.head(of: home.deviceID, in: home.family).seq).last)
+        #expect(record.epoch == 1)
+        #expect(throws: EnvelopeError.self) { _ = try record.openBody(with: EpochKey(epoch: 1, key: SecretBytes(code.key.key.copyBytes()))) }
+        let lone = FamctlRunner()
+        try lone.ok("init", "--name", "Lone")
+        #expect(try lone.run("family", "rotate-key").code == 65)
+    }
+}
+
 /// Revoking an invitation rotates the family's key: the code, which carries
 /// the key of its day, no longer opens what is written afterwards.
 struct RevokeRotatesTheKeyTests {

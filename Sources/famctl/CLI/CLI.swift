@@ -11,6 +11,7 @@ enum CLI {
     static let commands: [any Command.Type] = [
         InitCommand.self,
         FamilyCreateCommand.self,
+        FamilyRotateKeyCommand.self,
         InviteCommand.self,
         AcceptCommand.self,
         MembersCommand.self,

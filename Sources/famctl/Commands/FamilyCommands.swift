@@ -47,6 +47,37 @@ enum FamilyCreateCommand: Command {
     }
 }
 
+/// `famctl family rotate-key`
+enum FamilyRotateKeyCommand: Command {
+    static let spec = CommandSpec(
+        path: ["family", "rotate-key"],
+        abstract: "Give the family a new key (owner only): what is written under it, no earlier key reads.",
+        discussion: """
+            A new key is sealed to each active member; whoever holds only an earlier one
+            (an invitation code that expired or leaked, a device removed before) cannot
+            read what is written under it. Members get it at their next sync, and write
+            under the old one until then; everything written before stays readable with
+            the keys of its day. 'member remove' and 'invite --revoke' rotate the key
+            themselves.
+            """)
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let h = home.projector.household
+        guard !h.isPrivate else {
+            throw CLIError.data("this device has no family yet", hint: "Create one with 'famctl family create --name NAME --dir PATH'.")
+        }
+        guard h.owner == home.deviceID else { throw CLIError.data("only the family's owner can rotate its key") }
+        try home.checkCanWrite()
+        let rotated = try home.appendRotatingKey(after: [])
+        if inv.json {
+            Console.json(["epoch": Int(rotated.epoch), "sealedTo": rotated.sealedTo])
+        } else {
+            Console.out("Key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s).")
+        }
+    }
+}
+
 /// Where a family's events are exchanged, as given on the command line.
 enum Location {
     case none, directory(String), peer(String)
