@@ -40,6 +40,16 @@ extension Home {
         for (author, event) in try projector.libraryEvents() { _ = try learnKey(from: event, author: author) }
     }
 
+    /// Refuses, with the reason, unless this device owns a family.
+    /// - Parameter toDo: what only the owner may do, for the message.
+    func requireOwner(toDo: String) throws {
+        let h = projector.household
+        guard !h.isPrivate else {
+            throw CLIError.data("this device has no family yet", hint: "Create one with 'famctl family create --name NAME --dir PATH'.")
+        }
+        guard h.owner == deviceID else { throw CLIError.data("only the family's owner can \(toDo)") }
+    }
+
     /// Appends `bodies` (under the current key), then rotates the family's
     /// key in the same transaction: a new epoch key sealed to every active
     /// member but `excluded`, and the previous key carried under the new one,

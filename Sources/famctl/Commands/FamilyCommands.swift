@@ -63,11 +63,7 @@ enum FamilyRotateKeyCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
-        let h = home.projector.household
-        guard !h.isPrivate else {
-            throw CLIError.data("this device has no family yet", hint: "Create one with 'famctl family create --name NAME --dir PATH'.")
-        }
-        guard h.owner == home.deviceID else { throw CLIError.data("only the family's owner can rotate its key") }
+        try home.requireOwner(toDo: "rotate its key")
         try home.checkCanWrite()
         let rotated = try home.appendRotatingKey(after: [])
         if inv.json {

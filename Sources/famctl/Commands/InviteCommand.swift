@@ -27,11 +27,7 @@ enum InviteCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
-        let household = home.projector.household
-        guard !household.isPrivate else {
-            throw CLIError.data("this device has no family yet", hint: "Create one with 'famctl family create --name NAME --dir PATH'.")
-        }
-        guard household.owner == home.deviceID else { throw CLIError.data("only the family's owner can invite, revoke or list invitations") }
+        try home.requireOwner(toDo: "invite, revoke or list invitations")
         if inv.flag("--list") { return try list(home, json: inv.json) }
         if let prefix = inv.value("--revoke") { return try revoke(prefix.lowercased(), home: home, json: inv.json) }
 
