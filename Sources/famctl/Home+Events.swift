@@ -50,6 +50,7 @@ extension Home {
         // a chunk ahead of `onAccepted`). A record put is read from its
         // canonical bytes (copied, not read value by value); anything else
         // from the body.
+        try checkNotBehindOwnFolder()
         var prepared = [PreparedChange?](repeating: nil, count: bodies.count)
         let envs = try log.append(count: bodies.count, encoding: { i in
             let bytes = bodies[i].0.encoded()

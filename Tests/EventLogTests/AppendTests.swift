@@ -142,4 +142,24 @@ struct AppendTests {
         #expect(report.isIntact)
         #expect(Set(report.farFuture.map(\.id)) == [ahead.previous, absurd.previous])
     }
+
+    /// A log holding its own device's later events in `pending` (a home
+    /// restored from a backup, whose later events are arriving) refuses to
+    /// append: the next seq is taken already, and appending would fork.
+    @Test func anAppendWaitsForTheDevicesOwnEventsInPending() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let me = Author(seed: 9)
+        let identity = DeviceIdentity(signing: me.signer, box: BoxKey(seed: SecretBytes([UInt8](repeating: 9, count: 32))))
+        let published = (0..<3).map { _ in me.next() }
+        _ = try log.ingest([published[0].bytes, published[2].bytes], family: Author.family)
+        #expect(try log.pendingCount() == 1)
+        let body = [Array("{\"type\":\"t\",\"schema\":1}".utf8)]
+        #expect(throws: EventLogError.ownEventsPending(count: 1, waitingFor: 2)) {
+            try log.append(bodies: body, as: identity, family: Author.family, key: Author.key)
+        }
+        _ = try log.ingest([published[1].bytes], family: Author.family)
+        let next = try log.append(bodies: body, as: identity, family: Author.family, key: Author.key)
+        #expect(next.map(\.seq) == [4])
+    }
 }

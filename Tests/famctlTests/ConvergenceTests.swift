@@ -70,10 +70,13 @@ struct ConvergenceTests {
         // Dad's key copied onto a second install (what causes forks in practice): both write seq 2.
         try FileManager.default.copyItem(atPath: dad.home, toPath: shared.root + "/clone")
         let clone = shared.root + "/clone"
+        // Both write before Dad's seq 2 is in the folder (once it is, the clone
+        // would refuse to write until it synced).
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
-        try dad.ok("sync")
         var env = ProcessInfo.processInfo.environment; env["FAMCTL_HOME"] = clone
-        _ = try mum.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"], env: ["FAMCTL_HOME": clone])
+        let written = try mum.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"], env: ["FAMCTL_HOME": clone])
+        #expect(written.code == 0, "\(written.stderr)")
+        try dad.ok("sync")
         // The clone publishes into a private copy of the folder; the engine then
         // delivers its segment as a conflict copy of Dad's.
         let dadHome = try Home.open(dad.home)

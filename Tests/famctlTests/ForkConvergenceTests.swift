@@ -192,6 +192,39 @@ struct ForkConvergenceTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// A home restored from a backup older than its last sync, and written to
+    /// before any sync, is stopped: its own folder names events past its
+    /// log. After a sync it goes on, unforked. A planted name in its folder
+    /// stops it only until a sync finds the file unverifiable.
+    @Test func aRestoredHomeThatWritesBeforeSyncingIsStopped() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let backup = family.folderOwner.root + "/backup"
+        try FileManager.default.copyItem(atPath: dad.home, toPath: backup)
+        var ids = [try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")]
+        try dad.ok("sync")
+        try FileManager.default.removeItem(atPath: dad.home)
+        try FileManager.default.copyItem(atPath: backup, toPath: dad.home)
+        let refused = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        #expect(refused.code == 75 && refused.stderr.contains("writing now would fork its chain") && refused.stderr.contains("famctl sync"),
+                "\(refused.code): \(refused.stderr)")
+        try dad.ok("sync")
+        ids.append(try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"))
+        try dad.ok("sync")
+        try mum.ok("sync")
+        #expect(try mum.ok("status").contains("forks    none"))
+        #expect(ids.allSatisfy(try mum.ok("record", "list").contains))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+
+        // Someone plants a name far past Dad's chain in his folder.
+        let home = try Home.open(dad.home)
+        let planted = SegmentName(author: home.deviceID, firstSeq: 900, lastSeq: 900, bytes: [1]).description
+        try Data([1]).write(to: URL(fileURLWithPath: family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + planted))
+        #expect(try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1").code == 75)
+        #expect(try dad.ok("sync").contains("not yet arrived: " + home.deviceID.hex + "/" + planted))
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+    }
+
     /// A home restored from a backup whose later segments have not all
     /// arrived yet holds its own later events in `pending`: it refuses to
     /// write (its next seq is taken) until they are in, then goes on, unforked.

@@ -141,6 +141,34 @@ extension Home {
         return try Replicator(log: log, peer: RetryingPeer(base), family: family, me: deviceID)
     }
 
+    /// Over a shared folder, refuses to write while this device's own folder
+    /// names segments of its chain past what its log holds: a home restored
+    /// from a backup older than its last sync, or another install of this
+    /// device that wrote since. Writing would take a seq already taken, a
+    /// fork; a `sync` reads them back first. Files this device found
+    /// unverifiable do not count (a planted name must not stop its writes
+    /// for good); a folder it cannot list (unmounted) is left to `sync`.
+    /// Over WebDAV nothing is checked: that would cost a request per write.
+    func checkNotBehindOwnFolder() throws {
+        guard case .directory(let dir) = Location.stored(in: self) else { return }
+        guard let names = try? FileIO.list(dir + "/" + family.description + "/" + deviceID.hex), !names.isEmpty else { return }
+        var refused = Set<String>()
+        try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'unverifiable'")
+            .forEachRow([.blob(family.bytes)]) { refused.insert($0.text(0)) }
+        var published: UInt64 = 0
+        for name in names where !refused.contains(deviceID.hex + "/" + name) {
+            switch SharedFileName(name) {
+            case .segment(let s), .conflictCopy(let s):
+                if s.author == deviceID { published = max(published, s.lastSeq) }
+            case .other: continue
+            }
+        }
+        let head = try log.head(of: deviceID, in: family).seq
+        guard published > head else { return }
+        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(published), but its log ends at seq \(head): writing now would fork its chain",
+                       hint: "Run 'famctl sync' first: this home was restored from an older backup, or another install of this device wrote since; the sync reads those events back.")
+    }
+
     /// One round (publish, then pull) over a given peer: for tests with the in-memory emulator.
     func syncRound(over peer: any Peer) throws -> (Replicator.PublishReport, Replicator.PullReport) {
         let r = try Replicator(log: log, peer: peer, family: family, me: deviceID)
