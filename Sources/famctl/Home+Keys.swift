@@ -45,6 +45,10 @@ extension Home {
     func requireOwner(toDo: String) throws {
         let h = projector.household
         guard !h.isPrivate else {
+            if let owner = knownOwner, owner != deviceID {
+                throw CLIError.data("only the family's owner can \(toDo)",
+                                    hint: "This device joined a family whose events have not reached it yet ('famctl sync'); its owner is \(owner.short).")
+            }
             throw CLIError.data("this device has no family yet", hint: "Create one with 'famctl family create --name NAME --dir PATH'.")
         }
         guard h.owner == deviceID else { throw CLIError.data("only the family's owner can \(toDo)") }

@@ -54,11 +54,12 @@ enum FamilyRotateKeyCommand: Command {
         abstract: "Give the family a new key (owner only): what is written under it, no earlier key reads.",
         discussion: """
             A new key is sealed to each active member; whoever holds only an earlier one
-            (an invitation code that expired or leaked, a device removed before) cannot
-            read what is written under it. Members get it at their next sync, and write
-            under the old one until then; everything written before stays readable with
-            the keys of its day. 'member remove' and 'invite --revoke' rotate the key
-            themselves.
+            (an expired or used invitation code, a device removed before) cannot read
+            what is written under it. An open invitation still lets its holder join and
+            then get the new key: revoke one that may have leaked. Members get the key at
+            their next sync, and write under the old one until then; everything written
+            before stays readable with the keys of its day. 'member remove' and
+            'invite --revoke' rotate the key themselves.
             """)
 
     static func run(_ inv: Invocation) throws {
@@ -66,10 +67,18 @@ enum FamilyRotateKeyCommand: Command {
         try home.requireOwner(toDo: "rotate its key")
         try home.checkCanWrite()
         let rotated = try home.appendRotatingKey(after: [])
+        // An open invitation still lets its holder join, and a member who
+        // joined gets the current key from the owner: rotating does not shut
+        // such a code out.
+        let open = InviteCommand.openInvites(home).count
         if inv.json {
-            Console.json(["epoch": Int(rotated.epoch), "sealedTo": rotated.sealedTo])
+            Console.json(["epoch": Int(rotated.epoch), "sealedTo": rotated.sealedTo, "openInvitations": open])
         } else {
             Console.out("Key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s).")
+        }
+        if open > 0 {
+            Console.err("famctl: warning: \(open) open invitation(s) can still be used to join, and whoever joins gets the new key: "
+                + "revoke those that may have leaked ('famctl invite --list', 'famctl invite --revoke ID').")
         }
     }
 }

@@ -142,21 +142,29 @@ extension Home {
     }
 
     /// Over a shared folder, refuses to write while this device's own folder
-    /// names segments of its chain past what its log holds: a home restored
-    /// from a backup older than its last sync, or another install of this
-    /// device that wrote since. Writing would take a seq already taken, a
-    /// fork; a `sync` reads them back first. Files this device found
-    /// unverifiable do not count (a planted name must not stop its writes
-    /// for good); a folder it cannot list (unmounted) is left to `sync`.
-    /// Over WebDAV nothing is checked: that would cost a request per write.
+    /// names segments of its chain past what its log holds that no sync of
+    /// this home has judged yet: a home restored from a backup older than its
+    /// last sync, or another install of this device that wrote since.
+    /// Writing would take a seq already taken, a fork; a `sync` reads them
+    /// back first. Only files no round has dealt with count (absent from
+    /// `r_files` and `r_own`): one read already has its events in the log, in
+    /// `pending` or in a fork proof, and one found unverifiable must not stop
+    /// this device's writes for good (a planted name, say) — so a later
+    /// segment of its own that is damaged, or still arriving, when its sync
+    /// meets it no longer protects it. The listing gets a fifth of a second:
+    /// a shared mount that hangs (an unreachable NFS server) must not hang
+    /// an offline write, which then goes ahead unchecked. Over WebDAV nothing
+    /// is checked: that would cost a request per write.
     func checkNotBehindOwnFolder() throws {
         guard case .directory(let dir) = Location.stored(in: self) else { return }
-        guard let names = try? FileIO.list(dir + "/" + family.description + "/" + deviceID.hex), !names.isEmpty else { return }
-        var refused = Set<String>()
-        try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'unverifiable'")
-            .forEachRow([.blob(family.bytes)]) { refused.insert($0.text(0)) }
+        let folder = dir + "/" + family.description + "/" + deviceID.hex
+        guard let names = Self.listQuickly(folder), !names.isEmpty else { return }
+        var judged = Set<String>()
+        try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2")
+            .forEachRow([.blob(family.bytes), .text(deviceID.hex + "/%")]) { judged.insert(String($0.text(0).dropFirst(65))) }
+        try? log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) { judged.insert($0.text(0)) }
         var published: UInt64 = 0
-        for name in names where !refused.contains(deviceID.hex + "/" + name) {
+        for name in names where !judged.contains(name) {
             switch SharedFileName(name) {
             case .segment(let s), .conflictCopy(let s):
                 if s.author == deviceID { published = max(published, s.lastSeq) }
@@ -167,6 +175,20 @@ extension Home {
         guard published > head else { return }
         throw CLIError(.tempFail, "this device's folder holds its events up to seq \(published), but its log ends at seq \(head): writing now would fork its chain",
                        hint: "Run 'famctl sync' first: this home was restored from an older backup, or another install of this device wrote since; the sync reads those events back.")
+    }
+
+    /// The names in `folder`, or `nil` when it cannot be listed within a
+    /// fifth of a second (missing, unreadable, or a mount that hangs).
+    static func listQuickly(_ folder: String) -> [String]? {
+        final class Box: @unchecked Sendable { var names: [String]? }
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            box.names = try? FileIO.list(folder)
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 0.2) == .success else { return nil }
+        return box.names
     }
 
     /// One round (publish, then pull) over a given peer: for tests with the in-memory emulator.
