@@ -4,20 +4,27 @@ import Testing
 /// `famctl sync --watch` publishes shortly after a change made by another
 /// famctl process, pulls on its interval, and stops cleanly on Ctrl-C.
 struct SyncWatchTests {
-    @Test(.timeLimit(.minutes(2)))
-    func watchPublishesChangesAndStopsOnInterrupt() throws {
-        let family = try SharedFamily()
-        let (root, mum, dad) = (family.folderOwner, family.mum, family.dad)
-
-        let log = root.root + "/watch.log"
+    /// Starts `sync --watch` on Mum's home, its output (both streams) in a
+    /// file under the family's folder owner: the process, the file's handle
+    /// and its path.
+    static func startWatch(_ family: SharedFamily, interval: String) throws -> (Process, FileHandle, String) {
+        let log = family.folderOwner.root + "/watch.log"
         FileManager.default.createFile(atPath: log, contents: nil)
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         let watch = Process()
         watch.executableURL = FamctlRunner.binary
-        watch.arguments = ["--home", mum.home, "sync", "--watch", "--interval", "0.5"]
+        watch.arguments = ["--home", family.mum.home, "sync", "--watch", "--interval", interval]
         watch.standardOutput = out
         watch.standardError = out
         try watch.run()
+        return (watch, out, log)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func watchPublishesChangesAndStopsOnInterrupt() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let (watch, out, log) = try Self.startWatch(family, interval: "0.5")
         defer { if watch.isRunning { watch.terminate() } }
 
         // Mum adds a record from another process; the watcher publishes it.
@@ -42,5 +49,42 @@ struct SyncWatchTests {
         #expect(watch.terminationReason == .exit && watch.terminationStatus == 0, "sync --watch did not stop cleanly on SIGINT")
         #expect((try String(contentsOfFile: log, encoding: .utf8)).hasSuffix("stopped\n"))
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
+    }
+
+    /// A round that fails for a while (the shared folder unmounted) does
+    /// not end the watch: it says so, and syncs again once the folder is back.
+    @Test(.timeLimit(.minutes(2)))
+    func watchOutlastsAMissingFolder() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let aside = family.folderOwner.root + "/unmounted"
+        try FileManager.default.moveItem(atPath: family.dir, toPath: aside)
+        let (watch, out, log) = try Self.startWatch(family, interval: "0.2")
+        defer { if watch.isRunning { watch.terminate() } }
+
+        var warned = false
+        let end = Date().addingTimeInterval(20)
+        while Date() < end && !warned {
+            Thread.sleep(forTimeInterval: 0.2)
+            warned = (try String(contentsOfFile: log, encoding: .utf8)).contains("the watch goes on")
+        }
+        #expect(warned, "no warning about the missing folder")
+        #expect(watch.isRunning, "the watch ended on a temporary failure")
+
+        // The folder is back: Dad's record reaches Mum through the same watch.
+        try FileManager.default.moveItem(atPath: aside, toPath: family.dir)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=after the outage")
+        try dad.ok("sync")
+        var arrived = false
+        while Date() < end.addingTimeInterval(60) && !arrived {
+            Thread.sleep(forTimeInterval: 0.3)
+            arrived = try mum.ok("record", "list").contains("after the outage")
+        }
+        #expect(arrived, "the watch did not sync again once the folder was back")
+        kill(watch.processIdentifier, SIGINT)
+        watch.waitUntilExit()
+        try out.close()
+        #expect(watch.terminationReason == .exit && watch.terminationStatus == 0)
+        #expect((try String(contentsOfFile: log, encoding: .utf8)).contains("sync works again"))
     }
 }

@@ -49,22 +49,50 @@ enum SyncCommand: Command {
         var lastPull = Date.distantPast
         var seenHead: UInt64 = 0
         var changedAt: Date?
+        // A round that fails for a while (the folder unmounted, the server
+        // down, the database busy) does not end the watch: it is said on
+        // stderr and tried again, after a wait that doubles up to a minute.
+        var failures = 0
+        var retryAt = Date.distantPast
         Console.out("syncing every \(interval) s; Ctrl-C stops")
         while !stop.load(ordering: .relaxed) {
-            // A fresh connection each pass sees what other famctl processes appended.
-            let home = try Home.open(path)
-            let head = try home.log.head(of: home.deviceID, in: home.family).seq
-            if head != seenHead { changedAt = Date(); seenHead = head }
-            let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
-            if quiet || Date().timeIntervalSince(lastPull) >= interval {
-                let r = try round(home)
-                if r.published.events > 0 || r.pulled.accepted > 0 || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
-                lastPull = Date()
-                changedAt = nil
+            defer { usleep(100_000) }
+            guard Date() >= retryAt else { continue }
+            do {
+                // A fresh connection each pass sees what other famctl processes appended.
+                let home = try Home.open(path)
+                let head = try home.log.head(of: home.deviceID, in: home.family).seq
+                if head != seenHead { changedAt = Date(); seenHead = head }
+                let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
+                if quiet || Date().timeIntervalSince(lastPull) >= interval {
+                    let r = try round(home)
+                    if r.published.events > 0 || r.pulled.accepted > 0 || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
+                    lastPull = Date()
+                    changedAt = nil
+                    if failures > 0 { Console.err("famctl: sync works again") }
+                    failures = 0
+                }
+            } catch {
+                guard let temporary = Self.temporaryFailure(error, path: path) else { throw error }
+                failures += 1
+                let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
+                Console.err("famctl: warning: \(temporary.message); the watch goes on, next try in \(String(format: "%.1f", wait)) s")
+                retryAt = Date().addingTimeInterval(wait)
             }
-            usleep(100_000)
         }
         Console.out("stopped")
+    }
+
+    /// `error` as the temporary failure it is (exit 75: worth retrying), or
+    /// `nil` for one that retrying will not mend.
+    static func temporaryFailure(_ error: any Error, path: String) -> CLIError? {
+        let e: CLIError? = switch error {
+        case let e as CLIError: e
+        case let e as SQLiteError: CLIError.fromSQLite(e, path: path)
+        case let e as EventLogError: if case .ownEventsPending = e { CLIError(.tempFail, e.description) } else { nil }
+        default: nil
+        }
+        return e?.code == .tempFail ? e : nil
     }
 
     struct Round {
