@@ -318,6 +318,19 @@ public final class Replicator {
         return true
     }
 
+    /// The names in `device`'s folder that a replicator of `log` has dealt
+    /// with: read, found unverifiable, or written by the log's own device
+    /// (`r_own`; a segment's name carries its author's key, so those match
+    /// only that device's folder). Empty when no replicator has run
+    /// on this log yet. Without a peer: a check made before every local write.
+    public static func namesDealtWith(inFolderOf device: DeviceID, family: FamilyID, log: EventLog) -> Set<String> {
+        var out = Set<String>()
+        try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2")
+            .forEachRow([.blob(family.bytes), .text(device.hex + "/%")]) { out.insert(String($0.text(0).dropFirst(device.hex.count + 1))) }
+        try? log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) { out.insert($0.text(0)) }
+        return out
+    }
+
     /// The segments this device wrote into its own folder (and has not
     /// compacted away), read once per ``pull(ingest:)``.
     private func ownSegmentNames() throws -> Set<String> {

@@ -180,6 +180,30 @@ final class Home {
 extension Home: Sendable {}
 
 extension CLIError {
+    /// Any failure as a command reports it: a ``CLIError`` as it is, a
+    /// SQLite failure of the database under `path` and the log's own errors
+    /// with what to do, anything else as a plain failure (exit 1).
+    init(_ error: any Error, path: String) {
+        switch error {
+        case let e as CLIError:
+            self = e
+        case let e as SQLiteError:
+            self = CLIError.fromSQLite(e, path: path)
+        case EventLogError.ownChainForked:
+            self = CLIError(.failure, "\(error)",
+                            hint: "Its key signed two histories: its home was copied to another install, or restored from a backup and written on before it synced. "
+                                + "'famctl status' shows where they part. To write again, join from a new home: ask the owner for an invitation, "
+                                + "then 'famctl accept CODE --name NAME --home NEWDIR'. (A forked owner cannot be replaced: members "
+                                + "go on recording, but nobody can invite or remove any more.)")
+        case EventLogError.ownEventsPending:
+            self = CLIError(.tempFail, "\(error)",
+                            hint: "This home is older than what it published (restored from a backup?), and its later events are still arriving. "
+                                + "Run 'famctl sync' until they are in; 'famctl status' counts what waits.")
+        default:
+            self = CLIError(.failure, "\(error)")
+        }
+    }
+
     /// Maps a SQLite failure to an exit code and a message a person can act on.
     static func fromSQLite(_ e: SQLiteError, path: String) -> CLIError {
         if e.isOutOfSpace {

@@ -177,13 +177,11 @@ struct ForkConvergenceTests {
     @Test func aHomeRestoredFromABackupGetsItsLaterEventsBack() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
-        let backup = family.folderOwner.root + "/backup"
-        try FileManager.default.copyItem(atPath: dad.home, toPath: backup)
+        let backup = try HomeBackup(of: dad, in: family)
         var ids: [String] = []
         for i in 0..<2 { ids.append(try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i + 3)")) }
         try dad.ok("sync")
-        try FileManager.default.removeItem(atPath: dad.home)
-        try FileManager.default.copyItem(atPath: backup, toPath: dad.home)
+        try backup.restore()
         #expect(try dad.ok("sync").contains("pulled 2 new event(s)"))
         ids.append(try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"))
         try dad.ok("sync")
@@ -203,12 +201,10 @@ struct ForkConvergenceTests {
     @Test func aRestoredHomeThatWritesBeforeSyncingIsStopped() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
-        let backup = family.folderOwner.root + "/backup"
-        try FileManager.default.copyItem(atPath: dad.home, toPath: backup)
+        let backup = try HomeBackup(of: dad, in: family)
         var ids = [try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")]
         try dad.ok("sync")
-        try FileManager.default.removeItem(atPath: dad.home)
-        try FileManager.default.copyItem(atPath: backup, toPath: dad.home)
+        try backup.restore()
         let refused = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
         #expect(refused.code == 75 && refused.stderr.contains("writing now would fork its chain") && refused.stderr.contains("famctl sync"),
                 "\(refused.code): \(refused.stderr)")
@@ -235,8 +231,7 @@ struct ForkConvergenceTests {
     @Test func aRestoredHomeWaitsForItsOwnLaterEventsBeforeWriting() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
-        let backup = family.folderOwner.root + "/backup"
-        try FileManager.default.copyItem(atPath: dad.home, toPath: backup)
+        let backup = try HomeBackup(of: dad, in: family)
         let home = try Home.open(dad.home)
         let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
         let before = Set(try FileIO.list(folder))
@@ -246,8 +241,7 @@ struct ForkConvergenceTests {
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
         try dad.ok("sync")
         // Restored; the first later segment has not arrived on this machine yet.
-        try FileManager.default.removeItem(atPath: dad.home)
-        try FileManager.default.copyItem(atPath: backup, toPath: dad.home)
+        try backup.restore()
         let aside = family.folderOwner.root + "/aside.seg"
         try FileManager.default.moveItem(atPath: folder + "/" + first, toPath: aside)
         try dad.ok("sync")
@@ -312,5 +306,23 @@ struct ForkConvergenceTests {
         try mum.ok("sync")
         try gran.ok("sync")
         #expect(try gran.ok("record", "list").contains("mood=4"))
+    }
+}
+
+/// A copy of a runner's home, kept under the family's folder owner, put back
+/// in place of the home by ``restore()``: a home restored from a backup.
+struct HomeBackup {
+    let runner: FamctlRunner
+    let path: String
+
+    init(of runner: FamctlRunner, in family: SharedFamily) throws {
+        self.runner = runner
+        path = family.folderOwner.root + "/backup"
+        try FileManager.default.copyItem(atPath: runner.home, toPath: path)
+    }
+
+    func restore() throws {
+        try FileManager.default.removeItem(atPath: runner.home)
+        try FileManager.default.copyItem(atPath: path, toPath: runner.home)
     }
 }

@@ -64,26 +64,8 @@ enum CLI {
             do {
                 try command.run(invocation)
                 return ExitCode.ok.rawValue
-            } catch let e as CLIError {
-                return report(e)
-            } catch let e as SQLiteError {
-                return report(CLIError.fromSQLite(e, path: (try? Home.location(invocation)) ?? "the home"))
-            } catch let e as EventLogError {
-                if case .ownChainForked = e {
-                    return report(CLIError(.failure, e.description,
-                                           hint: "Its key signed two histories: its home was copied to another install, or restored from a backup and written on before it synced. "
-                                               + "'famctl status' shows where they part. To write again, join from a new home: ask the owner for an invitation, "
-                                               + "then 'famctl accept CODE --name NAME --home NEWDIR'. (A forked owner cannot be replaced: members "
-                                               + "go on recording, but nobody can invite or remove any more.)"))
-                }
-                if case .ownEventsPending = e {
-                    return report(CLIError(.tempFail, e.description,
-                                           hint: "This home is older than what it published (restored from a backup?), and its later events are still arriving. "
-                                               + "Run 'famctl sync' until they are in; 'famctl status' counts what waits."))
-                }
-                return report(CLIError(.failure, e.description))
             } catch {
-                return report(CLIError(.failure, "\(error)"))
+                return report(CLIError(error, path: (try? Home.location(invocation)) ?? "the home"))
             }
         }
     }

@@ -128,12 +128,7 @@ enum AcceptCommand: Command {
     /// to date.
     static func finishing<T>(carrying carried: Int, path: String, joined: () -> Bool = { false }, _ body: () throws -> T) throws -> T {
         do { return try body() } catch {
-            let e: CLIError = switch error {
-            case let e as CLIError: e
-            case let e as SQLiteError: CLIError.fromSQLite(e, path: path + "/" + Home.databaseFile)
-            case let e as EventLogError: CLIError(.failure, e.description)
-            default: CLIError(.failure, "\(error)")
-            }
+            let e = CLIError(error, path: path + "/" + Home.databaseFile)
             let cause = e.message.replacingOccurrences(of: "; nothing was written", with: "")
             if joined() {
                 throw CLIError(e.code, cause + ". The join" + (carried > 0 ? " and the \(carried) care subjects, records and photos it carries are" : " is")

@@ -86,13 +86,8 @@ enum SyncCommand: Command {
     /// `error` as the temporary failure it is (exit 75: worth retrying), or
     /// `nil` for one that retrying will not mend.
     static func temporaryFailure(_ error: any Error, path: String) -> CLIError? {
-        let e: CLIError? = switch error {
-        case let e as CLIError: e
-        case let e as SQLiteError: CLIError.fromSQLite(e, path: path)
-        case let e as EventLogError: if case .ownEventsPending = e { CLIError(.tempFail, e.description) } else { nil }
-        default: nil
-        }
-        return e?.code == .tempFail ? e : nil
+        let e = CLIError(error, path: path)
+        return e.code == .tempFail ? e : nil
     }
 
     struct Round {
@@ -187,10 +182,7 @@ extension Home {
         guard case .directory(let dir) = Location.stored(in: self) else { return }
         let folder = dir + "/" + family.description + "/" + deviceID.hex
         guard let names = Self.listQuickly(folder), !names.isEmpty else { return }
-        var judged = Set<String>()
-        try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2")
-            .forEachRow([.blob(family.bytes), .text(deviceID.hex + "/%")]) { judged.insert(String($0.text(0).dropFirst(65))) }
-        try? log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) { judged.insert($0.text(0)) }
+        let judged = Replicator.namesDealtWith(inFolderOf: deviceID, family: family, log: log)
         var published: UInt64 = 0
         for name in names where !judged.contains(name) {
             switch SharedFileName(name) {
