@@ -33,6 +33,33 @@ struct BenchSmokeTests {
         #expect(row("convergence")?["bound"] is NSNull)
     }
 
+    /// With K events per record, the workload writes a tenth as many
+    /// records at K = 10, each with its last mood; the reader's rebuilt
+    /// projection holds exactly those.
+    @Test func eventsPerRecordWritesFewerRecordsEachChangedOften() throws {
+        let f = FamctlRunner()
+        let out = f.root + "/bench.json"
+        let r = try f.run("bench", "--scale", "0.1", "--only", "core", "--events-per-record", "10", "--keep", "--out", out)
+        #expect(r.code == 0, "\(r.stderr)")
+        let data = try #require(FileManager.default.contents(atPath: out))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((json["eventsPerRecord"] as? NSNumber)?.intValue == 10)
+        let kept = try #require(r.stderr.range(of: "homes kept in ").map { r.stderr[$0.upperBound...].prefix { $0 != " " } })
+        defer { try? FileManager.default.removeItem(atPath: String(kept)) }
+        let list = try f.run("--home", kept + "/b", "record", "list", "--store", "postpartum", "--json")
+        #expect(list.code == 0, "\(list.stderr)")
+        let records = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(records.count == 100)
+        // Event i of the workload sets mood i % 5 + 1; a record's last is its tenth (i % 10 == 9).
+        let moods = Set(records.compactMap { (($0["fields"] as? [String: Any])?["mood"] as? NSNumber)?.intValue })
+        #expect(moods == [5])
+        #expect(records.allSatisfy { ($0["fields"] as? [String: Any])?["note"] as? String == "slept a little better tonight" })
+
+        let bad = try f.run("bench", "--events-per-record", "0")
+        #expect(bad.code == 65)
+        #expect(bad.stderr.contains("--events-per-record '0'"))
+    }
+
     @Test func partsAreCheckedBeforeAnythingRuns() throws {
         let f = FamctlRunner()
         let unknown = try f.run("bench", "--only", "core,warp")

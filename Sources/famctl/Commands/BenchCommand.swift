@@ -22,6 +22,7 @@ enum BenchCommand: Command {
             .value("--scale", "S", "Size multiplier (default 1: 10,000 events of history)."),
             .value("--out", "FILE", "Also write the results as JSON to FILE."),
             .value("--peer", "PYTHON", "A Python with the eventsourcing library installed, to run the peer workload."),
+            .value("--events-per-record", "K", "Core and peer workload: each record written by K events, a put and K-1 changes (default 1, at most 100)."),
             .value("--only", "PARTS", "Run only these parts, comma-separated: core (append, ingest, rebuild, memory), sync, cli, convergence, peer."),
             .flag("--keep", "Keep the temporary homes (to profile a rebuild or a command on them) and print where they are."),
         ])
@@ -41,6 +42,10 @@ enum BenchCommand: Command {
             return v
         } ?? 1
         let n = max(1000, Int(10_000 * scale))
+        let perRecord = try inv.value("--events-per-record").map { s -> Int in
+            guard let v = Int(s), (1...100).contains(v) else { throw CLIError.data("--events-per-record '\(s)' is not a whole number from 1 to 100") }
+            return v
+        } ?? 1
         let parts = Set(["core", "sync", "cli", "convergence", "peer"])
         let only = Set((inv.value("--only") ?? parts.sorted().joined(separator: ",")).split(separator: ",").map(String.init))
         if let bad = only.subtracting(parts).first { throw CLIError.usage("--only: unknown part '\(bad)' (known: \(parts.sorted().joined(separator: ", ")))") }
@@ -81,8 +86,17 @@ enum BenchCommand: Command {
         // covers famctl's append only.
         var elapsed: TimeInterval = 0
         var written = 0
+        var record = RecordIdentifier.make()
         while written < n {
-            let bodies = (written..<min(written + batch, n)).map { sample($0) }
+            let bodies = (written..<min(written + batch, n)).map { i -> EventBody in
+                if i % perRecord == 0 {
+                    record = RecordIdentifier.make()
+                    return sample(i, record: record)
+                }
+                // A later event of the same record: its mood changes.
+                return RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                                   fields: ["mood": .int(Int64(i % 5 + 1))]).body
+            }
             let start = Date()
             try a.append(bodies)
             elapsed += Date().timeIntervalSince(start)
@@ -202,7 +216,7 @@ enum BenchCommand: Command {
                 .deletingLastPathComponent().appendingPathComponent("bench/eventsourcing_peer.py").path
             let p = Process()
             p.executableURL = URL(fileURLWithPath: python)
-            p.arguments = [script, String(n)]
+            p.arguments = [script, String(n), String(perRecord)]
             let out = Pipe()
             p.standardOutput = out
             try p.run()
@@ -210,11 +224,12 @@ enum BenchCommand: Command {
             p.waitUntilExit()
             if let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
                 peerFigures = o.compactMapValues { ($0 as? NSNumber)?.doubleValue }
+                let shape = perRecord == 1 ? "same records" : "same records, \(perRecord) events each"
                 if let ap = peerFigures["append_eps"] {
-                    rows.append(Row(name: "append vs eventsourcing (no signing)", value: appendRate, unit: "events/s", bound: ap, boundName: "eventsourcing append", target: "≥ 2.00"))
+                    rows.append(Row(name: "append vs eventsourcing (\(shape))", value: appendRate, unit: "events/s", bound: ap, boundName: "eventsourcing append, no signing", target: "≥ 2.00"))
                 }
                 if let rp = peerFigures["replay_eps"] {
-                    rows.append(Row(name: "rebuild vs eventsourcing replay", value: rebuildRate, unit: "events/s", bound: rp, boundName: "eventsourcing replay", target: "≥ 10.00"))
+                    rows.append(Row(name: "rebuild vs eventsourcing replay (\(shape))", value: rebuildRate, unit: "events/s", bound: rp, boundName: "eventsourcing replay", target: "≥ 10.00"))
                 }
             } else {
                 note("the eventsourcing peer did not run (exit \(p.terminationStatus))")
@@ -233,7 +248,7 @@ enum BenchCommand: Command {
         }
         if let out = inv.value("--out") {
             let json: [String: Any] = [
-                "events": n, "cores": cores, "bareSignPerSecond": sign, "bareVerifyPerSecond": verify, "bareVerifyAllCoresPerSecond": verifyTogether, "peer": peerFigures,
+                "events": n, "eventsPerRecord": perRecord, "cores": cores, "bareSignPerSecond": sign, "bareVerifyPerSecond": verify, "bareVerifyAllCoresPerSecond": verifyTogether, "peer": peerFigures,
                 "rows": rows.map { row -> [String: Any] in
                     ["metric": row.name, "value": row.value, "unit": row.unit, "bound": row.bound ?? NSNull(),
                      "boundName": row.boundName, "ratio": row.bound.map { row.value / $0 } ?? NSNull() as Any, "target": row.target]
@@ -288,8 +303,8 @@ enum BenchCommand: Command {
         }
     }
 
-    static func sample(_ i: Int) -> EventBody {
-        RecordEvent(kind: .put, record: RecordIdentifier.make(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+    static func sample(_ i: Int, record: UUID = RecordIdentifier.make()) -> EventBody {
+        RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
                     fields: ["kind": .string("mood"), "mood": .int(Int64(i % 5 + 1)), "note": .string("slept a little better tonight")]).body
     }
 }
