@@ -115,15 +115,23 @@ public final class Projector {
     private var written: BloomFilter?
 
     /// Runs `body` — a rebuild's pass into emptied tables — so that an
-    /// entity not yet written is known to be new without a lookup, and the
-    /// view index is made once at the end (sorted, in bulk) instead of row
-    /// by row. Run inside the caller's transaction: should `body` throw, the
-    /// transaction's rollback restores the index.
+    /// entity not yet written is known to be new without a lookup, an
+    /// entity changed again soon after is changed in memory (see
+    /// ``HeldEntities``), and the view index is made once at the end
+    /// (sorted, in bulk) instead of row by row. Run inside the caller's
+    /// transaction: should `body` throw, the transaction's rollback restores
+    /// the index, and the entities held are dropped with it. Nothing may read
+    /// `p_entities` but through ``apply(_:prepared:)`` until it returns.
     public func bulk<T>(expected: Int, _ body: () throws -> T) throws -> T {
         written = BloomFilter(capacity: expected)
-        defer { written = nil }
+        held = HeldEntities(capacity: heldCapacity)
+        defer {
+            written = nil
+            held = nil
+        }
         try database.execute("DROP INDEX IF EXISTS p_entities_view")
         let result = try body()
+        try writeHeld(all: true)
         // The index's sort keeps up to the page cache's size in memory, on
         // top of the cache itself: at 1M events that took the rebuild past
         // its 100 MB budget. A smaller cache while it is built bounds both
@@ -141,7 +149,59 @@ public final class Projector {
         if written != nil, !written!.insertReportingPresence(kind: kind, id: id) {
             return (nil, EntityState())
         }
+        if let h = held?.entities[HeldEntities.Key(kind: kind, id: id)] { return (h.row, h.state) }
         return try load(kind: kind, id: id)
+    }
+
+    /// Inside ``bulk(expected:_:)``: entities changed after their row was
+    /// written, whose row is written back later.
+    private var held: HeldEntities?
+
+    /// How many entities a rebuild holds at most: enough for the records a
+    /// family changes together (a feeding, a sleep and their edits), few
+    /// enough to stay well inside the rebuild's memory budget (a few hundred
+    /// bytes each). (Tests make it small, to write entities back often.)
+    var heldCapacity = 4_096
+
+    /// A rebuild's recently changed entities. The first event of an entity
+    /// writes its row; the next one reads the row back, and from then on the
+    /// entity's state stays here, each later event merged into it in memory
+    /// (its history row written at once), and the row is written once, when
+    /// the entity leaves (the oldest first, beyond the capacity) or the pass
+    /// ends. A record changed ten times in a row then costs one insert, one
+    /// read and one update instead of ten of each. A rebuild of records
+    /// written once never holds anything.
+    struct HeldEntities {
+        struct Key: Hashable {
+            let kind: String
+            let id: String
+        }
+        struct Entity {
+            let row: StoredRow
+            var state: EntityState
+        }
+        let capacity: Int
+        var entities: [Key: Entity] = [:]
+        /// Keys in the order they were first held: the next to leave first.
+        var order: [Key] = []
+        var next = 0
+    }
+
+    /// Writes back the held entities beyond the capacity (the oldest), or
+    /// all of them.
+    private func writeHeld(all: Bool) throws {
+        guard var h = held else { return }
+        held = nil
+        defer { held = h }
+        while h.next < h.order.count, all || h.entities.count > h.capacity {
+            let key = h.order[h.next]
+            h.next += 1
+            if let e = h.entities.removeValue(forKey: key) { try writeRow(kind: key.kind, id: key.id, row: e.row, e.state) }
+        }
+        if h.next == h.order.count || h.next > h.capacity {
+            h.order.removeFirst(h.next)
+            h.next = 0
+        }
     }
 
     /// The household events this projection holds, with their authors, in version order.
@@ -278,12 +338,50 @@ public final class Projector {
     ///   ``EntityState/encodedFields()`` of `e`, when made ahead (a ``PreparedChange/FreshRow``).
     func save(kind: String, id: String, row: StoredRow?, _ e: EntityState, made: (atMilliseconds: Int64?, fields: [UInt8])? = nil,
               entry: HistoryEntryRow) throws {
-        let atMs: SQLValue = (made.map(\.atMilliseconds) ?? e.atMilliseconds).map { .integer($0) } ?? .null
+        if let row {
+            if held != nil {
+                // A rebuild: the row is written when the entity leaves the held ones.
+                let key = HeldEntities.Key(kind: kind, id: id)
+                if held!.entities.updateValue(HeldEntities.Entity(row: row, state: e), forKey: key) == nil {
+                    held!.order.append(key)
+                    if held!.entities.count > held!.capacity { try writeHeld(all: false) }
+                }
+            } else {
+                try writeRow(kind: kind, id: id, row: row, e)
+            }
+            // Applying the creating event again changes nothing; a later one
+            // is recorded once (the table's key is the entity and version).
+            if entry.version.bytes != row.created {
+                try historyStatement.run([.integer(row.entity), .blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)])
+            }
+            return
+        }
         // Sized for the insert's fourteen values: appending the history
         // columns to a literal of ten reallocated it for every new entity.
         var values: [SQLValue] = []
         values.reserveCapacity(14)
-        values.append(row.map { .integer($0.entity) } ?? .text(kind))
+        appendColumns(of: e, atMilliseconds: made.map(\.atMilliseconds) ?? e.atMilliseconds, fields: made?.fields,
+                      to: &values, first: .text(kind), id: id)
+        values.append(.blob(entry.version.bytes))
+        values.append(.blob(entry.event.bytes))
+        values.append(.text(entry.op))
+        values.append(.text(entry.changes))
+        try insertStatement.run(values)
+    }
+
+    /// Updates an existing entity's row to `e`.
+    private func writeRow(kind: String, id: String, row: StoredRow, _ e: EntityState) throws {
+        var values: [SQLValue] = []
+        values.reserveCapacity(10)
+        appendColumns(of: e, atMilliseconds: e.atMilliseconds, fields: nil, to: &values, first: .integer(row.entity), id: id)
+        try updateStatement.run(values)
+    }
+
+    /// The ten values the insert and the update share (`?1` is the kind for
+    /// an insert, the row number for an update).
+    private func appendColumns(of e: EntityState, atMilliseconds: Int64?, fields: [UInt8]?, to values: inout [SQLValue],
+                               first: SQLValue, id: String) {
+        values.append(first)
         values.append(.text(id))
         values.append(e.put.map { .blob($0.bytes) } ?? .null)
         values.append(e.delete.map { .blob($0.bytes) } ?? .null)
@@ -291,22 +389,8 @@ public final class Projector {
         values.append(e.store.map { .text($0) } ?? .null)
         values.append(e.focus.map { .text($0) } ?? .null)
         values.append(e.at.map { .text($0) } ?? .null)
-        values.append(atMs)
-        values.append(.blob(made?.fields ?? e.encodedFields()))
-        if let row {
-            try updateStatement.run(values)
-            // Applying the creating event again changes nothing; a later one
-            // is recorded once (the table's key is the entity and version).
-            if entry.version.bytes != row.created {
-                try historyStatement.run([.integer(row.entity), .blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)])
-            }
-        } else {
-            values.append(.blob(entry.version.bytes))
-            values.append(.blob(entry.event.bytes))
-            values.append(.text(entry.op))
-            values.append(.text(entry.changes))
-            try insertStatement.run(values)
-        }
+        values.append(atMilliseconds.map { .integer($0) } ?? .null)
+        values.append(.blob(fields ?? e.encodedFields()))
     }
 
     private func put(kind: String, id: String, written: [PreparedChange.Written], trail: String, fresh: PreparedChange.FreshRow,
