@@ -62,10 +62,16 @@ public final class Statement {
     /// callgrind. Small values are first copied end to end into a buffer
     /// the statement keeps for this; larger ones are bound where they lie.
     func withBound<R>(_ values: [SQLValue], _ body: () throws -> R) throws -> R {
+        // A statement used again inside its own loop would restart it, and
+        // could free the buffer its outer values are bound into: a bug to
+        // stop at once, not to step over.
+        precondition(!stepping, "statement used again while it steps: \(sql)")
+        stepping = true
         sqlite3_reset(handle)
         defer {
             sqlite3_reset(handle)
             sqlite3_clear_bindings(handle)
+            stepping = false
         }
         var bytes = 0
         for v in values {
@@ -92,6 +98,9 @@ public final class Statement {
     /// by every binding of this statement. Bound values point into it until
     /// the reset that ends ``withBound(_:_:)``.
     private var scratch: UnsafeMutableRawBufferPointer?
+
+    /// Set while ``withBound(_:_:)`` runs.
+    private var stepping = false
 
     /// Each value bound in turn; text and blobs copied into ``scratch``
     /// first. (The nested closures of ``bindInPlace(_:from:_:)``, a level

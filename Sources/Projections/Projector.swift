@@ -155,7 +155,7 @@ public final class Projector {
 
     /// Inside ``bulk(expected:_:)``: entities changed after their row was
     /// written, whose row is written back later.
-    private var held: HeldEntities?
+    private(set) var held: HeldEntities?
 
     /// How many entities a rebuild holds at most: enough for the records a
     /// family changes together (a feeding, a sleep and their edits), few
@@ -167,7 +167,8 @@ public final class Projector {
     /// writes its row; the next one reads the row back, and from then on the
     /// entity's state stays here, each later event merged into it in memory
     /// (its history row written at once), and the row is written once, when
-    /// the entity leaves (the oldest first, beyond the capacity) or the pass
+    /// the entity leaves (the oldest first, beyond the capacity or the byte
+    /// budget) or the pass
     /// ends. A record changed ten times in a row then costs one insert, one
     /// read and one update instead of ten of each. A rebuild of records
     /// written once never holds anything.
@@ -179,9 +180,17 @@ public final class Projector {
         struct Entity {
             let row: StoredRow
             var state: EntityState
+            /// About what `state` holds, in bytes (its fields' text).
+            var bytes: Int
         }
         let capacity: Int
+        /// At most this many bytes of field text held: a record's field may
+        /// be large (a body may reach 1 MiB), and the rebuild has a memory
+        /// budget.
+        static let byteBudget = 8 << 20
         var entities: [Key: Entity] = [:]
+        var bytes = 0
+        var isFull: Bool { entities.count > capacity || bytes > Self.byteBudget }
         /// Keys in the order they were first held: the next to leave first.
         var order: [Key] = []
         var next = 0
@@ -193,10 +202,14 @@ public final class Projector {
         guard var h = held else { return }
         held = nil
         defer { held = h }
-        while h.next < h.order.count, all || h.entities.count > h.capacity {
+        while h.next < h.order.count, all || h.isFull {
             let key = h.order[h.next]
+            if let e = h.entities[key] {
+                try writeRow(kind: key.kind, id: key.id, row: e.row, e.state)
+                h.entities[key] = nil
+                h.bytes -= e.bytes
+            }
             h.next += 1
-            if let e = h.entities.removeValue(forKey: key) { try writeRow(kind: key.kind, id: key.id, row: e.row, e.state) }
         }
         if h.next == h.order.count || h.next > h.capacity {
             h.order.removeFirst(h.next)
@@ -342,10 +355,11 @@ public final class Projector {
             if held != nil {
                 // A rebuild: the row is written when the entity leaves the held ones.
                 let key = HeldEntities.Key(kind: kind, id: id)
-                if held!.entities.updateValue(HeldEntities.Entity(row: row, state: e), forKey: key) == nil {
-                    held!.order.append(key)
-                    if held!.entities.count > held!.capacity { try writeHeld(all: false) }
-                }
+                let bytes = e.fields.values.reduce(0) { $0 + ($1.text?.utf8.count ?? 0) }
+                let previous = held!.entities.updateValue(HeldEntities.Entity(row: row, state: e, bytes: bytes), forKey: key)
+                held!.bytes += bytes - (previous?.bytes ?? 0)
+                if previous == nil { held!.order.append(key) }
+                if held!.isFull { try writeHeld(all: false) }
             } else {
                 try writeRow(kind: kind, id: id, row: row, e)
             }

@@ -231,6 +231,12 @@ enum BenchCommand: Command {
                 if let rp = peerFigures["replay_eps"] {
                     rows.append(Row(name: "rebuild vs eventsourcing replay (\(shape))", value: rebuildRate, unit: "events/s", bound: rp, boundName: "eventsourcing replay", target: "≥ 10.00"))
                 }
+                // The library's fastest rebuild of all state: its log read in
+                // order, every event folded in memory (no target: the brief's
+                // figure for the peer is its replay above).
+                if let sp = peerFigures["scan_eps"] {
+                    rows.append(Row(name: "rebuild vs eventsourcing log scan (\(shape))", value: rebuildRate, unit: "events/s", bound: sp, boundName: "eventsourcing scan + fold", target: "-"))
+                }
             } else {
                 note("the eventsourcing peer did not run (exit \(p.terminationStatus))")
             }
