@@ -54,7 +54,10 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         os.environ["PERSISTENCE_MODULE"] = "eventsourcing.sqlite"
         os.environ["SQLITE_DBNAME"] = os.path.join(d, "es.sqlite")
-        os.environ["AGGREGATE_CACHE_MAXSIZE"] = "0"  # every replay reads SQLite
+        # The library's aggregate cache stays off (its default: unset), so
+        # that every `repository.get` reads SQLite. ("0" would turn on an
+        # unbounded cache, filled by every save.)
+        os.environ.pop("AGGREGATE_CACHE_MAXSIZE", None)
         app = Records()
         ids = []
         record = None
