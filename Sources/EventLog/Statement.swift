@@ -117,9 +117,7 @@ public final class Statement {
             let idx = Int32(i + 1)
             let rc: Int32
             switch values[i] {
-            case .null: rc = sqlite3_bind_null(handle, idx)
-            case .integer(let n): rc = sqlite3_bind_int64(handle, idx, n)
-            case .real(let d): rc = sqlite3_bind_double(handle, idx, d)
+            case .null, .integer, .real: rc = bindNumberOrNull(values[i], idx)
             case .text(let t):
                 let at = base + offset
                 let n = t.utf8.withContiguousStorageIfAvailable { u -> Int in
@@ -146,14 +144,21 @@ public final class Statement {
         assert(offset == bytes)
     }
 
+    /// Binds a value that points to nothing (a number or NULL).
+    private func bindNumberOrNull(_ value: SQLValue, _ idx: Int32) -> Int32 {
+        switch value {
+        case .integer(let n): sqlite3_bind_int64(handle, idx, n)
+        case .real(let d): sqlite3_bind_double(handle, idx, d)
+        case .null, .text, .blob: sqlite3_bind_null(handle, idx)
+        }
+    }
+
     private func bindInPlace<R>(_ values: [SQLValue], from i: Int, _ body: () throws -> R) throws -> R {
         guard i < values.count else { return try body() }
         let idx = Int32(i + 1)
         let rc: Int32
         switch values[i] {
-        case .null: rc = sqlite3_bind_null(handle, idx)
-        case .integer(let n): rc = sqlite3_bind_int64(handle, idx, n)
-        case .real(let d): rc = sqlite3_bind_double(handle, idx, d)
+        case .null, .integer, .real: rc = bindNumberOrNull(values[i], idx)
         case .text(var s):
             return try s.withUTF8 { u in
                 let rc = u.withMemoryRebound(to: CChar.self) { c in
