@@ -4,7 +4,7 @@ import Foundation
 import Projections
 import Replicator
 
-/// `famctl bench [--scale S] [--out FILE] [--peer PYTHON]`
+/// `famctl bench [--scale S] [--out FILE] [--peer PYTHON] [--events-per-record K] [--only PARTS] [--keep]`
 ///
 /// Measures famctl against the machine's own bounds, in one run: every
 /// figure is printed next to the bound measured alongside it and the ratio.
