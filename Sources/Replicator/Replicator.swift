@@ -60,6 +60,14 @@ public final class Replicator {
     /// again when its tag changes, and at the latest after this long.
     static let refusedRetryAfter: TimeInterval = 3600
 
+    /// What `r_files.tag` keeps of a refused file: the reader's version and
+    /// the file's tag; `nil` when the peer gave no tag (then the file is
+    /// read again at every round).
+    static func judgedTag(_ tag: String?) -> String? {
+        guard let tag, !tag.isEmpty else { return nil }
+        return readerVersion + "|" + tag
+    }
+
     // MARK: - Publish
 
     public struct PublishReport: Sendable {
@@ -175,7 +183,7 @@ public final class Replicator {
     /// was applied; an expired token means listing from scratch.
     public func pull(ingest: ([[UInt8]]) throws -> IngestReport) throws -> PullReport {
         var report = PullReport()
-        let own = try ownSegmentNames()
+        let own = try Self.ownSegmentNames(family: family, log: log)
         var token = try meta("token")
         var done = try doneFiles()
         var tried = Set<String>()          // read once per round at most
@@ -243,7 +251,7 @@ public final class Replicator {
         let judged = try refusedFileTags()
         let stale = Int64(Date().timeIntervalSince1970 - Self.refusedRetryAfter)
         for (path, _) in try unverifiable().shuffled() where !done.contains(path) && !tried.contains(path) {
-            if let refused = judged[path], refused.checkedAt > stale, let now = tags[path], refused.tag == Self.readerVersion + "|" + now { continue }
+            if let refused = judged[path], refused.checkedAt > stale, refused.tag == Self.judgedTag(tags[path]) { continue }
             tried.insert(path)
             guard try attempt(path, retryingOld: true) != nil else { break }
         }
@@ -296,7 +304,7 @@ public final class Replicator {
             report.notYetArrived.append((path, error.description))
             let refused = { if case .refused = error { true } else { false } }()
             try mark(path, "unverifiable", error.description,
-                     tag: refused ? listedTag.flatMap { $0.isEmpty ? nil : Self.readerVersion + "|" + $0 } : nil)
+                     tag: refused ? Self.judgedTag(listedTag) : nil)
             return false
         }
         let segment: Segment
@@ -307,7 +315,7 @@ public final class Replicator {
             if case .segment = kind, segment.firstSeq != promised.firstSeq || segment.lastSeq != promised.lastSeq { throw .nameMismatch }
         } catch {
             report.notYetArrived.append((path, error.description))
-            try mark(path, "unverifiable", error.description, tag: tag.isEmpty ? nil : Self.readerVersion + "|" + tag)
+            try mark(path, "unverifiable", error.description, tag: Self.judgedTag(tag))
             return false
         }
         let r = try ingest(segment.events)
@@ -327,13 +335,13 @@ public final class Replicator {
         var out = Set<String>()
         try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2")
             .forEachRow([.blob(family.bytes), .text(device.hex + "/%")]) { out.insert(String($0.text(0).dropFirst(device.hex.count + 1))) }
-        try? log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) { out.insert($0.text(0)) }
+        out.formUnion((try? ownSegmentNames(family: family, log: log)) ?? [])
         return out
     }
 
     /// The segments this device wrote into its own folder (and has not
     /// compacted away), read once per ``pull(ingest:)``.
-    private func ownSegmentNames() throws -> Set<String> {
+    private static func ownSegmentNames(family: FamilyID, log: EventLog) throws -> Set<String> {
         var out = Set<String>()
         try log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) { out.insert($0.text(0)) }
         return out

@@ -108,10 +108,11 @@ extension Home {
     /// a share could take a seq that this device's own folder, not read yet,
     /// already holds (a home restored from an older backup): a fork.
     func pulling<T>(_ body: () throws -> T) throws -> T {
-        isPulling = true
-        defer { isPulling = false }
-        let result = try body()
-        isPulling = false
+        let result = try {
+            isPulling = true
+            defer { isPulling = false }
+            return try body()
+        }()
         try shareKeysIfOwner()
         return result
     }
