@@ -10,6 +10,19 @@ public enum PhotoBlob {
     public static let tag: [UInt8] = Array("famctlph".utf8)
     static let headerCount = 8 + 1 + 24
 
+    /// The key famctl gives a photo: BLAKE2b-256 keyed with `random` (32
+    /// fresh random bytes) over the photo's `hash` (BLAKE2b-256 of its
+    /// bytes) and its `id`. As secret as `random`; and should the random
+    /// source repeat itself (a device restored from a virtual machine's
+    /// snapshot), a different photo still gets a different key, so that no
+    /// two photos are ever sealed with one key and nonce.
+    public static func hedgedKey(random: SecretBytes, hash: [UInt8], id: [UInt8]) -> SecretBytes {
+        precondition(random.count == 32, "32 random bytes")
+        return SecretBytes(count: 32) { out in
+            random.withUnsafeBytes { Sodium.blake2b(into: out, key: $0, message: [hash, id]) }
+        }
+    }
+
     /// Encrypts `plain` for photo `id` with `key` (32 bytes).
     public static func seal(_ plain: [UInt8], id: [UInt8], key: SecretBytes, nonce: [UInt8]? = nil) -> [UInt8] {
         Sodium.ensureReady()

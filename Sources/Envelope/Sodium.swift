@@ -28,6 +28,34 @@ public enum Sodium {
         return SecretBytes(count: count) { randombytes_buf($0.baseAddress!, count) }
     }
 
+    /// Keyed BLAKE2b (`crypto_generichash` with a key) of `count` bytes
+    /// (16 to 64) over the parts of `message` in turn, keyed with `key` (16
+    /// to 64 bytes).
+    public static func blake2b(count: Int, key: some ContiguousBytes, message parts: [[UInt8]]) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        key.withUnsafeBytes { k in out.withUnsafeMutableBytes { blake2b(into: $0, key: k, message: parts) } }
+        return out
+    }
+
+    /// ``blake2b(count:key:message:)`` written into `out` (16 to 64 bytes):
+    /// for a result that is key material, straight into ``SecretBytes``.
+    public static func blake2b(into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer, message parts: [[UInt8]]) {
+        ensureReady()
+        precondition((16...64).contains(out.count), "a BLAKE2b output of 16 to 64 bytes")
+        precondition((16...64).contains(key.count), "a BLAKE2b key of 16 to 64 bytes")
+        withUnsafeTemporaryAllocation(byteCount: crypto_generichash_statebytes(), alignment: 64) { buffer in
+            let state = OpaquePointer(buffer.baseAddress!)
+            defer { wipe(buffer) }
+            _ = crypto_generichash_init(state, key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count, out.count)
+            for part in parts {
+                part.withUnsafeBytes { b in
+                    _ = crypto_generichash_update(state, b.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(b.count))
+                }
+            }
+            _ = crypto_generichash_final(state, out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count)
+        }
+    }
+
     /// Unkeyed BLAKE2b with a 32-byte output (`crypto_generichash`).
     public static func blake2b256(_ data: some ContiguousBytes) -> [UInt8] {
         ensureReady()

@@ -124,10 +124,24 @@ public struct SyncEnvelope: Sendable, Hashable {
         return plain
     }
 
+    /// The nonce famctl gives a body: BLAKE2b-192 keyed with `random` (32
+    /// fresh random bytes) over the HLC (8 bytes, big-endian) and the body.
+    /// To anyone without `random` it is as random as `random`; and should
+    /// the random source repeat itself (a device restored from a virtual
+    /// machine's snapshot whose kernel does not reseed), a different body or
+    /// clock still gives a different nonce, so that XChaCha20-Poly1305 never
+    /// seals two different bodies with one nonce under one key. Readers take
+    /// the nonce as it is written: nothing checks how it was made.
+    public static func hedgedNonce(random: [UInt8], hlc: HLC, body: [UInt8]) -> [UInt8] {
+        precondition(random.count == 32, "32 random bytes")
+        return Sodium.blake2b(count: 24, key: random, message: [hlc.bigEndianBytes, body])
+    }
+
     /// Builds, encrypts and signs a new envelope.
     ///
     /// - Parameters:
-    ///   - nonce: 24 bytes; random when `nil`. Only test vectors pass one.
+    ///   - nonce: 24 bytes; when `nil`, ``hedgedNonce(random:hlc:body:)``
+    ///     of 32 fresh random bytes. Only test vectors pass one.
     /// - Throws: ``EnvelopeError/tooLarge(_:)`` for a body over the limit.
     public static func seal(
         body: [UInt8], family: FamilyID, signer: SigningKey, seq: UInt64, previous: EventID,
@@ -136,7 +150,7 @@ public struct SyncEnvelope: Sendable, Hashable {
         precondition(seq >= 1 && (seq == 1) == (previous == .none), "seq and previous disagree")
         let n = body.count + tagCount
         guard n <= maximumCiphertext else { throw .tooLarge(n) }
-        let nonce = nonce ?? Sodium.randomBytes(24)
+        let nonce = nonce ?? hedgedNonce(random: Sodium.randomBytes(32), hlc: hlc, body: body)
         precondition(nonce.count == 24, "an XChaCha20 nonce is 24 bytes")
         var out = [UInt8]()
         out.reserveCapacity(headerCount + n + signatureCount)

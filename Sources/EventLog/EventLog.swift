@@ -15,6 +15,9 @@ import Foundation
 public final class EventLog {
     public static let schemaVersion = 2
     public let database: Database
+    /// Where an append's random bytes come from. Tests make it repeat
+    /// itself, as a restored snapshot's random source could.
+    var randomBytes: (Int) -> [UInt8] = { Sodium.randomBytes($0) }
 
     /// Opens or creates the log at `path` (file mode 0600 for a new file).
     /// - Throws: ``SQLiteError`` or ``EventLogError/newerSchema(found:supported:)``.
@@ -383,14 +386,16 @@ public final class EventLog {
             }
             for range in Pipeline<SealInput, Result<SyncEnvelope, EnvelopeError>>.chunks(count: count, size: 64) {
                 let (start, end) = (range.lowerBound, range.upperBound)
-                // The chunk's nonces in one call: libsodium asks the kernel
-                // (getrandom) once per call, a system call per event on the
-                // sealing thread otherwise.
-                let nonces = Sodium.randomBytes(24 * (end - start))
+                // The chunk's random bytes in one call: libsodium asks the
+                // kernel (getrandom) once per call, a system call per event
+                // on the sealing thread otherwise. Each nonce hashes its
+                // event's clock and body with them (see `hedgedNonce`).
+                let random = randomBytes(32 * (end - start))
                 let inputs = try (start..<end).map { i in
                     let (body, key) = try encode(i)
-                    let n = 24 * (i - start)
-                    return SealInput(body: body, key: key, hlc: hlcs[i], nonce: Array(nonces[n..<(n + 24)]))
+                    let n = 32 * (i - start)
+                    let nonce = SyncEnvelope.hedgedNonce(random: Array(random[n..<(n + 32)]), hlc: hlcs[i], body: body)
+                    return SealInput(body: body, key: key, hlc: hlcs[i], nonce: nonce)
                 }
                 try store(pipeline.push(inputs))
             }
@@ -406,7 +411,8 @@ public final class EventLog {
         let body: [UInt8]
         let key: EpochKey
         let hlc: HLC
-        /// 24 random bytes, never used for another event.
+        /// 24 bytes from fresh random bytes, the clock and the body: never
+        /// used for another body.
         let nonce: [UInt8]
     }
 

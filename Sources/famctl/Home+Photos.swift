@@ -42,7 +42,8 @@ extension Home {
         }
         try photoCacheTable()
         let id = RecordIdentifier.make()
-        let key = Sodium.randomSecret(32)
+        let hash = Sodium.blake2b256(bytes)
+        let key = PhotoBlob.hedgedKey(random: Sodium.randomSecret(32), hash: hash, id: FamilyID(uuid: id).bytes)
         let blob = PhotoBlob.seal(bytes, id: FamilyID(uuid: id).bytes, key: key)
         let blobName = Hex.encode(Sodium.blake2b256(blob))
         try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -51,7 +52,7 @@ extension Home {
                              [.text(blobName), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
         let meta = PhotoEvent(kind: .put, photo: id, fields: [
             "record": .string(record.id.uuidString.lowercased()), "size": .int(Int64(bytes.count)), "mediaType": .string(type),
-            "hash": .string(Hex.encode(Sodium.blake2b256(bytes))), "key": .string(Hex.encode(key.copyBytes())), "blob": .string(blobName),
+            "hash": .string(Hex.encode(hash)), "key": .string(Hex.encode(key.copyBytes())), "blob": .string(blobName),
         ])
         let update = RecordEvent(kind: .put, record: record.id, store: record.store, focus: record.focus, at: nil,
                                  fields: ["photos": .array(existing + [.string(id.uuidString.lowercased())])])

@@ -22,6 +22,31 @@ struct EnvelopeVectorTests {
         #expect(try Self.load().count == 3)
     }
 
+    /// docs/format.md's vector for the nonce famctl makes, computed with
+    /// Python's hashlib (BLAKE2b-192 keyed with the random bytes over the
+    /// big-endian HLC and the body).
+    @Test func hedgedNonceReproducesTheVector() {
+        let random = (0..<32).map { UInt8($0) }
+        let hlc = HLC(rawValue: 0x0193_6b8a_3c00_0001)
+        #expect(Hex.encode(SyncEnvelope.hedgedNonce(random: random, hlc: hlc, body: Array(#"{"schema":1,"type":"t"}"#.utf8)))
+                == "89bdbba44c1265c40a095a475f3717781d9144c3ef3e9423")
+        #expect(Hex.encode(SyncEnvelope.hedgedNonce(random: random, hlc: hlc, body: Array(#"{"schema":1,"type":"u"}"#.utf8)))
+                == "7ab06fc434c9efe82a14736a0ad8236b516b05a2367aa45f")
+    }
+
+    /// docs/format.md's vector for a photo's key, computed the same way
+    /// (BLAKE2b-256 keyed with the random bytes over the photo's hash and id).
+    @Test func hedgedPhotoKeyReproducesTheVector() {
+        let random = SecretBytes((0..<32).map { UInt8($0) })
+        let id = (16..<32).map { UInt8($0) }
+        func key(_ photo: String) -> String {
+            Hex.encode(PhotoBlob.hedgedKey(random: random, hash: Sodium.blake2b256(Array(photo.utf8)), id: id).copyBytes())
+        }
+        #expect(Hex.encode(Sodium.blake2b256(Array("photo".utf8))) == "3e2c08ce3771e0227f78b279de6d510e5f338704f93ac5c50c4127acfdd25619")
+        #expect(key("photo") == "ef759055e293f8df951ad51c717082d690a469e74187d5ef7007430da9614b1e")
+        #expect(key("photo2") == "1b10ec750b9d39dba193450fc792a9c3c84521ec12dcf37423f0a20241c9d293")
+    }
+
     @Test(arguments: try load())
     func sealingReproducesTheVectorByteForByte(_ v: Vector) throws {
         let signer = SigningKey(seed: try #require(Hex.decode(v.authorSeed)))
