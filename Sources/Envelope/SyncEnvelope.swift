@@ -125,22 +125,28 @@ public struct SyncEnvelope: Sendable, Hashable {
     }
 
     /// The nonce famctl gives a body: BLAKE2b-192 keyed with `random` (32
-    /// fresh random bytes) over the HLC (8 bytes, big-endian) and the body.
-    /// To anyone without `random` it is as random as `random`; and should
-    /// the random source repeat itself (a device restored from a virtual
-    /// machine's snapshot whose kernel does not reseed), a different body or
-    /// clock still gives a different nonce, so that XChaCha20-Poly1305 never
-    /// seals two different bodies with one nonce under one key. Readers take
-    /// the nonce as it is written: nothing checks how it was made.
-    public static func hedgedNonce(random: [UInt8], hlc: HLC, body: [UInt8]) -> [UInt8] {
+    /// fresh random bytes) over the seq and the HLC (8 bytes each,
+    /// big-endian) and the body. To anyone without `random` it is as random
+    /// as `random`, which must stay secret (whoever knew it could test
+    /// guesses of a body against the nonce) and is not used again; and
+    /// should the random source repeat itself (a device restored from a
+    /// virtual machine's snapshot whose kernel reseeds late or not at all),
+    /// a different event still gets a different nonce, so that
+    /// XChaCha20-Poly1305 never seals two events with one nonce under one
+    /// key. Readers take the nonce as it is written: nothing checks how it
+    /// was made.
+    public static func hedgedNonce(random: UnsafeRawBufferPointer, seq: UInt64, hlc: HLC, body: [UInt8]) -> [UInt8] {
         precondition(random.count == 32, "32 random bytes")
-        return Sodium.blake2b(count: 24, key: random, message: [hlc.bigEndianBytes, body])
+        var nonce = [UInt8](repeating: 0, count: 24)
+        let seqBytes = withUnsafeBytes(of: seq.bigEndian) { Array($0) }
+        nonce.withUnsafeMutableBytes { Sodium.blake2b(into: $0, key: random, message: [seqBytes, hlc.bigEndianBytes, body]) }
+        return nonce
     }
 
     /// Builds, encrypts and signs a new envelope.
     ///
     /// - Parameters:
-    ///   - nonce: 24 bytes; when `nil`, ``hedgedNonce(random:hlc:body:)``
+    ///   - nonce: 24 bytes; when `nil`, ``hedgedNonce(random:seq:hlc:body:)``
     ///     of 32 fresh random bytes. Only test vectors pass one.
     /// - Throws: ``EnvelopeError/tooLarge(_:)`` for a body over the limit.
     public static func seal(
@@ -150,7 +156,7 @@ public struct SyncEnvelope: Sendable, Hashable {
         precondition(seq >= 1 && (seq == 1) == (previous == .none), "seq and previous disagree")
         let n = body.count + tagCount
         guard n <= maximumCiphertext else { throw .tooLarge(n) }
-        let nonce = nonce ?? hedgedNonce(random: Sodium.randomBytes(32), hlc: hlc, body: body)
+        let nonce = nonce ?? Sodium.randomSecret(32).withUnsafeBytes { hedgedNonce(random: $0, seq: seq, hlc: hlc, body: body) }
         precondition(nonce.count == 24, "an XChaCha20 nonce is 24 bytes")
         var out = [UInt8]()
         out.reserveCapacity(headerCount + n + signatureCount)

@@ -17,7 +17,7 @@ public final class EventLog {
     public let database: Database
     /// Where an append's random bytes come from. Tests make it repeat
     /// itself, as a restored snapshot's random source could.
-    var randomBytes: (Int) -> [UInt8] = { Sodium.randomBytes($0) }
+    var randomSecret: (Int) -> SecretBytes = { Sodium.randomSecret($0) }
 
     /// Opens or creates the log at `path` (file mode 0600 for a new file).
     /// - Throws: ``SQLiteError`` or ``EventLogError/newerSchema(found:supported:)``.
@@ -389,13 +389,16 @@ public final class EventLog {
                 // The chunk's random bytes in one call: libsodium asks the
                 // kernel (getrandom) once per call, a system call per event
                 // on the sealing thread otherwise. Each nonce hashes its
-                // event's clock and body with them (see `hedgedNonce`).
-                let random = randomBytes(32 * (end - start))
-                let inputs = try (start..<end).map { i in
-                    let (body, key) = try encode(i)
-                    let n = 32 * (i - start)
-                    let nonce = SyncEnvelope.hedgedNonce(random: Array(random[n..<(n + 32)]), hlc: hlcs[i], body: body)
-                    return SealInput(body: body, key: key, hlc: hlcs[i], nonce: nonce)
+                // event's seq, clock and body with them (see `hedgedNonce`);
+                // they are secret, and wiped when the chunk is sealed.
+                let random = randomSecret(32 * (end - start))
+                let inputs = try random.withUnsafeBytes { random in
+                    try (start..<end).map { i in
+                        let (body, key) = try encode(i)
+                        let mine = UnsafeRawBufferPointer(rebasing: random[(32 * (i - start))..<(32 * (i - start) + 32)])
+                        let nonce = SyncEnvelope.hedgedNonce(random: mine, seq: head.seq + 1 + UInt64(i), hlc: hlcs[i], body: body)
+                        return SealInput(body: body, key: key, hlc: hlcs[i], nonce: nonce)
+                    }
                 }
                 try store(pipeline.push(inputs))
             }
@@ -411,8 +414,8 @@ public final class EventLog {
         let body: [UInt8]
         let key: EpochKey
         let hlc: HLC
-        /// 24 bytes from fresh random bytes, the clock and the body: never
-        /// used for another body.
+        /// 24 bytes from fresh random bytes, the seq, the clock and the
+        /// body: never used for another event.
         let nonce: [UInt8]
     }
 

@@ -44,12 +44,12 @@ struct AppendTests {
 
     /// A random source that repeats itself (a device restored from a
     /// virtual machine's snapshot) must not make two bodies share a nonce
-    /// under one key: each nonce hashes its event's clock and body with the
-    /// random bytes.
+    /// under one key: each nonce hashes its event's seq, clock and body with
+    /// the random bytes.
     @Test func aRepeatingRandomSourceStillGivesEveryBodyItsOwnNonce() throws {
         let dir = TempDir()
         let log = try EventLog(path: dir.path + "/log.sqlite")
-        log.randomBytes = { [UInt8](repeating: 7, count: $0) }
+        log.randomSecret = { SecretBytes([UInt8](repeating: 7, count: $0)) }
         let me = DeviceIdentity.generate()
         let bodies = ["{\"type\":\"t\",\"schema\":1,\"n\":1}", "{\"type\":\"t\",\"schema\":1,\"n\":2}", "{\"type\":\"t\",\"schema\":1,\"n\":2}"]
             .map { Array($0.utf8) }
@@ -59,7 +59,8 @@ struct AppendTests {
         #expect(Set(envs.map(\.nonce)).count == 3, "one nonce per event, the same body (and random bytes) at another clock too")
         for (env, body) in zip(envs, bodies) {
             #expect(try env.openBody(with: Author.key) == body)
-            #expect(env.nonce == SyncEnvelope.hedgedNonce(random: [UInt8](repeating: 7, count: 32), hlc: env.hlc, body: body))
+            let expected = [UInt8](repeating: 7, count: 32).withUnsafeBytes { SyncEnvelope.hedgedNonce(random: $0, seq: env.seq, hlc: env.hlc, body: body) }
+            #expect(env.nonce == expected)
         }
     }
 
