@@ -53,10 +53,11 @@ struct EnvelopeVectorTests {
         let signer = SigningKey(seed: try #require(Hex.decode(v.authorSeed)))
         #expect(signer.publicKey.hex == v.authorKey)
         let key = EpochKey(epoch: v.epoch, key: SecretBytes(try #require(Hex.decode(v.epochKey))))
+        let nonce: [UInt8] = try #require(Hex.decode(v.nonce))
         let env = try SyncEnvelope.seal(
             body: Array(v.body.utf8), family: try #require(FamilyID(string: v.family)), signer: signer, seq: v.seq,
             previous: try #require(EventID(hex: v.previous)), hlc: HLC(rawValue: try #require(UInt64(v.hlc))), key: key,
-            nonce: try #require(Hex.decode(v.nonce)))
+            nonce: nonce)
         #expect(Hex.encode(env.bytes) == v.envelope)
         #expect(env.id.hex == v.id)
         #expect(Hex.encode(env.signature) == v.signature)

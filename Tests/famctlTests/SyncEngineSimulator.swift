@@ -53,7 +53,7 @@ final class SyncEngineSimulator {
 
     private func put(_ data: Data, _ path: String) {
         try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: path, contents: data)
+        precondition(FileManager.default.createFile(atPath: path, contents: data), "the simulated sync engine cannot write \(path)")
     }
 
     /// One round of partial, faulty propagation.

@@ -9,7 +9,7 @@ struct SyncWatchTests {
     /// and its path.
     static func startWatch(_ family: SharedFamily, interval: String) throws -> (Process, FileHandle, String) {
         let log = family.folderOwner.root + "/watch.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        try #require(FileManager.default.createFile(atPath: log, contents: nil))
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         let watch = Process()
         watch.executableURL = FamctlRunner.binary
