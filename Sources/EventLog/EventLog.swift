@@ -15,9 +15,10 @@ import Foundation
 public final class EventLog {
     public static let schemaVersion = 2
     public let database: Database
-    /// Where an append's random bytes come from. Tests make it repeat
+    /// Where the random bytes of what this log's device seals come from
+    /// (an append's nonces; famctl's photo keys too). Tests make it repeat
     /// itself, as a restored snapshot's random source could.
-    var randomSecret: (Int) -> SecretBytes = { Sodium.randomSecret($0) }
+    package var randomSecret: (Int) -> SecretBytes = { Sodium.randomSecret($0) }
 
     /// Opens or creates the log at `path` (file mode 0600 for a new file).
     /// - Throws: ``SQLiteError`` or ``EventLogError/newerSchema(found:supported:)``.

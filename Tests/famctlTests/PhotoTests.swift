@@ -330,6 +330,27 @@ struct PhotoTests {
     /// A `photo add` that stalled past the hour, its blob taken for an
     /// orphan meanwhile, puts the blob back after its append; one still
     /// there is left as it is.
+    /// A random source that repeats itself (a device restored from a
+    /// virtual machine's snapshot) must not give two photos one key: the key
+    /// hashes the photo's hash and id with the random bytes.
+    @Test func aRepeatingRandomSourceStillGivesEveryPhotoItsOwnKey() throws {
+        let (mum, _, _, _, record) = try Self.household()
+        let home = try Home.open(mum.home)
+        home.log.randomSecret = { SecretBytes([UInt8](repeating: 9, count: $0)) }
+        let recordID = try #require(UUID(uuidString: record))
+        let state = try #require(try home.projector.record(recordID))
+        let first = try home.addPhoto(to: state, bytes: Self.jpeg(2_000, marker: "ONE"))
+        let again = try #require(try home.projector.record(state.id))
+        let second = try home.addPhoto(to: again, bytes: Self.jpeg(2_000, marker: "TWO"))
+        let photos = try home.projector.photos(includeDeleted: true)
+        let a = try #require(photos.first { $0.id == first }), b = try #require(photos.first { $0.id == second })
+        #expect(a.key != b.key)
+        for p in [a, b] {
+            let expected = PhotoBlob.hedgedKey(random: SecretBytes([UInt8](repeating: 9, count: 32)), hash: p.hash, id: FamilyID(uuid: p.id).bytes)
+            #expect(p.key == expected.copyBytes())
+        }
+    }
+
     @Test func aStalledPhotoAddPutsItsBlobBack() throws {
         let (mum, dad, _, _, record) = try Self.household()
         let (file, bytes) = try Self.jpegFile(mum, 9_000, marker: "STALLED")
