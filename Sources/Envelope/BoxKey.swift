@@ -46,21 +46,57 @@ public final class BoxKey {
     }
 
     /// Encrypts `message` so only the holder of `recipient`'s secret key can
-    /// read it (`crypto_box_seal`).
-    public static func seal(_ message: SecretBytes, to recipient: [UInt8]) -> [UInt8] {
+    /// read it: a sealed box, as `crypto_box_seal` makes it (the ephemeral
+    /// public key, then `crypto_box_easy` under the nonce BLAKE2b-192 of the
+    /// ephemeral and the recipient's public keys), which
+    /// `crypto_box_seal_open` opens. The ephemeral key pair is not drawn
+    /// from the random source alone, as `crypto_box_seal`'s is, but seeded
+    /// with BLAKE2b-256 keyed with `random` (32 fresh random bytes, secret)
+    /// over the recipient's public key and the message: should the random
+    /// source repeat itself (a device restored from a virtual machine's
+    /// snapshot), two different messages, or one message to two
+    /// recipients, still get two ephemeral keys.
+    public static func seal(_ message: SecretBytes, to recipient: [UInt8], random: SecretBytes) -> [UInt8] {
+        precondition(random.count == 32, "32 random bytes")
+        precondition(recipient.count == Int(crypto_box_PUBLICKEYBYTES), "an X25519 public key is 32 bytes")
         Sodium.ensureReady()
-        var out = [UInt8](repeating: 0, count: message.count + Int(crypto_box_sealbytes()))
+        let seed = SecretBytes(count: Int(crypto_box_SEEDBYTES)) { seed in
+            random.withUnsafeBytes { r in
+                Sodium.blake2b(into: seed, key: r) { update in
+                    recipient.withUnsafeBytes(update)
+                    message.withUnsafeBytes(update)
+                }
+            }
+        }
+        let ephemeral = BoxKey(seed: seed)
+        let pk = Int(crypto_box_PUBLICKEYBYTES)
+        var out = ephemeral.publicKey + [UInt8](repeating: 0, count: message.count + Int(crypto_box_MACBYTES))
+        var nonce = [UInt8](repeating: 0, count: Int(crypto_box_NONCEBYTES))
+        _ = nonce.withUnsafeMutableBytes { n in
+            (ephemeral.publicKey + recipient).withUnsafeBytes { keys in
+                crypto_generichash(n.baseAddress!.assumingMemoryBound(to: UInt8.self), n.count,
+                                   keys.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(keys.count), nil, 0)
+            }
+        }
         message.withUnsafeBytes { m in
-            _ = out.withUnsafeMutableBytes { o in
-                recipient.withUnsafeBytes { r in
-                    crypto_box_seal(
-                        o.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                        m.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
-                        r.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            ephemeral.secret.withUnsafeBytes { esk in
+                _ = out.withUnsafeMutableBytes { o in
+                    recipient.withUnsafeBytes { r in
+                        crypto_box_easy(
+                            o.baseAddress!.advanced(by: pk).assumingMemoryBound(to: UInt8.self),
+                            m.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
+                            nonce, r.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                            esk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                    }
                 }
             }
         }
         return out
+    }
+
+    /// ``seal(_:to:random:)`` with fresh random bytes.
+    public static func seal(_ message: SecretBytes, to recipient: [UInt8]) -> [UInt8] {
+        seal(message, to: recipient, random: Sodium.randomSecret(32))
     }
 
     /// Opens a sealed box addressed to this key (`crypto_box_seal_open`);

@@ -40,6 +40,15 @@ public enum Sodium {
     /// ``blake2b(count:key:message:)`` written into `out` (16 to 64 bytes):
     /// for a result that is key material, straight into ``SecretBytes``.
     public static func blake2b(into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer, message parts: [[UInt8]]) {
+        blake2b(into: out, key: key) { update in for part in parts { part.withUnsafeBytes(update) } }
+    }
+
+    /// The general form: `feed` hands each part of the message to `update`
+    /// in turn (parts that are key material need not be copied out).
+    public static func blake2b(
+        into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
+        feed: ((UnsafeRawBufferPointer) -> Void) -> Void
+    ) {
         ensureReady()
         precondition((16...64).contains(out.count), "a BLAKE2b output of 16 to 64 bytes")
         precondition((16...64).contains(key.count), "a BLAKE2b key of 16 to 64 bytes")
@@ -47,10 +56,8 @@ public enum Sodium {
             let state = OpaquePointer(buffer.baseAddress!)
             defer { wipe(buffer) }
             _ = crypto_generichash_init(state, key.baseAddress!.assumingMemoryBound(to: UInt8.self), key.count, out.count)
-            for part in parts {
-                part.withUnsafeBytes { b in
-                    _ = crypto_generichash_update(state, b.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(b.count))
-                }
+            feed { b in
+                _ = crypto_generichash_update(state, b.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(b.count))
             }
             _ = crypto_generichash_final(state, out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count)
         }

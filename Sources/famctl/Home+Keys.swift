@@ -66,7 +66,7 @@ extension Home {
         let (_, old) = try currentKey()
         let new = EpochKey.generate(epoch: old.epoch + 1)
         var sealed: [DeviceID: [UInt8]] = [:]
-        for m in h.members.values where m.isActive && m.device != excluded { sealed[m.device] = BoxKey.seal(new.key, to: m.box) }
+        for m in h.members.values where m.isActive && m.device != excluded { sealed[m.device] = BoxKey.seal(new.key, to: m.box, random: log.randomSecret(32)) }
         try append(bodies.map { ($0, old) } + [
             (LibraryEvent.keyRotate(epoch: new.epoch, sealed: sealed).body, old),
             (LibraryEvent.keyPrevious(epoch: new.epoch, previousKey: old.key.copyBytes()).body, new),
@@ -92,7 +92,7 @@ extension Home {
         for m in missing {
             let joinedEpoch = m.invite.flatMap { h.invites[$0]?.epoch } ?? 0
             guard let readable = try state.keyring.key(family: family, epoch: joinedEpoch) else { continue }
-            shares.append((LibraryEvent.keyShare(epoch: current.epoch, member: m.device, sealed: BoxKey.seal(current.key, to: m.box)).body, readable))
+            shares.append((LibraryEvent.keyShare(epoch: current.epoch, member: m.device, sealed: BoxKey.seal(current.key, to: m.box, random: log.randomSecret(32))).body, readable))
         }
         if !shares.isEmpty { try append(shares) }
     }

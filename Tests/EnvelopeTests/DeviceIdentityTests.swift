@@ -34,4 +34,24 @@ struct DeviceIdentityTests {
         var tampered = sealed; tampered[tampered.count - 1] ^= 1
         #expect(alice.open(sealed: tampered) == nil)
     }
+
+    /// A random source that repeats itself (a device restored from a
+    /// virtual machine's snapshot) must not seal two epoch keys with one
+    /// ephemeral key (and so one nonce): the ephemeral key hashes the
+    /// recipient and the message with the random bytes. What comes out is
+    /// still a sealed box `crypto_box_seal_open` opens.
+    @Test func aRepeatingRandomSourceStillGivesEverySealedBoxItsOwnEphemeralKey() throws {
+        let alice = BoxKey.generate(), bob = BoxKey.generate()
+        let random = { SecretBytes([UInt8](repeating: 5, count: 32)) }
+        let one = SecretBytes(Sodium.randomBytes(32)), two = SecretBytes(Sodium.randomBytes(32))
+        let boxes = [BoxKey.seal(one, to: alice.publicKey, random: random()), BoxKey.seal(two, to: alice.publicKey, random: random()),
+                     BoxKey.seal(one, to: bob.publicKey, random: random())]
+        #expect(Set(boxes.map { Array($0.prefix(32)) }).count == 3, "three ephemeral public keys")
+        #expect(alice.open(sealed: boxes[0])?.copyBytes() == one.copyBytes())
+        #expect(alice.open(sealed: boxes[1])?.copyBytes() == two.copyBytes())
+        #expect(bob.open(sealed: boxes[2])?.copyBytes() == one.copyBytes())
+        #expect(bob.open(sealed: boxes[0]) == nil)
+        // Made from its inputs alone: the same ones give the same box.
+        #expect(BoxKey.seal(one, to: alice.publicKey, random: random()) == boxes[0])
+    }
 }
