@@ -1,7 +1,8 @@
 internal import CSodium
 
 /// An X25519 key pair (`crypto_box_seed_keypair`): epoch keys are sealed to it
-/// (`crypto_box_seal`) when the family rotates its key.
+/// (sealed boxes in `crypto_box_seal`'s format, see ``seal(_:to:random:)``)
+/// when the family rotates its key.
 public final class BoxKey {
     let secret: SecretBytes
     public let publicKey: [UInt8]

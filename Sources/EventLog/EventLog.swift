@@ -16,7 +16,7 @@ public final class EventLog {
     public static let schemaVersion = 2
     public let database: Database
     /// Where the random bytes of what this log's device seals come from
-    /// (an append's nonces; famctl's photo keys too). Tests make it repeat
+    /// (an append's nonces; famctl's photo keys and key shares too). Tests make it repeat
     /// itself, as a restored snapshot's random source could.
     package var randomSecret: (Int) -> SecretBytes = { Sodium.randomSecret($0) }
 

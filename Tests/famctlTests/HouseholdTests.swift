@@ -153,6 +153,43 @@ struct HouseholdTests {
         _ = dad
     }
 
+    /// A random source that repeats itself (a device restored from a
+    /// virtual machine's snapshot) must not seal two epoch keys, or one key
+    /// to two members, with one ephemeral key: every sealed box of a
+    /// `key.rotate` and a `key.share` is the hedged seal of its key to its
+    /// member, and no two share an ephemeral key.
+    @Test func keysAreSealedApartEvenWhenTheRandomSourceRepeats() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let late = FamctlRunner()
+        try late.ok("accept", try mum.ok("invite"), "--name", "Aunt")   // joins holding epoch 0's key
+        let home = try Home.open(mum.home)
+        let repeated = { SecretBytes([UInt8](repeating: 3, count: $0)) }
+        home.log.randomSecret = repeated
+        _ = try home.appendRotatingKey(after: [])
+        _ = try home.appendRotatingKey(after: [])
+        let aunt = try Home.open(late.home)
+        var events: [[UInt8]] = []
+        try aunt.log.forEachEvent(in: aunt.family) { events.append($0.bytes) }
+        _ = try home.ingest(events)                                     // the owner then shares epoch 2's key with Aunt
+        var boxes: [(epoch: UInt32, member: DeviceID, box: [UInt8])] = []
+        for (_, event) in try home.projector.libraryEvents() {
+            switch event {
+            case .keyRotate(let epoch, let sealed): boxes += sealed.map { (epoch, $0.key, $0.value) }
+            case .keyShare(let epoch, let member, let sealed): boxes.append((epoch, member, sealed))
+            default: break
+            }
+        }
+        #expect(boxes.count == 5, "two rotations to Mum and Dad, one share to Aunt")
+        #expect(Set(boxes.map { Array($0.box.prefix(32)) }).count == boxes.count, "one ephemeral key per box")
+        let members = home.projector.household.members
+        for b in boxes {
+            let key = try #require(try home.state.keyring.key(family: home.family, epoch: b.epoch))
+            let recipient = try #require(members[b.member]?.box)
+            #expect(b.box == BoxKey.seal(key.key, to: recipient, random: repeated(32)), "epoch \(b.epoch)")
+        }
+        _ = others
+    }
+
     @Test func joinRulesForgedReusedExpiredRevoked() throws {
         let mum = FamctlRunner()
         try mum.ok("init", "--name", "Mum")

@@ -327,9 +327,6 @@ struct PhotoTests {
         #expect(try home.isUnpublished(blobs[0]), "still the only copy")
     }
 
-    /// A `photo add` that stalled past the hour, its blob taken for an
-    /// orphan meanwhile, puts the blob back after its append; one still
-    /// there is left as it is.
     /// A random source that repeats itself (a device restored from a
     /// virtual machine's snapshot) must not give two photos one key: the key
     /// hashes the photo's hash and id with the random bytes.
@@ -351,6 +348,9 @@ struct PhotoTests {
         }
     }
 
+    /// A `photo add` that stalled past the hour, its blob taken for an
+    /// orphan meanwhile, puts the blob back after its append; one still
+    /// there is left as it is.
     @Test func aStalledPhotoAddPutsItsBlobBack() throws {
         let (mum, dad, _, _, record) = try Self.household()
         let (file, bytes) = try Self.jpegFile(mum, 9_000, marker: "STALLED")
