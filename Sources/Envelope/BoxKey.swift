@@ -95,11 +95,6 @@ public final class BoxKey {
         return out
     }
 
-    /// ``seal(_:to:random:)`` with fresh random bytes.
-    public static func seal(_ message: SecretBytes, to recipient: [UInt8]) -> [UInt8] {
-        seal(message, to: recipient, random: Sodium.randomSecret(32))
-    }
-
     /// Opens a sealed box addressed to this key (`crypto_box_seal_open`);
     /// `nil` when it was not addressed to us or was altered.
     public func open(sealed: [UInt8]) -> SecretBytes? {

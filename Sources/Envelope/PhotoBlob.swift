@@ -19,7 +19,12 @@ public enum PhotoBlob {
     public static func hedgedKey(random: SecretBytes, hash: [UInt8], id: [UInt8]) -> SecretBytes {
         precondition(random.count == 32, "32 random bytes")
         return SecretBytes(count: 32) { out in
-            random.withUnsafeBytes { Sodium.blake2b(into: out, key: $0, message: [hash, id]) }
+            random.withUnsafeBytes { r in
+                Sodium.blake2b(into: out, key: r) { update in
+                    hash.withUnsafeBytes(update)
+                    id.withUnsafeBytes(update)
+                }
+            }
         }
     }
 

@@ -28,23 +28,11 @@ public enum Sodium {
         return SecretBytes(count: count) { randombytes_buf($0.baseAddress!, count) }
     }
 
-    /// Keyed BLAKE2b (`crypto_generichash` with a key) of `count` bytes
-    /// (16 to 64) over the parts of `message` in turn, keyed with `key` (16
-    /// to 64 bytes).
-    public static func blake2b(count: Int, key: some ContiguousBytes, message parts: [[UInt8]]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
-        key.withUnsafeBytes { k in out.withUnsafeMutableBytes { blake2b(into: $0, key: k, message: parts) } }
-        return out
-    }
-
-    /// ``blake2b(count:key:message:)`` written into `out` (16 to 64 bytes):
-    /// for a result that is key material, straight into ``SecretBytes``.
-    public static func blake2b(into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer, message parts: [[UInt8]]) {
-        blake2b(into: out, key: key) { update in for part in parts { part.withUnsafeBytes(update) } }
-    }
-
-    /// The general form: `feed` hands each part of the message to `update`
-    /// in turn (parts that are key material need not be copied out).
+    /// Keyed BLAKE2b (`crypto_generichash` with a key) written into `out`
+    /// (16 to 64 bytes; straight into ``SecretBytes`` when the result is key
+    /// material), keyed with `key` (16 to 64 bytes), over the message that
+    /// `feed` hands to `update` part by part (parts that are key material
+    /// need not be copied out, and nothing is joined into a new array).
     public static func blake2b(
         into out: UnsafeMutableRawBufferPointer, key: UnsafeRawBufferPointer,
         feed: ((UnsafeRawBufferPointer) -> Void) -> Void

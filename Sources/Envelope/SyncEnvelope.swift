@@ -138,8 +138,13 @@ public struct SyncEnvelope: Sendable, Hashable {
     public static func hedgedNonce(random: UnsafeRawBufferPointer, seq: UInt64, hlc: HLC, body: [UInt8]) -> [UInt8] {
         precondition(random.count == 32, "32 random bytes")
         var nonce = [UInt8](repeating: 0, count: 24)
-        let seqBytes = withUnsafeBytes(of: seq.bigEndian) { Array($0) }
-        nonce.withUnsafeMutableBytes { Sodium.blake2b(into: $0, key: random, message: [seqBytes, hlc.bigEndianBytes, body]) }
+        nonce.withUnsafeMutableBytes { out in
+            Sodium.blake2b(into: out, key: random) { update in
+                withUnsafeBytes(of: seq.bigEndian, update)
+                withUnsafeBytes(of: hlc.rawValue.bigEndian, update)
+                body.withUnsafeBytes(update)
+            }
+        }
         return nonce
     }
 

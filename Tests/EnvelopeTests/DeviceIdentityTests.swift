@@ -28,7 +28,7 @@ struct DeviceIdentityTests {
     @Test func sealedBoxOpensOnlyForItsRecipient() throws {
         let alice = BoxKey.generate(), bob = BoxKey.generate()
         let secret = SecretBytes(Sodium.randomBytes(32))
-        let sealed = BoxKey.seal(secret, to: alice.publicKey)
+        let sealed = BoxKey.seal(secret, to: alice.publicKey, random: Sodium.randomSecret(32))
         #expect(alice.open(sealed: sealed)?.copyBytes() == secret.copyBytes())
         #expect(bob.open(sealed: sealed) == nil)
         var tampered = sealed; tampered[tampered.count - 1] ^= 1
