@@ -42,9 +42,9 @@ extension Home {
         }
         try photoCacheTable()
         let id = RecordIdentifier.make()
-        let hash = Sodium.blake2b256(bytes)
-        let key = PhotoBlob.hedgedKey(random: log.randomSecret(32), hash: hash, id: FamilyID(uuid: id).bytes)
-        let blob = PhotoBlob.seal(bytes, id: FamilyID(uuid: id).bytes, key: key)
+        let hash = Sodium.blake2b256(bytes), idBytes = FamilyID(uuid: id).bytes
+        let key = PhotoBlob.hedgedKey(random: log.randomSecret(32), hash: hash, id: idBytes)
+        let blob = PhotoBlob.seal(bytes, id: idBytes, key: key)
         let blobName = Hex.encode(Sodium.blake2b256(blob))
         try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileIO.writeAtomically(blob, to: photoDirectory + "/" + blobName, mode: 0o600)
