@@ -20,7 +20,10 @@ public final class Database {
         // thread at a time uses it (the compiler checks), and the serialised
         // mode's lock and unlock around every call were a fifth of an
         // append's storing thread in callgrind.
-        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        // URI names for the databases it attaches (`file:…?mode=rw`: attach
+        // an existing file, never create an empty one in its place); a plain
+        // path opens as before.
+        var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         let rc = sqlite3_open_v2(path, &db, flags, nil)

@@ -101,6 +101,7 @@ extension EventLog {
                 try consume(checker.push([range]))
             }
             try consume(checker.finish())
+            try willCommit()
             return report
         }
     }

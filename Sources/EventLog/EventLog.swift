@@ -19,6 +19,17 @@ public final class EventLog {
     /// (an append's nonces; famctl's photo keys and key shares too). Tests make it repeat
     /// itself, as a restored snapshot's random source could.
     package var randomSecret: (Int) -> SecretBytes = { Sodium.randomSecret($0) }
+    /// Runs last inside every transaction of ``append(count:encoding:as:family:now:after:check:onAccepted:)``
+    /// and of ingest, before the commit: where the caller records what the
+    /// events it applied in `onAccepted` brought its own state to (famctl:
+    /// the log position its projection reflects). A throw rolls the batch back.
+    public var willCommit: () throws -> Void = {}
+
+    /// The position of the last event stored (0 for an empty log): positions
+    /// only grow, one per event stored.
+    public func lastPosition() throws -> Int64 {
+        try database.statement("SELECT max(pos) FROM events").first { $0.int(0) } ?? 0
+    }
 
     /// Opens or creates the log at `path` (file mode 0600 for a new file).
     /// - Throws: ``SQLiteError`` or ``EventLogError/newerSchema(found:supported:)``.
@@ -404,6 +415,7 @@ public final class EventLog {
                 try store(pipeline.push(inputs))
             }
             try store(pipeline.finish())
+            try willCommit()
             return out
         }
     }

@@ -22,7 +22,7 @@ extension Projector {
     public func records(_ q: RecordQuery = RecordQuery()) throws -> [RecordState] {
         var out: [RecordState] = []
         let stmt = try database.prepare( """
-            SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM p_entities
+            SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM \(schema).p_entities
             WHERE kind = 'record' AND put_version IS NOT NULL
               AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
               AND (?3 OR delete_version IS NULL OR put_version > delete_version)
@@ -53,20 +53,20 @@ extension Projector {
     /// One record, live or deleted; `nil` when no event names it.
     public func record(_ id: UUID) throws -> RecordState? {
         try database.statement("""
-            SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM p_entities
+            SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM \(schema).p_entities
             WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
             """).first([.text(id.uuidString.lowercased())]) { r in Self.recordState(r, id: 0, put: 1) } ?? nil
     }
 
     /// Whether any event (put or delete) has named this record.
     public func recordExists(_ id: UUID) throws -> Bool {
-        try database.statement("SELECT 1 FROM p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.uuidString.lowercased())]) { _ in true } ?? false
+        try database.statement("SELECT 1 FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.uuidString.lowercased())]) { _ in true } ?? false
     }
 
     /// Every entity of `kind` with a put, in id order.
     func entities(_ kind: String) throws -> [(String, EntityState)] {
         var out: [(String, EntityState)] = []
-        try database.statement("SELECT id, put_version, delete_version, first_put, fields FROM p_entities WHERE kind = ?1 AND put_version IS NOT NULL ORDER BY id")
+        try database.statement("SELECT id, put_version, delete_version, first_put, fields FROM \(schema).p_entities WHERE kind = ?1 AND put_version IS NOT NULL ORDER BY id")
             .forEachRow([.text(kind)]) { r in
                 guard let fields = EntityState.decodeFields(r.blob(4)) else { return }
                 out.append((r.text(0), EntityState(put: Version(bytes: r.blob(1)), delete: r.isNull(2) ? nil : Version(bytes: r.blob(2)),
@@ -119,9 +119,9 @@ extension Projector {
         try database.statement("""
             SELECT version, event, op, changes FROM (
                 SELECT h.version AS version, h.event AS event, h.op AS op, h.changes AS changes
-                FROM p_history h JOIN p_entities e ON h.entity = e.entity WHERE e.kind = 'record' AND e.id = ?1
+                FROM \(schema).p_history h JOIN \(schema).p_entities e ON h.entity = e.entity WHERE e.kind = 'record' AND e.id = ?1
                 UNION ALL
-                SELECT created_version, created_event, created_op, created_changes FROM p_entities WHERE kind = 'record' AND id = ?1)
+                SELECT created_version, created_event, created_op, created_changes FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1)
             ORDER BY version
             """)
             .forEachRow([.text(id.uuidString.lowercased())]) { r in
@@ -143,11 +143,11 @@ extension Projector {
     /// subject changes by authors not allowed to make them.
     public func rejections() throws -> [Rejection] {
         var out: [Rejection] = []
-        try database.prepare("SELECT event, author, reason FROM p_rejected ORDER BY event").forEachRow { r in
+        try database.prepare("SELECT event, author, reason FROM \(schema).p_rejected ORDER BY event").forEachRow { r in
             out.append(Rejection(event: EventID(bytes: r.blob(0)), author: DeviceID(bytes: r.blob(1)), reason: r.text(2)))
         }
         var authors: [EventID: DeviceID] = [:]
-        try database.prepare("SELECT event, version FROM p_library").forEachRow { r in
+        try database.prepare("SELECT event, version FROM \(schema).p_library").forEachRow { r in
             if let v = Version(bytes: r.blob(1)) { authors[EventID(bytes: r.blob(0))] = v.author }
         }
         for (id, why) in household.rejected { out.append(Rejection(event: id, author: authors[id] ?? DeviceID(bytes: [UInt8](repeating: 0, count: 32)), reason: why)) }
@@ -156,7 +156,7 @@ extension Projector {
 
     /// Record events kept for a later version (unknown store, newer schema).
     public func deferredCount() throws -> Int {
-        try database.statement("SELECT count(*) FROM p_deferred").first { Int($0.int(0)) } ?? 0
+        try database.statement("SELECT count(*) FROM \(schema).p_deferred").first { Int($0.int(0)) } ?? 0
     }
 
     /// A BLAKE2b-256 of the projected state: every subject and record, in key
@@ -173,7 +173,7 @@ extension Projector {
             h.update(item: Array("\(m.name)|\(m.role.rawValue)|\(m.cutoff.map(String.init) ?? "-")".utf8))
         }
         for (id, _) in household.rejected.sorted(by: { $0.key.hex < $1.key.hex }) { h.update(item: id.bytes) }
-        try database.prepare("SELECT kind, id, put_version, delete_version, fields FROM p_entities ORDER BY kind, id").forEachRow { r in
+        try database.prepare("SELECT kind, id, put_version, delete_version, fields FROM \(schema).p_entities ORDER BY kind, id").forEachRow { r in
             let kind = r.text(0), id = r.text(1)
             let e = EntityState(put: r.isNull(2) ? nil : Version(bytes: r.blob(2)), delete: r.isNull(3) ? nil : Version(bytes: r.blob(3)),
                                 fields: EntityState.decodeFields(r.blob(4)) ?? [:])

@@ -16,59 +16,83 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 6
+    public static let schemaVersion = 7
     public let database: Database
+    /// The schema (`main`, or an attached database's name) holding the tables.
+    public let schema: String
     /// The family whose events this projection holds (join proofs name it).
     public let family: FamilyID
     /// Membership as decided by the library events applied so far.
     public private(set) var household = Household()
 
-    public init(database: Database, family: FamilyID) throws {
+    /// Opens (creating them when missing) the projection tables in `schema`
+    /// of `database`.
+    public init(database: Database, family: FamilyID, schema: String = "main") throws {
         self.database = database
+        self.schema = schema
         self.family = family
-        // Tables of an older layout are dropped; the caller sees the version
-        // change and rebuilds them from the log.
-        try database.execute("CREATE TABLE IF NOT EXISTS p_schema(version INTEGER NOT NULL)")
-        let stored = try database.statement("SELECT version FROM p_schema").first { Int($0.int(0)) }
+        // Tables of an older layout are dropped, and the mark says the
+        // projection was never built: the caller rebuilds it from the log.
+        try database.execute("CREATE TABLE IF NOT EXISTS \(schema).p_schema(version INTEGER NOT NULL)")
+        let stored = try database.statement("SELECT version FROM \(schema).p_schema").first { Int($0.int(0)) }
         if stored != Self.schemaVersion {
-            try database.execute("""
-                DROP TABLE IF EXISTS p_entities; DROP TABLE IF EXISTS p_fields; DROP TABLE IF EXISTS p_history;
-                DROP TABLE IF EXISTS p_deferred; DROP TABLE IF EXISTS p_library; DROP TABLE IF EXISTS p_rejected;
-                DELETE FROM p_schema;
-                """)
-            try database.run("INSERT INTO p_schema(version) VALUES(?1)", [.integer(Int64(Self.schemaVersion))])
+            try Self.drop(in: database, schema: schema)
+            try database.execute("CREATE TABLE \(schema).p_schema(version INTEGER NOT NULL, mark INTEGER NOT NULL)")
+            try database.run("INSERT INTO \(schema).p_schema(version, mark) VALUES(?1, -1)", [.integer(Int64(Self.schemaVersion))])
         }
         try database.execute("""
-            CREATE TABLE IF NOT EXISTS p_entities(
+            CREATE TABLE IF NOT EXISTS \(schema).p_entities(
                 entity INTEGER PRIMARY KEY,
                 kind TEXT NOT NULL, id TEXT NOT NULL,
                 put_version BLOB, delete_version BLOB, first_put BLOB,
                 store TEXT, focus TEXT, at TEXT, at_ms INTEGER, fields BLOB NOT NULL,
                 created_version BLOB NOT NULL, created_event BLOB NOT NULL, created_op TEXT NOT NULL, created_changes TEXT NOT NULL,
                 UNIQUE(kind, id));
-            CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at_ms);
-            CREATE TABLE IF NOT EXISTS p_history(
+            CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(kind, focus, store, at_ms);
+            CREATE TABLE IF NOT EXISTS \(schema).p_history(
                 entity INTEGER NOT NULL, version BLOB NOT NULL,
                 event BLOB NOT NULL, op TEXT NOT NULL, changes TEXT NOT NULL,
                 PRIMARY KEY(entity, version)) WITHOUT ROWID;
-            CREATE TABLE IF NOT EXISTS p_deferred(event BLOB PRIMARY KEY, reason TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS p_library(event BLOB PRIMARY KEY, version BLOB NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS \(schema).p_deferred(event BLOB PRIMARY KEY, reason TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS \(schema).p_library(event BLOB PRIMARY KEY, version BLOB NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS \(schema).p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
             """)
         loadStatement = try database.prepare(
-            "SELECT put_version, delete_version, first_put, fields, store, focus, at, entity, created_version FROM p_entities WHERE kind = ?1 AND id = ?2")
+            "SELECT put_version, delete_version, first_put, fields, store, focus, at, entity, created_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
         insertStatement = try database.prepare("""
-            INSERT INTO p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields,
+            INSERT INTO \(schema).p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields,
                                    created_version, created_event, created_op, created_changes)
             VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
             """)
         updateStatement = try database.prepare("""
-            UPDATE p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10
+            UPDATE \(schema).p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10
             WHERE entity = ?1
             """)
         historyStatement = try database.prepare(
-            "INSERT OR IGNORE INTO p_history(entity, version, event, op, changes) VALUES(?1, ?2, ?3, ?4, ?5)")
+            "INSERT OR IGNORE INTO \(schema).p_history(entity, version, event, op, changes) VALUES(?1, ?2, ?3, ?4, ?5)")
         household = try loadHousehold()
+    }
+
+    /// Drops every projection table in `schema` (of any version).
+    public static func drop(in database: Database, schema: String = "main") throws {
+        try database.execute("""
+            DROP TABLE IF EXISTS \(schema).p_entities; DROP TABLE IF EXISTS \(schema).p_fields; DROP TABLE IF EXISTS \(schema).p_history;
+            DROP TABLE IF EXISTS \(schema).p_deferred; DROP TABLE IF EXISTS \(schema).p_library; DROP TABLE IF EXISTS \(schema).p_rejected;
+            DROP TABLE IF EXISTS \(schema).p_schema;
+            """)
+    }
+
+    /// What the owner of this projection recorded as the state of its
+    /// source it reflects (famctl: the log position of the last event it
+    /// saw), written in the same transaction as the changes; -1 for a
+    /// projection never built.
+    public func mark() throws -> Int64 {
+        try database.statement("SELECT mark FROM \(schema).p_schema").first { $0.int(0) } ?? -1
+    }
+
+    /// Records ``mark()``.
+    public func setMark(_ mark: Int64) throws {
+        try database.run("UPDATE \(schema).p_schema SET mark = ?1", [.integer(mark)])
     }
 
     private let loadStatement: Statement
@@ -79,7 +103,7 @@ public final class Projector {
     /// Folds the stored library events into the household.
     func loadHousehold() throws -> Household {
         var entries: [Household.Entry] = []
-        try database.prepare("SELECT event, version, seq, body FROM p_library").forEachRow { r in
+        try database.prepare("SELECT event, version, seq, body FROM \(schema).p_library").forEachRow { r in
             guard let v = Version(bytes: r.blob(1)),
                   let body = try? EventBody(decoding: Array(r.text(3).utf8)), let e = try? LibraryEvent(body) else { return }
             entries.append(Household.Entry(id: EventID(bytes: r.blob(0)), version: v, seq: UInt64(r.int(2)), event: e))
@@ -92,7 +116,7 @@ public final class Projector {
     /// keeps the household events folds the household without them. (The
     /// author is the last 32 bytes of an event's version.)
     public func forgetLibraryEvents(of author: DeviceID, from seq: UInt64) throws {
-        try database.run("DELETE FROM p_library WHERE substr(version, 9) = ?1 AND seq >= ?2", [.blob(author.bytes), .integer(Int64(seq))])
+        try database.run("DELETE FROM \(schema).p_library WHERE substr(version, 9) = ?1 AND seq >= ?2", [.blob(author.bytes), .integer(Int64(seq))])
     }
 
     /// Empties every projection table (before a rebuild). With
@@ -101,12 +125,12 @@ public final class Projector {
     /// those events, only the others.
     public func reset(keepingLibrary: Bool = false) throws {
         try database.execute("""
-            DELETE FROM p_entities; DELETE FROM p_history; DELETE FROM p_deferred; DELETE FROM p_rejected;
+            DELETE FROM \(schema).p_entities; DELETE FROM \(schema).p_history; DELETE FROM \(schema).p_deferred; DELETE FROM \(schema).p_rejected;
             """)
         if keepingLibrary {
             household = try loadHousehold()
         } else {
-            try database.execute("DELETE FROM p_library")
+            try database.execute("DELETE FROM \(schema).p_library")
             household = Household()
         }
     }
@@ -129,17 +153,17 @@ public final class Projector {
             written = nil
             held = nil
         }
-        try database.execute("DROP INDEX IF EXISTS p_entities_view")
+        try database.execute("DROP INDEX IF EXISTS \(schema).p_entities_view")
         let result = try body()
         try writeHeld(all: true)
         // The index's sort keeps up to the page cache's size in memory, on
         // top of the cache itself: at 1M events that took the rebuild past
         // its 100 MB budget. A smaller cache while it is built bounds both
         // (the sort spills to a temporary file beyond it).
-        let cache = try database.statement("PRAGMA cache_size").first { $0.int(0) } ?? -2000
-        try database.execute("PRAGMA cache_size=-8192")
-        defer { try? database.execute("PRAGMA cache_size=\(cache)") }
-        try database.execute("CREATE INDEX IF NOT EXISTS p_entities_view ON p_entities(kind, focus, store, at_ms)")
+        let cache = try database.statement("PRAGMA \(schema).cache_size").first { $0.int(0) } ?? -2000
+        try database.execute("PRAGMA \(schema).cache_size=-8192")
+        defer { try? database.execute("PRAGMA \(schema).cache_size=\(cache)") }
+        try database.execute("CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(kind, focus, store, at_ms)")
         return result
     }
 
@@ -220,7 +244,7 @@ public final class Projector {
     /// The household events this projection holds, with their authors, in version order.
     public func libraryEvents() throws -> [(author: DeviceID, event: LibraryEvent)] {
         var out: [(Version, LibraryEvent)] = []
-        try database.prepare("SELECT version, body FROM p_library").forEachRow { r in
+        try database.prepare("SELECT version, body FROM \(schema).p_library").forEachRow { r in
             guard let v = Version(bytes: r.blob(0)), let body = try? EventBody(decoding: Array(r.text(1).utf8)),
                   let e = try? LibraryEvent(body) else { return }
             out.append((v, e))
@@ -231,7 +255,7 @@ public final class Projector {
     /// The household events this projection holds.
     public func libraryEventIDs() throws -> Set<EventID> {
         var out: Set<EventID> = []
-        try database.prepare("SELECT event FROM p_library").forEachRow { out.insert(EventID(bytes: $0.blob(0))) }
+        try database.prepare("SELECT event FROM \(schema).p_library").forEachRow { out.insert(EventID(bytes: $0.blob(0))) }
         return out
     }
 
@@ -277,7 +301,7 @@ public final class Projector {
         }
         switch p.change {
         case .library(let lib, let body):
-            try database.run("INSERT OR IGNORE INTO p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
+            try database.run("INSERT OR IGNORE INTO \(schema).p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
                              [.blob(env.id.bytes), .blob(version.bytes), .integer(Int64(env.seq)), .text(String(decoding: body.encoded(), as: UTF8.self))])
             household = try loadHousehold()
             return .library(lib)
@@ -298,12 +322,12 @@ public final class Projector {
     }
 
     private func reject(_ env: SyncEnvelope, _ why: String) throws {
-        try database.run("INSERT OR IGNORE INTO p_rejected(event, author, seq, reason) VALUES(?1, ?2, ?3, ?4)",
+        try database.run("INSERT OR IGNORE INTO \(schema).p_rejected(event, author, seq, reason) VALUES(?1, ?2, ?3, ?4)",
                          [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .text(why)])
     }
 
     private func defer_(_ env: SyncEnvelope, _ reason: String) throws -> Applied {
-        try database.run("INSERT OR IGNORE INTO p_deferred(event, reason) VALUES(?1, ?2)", [.blob(env.id.bytes), .text(reason)])
+        try database.run("INSERT OR IGNORE INTO \(schema).p_deferred(event, reason) VALUES(?1, ?2)", [.blob(env.id.bytes), .text(reason)])
         return .deferred(reason)
     }
 

@@ -119,6 +119,24 @@ public enum FileIO {
         try writeSecretAtomically(SecretBytes(bytes), to: path, mode: mode)
     }
 
+    /// Creates an empty file with `mode`; fails if `path` exists.
+    public static func createNew(_ path: String, mode: mode_t) throws(Failure) {
+        let fd = Int32(retrying { Int(open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)) })
+        guard fd >= 0 else { throw failure("create") }
+        close(fd)
+    }
+
+    /// Runs `body` holding an exclusive `flock` on `path` (created with
+    /// `mode` when missing), waiting for it as long as another process holds
+    /// it. The kernel releases it should the process die.
+    public static func withExclusiveLock<T>(_ path: String, mode: mode_t = 0o600, _ body: () throws -> T) throws -> T {
+        let fd = Int32(retrying { Int(open(path, O_CREAT | O_RDWR | O_CLOEXEC, mode)) })
+        guard fd >= 0 else { throw failure("open") }
+        defer { close(fd) }
+        guard retrying({ Int(flock(fd, LOCK_EX)) }) == 0 else { throw failure("lock") }
+        return try body()
+    }
+
     public static func fsyncDirectory(_ dir: String) throws(Failure) {
         let fd = Int32(retrying { Int(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) })
         guard fd >= 0 else { throw failure("open directory") }

@@ -25,6 +25,8 @@ final class DeviceState {
         /// when the log's differ (a process killed between an ingest that found a
         /// fork and the rebuild after it), the projection is rebuilt on open.
         case projectionForks = "projection.forks"
+        /// The current projection file's name in the home (see `Home+Projection`).
+        case projectionFile = "projection.file"
         /// "on": the view shows every family member's records; "off": only this device's own.
         case includeShared = "view.include_shared"
         /// The care subjects and records an `accept` carries into the family

@@ -51,6 +51,10 @@ extension Home {
         // canonical bytes (copied, not read value by value); anything else
         // from the body.
         try checkNotBehindOwnFolder()
+        return try onCurrentProjection { try appendOnce(bodies, after: after, check: check) }
+    }
+
+    private func appendOnce(_ bodies: [(EventBody, EpochKey)], after: HLC, check: () throws -> Void) throws -> [SyncEnvelope] {
         var prepared = [PreparedChange?](repeating: nil, count: bodies.count)
         let envs = try log.append(count: bodies.count, encoding: { i in
             let bytes = bodies[i].0.encoded()
@@ -68,8 +72,9 @@ extension Home {
         // Bodies are opened on every core along with the signature checks;
         // an event whose key is not held yet is opened again in `apply`.
         let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-        let report = try log.ingest(inputs, family: family, prepare: { keys.open($0) },
-                                    onAccepted: { env, ready in try apply(env, prepared: ready) })
+        let report = try onCurrentProjection {
+            try log.ingest(inputs, family: family, prepare: { keys.open($0) }, onAccepted: { env, ready in try apply(env, prepared: ready) })
+        }
         // A new fork, or one found to start earlier: events projected before
         // it was known may now be past their author's fork point.
         let points = try log.forkPoints(in: family)
@@ -117,7 +122,8 @@ extension Home {
         return result
     }
 
-    /// Rebuilds every projection from the log, in one transaction: keys
+    /// A rebuild's work inside its transaction (``rebuildProjections()``
+    /// makes the file it writes to): keys
     /// first, then the household (all library events, in version order), then
     /// records and care subjects judged against it.
     ///
@@ -127,8 +133,8 @@ extension Home {
     /// hold, or learn a key (a key arrived, a projection from scratch), the
     /// records it judged so far were judged against an incomplete household,
     /// or events under that key were skipped: the pass runs again.
-    func rebuildProjections() throws {
-        try log.database.transaction(.immediate) {
+    func rebuildPass() throws {
+        do {
             forkPoints = try log.forkPoints(in: family)
             // Household events projected before their author's fork was known
             // leave the household (and are skipped by the pass below).
@@ -178,8 +184,6 @@ extension Home {
                     try project(opener.finish())
                 }
             }
-            try state.set(.projectionVersion, String(Projector.schemaVersion))
-            try state.set(.projectionForks, forkPointsText)
         }
         needsRebuild = false
     }
@@ -188,8 +192,14 @@ extension Home {
     /// (after a household event, or a fork found by an ingest), is rebuilt
     /// from its log on open.
     func rebuildProjectionsIfOutdated() throws {
-        if try state.get(.projectionVersion) != String(Projector.schemaVersion) || (try state.get(.projectionForks) ?? "") != forkPointsText {
+        let mark = try projector.mark()
+        if try state.get(.projectionVersion) != String(Projector.schemaVersion) || (try state.get(.projectionForks) ?? "") != forkPointsText
+            || mark < 0 || mark > (try log.lastPosition()) {
             try rebuildProjections()
+        } else if mark < (try log.lastPosition()) {
+            // Its last commits lost (a power failure): the events after its mark are applied again.
+            try log.database.transaction(.immediate) { try catchUpProjection() }
+            try settle()
         }
     }
 

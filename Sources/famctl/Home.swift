@@ -7,8 +7,10 @@ import Projections
 /// A famctl home: one device's identity, log and settings.
 ///
 /// ```
-/// HOME/identity.key   the device's keys (mode 0600)
-/// HOME/famctl.sqlite  the event log, projections, epoch keys, settings (mode 0600; -wal, -shm)
+/// HOME/identity.key            the device's keys (mode 0600)
+/// HOME/famctl.sqlite           the event log, epoch keys, settings (mode 0600; -wal, -shm)
+/// HOME/projection.N.sqlite     the stores, derived from the log (mode 0600; -wal, -shm; see Home+Projection)
+/// HOME/projection.lock         held while a rebuild replaces the projection file
 /// ```
 /// The directory itself is mode 0700.
 final class Home {
@@ -21,7 +23,10 @@ final class Home {
     let state: DeviceState
     /// The family this device writes to now (its private one until it creates or joins one).
     let family: FamilyID
-    let projector: Projector
+    /// The current projection (its file attached as `proj`).
+    var projector: Projector
+    /// The name of its file in the home.
+    var projectionName: String
     /// Set when a household event was applied: verdicts may have changed, so
     /// the projection is rebuilt once the current log operation is done.
     var needsRebuild = false
@@ -56,8 +61,9 @@ final class Home {
             throw CLIError(.dataError, "this home has no family id", hint: "The home is damaged; restore it from a backup.")
         }
         self.family = family
-        self.projector = try Projector(database: log.database, family: family)
+        (projectionName, projector) = try Self.openProjection(home: path, log: log, state: state, family: family)
         forkPoints = try log.forkPoints(in: family)
+        log.willCommit = { [unowned self] in try projectionWillCommit() }
         try rebuildProjectionsIfOutdated()
     }
 
@@ -157,6 +163,9 @@ final class Home {
                            hint: "Restore \(identityFile) from a backup of this device, or create the new device in another --home.")
         }
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where name.hasPrefix("projection.") {
+            try? FileManager.default.removeItem(atPath: path + "/" + name)
+        }
     }
 
     private static func openLog(_ path: String) throws -> EventLog {

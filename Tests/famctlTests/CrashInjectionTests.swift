@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 /// famctl killed with SIGKILL at random moments while appending, publishing
-/// and compacting, ingesting, and importing store files. After every kill the
+/// and compacting, ingesting, importing store files, and rebuilding the
+/// stores. After every kill the
 /// home opens and `replay` passes; every acknowledged record survives; no
 /// half-written segment is ever ingested; the household converges afterwards.
 struct CrashInjectionTests {
@@ -44,11 +45,12 @@ struct CrashInjectionTests {
             let delay = UInt32.random(in: 0...60_000, using: &rng)
             let op: String
             let args: [String]
-            switch round % 4 {
+            switch round % 5 {
             case 0: op = "record add"; args = ["--home", dad.home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(round % 5 + 1)"]
             case 1: op = "sync (publish, compaction)"; args = ["--home", dad.home, "sync"]
             case 2: op = "sync (ingest)"; args = ["--home", mum.home, "sync"]
-            default: op = "import stores"; args = ["--home", mum.home, "import", "stores", imports]
+            case 3: op = "import stores"; args = ["--home", mum.home, "import", "stores", imports]
+            default: op = "rebuild"; args = ["--home", mum.home, "rebuild"]
             }
             counts[op, default: 0] += 1
             if let out = try Self.runKilled(args, after: delay), op == "record add" {

@@ -59,7 +59,7 @@ struct TamperTests {
         try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         #expect(try f.ok("replay").hasSuffix("result: OK"))
         do {
-            let db = try Database(path: f.home + "/famctl.sqlite")
+            let db = try Database(path: f.home + "/" + ProjectionFileTests.currentFile(f.home))
             // Rewrite the stored winning value of `mood` from 2 to 5, keeping its version.
             let blob = try #require(try db.statement("SELECT fields FROM p_entities WHERE kind = 'record'").first { $0.blob(0) })
             var fields = try #require(EntityState.decodeFields(blob))

@@ -1,0 +1,249 @@
+import Envelope
+import EventLog
+import Foundation
+import Projections
+import Replicator
+
+/// The projection's own file.
+///
+/// The stores live in `HOME/projection.N.sqlite`, attached to the log's
+/// connection as `proj`; the device setting `projection.file` names the
+/// current one. A rebuild writes a new file, `N + 1`, beside it, without a
+/// journal (nothing in it matters until it is complete), fsyncs it, and then
+/// switches the setting in one transaction of the log's database: the old
+/// projection serves every reader until that commit, and a crash before it
+/// leaves only a file to remove. Nothing is emptied, and nothing is written
+/// twice (through a write-ahead log and again at its checkpoint): at 1M
+/// events that was a third of a rebuild's time.
+///
+/// Transactions that add events span both files, and SQLite commits each
+/// file of such a transaction atomically, but not the two together. So the
+/// projection records the log position it reflects (its mark, written in the
+/// same transaction as its changes): on open, a projection behind the log
+/// (its last commits lost to a power failure: it is written with
+/// `synchronous=NORMAL`, being derived) applies the events after its mark,
+/// and one ahead of it, or damaged, or missing, is rebuilt.
+extension Home {
+    /// The name the current projection is attached under.
+    static let projectionSchema = "proj"
+    /// The name a rebuild's new projection is attached under until it becomes current.
+    static let nextProjectionSchema = "next"
+    /// Held (`flock`) while a rebuild makes and switches a projection file.
+    static let projectionLockFile = "projection.lock"
+
+    static func projectionFile(generation: Int) -> String { "projection.\(generation).sqlite" }
+
+    /// The generation of a projection file's name, or `nil` for another file.
+    static func generation(ofProjectionFile name: String) -> Int? {
+        guard name.hasPrefix("projection."), name.hasSuffix(".sqlite") else { return nil }
+        return Int(name.dropFirst("projection.".count).dropLast(".sqlite".count))
+    }
+
+    /// Raised inside a transaction whose projection is no longer the current
+    /// one (another process rebuilt it meanwhile): rolled back, and run again
+    /// on the current one.
+    struct ProjectionMoved: Error {}
+
+    /// A `file:` URI for `path` that opens an existing file only.
+    private static func existingFileURI(_ path: String) -> String {
+        let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#%'"))
+        return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?mode=rw"
+    }
+
+    /// Attaches the projection file `name` of the home at `path` as `schema`.
+    private static func attachProjection(_ name: String, home path: String, log: EventLog, family: FamilyID,
+                                         schema: String = projectionSchema) throws -> Projector {
+        let db = log.database
+        try db.execute("ATTACH DATABASE '\(existingFileURI(path + "/" + name))' AS \(schema)")
+        do {
+            try db.execute("PRAGMA \(schema).synchronous=NORMAL; PRAGMA \(schema).cache_size=-32768")
+            return try Projector(database: db, family: family, schema: schema)
+        } catch {
+            try? db.execute("DETACH DATABASE \(schema)")
+            throw error
+        }
+    }
+
+    /// Opens the current projection of a home, for ``init(path:identity:log:state:)``:
+    /// attached, or (none yet, missing or damaged) a new empty one, which
+    /// ``rebuildProjectionsIfOutdated()`` then builds. Tables an older famctl
+    /// kept in the log's database are dropped.
+    static func openProjection(home path: String, log: EventLog, state: DeviceState, family: FamilyID) throws -> (String, Projector) {
+        let db = log.database
+        let oldLayout: Bool? = try db.statement("SELECT 1 FROM main.sqlite_schema WHERE name = 'p_schema'").first { _ in true }
+        if oldLayout == true {
+            try db.transaction(.immediate) {
+                try Projector.drop(in: db)
+                try state.remove(.projectionVersion)
+            }
+        }
+        // A missing file may be one another process just replaced: read the setting again, once.
+        for _ in 0..<2 {
+            guard let name = try state.get(.projectionFile) else { break }
+            if let projector = try? attachProjection(name, home: path, log: log, family: family) { return (name, projector) }
+        }
+        return try withProjectionLock(home: path) {
+            if let name = try state.get(.projectionFile), let projector = try? attachProjection(name, home: path, log: log, family: family) {
+                return (name, projector)
+            }
+            let name = try createProjectionFile(home: path, after: try state.get(.projectionFile))
+            let projector = try attachProjection(name, home: path, log: log, family: family)
+            try db.transaction(.immediate) {
+                try state.set(.projectionFile, name)
+                // Empty is the state of an empty log: nothing to build.
+                if try log.lastPosition() == 0 {
+                    try projector.setMark(0)
+                    try state.set(.projectionVersion, String(Projector.schemaVersion))
+                    try state.set(.projectionForks, "")
+                }
+            }
+            return (name, projector)
+        }
+    }
+
+    /// Creates an empty projection file (mode 0600, which SQLite gives its
+    /// `-wal` and `-shm` files too) of a generation after `current` and after
+    /// any file left in the home, and removes the files of other generations
+    /// (what a rebuild interrupted by a crash left). Called holding the lock.
+    private static func createProjectionFile(home path: String, after current: String?) throws -> String {
+        let fm = FileManager.default
+        let names = (try? fm.contentsOfDirectory(atPath: path)) ?? []
+        var last = current.flatMap(generation(ofProjectionFile:)) ?? 0
+        for n in names {
+            let base = n.hasSuffix("-wal") || n.hasSuffix("-shm") ? String(n.dropLast(4)) : n
+            guard let g = generation(ofProjectionFile: base) else { continue }
+            last = max(last, g)
+            if base != current { try? fm.removeItem(atPath: path + "/" + n) }
+        }
+        let name = projectionFile(generation: last + 1)
+        do {
+            try FileIO.createNew(path + "/" + name, mode: 0o600)
+        } catch {
+            throw CLIError(.cantCreate, "cannot create \(path)/\(name): \(error.reason)",
+                           hint: "Check the permissions of the home directory and the free space on its disk.")
+        }
+        return name
+    }
+
+    /// Runs `body` holding the home's projection lock: one process at a time
+    /// makes and switches projection files. Released when the process dies.
+    private static func withProjectionLock<T>(home path: String, _ body: () throws -> T) throws -> T {
+        do {
+            return try FileIO.withExclusiveLock(path + "/" + projectionLockFile, body)
+        } catch let e as FileIO.Failure {
+            throw CLIError(e.permissionDenied ? .cantCreate : .tempFail, "cannot lock \(path)/\(projectionLockFile): \(e.reason)",
+                           hint: "Check the permissions of the home directory.")
+        }
+    }
+
+    /// Attaches the projection the settings name now, in place of the one
+    /// this process had (another process rebuilt it).
+    func followCurrentProjection() throws {
+        try? log.database.execute("DETACH DATABASE \(Self.projectionSchema)")
+        (projectionName, projector) = try Self.openProjection(home: path, log: log, state: state, family: family)
+    }
+
+    /// Runs a log operation; should it fail because another process
+    /// switched the projection meanwhile (``ProjectionMoved``, or SQLite
+    /// refusing to write a file that was removed), runs it again on the
+    /// current one. It rolled back: nothing was written.
+    func onCurrentProjection<T>(_ operation: () throws -> T) throws -> T {
+        do {
+            return try operation()
+        } catch {
+            guard error is ProjectionMoved || (try? state.get(.projectionFile)) != projectionName else { throw error }
+            try followCurrentProjection()
+            return try operation()
+        }
+    }
+
+    /// What every transaction that adds events does last (the log's
+    /// `willCommit`): checks that this process's projection is still the
+    /// current one, and records the log position it now reflects.
+    func projectionWillCommit() throws {
+        guard try state.get(.projectionFile) == projectionName else { throw ProjectionMoved() }
+        try projector.setMark(try log.lastPosition())
+    }
+
+    /// Rebuilds every projection from the log into a new projection file
+    /// (see the type's documentation), then makes it the current one.
+    func rebuildProjections() throws {
+        let db = log.database
+        try Self.withProjectionLock(home: path) {
+            // Another process may have rebuilt while this one waited for the
+            // lock: the household events are copied from the current file.
+            var hasCurrent = true
+            if let current = try state.get(.projectionFile), current != projectionName {
+                try db.execute("DETACH DATABASE \(Self.projectionSchema)")
+                projectionName = current
+                if let attached = try? Self.attachProjection(current, home: path, log: log, family: family) {
+                    projector = attached
+                } else {
+                    hasCurrent = false
+                }
+            }
+            let name = try Self.createProjectionFile(home: path, after: projectionName)
+            let current = projector
+            var switched = false
+            defer {
+                if !switched {
+                    projector = current
+                    try? db.execute("DETACH DATABASE \(Self.nextProjectionSchema)")
+                    for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + "/" + name + suffix) }
+                }
+            }
+            let next = Self.nextProjectionSchema
+            try db.execute("ATTACH DATABASE '\(Self.existingFileURI(path + "/" + name))' AS \(next)")
+            // No journal on disk (the connection's defensive mode refuses
+            // `OFF`; `MEMORY` keeps the little there is to roll back in
+            // memory): a file nobody reads until it is complete. Its tables
+            // are made without an fsync each; the rebuild's commit writes its
+            // last pages and fsyncs it. The log is read in order (a small
+            // cache does); the new file's pages get the rest of the memory
+            // budget.
+            try db.execute("""
+                PRAGMA \(next).page_size=\(Database.newPageSize); PRAGMA \(next).journal_mode=MEMORY; PRAGMA \(next).synchronous=OFF;
+                PRAGMA main.cache_size=-4096; PRAGMA \(next).cache_size=-28672
+                """)
+            defer { try? db.execute("PRAGMA main.cache_size=-32768") }
+            projector = try Projector(database: db, family: family, schema: next)
+            try db.execute("PRAGMA \(next).synchronous=FULL")
+            try db.transaction(.immediate) {
+                // The household events the current projection holds are folded first.
+                if hasCurrent { try db.execute("INSERT INTO \(next).p_library SELECT * FROM \(Self.projectionSchema).p_library") }
+                try rebuildPass()
+                try projector.setMark(try log.lastPosition())
+            }
+            try db.execute("PRAGMA \(next).journal_mode=WAL; PRAGMA \(next).synchronous=NORMAL")
+            try db.transaction(.immediate) {
+                try state.set(.projectionFile, name)
+                try state.set(.projectionVersion, String(Projector.schemaVersion))
+                try state.set(.projectionForks, forkPointsText)
+                // Events another process added between the two transactions.
+                try catchUpProjection()
+            }
+            switched = true
+            let old = projectionName
+            projectionName = name
+            if hasCurrent { try db.execute("DETACH DATABASE \(Self.projectionSchema)") }
+            try db.execute("DETACH DATABASE \(next)")
+            projector = try Self.attachProjection(name, home: path, log: log, family: family)
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + "/" + old + suffix) }
+        }
+    }
+
+    /// Applies the events the log holds past the projection's mark (inside
+    /// the caller's transaction), and moves the mark to the log's end.
+    func catchUpProjection() throws {
+        let mark = try projector.mark()
+        let last = try log.lastPosition()
+        guard mark < last else { return }
+        try log.forEachEvent(order: .arrival, after: mark) { stored in
+            // An event stored in the log decodes (it was checked on the way in);
+            // should one not, `replay` reports it.
+            guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id) else { return }
+            try apply(env)
+        }
+        try projector.setMark(last)
+    }
+}

@@ -1,0 +1,153 @@
+import Envelope
+import EventLog
+@testable import famctl
+import Foundation
+import Projections
+import Testing
+
+/// The projection lives in a file of its own, replaced whole by a rebuild;
+/// whatever happens to that file, the stores come back from the log.
+struct ProjectionFileTests {
+    /// The current projection file's name, as the home's settings give it.
+    static func currentFile(_ home: String) throws -> String {
+        let db = try Database(path: home + "/famctl.sqlite")
+        return try #require(try db.statement("SELECT value FROM device_settings WHERE key = 'projection.file'").first { $0.text(0) })
+    }
+
+    static func projectionFiles(_ home: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasPrefix("projection.") && $0 != Home.projectionLockFile }.sorted()
+    }
+
+    static func mode(_ path: String) throws -> Int {
+        (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as! NSNumber).intValue & 0o777
+    }
+
+    static func addMood(_ f: FamctlRunner, _ mood: Int) throws -> String {
+        try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(mood)")
+    }
+
+    @Test func aRebuildReplacesTheFileAndLeavesNoOther() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let id = try Self.addMood(f, 2)
+        let before = try Self.currentFile(f.home)
+        #expect(try Self.mode(f.home + "/" + before) == 0o600)
+        // A file a killed rebuild left behind.
+        let orphan = f.home + "/projection.41.sqlite"
+        #expect(FileManager.default.createFile(atPath: orphan, contents: Data("half".utf8)))
+        let digest = try f.ok("digest")
+        #expect(try f.ok("rebuild").hasPrefix("rebuilt the stores from "))
+        let after = try Self.currentFile(f.home)
+        #expect(after == "projection.42.sqlite", "a rebuild's file comes after every file in the home: \(after)")
+        #expect(try Self.projectionFiles(f.home) == [after], "the old file and the orphan are removed")
+        #expect(try Self.mode(f.home + "/" + after) == 0o600)
+        #expect(try f.ok("digest") == digest)
+        #expect(try f.ok("record", "list").contains(id))
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+        // No projection tables in the log's database.
+        let db = try Database(path: f.home + "/famctl.sqlite")
+        #expect(try db.statement("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'p\\_%' ESCAPE '\\'").first { $0.int(0) } == 0)
+    }
+
+    @Test func aProjectionBehindTheLogCatchesUpWithoutARebuild() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let first = try Self.addMood(f, 2)
+        let digestBefore = try f.ok("digest")
+        let name = try Self.currentFile(f.home)
+        let path = f.home + "/" + name
+        // The projection as it was (famctl has exited: its write-ahead log is checkpointed and gone).
+        let saved = try Data(contentsOf: URL(fileURLWithPath: path))
+        let second = try Self.addMood(f, 4)
+        let digestAfter = try f.ok("digest")
+        #expect(digestAfter != digestBefore)
+        // Its last commit lost, as a power failure can lose it (the log's is fsynced, the projection's is not).
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        try saved.write(to: URL(fileURLWithPath: path))
+        let list = try f.ok("record", "list")
+        #expect(list.contains(first) && list.contains(second), "\(list)")
+        #expect(try Self.currentFile(f.home) == name, "caught up in place, not rebuilt")
+        #expect(try f.ok("digest") == digestAfter)
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
+    @Test func aMissingOrDamagedProjectionIsRebuiltFromTheLog() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let id = try Self.addMood(f, 3)
+        let digest = try f.ok("digest")
+        // Damaged: not a database at all.
+        var name = try Self.currentFile(f.home)
+        try Data(repeating: 0x5a, count: 65_536).write(to: URL(fileURLWithPath: f.home + "/" + name))
+        #expect(try f.ok("record", "list").contains(id))
+        #expect(try Self.currentFile(f.home) != name)
+        #expect(try f.ok("digest") == digest)
+        // Missing.
+        name = try Self.currentFile(f.home)
+        try FileManager.default.removeItem(atPath: f.home + "/" + name)
+        #expect(try f.ok("digest") == digest)
+        #expect(try f.ok("record", "list").contains(id))
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+        #expect(try Self.projectionFiles(f.home).count == 1)
+    }
+
+    @Test func aProjectionAheadOfTheLogIsRebuilt() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let id = try Self.addMood(f, 3)
+        let name = try Self.currentFile(f.home)
+        let digest = try f.ok("digest")
+        do {
+            let db = try Database(path: f.home + "/" + name)
+            try db.execute("UPDATE p_schema SET mark = mark + 1000")
+        }
+        #expect(try f.ok("record", "list").contains(id))
+        #expect(try Self.currentFile(f.home) != name)
+        #expect(try f.ok("digest") == digest)
+    }
+
+    /// A home whose tables an older famctl kept in the log's database.
+    @Test func tablesOfTheOldLayoutAreDroppedAndTheStoresRebuilt() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let id = try Self.addMood(f, 5)
+        let digest = try f.ok("digest")
+        do {
+            let db = try Database(path: f.home + "/famctl.sqlite")
+            let text = try #require(try db.statement("SELECT value FROM device_settings WHERE key = 'family.id'").first { $0.text(0) })
+            let family = try #require(FamilyID(string: text))
+            _ = try Projector(database: db, family: family)
+            try db.execute("DELETE FROM device_settings WHERE key LIKE 'projection.%'")
+        }
+        #expect(try f.ok("record", "list").contains(id))
+        #expect(try f.ok("digest") == digest)
+        let db = try Database(path: f.home + "/famctl.sqlite")
+        #expect(try db.statement("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'p\\_%' ESCAPE '\\'").first { $0.int(0) } == 0)
+    }
+
+    /// One process rebuilds while another has the old file open: the other's
+    /// next write goes to the new file, which the first process reads.
+    @Test func aWriteAfterAnotherProcessRebuiltLandsInTheNewFile() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let rebuilder = try Home.open(f.home)
+        let writer = try Home.open(f.home)
+        let old = writer.projectionName
+        try rebuilder.rebuildProjections()
+        #expect(rebuilder.projectionName != old)
+        #expect(!FileManager.default.fileExists(atPath: f.home + "/" + old))
+        let record = UUID()
+        try writer.append([RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                                       fields: ["kind": .string("mood"), "mood": .int(4)]).body])
+        #expect(writer.projectionName == rebuilder.projectionName)
+        #expect(try rebuilder.projector.recordExists(record), "the write went to a file nobody reads")
+        #expect(try rebuilder.projector.digest() == writer.projector.digest())
+        #expect(try rebuilder.projector.mark() == rebuilder.log.lastPosition())
+    }
+}
