@@ -76,6 +76,10 @@ extension Home {
                 try Projector.drop(in: db)
                 try state.remove(.projectionVersion)
             }
+            // The room they took (as much as the log, at 1M events) goes
+            // back to the disk, once. Should another process be reading, it
+            // stays free inside the file, for the log to grow into.
+            try? db.execute("VACUUM main")
         }
         // A missing file may be one another process just replaced: read the setting again, once.
         for _ in 0..<2 {

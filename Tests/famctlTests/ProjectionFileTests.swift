@@ -128,6 +128,8 @@ struct ProjectionFileTests {
         #expect(try f.ok("digest") == digest)
         let db = try Database(path: f.home + "/famctl.sqlite")
         #expect(try db.statement("SELECT count(*) FROM sqlite_schema WHERE name LIKE 'p\\_%' ESCAPE '\\'").first { $0.int(0) } == 0)
+        // The room the old tables took is given back.
+        #expect(try db.statement("PRAGMA freelist_count").first { $0.int(0) } == 0)
     }
 
     /// One process rebuilds while another has the old file open: the other's
