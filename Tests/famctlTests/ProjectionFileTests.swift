@@ -26,17 +26,23 @@ struct ProjectionFileTests {
         try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(mood)")
     }
 
-    @Test func aRebuildReplacesTheFileAndLeavesNoOther() throws {
+    /// A new home with the `newMom` subject and one record: the runner, the
+    /// record's id and the home's digest.
+    static func homeWithOneRecord(mood: Int = 3) throws -> (FamctlRunner, String, String) {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
         try f.ok("subject", "add", "newMom")
-        let id = try Self.addMood(f, 2)
+        let id = try addMood(f, mood)
+        return (f, id, try f.ok("digest"))
+    }
+
+    @Test func aRebuildReplacesTheFileAndLeavesNoOther() throws {
+        let (f, id, digest) = try Self.homeWithOneRecord(mood: 2)
         let before = try Self.currentFile(f.home)
         #expect(try Self.mode(f.home + "/" + before) == 0o600)
         // A file a killed rebuild left behind.
         let orphan = f.home + "/projection.41.sqlite"
         #expect(FileManager.default.createFile(atPath: orphan, contents: Data("half".utf8)))
-        let digest = try f.ok("digest")
         #expect(try f.ok("rebuild").hasPrefix("rebuilt the stores from "))
         let after = try Self.currentFile(f.home)
         #expect(after == "projection.42.sqlite", "a rebuild's file comes after every file in the home: \(after)")
@@ -51,11 +57,7 @@ struct ProjectionFileTests {
     }
 
     @Test func aProjectionBehindTheLogCatchesUpWithoutARebuild() throws {
-        let f = FamctlRunner()
-        try f.ok("init", "--name", "Mum")
-        try f.ok("subject", "add", "newMom")
-        let first = try Self.addMood(f, 2)
-        let digestBefore = try f.ok("digest")
+        let (f, first, digestBefore) = try Self.homeWithOneRecord(mood: 2)
         let name = try Self.currentFile(f.home)
         let path = f.home + "/" + name
         // The projection as it was (famctl has exited: its write-ahead log is checkpointed and gone).
@@ -74,11 +76,7 @@ struct ProjectionFileTests {
     }
 
     @Test func aMissingOrDamagedProjectionIsRebuiltFromTheLog() throws {
-        let f = FamctlRunner()
-        try f.ok("init", "--name", "Mum")
-        try f.ok("subject", "add", "newMom")
-        let id = try Self.addMood(f, 3)
-        let digest = try f.ok("digest")
+        let (f, id, digest) = try Self.homeWithOneRecord(mood: 3)
         // Damaged: not a database at all.
         var name = try Self.currentFile(f.home)
         try Data(repeating: 0x5a, count: 65_536).write(to: URL(fileURLWithPath: f.home + "/" + name))
@@ -95,12 +93,8 @@ struct ProjectionFileTests {
     }
 
     @Test func aProjectionAheadOfTheLogIsRebuilt() throws {
-        let f = FamctlRunner()
-        try f.ok("init", "--name", "Mum")
-        try f.ok("subject", "add", "newMom")
-        let id = try Self.addMood(f, 3)
+        let (f, id, digest) = try Self.homeWithOneRecord(mood: 3)
         let name = try Self.currentFile(f.home)
-        let digest = try f.ok("digest")
         do {
             let db = try Database(path: f.home + "/" + name)
             try db.execute("UPDATE p_schema SET mark = mark + 1000")
@@ -112,11 +106,7 @@ struct ProjectionFileTests {
 
     /// A home whose tables an older famctl kept in the log's database.
     @Test func tablesOfTheOldLayoutAreDroppedAndTheStoresRebuilt() throws {
-        let f = FamctlRunner()
-        try f.ok("init", "--name", "Mum")
-        try f.ok("subject", "add", "newMom")
-        let id = try Self.addMood(f, 5)
-        let digest = try f.ok("digest")
+        let (f, id, digest) = try Self.homeWithOneRecord(mood: 5)
         do {
             let db = try Database(path: f.home + "/famctl.sqlite")
             let text = try #require(try db.statement("SELECT value FROM device_settings WHERE key = 'family.id'").first { $0.text(0) })
