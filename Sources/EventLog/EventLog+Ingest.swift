@@ -57,6 +57,7 @@ extension EventLog {
             }
         }
         return try database.transaction(.immediate) {
+            try willBegin()
             var report = IngestReport()
             let received = Self.millis(now)
             // What `prepare` made for the events that took the slow path, kept

@@ -19,10 +19,16 @@ public final class EventLog {
     /// (an append's nonces; famctl's photo keys and key shares too). Tests make it repeat
     /// itself, as a restored snapshot's random source could.
     package var randomSecret: (Int) -> SecretBytes = { Sodium.randomSecret($0) }
-    /// Runs last inside every transaction of ``append(count:encoding:as:family:now:after:check:onAccepted:)``
-    /// and of ingest, before the commit: where the caller records what the
-    /// events it applied in `onAccepted` brought its own state to (famctl:
-    /// the log position its projection reflects). A throw rolls the batch back.
+    /// Runs first inside every transaction of ``append(count:encoding:as:family:now:after:check:onAccepted:)``
+    /// and of ingest, once the write lock is held: where the caller brings
+    /// what it derives from the log up to the log's end (famctl: its
+    /// projection, should another process's commit have reached the log but
+    /// not the projection). A throw rolls the batch back.
+    public var willBegin: () throws -> Void = {}
+    /// Runs last inside the same transactions, before the commit: where the
+    /// caller records what the events it applied in `onAccepted` brought its
+    /// own state to (famctl: the log position its projection reflects). A
+    /// throw rolls the batch back.
     public var willCommit: () throws -> Void = {}
 
     /// The position of the last event stored (0 for an empty log): positions
@@ -361,7 +367,28 @@ public final class EventLog {
         now: Date = Date(), after: HLC = .zero, check: () throws -> Void = {},
         onAccepted: (SyncEnvelope, Int) throws -> Void = { _, _ in }
     ) throws -> [SyncEnvelope] {
+        var out: [SyncEnvelope] = []
+        do {
+            return try append(count: count, encoding: encode, as: identity, family: family, now: now, after: after,
+                              check: check, onAccepted: onAccepted, into: &out)
+        } catch {
+            // A transaction that also wrote an attached database (famctl's
+            // projection) commits the log's file first: should the commit
+            // then fail on the other file, the events are stored all the
+            // same, and the append must say so rather than invite a retry
+            // that would write them twice.
+            if let first = out.first, (try? contains(first)) == true { return out }
+            throw error
+        }
+    }
+
+    private func append(
+        count: Int, encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
+        now: Date, after: HLC, check: () throws -> Void, onAccepted: (SyncEnvelope, Int) throws -> Void,
+        into out: inout [SyncEnvelope]
+    ) throws -> [SyncEnvelope] {
         try database.transaction(.immediate) {
+            try willBegin()
             try check()
             let me = identity.deviceID
             if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
@@ -376,7 +403,6 @@ public final class EventLog {
             for _ in 0..<count {
                 do { hlcs.append(try clock.tick(now: now)) } catch { throw EventLogError.clockExhausted }
             }
-            var out: [SyncEnvelope] = []
             out.reserveCapacity(count)
             let received = Self.millis(now)
             // Sealing (encrypt, sign, hash) is one chain: each event names the

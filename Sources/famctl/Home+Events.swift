@@ -51,20 +51,20 @@ extension Home {
         // canonical bytes (copied, not read value by value); anything else
         // from the body.
         try checkNotBehindOwnFolder()
-        return try onCurrentProjection { try appendOnce(bodies, after: after, check: check) }
+        let envs = try onCurrentProjection { try appendOnce(bodies, after: after, check: check) }
+        try settle()
+        return envs
     }
 
     private func appendOnce(_ bodies: [(EventBody, EpochKey)], after: HLC, check: () throws -> Void) throws -> [SyncEnvelope] {
         var prepared = [PreparedChange?](repeating: nil, count: bodies.count)
-        let envs = try log.append(count: bodies.count, encoding: { i in
+        return try log.append(count: bodies.count, encoding: { i in
             let bytes = bodies[i].0.encoded()
             prepared[i] = PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(bodies[i].0)
             return (bytes, bodies[i].1)
         }, as: identity, family: family, after: after, check: check) { env, i in
             try apply(env, prepared: prepared[i].take())
         }
-        try settle()
-        return envs
     }
 
     /// Ingests foreign envelopes and applies what enters the log.
@@ -199,7 +199,7 @@ extension Home {
         } else if mark < (try log.lastPosition()) {
             // Its last commits lost (a power failure): the events after its mark are applied again.
             try log.database.transaction(.immediate) { try catchUpProjection() }
-            try settle()
+            if needsRebuild { try rebuildProjections() }
         }
     }
 

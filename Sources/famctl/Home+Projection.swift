@@ -64,9 +64,18 @@ extension Home {
         }
     }
 
+    /// Whether an error attaching a projection file says the file is
+    /// missing or damaged (it is then rebuilt), rather than that it could
+    /// not be read just now (busy, out of descriptors: reported).
+    static func isDamage(_ error: any Error) -> Bool {
+        guard let e = error as? SQLiteError else { return false }
+        return e.code == .cantOpen || e.code == .notADatabase || e.code == .corrupt
+    }
+
     /// Opens the current projection of a home, for ``init(path:identity:log:state:)``:
-    /// attached, or (none yet, missing or damaged) a new empty one, which
-    /// ``rebuildProjectionsIfOutdated()`` then builds. Tables an older famctl
+    /// attached, or (none yet, missing or damaged) a new empty file, attached
+    /// but not made current (no other process reads it) until
+    /// ``rebuildProjectionsIfOutdated()`` has built it. Tables an older famctl
     /// kept in the log's database are dropped.
     static func openProjection(home path: String, log: EventLog, state: DeviceState, family: FamilyID) throws -> (String, Projector) {
         let db = log.database
@@ -84,25 +93,32 @@ extension Home {
         // A missing file may be one another process just replaced: read the setting again, once.
         for _ in 0..<2 {
             guard let name = try state.get(.projectionFile) else { break }
-            if let projector = try? attachProjection(name, home: path, log: log, family: family) { return (name, projector) }
+            do {
+                return (name, try attachProjection(name, home: path, log: log, family: family))
+            } catch where isDamage(error) {}
         }
-        return try withProjectionLock(home: path) {
-            if let name = try state.get(.projectionFile), let projector = try? attachProjection(name, home: path, log: log, family: family) {
-                return (name, projector)
-            }
-            let name = try createProjectionFile(home: path, after: try state.get(.projectionFile))
-            let projector = try attachProjection(name, home: path, log: log, family: family)
-            try db.transaction(.immediate) {
-                try state.set(.projectionFile, name)
-                // Empty is the state of an empty log: nothing to build.
-                if try log.lastPosition() == 0 {
-                    try projector.setMark(0)
-                    try state.set(.projectionVersion, String(Projector.schemaVersion))
-                    try state.set(.projectionForks, "")
-                }
-            }
-            return (name, projector)
+        return try withProjectionLock(home: path) { try openProjectionLocked(home: path, log: log, state: state, family: family) }
+    }
+
+    /// ``openProjection(home:log:state:family:)``'s work under the lock.
+    private static func openProjectionLocked(home path: String, log: EventLog, state: DeviceState, family: FamilyID) throws -> (String, Projector) {
+        let current = try state.get(.projectionFile)
+        if let current {
+            do {
+                return (current, try attachProjection(current, home: path, log: log, family: family))
+            } catch where isDamage(error) {}
         }
+        let name = try createProjectionFile(home: path, after: current)
+        let projector = try attachProjection(name, home: path, log: log, family: family)
+        // Empty is the state of an empty log: complete as it is.
+        try log.database.transaction(.immediate) {
+            guard try log.lastPosition() == 0 else { return }
+            try projector.setMark(0)
+            try state.set(.projectionFile, name)
+            try state.set(.projectionVersion, String(Projector.schemaVersion))
+            try state.set(.projectionForks, "")
+        }
+        return (name, projector)
     }
 
     /// Creates an empty projection file (mode 0600, which SQLite gives its
@@ -141,15 +157,16 @@ extension Home {
     }
 
     /// Attaches the projection the settings name now, in place of the one
-    /// this process had (another process rebuilt it).
+    /// this process had (another process rebuilt it). Its mark is checked
+    /// by the next transaction (``projectionWillBegin()``).
     func followCurrentProjection() throws {
         try? log.database.execute("DETACH DATABASE \(Self.projectionSchema)")
         (projectionName, projector) = try Self.openProjection(home: path, log: log, state: state, family: family)
     }
 
     /// Runs a log operation; should it fail because another process
-    /// switched the projection meanwhile (``ProjectionMoved``, or SQLite
-    /// refusing to write a file that was removed), runs it again on the
+    /// switched the projection meanwhile (``ProjectionMoved``, or any
+    /// failure while the setting names another file), runs it again on the
     /// current one. It rolled back: nothing was written.
     func onCurrentProjection<T>(_ operation: () throws -> T) throws -> T {
         do {
@@ -161,11 +178,20 @@ extension Home {
         }
     }
 
-    /// What every transaction that adds events does last (the log's
-    /// `willCommit`): checks that this process's projection is still the
-    /// current one, and records the log position it now reflects.
-    func projectionWillCommit() throws {
+    /// What every transaction that adds events does first (the log's
+    /// `willBegin`, the write lock held): checks that this process's
+    /// projection is the current one, and applies the events the log holds
+    /// past its mark (another process's, whose commit reached the log but
+    /// not the projection), so that the mark this transaction records
+    /// covers every event before its own.
+    func projectionWillBegin() throws {
         guard try state.get(.projectionFile) == projectionName else { throw ProjectionMoved() }
+        try catchUpProjection()
+    }
+
+    /// What the same transactions do last (the log's `willCommit`): record
+    /// the log position the projection now reflects.
+    func projectionWillCommit() throws {
         try projector.setMark(try log.lastPosition())
     }
 
@@ -174,17 +200,11 @@ extension Home {
     func rebuildProjections() throws {
         let db = log.database
         try Self.withProjectionLock(home: path) {
-            // Another process may have rebuilt while this one waited for the
-            // lock: the household events are copied from the current file.
-            var hasCurrent = true
-            if let current = try state.get(.projectionFile), current != projectionName {
-                try db.execute("DETACH DATABASE \(Self.projectionSchema)")
-                projectionName = current
-                if let attached = try? Self.attachProjection(current, home: path, log: log, family: family) {
-                    projector = attached
-                } else {
-                    hasCurrent = false
-                }
+            // Start from the current file: another process may have switched
+            // it while this one waited for the lock.
+            if try state.get(.projectionFile) != projectionName {
+                try? db.execute("DETACH DATABASE \(Self.projectionSchema)")
+                (projectionName, projector) = try Self.openProjectionLocked(home: path, log: log, state: state, family: family)
             }
             let name = try Self.createProjectionFile(home: path, after: projectionName)
             let current = projector
@@ -213,8 +233,13 @@ extension Home {
             projector = try Projector(database: db, family: family, schema: next)
             try db.execute("PRAGMA \(next).synchronous=FULL")
             try db.transaction(.immediate) {
-                // The household events the current projection holds are folded first.
-                if hasCurrent { try db.execute("INSERT INTO \(next).p_library SELECT * FROM \(Self.projectionSchema).p_library") }
+                // The household events the current projection holds are
+                // folded first: those the log holds (a projection may be
+                // ahead of its log, one restored from another time).
+                try db.run("""
+                    INSERT INTO \(next).p_library SELECT * FROM \(Self.projectionSchema).p_library p WHERE EXISTS (
+                        SELECT 1 FROM main.events e WHERE e.family = ?1 AND e.author = substr(p.version, 9) AND e.seq = p.seq AND e.id = p.event)
+                    """, [.blob(family.bytes)])
                 try rebuildPass()
                 try projector.setMark(try log.lastPosition())
             }
@@ -229,8 +254,7 @@ extension Home {
             switched = true
             let old = projectionName
             projectionName = name
-            if hasCurrent { try db.execute("DETACH DATABASE \(Self.projectionSchema)") }
-            try db.execute("DETACH DATABASE \(next)")
+            try db.execute("DETACH DATABASE \(Self.projectionSchema); DETACH DATABASE \(next)")
             projector = try Self.attachProjection(name, home: path, log: log, family: family)
             for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + "/" + old + suffix) }
         }

@@ -63,6 +63,7 @@ final class Home {
         self.family = family
         (projectionName, projector) = try Self.openProjection(home: path, log: log, state: state, family: family)
         forkPoints = try log.forkPoints(in: family)
+        log.willBegin = { [unowned self] in try projectionWillBegin() }
         log.willCommit = { [unowned self] in try projectionWillCommit() }
         try rebuildProjectionsIfOutdated()
     }

@@ -142,4 +142,81 @@ struct ProjectionFileTests {
         #expect(try rebuilder.projector.digest() == writer.projector.digest())
         #expect(try rebuilder.projector.mark() == rebuilder.log.lastPosition())
     }
+
+    /// Another process's commit that reached the log but not the projection
+    /// (killed between the two files' commits, or the projection's failed):
+    /// the next write applies that event first, rather than moving the mark
+    /// past it.
+    @Test func anEventInTheLogButNotTheProjectionIsAppliedBeforeTheNextWrite() throws {
+        let (f, _, _) = try Self.homeWithOneRecord()
+        let home = try Home.open(f.home)
+        let (family, key) = try home.currentKey()
+        func body(_ record: UUID) -> EventBody {
+            RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                        fields: ["kind": .string("mood"), "mood": .int(4)]).body
+        }
+        let lost = UUID()
+        try EventLog(path: f.home + "/famctl.sqlite").append(bodies: [body(lost).encoded()], as: home.identity, family: family, key: key)
+        #expect(try home.projector.mark() < home.log.lastPosition())
+        let record = UUID()
+        try home.append([body(record)])
+        #expect(try home.projector.recordExists(lost), "the event the projection lacked was skipped")
+        #expect(try home.projector.recordExists(record))
+        #expect(try home.projector.mark() == home.log.lastPosition())
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
+    /// A file made because the current one is missing is not made current
+    /// until it is built: no other process follows it while it is empty.
+    @Test func aNewFileIsNotMadeCurrentBeforeItIsBuilt() throws {
+        let (f, id, digest) = try Self.homeWithOneRecord()
+        let name = try Self.currentFile(f.home)
+        try FileManager.default.removeItem(atPath: f.home + "/" + name)
+        let log = try EventLog(path: f.home + "/famctl.sqlite")
+        let state = try DeviceState(database: log.database)
+        let familyText = try #require(try state.get(.family))
+        let family = try #require(FamilyID(string: familyText))
+        let (opened, projector) = try Home.openProjection(home: f.home, log: log, state: state, family: family)
+        #expect(opened != name)
+        #expect(try projector.mark() == -1)
+        #expect(try state.get(.projectionFile) == name, "an empty file was made current")
+        // Another process opening the home rebuilds, and every record is there.
+        #expect(try f.ok("record", "list").contains(id))
+        #expect(try f.ok("digest") == digest)
+    }
+
+    /// A projection file newer than its log (a home put together from
+    /// copies of two times) holds household events the log does not: a
+    /// rebuild does not keep them.
+    @Test func householdEventsTheLogDoesNotHoldDoNotSurviveARebuild() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let digest = try f.ok("digest")
+        let olderName = try Self.currentFile(f.home)
+        let olderLog = try Data(contentsOf: URL(fileURLWithPath: f.home + "/famctl.sqlite"))
+        try f.ok("family", "create", "--name", "Smiths", "--dir", f.root + "/shared")
+        #expect(try f.ok("status").contains("Smiths"))
+        let newerName = try Self.currentFile(f.home)
+        try FileManager.default.moveItem(atPath: f.home + "/" + newerName, toPath: f.home + "/" + olderName)
+        try olderLog.write(to: URL(fileURLWithPath: f.home + "/famctl.sqlite"))
+        let status = try f.ok("status")
+        #expect(!status.contains("Smiths"), "\(status)")
+        #expect(try f.ok("digest") == digest)
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
+    /// A rebuild that fails (here: a file-size limit stops the new file)
+    /// leaves the current projection serving, and no file of its own.
+    @Test func aFailedRebuildLeavesTheCurrentProjectionServing() throws {
+        let (f, id, digest) = try Self.homeWithOneRecord()
+        let name = try Self.currentFile(f.home)
+        let (code, out) = try ResourceFaultTests.shell("ulimit -f 128; '\(FamctlRunner.binary.path)' rebuild", env: ["FAMCTL_HOME": f.home])
+        #expect(code == 73, "exit \(code): \(out)")
+        #expect(try Self.currentFile(f.home) == name)
+        #expect(try Self.projectionFiles(f.home) == [name], "the failed rebuild's file is left")
+        #expect(try f.ok("record", "list").contains(id))
+        #expect(try f.ok("digest") == digest)
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
 }
