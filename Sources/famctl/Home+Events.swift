@@ -104,7 +104,7 @@ extension Home {
     /// owner owes the family (seal the current key to members who lack it),
     /// unless a pull is still reading (``pulling(_:)``).
     func settle() throws {
-        if needsRebuild { try rebuildProjections() }
+        if needsRebuild { try rebuildProjections(unlessRebuilt: true) }
         if !isPulling { try shareKeysIfOwner() }
     }
 
@@ -122,7 +122,7 @@ extension Home {
         return result
     }
 
-    /// A rebuild's work inside its transaction (``rebuildProjections()``
+    /// A rebuild's work inside its transaction (``rebuildProjections(unlessRebuilt:)``
     /// makes the file it writes to): keys
     /// first, then the household (all library events, in version order), then
     /// records and care subjects judged against it.
@@ -195,11 +195,11 @@ extension Home {
         let mark = try projector.mark()
         if try state.get(.projectionVersion) != String(Projector.schemaVersion) || (try state.get(.projectionForks) ?? "") != forkPointsText
             || mark < 0 || mark > (try log.lastPosition()) {
-            try rebuildProjections()
+            try rebuildProjections(unlessRebuilt: true)
         } else if mark < (try log.lastPosition()) {
             // Its last commits lost (a power failure): the events after its mark are applied again.
             try log.database.transaction(.immediate) { try catchUpProjection() }
-            if needsRebuild { try rebuildProjections() }
+            if needsRebuild { try rebuildProjections(unlessRebuilt: true) }
         }
     }
 
@@ -237,7 +237,7 @@ private struct OpenedEvent: Sendable {
 }
 
 /// The family's keys, read (never written) by the workers that open bodies
-/// during one ``Home/ingest(_:)`` or ``Home/rebuildProjections()`` call,
+/// during one ``Home/ingest(_:)`` or ``Home/rebuildProjections(unlessRebuilt:)`` call,
 /// which owns them and outlives them.
 /// `EpochKey` is not `Sendable` so that secrets do not wander between threads
 /// by accident; this is the one deliberate, bounded exception.

@@ -197,7 +197,12 @@ extension Home {
 
     /// Rebuilds every projection from the log into a new projection file
     /// (see the type's documentation), then makes it the current one.
-    func rebuildProjections() throws {
+    ///
+    /// - Parameter unlessRebuilt: skip it when another process rebuilt the
+    ///   projection while this one waited for the lock, and what it built
+    ///   reflects the whole log, this device's keys and fork points (a
+    ///   rebuild this process needed, not one a user asked for).
+    func rebuildProjections(unlessRebuilt: Bool = false) throws {
         let db = log.database
         try Self.withProjectionLock(home: path) {
             // Start from the current file: another process may have switched
@@ -205,6 +210,12 @@ extension Home {
             if try state.get(.projectionFile) != projectionName {
                 try? db.execute("DETACH DATABASE \(Self.projectionSchema)")
                 (projectionName, projector) = try Self.openProjectionLocked(home: path, log: log, state: state, family: family)
+                forkPoints = try log.forkPoints(in: family)
+                if unlessRebuilt, try state.get(.projectionVersion) == String(Projector.schemaVersion),
+                   try state.get(.projectionForks) == forkPointsText, try projector.mark() == log.lastPosition() {
+                    needsRebuild = false
+                    return
+                }
             }
             let name = try Self.createProjectionFile(home: path, after: projectionName)
             let current = projector

@@ -219,4 +219,21 @@ struct ProjectionFileTests {
         #expect(try f.ok("digest") == digest)
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
+
+    /// A rebuild a process needed is skipped when another process rebuilt
+    /// while it waited for the lock; one a user asks for is not.
+    @Test func aNeededRebuildAnotherProcessJustDidIsSkipped() throws {
+        let (f, id, digest) = try Self.homeWithOneRecord()
+        let first = try Home.open(f.home)
+        let second = try Home.open(f.home)
+        try first.rebuildProjections()
+        let built = try Self.currentFile(f.home)
+        try second.rebuildProjections(unlessRebuilt: true)
+        #expect(second.projectionName == built)
+        #expect(try Self.currentFile(f.home) == built, "rebuilt again")
+        #expect(try second.projector.recordExists(try #require(UUID(uuidString: id))))
+        try second.rebuildProjections()
+        #expect(try Self.currentFile(f.home) != built)
+        #expect(try f.ok("digest") == digest)
+    }
 }
