@@ -14,8 +14,10 @@ struct ProjectionFileTests {
         return try #require(try db.statement("SELECT value FROM device_settings WHERE key = 'projection.file'").first { $0.text(0) })
     }
 
+    /// The projection files in a home (a file's `-wal` and `-shm` counted with it).
     static func projectionFiles(_ home: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasPrefix("projection.") && $0 != Home.projectionLockFile }.sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasPrefix("projection.") && $0 != Home.projectionLockFile }
+        return Set(names.map { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") ? String($0.dropLast(4)) : $0 }).sorted()
     }
 
     static func mode(_ path: String) throws -> Int {
@@ -235,5 +237,30 @@ struct ProjectionFileTests {
         try second.rebuildProjections()
         #expect(try Self.currentFile(f.home) != built)
         #expect(try f.ok("digest") == digest)
+    }
+
+    /// Two processes: one rebuilds again and again while the other adds
+    /// records. Every acknowledged record is in the projection that ends
+    /// current, which equals a rebuild from the log, and no other file is
+    /// left.
+    @Test func recordsAddedWhileAnotherProcessRebuildsAreAllProjected() throws {
+        let (f, first, _) = try Self.homeWithOneRecord()
+        let bin = FamctlRunner.binary.path
+        let (code, out) = try ResourceFaultTests.shell("""
+            cd '\(f.root)'
+            (for i in $(seq 12); do '\(bin)' rebuild > /dev/null || exit 1; done) & r=$!
+            (for i in $(seq 25); do '\(bin)' record add --focus newMom --store postpartum kind=mood mood=2 || exit 1; done) > added & a=$!
+            wait $r && wait $a && cat added
+            """, env: ["FAMCTL_HOME": f.home])
+        #expect(code == 0, "\(out)")
+        let acknowledged = out.split(separator: "\n").filter { UUID(uuidString: String($0)) != nil }
+        #expect(acknowledged.count == 25)
+        let home = try Home.open(f.home)
+        for id in acknowledged + [Substring(first)] {
+            #expect(try home.projector.recordExists(try #require(UUID(uuidString: String(id)))), "record \(id) not projected")
+        }
+        #expect(try home.projector.mark() == home.log.lastPosition())
+        #expect(try Self.projectionFiles(f.home) == [home.projectionName])
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 }
