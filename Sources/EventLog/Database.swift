@@ -98,6 +98,9 @@ public final class Database {
         try statement(sql).run(values)
     }
 
+    /// Whether no transaction is open (`sqlite3_get_autocommit`).
+    public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
+
     /// Number of rows changed by the last statement (`sqlite3_changes`).
     public var changes: Int { Int(sqlite3_changes(handle)) }
 

@@ -56,54 +56,63 @@ extension EventLog {
                 return CheckedChunk(checked: results.map(\.0), prepared: results.map(\.1))
             }
         }
-        return try database.transaction(.immediate) {
-            try willBegin()
-            var report = IngestReport()
-            let received = Self.millis(now)
-            // What `prepare` made for the events that took the slow path, kept
-            // across chunks: one held there and released later in the batch
-            // finds its own. (An event accepted at once is handed its own.)
-            var prepared: [EventID: Prepared] = [:]
-            func accepted(_ env: SyncEnvelope) throws { try onAccepted(env, prepared[env.id]) }
-            var chains = ChainCache()
-            func consume(_ chunks: [CheckedChunk<Prepared>]?) throws {
-                for chunk in chunks ?? [] {
-                    for (i, item) in chunk.checked.enumerated() {
-                        let env: SyncEnvelope
-                        switch item.decoded {
-                        case .success(let e): env = e
-                        case .failure(let error):
-                            report.outcomes.append((nil, .malformed(error)))
-                            continue
+        var report = IngestReport()
+        do {
+            return try database.transaction(.immediate) {
+                try willBegin()
+                report = IngestReport()
+                let received = Self.millis(now)
+                // What `prepare` made for the events that took the slow path, kept
+                // across chunks: one held there and released later in the batch
+                // finds its own. (An event accepted at once is handed its own.)
+                var prepared: [EventID: Prepared] = [:]
+                func accepted(_ env: SyncEnvelope) throws { try onAccepted(env, prepared[env.id]) }
+                var chains = ChainCache()
+                func consume(_ chunks: [CheckedChunk<Prepared>]?) throws {
+                    for chunk in chunks ?? [] {
+                        for (i, item) in chunk.checked.enumerated() {
+                            let env: SyncEnvelope
+                            switch item.decoded {
+                            case .success(let e): env = e
+                            case .failure(let error):
+                                report.outcomes.append((nil, .malformed(error)))
+                                continue
+                            }
+                            let outcome: IngestOutcome
+                            if item.signatureValid, env.family == family,
+                               let head = try chains.quietHead(of: env.author, in: family, log: self),
+                               env.seq == head.seq + 1, chainViolation(env, after: head) == nil {
+                                // The common case: the author's next event, nothing of that
+                                // author waiting, rejected or forked. It cannot be a
+                                // duplicate (its seq is past the head) nor a fork.
+                                let ready = chunk.prepared[i]
+                                try accept(env, received: received, report: &report, mayBePending: false,
+                                           onAccepted: { try onAccepted($0, ready) })
+                                chains.advance(env)
+                                outcome = .accepted
+                            } else {
+                                if item.signatureValid, let p = chunk.prepared[i] { prepared[env.id] = p }
+                                outcome = try ingestOne(env, family: family, signatureValid: item.signatureValid, received: received,
+                                                        report: &report, onAccepted: accepted)
+                                chains.forget(env.author)
+                            }
+                            report.outcomes.append((env.id, outcome))
                         }
-                        let outcome: IngestOutcome
-                        if item.signatureValid, env.family == family,
-                           let head = try chains.quietHead(of: env.author, in: family, log: self),
-                           env.seq == head.seq + 1, chainViolation(env, after: head) == nil {
-                            // The common case: the author's next event, nothing of that
-                            // author waiting, rejected or forked. It cannot be a
-                            // duplicate (its seq is past the head) nor a fork.
-                            let ready = chunk.prepared[i]
-                            try accept(env, received: received, report: &report, mayBePending: false,
-                                       onAccepted: { try onAccepted($0, ready) })
-                            chains.advance(env)
-                            outcome = .accepted
-                        } else {
-                            if item.signatureValid, let p = chunk.prepared[i] { prepared[env.id] = p }
-                            outcome = try ingestOne(env, family: family, signatureValid: item.signatureValid, received: received,
-                                                    report: &report, onAccepted: accepted)
-                            chains.forget(env.author)
-                        }
-                        report.outcomes.append((env.id, outcome))
                     }
                 }
+                for range in Pipeline<Range<Int>, CheckedChunk<Prepared>>.chunks(count: inputs.count, size: 256, rampUp: false) {
+                    try consume(checker.push([range]))
+                }
+                try consume(checker.finish())
+                try willCommit()
+                return report
             }
-            for range in Pipeline<Range<Int>, CheckedChunk<Prepared>>.chunks(count: inputs.count, size: 256, rampUp: false) {
-                try consume(checker.push([range]))
-            }
-            try consume(checker.finish())
-            try willCommit()
-            return report
+        } catch {
+            // As for an append: a commit that failed on an attached file
+            // after the log's own committed stored the events all the same.
+            if database.isAutocommit, let first = report.outcomes.first(where: { $0.1 == .accepted })?.0,
+               (try? contains(first)) == true { return report }
+            throw error
         }
     }
 

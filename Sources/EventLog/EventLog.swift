@@ -377,7 +377,7 @@ public final class EventLog {
             // then fail on the other file, the events are stored all the
             // same, and the append must say so rather than invite a retry
             // that would write them twice.
-            if let first = out.first, (try? contains(first)) == true { return out }
+            if database.isAutocommit, let first = out.first, (try? contains(first)) == true { return out }
             throw error
         }
     }

@@ -56,7 +56,13 @@ extension Home {
         let db = log.database
         try db.execute("ATTACH DATABASE '\(existingFileURI(path + "/" + name))' AS \(schema)")
         do {
-            try db.execute("PRAGMA \(schema).synchronous=NORMAL; PRAGMA \(schema).cache_size=-32768")
+            // A new (empty) file gets 32 KiB pages and a write-ahead log, so
+            // that readers and writers do not block one another; for a file
+            // that has them, both are no-ops.
+            try db.execute("""
+                PRAGMA \(schema).page_size=\(Database.newPageSize); PRAGMA \(schema).journal_mode=WAL;
+                PRAGMA \(schema).synchronous=NORMAL; PRAGMA \(schema).cache_size=-32768
+                """)
             return try Projector(database: db, family: family, schema: schema)
         } catch {
             try? db.execute("DETACH DATABASE \(schema)")
@@ -130,7 +136,8 @@ extension Home {
         let names = (try? fm.contentsOfDirectory(atPath: path)) ?? []
         var last = current.flatMap(generation(ofProjectionFile:)) ?? 0
         for n in names {
-            let base = n.hasSuffix("-wal") || n.hasSuffix("-shm") ? String(n.dropLast(4)) : n
+            let base = n.hasSuffix("-wal") || n.hasSuffix("-shm") ? String(n.dropLast(4))
+                : n.hasSuffix("-journal") ? String(n.dropLast(8)) : n
             guard let g = generation(ofProjectionFile: base) else { continue }
             last = max(last, g)
             if base != current { try? fm.removeItem(atPath: path + "/" + n) }
@@ -157,24 +164,31 @@ extension Home {
     }
 
     /// Attaches the projection the settings name now, in place of the one
-    /// this process had (another process rebuilt it). Its mark is checked
-    /// by the next transaction (``projectionWillBegin()``).
+    /// this process had (another process rebuilt it). Should that file be
+    /// missing or damaged, builds a new one. A mark behind the log is caught
+    /// up by the next transaction (``projectionWillBegin()``).
     func followCurrentProjection() throws {
         try? log.database.execute("DETACH DATABASE \(Self.projectionSchema)")
         (projectionName, projector) = try Self.openProjection(home: path, log: log, state: state, family: family)
+        if try state.get(.projectionFile) != projectionName { try rebuildProjections(unlessRebuilt: true) }
     }
 
     /// Runs a log operation; should it fail because another process
     /// switched the projection meanwhile (``ProjectionMoved``, or any
-    /// failure while the setting names another file), runs it again on the
-    /// current one. It rolled back: nothing was written.
+    /// failure while the setting names another file), runs it once more on
+    /// the current one. It rolled back: nothing was written.
     func onCurrentProjection<T>(_ operation: () throws -> T) throws -> T {
         do {
             return try operation()
         } catch {
             guard error is ProjectionMoved || (try? state.get(.projectionFile)) != projectionName else { throw error }
             try followCurrentProjection()
-            return try operation()
+            do {
+                return try operation()
+            } catch is ProjectionMoved {
+                throw CLIError(.tempFail, "another famctl process replaced the stores' file twice while this one was writing; nothing was written",
+                               hint: "Run the command again.")
+            }
         }
     }
 
@@ -264,10 +278,12 @@ extension Home {
             }
             switched = true
             let old = projectionName
-            projectionName = name
+            // Should the attach below fail, the name stays the old one: the
+            // next transaction then finds the setting changed and follows it.
             try db.execute("DETACH DATABASE \(Self.projectionSchema); DETACH DATABASE \(next)")
             projector = try Self.attachProjection(name, home: path, log: log, family: family)
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + "/" + old + suffix) }
+            projectionName = name
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + "/" + old + suffix) }
         }
     }
 
@@ -277,6 +293,14 @@ extension Home {
         let mark = try projector.mark()
         let last = try log.lastPosition()
         guard mark < last else { return }
+        // Another process's ingest may have found a fork (and died before
+        // its rebuild): the events past a fork point are left out here, and
+        // the projection is rebuilt without them after this operation.
+        let points = try log.forkPoints(in: family)
+        if points != forkPoints {
+            forkPoints = points
+            needsRebuild = true
+        }
         try log.forEachEvent(order: .arrival, after: mark) { stored in
             // An event stored in the log decodes (it was checked on the way in);
             // should one not, `replay` reports it.

@@ -42,6 +42,13 @@ struct ProjectionFileTests {
         let (f, id, digest) = try Self.homeWithOneRecord(mood: 2)
         let before = try Self.currentFile(f.home)
         #expect(try Self.mode(f.home + "/" + before) == 0o600)
+        // The first file, as every later one: a write-ahead log (readers and
+        // writers do not block one another) and 32 KiB pages.
+        do {
+            let db = try Database(path: f.home + "/" + before, readOnly: true)
+            #expect(try db.statement("PRAGMA journal_mode").first { $0.text(0) } == "wal")
+            #expect(try db.statement("PRAGMA page_size").first { $0.int(0) } == Int64(Database.newPageSize))
+        }
         // A file a killed rebuild left behind.
         let orphan = f.home + "/projection.41.sqlite"
         #expect(FileManager.default.createFile(atPath: orphan, contents: Data("half".utf8)))
@@ -261,6 +268,23 @@ struct ProjectionFileTests {
         }
         #expect(try home.projector.mark() == home.log.lastPosition())
         #expect(try Self.projectionFiles(f.home) == [home.projectionName])
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
+    /// A process whose projection another process replaced, the new file
+    /// then lost: its next write builds a new one rather than failing.
+    @Test func aWriteAfterTheCurrentFileWasLostBuildsANewOne() throws {
+        let (f, id, _) = try Self.homeWithOneRecord()
+        let rebuilder = try Home.open(f.home)
+        let writer = try Home.open(f.home)
+        try rebuilder.rebuildProjections()
+        try FileManager.default.removeItem(atPath: f.home + "/" + rebuilder.projectionName)
+        let record = UUID()
+        try writer.append([RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                                       fields: ["kind": .string("mood"), "mood": .int(1)]).body])
+        #expect(try writer.projector.recordExists(record))
+        #expect(try writer.projector.recordExists(try #require(UUID(uuidString: id))))
+        #expect(try Self.currentFile(f.home) == writer.projectionName)
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 }
