@@ -28,6 +28,21 @@ struct ProjectionFileTests {
         try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(mood)")
     }
 
+    /// The body of a `postpartum` mood record.
+    static func moodBody(_ record: UUID, _ mood: Int64) -> EventBody {
+        RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                    fields: ["kind": .string("mood"), "mood": .int(mood)]).body
+    }
+
+    /// Two `Home`s open on one home, as two processes would have them, once
+    /// the first has rebuilt the projection.
+    static func openTwiceThenRebuild(_ home: String) throws -> (rebuilder: Home, other: Home) {
+        let rebuilder = try Home.open(home)
+        let other = try Home.open(home)
+        try rebuilder.rebuildProjections()
+        return (rebuilder, other)
+    }
+
     /// A new home with the `newMom` subject and one record: the runner, the
     /// record's id and the home's digest.
     static func homeWithOneRecord(mood: Int = 3) throws -> (FamctlRunner, String, String) {
@@ -137,15 +152,13 @@ struct ProjectionFileTests {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
         try f.ok("subject", "add", "newMom")
-        let rebuilder = try Home.open(f.home)
-        let writer = try Home.open(f.home)
-        let old = writer.projectionName
-        try rebuilder.rebuildProjections()
+        let old = try Self.currentFile(f.home)
+        let (rebuilder, writer) = try Self.openTwiceThenRebuild(f.home)
+        #expect(writer.projectionName == old)
         #expect(rebuilder.projectionName != old)
         #expect(!FileManager.default.fileExists(atPath: f.home + "/" + old))
         let record = UUID()
-        try writer.append([RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
-                                       fields: ["kind": .string("mood"), "mood": .int(4)]).body])
+        try writer.append([Self.moodBody(record, 4)])
         #expect(writer.projectionName == rebuilder.projectionName)
         #expect(try rebuilder.projector.recordExists(record), "the write went to a file nobody reads")
         #expect(try rebuilder.projector.digest() == writer.projector.digest())
@@ -160,15 +173,11 @@ struct ProjectionFileTests {
         let (f, _, _) = try Self.homeWithOneRecord()
         let home = try Home.open(f.home)
         let (family, key) = try home.currentKey()
-        func body(_ record: UUID) -> EventBody {
-            RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
-                        fields: ["kind": .string("mood"), "mood": .int(4)]).body
-        }
         let lost = UUID()
-        try EventLog(path: f.home + "/famctl.sqlite").append(bodies: [body(lost).encoded()], as: home.identity, family: family, key: key)
+        try EventLog(path: f.home + "/famctl.sqlite").append(bodies: [Self.moodBody(lost, 4).encoded()], as: home.identity, family: family, key: key)
         #expect(try home.projector.mark() < home.log.lastPosition())
         let record = UUID()
-        try home.append([body(record)])
+        try home.append([Self.moodBody(record, 4)])
         #expect(try home.projector.recordExists(lost), "the event the projection lacked was skipped")
         #expect(try home.projector.recordExists(record))
         #expect(try home.projector.mark() == home.log.lastPosition())
@@ -233,9 +242,7 @@ struct ProjectionFileTests {
     /// while it waited for the lock; one a user asks for is not.
     @Test func aNeededRebuildAnotherProcessJustDidIsSkipped() throws {
         let (f, id, digest) = try Self.homeWithOneRecord()
-        let first = try Home.open(f.home)
-        let second = try Home.open(f.home)
-        try first.rebuildProjections()
+        let (_, second) = try Self.openTwiceThenRebuild(f.home)
         let built = try Self.currentFile(f.home)
         try second.rebuildProjections(unlessRebuilt: true)
         #expect(second.projectionName == built)
@@ -275,13 +282,10 @@ struct ProjectionFileTests {
     /// then lost: its next write builds a new one rather than failing.
     @Test func aWriteAfterTheCurrentFileWasLostBuildsANewOne() throws {
         let (f, id, _) = try Self.homeWithOneRecord()
-        let rebuilder = try Home.open(f.home)
-        let writer = try Home.open(f.home)
-        try rebuilder.rebuildProjections()
+        let (rebuilder, writer) = try Self.openTwiceThenRebuild(f.home)
         try FileManager.default.removeItem(atPath: f.home + "/" + rebuilder.projectionName)
         let record = UUID()
-        try writer.append([RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
-                                       fields: ["kind": .string("mood"), "mood": .int(1)]).body])
+        try writer.append([Self.moodBody(record, 1)])
         #expect(try writer.projector.recordExists(record))
         #expect(try writer.projector.recordExists(try #require(UUID(uuidString: id))))
         #expect(try Self.currentFile(f.home) == writer.projectionName)
