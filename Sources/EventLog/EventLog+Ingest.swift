@@ -108,10 +108,7 @@ extension EventLog {
                 return report
             }
         } catch {
-            // As for an append: a commit that failed on an attached file
-            // after the log's own committed stored the events all the same.
-            if database.isAutocommit, let first = report.outcomes.first(where: { $0.1 == .accepted })?.0,
-               (try? contains(first)) == true { return report }
+            if storedDespiteFailedCommit(first: report.outcomes.first(where: { $0.outcome == .accepted })?.id) { return report }
             throw error
         }
     }

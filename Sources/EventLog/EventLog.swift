@@ -377,9 +377,19 @@ public final class EventLog {
             // then fail on the other file, the events are stored all the
             // same, and the append must say so rather than invite a retry
             // that would write them twice.
-            if database.isAutocommit, let first = out.first, (try? contains(first)) == true { return out }
+            if storedDespiteFailedCommit(first: out.first?.id) { return out }
             throw error
         }
+    }
+
+    /// After a write transaction that threw: whether it ended (no
+    /// transaction left open) with `first`, the first event it stored, in
+    /// the log all the same — a transaction that also wrote an attached
+    /// database commits the log's file first, and its commit may then fail
+    /// on the other file.
+    func storedDespiteFailedCommit(first: EventID?) -> Bool {
+        guard database.isAutocommit, let first else { return false }
+        return (try? contains(first)) == true
     }
 
     private func append(

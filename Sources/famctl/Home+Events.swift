@@ -134,55 +134,53 @@ extension Home {
     /// records it judged so far were judged against an incomplete household,
     /// or events under that key were skipped: the pass runs again.
     func rebuildPass() throws {
-        do {
-            forkPoints = try log.forkPoints(in: family)
-            // Household events projected before their author's fork was known
-            // leave the household (and are skipped by the pass below).
-            for (author, point) in forkPoints { try projector.forgetLibraryEvents(of: author, from: point) }
-            try learnKeysFromProjection()
-            var complete = false
-            while !complete {
-                let known = try projector.libraryEventIDs()
-                try projector.reset(keepingLibrary: true)
-                complete = true
-                // Bodies are opened on another core, a chunk ahead of the
-                // projection (with the keys held when the pass starts: a key
-                // learned on the way makes another pass).
-                let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-                let opener = Pipeline<EventLog.StoredBytes, OpenedEvent?> { chunk in
-                    chunk.map { stored in
-                        guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id), let prepared = keys.open(env) else { return nil }
-                        return OpenedEvent(env: env, prepared: prepared)
+        forkPoints = try log.forkPoints(in: family)
+        // Household events projected before their author's fork was known
+        // leave the household (and are skipped by the pass below).
+        for (author, point) in forkPoints { try projector.forgetLibraryEvents(of: author, from: point) }
+        try learnKeysFromProjection()
+        var complete = false
+        while !complete {
+            let known = try projector.libraryEventIDs()
+            try projector.reset(keepingLibrary: true)
+            complete = true
+            // Bodies are opened on another core, a chunk ahead of the
+            // projection (with the keys held when the pass starts: a key
+            // learned on the way makes another pass).
+            let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
+            let opener = Pipeline<EventLog.StoredBytes, OpenedEvent?> { chunk in
+                chunk.map { stored in
+                    guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id), let prepared = keys.open(env) else { return nil }
+                    return OpenedEvent(env: env, prepared: prepared)
+                }
+            }
+            func project(_ opened: [OpenedEvent?]?) throws {
+                for case let opened? in opened ?? [] where !isPastForkPoint(opened.env) {
+                    let (env, prepared) = (opened.env, opened.prepared)
+                    if prepared.isLibraryType {
+                        if let event = prepared.libraryEvent, try learnKey(from: event, author: env.author) { complete = false }
+                        if case .library = try projector.apply(env, prepared: prepared) { complete = false }
+                    } else if complete {
+                        try projector.apply(env, prepared: prepared)
                     }
                 }
-                func project(_ opened: [OpenedEvent?]?) throws {
-                    for case let opened? in opened ?? [] where !isPastForkPoint(opened.env) {
-                        let (env, prepared) = (opened.env, opened.prepared)
-                        if prepared.isLibraryType {
-                            if let event = prepared.libraryEvent, try learnKey(from: event, author: env.author) { complete = false }
-                            if case .library = try projector.apply(env, prepared: prepared) { complete = false }
-                        } else if complete {
-                            try projector.apply(env, prepared: prepared)
-                        }
+            }
+            try projector.bulk(expected: try log.count(in: family)) {
+                var chunk: [EventLog.StoredBytes] = []
+                // The chunk projected last, handed back to the worker to free.
+                var done: [OpenedEvent?]?
+                try log.forEachEventBytes(in: family) { stored in
+                    if known.contains(stored.id) { return }
+                    chunk.append(stored)
+                    if chunk.count == 256 {
+                        let opened = opener.push(chunk, releasing: done.take())
+                        try project(opened)
+                        done = opened
+                        chunk.removeAll(keepingCapacity: true)
                     }
                 }
-                try projector.bulk(expected: try log.count(in: family)) {
-                    var chunk: [EventLog.StoredBytes] = []
-                    // The chunk projected last, handed back to the worker to free.
-                    var done: [OpenedEvent?]?
-                    try log.forEachEventBytes(in: family) { stored in
-                        if known.contains(stored.id) { return }
-                        chunk.append(stored)
-                        if chunk.count == 256 {
-                            let opened = opener.push(chunk, releasing: done.take())
-                            try project(opened)
-                            done = opened
-                            chunk.removeAll(keepingCapacity: true)
-                        }
-                    }
-                    if !chunk.isEmpty { try project(opener.push(chunk, releasing: done.take())) }
-                    try project(opener.finish())
-                }
+                if !chunk.isEmpty { try project(opener.push(chunk, releasing: done.take())) }
+                try project(opener.finish())
             }
         }
         needsRebuild = false
@@ -192,15 +190,20 @@ extension Home {
     /// (after a household event, or a fork found by an ingest), is rebuilt
     /// from its log on open.
     func rebuildProjectionsIfOutdated() throws {
-        let mark = try projector.mark()
-        if try state.get(.projectionVersion) != String(Projector.schemaVersion) || (try state.get(.projectionForks) ?? "") != forkPointsText
-            || mark < 0 || mark > (try log.lastPosition()) {
+        let (mark, last) = (try projector.mark(), try log.lastPosition())
+        if try !projectionSettingsMatch() || mark < 0 || mark > last {
             try rebuildProjections(unlessRebuilt: true)
-        } else if mark < (try log.lastPosition()) {
+        } else if mark < last {
             // Its last commits lost (a power failure): the events after its mark are applied again.
             try log.database.transaction(.immediate) { try catchUpProjection() }
             if needsRebuild { try rebuildProjections(unlessRebuilt: true) }
         }
+    }
+
+    /// Whether the settings say the current projection was built with this
+    /// famctl's layout, not marked stale, and with the log's fork points.
+    func projectionSettingsMatch() throws -> Bool {
+        try state.get(.projectionVersion) == String(Projector.schemaVersion) && (try state.get(.projectionForks) ?? "") == forkPointsText
     }
 
     /// Refuses a change this device is not allowed to make (a viewer's, a

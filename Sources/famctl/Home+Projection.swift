@@ -227,8 +227,7 @@ extension Home {
                 try? db.execute("DETACH DATABASE \(Self.projectionSchema)")
                 (projectionName, projector) = try Self.openProjectionLocked(home: path, log: log, state: state, family: family)
                 forkPoints = try log.forkPoints(in: family)
-                if unlessRebuilt, try state.get(.projectionVersion) == String(Projector.schemaVersion),
-                   try state.get(.projectionForks) == forkPointsText, try projector.mark() == log.lastPosition() {
+                if unlessRebuilt, try projectionSettingsMatch(), try projector.mark() == log.lastPosition() {
                     needsRebuild = false
                     return
                 }
