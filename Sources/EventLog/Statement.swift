@@ -91,7 +91,7 @@ public final class Statement {
     /// The most bytes of text and blobs a binding copies into ``scratch``
     /// (a row of the projection is about 600); beyond it values are bound
     /// where they lie, so that the buffer a statement keeps stays small.
-    static let copiedLimit = 16 << 10
+    public static let copiedLimit = 64 << 10
 
     /// Where ``bindCopies(_:bytes:)`` copies a binding's text and blobs:
     /// grown to the largest binding so far (at most ``copiedLimit``), reused

@@ -59,17 +59,14 @@ public final class Projector {
             """)
         loadStatement = try database.prepare(
             "SELECT put_version, delete_version, first_put, fields, store, focus, at, entity, created_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
-        insertStatement = try database.prepare("""
-            INSERT INTO \(schema).p_entities(kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields,
-                                   created_version, created_event, created_op, created_changes)
-            VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
-            """)
+        insertStatement = try database.prepare(
+            "INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
         updateStatement = try database.prepare("""
             UPDATE \(schema).p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10
             WHERE entity = ?1
             """)
         historyStatement = try database.prepare(
-            "INSERT OR IGNORE INTO \(schema).p_history(entity, version, event, op, changes) VALUES(?1, ?2, ?3, ?4, ?5)")
+            "INSERT OR IGNORE INTO \(schema).p_history(\(Self.historyColumns)) VALUES(?1, ?2, ?3, ?4, ?5)")
         household = try loadHousehold()
     }
 
@@ -137,6 +134,16 @@ public final class Projector {
 
     /// Set inside ``bulk(expected:_:)``: the entities written so far.
     private var written: BloomFilter?
+    /// Set inside ``bulk(expected:_:)``: the rows of new entities, and the
+    /// history rows, not inserted yet. A new entity's row is inserted
+    /// before the entity is read back.
+    private var newRows: RowBatch?
+    private var historyRows: RowBatch?
+
+    /// The columns an insert of an entity's row writes, in order.
+    static let insertColumns = "kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields, created_version, created_event, created_op, created_changes"
+    /// The columns of a history row, in order.
+    static let historyColumns = "entity, version, event, op, changes"
 
     /// Runs `body` — a rebuild's pass into emptied tables — so that an
     /// entity not yet written is known to be new without a lookup, an
@@ -149,13 +156,19 @@ public final class Projector {
     public func bulk<T>(expected: Int, _ body: () throws -> T) throws -> T {
         written = BloomFilter(capacity: expected)
         held = HeldEntities(capacity: heldCapacity)
+        newRows = RowBatch(database: database, head: "INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES", columns: 14)
+        historyRows = RowBatch(database: database, head: "INSERT OR IGNORE INTO \(schema).p_history(\(Self.historyColumns)) VALUES", columns: 5)
         defer {
             written = nil
             held = nil
+            newRows = nil
+            historyRows = nil
         }
         try database.execute("DROP INDEX IF EXISTS \(schema).p_entities_view")
         let result = try body()
+        try newRows?.flush()
         try writeHeld(all: true)
+        try historyRows?.flush()
         // The index's sort keeps up to the page cache's size in memory, on
         // top of the cache itself: at 1M events that took the rebuild past
         // its 100 MB budget. A smaller cache while it is built bounds both
@@ -174,6 +187,7 @@ public final class Projector {
             return (nil, EntityState())
         }
         if let h = held?.entities[HeldEntities.Key(kind: kind, id: id)] { return (h.row, h.state) }
+        if newRows?.holds(kind: kind, id: id) == true { try newRows?.flush() }
         return try load(kind: kind, id: id)
     }
 
@@ -390,20 +404,32 @@ public final class Projector {
             // Applying the creating event again changes nothing; a later one
             // is recorded once (the table's key is the entity and version).
             if entry.version.bytes != row.created {
-                try historyStatement.run([.integer(row.entity), .blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)])
+                let values: [SQLValue] = [.integer(row.entity), .blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)]
+                if let historyRows {
+                    try historyRows.add { $0.append(contentsOf: values) }
+                } else {
+                    try historyStatement.run(values)
+                }
             }
             return
+        }
+        func fill(_ values: inout [SQLValue]) {
+            appendColumns(of: e, atMilliseconds: made.map(\.atMilliseconds) ?? e.atMilliseconds, fields: made?.fields,
+                          to: &values, first: .text(kind), id: id)
+            values.append(.blob(entry.version.bytes))
+            values.append(.blob(entry.event.bytes))
+            values.append(.text(entry.op))
+            values.append(.text(entry.changes))
+        }
+        if let newRows {
+            // A bulk pass: inserted with the next new entities.
+            return try newRows.add(kind: kind, id: id, fill)
         }
         // Sized for the insert's fourteen values: appending the history
         // columns to a literal of ten reallocated it for every new entity.
         var values: [SQLValue] = []
         values.reserveCapacity(14)
-        appendColumns(of: e, atMilliseconds: made.map(\.atMilliseconds) ?? e.atMilliseconds, fields: made?.fields,
-                      to: &values, first: .text(kind), id: id)
-        values.append(.blob(entry.version.bytes))
-        values.append(.blob(entry.event.bytes))
-        values.append(.text(entry.op))
-        values.append(.text(entry.changes))
+        fill(&values)
         try insertStatement.run(values)
     }
 

@@ -165,7 +165,9 @@ extension Home {
                     }
                 }
             }
-            try projector.bulk(expected: try log.count(in: family)) {
+            // The log's last position bounds the family's events (a count
+            // would read the whole log once more).
+            try projector.bulk(expected: Int(try log.lastPosition())) {
                 var chunk: [EventLog.StoredBytes] = []
                 // The chunk projected last, handed back to the worker to free.
                 var done: [OpenedEvent?]?
