@@ -258,6 +258,10 @@ extension Home {
             defer { try? db.execute("PRAGMA main.cache_size=-32768") }
             projector = try Projector(database: db, family: family, schema: next)
             try db.execute("PRAGMA \(next).synchronous=FULL")
+            // The file's pages are written out while it is built, so that
+            // the commit's fsync has little left to write.
+            let writeback = BackgroundWriteback(path: path + "/" + name)
+            defer { writeback.stop() }
             try db.transaction(.immediate) {
                 // The household events the current projection holds are
                 // folded first: those the log holds (a projection may be
@@ -269,6 +273,7 @@ extension Home {
                 try rebuildPass()
                 try projector.setMark(try log.lastPosition())
             }
+            writeback.stop()
             try db.execute("PRAGMA \(next).journal_mode=WAL; PRAGMA \(next).synchronous=NORMAL")
             try db.transaction(.immediate) {
                 try state.set(.projectionFile, name)
