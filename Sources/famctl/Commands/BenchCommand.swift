@@ -128,13 +128,7 @@ enum BenchCommand: Command {
         }
 
         // Rebuild from the verified log, in a process of its own (as a user
-        // runs `famctl rebuild`), so that its peak memory is its own. First,
-        // outside the timing, the file systems are flushed: the append and
-        // the ingest leave up to 1.3 GB (at 1M events) for the kernel to
-        // write back, which would otherwise be written during the rebuild
-        // and slow its own writes (about a tenth at 1M events, measured
-        // with 2 GB left to write).
-        sync()
+        // runs `famctl rebuild`), so that its peak memory is its own.
         let out = base + "/rebuild.json"
         let child = try spawn(["--home", base + "/b", "rebuild", "--json"], stdout: out)
         guard child.status == 0, let data = FileManager.default.contents(atPath: out),
