@@ -23,10 +23,10 @@ final class RowBatch {
     /// Text and blob bytes waiting: a binding of at most
     /// ``Statement/copiedLimit`` bytes is copied into one buffer, the fast way.
     private var bytes = 0
-    /// Prepared inserts of `n` rows, by `n`.
+    /// Prepared inserts of `n` rows, by `n`: 1, 2, 4, … ``maxRows``.
     private var statements: [Int: Statement] = [:]
 
-    /// At most this many rows a statement.
+    /// At most this many rows a statement (a power of two).
     static let maxRows = 64
 
     init(database: Database, head: String, columns: Int) {
@@ -36,20 +36,32 @@ final class RowBatch {
     }
 
     /// Adds one row, its values appended by `fill`, and inserts the batch
-    /// when it is full.
+    /// when it is full. The rows waiting never hold more than
+    /// ``Statement/copiedLimit`` bytes of text and blobs together (so that
+    /// they are bound by copying, the fast way): a row that would take them
+    /// past it is added after the others are inserted, and a row past it
+    /// on its own is inserted alone.
     func add(kind: String = "", id: String = "", _ fill: (inout [SQLValue]) -> Void) throws {
         let from = values.count
         fill(&values)
         precondition(values.count - from == columns, "a row of \(values.count - from) values for \(columns) columns")
+        var size = 0
         for v in values[from...] {
             switch v {
-            case .text(let t): bytes += t.utf8.count
-            case .blob(let b): bytes += b.count
+            case .text(let t): size += t.utf8.count
+            case .blob(let b): size += b.count
             default: break
             }
         }
+        if rows > 0, bytes + size > Statement.copiedLimit {
+            let row = Array(values[from...])
+            values.removeSubrange(from...)
+            try flush()
+            values.append(contentsOf: row)
+        }
         keys.append((kind, id))
         rows += 1
+        bytes += size
         if rows >= Self.maxRows || bytes >= Statement.copiedLimit * 3 / 4 { try flush() }
     }
 
@@ -58,19 +70,29 @@ final class RowBatch {
         keys.contains { $0.id == id && $0.kind == kind }
     }
 
-    /// Inserts the rows waiting.
+    /// Inserts the rows waiting, in order: in statements of a power of two
+    /// rows each (37 rows: 32, 4 and 1), so that a rebuild prepares at most
+    /// seven statements a table, whatever sizes its read-backs leave.
     func flush() throws {
         guard rows > 0 else { return }
         defer { discard() }
-        let statement: Statement
-        if let s = statements[rows] {
-            statement = s
-        } else {
-            let row = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
-            statement = try database.prepare(head + " " + Array(repeating: row, count: rows).joined(separator: ","))
-            statements[rows] = statement
+        if rows == Self.maxRows { return try statement(rows: rows).run(values) }
+        var done = 0
+        var size = Self.maxRows
+        while done < rows {
+            while size > rows - done { size /= 2 }
+            try statement(rows: size).run(Array(values[(done * columns)..<((done + size) * columns)]))
+            done += size
         }
-        try statement.run(values)
+    }
+
+    /// The insert of `n` rows, prepared once.
+    private func statement(rows n: Int) throws -> Statement {
+        if let s = statements[n] { return s }
+        let row = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
+        let s = try database.prepare(head + " " + Array(repeating: row, count: n).joined(separator: ","))
+        statements[n] = s
+        return s
     }
 
     /// Drops the rows waiting (the pass failed: its transaction rolls back).

@@ -11,10 +11,14 @@ import Glibc
 /// with no journal and one fsync at its commit; without this, that fsync
 /// wrote nearly every page then, while both cores waited (0.30–0.37 s at
 /// 1M events, 0.02 s with it). Here an `fdatasync` of a descriptor of its
-/// own runs every ``interval`` until ``stop()``. The writer's own fsync
-/// still decides durability: Linux reports an I/O error to every
-/// descriptor open on the file when it happened, the writer's included, so
-/// ignoring it here hides nothing.
+/// own runs, then again ``interval`` after each one ends, until ``stop()``.
+/// The writer's own fsync still decides durability: Linux (since 4.13)
+/// reports a write-back error to every descriptor open on the file when it
+/// happened, the writer's included, so ignoring it here hides nothing.
+///
+/// ``stop()`` closes that descriptor, and closing any descriptor of a file
+/// drops every POSIX lock the process holds on the file, SQLite's
+/// included: call it only where SQLite holds no lock on the file.
 final class BackgroundWriteback: @unchecked Sendable {
     /// Between two `fdatasync`s.
     static let interval: TimeInterval = 0.3

@@ -259,7 +259,13 @@ extension Home {
             projector = try Projector(database: db, family: family, schema: next)
             try db.execute("PRAGMA \(next).synchronous=FULL")
             // The file's pages are written out while it is built, so that
-            // the commit's fsync has little left to write.
+            // the commit's fsync has little left to write. Its descriptor
+            // is closed by `stop()`, and closing any descriptor of a file
+            // drops every POSIX lock this process holds on it, SQLite's
+            // included: so `stop()` runs where SQLite holds none on `next`,
+            // after the transaction ends (committed, or rolled back by an
+            // error: the defer) and before the switch to WAL mode, whose
+            // connections keep a lock for as long as they are open.
             let writeback = BackgroundWriteback(path: path + "/" + name)
             defer { writeback.stop() }
             try db.transaction(.immediate) {
@@ -273,7 +279,7 @@ extension Home {
                 try rebuildPass()
                 try projector.setMark(try log.lastPosition())
             }
-            writeback.stop()
+            writeback.stop()   // here, not later: see above
             try db.execute("PRAGMA \(next).journal_mode=WAL; PRAGMA \(next).synchronous=NORMAL")
             try db.transaction(.immediate) {
                 try state.set(.projectionFile, name)
