@@ -89,8 +89,9 @@ public final class Statement {
     }
 
     /// The most bytes of text and blobs a binding copies into ``scratch``
-    /// (a row of the projection is about 600); beyond it values are bound
-    /// where they lie, so that the buffer a statement keeps stays small.
+    /// (a row of the projection is about 600 bytes; a rebuild inserts up to
+    /// this much in one statement of several rows); beyond it values are
+    /// bound where they lie, so that the buffer a statement keeps stays small.
     public static let copiedLimit = 64 << 10
 
     /// Where ``bindCopies(_:bytes:)`` copies a binding's text and blobs:
