@@ -35,6 +35,15 @@ extension Home {
 
     static func projectionFile(generation: Int) -> String { "projection.\(generation).sqlite" }
 
+    /// What SQLite keeps beside a projection file: its write-ahead log, its
+    /// shared memory, a rollback journal.
+    static let sideFileSuffixes = ["-wal", "-shm", "-journal"]
+
+    /// Removes the projection file `name` and what SQLite keeps beside it.
+    private static func removeProjectionFile(_ name: String, home path: String) {
+        for suffix in [""] + sideFileSuffixes { try? FileManager.default.removeItem(atPath: path + "/" + name + suffix) }
+    }
+
     /// The generation of a projection file's name, or `nil` for another file.
     static func generation(ofProjectionFile name: String) -> Int? {
         guard name.hasPrefix("projection."), name.hasSuffix(".sqlite") else { return nil }
@@ -138,8 +147,7 @@ extension Home {
         let names = (try? fm.contentsOfDirectory(atPath: path)) ?? []
         var last = current.flatMap(generation(ofProjectionFile:)) ?? 0
         for n in names {
-            let base = n.hasSuffix("-wal") || n.hasSuffix("-shm") ? String(n.dropLast(4))
-                : n.hasSuffix("-journal") ? String(n.dropLast(8)) : n
+            let base = sideFileSuffixes.first(where: n.hasSuffix).map { String(n.dropLast($0.count)) } ?? n
             guard let g = generation(ofProjectionFile: base) else { continue }
             last = max(last, g)
             if base != current { try? fm.removeItem(atPath: path + "/" + n) }
@@ -239,7 +247,7 @@ extension Home {
                 if !switched {
                     projector = current
                     try? db.execute("DETACH DATABASE \(Self.nextProjectionSchema)")
-                    for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + "/" + name + suffix) }
+                    Self.removeProjectionFile(name, home: path)
                 }
             }
             let next = Self.nextProjectionSchema
@@ -295,7 +303,7 @@ extension Home {
             try db.execute("DETACH DATABASE \(Self.projectionSchema); DETACH DATABASE \(next)")
             projector = try Self.attachProjection(name, home: path, log: log, family: family)
             projectionName = name
-            for suffix in ["", "-wal", "-shm", "-journal"] { try? FileManager.default.removeItem(atPath: path + "/" + old + suffix) }
+            Self.removeProjectionFile(old, home: path)
         }
     }
 
