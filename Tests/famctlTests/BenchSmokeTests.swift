@@ -27,6 +27,17 @@ struct BenchSmokeTests {
             #expect(value > 0 && bound > 0, "\(name): \(value) against \(bound)")
             #expect(abs(ratio - value / bound) < 1e-9, "\(name): the ratio is value ÷ bound")
         }
+        // Append's and ingest's bounds are the mean of the bare rates measured
+        // at the start and right after each figure (the machine's speed moves).
+        let number = { (key: String) in (json[key] as? NSNumber)?.doubleValue ?? 0 }
+        #expect(number("bareSignAfterAppendPerSecond") > 0 && number("bareVerifyAfterIngestPerSecond") > 0)
+        let cores = Double((json["cores"] as? NSNumber)?.intValue ?? 0)
+        let appendBound = (row("append (batched)")?["bound"] as? NSNumber)?.doubleValue ?? 0
+        let ingestBound = (row("ingest (verify")?["bound"] as? NSNumber)?.doubleValue ?? 0
+        #expect(abs(appendBound - (number("bareSignPerSecond") + number("bareSignAfterAppendPerSecond")) / 2) < 1e-6)
+        #expect(abs(ingestBound - (number("bareVerifyPerSecond") + number("bareVerifyAfterIngestPerSecond")) / 2 * cores) < 1e-6)
+        #expect(r.stderr.contains("bare signing: ") && r.stderr.contains("right after the append"))
+
         // The rebuild's peak memory is its own process's, not this run's.
         let rebuildPeak = (row("peak RSS of the rebuild process")?["value"] as? NSNumber)?.doubleValue ?? 0
         #expect(rebuildPeak > 5 && rebuildPeak < 1000)
