@@ -74,7 +74,7 @@ private struct CanonicalPutReader {
               take(#","store":"#), let store = string(),
               take(#","type":"record.put"}"#), i == b.count else { return nil }
         let storeText = text(store)
-        guard StoreName(rawValue: storeText) != nil,
+        guard StoreName.isKnown(storeText),
               let uuid = UUIDText.parse(UnsafeBufferPointer(rebasing: b[record])) else { return nil }
 
         // The trail: the implied fields first (quoted as the body quotes them),
@@ -136,14 +136,38 @@ private struct CanonicalPutReader {
         i += 1
         let start = i
         while i < b.count {
-            let c = b[i]
-            if c == UInt8(ascii: "\"") { i += 1; return start..<(i - 1) }
-            if c < 0x20 || c == UInt8(ascii: "\\") { return nil }
-            if c < 0x80 { i += 1; continue }
-            guard let n = Self.utf8SequenceLength(b, at: i) else { return nil }
-            i += n
+            // Eight plain bytes at a time (ASCII, none a quote, a backslash
+            // or a control character): most of a long text.
+            if i + 8 <= b.count, Self.plain(UnsafeRawPointer(b.baseAddress! + i).loadUnaligned(as: UInt64.self)) {
+                i += 8
+                continue
+            }
+            // Otherwise those eight (or the last few) one by one.
+            let end = min(i + 8, b.count)
+            while i < end {
+                let c = b[i]
+                if c == UInt8(ascii: "\"") { i += 1; return start..<(i - 1) }
+                if c < 0x20 || c == UInt8(ascii: "\\") { return nil }
+                if c < 0x80 { i += 1; continue }
+                guard let n = Self.utf8SequenceLength(b, at: i) else { return nil }
+                i += n
+            }
         }
         return nil
+    }
+
+    /// Whether none of the eight bytes in `x` is a quote, a backslash, a
+    /// control character (below 0x20) or non-ASCII (0x80 and above): the
+    /// bytes a string's scan must look at one by one. (A byte below `n` sets
+    /// its top bit in `(x - n·ones) & ~x`, for `n` ≤ 0x80, and no other byte
+    /// does unless one below it did.)
+    static func plain(_ x: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        func below(_ v: UInt64, _ n: UInt64) -> UInt64 { (v &- ones &* n) & ~v & high }
+        let quote = below(x ^ (ones &* 0x22), 1)
+        let backslash = below(x ^ (ones &* 0x5C), 1)
+        return quote | backslash | below(x, 0x20) | (x & high) == 0
     }
 
     /// A value exactly as ``JSONValue/write(into:)`` writes it: its range,

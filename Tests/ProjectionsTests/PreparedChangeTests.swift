@@ -180,6 +180,46 @@ struct PreparedChangeTests {
         }
     }
 
+    /// The canonical reader scans a string's text eight bytes at a time:
+    /// a byte it must look at (a quote, a backslash, a control character,
+    /// a non-ASCII one) at every place in and around those eight, in texts
+    /// of every length up to 40, is still found, and the change is the
+    /// general reader's, or declined where the text holds an escape.
+    @Test func everyPlaceInAStringIsScanned() throws {
+        let author = SigningKey(seed: [UInt8](repeating: 7, count: 32)).publicKey
+        let version = Version(hlc: HLC(milliseconds: 1_795_000_000_000, counter: 0), author: author)
+        for length in 0..<40 {
+            for place in -1..<length {
+                for special in ["\"", "\\", "\u{1}", "\u{1f}", "é", "🥕", "\u{7f}", " "] {
+                    var text = String(repeating: "a", count: length)
+                    if place >= 0 { text = String(text.prefix(place)) + special + String(text.dropFirst(place + 1)) }
+                    for field in ["note", "n\(text.count)"] {
+                        let body = RecordEvent(kind: .put, record: UUID(), store: "sleep", focus: "newMom", at: nil,
+                                               fields: [field: .string(text), "z": .int(1)]).body
+                        let bytes = body.encoded()
+                        let escaped = place >= 0 && ["\"", "\\", "\u{1}", "\u{1f}"].contains(special)
+                        let fast = PreparedChange(canonicalRecordPut: bytes, version: version)
+                        if escaped {
+                            #expect(fast == nil, "\(String(decoding: bytes, as: UTF8.self)) holds an escape")
+                        } else {
+                            #expect(fast == PreparedChange(body, version: version), "\(String(decoding: bytes, as: UTF8.self))")
+                            #expect(fast != nil)
+                        }
+                    }
+                }
+                // Bytes famctl never writes raw (a control character, bytes
+                // that are not UTF-8) are declined wherever they stand.
+                for raw: [UInt8] in [[0x01], [0x1F], [0xFF], [0xC3], [0xED, 0xA0, 0x80]] where place >= 0 {
+                    var text = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    text.replaceSubrange(place..<(place + 1), with: raw)
+                    let bytes = Array(#"{"fields":{"note":""#.utf8) + text
+                        + Array(#"","z":1},"focus":"newMom","record":"f63e5f53-b0e7-4662-92d9-2ab1ac04c0bd","schema":1,"store":"sleep","type":"record.put"}"#.utf8)
+                    #expect(PreparedChange(canonicalRecordPut: bytes, version: version) == nil, "\(raw) at \(place) of \(length)")
+                }
+            }
+        }
+    }
+
     /// Texts at the edges of what the canonical reader takes: each value
     /// either gives the general reader's change or is declined.
     @Test func edgesOfTheCanonicalForm() throws {
