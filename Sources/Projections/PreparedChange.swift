@@ -148,7 +148,7 @@ public struct PreparedChange: Sendable, Equatable {
     /// name once).
     private static func record(_ kind: RecordEvent.Kind, _ record: UUID, store: String, focus: String, at: String?, schema: Int,
                                fields: [Named]) -> Change {
-        guard StoreName(rawValue: store) != nil else { return .deferred("unknown store '\(store)'") }
+        guard StoreName.isKnown(store) else { return .deferred("unknown store '\(store)'") }
         guard schema <= StoreSchema.version else { return .deferred("\(store) schema \(schema) is newer than \(StoreSchema.version)") }
         let id = UUIDText.lowercase(record)
         switch kind {
