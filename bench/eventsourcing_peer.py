@@ -1,15 +1,16 @@
 """The peer the append and rebuild figures are compared with: the Python
 `eventsourcing` library on SQLite, without signing or encryption.
 
-The workload is famctl's own in `famctl bench`: EVENTS events, each record
-written by PER of them (default 1) — a `Created` carrying the same three
-fields famctl's first `record.put` carries (a postpartum mood record with a
-short note), then PER - 1 `Updated` changing the mood, as famctl's later
-puts do — with the same mood for the same event index. Events are saved
-1 000 to a transaction (famctl appends in batches of 1 000, each one
-transaction; a record may span two, on both sides). Like famctl's bench,
-each batch is made before its timing starts (the aggregates and their
-pending events), so the append figure covers storing only.
+The workload is famctl's own in `famctl bench`, read from the file it
+writes: one record body per line, as famctl appends them (JSON: `record`,
+`store`, `focus`, `at`, `fields`). A record's first body is a `Created`
+carrying its store, focus, time and fields; each later body of the same
+record an `Updated` with the fields it changes, as famctl's later puts.
+Events are saved 1 000 to a transaction (famctl appends in batches of
+1 000, each one transaction; a record may span two, on both sides). Like
+famctl's bench, each batch is made before its timing starts (the
+aggregates and their pending events), so the append figure covers storing
+only.
 
 Two replays, each over every record:
   - `repository.get` of each aggregate: the library's replay, the figure the
@@ -19,7 +20,7 @@ Two replays, each over every record:
     the library's fastest way to rebuild all state, and the nearest to
     famctl's rebuild, a pass over the log in order.
 
-Usage: python eventsourcing_peer.py EVENTS [PER]
+Usage: python eventsourcing_peer.py WORKLOAD.jsonl
   ->  prints JSON {events, events_per_aggregate, batch, append_eps,
                    replay_aggregates_ps, replay_eps, scan_eps}
 """
@@ -31,9 +32,10 @@ from eventsourcing.domain import Aggregate, event
 
 class Record(Aggregate):
     @event("Created")
-    def __init__(self, store: str, focus: str, fields: dict):
+    def __init__(self, store: str, focus: str, at: str, fields: dict):
         self.store = store
         self.focus = focus
+        self.at = at
         self.fields = dict(fields)
 
     @event("Updated")
@@ -48,9 +50,21 @@ class Records(Application):
 BATCH = 1000
 
 
+def batches(path):
+    """The workload's bodies, 1 000 at a time."""
+    with open(path, encoding="utf-8") as f:
+        batch = []
+        for line in f:
+            batch.append(json.loads(line))
+            if len(batch) == BATCH:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+
 def main():
-    n = int(sys.argv[1])
-    per = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    path = sys.argv[1]
     with tempfile.TemporaryDirectory() as d:
         os.environ["PERSISTENCE_MODULE"] = "eventsourcing.sqlite"
         os.environ["SQLITE_DBNAME"] = os.path.join(d, "es.sqlite")
@@ -60,22 +74,26 @@ def main():
         os.environ.pop("AGGREGATE_CACHE_MAXSIZE", None)
         app = Records()
         ids = []
-        record = None
+        n = 0
         append = 0.0
-        for start in range(0, n, BATCH):
+        # A record's bodies follow one another in the workload.
+        key, record = None, None
+        for bodies in batches(path):
             # Made outside the timing, as famctl's bench makes its bodies.
             pending = {}
-            for i in range(start, min(start + BATCH, n)):
-                if i % per == 0:
-                    record = Record(store="postpartum", focus="newMom",
-                                    fields={"kind": "mood", "mood": i % 5 + 1, "note": "slept a little better tonight"})
+            for body in bodies:
+                if body["record"] != key:
+                    key = body["record"]
+                    record = Record(store=body["store"], focus=body["focus"], at=body.get("at"), fields=body["fields"])
                     ids.append(record.id)
                 else:
-                    record.update({"mood": i % 5 + 1})
+                    record.update(body["fields"])
                 pending[record.id] = record
+            n += len(bodies)
             t0 = time.perf_counter()
             app.save(*pending.values())
             append += time.perf_counter() - t0
+        per = n / len(ids)
 
         t0 = time.perf_counter()
         for i in ids:

@@ -12,7 +12,7 @@ extension PreparedChange {
     ///
     /// Declined, so read the general way: a key the put does not know, a
     /// string with an escape, a field name that is not ASCII or sorts
-    /// before `$`, a nested array or object, a number not written the way
+    /// before `$`, an object or an array holding one (or an array), a number not written the way
     /// ``JSONValue`` writes it, an unknown store, a newer schema. (Reading
     /// every value into a ``JSONValue``, then writing it again, was half of
     /// a rebuild's worker.)
@@ -171,8 +171,27 @@ private struct CanonicalPutReader {
     }
 
     /// A value exactly as ``JSONValue/write(into:)`` writes it: its range,
-    /// `nil` inside for `null`. Arrays and objects are declined.
+    /// `nil` inside for `null`. An array of such values (a solid food's
+    /// `foods`, an EPDS's ten answers) is taken whole; objects, and arrays
+    /// holding arrays or objects, are declined.
     mutating func value() -> Range<Int>?? {
+        guard i < b.count else { return nil }
+        let start = i
+        if b[i] == UInt8(ascii: "[") {
+            i += 1
+            if take("]") { return .some(start..<i) }
+            while true {
+                guard i < b.count, b[i] != UInt8(ascii: "["), b[i] != UInt8(ascii: "{"), scalar() != nil else { return nil }
+                if take(",") { continue }
+                guard take("]") else { return nil }
+                return .some(start..<i)
+            }
+        }
+        return scalar()
+    }
+
+    /// A string, number, `true`, `false` or `null` as ``value()`` takes it.
+    mutating func scalar() -> Range<Int>?? {
         guard i < b.count else { return nil }
         let start = i
         switch b[i] {
@@ -200,7 +219,7 @@ private struct CanonicalPutReader {
         if i < b.count, b[i] == UInt8(ascii: ".") || b[i] == UInt8(ascii: "e") || b[i] == UInt8(ascii: "E") {
             // Rare in records: read the general way, then compare its writing with these bytes.
             var end = i
-            while end < b.count, b[end] != UInt8(ascii: ","), b[end] != UInt8(ascii: "}") { end += 1 }
+            while end < b.count, b[end] != UInt8(ascii: ","), b[end] != UInt8(ascii: "}"), b[end] != UInt8(ascii: "]") { end += 1 }
             let run = UnsafeBufferPointer(rebasing: b[start..<end])
             guard let v = JSONValue.parse(Array(run)), case .double = v, v.jsonBytes.elementsEqual(run) else { return false }
             i = end

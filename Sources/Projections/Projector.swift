@@ -176,6 +176,12 @@ public final class Projector {
         let cache = try database.statement("PRAGMA \(schema).cache_size").first { $0.int(0) } ?? -2000
         try database.execute("PRAGMA \(schema).cache_size=-8192")
         defer { try? database.execute("PRAGMA \(schema).cache_size=\(cache)") }
+        // One helper thread sorts the index's runs while this one reads the
+        // table: the pass's other thread is idle by now. (With records of
+        // many stores, subjects and times, 1M rows: 1.1 s → 0.8 s; with
+        // every key alike, as an earlier benchmark wrote them, no gain.)
+        try database.execute("PRAGMA threads=1")
+        defer { try? database.execute("PRAGMA threads=0") }
         try database.execute("CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(kind, focus, store, at_ms)")
         return result
     }

@@ -127,11 +127,15 @@ struct PreparedChangeTests {
                 if plain, n.utf8.first! <= UInt8(ascii: "$") || !n.utf8.allSatisfy({ $0 < 0x80 }) { continue }
                 var v = Self.randomValue(&rng)
                 if plain {
-                    switch v {
-                    case .array, .object: v = .int(7)
-                    case .string(let t) where t.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }: v = .string("left")
-                    default: break
+                    // Arrays of such values are plain too (`foods`, `epds`).
+                    func plainScalar(_ v: JSONValue) -> JSONValue {
+                        switch v {
+                        case .array, .object: .int(7)
+                        case .string(let t) where t.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }: .string("left")
+                        default: v
+                        }
                     }
+                    if case .array(let items) = v { v = .array(items.map(plainScalar)) } else { v = plainScalar(v) }
                 }
                 fields[n] = v
             }
@@ -173,6 +177,10 @@ struct PreparedChangeTests {
             RecordEvent(kind: .put, record: UUID(), store: "growth", focus: "baby:\(UUID())".lowercased(), at: nil,
                         fields: ["weightKg": .double(3.45), "note": .string("第一次吃胡萝卜 🥕"), "lengthCm": .double(-0.5), "done": .bool(true), "x": .null]).body,
             RecordEvent(kind: .put, record: UUID(), store: "sleep", focus: "baby:\(UUID())".lowercased(), at: "2026-11-29T08:00:00+01:00", fields: [:]).body,
+            RecordEvent(kind: .put, record: UUID(), store: "solidFood", focus: "baby:\(UUID())".lowercased(), at: "2026-11-29T08:00:00+08:00",
+                        fields: ["foods": .array([.string("carrot"), .string("米粉")]), "allergens": .array([]), "amountG": .int(40)]).body,
+            RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00+08:00",
+                        fields: ["kind": .string("epds"), "epds": .array((0..<10).map { .int(Int64($0 % 4)) })]).body,
         ]
         for body in bodies {
             let fast = try #require(PreparedChange(canonicalRecordPut: body.encoded(), version: version), "\(body.encoded())")
@@ -229,8 +237,10 @@ struct PreparedChangeTests {
             Array(#"{"fields":{"v":"#.utf8) + Array(value.utf8)
                 + Array(#"},"focus":"newMom","record":"f63e5f53-b0e7-4662-92d9-2ab1ac04c0bd","schema":1,"store":"sleep","type":"record.put"}"#.utf8)
         }
-        let taken = ["9223372036854775807", "-9223372036854775808", "0", "-1", "1.5", "-0.25", "1e+300", "\"é\"", "\"\u{7f}\"", "true", "null"]
-        let declined = ["9223372036854775808", "-9223372036854775809", "-0", "01", "1.50", "1e3", "1.0e1", "\"\\u00e9\"", "\"\\n\"", "[1]", "{}", "tru"]
+        let taken = ["9223372036854775807", "-9223372036854775808", "0", "-1", "1.5", "-0.25", "1e+300", "\"é\"", "\"\u{7f}\"", "true", "null",
+                     "[1]", "[]", "[null]", "[0.25]", #"["carrot","米粉"]"#, #"[1,-2.5,true,false,null,"x"]"#]
+        let declined = ["9223372036854775808", "-9223372036854775809", "-0", "01", "1.50", "1e3", "1.0e1", "\"\\u00e9\"", "\"\\n\"", "{}", "tru",
+                        "[[1]]", "[{}]", "[1,[]]", "[1,]", "[,1]", "[1 ]", "[ ]", #"["\n"]"#, "[01]", "[-0]", "[1", "[", "[1}", #"["x",{"k":1}]"#]
         for v in taken {
             let fast = try #require(PreparedChange(canonicalRecordPut: body(v), version: version), "\(v) is canonical")
             let general = try EventBody(decoding: body(v))

@@ -1,4 +1,7 @@
+import Envelope
 import Foundation
+import Projections
+@testable import famctl
 import Testing
 
 /// `famctl bench` keeps working: a small run of every part but the peer's
@@ -45,8 +48,8 @@ struct BenchSmokeTests {
     }
 
     /// With K events per record, the workload writes a tenth as many
-    /// records at K = 10, each with its last mood; the reader's rebuilt
-    /// projection holds exactly those.
+    /// records at K = 10, of many stores; the reader's rebuilt projection
+    /// holds exactly the writer's, each record with its last changes.
     @Test func eventsPerRecordWritesFewerRecordsEachChangedOften() throws {
         let f = FamctlRunner()
         let out = f.root + "/bench.json"
@@ -57,14 +60,28 @@ struct BenchSmokeTests {
         #expect((json["eventsPerRecord"] as? NSNumber)?.intValue == 10)
         let kept = try #require(r.stderr.range(of: "homes kept in ").map { r.stderr[$0.upperBound...].prefix { $0 != " " } })
         defer { try? FileManager.default.removeItem(atPath: String(kept)) }
-        let list = try f.run("--home", kept + "/b", "record", "list", "--store", "postpartum", "--json")
-        #expect(list.code == 0, "\(list.stderr)")
-        let records = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        let written = try f.run("--home", kept + "/a", "record", "list", "--json")
+        let read = try f.run("--home", kept + "/b", "record", "list", "--json")
+        #expect(written.code == 0 && read.code == 0, "\(written.stderr) \(read.stderr)")
+        let records = try #require(try JSONSerialization.jsonObject(with: Data(read.stdout.utf8)) as? [[String: Any]])
         #expect(records.count == 100)
-        // Event i of the workload sets mood i % 5 + 1; a record's last is its tenth (i % 10 == 9).
-        let moods = Set(records.compactMap { (($0["fields"] as? [String: Any])?["mood"] as? NSNumber)?.intValue })
-        #expect(moods == [5])
-        #expect(records.allSatisfy { ($0["fields"] as? [String: Any])?["note"] as? String == "slept a little better tonight" })
+        #expect(Set(records.compactMap { $0["store"] as? String }).count >= 5, "records of many stores")
+        #expect(read.stdout == written.stdout, "the reader's records are the writer's")
+        // The workload's own records (the same seed), each merged from its
+        // ten events, by `at` (one per record): the same fields.
+        var w = BenchWorkload(eventsPerRecord: 10)
+        var expected: [String: [String: JSONValue]] = [:]
+        for body in w.next(1000) {
+            let e = try #require(try RecordEvent(body))
+            expected[e.at!, default: [:]].merge(e.fields) { $1 }
+        }
+        #expect(expected.count == 100)
+        for record in records {
+            let at = try #require(record["at"] as? String)
+            let fields = try #require(expected[at], "no record at \(at) in the workload")
+            let want = try JSONSerialization.jsonObject(with: Data(JSONValue.object(fields).jsonText.utf8)) as? NSDictionary
+            #expect(want == record["fields"] as? NSDictionary, "\(at)")
+        }
 
         let bad = try f.run("bench", "--events-per-record", "0")
         #expect(bad.code == 65)

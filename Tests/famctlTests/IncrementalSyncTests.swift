@@ -80,7 +80,8 @@ struct CompactionAfterABulkTests {
         try dad.ok("sync")
         do {
             let home = try Home.open(dad.home)
-            try home.append((0..<1_500).map { BenchCommand.sample($0) })
+            var records = BenchWorkload()
+            try home.append(records.subjects + records.next(1_500))
         }
         try dad.ok("sync")
         for i in 0..<14 {

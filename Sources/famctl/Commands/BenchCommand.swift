@@ -87,31 +87,33 @@ enum BenchCommand: Command {
         // Scoped, so that no connection to A stays open while the CLI is timed on it.
         let batch = Self.batch
         var t = Date()
+        // The records, all ten stores (`BenchWorkload`); with --peer, the
+        // same bodies go to a file, one JSON per line, for the peer to write.
+        var workload = BenchWorkload(eventsPerRecord: perRecord)
+        let peerWorkloadPath = base + "/workload.jsonl"
+        let peerWorkload: FileHandle? = try {
+            guard want("peer"), inv.value("--peer") != nil else { return nil }
+            guard FileManager.default.createFile(atPath: peerWorkloadPath, contents: nil) else { throw CLIError(.failure, "cannot create \(peerWorkloadPath)") }
+            return try FileHandle(forWritingTo: URL(fileURLWithPath: peerWorkloadPath))
+        }()
         let (appendRate, _, rebuildRate) = try { () throws -> (Double, Double, Double) in
         guard want("core") else { return (0, 0, 0) }
         let a = try Home.create(base + "/a", name: "A")
-        try a.append([SubjectEvent(focus: .newMom, fields: [:]).body])
+        try a.append(workload.subjects)
         // Each batch of records is made before its timing starts (a new UUID
         // each: Foundation reads /dev/urandom for every one), so the figure
-        // covers famctl's append only.
+        // covers famctl's append only; so is its copy for the peer.
         var elapsed: TimeInterval = 0
         var written = 0
-        var record = RecordIdentifier.make()
         while written < n {
-            let bodies = (written..<min(written + batch, n)).map { i -> EventBody in
-                if i % perRecord == 0 {
-                    record = RecordIdentifier.make()
-                    return sample(i, record: record)
-                }
-                // A later event of the same record: its mood changes.
-                return RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
-                                   fields: ["mood": .int(Int64(i % 5 + 1))]).body
-            }
+            let bodies = workload.next(min(batch, n - written))
+            try peerWorkload?.write(contentsOf: Data(bodies.flatMap { $0.encoded() + [0x0A] }))
             let start = Date()
             try a.append(bodies)
             elapsed += Date().timeIntervalSince(start)
             written += bodies.count
         }
+        try peerWorkload?.close()
         let appendRate = Double(n) / elapsed
         // The machine's speed moves from minute to minute: the bound is
         // measured again right after the figure, and the ratio is taken to
@@ -167,8 +169,9 @@ enum BenchCommand: Command {
             let dir = base + "/shared-\(tag)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let w = try Home.create(base + "/w-\(tag)", name: "W")
-            try w.append([SubjectEvent(focus: .newMom, fields: [:]).body])
-            try appendSamples(history, to: w)
+            var records = BenchWorkload()
+            try w.append(records.subjects)
+            try appendSamples(history, to: w, from: &records)
             let reader = try device(base + "/r-\(tag)", name: "R", of: w)
             let wp = DirectoryPeer(SharedDirectory(root: dir, family: w.family, staging: base + "/staging"))
             _ = try w.syncRound(over: wp)
@@ -176,7 +179,7 @@ enum BenchCommand: Command {
             // A round takes a millisecond or two: the median of 9 is reported.
             var times: [TimeInterval] = []
             for _ in 0..<9 {
-                try w.append([sample(1)])
+                try w.append([records.next()])
                 _ = try w.syncRound(over: wp)
                 let start = Date()
                 _ = try reader.syncRound(over: wp)
@@ -195,8 +198,10 @@ enum BenchCommand: Command {
             // A's home with nothing else holding it open (as on a phone).
             var times: [Double] = []
             for i in 0..<21 {
-                let run = try spawn(["--home", base + "/a", "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)"],
-                                    stdout: "/dev/null")
+                // The baby's diapers and the mother's moods, in turn.
+                let record = i % 2 == 0 ? ["--focus", workload.babyFocus, "--store", "diaper", "wet=true", i % 4 == 0 ? "dirty=true" : "rash=false"]
+                    : ["--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)"]
+                let run = try spawn(["--home", base + "/a", "record", "add"] + record, stdout: "/dev/null")
                 guard run.status == 0 else { throw CLIError(.failure, "famctl record add exited \(run.status) during the benchmark") }
                 times.append(run.seconds * 1000)
             }
@@ -209,13 +214,17 @@ enum BenchCommand: Command {
             let dir = base + "/shared-conv"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let owner = try Home.create(base + "/c0", name: "C0")
-            try owner.append([SubjectEvent(focus: .newMom, fields: [:]).body])
+            try owner.append(BenchWorkload().subjects)
             var homes = [owner]
             for i in 1..<5 {
                 homes.append(try device(base + "/c\(i)", name: "C\(i)", of: owner))
             }
             let each = max(200, n / 50)
-            for h in homes { try appendSamples(each, to: h) }
+            for (i, h) in homes.enumerated() {
+                // The same household's subjects, other records on each device.
+                var records = BenchWorkload(device: UInt64(i))
+                try appendSamples(each, to: h, from: &records)
+            }
             let peer = DirectoryPeer(SharedDirectory(root: dir, family: owner.family, staging: base + "/staging"))
             t = Date()
             var rounds = 0
@@ -234,7 +243,7 @@ enum BenchCommand: Command {
                 .deletingLastPathComponent().appendingPathComponent("bench/eventsourcing_peer.py").path
             let p = Process()
             p.executableURL = URL(fileURLWithPath: python)
-            p.arguments = [script, String(n), String(perRecord)]
+            p.arguments = [script, peerWorkloadPath]
             let out = Pipe()
             p.standardOutput = out
             try p.run()
@@ -321,17 +330,13 @@ enum BenchCommand: Command {
     /// Events per append and per ingest call: one transaction each.
     static let batch = 1_000
 
-    /// Appends `count` sample records in batches.
-    static func appendSamples(_ count: Int, to home: Home) throws {
+    /// Appends the workload's next `count` events in batches.
+    static func appendSamples(_ count: Int, to home: Home, from workload: inout BenchWorkload) throws {
         var done = 0
         while done < count {
-            try home.append((done..<min(done + batch, count)).map { sample($0) })
-            done += batch
+            let bodies = workload.next(min(batch, count - done))
+            try home.append(bodies)
+            done += bodies.count
         }
-    }
-
-    static func sample(_ i: Int, record: UUID = RecordIdentifier.make()) -> EventBody {
-        RecordEvent(kind: .put, record: record, store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
-                    fields: ["kind": .string("mood"), "mood": .int(Int64(i % 5 + 1)), "note": .string("slept a little better tonight")]).body
     }
 }
