@@ -19,18 +19,23 @@ extension Projector {
     }
 
     /// Records matching the query, oldest `at` first as a moment, whatever its offset (then by id).
+    /// With a focus and a store, read through the view index, already in
+    /// order; otherwise every record is looked at.
     public func records(_ q: RecordQuery = RecordQuery()) throws -> [RecordState] {
         var out: [RecordState] = []
+        let oneView = q.focus != nil && q.store != nil
         let stmt = try database.prepare( """
             SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM \(schema).p_entities
-            WHERE kind = 'record' AND put_version IS NOT NULL
+            WHERE \(oneView ? "view = ?4 AND " : "")kind = 'record' AND put_version IS NOT NULL
               AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
               AND (?3 OR delete_version IS NULL OR put_version > delete_version)
             ORDER BY at_ms, id
             """)
         let focus: SQLValue = q.focus.map { .text($0) } ?? .null
         let store: SQLValue = q.store.map { .text($0) } ?? .null
-        try stmt.forEachRow([focus, store, .integer(q.includeDeleted ? 1 : 0)]) { r in
+        var values = [focus, store, .integer(q.includeDeleted ? 1 : 0)]
+        if oneView { values.append(.integer(Self.view(kind: "record", focus: q.focus, store: q.store))) }
+        try stmt.forEachRow(values) { r in
             if let state = Self.recordState(r, id: 0, put: 1) {
                 if let c = q.creator, state.creator != c { return }
                 out.append(state)

@@ -16,7 +16,7 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 7
+    public static let schemaVersion = 8
     public let database: Database
     /// The schema (`main`, or an attached database's name) holding the tables.
     public let schema: String
@@ -45,10 +45,10 @@ public final class Projector {
                 entity INTEGER PRIMARY KEY,
                 kind TEXT NOT NULL, id TEXT NOT NULL,
                 put_version BLOB, delete_version BLOB, first_put BLOB,
-                store TEXT, focus TEXT, at TEXT, at_ms INTEGER, fields BLOB NOT NULL,
+                store TEXT, focus TEXT, at TEXT, at_ms INTEGER, fields BLOB NOT NULL, view INTEGER NOT NULL,
                 created_version BLOB NOT NULL, created_event BLOB NOT NULL, created_op TEXT NOT NULL, created_changes TEXT NOT NULL,
                 UNIQUE(kind, id));
-            CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(kind, focus, store, at_ms);
+            CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(view, at_ms);
             CREATE TABLE IF NOT EXISTS \(schema).p_history(
                 entity INTEGER NOT NULL, version BLOB NOT NULL,
                 event BLOB NOT NULL, op TEXT NOT NULL, changes TEXT NOT NULL,
@@ -60,9 +60,10 @@ public final class Projector {
         loadStatement = try database.prepare(
             "SELECT put_version, delete_version, first_put, fields, store, focus, at, entity, created_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
         insertStatement = try database.prepare(
-            "INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
+            "INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
         updateStatement = try database.prepare("""
-            UPDATE \(schema).p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10
+            UPDATE \(schema).p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10,
+                view = ?11
             WHERE entity = ?1
             """)
         historyStatement = try database.prepare(
@@ -141,7 +142,7 @@ public final class Projector {
     private var historyRows: RowBatch?
 
     /// The columns an insert of an entity's row writes, in order.
-    static let insertColumns = "kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields, created_version, created_event, created_op, created_changes"
+    static let insertColumns = "kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields, view, created_version, created_event, created_op, created_changes"
     /// The columns of a history row, in order.
     static let historyColumns = "entity, version, event, op, changes"
 
@@ -156,7 +157,7 @@ public final class Projector {
     public func bulk<T>(expected: Int, _ body: () throws -> T) throws -> T {
         written = BloomFilter(capacity: expected)
         held = HeldEntities(capacity: heldCapacity)
-        newRows = RowBatch(database: database, head: "INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES", columns: 14)
+        newRows = RowBatch(database: database, head: "INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES", columns: 15)
         historyRows = RowBatch(database: database, head: "INSERT OR IGNORE INTO \(schema).p_history(\(Self.historyColumns)) VALUES", columns: 5)
         defer {
             written = nil
@@ -182,7 +183,7 @@ public final class Projector {
         // every key alike, as an earlier benchmark wrote them, no gain.)
         try database.execute("PRAGMA threads=1")
         defer { try? database.execute("PRAGMA threads=0") }
-        try database.execute("CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(kind, focus, store, at_ms)")
+        try database.execute("CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(view, at_ms)")
         return result
     }
 
@@ -421,7 +422,7 @@ public final class Projector {
         }
         func fill(_ values: inout [SQLValue]) {
             appendColumns(of: e, atMilliseconds: made.map(\.atMilliseconds) ?? e.atMilliseconds, fields: made?.fields,
-                          to: &values, first: .text(kind), id: id)
+                          to: &values, first: .text(kind), kind: kind, id: id)
             values.append(.blob(entry.version.bytes))
             values.append(.blob(entry.event.bytes))
             values.append(.text(entry.op))
@@ -431,10 +432,10 @@ public final class Projector {
             // A bulk pass: inserted with the next new entities.
             return try newRows.add(kind: kind, id: id, fill)
         }
-        // Sized for the insert's fourteen values: appending the history
-        // columns to a literal of ten reallocated it for every new entity.
+        // Sized for the insert's fifteen values: appending the history
+        // columns to a literal of eleven reallocated it for every new entity.
         var values: [SQLValue] = []
-        values.reserveCapacity(14)
+        values.reserveCapacity(15)
         fill(&values)
         try insertStatement.run(values)
     }
@@ -442,15 +443,38 @@ public final class Projector {
     /// Updates an existing entity's row to `e`.
     private func writeRow(kind: String, id: String, row: StoredRow, _ e: EntityState) throws {
         var values: [SQLValue] = []
-        values.reserveCapacity(10)
-        appendColumns(of: e, atMilliseconds: e.atMilliseconds, fields: nil, to: &values, first: .integer(row.entity), id: id)
+        values.reserveCapacity(11)
+        appendColumns(of: e, atMilliseconds: e.atMilliseconds, fields: nil, to: &values, first: .integer(row.entity), kind: kind, id: id)
         try updateStatement.run(values)
     }
 
-    /// The ten values the insert and the update share (`?1` is the kind for
+    /// The `view` column: the entity's kind, focus and store as one
+    /// number (FNV-1a, 64 bits, of the three texts, each ended by a zero
+    /// byte; a missing focus or store as none), so that the view index is
+    /// `(view, at_ms)`. Its sort at the end of a rebuild then compares two
+    /// integers, not three texts: 1M rows, 1.1 s → 0.45 s. Two views that
+    /// share a number only cost a query rows it filters out: it checks
+    /// the texts too.
+    public static func view(kind: String, focus: String?, store: String?) -> Int64 {
+        var h: UInt64 = 0xCBF2_9CE4_8422_2325
+        func feed(_ s: String?) {
+            if var s {
+                s.withUTF8 { for b in $0 { h = (h ^ UInt64(b)) &* 0x0100_0000_01B3 } }
+                h = (h ^ 0) &* 0x0100_0000_01B3
+            } else {
+                h = (h ^ 0xFF) &* 0x0100_0000_01B3
+            }
+        }
+        feed(kind)
+        feed(focus)
+        feed(store)
+        return Int64(bitPattern: h)
+    }
+
+    /// The eleven values the insert and the update share (`?1` is the kind for
     /// an insert, the row number for an update).
     private func appendColumns(of e: EntityState, atMilliseconds: Int64?, fields: [UInt8]?, to values: inout [SQLValue],
-                               first: SQLValue, id: String) {
+                               first: SQLValue, kind: String, id: String) {
         values.append(first)
         values.append(.text(id))
         values.append(e.put.map { .blob($0.bytes) } ?? .null)
@@ -461,6 +485,7 @@ public final class Projector {
         values.append(e.at.map { .text($0) } ?? .null)
         values.append(atMilliseconds.map { .integer($0) } ?? .null)
         values.append(.blob(fields ?? e.encodedFields()))
+        values.append(.integer(Self.view(kind: kind, focus: e.focus, store: e.store)))
     }
 
     private func put(kind: String, id: String, written: [PreparedChange.Written], trail: String, fresh: PreparedChange.FreshRow,

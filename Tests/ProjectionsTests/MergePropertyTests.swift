@@ -79,7 +79,9 @@ struct MergePropertyTests {
                     f[n] = rng.next() % 4 == 0 ? .null : .int(Int64(rng.next() % 100))
                 }
                 let at = ["2026-11-29T08:00:00Z", "2026-11-29T07:30:00Z", "2026-11-29T09:15:00+01:00"][Int(rng.next() % 3)]
-                r = RecordEvent(kind: .put, record: id, store: rng.next() % 8 == 0 ? "sleep" : "feeding", focus: "newMom", at: at, fields: f)
+                // A record's store and focus change now and then (its view, too).
+                r = RecordEvent(kind: .put, record: id, store: rng.next() % 8 == 0 ? "sleep" : "feeding",
+                                focus: rng.next() % 6 == 0 ? Self.babyFocus : "newMom", at: at, fields: f)
             }
             // Keep each author's chain valid: the clock must strictly increase.
             let lastHLC = out.last(where: { $0.env.author == authors[a].publicKey })?.env.hlc ?? .zero
@@ -92,6 +94,8 @@ struct MergePropertyTests {
         }
         return out
     }
+
+    static let babyFocus = "baby:6f0d9c1e-3c2a-4b7e-9a55-0c8d2b1e4f77"
 
     static func projector() throws -> (TempDir, Projector) {
         let dir = TempDir()
@@ -175,6 +179,17 @@ struct MergePropertyTests {
             let moments = states.compactMap { $0.at.flatMap(TimeValue.parse) }
             #expect(moments == moments.sorted(), "seed \(seed) replica \(replica): records out of time order")
             #expect(try p.records().count == model.recs.keys.filter { model.live($0) }.count)
+            // Through the view index (a focus and a store given): the same
+            // records, in the same order, as picked out of them all.
+            for focus in ["newMom", Self.babyFocus] {
+                for store in ["feeding", "sleep"] {
+                    for deleted in [false, true] {
+                        let picked = try p.records(.init(includeDeleted: deleted)).filter { $0.focus == focus && $0.store == store }.map(\.id)
+                        let viewed = try p.records(.init(focus: focus, store: store, includeDeleted: deleted)).map(\.id)
+                        #expect(viewed == picked, "seed \(seed) replica \(replica): \(focus) \(store)")
+                    }
+                }
+            }
             // Each record's history: every one of its events once, oldest
             // first, whichever arrived first (its entry is kept in the row)
             // and however often each arrived.
