@@ -2,7 +2,8 @@
 `eventsourcing` library on SQLite, without signing or encryption.
 
 The workload is famctl's own in `famctl bench`, read from the file it
-writes: one record body per line, as famctl appends them (JSON: `record`,
+writes before timing anything: the records it appends (the same seed,
+other ids), one record body per line, as famctl encodes them (JSON: `record`,
 `store`, `focus`, `at`, `fields`). A record's first body is a `Created`
 carrying its store, focus, time and fields; each later body of the same
 record an `Updated` with the fields it changes, as famctl's later puts.

@@ -24,13 +24,7 @@ extension Projector {
     public func records(_ q: RecordQuery = RecordQuery()) throws -> [RecordState] {
         var out: [RecordState] = []
         let oneView = q.focus != nil && q.store != nil
-        let stmt = try database.prepare( """
-            SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM \(schema).p_entities
-            WHERE \(oneView ? "view = ?4 AND " : "")kind = 'record' AND put_version IS NOT NULL
-              AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
-              AND (?3 OR delete_version IS NULL OR put_version > delete_version)
-            ORDER BY at_ms, id
-            """)
+        let stmt = try database.prepare(Self.recordsSQL(schema: schema, oneView: oneView))
         let focus: SQLValue = q.focus.map { .text($0) } ?? .null
         let store: SQLValue = q.store.map { .text($0) } ?? .null
         var values = [focus, store, .integer(q.includeDeleted ? 1 : 0)]
@@ -42,6 +36,18 @@ extension Projector {
             }
         }
         return out
+    }
+
+    /// The query of ``records(_:)``: `?1` the focus, `?2` the store, `?3`
+    /// whether deleted records count, and with `oneView` `?4` their view.
+    static func recordsSQL(schema: String, oneView: Bool) -> String {
+        """
+        SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM \(schema).p_entities
+        WHERE \(oneView ? "view = ?4 AND " : "")kind = 'record' AND put_version IS NOT NULL
+          AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
+          AND (?3 OR delete_version IS NULL OR put_version > delete_version)
+        ORDER BY at_ms, id
+        """
     }
 
     /// A record from a row of (id, put_version, delete_version, first_put, store, focus, at, fields) starting at `id`.

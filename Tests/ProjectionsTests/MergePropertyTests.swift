@@ -204,6 +204,20 @@ struct MergePropertyTests {
         #expect(digests.allSatisfy { $0 == digests[0] }, "seed \(seed): digests differ")
     }
 
+    /// The view number is the documented FNV-1a of the three texts, and a
+    /// query by focus and store goes through the view index.
+    @Test func viewNumbersAndTheirIndex() throws {
+        #expect(Projector.view(kind: "record", focus: "newMom", store: "postpartum") == 3_636_540_669_661_833_886)
+        #expect(Projector.view(kind: "subject", focus: "newMom", store: nil) == -1_960_929_337_553_014_191)
+        #expect(Projector.view(kind: "record", focus: Self.babyFocus, store: "sleep") == 25_419_606_755_198_645)
+        #expect(Projector.view(kind: "record", focus: "", store: "") != Projector.view(kind: "record", focus: nil, store: nil))
+        let (dir, p) = try Self.projector()
+        var plan: [String] = []
+        try p.database.prepare("EXPLAIN QUERY PLAN " + Projector.recordsSQL(schema: p.schema, oneView: true)).forEachRow { plan.append($0.text(3)) }
+        #expect(plan.contains { $0.contains("USING INDEX p_entities_view (view=?") }, "\(plan)")
+        _ = dir
+    }
+
     @Test func concurrentEditsToDifferentFieldsBothSurvive() throws {
         let g = Gen()
         let id = UUID()

@@ -87,33 +87,41 @@ enum BenchCommand: Command {
         // Scoped, so that no connection to A stays open while the CLI is timed on it.
         let batch = Self.batch
         var t = Date()
-        // The records, all ten stores (`BenchWorkload`); with --peer, the
-        // same bodies go to a file, one JSON per line, for the peer to write.
+        // The records, all ten stores (`BenchWorkload`). With --peer, the
+        // same records (from the same seed; only their ids differ) go first
+        // to a file, one JSON per line, synced before anything is timed, for
+        // the peer to write.
         var workload = BenchWorkload(eventsPerRecord: perRecord)
         let peerWorkloadPath = base + "/workload.jsonl"
-        let peerWorkload: FileHandle? = try {
-            guard want("peer"), inv.value("--peer") != nil else { return nil }
+        if want("peer"), want("core"), inv.value("--peer") != nil {
             guard FileManager.default.createFile(atPath: peerWorkloadPath, contents: nil) else { throw CLIError(.failure, "cannot create \(peerWorkloadPath)") }
-            return try FileHandle(forWritingTo: URL(fileURLWithPath: peerWorkloadPath))
-        }()
+            let file = try FileHandle(forWritingTo: URL(fileURLWithPath: peerWorkloadPath))
+            var same = BenchWorkload(eventsPerRecord: perRecord)
+            var written = 0
+            while written < n {
+                let bodies = same.next(min(batch, n - written))
+                try file.write(contentsOf: Data(bodies.flatMap { $0.encoded() + [0x0A] }))
+                written += bodies.count
+            }
+            try file.synchronize()
+            try file.close()
+        }
         let (appendRate, _, rebuildRate) = try { () throws -> (Double, Double, Double) in
         guard want("core") else { return (0, 0, 0) }
         let a = try Home.create(base + "/a", name: "A")
         try a.append(workload.subjects)
         // Each batch of records is made before its timing starts (a new UUID
         // each: Foundation reads /dev/urandom for every one), so the figure
-        // covers famctl's append only; so is its copy for the peer.
+        // covers famctl's append only.
         var elapsed: TimeInterval = 0
         var written = 0
         while written < n {
             let bodies = workload.next(min(batch, n - written))
-            try peerWorkload?.write(contentsOf: Data(bodies.flatMap { $0.encoded() + [0x0A] }))
             let start = Date()
             try a.append(bodies)
             elapsed += Date().timeIntervalSince(start)
             written += bodies.count
         }
-        try peerWorkload?.close()
         let appendRate = Double(n) / elapsed
         // The machine's speed moves from minute to minute: the bound is
         // measured again right after the figure, and the ratio is taken to

@@ -12,9 +12,9 @@ import Projections
 /// English and in Chinese on about a third of the records. Every record is
 /// valid for its store (`BenchWorkloadTests`).
 ///
-/// Time runs faster than in a household: one event every one to five
-/// minutes (a million events span about six years), feedings and sleeps
-/// ending before the next event, so that no two sleeps overlap. `at` is
+/// Time runs faster than in a household: a new record every one to five
+/// minutes (a million records span about six years), feedings and sleeps
+/// ending before the next record, so that no two sleeps overlap. `at` is
 /// written with the family's offset, `+08:00`.
 ///
 /// With `eventsPerRecord` K > 1, each record is written by K events: its
