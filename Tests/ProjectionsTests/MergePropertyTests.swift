@@ -204,12 +204,14 @@ struct MergePropertyTests {
         #expect(digests.allSatisfy { $0 == digests[0] }, "seed \(seed): digests differ")
     }
 
-    /// The view number is the documented FNV-1a of the three texts, and a
-    /// query by focus and store goes through the view index.
+    /// The view number is the documented hash of the three texts (these
+    /// values computed by a separate implementation of it), and a query by
+    /// focus and store goes through the view index.
     @Test func viewNumbersAndTheirIndex() throws {
-        #expect(Projector.view(kind: "record", focus: "newMom", store: "postpartum") == 3_636_540_669_661_833_886)
-        #expect(Projector.view(kind: "subject", focus: "newMom", store: nil) == -1_960_929_337_553_014_191)
-        #expect(Projector.view(kind: "record", focus: Self.babyFocus, store: "sleep") == 25_419_606_755_198_645)
+        #expect(Projector.view(kind: "record", focus: "newMom", store: "postpartum") == -5_690_738_695_652_445_098)
+        #expect(Projector.view(kind: "subject", focus: "newMom", store: nil) == -5_459_969_148_676_329_663)
+        #expect(Projector.view(kind: "record", focus: Self.babyFocus, store: "sleep") == 3_827_452_288_121_868_919)
+        #expect(Projector.view(kind: "record", focus: "", store: "") == -1_907_727_740_966_015_609)
         #expect(Projector.view(kind: "record", focus: "", store: "") != Projector.view(kind: "record", focus: nil, store: nil))
         let (dir, p) = try Self.projector()
         var plan: [String] = []
