@@ -474,7 +474,7 @@ public final class Projector {
     /// ``view(kind:focus:store:)``'s hash `h` with one more text mixed in.
     private static func viewFeed(_ h: UInt64, _ s: String?) -> UInt64 {
         guard let s else { return viewMix(h, .max) }
-        if let done = s.utf8.withContiguousStorageIfAvailable({ u -> UInt64 in
+        let done = s.utf8.withContiguousStorageIfAvailable { u -> UInt64 in
             var h = h
             var i = 0
             let raw = UnsafeRawBufferPointer(u)
@@ -488,18 +488,12 @@ public final class Projector {
                 h = viewMix(h, w)
             }
             return viewMix(h, UInt64(raw.count) << 8 | 1)
-        }) {
-            return done
         }
-        var h = h, w: UInt64 = 0, n: UInt64 = 0, count: UInt64 = 0
-        for b in s.utf8 {
-            w |= UInt64(b) << (8 * n)
-            n += 1
-            count += 1
-            if n == 8 { h = viewMix(h, w); w = 0; n = 0 }
-        }
-        if n > 0 { h = viewMix(h, w) }
-        return viewMix(h, count << 8 | 1)
+        if let done { return done }
+        // A string not stored as UTF-8 (bridged): once more, made native.
+        var native = s
+        native.makeContiguousUTF8()
+        return viewFeed(h, native)
     }
 
     /// The eleven values the insert and the update share (`?1` is the kind for
