@@ -11,7 +11,8 @@ import Testing
 struct BenchSmokeTests {
     @Test func smallRunPrintsEveryFigureWithItsBound() throws {
         let f = FamctlRunner()
-        let out = f.root + "/bench.json"
+        // A folder that does not exist yet (as `bench-results/` in a fresh checkout) is made.
+        let out = f.root + "/results/new/bench.json"
         let r = try f.run("bench", "--scale", "0.1", "--only", "core,sync,cli,convergence", "--out", out)
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("famctl bench: 1000 events, "))
@@ -96,5 +97,12 @@ struct BenchSmokeTests {
         let alone = try f.run("bench", "--only", "cli")
         #expect(alone.code == 64)
         #expect(alone.stderr.contains("add core"))
+        // A results file that cannot be written fails before anything is measured.
+        let file = f.root + "/plain-file"
+        FileManager.default.createFile(atPath: file, contents: Data())
+        let unwritable = try f.run("bench", "--only", "core", "--out", file + "/bench.json")
+        #expect(unwritable.code == 73)
+        #expect(unwritable.stderr.contains("--out: cannot create the folder \(file)"))
+        #expect(unwritable.stdout.isEmpty)
     }
 }

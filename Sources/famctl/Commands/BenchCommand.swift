@@ -53,6 +53,16 @@ enum BenchCommand: Command {
         if want("cli") && !want("core") || want("peer") && !want("core") {
             throw CLIError.usage("--only: cli and peer compare with what core measures (cli times 'record add' on the home core fills); add core")
         }
+        // The results' folder is made now (a fresh checkout has no
+        // `bench-results/`), so that a path that cannot be written fails
+        // before the minutes of measuring rather than after them.
+        let out = inv.value("--out").map(Home.absolute)
+        if let out {
+            let dir = (out as NSString).deletingLastPathComponent
+            do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
+                throw CLIError(.cantCreate, "--out: cannot create the folder \(dir): \(FileIO.reason(error))")
+            }
+        }
         let base = NSTemporaryDirectory() + "famctl-bench-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         let keep = inv.flag("--keep")
@@ -288,7 +298,7 @@ enum BenchCommand: Command {
             let ratio = r.bound.map { String(format: "%.2f", r.value / $0) } ?? "-"
             Console.out(cell(r.name, 48) + cell(v, 18) + cell(b, 36) + cell(ratio, 8) + r.target)
         }
-        if let out = inv.value("--out") {
+        if let out {
             let json: [String: Any] = [
                 "events": n, "eventsPerRecord": perRecord, "cores": cores, "bareSignPerSecond": sign, "bareVerifyPerSecond": verify,
                 "bareSignAfterAppendPerSecond": want("core") ? signAfter : NSNull() as Any,
@@ -299,7 +309,9 @@ enum BenchCommand: Command {
                 },
             ]
             let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
-            try FileIO.writeAtomically(Array(data), to: Home.absolute(out), mode: 0o644)
+            do { try FileIO.writeAtomically(Array(data), to: out, mode: 0o644) } catch {
+                throw CLIError(.cantCreate, "--out: cannot write \(out): \(error.reason)")
+            }
         }
     }
 
