@@ -43,7 +43,7 @@ clean:
 ## bench: release build, then every benchmark figure next to its bound (not part of `make test`).
 BENCH_SCALE ?= 1
 bench: release
-	@python3 -m venv .build/bench-venv >/dev/null 2>&1 || { $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv .build/bench-venv; }
+	@python3 -m venv .build/bench-venv >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq python3-venv && python3 -m venv .build/bench-venv; }
 	@.build/bench-venv/bin/pip install -q 'eventsourcing==9.5.6'
 	"$$($(SWIFT) build -c release --show-bin-path)/famctl" bench --scale $(BENCH_SCALE) --out bench-results/bench.json --peer .build/bench-venv/bin/python
 
