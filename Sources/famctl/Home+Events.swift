@@ -56,6 +56,54 @@ extension Home {
         return envs
     }
 
+    /// Appends many bodies in batches of `size` events, each batch a
+    /// transaction of its own (``EventLog/append(batches:encoding:as:family:check:onAccepted:onCommitted:)``):
+    /// an import of years of records writes a bounded write-ahead log, and
+    /// the sealing thread goes on with the next batch while one commits.
+    /// Should a batch fail, the batches before it stay committed: the
+    /// caller's work must be safe to run again (`import stores` is, by
+    /// record id).
+    ///
+    /// - Parameter onCommitted: the number of events committed so far,
+    ///   after each batch.
+    func append(batches bodies: [EventBody], size: Int = 1_000, onCommitted: (Int) -> Void = { _ in }) throws {
+        precondition(size > 0, "batches of at least one event")
+        let (_, key) = try currentKey()
+        try checkNotBehindOwnFolder()
+        var done = 0
+        // Should the projection have moved (another process rebuilt it), the
+        // retry goes on after the batches committed, not from the start.
+        try onCurrentProjection {
+            let base = done
+            let rest = bodies.count - base
+            guard rest > 0 else { return }
+            var sizes = [Int](repeating: size, count: rest / size)
+            if rest % size > 0 { sizes.append(rest % size) }
+            // The changes read from the bodies encoded and not yet applied
+            // (at most the sealer's lead, not one slot per body).
+            var prepared: [Int: PreparedChange] = [:]
+            try log.append(batches: sizes, encoding: { i in
+                let body = bodies[base + i]
+                let bytes = body.encoded()
+                prepared[i] = PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(body)
+                return (bytes, key)
+            }, as: identity, family: family, check: {
+                // A key rotated meanwhile (a member removed by another
+                // process): nothing more is sealed under the old one.
+                guard try currentKey().1.epoch == key.epoch else {
+                    throw CLIError(.tempFail, "the family's key was rotated while these records were being written; \(done) of \(bodies.count) are stored",
+                                   hint: "Run the command again.")
+                }
+            }, onAccepted: { env, i in
+                try apply(env, prepared: prepared.removeValue(forKey: i))
+            }, onCommitted: { envs in
+                done += envs.count
+                onCommitted(done)
+            })
+        }
+        try settle()
+    }
+
     private func appendOnce(_ bodies: [(EventBody, EpochKey)], after: HLC, check: () throws -> Void) throws -> [SyncEnvelope] {
         var prepared = [PreparedChange?](repeating: nil, count: bodies.count)
         return try log.append(count: bodies.count, encoding: { i in

@@ -107,10 +107,10 @@ struct AppendTests {
         #expect(try log.count() == 0)
     }
 
-    /// `append(count:encoding:)` asks for each body in order, a chunk ahead of
+    /// `append(count:encoding:)` asks for each body in order, ahead of
     /// storing it (never after its `onAccepted`), and a body that cannot be
-    /// made — say the 150th of 200, in the third chunk, after two chunks were
-    /// stored — leaves nothing behind.
+    /// made — say the 900th of 1 000, asked for once hundreds were stored
+    /// (at most ``EventLog/sealingLead`` wait unstored) — leaves nothing behind.
     @Test func encodingRunsAheadInOrderAndAFailureRollsBackEverything() throws {
         struct Boom: Error {}
         let dir = TempDir()
@@ -131,12 +131,12 @@ struct AppendTests {
 
         accepted = []
         #expect(throws: Boom.self) {
-            try log.append(count: 200, encoding: { i in
-                if i == 150 { throw Boom() }
+            try log.append(count: 1000, encoding: { i in
+                if i == 900 { throw Boom() }
                 return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
             }, as: identity, family: Author.family, onAccepted: { _, i in accepted.append(i) })
         }
-        #expect(accepted.count >= 64, "stored chunks before the failure were accepted, then rolled back")
+        #expect(accepted.count >= 900 - EventLog.sealingLead, "stored events before the failure were accepted, then rolled back")
         #expect(try log.count() == 200)
         #expect(try log.head(of: identity.deviceID, in: Author.family).seq == 200)
     }
@@ -183,5 +183,95 @@ struct AppendTests {
         _ = try log.ingest([published[1].bytes], family: Author.family)
         let next = try log.append(bodies: body, as: identity, family: Author.family, key: Author.key)
         #expect(next.map(\.seq) == [4])
+    }
+
+    /// `append(batches:)` commits each batch in turn, one chain across them,
+    /// asking for each body once and in order, and passing every event's
+    /// index across the batches (a batch may be empty).
+    @Test func batchesCommitOneAfterAnotherOnOneChain() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let identity = DeviceIdentity.generate()
+        let sizes = [300, 0, 1000, 7, 513]
+        var encoded: [Int] = []
+        var accepted: [Int] = []
+        var committed: [[SyncEnvelope]] = []
+        try log.append(batches: sizes, encoding: { i in
+            encoded.append(i)
+            return (Array("{\"type\":\"t\",\"schema\":1,\"n\":\(i)}".utf8), Author.key)
+        }, as: identity, family: Author.family, onAccepted: { env, i in
+            #expect(env.seq == UInt64(i + 1))
+            accepted.append(i)
+        }, onCommitted: { envs in
+            // Each batch is in the log when it is reported, the next is not yet.
+            let stored = try log.count()
+            #expect(stored == committed.map(\.count).reduce(envs.count, +))
+            committed.append(envs)
+        })
+        let total = sizes.reduce(0, +)
+        #expect(encoded == Array(0..<total) && accepted == Array(0..<total))
+        #expect(committed.map(\.count) == sizes)
+        #expect(committed.joined().map(\.seq) == (1...UInt64(total)).map { $0 })
+        #expect(try log.audit(family: Author.family).isIntact)
+    }
+
+    /// A batch that fails stores nothing of itself and leaves the batches
+    /// before it committed; the chain goes on from them.
+    @Test func aFailedBatchKeepsTheBatchesBeforeIt() throws {
+        struct Boom: Error {}
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let identity = DeviceIdentity.generate()
+        var committed = 0
+        #expect(throws: Boom.self) {
+            try log.append(batches: [1000, 1000, 1000], encoding: { _ in
+                (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+            }, as: identity, family: Author.family, onAccepted: { _, i in
+                if i == 1500 { throw Boom() }
+            }, onCommitted: { committed += $0.count })
+        }
+        #expect(committed == 1000)
+        #expect(try log.count() == 1000)
+        let next = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: identity, family: Author.family, key: Author.key)
+        #expect(next.map(\.seq) == [1001])
+        #expect(try log.audit(family: Author.family).isIntact)
+    }
+
+    /// Events sealed ahead during a commit are sealed again when the chain
+    /// or the clock moved before the next batch began: another process of
+    /// the same device appended, or an event with a later clock came in.
+    @Test func eventsSealedAheadAreSealedAgainWhenTheLogMoved() throws {
+        let dir = TempDir()
+        let path = dir.path + "/log.sqlite"
+        let log = try EventLog(path: path)
+        let other = try EventLog(path: path)
+        let identity = DeviceIdentity.generate()
+        let later = Author(seed: 5, startMs: UInt64(Date().timeIntervalSince1970 * 1000) + 3_600_000)
+        var encodings = 0
+        var batches: [[SyncEnvelope]] = []
+        var foreign: SyncEnvelope?
+        try log.append(batches: [1000, 1000, 1000], encoding: { _ in
+            encodings += 1
+            return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+        }, as: identity, family: Author.family, onCommitted: { envs in
+            batches.append(envs)
+            switch batches.count {
+            case 1:   // the same device, through another connection
+                try other.append(bodies: [Array("{\"type\":\"u\",\"schema\":1}".utf8)], as: identity, family: Author.family, key: Author.key)
+            case 2:   // another member's event, an hour ahead of this clock
+                let env = later.next()
+                #expect(try other.ingest([env.bytes], family: Author.family).outcomes.map(\.outcome) == [.accepted])
+                foreign = env
+            default: break
+            }
+        })
+        #expect(batches.map(\.count) == [1000, 1000, 1000])
+        #expect(batches[1].first?.seq == 1002, "the second batch follows the other connection's event")
+        #expect(batches[2].first?.seq == 2002)
+        let foreignHLC = try #require(foreign).hlc
+        #expect(batches[2].allSatisfy { $0.hlc > foreignHLC }, "the third batch follows the later clock")
+        #expect(encodings > 3000, "what was sealed ahead was encoded and sealed again")
+        #expect(try log.count() == 3002)
+        #expect(try log.audit(family: Author.family).isIntact)
     }
 }

@@ -239,4 +239,38 @@ struct StoreRulesTests {
         try x.f.ok("import", "stores", dir)
         #expect(try x.f.ok("record", "list").contains("11111111-1111-4111-8111-111111111111"))
     }
+
+    /// A file of more records than one transaction holds is imported in
+    /// batches committed in turn: every record arrives with its own fields
+    /// (each event applied with the change read from its own body), and a
+    /// file that was imported in part (as after an import stopped midway)
+    /// is completed by importing it again.
+    @Test func aLargeFileIsImportedInBatchesAndCompletedWhenRunAgain() throws {
+        let x = try Fixture()
+        let dir = x.f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        var rows: [[String: Any]] = []
+        for i in 0..<2_500 {
+            let at: String = String(format: "2026-11-%02dT%02d:%02d:00+01:00", 1 + i / 100, (i / 60) % 24, i % 60)
+            let fields: [String: Bool] = ["wet": i % 2 == 0, "dirty": i % 2 == 1]
+            rows.append(["id": UUID().uuidString.lowercased(), "focus": x.baby, "at": at, "fields": fields])
+        }
+        func write(_ rows: [[String: Any]]) throws {
+            try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+        }
+        try write(Array(rows[0..<1_200]))
+        #expect(try x.f.ok("import", "stores", dir).contains("diaper.json: 1200 added"))
+        try write(rows)
+        #expect(try x.f.ok("import", "stores", dir).contains("diaper.json: 1300 added, 0 updated, 1200 unchanged"))
+        let listed = try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "list", "--store", "diaper", "--json").utf8)) as! [[String: Any]]
+        #expect(listed.count == 2_500)
+        let byID = Dictionary(uniqueKeysWithValues: listed.map { ($0["id"] as! String, $0) })
+        for row in rows {
+            let got = try #require(byID[row["id"] as! String])
+            let fields = got["fields"] as! [String: Any]
+            let want = row["fields"] as! [String: Bool]
+            #expect(fields["wet"] as? Bool == want["wet"] && fields["dirty"] as? Bool == want["dirty"] && got["at"] as? String == row["at"] as? String)
+        }
+        #expect(try x.f.ok("replay").contains("OK"))
+    }
 }

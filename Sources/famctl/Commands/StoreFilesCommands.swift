@@ -64,7 +64,9 @@ enum ImportStoresCommand: Command {
         abstract: "Read store files (as 'export stores' writes them) into the log: migration of existing data.",
         discussion: """
             Idempotent by record id: a record already present with the same values is
-            left alone, a changed one gets an update of the fields that differ. Care
+            left alone, a changed one gets an update of the fields that differ. Records
+            are written in transactions of 1 000; an import stopped midway can be run
+            again and adds only what is missing. Care
             subjects the records refer to are created when missing. Every row is checked
             against its store's rules; a bad row is reported with its file and index,
             and nothing of that file is imported (other files still are; exit 65).
@@ -144,7 +146,10 @@ enum ImportStoresCommand: Command {
                 continue
             }
             let subjectBodies = newSubjects.map { SubjectEvent(focus: $0, fields: [:]).body }
-            if !(subjectBodies + events).isEmpty { try home.append(subjectBodies + events) }
+            // In batches of 1 000, each committed in turn: a file of years of
+            // records writes a bounded write-ahead log. Should the import
+            // stop midway, running it again adds only what is missing.
+            if !(subjectBodies + events).isEmpty { try home.append(batches: subjectBodies + events) }
             knownSubjects.formUnion(newSubjects)
             tallies.append((file, tally))
         }

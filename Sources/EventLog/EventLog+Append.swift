@@ -1,0 +1,317 @@
+import Dispatch
+import Envelope
+import Foundation
+
+// MARK: - Appending local events
+
+extension EventLog {
+    /// Seals each body as this device's next event and appends them all in one
+    /// `IMMEDIATE` transaction. When this returns, the events are on disk
+    /// (fsynced WAL): the append is acknowledged.
+    ///
+    /// - Parameters:
+    ///   - onAccepted: called for each new envelope inside the transaction; a
+    ///     throw rolls the whole batch back.
+    /// - Throws: ``EventLogError`` or ``SQLiteError``; nothing is stored then.
+    @discardableResult
+    public func append(
+        bodies: [[UInt8]], as identity: DeviceIdentity, family: FamilyID, key: EpochKey,
+        now: Date = Date(), onAccepted: (SyncEnvelope) throws -> Void = { _ in }
+    ) throws -> [SyncEnvelope] {
+        try append(sealing: bodies.map { ($0, key) }, as: identity, family: family, now: now, onAccepted: onAccepted)
+    }
+
+    /// Like ``append(bodies:as:family:key:now:onAccepted:)``, each body sealed
+    /// with its own epoch key (a key rotation writes under the old and the new
+    /// key in one batch).
+    ///
+    /// - Parameters:
+    ///   - after: a clock the new events must follow even though no event of
+    ///     the log carries it (a join follows its invitation).
+    ///   - check: runs first, inside the write transaction, so a check against
+    ///     the current state cannot race another writer; a throw appends nothing.
+    @discardableResult
+    public func append(
+        sealing bodies: [([UInt8], EpochKey)], as identity: DeviceIdentity, family: FamilyID,
+        now: Date = Date(), after: HLC = .zero, check: () throws -> Void = {},
+        onAccepted: (SyncEnvelope) throws -> Void = { _ in }
+    ) throws -> [SyncEnvelope] {
+        try append(count: bodies.count, encoding: { bodies[$0] }, as: identity, family: family, now: now, after: after,
+                   check: check, onAccepted: { env, _ in try onAccepted(env) })
+    }
+
+    /// Appends `count` events whose bodies `encode` gives (the body's bytes
+    /// and the key to seal it with), called on this thread in order, ahead
+    /// of their storing: while another core seals the events handed over,
+    /// this thread stores the ones sealed and encodes the next, so the
+    /// caller's per-body work (famctl reads each body into its projected
+    /// change there) costs no time of its own.
+    ///
+    /// - Parameter onAccepted: called with each new envelope and its index,
+    ///   inside the transaction, after `encode` of that index.
+    @discardableResult
+    public func append(
+        count: Int, encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
+        now: Date = Date(), after: HLC = .zero, check: () throws -> Void = {},
+        onAccepted: (SyncEnvelope, Int) throws -> Void = { _, _ in }
+    ) throws -> [SyncEnvelope] {
+        var out: [SyncEnvelope] = []
+        try append(sizes: [count], encoding: encode, as: identity, family: family, now: { now }, after: after, check: check,
+                   onAccepted: onAccepted, onCommitted: { out = $0 })
+        return out
+    }
+
+    /// Appends events in batches, one after another, each batch in an
+    /// `IMMEDIATE` transaction of its own, acknowledged (on disk) at its
+    /// commit: a long import writes a bounded write-ahead log, and what was
+    /// committed stays should a later batch fail.
+    ///
+    /// The events are numbered across the batches (`encode(i)`, and the
+    /// index `onAccepted` receives). While a batch commits — its
+    /// write-ahead-log writes and fsync, a fifth of a batch of 1 000 — the
+    /// sealing thread goes on with the next batch's first events, encoded
+    /// ahead; they are kept only if, once the next transaction holds the
+    /// write lock, this device's chain still ends at the batch just
+    /// committed and no event with a later clock has entered the log
+    /// meanwhile (another process's append or ingest): otherwise they are
+    /// thrown away and sealed again after what is there.
+    ///
+    /// - Parameters:
+    ///   - sizes: the number of events of each batch.
+    ///   - check: runs first in each batch's transaction (the write lock
+    ///     held); a throw ends the append there.
+    ///   - onCommitted: called after each batch's commit, with its envelopes.
+    /// - Throws: the error of the batch that failed, which stored nothing;
+    ///   the batches before it are committed (and were passed to
+    ///   `onCommitted`).
+    public func append(
+        batches sizes: [Int], encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
+        check: () throws -> Void = {}, onAccepted: (SyncEnvelope, Int) throws -> Void = { _, _ in },
+        onCommitted: ([SyncEnvelope]) throws -> Void
+    ) throws {
+        try append(sizes: sizes, encoding: encode, as: identity, family: family, now: { Date() }, after: .zero, check: check,
+                   onAccepted: onAccepted, onCommitted: onCommitted)
+    }
+
+    /// After a write transaction that threw: whether it ended (no
+    /// transaction left open) with `first`, the first event it stored, in
+    /// the log all the same — a transaction that also wrote an attached
+    /// database commits the log's file first, and its commit may then fail
+    /// on the other file.
+    func storedDespiteFailedCommit(first: EventID?) -> Bool {
+        guard database.isAutocommit, let first else { return false }
+        return (try? contains(first)) == true
+    }
+
+    /// Events encoded and handed to the sealer but not stored yet, at most:
+    /// enough to keep the sealer busy through a commit (about 270 events'
+    /// sealing at 1 000 events a batch), few enough to keep little in memory.
+    static let sealingLead = 512
+
+    private func append(
+        sizes: [Int], encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
+        now: () -> Date, after: HLC, check: () throws -> Void, onAccepted: (SyncEnvelope, Int) throws -> Void,
+        onCommitted: ([SyncEnvelope]) throws -> Void
+    ) throws {
+        let me = identity.deviceID
+        // Where each batch ends, and the batch of the next event to encode.
+        let ends = sizes.reduce(into: [Int]()) { $0.append(($0.last ?? 0) + $1) }
+        let total = ends.last ?? 0
+        var batchOfNext = 0
+        // Sealing (encrypt, sign, hash) is one chain: each event names the
+        // id of the one before. It runs on another core, ahead of this
+        // thread, which stores what is sealed and encodes what comes next.
+        let sealing = SealingQueue(sealer: Sealer(family: family, signer: identity.signing, head: .empty))
+        // Nothing may still run on the signing key once this returns.
+        defer { sealing.discardAll() }
+        var encoded = 0
+        var clock = HybridClock()
+        var step = 8
+        // The chain's end after the batch last committed, when events past
+        // it were handed over before the next transaction began.
+        var committedHead: Head?
+        var start = 0
+        for size in sizes {
+            let end = start + size
+            var out: [SyncEnvelope] = []
+            out.reserveCapacity(size)
+            do {
+                try database.transaction(.immediate) {
+                    try willBegin()
+                    try check()
+                    if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
+                    let head = try head(of: me, in: family)
+                    let waiting = try pendingCount(of: me, in: family)
+                    if waiting > 0 { throw EventLogError.ownEventsPending(count: waiting, waitingFor: head.seq + 1) }
+                    let date = now()
+                    let limitMs = min(HLC.milliseconds(of: date.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
+                    let last = max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc)
+                    if encoded > start, !(committedHead == head && last <= head.hlc) {
+                        // Sealed ahead on a chain or a clock that moved since.
+                        sealing.discardAll()
+                        encoded = start
+                        batchOfNext = 0
+                    }
+                    if encoded == start {
+                        sealing.restart(after: head)
+                        clock = HybridClock(last: last)
+                        clock.receive(after)
+                        step = 8
+                    }
+                    let received = Self.millis(date)
+
+                    /// Hands the next events to the sealer, a chunk at a time,
+                    /// while fewer than ``sealingLead`` wait to be stored.
+                    /// Chunks start small (the sealer starts sooner), never
+                    /// span two batches, and shrink at the very end (the
+                    /// sealer idles while the last is stored).
+                    func feed(stored: Int) throws {
+                        while encoded < total, encoded - stored < Self.sealingLead {
+                            while ends[batchOfNext] <= encoded { batchOfNext += 1 }
+                            let boundary = ends[batchOfNext]
+                            let left = total - encoded
+                            let n = min(step, boundary - encoded, left > 64 ? 64 : max(8, (left + 1) / 2), left)
+                            // The chunk's random bytes in one call: libsodium asks
+                            // the kernel (getrandom) once per call. Each nonce
+                            // hashes its event's seq, clock and body with them
+                            // (see `hedgedNonce`); they are secret, and wiped
+                            // when the chunk is handed over.
+                            let random = randomSecret(32 * n)
+                            let first = encoded
+                            let inputs = try random.withUnsafeBytes { random in
+                                try (0..<n).map { j in
+                                    let (body, key) = try encode(first + j)
+                                    let hlc: HLC
+                                    do { hlc = try clock.tick(now: date) } catch { throw EventLogError.clockExhausted }
+                                    let mine = UnsafeRawBufferPointer(rebasing: random[(32 * j)..<(32 * j + 32)])
+                                    let seq = head.seq + 1 + UInt64(first + j - start)
+                                    let nonce = SyncEnvelope.hedgedNonce(random: mine, seq: seq, hlc: hlc, body: body)
+                                    return SealInput(body: body, key: key, hlc: hlc, nonce: nonce)
+                                }
+                            }
+                            sealing.submit(inputs)
+                            encoded += n
+                            step = min(step * 2, 64)
+                        }
+                    }
+
+                    var stored = start
+                    while stored < end {
+                        try feed(stored: stored)
+                        for result in sealing.take() {
+                            let env: SyncEnvelope
+                            switch result {
+                            case .success(let e): env = e
+                            case .failure(let e): throw EventLogError.envelope(e)
+                            }
+                            try insert(env, receivedAt: received)
+                            try onAccepted(env, stored)
+                            out.append(env)
+                            stored += 1
+                        }
+                    }
+                    // The sealer goes on with the next batch while this one commits.
+                    try feed(stored: stored)
+                    try willCommit()
+                }
+            } catch {
+                // A transaction that also wrote an attached database (famctl's
+                // projection) commits the log's file first: should the commit
+                // then fail on the other file, the events are stored all the
+                // same, and the append must say so rather than invite a retry
+                // that would write them twice.
+                guard storedDespiteFailedCommit(first: out.first?.id) else { throw error }
+            }
+            if let last = out.last { committedHead = Head(seq: last.seq, id: last.id, hlc: last.hlc) }
+            try onCommitted(out)
+            start = end
+        }
+    }
+
+    /// One body to seal, and its key. The key is owned by the `append` call,
+    /// which outlives the sealing (``SealingQueue/discardAll()`` before it
+    /// returns), and only read there: the one crossing of key material to
+    /// the sealing thread (see ``Sealer``).
+    private struct SealInput: @unchecked Sendable {
+        let body: [UInt8]
+        let key: EpochKey
+        let hlc: HLC
+        /// 24 bytes from fresh random bytes, the seq, the clock and the
+        /// body: never used for another event.
+        let nonce: [UInt8]
+    }
+
+    /// The sealing half of an append: the signing key is owned by the
+    /// `append` call, which outlives every use here, and only read; the
+    /// chain state is touched by one chunk at a time (the ``SealingQueue``
+    /// is serial, and ``restart(after:)`` runs while it is idle).
+    private final class Sealer: @unchecked Sendable {
+        let family: FamilyID
+        let signer: SigningKey
+        var head: Head
+
+        init(family: FamilyID, signer: SigningKey, head: Head) {
+            self.family = family
+            self.signer = signer
+            self.head = head
+        }
+
+        func seal(_ input: SealInput) -> Result<SyncEnvelope, EnvelopeError> {
+            do throws(EnvelopeError) {
+                let env = try SyncEnvelope.seal(
+                    body: input.body, family: family, signer: signer, seq: head.seq + 1,
+                    previous: head.id, hlc: input.hlc, key: input.key, nonce: input.nonce)
+                head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
+                return .success(env)
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// Chunks sealed in the order they were handed over, one after another,
+    /// on a serial queue (the sealing thread), while the caller goes on:
+    /// the sealer is never idle while chunks wait, whatever the caller does
+    /// meanwhile (a commit, say). Submitting and taking happen on the
+    /// caller's thread only.
+    private final class SealingQueue: @unchecked Sendable {
+        private let queue = DispatchQueue(label: "famctl.eventlog.seal", qos: .userInitiated)
+        private let ready = DispatchSemaphore(value: 0)
+        private let lock = NSLock()
+        /// Sealed chunks not taken yet, oldest first (under `lock`).
+        private var done: [[Result<SyncEnvelope, EnvelopeError>]] = []
+        /// Chunks submitted and not taken yet (the caller's thread only).
+        private var waiting = 0
+        private let sealer: Sealer
+
+        init(sealer: Sealer) { self.sealer = sealer }
+
+        func submit(_ inputs: [SealInput]) {
+            waiting += 1
+            queue.async { [self] in
+                let sealed = inputs.map { sealer.seal($0) }
+                lock.withLock { done.append(sealed) }
+                ready.signal()
+            }
+        }
+
+        /// The oldest chunk submitted, once sealed.
+        func take() -> [Result<SyncEnvelope, EnvelopeError>] {
+            precondition(waiting > 0, "nothing handed over to take")
+            ready.wait()
+            waiting -= 1
+            return lock.withLock { done.removeFirst() }
+        }
+
+        /// Waits for every chunk submitted and throws them away.
+        func discardAll() {
+            while waiting > 0 { _ = take() }
+        }
+
+        /// The next chunk follows `head` (nothing is being sealed).
+        func restart(after head: Head) {
+            precondition(waiting == 0, "the sealer is busy")
+            sealer.head = head
+        }
+    }
+}
