@@ -76,11 +76,20 @@ extension EventLog {
     /// meanwhile (another process's append or ingest): otherwise they are
     /// thrown away and sealed again after what is there.
     ///
+    /// `encode` is called in order, but an index may be asked for again:
+    /// events thrown away after a commit are encoded anew, and an event of
+    /// a later batch that cannot be made (`encode` throws while the batch
+    /// before is being stored) is asked for again in its own batch, which
+    /// then fails.
+    ///
     /// - Parameters:
     ///   - sizes: the number of events of each batch.
     ///   - check: runs first in each batch's transaction (the write lock
-    ///     held); a throw ends the append there.
-    ///   - onCommitted: called after each batch's commit, with its envelopes.
+    ///     held), before any event of the batch is stored (some may be
+    ///     sealed already, and are thrown away); a throw ends the append
+    ///     there.
+    ///   - onCommitted: called after each batch's commit, with its
+    ///     envelopes; a throw ends the append, that batch stored.
     /// - Throws: the error of the batch that failed, which stored nothing;
     ///   the batches before it are committed (and were passed to
     ///   `onCommitted`).
@@ -135,12 +144,14 @@ extension EventLog {
             let end = start + size
             var out: [SyncEnvelope] = []
             out.reserveCapacity(size)
+            var headBefore: Head?
             do {
                 try database.transaction(.immediate) {
                     try willBegin()
                     try check()
                     if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
                     let head = try head(of: me, in: family)
+                    headBefore = head
                     let waiting = try pendingCount(of: me, in: family)
                     if waiting > 0 { throw EventLogError.ownEventsPending(count: waiting, waitingFor: head.seq + 1) }
                     let date = now()
@@ -165,8 +176,9 @@ extension EventLog {
                     /// Chunks start small (the sealer starts sooner), never
                     /// span two batches, and shrink at the very end (the
                     /// sealer idles while the last is stored).
+                    var aheadFailed = false
                     func feed(stored: Int) throws {
-                        while encoded < total, encoded - stored < Self.sealingLead {
+                        while encoded < total, encoded - stored < Self.sealingLead, !(aheadFailed && encoded >= end) {
                             while ends[batchOfNext] <= encoded { batchOfNext += 1 }
                             let boundary = ends[batchOfNext]
                             let left = total - encoded
@@ -178,16 +190,24 @@ extension EventLog {
                             // when the chunk is handed over.
                             let random = randomSecret(32 * n)
                             let first = encoded
-                            let inputs = try random.withUnsafeBytes { random in
-                                try (0..<n).map { j in
-                                    let (body, key) = try encode(first + j)
-                                    let hlc: HLC
-                                    do { hlc = try clock.tick(now: date) } catch { throw EventLogError.clockExhausted }
-                                    let mine = UnsafeRawBufferPointer(rebasing: random[(32 * j)..<(32 * j + 32)])
-                                    let seq = head.seq + 1 + UInt64(first + j - start)
-                                    let nonce = SyncEnvelope.hedgedNonce(random: mine, seq: seq, hlc: hlc, body: body)
-                                    return SealInput(body: body, key: key, hlc: hlc, nonce: nonce)
+                            let inputs: [SealInput]
+                            do {
+                                inputs = try random.withUnsafeBytes { random in
+                                    try (0..<n).map { j in
+                                        let (body, key) = try encode(first + j)
+                                        let hlc: HLC
+                                        do { hlc = try clock.tick(now: date) } catch { throw EventLogError.clockExhausted }
+                                        let mine = UnsafeRawBufferPointer(rebasing: random[(32 * j)..<(32 * j + 32)])
+                                        let seq = head.seq + 1 + UInt64(first + j - start)
+                                        let nonce = SyncEnvelope.hedgedNonce(random: mine, seq: seq, hlc: hlc, body: body)
+                                        return SealInput(body: body, key: key, hlc: hlc, nonce: nonce)
+                                    }
                                 }
+                            } catch where first >= end {
+                                // An event of a later batch cannot be made: not this
+                                // batch's failure. Its own batch meets it again.
+                                aheadFailed = true
+                                return
                             }
                             sealing.submit(inputs)
                             encoded += n
@@ -222,7 +242,8 @@ extension EventLog {
                 // that would write them twice.
                 guard storedDespiteFailedCommit(first: out.first?.id) else { throw error }
             }
-            if let last = out.last { committedHead = Head(seq: last.seq, id: last.id, hlc: last.hlc) }
+            // The chain's end now: an empty batch leaves it where it was.
+            committedHead = out.last.map { Head(seq: $0.seq, id: $0.id, hlc: $0.hlc) } ?? headBefore
             try onCommitted(out)
             start = end
         }

@@ -73,33 +73,42 @@ extension Home {
         var done = 0
         // Should the projection have moved (another process rebuilt it), the
         // retry goes on after the batches committed, not from the start.
-        try onCurrentProjection {
-            let base = done
-            let rest = bodies.count - base
-            guard rest > 0 else { return }
-            var sizes = [Int](repeating: size, count: rest / size)
-            if rest % size > 0 { sizes.append(rest % size) }
-            // The changes read from the bodies encoded and not yet applied
-            // (at most the sealer's lead, not one slot per body).
-            var prepared: [Int: PreparedChange] = [:]
-            try log.append(batches: sizes, encoding: { i in
-                let body = bodies[base + i]
-                let bytes = body.encoded()
-                prepared[i] = PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(body)
-                return (bytes, key)
-            }, as: identity, family: family, check: {
-                // A key rotated meanwhile (a member removed by another
-                // process): nothing more is sealed under the old one.
-                guard try currentKey().1.epoch == key.epoch else {
-                    throw CLIError(.tempFail, "the family's key was rotated while these records were being written; \(done) of \(bodies.count) are stored",
-                                   hint: "Run the command again.")
-                }
-            }, onAccepted: { env, i in
-                try apply(env, prepared: prepared.removeValue(forKey: i))
-            }, onCommitted: { envs in
-                done += envs.count
-                onCommitted(done)
-            })
+        do {
+            try onCurrentProjection {
+                let base = done
+                let rest = bodies.count - base
+                guard rest > 0 else { return }
+                var sizes = [Int](repeating: size, count: rest / size)
+                if rest % size > 0 { sizes.append(rest % size) }
+                // The changes read from the bodies encoded and not yet applied
+                // (at most the sealer's lead, not one slot per body).
+                var prepared: [Int: PreparedChange] = [:]
+                try log.append(batches: sizes, encoding: { i in
+                    let body = bodies[base + i]
+                    let bytes = body.encoded()
+                    prepared[i] = PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(body)
+                    return (bytes, key)
+                }, as: identity, family: family, check: {
+                    // A key rotated meanwhile (a member removed by another
+                    // process): nothing more is stored under the old one (what
+                    // was sealed ahead under it is thrown away).
+                    guard try currentKey().1.epoch == key.epoch else {
+                        throw CLIError(.tempFail, "the family's key was rotated while these records were being written",
+                                       hint: "Run the command again.")
+                    }
+                }, onAccepted: { env, i in
+                    try apply(env, prepared: prepared.removeValue(forKey: i))
+                }, onCommitted: { envs in
+                    done += envs.count
+                    onCommitted(done)
+                })
+            }
+        } catch {
+            // What was committed stays: say so, and do what follows a commit.
+            guard done > 0 else { throw error }
+            try? settle()
+            let failure = CLIError(error, path: path)
+            throw CLIError(failure.code, "\(failure.message) (the first \(done) of \(bodies.count) events were stored before this failure)", hint: failure.hint)
         }
         try settle()
     }

@@ -274,4 +274,35 @@ struct AppendTests {
         #expect(try log.count() == 3002)
         #expect(try log.audit(family: Author.family).isIntact)
     }
+
+    /// A body of the next batch that cannot be made, asked for ahead while
+    /// a batch is being stored, fails that next batch only: the batch being
+    /// stored is committed. An empty batch first costs no sealing again.
+    @Test func aBodyOfTheNextBatchThatFailsFailsOnlyThatBatch() throws {
+        struct Boom: Error {}
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let identity = DeviceIdentity.generate()
+        var committed: [Int] = []
+        var asked = 0
+        #expect(throws: Boom.self) {
+            try log.append(batches: [1000, 1000], encoding: { i in
+                asked += 1
+                if i == 1100 { throw Boom() }
+                return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+            }, as: identity, family: Author.family, onCommitted: { committed.append($0.count) })
+        }
+        #expect(committed == [1000], "the first batch is committed")
+        #expect(try log.count() == 1000)
+        #expect(asked > 1101, "the failing body was asked for ahead, then again in its batch")
+
+        var encodings: [Int] = []
+        try log.append(batches: [0, 500], encoding: { i in
+            encodings.append(i)
+            return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+        }, as: identity, family: Author.family, onCommitted: { committed.append($0.count) })
+        #expect(encodings == Array(0..<500), "events sealed during the empty batch's commit are kept")
+        #expect(committed == [1000, 0, 500])
+        #expect(try log.audit(family: Author.family).isIntact)
+    }
 }
