@@ -1,0 +1,55 @@
+import Envelope
+import EventLog
+@testable import famctl
+import Foundation
+import Projections
+import Testing
+
+/// `Home.append(batches:)`, as `import stores` writes records: each batch
+/// committed in turn, the family's key checked at each.
+struct BatchedAppendTests {
+    static func moods(_ n: Int) -> [EventBody] {
+        (0..<n).map { i in
+            RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z",
+                        fields: ["kind": .string("mood"), "mood": .int(Int64(i % 5 + 1))]).body
+        }
+    }
+
+    /// A key rotated by another process between two batches ends the
+    /// append: the batches before stay, with the number stored in the
+    /// error, and nothing more is stored under the old key.
+    @Test func aKeyRotatedBetweenBatchesEndsTheAppendWithWhatWasStored() throws {
+        let family = try SharedFamily([])
+        let home = try Home.open(family.mum.home)
+        let before = try home.projector.records().count
+        var progress: [Int] = []
+        var rotatedTo: UInt32?
+        do {
+            try home.append(batches: Self.moods(3_000), size: 1_000) { done in
+                progress.append(done)
+                if done == 1_000 {
+                    // Another process of the same device rotates the key.
+                    let other = try! Home.open(family.mum.home)
+                    rotatedTo = try! other.appendRotatingKey(after: []).epoch
+                }
+            }
+            Issue.record("the append went on under the old key")
+        } catch let e as CLIError {
+            #expect(e.code == .tempFail)
+            #expect(e.message.contains("the family's key was rotated"))
+            #expect(e.message.contains("the first 1000 of 3000 events were stored before this failure"), "\(e.message)")
+        }
+        #expect(progress == [1_000])
+        #expect(rotatedTo != nil)
+        // Only the first batch's records are in the log, and nothing was
+        // appended after the rotation's own events.
+        let reopened = try Home.open(family.mum.home)
+        #expect(try reopened.projector.records().count == before + 1_000)
+        let head = try reopened.log.head(of: reopened.deviceID, in: reopened.family)
+        let last = try #require(try reopened.log.chain(of: reopened.deviceID, in: reopened.family, seqs: head.seq...head.seq).first)
+        guard case .body(let body) = try reopened.openBody(last) else { Issue.record("the last event cannot be opened"); return }
+        #expect(body.type == "key.previous", "the chain ends with the rotation")
+        #expect(last.epoch == rotatedTo)
+        #expect(try family.mum.ok("replay").contains("OK"))
+    }
+}
