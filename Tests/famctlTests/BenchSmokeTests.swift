@@ -45,6 +45,12 @@ struct BenchSmokeTests {
         // The rebuild's peak memory is its own process's, not this run's.
         let rebuildPeak = (row("peak RSS of the rebuild process")?["value"] as? NSNumber)?.doubleValue ?? 0
         #expect(rebuildPeak > 5 && rebuildPeak < 1000)
+        // The rebuild's figure is the median of its runs, each printed.
+        let note = try #require(r.stderr.split(separator: "\n").first { $0.hasPrefix("bench: rebuild: ") })
+        let rates = note.dropFirst("bench: rebuild: ".count).split(separator: " events/s")[0].split(separator: ", ").compactMap { Double($0) }
+        #expect(rates.count == 3, "\(note)")
+        let figure = (row("rebuild projections")?["value"] as? NSNumber)?.doubleValue ?? 0
+        #expect(rates.count == 3 && abs(figure - rates.sorted()[1]) <= 0.5, "the figure \(figure) is the median of \(rates)")
         #expect(row("convergence")?["bound"] is NSNull)
     }
 

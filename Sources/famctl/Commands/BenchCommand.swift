@@ -169,15 +169,24 @@ enum BenchCommand: Command {
         }
 
         // Rebuild from the verified log, in a process of its own (as a user
-        // runs `famctl rebuild`), so that its peak memory is its own.
-        let out = base + "/rebuild.json"
-        let child = try spawn(["--home", base + "/b", "rebuild", "--json"], stdout: out)
-        guard child.status == 0, let data = FileManager.default.contents(atPath: out),
-              let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let rebuildRate = (o["eventsPerSecond"] as? NSNumber)?.doubleValue
-        else { throw CLIError(.failure, "famctl rebuild exited \(child.status) during the benchmark") }
-        rows.append(Row(name: "rebuild projections", value: rebuildRate, unit: "events/s", bound: 200_000, boundName: "target 200k/s", target: "≥ 1.00"))
-        // The child reports its own peak: its ru_maxrss would include this process's, carried across exec.
-        let peak = (o["peakRSSMB"] as? NSNumber)?.doubleValue ?? child.maxRSSMB
+        // runs `famctl rebuild`), so that its peak memory is its own. It
+        // lasts seconds where the other figures last minutes, so a burst of
+        // the machine's noise moves it most: it runs three times, each from
+        // the whole log, and the figure is the median (the peak, the largest).
+        var runs: [(rate: Double, peak: Double)] = []
+        for _ in 0..<Self.rebuildRuns {
+            let out = base + "/rebuild.json"
+            let child = try spawn(["--home", base + "/b", "rebuild", "--json"], stdout: out)
+            guard child.status == 0, let data = FileManager.default.contents(atPath: out),
+                  let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any], let rate = (o["eventsPerSecond"] as? NSNumber)?.doubleValue
+            else { throw CLIError(.failure, "famctl rebuild exited \(child.status) during the benchmark") }
+            // The child reports its own peak: its ru_maxrss would include this process's, carried across exec.
+            runs.append((rate, (o["peakRSSMB"] as? NSNumber)?.doubleValue ?? child.maxRSSMB))
+        }
+        let rebuildRate = runs.map(\.rate).sorted()[runs.count / 2]
+        note("rebuild: " + runs.map { String(format: "%.0f", $0.rate) }.joined(separator: ", ") + " events/s in \(runs.count) runs; the figure is their median")
+        rows.append(Row(name: "rebuild projections (median of \(runs.count))", value: rebuildRate, unit: "events/s", bound: 200_000, boundName: "target 200k/s", target: "≥ 1.00"))
+        let peak = runs.map(\.peak).max() ?? 0
         rows.append(Row(name: "peak RSS of the rebuild process", value: peak, unit: "MB", bound: 100, boundName: "100 MB budget", target: "≤ 1.00"))
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -349,6 +358,9 @@ enum BenchCommand: Command {
         try h.state.set(.projectionVersion, "stale")
         return try Home.open(path)
     }
+
+    /// Rebuilds run for the rebuild's figure (their median).
+    static let rebuildRuns = 3
 
     /// Events per append batch and per ingest call: one transaction each.
     static let batch = 1_000
