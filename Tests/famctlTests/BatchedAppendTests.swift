@@ -52,4 +52,52 @@ struct BatchedAppendTests {
         #expect(last.epoch == rotatedTo)
         #expect(try family.mum.ok("replay").contains("OK"))
     }
+
+    /// `import stores` killed (SIGKILL) once its first batches are
+    /// committed keeps them, and run again adds only what is missing: every
+    /// record once, none twice.
+    @Test(.timeLimit(.minutes(3)))
+    func anImportKilledMidwayIsCompletedByRunningItAgain() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let n = 40_000
+        var rows: [[String: Any]] = []
+        rows.reserveCapacity(n)
+        for i in 0..<n {
+            let fields: [String: Any] = ["kind": "mood", "mood": i % 5 + 1]
+            rows.append(["id": UUID().uuidString.lowercased(), "focus": "newMom", "at": "2026-11-29T08:00:00+01:00", "fields": fields])
+        }
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/postpartum.json"))
+        let before = try Self.events(in: f.home)
+
+        let p = Process()
+        p.executableURL = FamctlRunner.binary
+        p.arguments = ["import", "stores", dir]
+        p.environment = ProcessInfo.processInfo.environment.merging(["FAMCTL_HOME": f.home]) { $1 }
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Killed once the first batch is in the log.
+        let deadline = Date().addingTimeInterval(60)
+        while try Self.events(in: f.home) < before + 1_000, p.isRunning, Date() < deadline { usleep(2_000) }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        let stored = try Self.events(in: f.home) - before
+        #expect(p.terminationReason == .uncaughtSignal, "the import finished before it could be killed")
+        #expect(stored >= 1_000 && stored < n && stored % 1_000 == 0, "whole batches are stored: \(stored)")
+
+        let again = try f.ok("import", "stores", dir)
+        #expect(again.contains("postpartum.json: \(n - stored) added, 0 updated, \(stored) unchanged"), "\(again)")
+        #expect(try Self.events(in: f.home) == before + n, "every record once")
+        #expect(try f.ok("replay").contains("OK"))
+    }
+
+    /// The events in a home's log, read without taking the write lock.
+    static func events(in home: String) throws -> Int {
+        let db = try Database(path: home + "/famctl.sqlite", create: false, readOnly: true)
+        return Int(try db.statement("SELECT count(*) FROM events").first { $0.int(0) } ?? 0)
+    }
 }
