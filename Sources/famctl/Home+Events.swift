@@ -108,7 +108,8 @@ extension Home {
             guard done > 0 else { throw error }
             try? settle()
             let failure = CLIError(error, path: path)
-            throw CLIError(failure.code, "\(failure.message) (the first \(done) of \(bodies.count) events were stored before this failure)", hint: failure.hint)
+            let message = failure.message.replacingOccurrences(of: "nothing was written", with: "nothing more was written")
+            throw CLIError(failure.code, "\(message) (the first \(done) of \(bodies.count) events were stored before this failure)", hint: failure.hint)
         }
         try settle()
     }

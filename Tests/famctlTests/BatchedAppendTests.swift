@@ -77,16 +77,21 @@ struct BatchedAppendTests {
         p.executableURL = FamctlRunner.binary
         p.arguments = ["import", "stores", dir]
         p.environment = ProcessInfo.processInfo.environment.merging(["FAMCTL_HOME": f.home]) { $1 }
+        let errors = f.root + "/import.err"
+        #expect(FileManager.default.createFile(atPath: errors, contents: nil))
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
+        p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         try p.run()
+        // Never left running into the next test, whatever fails here.
+        defer { if p.isRunning { kill(p.processIdentifier, SIGKILL); p.waitUntilExit() } }
         // Killed once the first batch is in the log.
         let deadline = Date().addingTimeInterval(60)
         while try Self.events(in: f.home) < before + 1_000, p.isRunning, Date() < deadline { usleep(2_000) }
-        kill(p.processIdentifier, SIGKILL)
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
         let stored = try Self.events(in: f.home) - before
-        #expect(p.terminationReason == .uncaughtSignal, "the import finished before it could be killed")
+        #expect(p.terminationReason == .uncaughtSignal,
+                "the import ended on its own (exit \(p.terminationStatus)) before it could be killed: \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
         #expect(stored >= 1_000 && stored < n && stored % 1_000 == 0, "whole batches are stored: \(stored)")
 
         let again = try f.ok("import", "stores", dir)

@@ -183,7 +183,7 @@ enum BenchCommand: Command {
             // The child reports its own peak: its ru_maxrss would include this process's, carried across exec.
             runs.append((rate, (o["peakRSSMB"] as? NSNumber)?.doubleValue ?? child.maxRSSMB))
         }
-        let rebuildRate = runs.map(\.rate).sorted()[runs.count / 2]
+        let rebuildRate = Self.median(runs.map(\.rate))
         note("rebuild: " + runs.map { String(format: "%.0f", $0.rate) }.joined(separator: ", ") + " events/s in \(runs.count) runs; the figure is their median")
         rows.append(Row(name: "rebuild projections (median of \(runs.count))", value: rebuildRate, unit: "events/s", bound: 200_000, boundName: "target 200k/s", target: "≥ 1.00"))
         let peak = runs.map(\.peak).max() ?? 0
@@ -361,6 +361,13 @@ enum BenchCommand: Command {
 
     /// Rebuilds run for the rebuild's figure (their median).
     static let rebuildRuns = 3
+
+    /// The middle value (the mean of the two middle ones for an even count).
+    static func median(_ values: [Double]) -> Double {
+        precondition(!values.isEmpty, "the median of nothing")
+        let s = values.sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
 
     /// Events per append batch and per ingest call: one transaction each.
     static let batch = 1_000

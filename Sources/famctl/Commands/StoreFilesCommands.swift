@@ -149,7 +149,12 @@ enum ImportStoresCommand: Command {
             // In batches of 1 000, each committed in turn: a file of years of
             // records writes a bounded write-ahead log. Should the import
             // stop midway, running it again adds only what is missing.
-            if !(subjectBodies + events).isEmpty { try home.append(batches: subjectBodies + events) }
+            if !(subjectBodies + events).isEmpty {
+                do { try home.append(batches: subjectBodies + events) } catch {
+                    let e = CLIError(error, path: home.path)
+                    throw CLIError(e.code, "\(file): \(e.message)", hint: e.hint)
+                }
+            }
             knownSubjects.formUnion(newSubjects)
             tallies.append((file, tally))
         }
