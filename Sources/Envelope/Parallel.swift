@@ -119,7 +119,8 @@ extension Pipeline {
     /// end. At either end of a pipeline one side waits: the consumer for
     /// the first chunk, the worker while the consumer finishes the last.
     /// Small end chunks keep those waits short (a 64-event chunk at each
-    /// end of an append of 1 000 is about a tenth of its time).
+    /// end of a 1 000-event pipeline is about a tenth of its time). An
+    /// ingest's checks use it; an append feeds its sealing queue itself.
     ///
     /// - Parameter rampUp: `false` when the worker's first chunk keeps every
     ///   core busy anyway (it is spread over them), so only the end shrinks.

@@ -84,9 +84,8 @@ extension Home {
                 // (at most the sealer's lead, not one slot per body).
                 var prepared: [Int: PreparedChange] = [:]
                 try log.append(batches: sizes, encoding: { i in
-                    let body = bodies[base + i]
-                    let bytes = body.encoded()
-                    prepared[i] = PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(body)
+                    let bytes: [UInt8]
+                    (bytes, prepared[i]) = Self.encodedAndPrepared(bodies[base + i])
                     return (bytes, key)
                 }, as: identity, family: family, check: {
                     // A key rotated meanwhile (a member removed by another
@@ -114,11 +113,19 @@ extension Home {
         try settle()
     }
 
+    /// A local body's bytes, and the change it makes read from them: a
+    /// record put from its canonical bytes (copied, not read value by
+    /// value), anything else from the body.
+    private static func encodedAndPrepared(_ body: EventBody) -> ([UInt8], PreparedChange) {
+        let bytes = body.encoded()
+        return (bytes, PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(body))
+    }
+
     private func appendOnce(_ bodies: [(EventBody, EpochKey)], after: HLC, check: () throws -> Void) throws -> [SyncEnvelope] {
         var prepared = [PreparedChange?](repeating: nil, count: bodies.count)
         return try log.append(count: bodies.count, encoding: { i in
-            let bytes = bodies[i].0.encoded()
-            prepared[i] = PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(bodies[i].0)
+            let bytes: [UInt8]
+            (bytes, prepared[i]) = Self.encodedAndPrepared(bodies[i].0)
             return (bytes, bodies[i].1)
         }, as: identity, family: family, after: after, check: check) { env, i in
             try apply(env, prepared: prepared[i].take())

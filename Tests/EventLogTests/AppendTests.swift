@@ -4,6 +4,9 @@ import Foundation
 import Testing
 
 struct AppendTests {
+    /// The smallest body an append takes.
+    static let plainBody = Array("{\"type\":\"t\",\"schema\":1}".utf8)
+
     @Test func appendsChainAndSurvivesReopen() throws {
         let dir = TempDir()
         let identity = DeviceIdentity.generate()
@@ -20,7 +23,7 @@ struct AppendTests {
                 #expect(b.previous == a.id)
                 #expect(b.hlc > a.hlc)
             }
-            let one = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: identity, family: family, key: Author.key)
+            let one = try log.append(bodies: [Self.plainBody], as: identity, family: family, key: Author.key)
             ids += one.map(\.id)
             #expect(one[0].seq == 6 && one[0].previous == batch[4].id)
         }
@@ -67,7 +70,7 @@ struct AppendTests {
     @Test func eventsCannotBeUpdatedOrDeleted() throws {
         let dir = TempDir()
         let log = try EventLog(path: dir.path + "/log.sqlite")
-        let env = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: .generate(), family: Author.family, key: Author.key)[0]
+        let env = try log.append(bodies: [Self.plainBody], as: .generate(), family: Author.family, key: Author.key)[0]
         let update = #expect(throws: SQLiteError.self) { try log.database.run("UPDATE events SET bytes = x'00' WHERE id = ?1", [.blob(env.id.bytes)]) }
         let delete = #expect(throws: SQLiteError.self) { try log.database.run("DELETE FROM events") }
         // RAISE(ABORT) surfaces as a constraint failure, matched by code, and names the rule.
@@ -82,10 +85,10 @@ struct AppendTests {
         let dir = TempDir()
         let log = try EventLog(path: dir.path + "/log.sqlite")
         let signer = SigningKey(seed: [UInt8](repeating: 5, count: 32))
-        let absurd = try SyncEnvelope.seal(body: Array("{\"type\":\"t\",\"schema\":1}".utf8), family: Author.family, signer: signer,
+        let absurd = try SyncEnvelope.seal(body: Self.plainBody, family: Author.family, signer: signer,
                                            seq: 1, previous: .none, hlc: HLC(rawValue: .max), key: Author.key)
         #expect(try log.ingest([absurd.bytes], family: Author.family).outcomes[0].outcome == .accepted)
-        let mine = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: .generate(), family: Author.family, key: Author.key)
+        let mine = try log.append(bodies: [Self.plainBody], as: .generate(), family: Author.family, key: Author.key)
         #expect(mine.count == 1)
         let report = try log.audit(family: Author.family)
         #expect(report.isIntact)
@@ -98,7 +101,7 @@ struct AppendTests {
         let log = try EventLog(path: dir.path + "/log.sqlite")
         var calls = 0
         #expect(throws: Boom.self) {
-            try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8), Array("{\"type\":\"t\",\"schema\":1}".utf8)],
+            try log.append(bodies: [Self.plainBody, Self.plainBody],
                            as: .generate(), family: Author.family, key: Author.key) { _ in
                 calls += 1
                 if calls == 2 { throw Boom() }
@@ -133,7 +136,7 @@ struct AppendTests {
         #expect(throws: Boom.self) {
             try log.append(count: 1000, encoding: { i in
                 if i == 900 { throw Boom() }
-                return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+                return (Self.plainBody, Author.key)
             }, as: identity, family: Author.family, onAccepted: { _, i in accepted.append(i) })
         }
         #expect(accepted.count >= 900 - EventLog.sealingLead, "stored events before the failure were accepted, then rolled back")
@@ -146,18 +149,18 @@ struct AppendTests {
         let log = try EventLog(path: dir.path + "/log.sqlite")
         let me = DeviceIdentity.generate()
         let t = Date(timeIntervalSince1970: 1_795_000_000)
-        let a = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t)[0]
-        let b = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t.addingTimeInterval(-86_400))[0]
+        let a = try log.append(bodies: [Self.plainBody], as: me, family: Author.family, key: Author.key, now: t)[0]
+        let b = try log.append(bodies: [Self.plainBody], as: me, family: Author.family, key: Author.key, now: t.addingTimeInterval(-86_400))[0]
         #expect(b.hlc > a.hlc)
         // A remote event two hours ahead pulls the local clock along: a later local event still comes after it.
         let ahead = Author(seed: 3, startMs: 1_795_000_000_000 + 2 * 3_600_000)
         _ = try log.ingest([ahead.next().bytes], family: Author.family, now: t)
-        let c = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t)[0]
+        let c = try log.append(bodies: [Self.plainBody], as: me, family: Author.family, key: Author.key, now: t)[0]
         #expect(c.hlc.milliseconds >= ahead.clock)
         // A year ahead is beyond the follow limit: accepted and flagged, not followed.
         let absurd = Author(seed: 4, startMs: 1_795_000_000_000 + 365 * 86_400_000)
         _ = try log.ingest([absurd.next().bytes], family: Author.family, now: t)
-        let d = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: me, family: Author.family, key: Author.key, now: t)[0]
+        let d = try log.append(bodies: [Self.plainBody], as: me, family: Author.family, key: Author.key, now: t)[0]
         #expect(d.hlc > c.hlc)
         #expect(d.hlc.milliseconds < absurd.clock)
         let report = try log.audit(family: Author.family, localAuthor: me.deviceID)
@@ -176,7 +179,7 @@ struct AppendTests {
         let published = (0..<3).map { _ in me.next() }
         _ = try log.ingest([published[0].bytes, published[2].bytes], family: Author.family)
         #expect(try log.pendingCount() == 1)
-        let body = [Array("{\"type\":\"t\",\"schema\":1}".utf8)]
+        let body = [Self.plainBody]
         #expect(throws: EventLogError.ownEventsPending(count: 1, waitingFor: 2)) {
             try log.append(bodies: body, as: identity, family: Author.family, key: Author.key)
         }
@@ -225,14 +228,14 @@ struct AppendTests {
         var committed = 0
         #expect(throws: Boom.self) {
             try log.append(batches: [1000, 1000, 1000], encoding: { _ in
-                (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+                (Self.plainBody, Author.key)
             }, as: identity, family: Author.family, onAccepted: { _, i in
                 if i == 1500 { throw Boom() }
             }, onCommitted: { committed += $0.count })
         }
         #expect(committed == 1000)
         #expect(try log.count() == 1000)
-        let next = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: identity, family: Author.family, key: Author.key)
+        let next = try log.append(bodies: [Self.plainBody], as: identity, family: Author.family, key: Author.key)
         #expect(next.map(\.seq) == [1001])
         #expect(try log.audit(family: Author.family).isIntact)
     }
@@ -252,7 +255,7 @@ struct AppendTests {
         var foreign: SyncEnvelope?
         try log.append(batches: [1000, 1000, 1000], encoding: { _ in
             encodings += 1
-            return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+            return (Self.plainBody, Author.key)
         }, as: identity, family: Author.family, onCommitted: { envs in
             batches.append(envs)
             switch batches.count {
@@ -289,7 +292,7 @@ struct AppendTests {
             try log.append(batches: [1000, 1000], encoding: { i in
                 asked += 1
                 if i == 1100 { throw Boom() }
-                return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+                return (Self.plainBody, Author.key)
             }, as: identity, family: Author.family, onCommitted: { committed.append($0.count) })
         }
         #expect(committed == [1000], "the first batch is committed")
@@ -299,7 +302,7 @@ struct AppendTests {
         var encodings: [Int] = []
         try log.append(batches: [0, 500], encoding: { i in
             encodings.append(i)
-            return (Array("{\"type\":\"t\",\"schema\":1}".utf8), Author.key)
+            return (Self.plainBody, Author.key)
         }, as: identity, family: Author.family, onCommitted: { committed.append($0.count) })
         #expect(encodings == Array(0..<500), "events sealed during the empty batch's commit are kept")
         #expect(committed == [1000, 0, 500])
