@@ -59,8 +59,11 @@ public final class Projector {
             """)
         loadStatement = try database.prepare(
             "SELECT put_version, delete_version, first_put, fields, store, focus, at, entity, created_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
-        insertStatement = try database.prepare(
-            "INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
+        // An entity that has a row already is left as it is (see `put`).
+        insertStatement = try database.prepare("""
+            INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+            ON CONFLICT(kind, id) DO NOTHING
+            """)
         updateStatement = try database.prepare("""
             UPDATE \(schema).p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10,
                 view = ?11
@@ -515,8 +518,18 @@ public final class Projector {
 
     private func put(kind: String, id: String, written: [PreparedChange.Written], trail: String, fresh: PreparedChange.FreshRow,
                      version: Version, event: EventID) throws {
-        var (row, e) = try loadForWrite(kind: kind, id: id)
         let entry = HistoryEntryRow(version: version, event: event, op: "put", changes: trail)
+        if self.written == nil {
+            // Outside a rebuild's pass, the entity is first taken to be new
+            // (a record added or imported, most of what arrives from the
+            // others): its row is inserted without a lookup, and an insert
+            // that finds the entity's row through the same index does nothing.
+            // Only then is the row read and merged into.
+            let (state, fields) = fresh.row(at: version)
+            try save(kind: kind, id: id, row: nil, state, made: (fresh.atMilliseconds, fields), entry: entry)
+            if database.changes > 0 { return }
+        }
+        var (row, e) = try loadForWrite(kind: kind, id: id)
         if row == nil {
             // A new entity: the merge into an empty state was made ahead.
             let (state, fields) = fresh.row(at: version)
