@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Writes the envelope test vectors from docs/format.md alone.
 
-This is an independent implementation of Envelope v1 on PyNaCl (libsodium),
+This is an independent implementation of the envelope on PyNaCl (libsodium),
 written from the spec, not from the Swift code: the Swift tests check that
-both agree byte for byte. Run: pip install pynacl; python3 scripts/make-vectors.py
+both agree byte for byte. Run: pip install pynacl; then
+python3 scripts/make-vectors.py > Tests/EnvelopeTests/Fixtures/vectors.json
+(version 2, what famctl writes) and
+python3 scripts/make-vectors.py 1 > Tests/EnvelopeTests/Fixtures/vectors-v1.json
+(version 1, which famctl still reads).
 """
 import hashlib, json, struct, sys, uuid
 import nacl.bindings as na
 
 TAG = b"famctlev"
-VERSION = 1
+VERSION = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+assert VERSION in (1, 2)
 
 
 def envelope(seed, family, seq, previous, hlc, epoch, key, nonce, body):
@@ -23,7 +28,8 @@ def envelope(seed, family, seq, previous, hlc, epoch, key, nonce, body):
     signed = header + ct
     sig = na.crypto_sign(signed, sk)[:64]  # crypto_sign output is signature || message
     full = signed + sig
-    eid = hashlib.blake2b(full, digest_size=32).digest()
+    # Version 2: the id is the hash of the signed bytes; version 1 hashed the signature too.
+    eid = hashlib.blake2b(full if VERSION == 1 else signed, digest_size=32).digest()
     return pk, full, eid, sig
 
 
@@ -59,7 +65,7 @@ def main():
             "authorKey": pk.hex(), "envelope": full.hex(), "id": eid.hex(), "signature": sig.hex(),
         })
         prev = eid
-    json.dump({"format": "famctl envelope v1", "vectors": cases}, sys.stdout, indent=2, ensure_ascii=False)
+    json.dump({"format": f"famctl envelope v{VERSION}", "vectors": cases}, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
 
 

@@ -27,7 +27,7 @@ public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .truncated(let n): "envelope truncated (\(n) bytes, less than the minimum \(SyncEnvelope.minimumCount))"
         case .badTag: "not a famctl envelope (bad tag)"
-        case .unsupportedVersion(let v): "unsupported envelope version \(v) (this build reads version 1)"
+        case .unsupportedVersion(let v): "unsupported envelope version \(v) (this build reads versions 1 and 2; upgrade famctl)"
         case .reservedFlags(let f): "reserved flag bits set (0x\(String(f, radix: 16)))"
         case .lengthMismatch(let d, let a): "ciphertext length field says \(d) bytes, envelope holds \(a)"
         case .tooLarge(let n): "ciphertext of \(n) bytes exceeds the \(SyncEnvelope.maximumCiphertext)-byte limit"

@@ -1,5 +1,6 @@
 import Foundation
-/// An event: BLAKE2b-256 of the event's full signed bytes.
+/// An event: BLAKE2b-256 of the bytes its signature covers (see
+/// ``SyncEnvelope``; version 1 hashed the signature too).
 public struct EventID: Hashable, Sendable, CustomStringConvertible {
     public let bytes: [UInt8]
 
@@ -17,7 +18,8 @@ public struct EventID: Hashable, Sendable, CustomStringConvertible {
         bytes = b
     }
 
-    /// The id of the given signed envelope bytes.
+    /// BLAKE2b-256 of the given bytes: an envelope's signed bytes
+    /// (``SyncEnvelope``'s id says which).
     public static func of(signedBytes: some ContiguousBytes) -> EventID {
         EventID(bytes: Sodium.blake2b256(signedBytes))
     }

@@ -2,12 +2,12 @@ internal import CSodium
 
 /// One signed, encrypted event: the unit of the log and of replication.
 ///
-/// Layout (version 1, integers big-endian; see `docs/format.md`):
+/// Layout (version 2, integers big-endian; see `docs/format.md`):
 ///
 /// | offset | size | field |
 /// | ---: | ---: | --- |
 /// | 0 | 8 | tag `famctlev` (domain separation) |
-/// | 8 | 1 | version = 1 |
+/// | 8 | 1 | version = 2 (1 is read too) |
 /// | 9 | 1 | flags = 0 (reserved) |
 /// | 10 | 16 | family id |
 /// | 26 | 32 | author key (Ed25519 public key) |
@@ -20,11 +20,17 @@ internal import CSodium
 /// | 138 | *n* | XChaCha20-Poly1305 ciphertext; associated data = bytes 0..<138 |
 /// | 138+*n* | 64 | Ed25519 signature over bytes 0..<138+*n* |
 ///
-/// The value keeps the exact bytes it was decoded from; verification and the
-/// id use those bytes and never a re-encoding.
+/// The event id is BLAKE2b-256 of bytes `0..<138+n`, the bytes the signature
+/// covers (a version-1 envelope's id hashed the signature too). The value
+/// keeps the exact bytes it was decoded from; verification and the id use
+/// those bytes and never a re-encoding.
 public struct SyncEnvelope: Sendable, Hashable {
     public static let tag: [UInt8] = Array("famctlev".utf8)
-    public static let version: UInt8 = 1
+    /// The version famctl writes. Version 1 (read, no longer written)
+    /// differs only in its id, which hashes the signature too.
+    public static let version: UInt8 = 2
+    /// The versions famctl reads.
+    public static let readableVersions: ClosedRange<UInt8> = 1...2
     public static let headerCount = 138
     public static let tagCount = 16
     public static let signatureCount = 64
@@ -44,7 +50,7 @@ public struct SyncEnvelope: Sendable, Hashable {
     public let nonce: [UInt8]
 
     /// Parses the structure of an envelope. Says nothing about its signature.
-    /// - Throws: ``EnvelopeError`` when the bytes are not a well-formed version-1 envelope.
+    /// - Throws: ``EnvelopeError`` when the bytes are not a well-formed envelope of a version this build reads.
     public init(decoding bytes: [UInt8]) throws(EnvelopeError) {
         try self.init(decoding: bytes, id: nil)
     }
@@ -60,7 +66,7 @@ public struct SyncEnvelope: Sendable, Hashable {
     private init(decoding bytes: [UInt8], id: EventID?) throws(EnvelopeError) {
         guard bytes.count >= Self.minimumCount else { throw .truncated(count: bytes.count) }
         guard bytes[0..<8].elementsEqual(Self.tag) else { throw .badTag }
-        guard bytes[8] == Self.version else { throw .unsupportedVersion(bytes[8]) }
+        guard Self.readableVersions.contains(bytes[8]) else { throw .unsupportedVersion(bytes[8]) }
         guard bytes[9] == 0 else { throw .reservedFlags(bytes[9]) }
         let declared = Int(Self.uint(bytes, at: 134, count: 4))
         let actual = bytes.count - Self.headerCount - Self.signatureCount
@@ -72,7 +78,7 @@ public struct SyncEnvelope: Sendable, Hashable {
         guard (seq == 1) == (previous == .none) else { throw .previousMismatch(seq: seq) }
 
         self.bytes = bytes
-        self.id = id ?? EventID.of(signedBytes: bytes)
+        self.id = id ?? Self.id(of: bytes)
         self.family = FamilyID(bytes: Array(bytes[10..<26]))
         self.author = DeviceID(bytes: Array(bytes[26..<58]))
         self.seq = seq
@@ -81,6 +87,17 @@ public struct SyncEnvelope: Sendable, Hashable {
         self.epoch = UInt32(Self.uint(bytes, at: 106, count: 4))
         self.nonce = Array(bytes[110..<134])
     }
+
+    /// The event id of well-formed envelope bytes: BLAKE2b-256 of the
+    /// signed bytes `0..<138 + n` (version 2), or of all the bytes, the
+    /// signature included (version 1).
+    static func id(of bytes: [UInt8]) -> EventID {
+        if bytes[8] == 1 { return EventID.of(signedBytes: bytes) }
+        return bytes.withUnsafeBytes { EventID.of(signedBytes: UnsafeRawBufferPointer(rebasing: $0[..<(bytes.count - signatureCount)])) }
+    }
+
+    /// The version byte.
+    public var version: UInt8 { bytes[8] }
 
     /// The number of ciphertext bytes (body plus the 16-byte Poly1305 tag).
     public var ciphertextCount: Int { bytes.count - Self.headerCount - Self.signatureCount }
@@ -148,7 +165,9 @@ public struct SyncEnvelope: Sendable, Hashable {
         return nonce
     }
 
-    /// Builds, encrypts and signs a new envelope.
+    /// Builds, encrypts and signs a new envelope
+    /// (``prepare(body:family:author:seq:previous:hlc:key:nonce:)``, then
+    /// ``Unsigned/signed(by:)``).
     ///
     /// - Parameters:
     ///   - nonce: 24 bytes; when `nil`, ``hedgedNonce(random:seq:hlc:body:)``
@@ -158,6 +177,58 @@ public struct SyncEnvelope: Sendable, Hashable {
         body: [UInt8], family: FamilyID, signer: SigningKey, seq: UInt64, previous: EventID,
         hlc: HLC, key: EpochKey, nonce: [UInt8]? = nil
     ) throws(EnvelopeError) -> SyncEnvelope {
+        try prepare(body: body, family: family, author: signer.publicKey, seq: seq, previous: previous, hlc: hlc, key: key, nonce: nonce)
+            .signed(by: signer)
+    }
+
+    /// A new envelope's header and ciphertext, and its id, before the
+    /// signature: the id does not depend on the signature, so the next
+    /// event of the chain can be built at once, and the signatures made
+    /// later, on any core and in any order.
+    public struct Unsigned: Sendable {
+        /// Bytes `0..<138 + n`, with room for the signature.
+        let bytes: [UInt8]
+        public let id: EventID
+
+        /// The envelope, signed by `signer` (the author named in the header).
+        public func signed(by signer: SigningKey) -> SyncEnvelope {
+            var out = bytes
+            out += out.withUnsafeBytes { signer.sign($0) }
+            do throws(EnvelopeError) {
+                return try SyncEnvelope(decoding: out, id: id)
+            } catch {
+                preconditionFailure("an envelope famctl built does not parse: \(error)")
+            }
+        }
+    }
+
+    /// Builds and encrypts a new envelope, and computes its id
+    /// (``seal(body:family:signer:seq:previous:hlc:key:nonce:)`` signs it too).
+    public static func prepare(
+        body: [UInt8], family: FamilyID, author: DeviceID, seq: UInt64, previous: EventID,
+        hlc: HLC, key: EpochKey, nonce: [UInt8]? = nil
+    ) throws(EnvelopeError) -> Unsigned {
+        let out = try signedBytes(body: body, family: family, author: author, seq: seq, previous: previous, hlc: hlc, key: key, nonce: nonce)
+        return Unsigned(bytes: out, id: EventID.of(signedBytes: out))
+    }
+
+    /// A version-1 envelope, as famctl wrote them before version 2: for
+    /// tests of logs that hold both.
+    static func sealVersion1(
+        body: [UInt8], family: FamilyID, signer: SigningKey, seq: UInt64, previous: EventID, hlc: HLC, key: EpochKey
+    ) throws(EnvelopeError) -> SyncEnvelope {
+        var out = try signedBytes(body: body, family: family, author: signer.publicKey, seq: seq, previous: previous, hlc: hlc, key: key,
+                                  nonce: nil, version: 1)
+        out += out.withUnsafeBytes { signer.sign($0) }
+        return try SyncEnvelope(decoding: out)
+    }
+
+    /// Bytes `0..<138 + n` of a new envelope: the header and the encrypted
+    /// body, with room for the signature.
+    private static func signedBytes(
+        body: [UInt8], family: FamilyID, author: DeviceID, seq: UInt64, previous: EventID,
+        hlc: HLC, key: EpochKey, nonce: [UInt8]?, version: UInt8 = version
+    ) throws(EnvelopeError) -> [UInt8] {
         precondition(seq >= 1 && (seq == 1) == (previous == .none), "seq and previous disagree")
         let n = body.count + tagCount
         guard n <= maximumCiphertext else { throw .tooLarge(n) }
@@ -169,7 +240,7 @@ public struct SyncEnvelope: Sendable, Hashable {
         out.append(version)
         out.append(0)
         out += family.bytes
-        out += signer.publicKey.bytes
+        out += author.bytes
         append(seq, count: 8, to: &out)
         out += previous.bytes
         append(hlc.rawValue, count: 8, to: &out)
@@ -190,8 +261,7 @@ public struct SyncEnvelope: Sendable, Hashable {
                 }
             }
         }
-        out += out.withUnsafeBytes { signer.sign($0) }
-        return try SyncEnvelope(decoding: out)
+        return out
     }
 
     static func uint(_ b: [UInt8], at offset: Int, count: Int) -> UInt64 {

@@ -42,8 +42,8 @@ extension EventLog {
 
     /// Appends `count` events whose bodies `encode` gives (the body's bytes
     /// and the key to seal it with), called on this thread in order, ahead
-    /// of their storing: while another core seals the events handed over,
-    /// this thread stores the ones sealed and encodes the next, so the
+    /// of their storing: while another core signs the events handed over,
+    /// this thread stores the ones signed and encodes the next, so the
     /// caller's per-body work (famctl reads each body into its projected
     /// change there) costs no time of its own.
     ///
@@ -69,7 +69,7 @@ extension EventLog {
     /// The events are numbered across the batches (`encode(i)`, and the
     /// index `onAccepted` receives). While a batch commits — its
     /// write-ahead-log writes and fsync, a fifth of a batch of 1 000 — the
-    /// sealing thread goes on with the next batch's first events, encoded
+    /// signing thread goes on with the next batch's first events, encoded
     /// ahead; they are kept only if, once the next transaction holds the
     /// write lock, this device's chain still ends at the batch just
     /// committed and no event with a later clock has entered the log
@@ -112,10 +112,12 @@ extension EventLog {
         return (try? contains(first)) == true
     }
 
-    /// Events encoded and handed to the sealer but not stored yet, at most:
-    /// enough to keep the sealer busy through a commit (about 270 events'
-    /// sealing at 1 000 events a batch), few enough to keep little in memory.
-    static let sealingLead = 512
+    /// Events encoded and handed to the signer but not stored yet, at most:
+    /// enough to keep the signer busy through a commit (about 2.5 ms at
+    /// 1 000 events a batch, but 15–25 ms for one that checkpoints the
+    /// write-ahead log: some 35 ms of signing at 17 µs an event), few
+    /// enough to keep little in memory (about 2 MB of envelopes).
+    static let sealingLead = 2048
 
     private func append(
         sizes: [Int], encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
@@ -127,14 +129,18 @@ extension EventLog {
         let ends = sizes.reduce(into: [Int]()) { $0.append(($0.last ?? 0) + $1) }
         let total = ends.last ?? 0
         var batchOfNext = 0
-        // Sealing (encrypt, sign, hash) is one chain: each event names the
-        // id of the one before. It runs on another core, ahead of this
-        // thread, which stores what is sealed and encodes what comes next.
-        let sealing = SealingQueue(sealer: Sealer(family: family, signer: identity.signing, head: .empty))
+        // Each event names the id of the one before, and an id does not
+        // cover the signature: this thread encodes, encrypts and names the
+        // events in chain order, a chunk ahead, and hands them to another
+        // core to be signed, which is most of the work; meanwhile it stores
+        // the events signed before.
+        let signing = SigningQueue(signer: identity.signing)
         // Nothing may still run on the signing key once this returns.
-        defer { sealing.discardAll() }
+        defer { signing.discardAll() }
         var encoded = 0
         var clock = HybridClock()
+        // The chain's end after the last event encoded.
+        var chain = Head.empty
         var step = 8
         // The chain's end after the batch last committed, when events past
         // it were handed over before the next transaction began.
@@ -158,24 +164,26 @@ extension EventLog {
                     let limitMs = min(HLC.milliseconds(of: date.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
                     let last = max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc)
                     if encoded > start, !(committedHead == head && last <= head.hlc) {
-                        // Sealed ahead on a chain or a clock that moved since.
-                        sealing.discardAll()
+                        // Encoded ahead on a chain or a clock that moved since.
+                        signing.discardAll()
                         encoded = start
                         batchOfNext = 0
                     }
                     if encoded == start {
-                        sealing.restart(after: head)
+                        precondition(signing.isIdle, "events still being signed")
+                        chain = head
                         clock = HybridClock(last: last)
                         clock.receive(after)
                         step = 8
                     }
                     let received = Self.millis(date)
 
-                    /// Hands the next events to the sealer, a chunk at a time,
-                    /// while fewer than ``sealingLead`` wait to be stored.
-                    /// Chunks start small (the sealer starts sooner), never
-                    /// span two batches, and shrink at the very end (the
-                    /// sealer idles while the last is stored).
+                    /// Encodes, encrypts and chains the next events, a chunk at a
+                    /// time, and hands them to be signed, while fewer than
+                    /// ``sealingLead`` wait to be stored. Chunks start small
+                    /// (the signer starts sooner), never span two batches, and
+                    /// shrink at the very end (the signer idles while the last
+                    /// is stored).
                     var aheadFailed = false
                     func feed(stored: Int) throws {
                         while encoded < total, encoded - stored < Self.sealingLead, !(aheadFailed && encoded >= end) {
@@ -187,20 +195,30 @@ extension EventLog {
                             // the kernel (getrandom) once per call. Each nonce
                             // hashes its event's seq, clock and body with them
                             // (see `hedgedNonce`); they are secret, and wiped
-                            // when the chunk is handed over.
+                            // when the chunk is made.
                             let random = randomSecret(32 * n)
                             let first = encoded
-                            let inputs: [SealInput]
+                            var next = chain
+                            var nextClock = clock
+                            let chunk: [SyncEnvelope.Unsigned]
                             do {
-                                inputs = try random.withUnsafeBytes { random in
+                                chunk = try random.withUnsafeBytes { random in
                                     try (0..<n).map { j in
                                         let (body, key) = try encode(first + j)
                                         let hlc: HLC
-                                        do { hlc = try clock.tick(now: date) } catch { throw EventLogError.clockExhausted }
+                                        do { hlc = try nextClock.tick(now: date) } catch { throw EventLogError.clockExhausted }
                                         let mine = UnsafeRawBufferPointer(rebasing: random[(32 * j)..<(32 * j + 32)])
-                                        let seq = head.seq + 1 + UInt64(first + j - start)
+                                        let seq = next.seq + 1
                                         let nonce = SyncEnvelope.hedgedNonce(random: mine, seq: seq, hlc: hlc, body: body)
-                                        return SealInput(body: body, key: key, hlc: hlc, nonce: nonce)
+                                        let unsigned: SyncEnvelope.Unsigned
+                                        do throws(EnvelopeError) {
+                                            unsigned = try SyncEnvelope.prepare(
+                                                body: body, family: family, author: me, seq: seq, previous: next.id, hlc: hlc, key: key, nonce: nonce)
+                                        } catch {
+                                            throw EventLogError.envelope(error)
+                                        }
+                                        next = Head(seq: seq, id: unsigned.id, hlc: hlc)
+                                        return unsigned
                                     }
                                 }
                             } catch where first >= end {
@@ -209,7 +227,9 @@ extension EventLog {
                                 aheadFailed = true
                                 return
                             }
-                            sealing.submit(inputs)
+                            signing.submit(chunk)
+                            chain = next
+                            clock = nextClock
                             encoded += n
                             step = min(step * 2, 64)
                         }
@@ -218,19 +238,14 @@ extension EventLog {
                     var stored = start
                     while stored < end {
                         try feed(stored: stored)
-                        for result in sealing.take() {
-                            let env: SyncEnvelope
-                            switch result {
-                            case .success(let e): env = e
-                            case .failure(let e): throw EventLogError.envelope(e)
-                            }
+                        for env in signing.take() {
                             try insert(env, receivedAt: received)
                             try onAccepted(env, stored)
                             out.append(env)
                             stored += 1
                         }
                     }
-                    // The sealer goes on with the next batch while this one commits.
+                    // The signer goes on with the next batch while this one commits.
                     try feed(stored: stored)
                     try willCommit()
                 }
@@ -249,75 +264,43 @@ extension EventLog {
         }
     }
 
-    /// One body to seal, and its key. The key is owned by the `append` call,
-    /// which outlives the sealing (``SealingQueue/discardAll()`` before it
-    /// returns), and only read there: the one crossing of key material to
-    /// the sealing thread (see ``Sealer``).
-    private struct SealInput: @unchecked Sendable {
-        let body: [UInt8]
-        let key: EpochKey
-        let hlc: HLC
-        /// 24 bytes from fresh random bytes, the seq, the clock and the
-        /// body: never used for another event.
-        let nonce: [UInt8]
-    }
-
-    /// The sealing half of an append: the signing key is owned by the
-    /// `append` call, which outlives every use here, and only read; the
-    /// chain state is touched by one chunk at a time (the ``SealingQueue``
-    /// is serial, and ``restart(after:)`` runs while it is idle).
-    private final class Sealer: @unchecked Sendable {
-        let family: FamilyID
-        let signer: SigningKey
-        var head: Head
-
-        init(family: FamilyID, signer: SigningKey, head: Head) {
-            self.family = family
-            self.signer = signer
-            self.head = head
-        }
-
-        func seal(_ input: SealInput) -> Result<SyncEnvelope, EnvelopeError> {
-            do throws(EnvelopeError) {
-                let env = try SyncEnvelope.seal(
-                    body: input.body, family: family, signer: signer, seq: head.seq + 1,
-                    previous: head.id, hlc: input.hlc, key: input.key, nonce: input.nonce)
-                head = Head(seq: env.seq, id: env.id, hlc: env.hlc)
-                return .success(env)
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
-
-    /// Chunks sealed in the order they were handed over, one after another,
-    /// on a serial queue (the sealing thread), while the caller goes on:
-    /// the sealer is never idle while chunks wait, whatever the caller does
-    /// meanwhile (a commit, say). Submitting and taking happen on the
-    /// caller's thread only.
-    private final class SealingQueue: @unchecked Sendable {
-        private let queue = DispatchQueue(label: "famctl.eventlog.seal", qos: .userInitiated)
+    /// Chunks of envelopes signed in the order they were handed over, one
+    /// after another, on a serial queue (the signing thread), while the
+    /// caller goes on: the signer is never idle while chunks wait, whatever
+    /// the caller does meanwhile (a commit, say). Only the signatures are
+    /// made there: an event's id does not cover its signature, so the
+    /// caller chains, encrypts and names each event itself, and nothing
+    /// signed depends on a signature made before it. Submitting and taking
+    /// happen on the caller's thread only. The signing key is owned by the
+    /// `append` call, which outlives every use here (``discardAll()``
+    /// before it returns), and only read: the one crossing of key material
+    /// to another thread.
+    private final class SigningQueue: @unchecked Sendable {
+        private let queue = DispatchQueue(label: "famctl.eventlog.sign", qos: .userInitiated)
         private let ready = DispatchSemaphore(value: 0)
         private let lock = NSLock()
-        /// Sealed chunks not taken yet, oldest first (under `lock`).
-        private var done: [[Result<SyncEnvelope, EnvelopeError>]] = []
+        /// Signed chunks not taken yet, oldest first (under `lock`).
+        private var done: [[SyncEnvelope]] = []
         /// Chunks submitted and not taken yet (the caller's thread only).
         private var waiting = 0
-        private let sealer: Sealer
+        private let signer: UncheckedKey
 
-        init(sealer: Sealer) { self.sealer = sealer }
+        init(signer: SigningKey) { self.signer = UncheckedKey(key: signer) }
 
-        func submit(_ inputs: [SealInput]) {
+        /// Whether every chunk submitted was taken.
+        var isIdle: Bool { waiting == 0 }
+
+        func submit(_ unsigned: [SyncEnvelope.Unsigned]) {
             waiting += 1
             queue.async { [self] in
-                let sealed = inputs.map { sealer.seal($0) }
-                lock.withLock { done.append(sealed) }
+                let signed = unsigned.map { $0.signed(by: signer.key) }
+                lock.withLock { done.append(signed) }
                 ready.signal()
             }
         }
 
-        /// The oldest chunk submitted, once sealed.
-        func take() -> [Result<SyncEnvelope, EnvelopeError>] {
+        /// The oldest chunk submitted, once signed.
+        func take() -> [SyncEnvelope] {
             precondition(waiting > 0, "nothing handed over to take")
             ready.wait()
             waiting -= 1
@@ -329,10 +312,8 @@ extension EventLog {
             while waiting > 0 { _ = take() }
         }
 
-        /// The next chunk follows `head` (nothing is being sealed).
-        func restart(after head: Head) {
-            precondition(waiting == 0, "the sealer is busy")
-            sealer.head = head
-        }
+        /// The signing key, read on the signing thread while the append
+        /// that owns it waits for it.
+        private struct UncheckedKey: @unchecked Sendable { let key: SigningKey }
     }
 }

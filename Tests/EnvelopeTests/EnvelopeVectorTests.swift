@@ -2,8 +2,10 @@ import Envelope
 import Foundation
 import Testing
 
-/// The vectors in Fixtures/vectors.json were written by an independent
-/// implementation of docs/format.md (scripts/make-vectors.py, on PyNaCl).
+/// The vectors in Fixtures/vectors.json (version 2, what famctl writes) and
+/// Fixtures/vectors-v1.json (version 1, which it still reads) were written by
+/// an independent implementation of docs/format.md (scripts/make-vectors.py,
+/// on PyNaCl).
 struct EnvelopeVectorTests {
     struct Vector: Decodable {
         let name, authorSeed, family, epochKey, previous, hlc, nonce, body, authorKey, envelope, id, signature: String
@@ -11,15 +13,27 @@ struct EnvelopeVectorTests {
         let seq: UInt64
     }
 
-    struct File: Decodable { let vectors: [Vector] }
-
-    static func load() throws -> [Vector] {
-        let url = try #require(Bundle.module.url(forResource: "vectors", withExtension: "json", subdirectory: "Fixtures"))
-        return try JSONDecoder().decode(File.self, from: Data(contentsOf: url)).vectors
+    struct File: Decodable {
+        let format: String
+        let vectors: [Vector]
     }
 
+    static func file(_ name: String) throws -> File {
+        let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures"))
+        return try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+    }
+
+    /// The version-2 vectors.
+    static func load() throws -> [Vector] { try file("vectors").vectors }
+
+    /// Both versions' vectors.
+    static func loadAll() throws -> [Vector] { try file("vectors").vectors + file("vectors-v1").vectors }
+
     @Test func vectorsAreThere() throws {
+        #expect(try Self.file("vectors").format == "famctl envelope v2")
+        #expect(try Self.file("vectors-v1").format == "famctl envelope v1")
         #expect(try Self.load().count == 3)
+        #expect(try Self.loadAll().count == 6)
     }
 
     /// docs/format.md's vector for the nonce famctl makes, computed with
@@ -63,7 +77,7 @@ struct EnvelopeVectorTests {
         #expect(Hex.encode(env.signature) == v.signature)
     }
 
-    @Test(arguments: try load())
+    @Test(arguments: try loadAll())
     func decodingTheVectorVerifiesAndOpens(_ v: Vector) throws {
         let env = try SyncEnvelope(decoding: try #require(Hex.decode(v.envelope)))
         #expect(env.hasValidSignature)
@@ -82,11 +96,29 @@ struct EnvelopeVectorTests {
         #expect(!body.type.isEmpty)
     }
 
-    @Test func vectorsFormOneChain() throws {
-        let vs = try Self.load()
+    @Test(arguments: ["vectors", "vectors-v1"])
+    func vectorsFormOneChain(_ name: String) throws {
+        let vs = try Self.file(name).vectors
         for (a, b) in zip(vs, vs.dropFirst()) {
             #expect(b.previous == a.id)
             #expect(UInt64(b.hlc)! > UInt64(a.hlc)!)
+        }
+    }
+
+    /// The two versions' vectors are the same events but for the version
+    /// byte, and their ids follow each version's rule: version 2 hashes
+    /// the signed bytes, version 1 all of them.
+    @Test func eachVersionHasItsOwnIDRule() throws {
+        let v2 = try Self.file("vectors").vectors
+        let v1 = try Self.file("vectors-v1").vectors
+        #expect(v2.count == v1.count)
+        for (a, b) in zip(v2, v1) {
+            let bytes2: [UInt8] = try #require(Hex.decode(a.envelope))
+            let bytes1: [UInt8] = try #require(Hex.decode(b.envelope))
+            #expect(bytes2[8] == 2 && bytes1[8] == 1)
+            #expect(a.id == EventID.of(signedBytes: Array(bytes2.dropLast(64))).hex)
+            #expect(b.id == EventID.of(signedBytes: bytes1).hex)
+            #expect(a.body == b.body && a.nonce == b.nonce && a.hlc == b.hlc)
         }
     }
 }

@@ -19,7 +19,8 @@ struct SyncEnvelopeTests {
         let decoded = try SyncEnvelope(decoding: env.bytes)
         #expect(decoded.bytes == env.bytes)
         #expect(decoded.id == env.id)
-        #expect(decoded.id == EventID.of(signedBytes: env.bytes))
+        #expect(decoded.version == 2)
+        #expect(decoded.id == EventID.of(signedBytes: Array(env.bytes.dropLast(64))))
         #expect(decoded.hasValidSignature)
         #expect(decoded.author == Self.signer.publicKey)
         #expect(decoded.family == Self.family)
@@ -55,6 +56,38 @@ struct SyncEnvelopeTests {
         #expect(undetected.isEmpty, "bits whose flip went unnoticed: \(undetected)")
     }
 
+    /// A version-2 id names the signed bytes: any change to them changes
+    /// it, a change to the signature does not (and the signature then fails,
+    /// so such bytes never enter a log). Version 1 hashed the signature too.
+    @Test func theIDNamesTheSignedBytesNotTheSignature() throws {
+        let (env, _) = try Self.sample()
+        let signed = env.bytes.count - 64
+        for i in stride(from: 0, to: signed, by: 7) {
+            var b = env.bytes
+            b[i] ^= 0x10
+            guard let d = try? SyncEnvelope(decoding: b) else { continue }
+            #expect(d.id != env.id, "byte \(i) changed and the id did not")
+        }
+        for i in signed..<env.bytes.count {
+            var b = env.bytes
+            b[i] ^= 0x01
+            let d = try SyncEnvelope(decoding: b)
+            #expect(d.id == env.id)
+            #expect(!d.hasValidSignature)
+        }
+        // The same bytes read as version 1 (signed again, as version 1 would
+        // be): the id covers the signature.
+        var v1 = env.bytes
+        v1[8] = 1
+        v1.replaceSubrange(signed..., with: v1.prefix(signed).withUnsafeBytes { Self.signer.sign($0) })
+        let old = try SyncEnvelope(decoding: v1)
+        #expect(old.hasValidSignature)
+        #expect(old.version == 1)
+        #expect(old.id == EventID.of(signedBytes: v1))
+        v1[signed] ^= 0x01
+        #expect(try SyncEnvelope(decoding: v1).id != old.id)
+    }
+
     @Test func wrongKeyOrEpochDoesNotOpen() throws {
         let (env, key) = try Self.sample()
         #expect(throws: EnvelopeError.decryptionFailed) { try env.openBody(with: EpochKey.generate(epoch: 2)) }
@@ -65,8 +98,10 @@ struct SyncEnvelopeTests {
         let (env, _) = try Self.sample()
         #expect(throws: EnvelopeError.truncated(count: 10)) { try SyncEnvelope(decoding: Array(env.bytes.prefix(10))) }
         #expect(throws: EnvelopeError.badTag) { try SyncEnvelope(decoding: [0x58] + env.bytes.dropFirst()) }
-        var v = env.bytes; v[8] = 2
-        #expect(throws: EnvelopeError.unsupportedVersion(2)) { try SyncEnvelope(decoding: v) }
+        var v = env.bytes; v[8] = 3
+        #expect(throws: EnvelopeError.unsupportedVersion(3)) { try SyncEnvelope(decoding: v) }
+        var v0 = env.bytes; v0[8] = 0
+        #expect(throws: EnvelopeError.unsupportedVersion(0)) { try SyncEnvelope(decoding: v0) }
         var f = env.bytes; f[9] = 1
         #expect(throws: EnvelopeError.reservedFlags(1)) { try SyncEnvelope(decoding: f) }
         #expect(throws: EnvelopeError.lengthMismatch(declared: env.ciphertextCount, actual: env.ciphertextCount - 1)) {

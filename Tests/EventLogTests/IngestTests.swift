@@ -1,4 +1,4 @@
-import Envelope
+@testable import Envelope
 @testable import EventLog
 import Foundation
 import Testing
@@ -14,6 +14,61 @@ struct IngestTests {
         #expect(report.outcomes.map(\.outcome) == Array(repeating: .accepted, count: 5))
         #expect(report.accepted.map(\.id) == envs.map(\.id))
         #expect(try log.head(of: a.id, in: Author.family).seq == 5)
+    }
+
+    /// A home written by an earlier famctl holds version-1 events (whose
+    /// ids hash their signatures too): its device's chain goes on in
+    /// version 2, naming the last version-1 id, and another log takes the
+    /// whole chain; both audits pass.
+    @Test func aChainOfVersion1EventsGoesOnInVersion2() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 3)
+        var old: [SyncEnvelope] = []
+        for _ in 0..<3 {
+            a.seq += 1
+            a.clock += 1000
+            let env = try SyncEnvelope.sealVersion1(
+                body: EventBody(type: "test", fields: ["text": .string("v1")]).encoded(), family: a.family, signer: a.signer,
+                seq: a.seq, previous: a.previous, hlc: HLC(milliseconds: a.clock, counter: 0), key: a.key)
+            a.previous = env.id
+            old.append(env)
+        }
+        #expect(old.allSatisfy { $0.version == 1 && $0.id == EventID.of(signedBytes: $0.bytes) })
+        #expect(try log.ingest(old.map(\.bytes), family: Author.family).accepted.count == 3)
+        let identity = DeviceIdentity(signing: a.signer, box: BoxKey(seed: SecretBytes([UInt8](repeating: 3, count: 32))))
+        let new = try log.append(bodies: [EventBody(type: "test", fields: [:]).encoded(), EventBody(type: "test", fields: [:]).encoded()],
+                                 as: identity, family: Author.family, key: Author.key)
+        #expect(new.map(\.version) == [2, 2])
+        #expect(new.map(\.seq) == [4, 5])
+        #expect(new[0].previous == old[2].id)
+        #expect(new.allSatisfy { $0.id == EventID.of(signedBytes: Array($0.bytes.dropLast(64))) })
+        #expect(try log.audit(family: Author.family).isIntact)
+
+        let otherDir = TempDir(); let other = try makeLog(otherDir)
+        let report = try other.ingest((old + new).reversed().map(\.bytes), family: Author.family)
+        #expect(report.accepted.count == 5)
+        #expect(try other.head(of: a.id, in: Author.family) == log.head(of: a.id, in: Author.family))
+        #expect(try other.audit(family: Author.family).isIntact)
+    }
+
+    /// A version-2 id does not cover the signature: a copy whose signature
+    /// was altered has the id of the real event, and is refused for its
+    /// signature whether it comes before the real one or after it; the
+    /// real one is taken, once.
+    @Test func aCopyWithAnAlteredSignatureIsRefusedBeforeAndAfterTheRealEvent() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 4)
+        let envs = (0..<2).map { _ in a.next() }
+        var forged = envs[1].bytes
+        forged[forged.count - 1] ^= 0x01
+        #expect(try SyncEnvelope(decoding: forged).id == envs[1].id)
+        let r1 = try log.ingest([envs[0].bytes, forged], family: Author.family)
+        #expect(r1.outcomes.map(\.outcome) == [.accepted, .badSignature])
+        let r2 = try log.ingest([envs[1].bytes, forged], family: Author.family)
+        #expect(r2.outcomes.map(\.outcome) == [.accepted, .badSignature])
+        #expect(try log.count() == 2)
+        #expect(try log.forkProofs().isEmpty)
+        #expect(try log.audit(family: Author.family).isIntact)
     }
 
     @Test func gapsAreHeldThenReleasedInChainOrder() throws {
