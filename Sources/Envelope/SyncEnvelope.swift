@@ -192,6 +192,7 @@ public struct SyncEnvelope: Sendable, Hashable {
 
         /// The envelope, signed by `signer` (the author named in the header).
         public func signed(by signer: SigningKey) -> SyncEnvelope {
+            precondition(signer.publicKey.bytes.elementsEqual(bytes[26..<58]), "signed by another key than its author's")
             var out = bytes
             out += out.withUnsafeBytes { signer.sign($0) }
             do throws(EnvelopeError) {

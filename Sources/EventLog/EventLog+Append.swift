@@ -119,6 +119,11 @@ extension EventLog {
     /// enough to keep little in memory (about 2 MB of envelopes).
     static let sealingLead = 2048
 
+    /// The plaintext bytes of the events handed to the signer and not
+    /// stored yet, at most, besides their number: large bodies (up to 1 MiB
+    /// each) must not hold gigabytes ahead.
+    static let sealingLeadBytes = 8 << 20
+
     private func append(
         sizes: [Int], encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
         now: () -> Date, after: HLC, check: () throws -> Void, onAccepted: (SyncEnvelope, Int) throws -> Void,
@@ -186,7 +191,8 @@ extension EventLog {
                     /// is stored).
                     var aheadFailed = false
                     func feed(stored: Int) throws {
-                        while encoded < total, encoded - stored < Self.sealingLead, !(aheadFailed && encoded >= end) {
+                        while encoded < total, encoded - stored < Self.sealingLead, signing.bytesWaiting < Self.sealingLeadBytes,
+                              !(aheadFailed && encoded >= end) {
                             while ends[batchOfNext] <= encoded { batchOfNext += 1 }
                             let boundary = ends[batchOfNext]
                             let left = total - encoded
@@ -201,10 +207,12 @@ extension EventLog {
                             var next = chain
                             var nextClock = clock
                             let chunk: [SyncEnvelope.Unsigned]
+                            var chunkBytes = 0
                             do {
                                 chunk = try random.withUnsafeBytes { random in
                                     try (0..<n).map { j in
                                         let (body, key) = try encode(first + j)
+                                        chunkBytes += body.count
                                         let hlc: HLC
                                         do { hlc = try nextClock.tick(now: date) } catch { throw EventLogError.clockExhausted }
                                         let mine = UnsafeRawBufferPointer(rebasing: random[(32 * j)..<(32 * j + 32)])
@@ -227,7 +235,7 @@ extension EventLog {
                                 aheadFailed = true
                                 return
                             }
-                            signing.submit(chunk)
+                            signing.submit(chunk, bytes: chunkBytes)
                             chain = next
                             clock = nextClock
                             encoded += n
@@ -281,8 +289,15 @@ extension EventLog {
         private let lock = NSLock()
         /// Signed chunks not taken yet, oldest first (under `lock`).
         private var done: [[SyncEnvelope]] = []
+        /// Bumped by ``discardAll()`` (under `lock`): chunks submitted
+        /// before are thrown away unsigned.
+        private var generation = 0
         /// Chunks submitted and not taken yet (the caller's thread only).
         private var waiting = 0
+        /// The bytes of each chunk submitted and not taken yet, and their
+        /// sum (the caller's thread only).
+        private var sizes: [Int] = []
+        private(set) var bytesWaiting = 0
         private let signer: UncheckedKey
 
         init(signer: SigningKey) { self.signer = UncheckedKey(key: signer) }
@@ -290,10 +305,14 @@ extension EventLog {
         /// Whether every chunk submitted was taken.
         var isIdle: Bool { waiting == 0 }
 
-        func submit(_ unsigned: [SyncEnvelope.Unsigned]) {
+        func submit(_ unsigned: [SyncEnvelope.Unsigned], bytes: Int) {
             waiting += 1
+            sizes.append(bytes)
+            bytesWaiting += bytes
+            let submitted = lock.withLock { generation }
             queue.async { [self] in
-                let signed = unsigned.map { $0.signed(by: signer.key) }
+                let discarded = lock.withLock { generation != submitted }
+                let signed = discarded ? [] : unsigned.map { $0.signed(by: signer.key) }
                 lock.withLock { done.append(signed) }
                 ready.signal()
             }
@@ -304,11 +323,14 @@ extension EventLog {
             precondition(waiting > 0, "nothing handed over to take")
             ready.wait()
             waiting -= 1
+            bytesWaiting -= sizes.removeFirst()
             return lock.withLock { done.removeFirst() }
         }
 
-        /// Waits for every chunk submitted and throws them away.
+        /// Throws away every chunk submitted, those not signed yet without
+        /// signing them, once the signing thread is done with them.
         func discardAll() {
+            lock.withLock { generation += 1 }
             while waiting > 0 { _ = take() }
         }
 

@@ -46,7 +46,7 @@ extension EventLog {
     public static let futureSkewAllowance: TimeInterval = 5 * 60
 
     /// Re-verifies every stored event from its bytes: structure, id (BLAKE2b of
-    /// the bytes), signature, the row's columns against the header, the family,
+    /// the signed bytes, or of all of them for version 1), signature, the row's columns against the header, the family,
     /// and each author's chain (seq from 1 without gaps, previous ids, clock
     /// strictly increasing). Fork proofs are re-verified too.
     ///

@@ -55,7 +55,8 @@ public final class Replicator {
     /// Marks which reader judged a file, with the file's tag. Bump it when
     /// the reader comes to accept what it refused before (a new segment
     /// version, a larger limit): files it refused are then read again.
-    static let readerVersion = "1"
+    /// (2: envelope version 2, which the reader before refused.)
+    static let readerVersion = "2"
     /// A file refused for what it is (its content, or its size) is read
     /// again when its tag changes, and at the latest after this long.
     static let refusedRetryAfter: TimeInterval = 3600

@@ -218,6 +218,34 @@ struct AppendTests {
         #expect(try log.audit(family: Author.family).isIntact)
     }
 
+    /// Large bodies are not encoded and held ahead by the thousand: besides
+    /// the events' count, what waits to be signed and stored is bounded by
+    /// its bytes (``EventLog/sealingLeadBytes``, overshot by one chunk at
+    /// most), and the append still goes through, in order.
+    @Test func largeBodiesAreHeldAheadWithinAByteBudget() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let identity = DeviceIdentity.generate()
+        let bodySize = 200_000
+        let filler = String(repeating: "x", count: bodySize)
+        var encoded = 0, accepted = 0, mostAhead = 0
+        try log.append(batches: [150, 150], encoding: { i in
+            #expect(i == encoded)
+            encoded += 1
+            mostAhead = max(mostAhead, encoded - accepted)
+            return (Array("{\"type\":\"t\",\"schema\":1,\"n\":\(i),\"f\":\"\(filler)\"}".utf8), Author.key)
+        }, as: identity, family: Author.family, onAccepted: { env, i in
+            #expect(env.seq == UInt64(i + 1))
+            #expect(i == accepted)
+            accepted += 1
+        }, onCommitted: { _ in })
+        #expect(accepted == 300)
+        #expect(mostAhead <= EventLog.sealingLeadBytes / bodySize + 1 + 64, "\(mostAhead) events of \(bodySize) bytes held ahead")
+        #expect(mostAhead >= EventLog.sealingLeadBytes / bodySize, "the budget is not that small")
+        #expect(try log.count() == 300)
+        #expect(try log.audit(family: Author.family).isIntact)
+    }
+
     /// A batch that fails stores nothing of itself and leaves the batches
     /// before it committed; the chain goes on from them.
     @Test func aFailedBatchKeepsTheBatchesBeforeIt() throws {
