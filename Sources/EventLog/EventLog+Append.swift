@@ -115,8 +115,9 @@ extension EventLog {
     /// Events encoded and handed to the signer but not stored yet, at most:
     /// enough to keep the signer busy through a commit (about 2.5 ms at
     /// 1 000 events a batch, but 15–25 ms for one that checkpoints the
-    /// write-ahead log: some 35 ms of signing at 17 µs an event), few
-    /// enough to keep little in memory (about 2 MB of envelopes).
+    /// write-ahead log: some 30 ms of signing at 14–17 µs an event), few
+    /// enough to keep little in memory (about 2 MB of the household's
+    /// records; see also ``sealingLeadBytes``).
     static let sealingLead = 2048
 
     /// The plaintext bytes of the events handed to the signer and not
