@@ -48,7 +48,9 @@ extension EventLog {
     /// change there) costs no time of its own.
     ///
     /// - Parameter onAccepted: called with each new envelope and its index,
-    ///   inside the transaction, after `encode` of that index.
+    ///   inside the transaction, after `encode` of that index (the envelopes
+    ///   signed with it, up to 63 more, are in the log by then: they are
+    ///   inserted a chunk at a time).
     @discardableResult
     public func append(
         count: Int, encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
@@ -247,8 +249,10 @@ extension EventLog {
                     var stored = start
                     while stored < end {
                         try feed(stored: stored)
-                        for env in signing.take() {
-                            try insert(env, receivedAt: received)
+                        // The chunk's rows in one statement, then each event applied.
+                        let chunk = signing.take()
+                        try insert(chunk, receivedAt: received)
+                        for env in chunk {
                             try onAccepted(env, stored)
                             out.append(env)
                             stored += 1
