@@ -46,7 +46,7 @@ extension Home {
     func append(_ bodies: [(EventBody, EpochKey)], after: HLC = .zero, check: () throws -> Void = {}) throws -> [SyncEnvelope] {
         // Local bodies are applied as written: no need to decrypt what was just
         // sealed. Each is encoded and read into its change on this thread
-        // while another core seals the chunk before (the log calls `encoding`
+        // while another core signs the chunk before (the log calls `encoding`
         // a chunk ahead of `onAccepted`). A record put is read from its
         // canonical bytes (copied, not read value by value); anything else
         // from the body.
@@ -59,7 +59,7 @@ extension Home {
     /// Appends many bodies in batches of `size` events, each batch a
     /// transaction of its own (``EventLog/append(batches:encoding:as:family:check:onAccepted:onCommitted:)``):
     /// an import of years of records writes a bounded write-ahead log, and
-    /// the sealing thread goes on with the next batch while one commits.
+    /// the signing thread goes on with the next batch while one commits.
     /// Should a batch fail, the batches before it stay committed: the
     /// caller's work must be safe to run again (`import stores` is, by
     /// record id).

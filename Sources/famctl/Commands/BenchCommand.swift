@@ -72,8 +72,8 @@ enum BenchCommand: Command {
         var rows: [Row] = []
         func note(_ s: String) { Console.err("bench: " + s) }
 
-        // Ingest verifies on every core, append seals on one core while another
-        // stores, rebuild opens bodies on one while another projects.
+        // Ingest verifies on every core, append signs on one core while another
+        // seals the rest and stores, rebuild opens bodies on one while another projects.
         let cores = Parallel.cores
         let sign = Sodium.bareSigningRate(duration: 1)
         let verify = Sodium.bareVerificationRate(duration: 1)
@@ -122,7 +122,7 @@ enum BenchCommand: Command {
         try a.append(workload.subjects)
         // Batches of 1 000 events, each a transaction committed in turn, as
         // `import stores` writes them (`Home.append(batches:)`): while one
-        // commits, the next is being sealed. The records of sixteen batches
+        // commits, the next is being signed. The records of sixteen batches
         // are made before their timing starts, so that the figure covers
         // famctl's append only (a new UUID each: Foundation reads
         // /dev/urandom for every one).
