@@ -317,20 +317,14 @@ public final class EventLog {
 
     /// Stores one envelope (an append's or an ingest's).
     func insert(_ env: SyncEnvelope, receivedAt: Int64) throws {
-        try database.run(
-            "INSERT INTO events(id, family, author, seq, hlc, received_at, bytes) VALUES(?1, ?7, ?2, ?3, ?4, ?5, ?6)",
-            [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.hlc.bigEndianBytes),
-             .integer(receivedAt), .blob(env.bytes), .blob(env.family.bytes)])
+        try insert([env], receivedAt: receivedAt)
     }
 
-    /// Inserts envelopes already checked, in order, in one statement (an
+    /// Stores envelopes already checked, in order, in one statement (an
     /// append's chunk of up to 64): one `INSERT` of many rows opens the
     /// table and its indexes once, not once a row.
     func insert(_ envs: [SyncEnvelope], receivedAt: Int64) throws {
-        guard envs.count > 1 else {
-            if let env = envs.first { try insert(env, receivedAt: receivedAt) }
-            return
-        }
+        guard !envs.isEmpty else { return }
         let rows = repeatElement("(?, ?, ?, ?, ?, ?, ?)", count: envs.count).joined(separator: ", ")
         var values: [SQLValue] = []
         values.reserveCapacity(7 * envs.count)

@@ -81,7 +81,7 @@ extension Home {
                 var sizes = [Int](repeating: size, count: rest / size)
                 if rest % size > 0 { sizes.append(rest % size) }
                 // The changes read from the bodies encoded and not yet applied
-                // (at most the sealer's lead, not one slot per body).
+                // (at most the signer's lead, not one slot per body).
                 var prepared: [Int: PreparedChange] = [:]
                 try log.append(batches: sizes, encoding: { i in
                     let bytes: [UInt8]
