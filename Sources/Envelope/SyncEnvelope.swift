@@ -44,10 +44,15 @@ public struct SyncEnvelope: Sendable, Hashable {
     public let family: FamilyID
     public let author: DeviceID
     public let seq: UInt64
-    public let previous: EventID
     public let hlc: HLC
     public let epoch: UInt32
-    public let nonce: [UInt8]
+    /// The previous event's id (`EventID.none` for an author's first event).
+    /// Read from the bytes when asked for, as is the nonce: a rebuild needs
+    /// neither, and two arrays an event made and freed were a measurable
+    /// part of its worker.
+    public var previous: EventID { EventID(bytes: Array(bytes[66..<98])) }
+    /// The XChaCha20-Poly1305 nonce.
+    public var nonce: [UInt8] { Array(bytes[110..<134]) }
 
     /// Parses the structure of an envelope. Says nothing about its signature.
     /// - Throws: ``EnvelopeError`` when the bytes are not a well-formed envelope of a version this build reads.
@@ -74,18 +79,16 @@ public struct SyncEnvelope: Sendable, Hashable {
         guard declared == actual else { throw .lengthMismatch(declared: declared, actual: actual) }
         let seq = Self.uint(bytes, at: 58, count: 8)
         guard seq >= 1 else { throw .zeroSequence }
-        let previous = EventID(bytes: Array(bytes[66..<98]))
-        guard (seq == 1) == (previous == .none) else { throw .previousMismatch(seq: seq) }
+        let firstEvent = bytes[66..<98].allSatisfy { $0 == 0 }
+        guard (seq == 1) == firstEvent else { throw .previousMismatch(seq: seq) }
 
         self.bytes = bytes
         self.id = id ?? Self.id(of: bytes)
         self.family = FamilyID(bytes: Array(bytes[10..<26]))
         self.author = DeviceID(bytes: Array(bytes[26..<58]))
         self.seq = seq
-        self.previous = previous
         self.hlc = HLC(rawValue: Self.uint(bytes, at: 98, count: 8))
         self.epoch = UInt32(Self.uint(bytes, at: 106, count: 4))
-        self.nonce = Array(bytes[110..<134])
     }
 
     /// The event id of well-formed envelope bytes: BLAKE2b-256 of the

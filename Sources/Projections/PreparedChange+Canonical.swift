@@ -78,47 +78,136 @@ private struct CanonicalPutReader {
               let uuid = UUIDText.parse(UnsafeBufferPointer(rebasing: b[record])) else { return nil }
 
         // The trail: the implied fields first (quoted as the body quotes them),
-        // then the body's fields as they stand.
-        var trail: [UInt8] = []
-        trail.reserveCapacity(32 + (at?.count ?? 0) + focus.count + store.count + (innerEnd - inner))
-        trail.append(UInt8(ascii: "{"))
-        var ranges: [Range<Int>] = []
-        ranges.reserveCapacity(3)
-        func meta(_ key: StaticString, _ value: Range<Int>) {
-            if trail.count > 1 { trail.append(UInt8(ascii: ",")) }
-            trail.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-            let start = trail.count
-            trail.append(contentsOf: UnsafeBufferPointer(rebasing: b[(value.lowerBound - 1)..<(value.upperBound + 1)]))
-            ranges.append(start..<trail.count)
+        // then the body's fields as they stand. It and the new row's field
+        // list (``EntityState/encodeFieldList(written:into:)`` of `written`)
+        // are sized first, then copied in runs through a pointer: appended to
+        // arrays run by run, and the field list made from the names as
+        // strings, they were a fifth of this reader.
+        let metas = at == nil ? Self.focusAndStore : Self.atFocusAndStore
+        func metaValue(_ k: Int) -> Range<Int> {
+            // With the quotes, as the trail holds it.
+            let v = at == nil ? (k == 0 ? focus : store) : (k == 0 ? at! : k == 1 ? focus : store)
+            return (v.lowerBound - 1)..<(v.upperBound + 1)
         }
-        if let at { meta(#""$at":"#, at) }
-        meta(#""$focus":"#, focus)
-        meta(#""$store":"#, store)
-        let shift: Int
-        if fields.isEmpty { shift = 0 } else {
-            trail.append(UInt8(ascii: ","))
-            shift = trail.count - inner
-            trail.append(contentsOf: UnsafeBufferPointer(rebasing: b[inner..<innerEnd]))
+        var trailCount = 2 + metas.count - 1 + (fields.isEmpty ? 0 : 1 + innerEnd - inner)
+        var listCount = Self.varintSize(metas.count + fields.count)
+        for k in metas.indices {
+            let (key, n) = (metas[k].key.utf8CodeUnitCount, metaValue(k).count)
+            trailCount += key + n
+            listCount += 1 + (key - 3) + 1 + Self.varintSize(n + 1) + n
         }
-        trail.append(UInt8(ascii: "}"))
+        for f in fields {
+            listCount += Self.varintSize(f.name.count) + f.name.count + 1 + (f.value.map { Self.varintSize($0.count + 1) + $0.count } ?? 1)
+        }
+        let base = b.baseAddress!
+        let trail = [UInt8](unsafeUninitializedCapacity: trailCount) { t, count in
+            var w = Writer(t.baseAddress!)
+            w.byte(UInt8(ascii: "{"))
+            for k in metas.indices {
+                if k > 0 { w.byte(UInt8(ascii: ",")) }
+                w.copy(metas[k].key.utf8Start, metas[k].key.utf8CodeUnitCount)
+                let v = metaValue(k)
+                w.copy(base + v.lowerBound, v.count)
+            }
+            if !fields.isEmpty {
+                w.byte(UInt8(ascii: ","))
+                w.copy(base + inner, innerEnd - inner)
+            }
+            w.byte(UInt8(ascii: "}"))
+            precondition(w.at == trailCount, "the trail's size was miscounted")
+            count = w.at
+        }
+        // Where the body's fields start in the trail, against where they are in the body.
+        let shift = fields.isEmpty ? 0 : trailCount - 1 - (innerEnd - inner) - inner
 
         var written: [PreparedChange.Written] = []
-        written.reserveCapacity(fields.count + 3)
-        let metaNames = at == nil ? ["$focus", "$store"] : ["$at", "$focus", "$store"]
-        for (name, r) in zip(metaNames, ranges) { written.append(.init(name: name, text: trail[r])) }
-        for f in fields {
-            written.append(.init(name: text(f.name), text: f.value.map { trail[($0.lowerBound + shift)..<($0.upperBound + shift)] }))
+        written.reserveCapacity(fields.count + metas.count)
+        let fieldList = [UInt8](unsafeUninitializedCapacity: listCount) { l, count in
+            var w = Writer(l.baseAddress!)
+            w.varint(metas.count + fields.count)
+            var at = 1
+            for k in metas.indices {
+                // The name is the key without its quotes and colon.
+                let key = metas[k].key
+                let v = metaValue(k)
+                if k > 0 { at += 1 }
+                at += key.utf8CodeUnitCount
+                written.append(.init(name: metas[k].name, text: trail[at..<(at + v.count)]))
+                w.varint(key.utf8CodeUnitCount - 3)
+                w.copy(key.utf8Start + 1, key.utf8CodeUnitCount - 3)
+                w.byte(0)
+                w.varint(v.count + 1)
+                w.copy(base + v.lowerBound, v.count)
+                at += v.count
+            }
+            for f in fields {
+                written.append(.init(name: String(decoding: UnsafeBufferPointer(rebasing: b[f.name]), as: UTF8.self),
+                                     text: f.value.map { trail[($0.lowerBound + shift)..<($0.upperBound + shift)] }))
+                w.varint(f.name.count)
+                w.copy(base + f.name.lowerBound, f.name.count)
+                w.byte(0)
+                if let v = f.value {
+                    w.varint(v.count + 1)
+                    w.copy(base + v.lowerBound, v.count)
+                } else {
+                    w.byte(0)
+                }
+            }
+            precondition(w.at == listCount, "the field list's size was miscounted")
+            count = w.at
         }
         var e = EntityState()
         e.store = storeText
         e.focus = text(focus)
         e.at = at.map(text)
-        var fieldList: [UInt8] = []
-        fieldList.reserveCapacity(trail.count + 16)
-        EntityState.encodeFieldList(written: written, into: &fieldList)
         let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
         return .put(kind: "record", id: UUIDText.lowercase(uuid), written: written, trail: String(decoding: trail, as: UTF8.self),
                     fresh: fresh, result: .record(uuid))
+    }
+
+    /// A field `$at`, `$focus` or `$store` that a put implies: its key as the
+    /// trail writes it (`"$at":`), and its name.
+    struct MetaField {
+        let key: StaticString
+        let name: String
+    }
+
+    static let atFocusAndStore = [MetaField(key: #""$at":"#, name: "$at")] + focusAndStore
+    static let focusAndStore = [MetaField(key: #""$focus":"#, name: "$focus"), MetaField(key: #""$store":"#, name: "$store")]
+
+    /// The bytes ``EntityState/putVarint(_:_:)`` writes for `n`.
+    static func varintSize(_ n: Int) -> Int {
+        var n = UInt64(n), size = 1
+        while n >= 0x80 { n >>= 7; size += 1 }
+        return size
+    }
+
+    /// Writes bytes at a pointer, into memory sized for them beforehand.
+    struct Writer {
+        let p: UnsafeMutablePointer<UInt8>
+        var at = 0
+
+        init(_ p: UnsafeMutablePointer<UInt8>) { self.p = p }
+
+        mutating func byte(_ c: UInt8) {
+            p[at] = c
+            at += 1
+        }
+
+        mutating func copy(_ from: UnsafePointer<UInt8>, _ n: Int) {
+            (p + at).initialize(from: from, count: n)
+            at += n
+        }
+
+        /// ``EntityState/putVarint(_:_:)``.
+        mutating func varint(_ n: Int) {
+            var n = UInt64(n)
+            while n >= 0x80 {
+                byte(UInt8(n & 0x7F) | 0x80)
+                n >>= 7
+            }
+            byte(UInt8(n))
+        }
     }
 
     /// Steps over `s` when the bytes at the reader are exactly `s`.

@@ -43,7 +43,9 @@ public struct PreparedChange: Sendable, Equatable {
 
     /// Whether the body's type is a household one (``LibraryEvent/types``),
     /// well-formed or not.
-    public var isLibraryType: Bool { LibraryEvent.types.contains(type) }
+    /// (A record, photo or subject change is none: asked first, it spares
+    /// the set's hashing for nearly every event of a rebuild.)
+    public var isLibraryType: Bool { !isChange && LibraryEvent.types.contains(type) }
 
     /// The household event, when the body is a well-formed one.
     public var libraryEvent: LibraryEvent? {

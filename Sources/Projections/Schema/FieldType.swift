@@ -116,7 +116,12 @@ public enum FieldType: Sendable, Equatable {
 /// of appends and rebuilds.
 public enum TimeValue {
     public static func parse(_ s: String) -> Date? {
-        let b = Array(s.utf8)
+        // Read in place (a native string's bytes), without copying them out.
+        if let date = s.utf8.withContiguousStorageIfAvailable({ parse(utf8: $0) }) { return date }
+        return Array(s.utf8).withUnsafeBufferPointer { parse(utf8: $0) }
+    }
+
+    private static func parse(utf8 b: UnsafeBufferPointer<UInt8>) -> Date? {
         func num(_ from: Int, _ count: Int) -> Int? {
             guard from + count <= b.count else { return nil }
             var v = 0
