@@ -190,6 +190,22 @@ public struct EntityState: Sendable, Equatable {
         return out
     }
 
+    /// The changes a put made, as its history entry writes them (the
+    /// canonical JSON object of the fields it wrote, `null` for a field it
+    /// cleared, keys in order), from the fields of an entity that put alone
+    /// wrote: every field it holds is one the put wrote.
+    public static func putTrail(of fields: [String: Field]) -> String {
+        var out: [UInt8] = [UInt8(ascii: "{")]
+        for (name, field) in fields.sorted(by: { $0.key < $1.key }) {
+            if out.count > 1 { out.append(UInt8(ascii: ",")) }
+            JSONValue.quote(name, into: &out)
+            out.append(UInt8(ascii: ":"))
+            out += Array((field.text ?? "null").utf8)
+        }
+        out.append(UInt8(ascii: "}"))
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// Decodes a `fields` column; `nil` when it is not one.
     public static func decodeFields(_ b: [UInt8]) -> [String: Field]? {
         guard b.first == 1 else { return nil }

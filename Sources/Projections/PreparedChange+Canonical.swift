@@ -161,8 +161,8 @@ private struct CanonicalPutReader {
         e.focus = text(focus)
         e.at = at.map(text)
         let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
-        return .put(kind: "record", id: UUIDText.lowercase(uuid), written: written, trail: String(decoding: trail, as: UTF8.self),
-                    fresh: fresh, result: .record(uuid))
+        return .put(PreparedChange.Put(kind: "record", id: UUIDText.lowercase(uuid), written: written, trail: String(decoding: trail, as: UTF8.self),
+                                       fresh: fresh, result: .record(uuid)))
     }
 
     /// A field `$at`, `$focus` or `$store` that a put implies: its key as the

@@ -30,9 +30,35 @@ public struct PreparedChange: Sendable, Equatable {
         /// A known type with missing or invalid keys.
         case malformed(EnvelopeError)
         case deferred(String)
-        case put(kind: String, id: String, written: [Written], trail: String, fresh: FreshRow, result: Projector.Applied)
+        case put(Put)
         case delete(kind: String, id: String, result: Projector.Applied)
         case ignored
+    }
+
+    /// What a put writes. A class, so that the change is one reference:
+    /// copied out of an array of opened events, or bound by the projection's
+    /// `switch`, the six values each were about fourteen retains and releases
+    /// an event on the projecting thread.
+    final class Put: Sendable, Equatable {
+        let kind: String
+        let id: String
+        let written: [Written]
+        let trail: String
+        let fresh: FreshRow
+        let result: Projector.Applied
+
+        init(kind: String, id: String, written: [Written], trail: String, fresh: FreshRow, result: Projector.Applied) {
+            self.kind = kind
+            self.id = id
+            self.written = written
+            self.trail = trail
+            self.fresh = fresh
+            self.result = result
+        }
+
+        static func == (a: Put, b: Put) -> Bool {
+            a === b || (a.kind == b.kind && a.id == b.id && a.written == b.written && a.trail == b.trail && a.fresh == b.fresh && a.result == b.result)
+        }
     }
 
     /// The body's `type`.
@@ -208,6 +234,6 @@ public struct PreparedChange: Sendable, Equatable {
             ? written : written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         EntityState.encodeFieldList(written: byteOrder, into: &fieldList)
         let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
-        return .put(kind: kind, id: id, written: written, trail: String(decoding: trail, as: UTF8.self), fresh: fresh, result: result)
+        return .put(Put(kind: kind, id: id, written: written, trail: String(decoding: trail, as: UTF8.self), fresh: fresh, result: result))
     }
 }

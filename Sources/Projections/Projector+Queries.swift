@@ -42,7 +42,7 @@ extension Projector {
     /// whether deleted records count, and with `oneView` `?4` their view.
     static func recordsSQL(schema: String, oneView: Bool) -> String {
         """
-        SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM \(schema).p_entities
+        SELECT id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields FROM \(schema).p_entities
         WHERE \(oneView ? "view = ?4 AND " : "")kind = 'record' AND put_version IS NOT NULL
           AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
           AND (?3 OR delete_version IS NULL OR put_version > delete_version)
@@ -64,7 +64,7 @@ extension Projector {
     /// One record, live or deleted; `nil` when no event names it.
     public func record(_ id: UUID) throws -> RecordState? {
         try database.statement("""
-            SELECT id, put_version, delete_version, first_put, store, focus, at, fields FROM \(schema).p_entities
+            SELECT id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields FROM \(schema).p_entities
             WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
             """).first([.text(id.uuidString.lowercased())]) { r in Self.recordState(r, id: 0, put: 1) } ?? nil
     }
@@ -77,7 +77,7 @@ extension Projector {
     /// Every entity of `kind` with a put, in id order.
     func entities(_ kind: String) throws -> [(String, EntityState)] {
         var out: [(String, EntityState)] = []
-        try database.statement("SELECT id, put_version, delete_version, first_put, fields FROM \(schema).p_entities WHERE kind = ?1 AND put_version IS NOT NULL ORDER BY id")
+        try database.statement("SELECT id, put_version, delete_version, coalesce(first_put, put_version), fields FROM \(schema).p_entities WHERE kind = ?1 AND put_version IS NOT NULL ORDER BY id")
             .forEachRow([.text(kind)]) { r in
                 guard let fields = EntityState.decodeFields(r.blob(4)) else { return }
                 out.append((r.text(0), EntityState(put: Version(bytes: r.blob(1)), delete: r.isNull(2) ? nil : Version(bytes: r.blob(2)),
@@ -129,15 +129,18 @@ extension Projector {
         // The entry of the event that created the row is in the row; the others in p_history.
         try database.statement("""
             SELECT version, event, op, changes FROM (
-                SELECT h.version AS version, h.event AS event, h.op AS op, h.changes AS changes
+                SELECT h.version AS version, h.event AS event, h.op AS op, h.changes AS changes, NULL AS fields
                 FROM \(schema).p_history h JOIN \(schema).p_entities e ON h.entity = e.entity WHERE e.kind = 'record' AND e.id = ?1
                 UNION ALL
-                SELECT created_version, created_event, created_op, created_changes FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1)
+                SELECT coalesce(created_version, put_version), created_event, created_op, created_changes, fields
+                FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1)
             ORDER BY version
             """)
             .forEachRow([.text(id.uuidString.lowercased())]) { r in
                 guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else { return }
-                let changes = JSONValue.parse(r.text(3))?.objectValue ?? [:]
+                // A row its creating put alone wrote keeps that put's changes as its fields (see `Projector.save`).
+                let text = r.isNull(3) ? EntityState.decodeFields(r.blob(4)).map(EntityState.putTrail(of:)) ?? "{}" : r.text(3)
+                let changes = JSONValue.parse(text)?.objectValue ?? [:]
                 out.append(HistoryEntry(version: v, event: EventID(bytes: r.blob(1)), operation: op, changes: changes))
             }
         return out

@@ -21,10 +21,11 @@ struct FreshRowTests {
         let version = Version(hlc: HLC(milliseconds: 1_795_000_000_000 + rng.next() % 1_000_000, counter: UInt16(rng.next() % 5)), author: author)
 
         let prepared = PreparedChange(record.body)
-        guard case .put(_, _, let written, let trail, let fresh, _) = prepared.change else {
+        guard case .put(let put) = prepared.change else {
             Issue.record("a record.put did not read as a put: \(prepared.change)")
             return
         }
+        let (written, trail, fresh) = (put.written, put.trail, put.fresh)
         var merged = EntityState()
         merged.merge(put: written, version: version)
         let (state, column) = fresh.row(at: version)
@@ -39,6 +40,8 @@ struct FreshRowTests {
             (w.name, w.text.map { JSONValue.parse(Array($0)) ?? .string("unreadable text") } ?? .null)
         }))
         #expect(trail == wrote.jsonText, "seed \(seed): the trail differs")
+        // A row the put alone wrote stores no changes: they are read back from its fields.
+        #expect(EntityState.decodeFields(column).map(EntityState.putTrail(of:)) == trail, "seed \(seed): the trail read back from the row differs")
         #expect(merged.store == "feeding", "the event's store wins over a body field of the same name")
         if let at { #expect(merged.at == at, "the event's time wins over a body field of the same name") }
     }
