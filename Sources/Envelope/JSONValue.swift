@@ -110,6 +110,12 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
         out.append(UInt8(ascii: "\""))
         var s = s
         s.withUTF8 { bytes in
+            // Most strings need no escape: checked eight bytes at a time, then
+            // copied in one run.
+            if !needsEscape(bytes) {
+                out.append(contentsOf: bytes)
+                return
+            }
             var run = 0
             for (i, b) in bytes.enumerated() where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
@@ -126,6 +132,32 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         out.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether any byte is a quote, a backslash or a control character
+    /// (below 0x20): the bytes ``quote(_:into:)`` escapes. Eight at a time: a
+    /// byte below `n` sets its top bit in `(x - n·ones) & ~x`, for `n` ≤
+    /// 0x80, and no other byte does unless one below it did, so the word is
+    /// zero exactly when none of its bytes is one of them.
+    static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        func below(_ v: UInt64, _ n: UInt64) -> UInt64 { (v &- ones &* n) & ~v & high }
+        var i = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= bytes.count {
+                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                if below(x ^ (ones &* 0x22), 1) | below(x ^ (ones &* 0x5C), 1) | below(x, 0x20) != 0 { return true }
+                i += 8
+            }
+        }
+        while i < bytes.count {
+            let b = bytes[i]
+            if b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return true }
+            i += 1
+        }
+        return false
     }
 
     public var description: String {

@@ -168,6 +168,40 @@ struct JSONParserTests {
         #expect(JSONValue.parse("2.0") == .double(2))
     }
 
+    /// A string is quoted as escaping it byte by byte would quote it, the
+    /// bytes that need an escape anywhere in the eight-byte words the fast
+    /// check reads (and in the bytes after the last whole word), and the
+    /// quoted text reads back as the string.
+    @Test(arguments: 0..<20)
+    func quotingEscapesExactlyTheBytesThatNeedIt(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        let pieces = ["a", "Z", "0", " ", "é", "🍼", "\"", "\\", "\n", "\t", "\r", "\u{01}", "\u{1F}", "\u{7F}", "/", "~"]
+        for _ in 0..<200 {
+            var s = ""
+            for _ in 0..<Int(rng.next() % 40) {
+                // Mostly plain bytes, so that whole plain words occur around the odd escape.
+                s += rng.next() % 4 == 0 ? pieces[Int(rng.next() % UInt64(pieces.count))] : pieces[Int(rng.next() % 4)]
+            }
+            var expected: [UInt8] = [UInt8(ascii: "\"")]
+            for b in s.utf8 {
+                switch b {
+                case UInt8(ascii: "\""): expected += Array(#"\""#.utf8)
+                case UInt8(ascii: "\\"): expected += Array(#"\\"#.utf8)
+                case UInt8(ascii: "\n"): expected += Array(#"\n"#.utf8)
+                case UInt8(ascii: "\r"): expected += Array(#"\r"#.utf8)
+                case UInt8(ascii: "\t"): expected += Array(#"\t"#.utf8)
+                case ..<0x20: expected += Array(String(format: "\\u%04x", b).utf8)
+                default: expected.append(b)
+                }
+            }
+            expected.append(UInt8(ascii: "\""))
+            var quoted: [UInt8] = []
+            JSONValue.quote(s, into: &quoted)
+            #expect(quoted == expected, "seed \(seed): \(s.debugDescription)")
+            #expect(JSONValue.parse(quoted) == .string(s), "seed \(seed): \(s.debugDescription) does not read back")
+        }
+    }
+
     /// Random values written canonically read back equal; every strict
     /// prefix of their text, and the text with one byte changed, is either
     /// refused or read as some value, never read past its end.
