@@ -338,7 +338,7 @@ public final class Projector {
             return .rejected("\(e)")
         case .deferred(let reason): return try defer_(env, reason)
         case .put(let change):
-            try put(kind: change.kind, id: change.id, written: change.written, trail: change.trail, fresh: change.fresh, version: version, event: env.id)
+            try put(change, version: version, event: env.id)
             return change.result
         case .delete(let kind, let id, let result):
             try delete(kind: kind, id: id, version: version, event: env.id)
@@ -537,28 +537,56 @@ public final class Projector {
         values.append(.integer(Self.view(kind: kind, focus: e.focus, store: e.store)))
     }
 
-    private func put(kind: String, id: String, written: [PreparedChange.Written], trail: String, fresh: PreparedChange.FreshRow,
-                     version: Version, event: EventID) throws {
-        let entry = HistoryEntryRow(version: version, event: event, op: "put", changes: trail)
+    private func put(_ change: PreparedChange.Put, version: Version, event: EventID) throws {
+        let (kind, id) = (change.kind, change.id)
         if self.written == nil {
             // Outside a rebuild's pass, the entity is first taken to be new
             // (a record added or imported, most of what arrives from the
             // others): its row is inserted without a lookup, and an insert
             // that finds the entity's row through the same index does nothing.
             // Only then is the row read and merged into.
-            let (state, fields) = fresh.row(at: version)
-            try save(kind: kind, id: id, row: nil, state, made: (fresh.atMilliseconds, fields), entry: entry)
+            try insertFresh(change, version: version, event: event)
             if database.changes > 0 { return }
         }
         var (row, e) = try loadForWrite(kind: kind, id: id)
         if row == nil {
             // A new entity: the merge into an empty state was made ahead.
-            let (state, fields) = fresh.row(at: version)
-            try save(kind: kind, id: id, row: nil, state, made: (fresh.atMilliseconds, fields), entry: entry)
+            try insertFresh(change, version: version, event: event)
         } else {
-            e.merge(put: written, version: version)
-            try save(kind: kind, id: id, row: row, e, entry: entry)
+            e.merge(put: change.written, version: version)
+            try save(kind: kind, id: id, row: row, e, entry: HistoryEntryRow(version: version, event: event, op: "put", changes: change.trail))
         }
+    }
+
+    /// Inserts the row of an entity a put creates, from the row made ahead
+    /// (``PreparedChange/FreshRow``): ``save(kind:id:row:_:made:entry:)`` of
+    /// `change.fresh.row(at: version)` and the put's history entry, its values
+    /// taken straight from the change rather than from a copy of its state (each
+    /// string and array of which was a retain and a release of memory the
+    /// worker's core wrote).
+    private func insertFresh(_ change: PreparedChange.Put, version: Version, event: EventID) throws {
+        func fill(_ values: inout [SQLValue]) {
+            values.append(.text(change.kind))
+            values.append(.text(change.id))
+            values.append(.blob(version.bytes))
+            values.append(.null)   // delete_version
+            values.append(.null)   // first_put: the put's own (see `save`)
+            values.append(change.fresh.state.store.map { .text($0) } ?? .null)
+            values.append(change.fresh.state.focus.map { .text($0) } ?? .null)
+            values.append(change.fresh.state.at.map { .text($0) } ?? .null)
+            values.append(change.fresh.atMilliseconds.map { .integer($0) } ?? .null)
+            values.append(.blob(EntityState.encodeFields(version: version, fieldList: change.fresh.fieldList)))
+            values.append(.integer(Self.view(kind: change.kind, focus: change.fresh.state.focus, store: change.fresh.state.store)))
+            values.append(.null)   // created_version: the put's own
+            values.append(.blob(event.bytes))
+            values.append(.text("put"))
+            values.append(.null)   // created_changes: the row's fields
+        }
+        if let newRows { return try newRows.add(kind: change.kind, id: change.id, fill) }
+        var values: [SQLValue] = []
+        values.reserveCapacity(15)
+        fill(&values)
+        try insertStatement.run(values)
     }
 
     private func delete(kind: String, id: String, version: Version, event: EventID) throws {

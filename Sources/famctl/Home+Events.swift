@@ -221,12 +221,11 @@ extension Home {
             }
             func project(_ opened: [OpenedEvent?]?) throws {
                 for case let opened? in opened ?? [] where !isPastForkPoint(opened.env) {
-                    let (env, prepared) = (opened.env, opened.prepared)
-                    if prepared.isLibraryType {
-                        if let event = prepared.libraryEvent, try learnKey(from: event, author: env.author) { complete = false }
-                        if case .library = try projector.apply(env, prepared: prepared) { complete = false }
+                    if opened.prepared.isLibraryType {
+                        if let event = opened.prepared.libraryEvent, try learnKey(from: event, author: opened.env.author) { complete = false }
+                        if case .library = try projector.apply(opened.env, prepared: opened.prepared) { complete = false }
                     } else if complete {
-                        try projector.apply(env, prepared: prepared)
+                        try projector.apply(opened.env, prepared: opened.prepared)
                     }
                 }
             }
@@ -301,9 +300,18 @@ extension Home {
 /// An event of the log opened by a rebuild's worker. (A struct, not a
 /// tuple: the worker frees chunks of them, and arrays of tuples are
 /// destroyed through the runtime's slow generic path.)
-private struct OpenedEvent: Sendable {
+/// An event a rebuild's worker opened. A class, so that the projecting
+/// thread takes each out of its chunk with one retain rather than one for
+/// every array and string inside (atomic operations on memory the other
+/// core wrote, about a fifth of that thread's time in `perf`).
+private final class OpenedEvent: Sendable {
     let env: SyncEnvelope
     let prepared: PreparedChange
+
+    init(env: SyncEnvelope, prepared: PreparedChange) {
+        self.env = env
+        self.prepared = prepared
+    }
 }
 
 /// The family's keys, read (never written) by the workers that open bodies
