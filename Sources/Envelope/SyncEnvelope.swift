@@ -68,7 +68,15 @@ public struct SyncEnvelope: Sendable, Hashable {
         try self.init(decoding: bytes, id: storedID)
     }
 
-    private init(decoding bytes: [UInt8], id: EventID?) throws(EnvelopeError) {
+    /// ``init(decoding:storedID:)``, sharing the family and author of
+    /// `neighbour` (an envelope decoded just before, most often by the same
+    /// author in the same family) when they are the same bytes, rather than
+    /// making arrays of its own: a rebuild reads the log this way.
+    public init(decoding bytes: [UInt8], storedID: EventID, sharingWith neighbour: SyncEnvelope?) throws(EnvelopeError) {
+        try self.init(decoding: bytes, id: storedID, neighbour: neighbour)
+    }
+
+    private init(decoding bytes: [UInt8], id: EventID?, neighbour: SyncEnvelope? = nil) throws(EnvelopeError) {
         guard bytes.count >= Self.minimumCount else { throw .truncated(count: bytes.count) }
         guard bytes[0..<8].elementsEqual(Self.tag) else { throw .badTag }
         guard Self.readableVersions.contains(bytes[8]) else { throw .unsupportedVersion(bytes[8]) }
@@ -84,8 +92,16 @@ public struct SyncEnvelope: Sendable, Hashable {
 
         self.bytes = bytes
         self.id = id ?? Self.id(of: bytes)
-        self.family = FamilyID(bytes: Array(bytes[10..<26]))
-        self.author = DeviceID(bytes: Array(bytes[26..<58]))
+        if let neighbour, Self.same(bytes, 10, neighbour.family.bytes) {
+            self.family = neighbour.family
+        } else {
+            self.family = FamilyID(bytes: Array(bytes[10..<26]))
+        }
+        if let neighbour, Self.same(bytes, 26, neighbour.author.bytes) {
+            self.author = neighbour.author
+        } else {
+            self.author = DeviceID(bytes: Array(bytes[26..<58]))
+        }
         self.seq = seq
         self.hlc = HLC(rawValue: Self.uint(bytes, at: 98, count: 8))
         self.epoch = UInt32(Self.uint(bytes, at: 106, count: 4))
@@ -97,6 +113,22 @@ public struct SyncEnvelope: Sendable, Hashable {
     static func id(of bytes: [UInt8]) -> EventID {
         if bytes[8] == 1 { return EventID.of(signedBytes: bytes) }
         return bytes.withUnsafeBytes { EventID.of(signedBytes: UnsafeRawBufferPointer(rebasing: $0[..<(bytes.count - signatureCount)])) }
+    }
+
+    /// Whether `bytes` hold `part` at `offset`.
+    /// (`part` is a family or device id: 16 or 32 bytes, compared eight at a time.)
+    private static func same(_ bytes: [UInt8], _ offset: Int, _ part: [UInt8]) -> Bool {
+        precondition(part.count % 8 == 0 && offset + part.count <= bytes.count)
+        return bytes.withUnsafeBytes { b in
+            part.withUnsafeBytes { p in
+                var i = 0
+                while i < p.count {
+                    if b.loadUnaligned(fromByteOffset: offset + i, as: UInt64.self) != p.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+                    i += 8
+                }
+                return true
+            }
+        }
     }
 
     /// The version byte.

@@ -120,8 +120,8 @@ private struct CanonicalPutReader {
         // Where the body's fields start in the trail, against where they are in the body.
         let shift = fields.isEmpty ? 0 : trailCount - 1 - (innerEnd - inner) - inner
 
-        var written: [PreparedChange.Written] = []
-        written.reserveCapacity(fields.count + metas.count)
+        var spans: [PreparedChange.Put.Span] = []
+        spans.reserveCapacity(fields.count + metas.count)
         let fieldList = [UInt8](unsafeUninitializedCapacity: listCount) { l, count in
             var w = Writer(l.baseAddress!)
             w.varint(metas.count + fields.count)
@@ -132,7 +132,8 @@ private struct CanonicalPutReader {
                 let v = metaValue(k)
                 if k > 0 { at += 1 }
                 at += key.utf8CodeUnitCount
-                written.append(.init(name: metas[k].name, text: trail[at..<(at + v.count)]))
+                let nameAt = at - key.utf8CodeUnitCount + 1
+                spans.append(.init(name: Int32(nameAt)..<Int32(nameAt + key.utf8CodeUnitCount - 3), value: Int32(at)..<Int32(at + v.count)))
                 w.varint(key.utf8CodeUnitCount - 3)
                 w.copy(key.utf8Start + 1, key.utf8CodeUnitCount - 3)
                 w.byte(0)
@@ -141,8 +142,8 @@ private struct CanonicalPutReader {
                 at += v.count
             }
             for f in fields {
-                written.append(.init(name: String(decoding: UnsafeBufferPointer(rebasing: b[f.name]), as: UTF8.self),
-                                     text: f.value.map { trail[($0.lowerBound + shift)..<($0.upperBound + shift)] }))
+                spans.append(.init(name: Int32(f.name.lowerBound + shift)..<Int32(f.name.upperBound + shift),
+                                   value: f.value.map { Int32($0.lowerBound + shift)..<Int32($0.upperBound + shift) }))
                 w.varint(f.name.count)
                 w.copy(base + f.name.lowerBound, f.name.count)
                 w.byte(0)
@@ -161,19 +162,19 @@ private struct CanonicalPutReader {
         e.focus = text(focus)
         e.at = at.map(text)
         let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
-        return .put(PreparedChange.Put(kind: "record", id: UUIDText.lowercase(uuid), written: written, trail: String(decoding: trail, as: UTF8.self),
+        return .put(PreparedChange.Put(kind: "record", id: UUIDText.lowercase(uuid), trail: trail, spans: spans, names: nil,
                                        fresh: fresh, result: .record(uuid)))
     }
 
     /// A field `$at`, `$focus` or `$store` that a put implies: its key as the
-    /// trail writes it (`"$at":`), and its name.
+    /// trail writes it (`"$at":`; the name is the key without its quotes and
+    /// colon).
     struct MetaField {
         let key: StaticString
-        let name: String
     }
 
-    static let atFocusAndStore = [MetaField(key: #""$at":"#, name: "$at")] + focusAndStore
-    static let focusAndStore = [MetaField(key: #""$focus":"#, name: "$focus"), MetaField(key: #""$store":"#, name: "$store")]
+    static let atFocusAndStore = [MetaField(key: #""$at":"#)] + focusAndStore
+    static let focusAndStore = [MetaField(key: #""$focus":"#), MetaField(key: #""$store":"#)]
 
     /// The bytes ``EntityState/putVarint(_:_:)`` writes for `n`.
     static func varintSize(_ n: Int) -> Int {

@@ -214,8 +214,11 @@ extension Home {
             // learned on the way makes another pass).
             let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
             let opener = Pipeline<EventLog.StoredBytes, OpenedEvent?> { chunk in
-                chunk.map { stored in
-                    guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id), let prepared = keys.open(env) else { return nil }
+                var last: SyncEnvelope?
+                return chunk.map { stored in
+                    guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id, sharingWith: last) else { return nil }
+                    last = env
+                    guard let prepared = keys.open(env) else { return nil }
                     return OpenedEvent(env: env, prepared: prepared)
                 }
             }

@@ -29,6 +29,32 @@ struct SyncEnvelopeTests {
         #expect(String(decoding: try decoded.openBody(with: key), as: UTF8.self) == #"{"schema":1,"type":"record.put"}"#)
     }
 
+    /// Decoding next to another envelope shares its family and author only
+    /// when they are the same bytes: every pair of authors and families
+    /// decodes to what decoding alone gives, and the previous id and the
+    /// nonce, read from the bytes, are the sealed ones.
+    @Test func aNeighboursFamilyAndAuthorAreSharedOnlyWhenTheyAreTheSame() throws {
+        let families = [Self.family, FamilyID(string: "11111111-2222-4333-8444-555555555556")!]
+        let signers = [Self.signer, SigningKey(seed: [UInt8](repeating: 10, count: 32))]
+        var all: [SyncEnvelope] = []
+        for f in families {
+            for signer in signers {
+                let previous = EventID(bytes: [UInt8](repeating: UInt8(all.count + 1), count: 32))
+                let nonce = [UInt8](repeating: UInt8(all.count + 40), count: 24)
+                all.append(try SyncEnvelope.seal(body: Array(#"{"schema":1,"type":"x"}"#.utf8), family: f, signer: signer, seq: 2, previous: previous,
+                                                 hlc: HLC(milliseconds: 1_795_000_000_000, counter: 0), key: EpochKey.generate(epoch: 1), nonce: nonce))
+                #expect(all.last!.previous == previous && all.last!.nonce == nonce)
+            }
+        }
+        for a in all {
+            for b in all + [nil] as [SyncEnvelope?] {
+                let shared = try SyncEnvelope(decoding: a.bytes, storedID: a.id, sharingWith: b)
+                #expect(shared == (try SyncEnvelope(decoding: a.bytes)))
+                #expect(shared.family == a.family && shared.author == a.author && shared.previous == a.previous && shared.nonce == a.nonce)
+            }
+        }
+    }
+
     /// Bytes read back from a log with their stored id decode to the same
     /// envelope without hashing again; the id is the log's, and the format
     /// checks still apply.
