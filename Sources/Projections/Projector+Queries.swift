@@ -128,7 +128,7 @@ extension Projector {
         var out: [HistoryEntry] = []
         // The entry of the event that created the row is in the row; the others in p_history.
         try database.statement("""
-            SELECT version, event, op, changes FROM (
+            SELECT version, event, op, changes, fields FROM (
                 SELECT h.version AS version, h.event AS event, h.op AS op, h.changes AS changes, NULL AS fields
                 FROM \(schema).p_history h JOIN \(schema).p_entities e ON h.entity = e.entity WHERE e.kind = 'record' AND e.id = ?1
                 UNION ALL

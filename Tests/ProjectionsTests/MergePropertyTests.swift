@@ -376,6 +376,21 @@ struct MergePropertyTests {
         _ = (dir1, dir2)
     }
 
+    /// A record written once keeps that put's changes in its history: its
+    /// row stores them only as its fields (see `Projector.save`).
+    @Test func aRecordWrittenOnceHasItsChangesInItsHistory() throws {
+        let g = Gen()
+        let id = UUID()
+        let (dir, p) = try Self.projector()
+        let put = g.put(by: 0, id, ["amountMl": .int(120), "note": .string("left \"side\""), "side": .null], ms: 1000)
+        try p.apply(put.env, body: put.body)
+        let history = try p.history(id)
+        #expect(history.count == 1 && history.first?.operation == .put)
+        #expect(history.first?.changes["amountMl"] == .int(120) && history.first?.changes["note"] == .string("left \"side\""))
+        #expect(history.first?.changes["side"] == .null && history.first?.changes["$store"] == .string("feeding"))
+        _ = dir
+    }
+
     @Test func unknownFieldsSurviveTheRoundTrip() throws {
         let g = Gen()
         let id = UUID()
