@@ -26,6 +26,8 @@ internal import CSodium
 /// those bytes and never a re-encoding.
 public struct SyncEnvelope: Sendable, Hashable {
     public static let tag: [UInt8] = Array("famctlev".utf8)
+    /// ``tag`` as one word, as the first eight bytes are compared with it.
+    static let tagWord: UInt64 = tag.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
     /// The version famctl writes. Version 1 (read, no longer written)
     /// differs only in its id, which hashes the signature too.
     public static let version: UInt8 = 2
@@ -78,7 +80,7 @@ public struct SyncEnvelope: Sendable, Hashable {
 
     private init(decoding bytes: [UInt8], id: EventID?, neighbour: SyncEnvelope? = nil) throws(EnvelopeError) {
         guard bytes.count >= Self.minimumCount else { throw .truncated(count: bytes.count) }
-        guard bytes[0..<8].elementsEqual(Self.tag) else { throw .badTag }
+        guard bytes.withUnsafeBytes({ $0.loadUnaligned(as: UInt64.self) }) == Self.tagWord else { throw .badTag }
         guard Self.readableVersions.contains(bytes[8]) else { throw .unsupportedVersion(bytes[8]) }
         guard bytes[9] == 0 else { throw .reservedFlags(bytes[9]) }
         let declared = Int(Self.uint(bytes, at: 134, count: 4))

@@ -162,7 +162,11 @@ private struct CanonicalPutReader {
         e.focus = text(focus)
         e.at = at.map(text)
         let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
-        return .put(PreparedChange.Put(kind: "record", id: UUIDText.lowercase(uuid), trail: trail, spans: spans, names: nil,
+        // The id as the projection stores it: the body's text when it is
+        // already lowercase (as famctl writes it), checked by `parse` above.
+        let id = b[record].contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }
+            ? UUIDText.lowercase(uuid) : text(record)
+        return .put(PreparedChange.Put(kind: "record", id: id, trail: trail, spans: spans, names: nil,
                                        fresh: fresh, result: .record(uuid)))
     }
 

@@ -142,8 +142,14 @@ struct PreparedChangeTests {
             let kind: RecordEvent.Kind = rng.next() % 10 == 0 ? .delete : .put
             let store = rng.next() % 10 == 0 ? "unknownStore" : ["feeding", "postpartum", "sleep"][Int(rng.next() % 3)]
             let at: String? = rng.next() % 4 == 0 ? nil : "2026-11-29T08:00:00+01:00"
-            let body = RecordEvent(kind: kind, record: UUID(), store: store, focus: "baby:\(UUID())".lowercased(), at: at, fields: fields).body
+            let record = UUID()
+            let body = RecordEvent(kind: kind, record: record, store: store, focus: "baby:\(UUID())".lowercased(), at: at, fields: fields).body
             var bytes = body.encoded()
+            if rng.next() % 4 == 0 {
+                // A record id written in capitals by another writer: stored lowercase all the same.
+                let lower = record.uuidString.lowercased()
+                bytes = Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: #""\#(lower)""#, with: #""\#(record.uuidString)""#).utf8)
+            }
             let damaged = round % 8 == 7 || round % 16 == 15
             if round % 8 == 7 { bytes[Int(rng.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: rng.next()) }
             if round % 16 == 15 { bytes.removeLast(Int(rng.next() % UInt64(bytes.count))) }
