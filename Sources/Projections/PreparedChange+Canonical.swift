@@ -133,7 +133,7 @@ private struct CanonicalPutReader {
                 if k > 0 { at += 1 }
                 at += key.utf8CodeUnitCount
                 let nameAt = at - key.utf8CodeUnitCount + 1
-                spans.append(.init(name: Int32(nameAt)..<Int32(nameAt + key.utf8CodeUnitCount - 3), value: Int32(at)..<Int32(at + v.count)))
+                spans.append(.init(name: nameAt..<(nameAt + key.utf8CodeUnitCount - 3), value: at..<(at + v.count)))
                 w.varint(key.utf8CodeUnitCount - 3)
                 w.copy(key.utf8Start + 1, key.utf8CodeUnitCount - 3)
                 w.byte(0)
@@ -142,8 +142,8 @@ private struct CanonicalPutReader {
                 at += v.count
             }
             for f in fields {
-                spans.append(.init(name: Int32(f.name.lowerBound + shift)..<Int32(f.name.upperBound + shift),
-                                   value: f.value.map { Int32($0.lowerBound + shift)..<Int32($0.upperBound + shift) }))
+                spans.append(.init(name: (f.name.lowerBound + shift)..<(f.name.upperBound + shift),
+                                   value: f.value.map { ($0.lowerBound + shift)..<($0.upperBound + shift) }))
                 w.varint(f.name.count)
                 w.copy(base + f.name.lowerBound, f.name.count)
                 w.byte(0)

@@ -57,9 +57,9 @@ public struct PreparedChange: Sendable, Equatable {
         struct Span: Sendable, Equatable {
             /// The name's bytes (unescaped: the canonical reader's names
             /// need no escape), when ``Put/names`` does not give it.
-            let name: Range<Int32>
+            let name: Range<Int>
             /// The value's canonical JSON text; `nil`: cleared (`null`).
-            let value: Range<Int32>?
+            let value: Range<Int>?
         }
         let spans: [Span]
         /// The fields' names, in the spans' order, when they are not read
@@ -86,8 +86,8 @@ public struct PreparedChange: Sendable, Equatable {
         var written: [Written] {
             spans.indices.map { k in
                 let s = spans[k]
-                let name = names?[k] ?? String(decoding: trailBytes[Int(s.name.lowerBound)..<Int(s.name.upperBound)], as: UTF8.self)
-                return Written(name: name, text: s.value.map { trailBytes[Int($0.lowerBound)..<Int($0.upperBound)] })
+                let name = names?[k] ?? String(decoding: trailBytes[s.name], as: UTF8.self)
+                return Written(name: name, text: s.value.map { trailBytes[$0] })
             }
         }
 
@@ -270,7 +270,7 @@ public struct PreparedChange: Sendable, Equatable {
             ? written : written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         EntityState.encodeFieldList(written: byteOrder, into: &fieldList)
         let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
-        let spans = ranges.map { r in Put.Span(name: 0..<0, value: r.map { Int32($0.lowerBound)..<Int32($0.upperBound) }) }
+        let spans = ranges.map { r in Put.Span(name: 0..<0, value: r) }
         return .put(Put(kind: kind, id: id, trail: trail, spans: spans, names: named.map(\.name), fresh: fresh, result: result))
     }
 }

@@ -405,7 +405,8 @@ public final class Projector {
     /// gets the next row number, so the history rows of new records land at
     /// the end of their table rather than all over it.
     ///
-    /// A row that a put creates is stored without what its other columns
+    /// A row that a put creates (``insertFresh(_:version:event:)``, not
+    /// this function, which writes every column) is stored without what its other columns
     /// already say: its first put (`first_put` is `NULL`: the newest put's),
     /// and its history entry's version and changes (`created_version` and
     /// `created_changes` are `NULL`: the put's version, and the fields it
@@ -442,14 +443,16 @@ public final class Projector {
             }
             return
         }
-        let byPutAlone = entry.op == "put" && e.put == entry.version && e.firstPut == entry.version && e.delete == nil
+        // (A put that creates its entity's row goes through `insertFresh`,
+        // which leaves out what the row's other columns say; here every
+        // column is written.)
         func fill(_ values: inout [SQLValue]) {
             appendColumns(of: e, atMilliseconds: made.map(\.atMilliseconds) ?? e.atMilliseconds, fields: made?.fields,
-                          to: &values, first: .text(kind), kind: kind, id: id, firstPut: !byPutAlone)
-            values.append(byPutAlone ? .null : .blob(entry.version.bytes))
+                          to: &values, first: .text(kind), kind: kind, id: id)
+            values.append(.blob(entry.version.bytes))
             values.append(.blob(entry.event.bytes))
             values.append(.text(entry.op))
-            values.append(byPutAlone ? .null : .text(entry.changes))
+            values.append(.text(entry.changes))
         }
         if let newRows {
             // A bulk pass: inserted with the next new entities.
@@ -520,15 +523,14 @@ public final class Projector {
     }
 
     /// The eleven values the insert and the update share (`?1` is the kind for
-    /// an insert, the row number for an update; `first_put` left `NULL`
-    /// unless `firstPut`).
+    /// an insert, the row number for an update).
     private func appendColumns(of e: EntityState, atMilliseconds: Int64?, fields: [UInt8]?, to values: inout [SQLValue],
-                               first: SQLValue, kind: String, id: String, firstPut: Bool = true) {
+                               first: SQLValue, kind: String, id: String) {
         values.append(first)
         values.append(.text(id))
         values.append(e.put.map { .blob($0.bytes) } ?? .null)
         values.append(e.delete.map { .blob($0.bytes) } ?? .null)
-        values.append(firstPut ? e.firstPut.map { .blob($0.bytes) } ?? .null : .null)
+        values.append(e.firstPut.map { .blob($0.bytes) } ?? .null)
         values.append(e.store.map { .text($0) } ?? .null)
         values.append(e.focus.map { .text($0) } ?? .null)
         values.append(e.at.map { .text($0) } ?? .null)

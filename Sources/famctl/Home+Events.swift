@@ -300,9 +300,6 @@ extension Home {
     var includeShared: Bool { (try? state.get(.includeShared)) != "off" }
 }
 
-/// An event of the log opened by a rebuild's worker. (A struct, not a
-/// tuple: the worker frees chunks of them, and arrays of tuples are
-/// destroyed through the runtime's slow generic path.)
 /// An event a rebuild's worker opened. A class, so that the projecting
 /// thread takes each out of its chunk with one retain rather than one for
 /// every array and string inside (atomic operations on memory the other
