@@ -100,8 +100,14 @@ extension EventLog {
                         }
                     }
                 }
+                // The chunk consumed last, handed back to the checks to free:
+                // its envelopes and prepared changes, made on the other cores,
+                // were about a tenth of this thread's instructions to free here.
+                var done: [CheckedChunk<Prepared>]?
                 for range in Pipeline<Range<Int>, CheckedChunk<Prepared>>.chunks(count: inputs.count, size: 256, rampUp: false) {
-                    try consume(checker.push([range]))
+                    let checked = checker.push([range], releasing: done.take())
+                    try consume(checked)
+                    done = checked
                 }
                 try consume(checker.finish())
                 try willCommit()
