@@ -135,20 +135,14 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     }
 
     /// Whether any byte is a quote, a backslash or a control character
-    /// (below 0x20): the bytes ``quote(_:into:)`` escapes. Eight at a time: a
-    /// byte below `n` sets its top bit in `(x - n·ones) & ~x`, for `n` ≤
-    /// 0x80, and no other byte does unless one below it did, so the word is
-    /// zero exactly when none of its bytes is one of them.
+    /// (below 0x20): the bytes ``quote(_:into:)`` escapes. Eight at a time
+    /// (``escapeBits(_:)``).
     static func needsEscape(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let high: UInt64 = 0x8080_8080_8080_8080
-        func below(_ v: UInt64, _ n: UInt64) -> UInt64 { (v &- ones &* n) & ~v & high }
         var i = 0
         if let base = bytes.baseAddress {
             let raw = UnsafeRawPointer(base)
             while i + 8 <= bytes.count {
-                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                if below(x ^ (ones &* 0x22), 1) | below(x ^ (ones &* 0x5C), 1) | below(x, 0x20) != 0 { return true }
+                if escapeBits(raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) != 0 { return true }
                 i += 8
             }
         }
@@ -158,6 +152,18 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
             i += 1
         }
         return false
+    }
+
+    /// Of the eight bytes in `x`, the top bits of those a JSON string must
+    /// escape (a quote, a backslash, a control character below 0x20); zero
+    /// exactly when there is none. A byte below `n` sets its top bit in
+    /// `(x - n·ones) & ~x`, for `n` ≤ 0x80, and no other byte does unless
+    /// one below it did.
+    public static func escapeBits(_ x: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        func below(_ v: UInt64, _ n: UInt64) -> UInt64 { (v &- ones &* n) & ~v & high }
+        return below(x ^ (ones &* 0x22), 1) | below(x ^ (ones &* 0x5C), 1) | below(x, 0x20)
     }
 
     public var description: String {

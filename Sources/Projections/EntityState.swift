@@ -200,7 +200,7 @@ public struct EntityState: Sendable, Equatable {
             if out.count > 1 { out.append(UInt8(ascii: ",")) }
             JSONValue.quote(name, into: &out)
             out.append(UInt8(ascii: ":"))
-            out += Array((field.text ?? "null").utf8)
+            out.append(contentsOf: (field.text ?? "null").utf8)
         }
         out.append(UInt8(ascii: "}"))
         return String(decoding: out, as: UTF8.self)

@@ -92,7 +92,7 @@ private struct CanonicalPutReader {
         var trailCount = 2 + metas.count - 1 + (fields.isEmpty ? 0 : 1 + innerEnd - inner)
         var listCount = Self.varintSize(metas.count + fields.count)
         for k in metas.indices {
-            let (key, n) = (metas[k].key.utf8CodeUnitCount, metaValue(k).count)
+            let (key, n) = (metas[k].utf8CodeUnitCount, metaValue(k).count)
             trailCount += key + n
             listCount += 1 + (key - 3) + 1 + Self.varintSize(n + 1) + n
         }
@@ -105,7 +105,7 @@ private struct CanonicalPutReader {
             w.byte(UInt8(ascii: "{"))
             for k in metas.indices {
                 if k > 0 { w.byte(UInt8(ascii: ",")) }
-                w.copy(metas[k].key.utf8Start, metas[k].key.utf8CodeUnitCount)
+                w.copy(metas[k].utf8Start, metas[k].utf8CodeUnitCount)
                 let v = metaValue(k)
                 w.copy(base + v.lowerBound, v.count)
             }
@@ -128,7 +128,7 @@ private struct CanonicalPutReader {
             var at = 1
             for k in metas.indices {
                 // The name is the key without its quotes and colon.
-                let key = metas[k].key
+                let key = metas[k]
                 let v = metaValue(k)
                 if k > 0 { at += 1 }
                 at += key.utf8CodeUnitCount
@@ -170,15 +170,11 @@ private struct CanonicalPutReader {
                                        fresh: fresh, result: .record(uuid)))
     }
 
-    /// A field `$at`, `$focus` or `$store` that a put implies: its key as the
-    /// trail writes it (`"$at":`; the name is the key without its quotes and
-    /// colon).
-    struct MetaField {
-        let key: StaticString
-    }
-
-    static let atFocusAndStore = [MetaField(key: #""$at":"#)] + focusAndStore
-    static let focusAndStore = [MetaField(key: #""$focus":"#), MetaField(key: #""$store":"#)]
+    /// The keys of the fields `$at`, `$focus` and `$store` that a put
+    /// implies, as the trail writes them (`"$at":`; the name is the key
+    /// without its quotes and colon).
+    static let atFocusAndStore: [StaticString] = [#""$at":"#] + focusAndStore
+    static let focusAndStore: [StaticString] = [#""$focus":"#, #""$store":"#]
 
     /// The bytes ``EntityState/putVarint(_:_:)`` writes for `n`.
     static func varintSize(_ n: Int) -> Int {
@@ -252,16 +248,9 @@ private struct CanonicalPutReader {
 
     /// Whether none of the eight bytes in `x` is a quote, a backslash, a
     /// control character (below 0x20) or non-ASCII (0x80 and above): the
-    /// bytes a string's scan must look at one by one. (A byte below `n` sets
-    /// its top bit in `(x - n·ones) & ~x`, for `n` ≤ 0x80, and no other byte
-    /// does unless one below it did.)
+    /// bytes a string's scan must look at one by one.
     static func plain(_ x: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let high: UInt64 = 0x8080_8080_8080_8080
-        func below(_ v: UInt64, _ n: UInt64) -> UInt64 { (v &- ones &* n) & ~v & high }
-        let quote = below(x ^ (ones &* 0x22), 1)
-        let backslash = below(x ^ (ones &* 0x5C), 1)
-        return quote | backslash | below(x, 0x20) | (x & high) == 0
+        JSONValue.escapeBits(x) | (x & 0x8080_8080_8080_8080) == 0
     }
 
     /// A value exactly as ``JSONValue/write(into:)`` writes it: its range,

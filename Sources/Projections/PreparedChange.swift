@@ -134,7 +134,12 @@ public struct PreparedChange: Sendable, Equatable {
             var e = state
             e.put = version
             e.firstPut = version
-            return (e, EntityState.encodeFields(version: version, fieldList: fieldList))
+            return (e, column(at: version))
+        }
+
+        /// The new row's `fields` column, for the event at `version`.
+        func column(at version: Version) -> [UInt8] {
+            EntityState.encodeFields(version: version, fieldList: fieldList)
         }
     }
 

@@ -365,7 +365,7 @@ public final class Projector {
         let entity: Int64
         let created: [UInt8]
         /// For a row its creating put alone wrote (stored without its
-        /// history entry's version and changes: see ``save(kind:id:row:_:made:entry:)``),
+        /// history entry's version and changes: see ``save(kind:id:row:_:entry:)``),
         /// those changes, written into the row at its first update.
         var creatingChanges: String?
     }
@@ -414,11 +414,7 @@ public final class Projector {
     /// Three copies of the version and one of the changes less: a row of a
     /// rebuild of the household's records took about 700 bytes, about 400
     /// after.
-    ///
-    /// - Parameter made: ``EntityState/atMilliseconds`` and
-    ///   ``EntityState/encodedFields()`` of `e`, when made ahead (a ``PreparedChange/FreshRow``).
-    func save(kind: String, id: String, row: StoredRow?, _ e: EntityState, made: (atMilliseconds: Int64?, fields: [UInt8])? = nil,
-              entry: HistoryEntryRow) throws {
+    func save(kind: String, id: String, row: StoredRow?, _ e: EntityState, entry: HistoryEntryRow) throws {
         if let row {
             if held != nil {
                 // A rebuild: the row is written when the entity leaves the held ones.
@@ -447,8 +443,7 @@ public final class Projector {
         // which leaves out what the row's other columns say; here every
         // column is written.)
         func fill(_ values: inout [SQLValue]) {
-            appendColumns(of: e, atMilliseconds: made.map(\.atMilliseconds) ?? e.atMilliseconds, fields: made?.fields,
-                          to: &values, first: .text(kind), kind: kind, id: id)
+            appendColumns(of: e, to: &values, first: .text(kind), kind: kind, id: id)
             values.append(.blob(entry.version.bytes))
             values.append(.blob(entry.event.bytes))
             values.append(.text(entry.op))
@@ -470,7 +465,7 @@ public final class Projector {
     private func writeRow(kind: String, id: String, row: StoredRow, _ e: EntityState) throws {
         var values: [SQLValue] = []
         values.reserveCapacity(13)
-        appendColumns(of: e, atMilliseconds: e.atMilliseconds, fields: nil, to: &values, first: .integer(row.entity), kind: kind, id: id)
+        appendColumns(of: e, to: &values, first: .integer(row.entity), kind: kind, id: id)
         values.append(.blob(row.created))
         values.append(row.creatingChanges.map { .text($0) } ?? .null)
         try updateStatement.run(values)
@@ -524,8 +519,7 @@ public final class Projector {
 
     /// The eleven values the insert and the update share (`?1` is the kind for
     /// an insert, the row number for an update).
-    private func appendColumns(of e: EntityState, atMilliseconds: Int64?, fields: [UInt8]?, to values: inout [SQLValue],
-                               first: SQLValue, kind: String, id: String) {
+    private func appendColumns(of e: EntityState, to values: inout [SQLValue], first: SQLValue, kind: String, id: String) {
         values.append(first)
         values.append(.text(id))
         values.append(e.put.map { .blob($0.bytes) } ?? .null)
@@ -534,8 +528,8 @@ public final class Projector {
         values.append(e.store.map { .text($0) } ?? .null)
         values.append(e.focus.map { .text($0) } ?? .null)
         values.append(e.at.map { .text($0) } ?? .null)
-        values.append(atMilliseconds.map { .integer($0) } ?? .null)
-        values.append(.blob(fields ?? e.encodedFields()))
+        values.append(e.atMilliseconds.map { .integer($0) } ?? .null)
+        values.append(.blob(e.encodedFields()))
         values.append(.integer(Self.view(kind: kind, focus: e.focus, store: e.store)))
     }
 
@@ -561,8 +555,9 @@ public final class Projector {
     }
 
     /// Inserts the row of an entity a put creates, from the row made ahead
-    /// (``PreparedChange/FreshRow``): ``save(kind:id:row:_:made:entry:)`` of
-    /// `change.fresh.row(at: version)` and the put's history entry, its values
+    /// (``PreparedChange/FreshRow``): ``save(kind:id:row:_:entry:)`` of
+    /// `change.fresh.row(at: version)` and the put's history entry, but for
+    /// the columns ``save(kind:id:row:_:entry:)`` describes, its values
     /// taken straight from the change rather than from a copy of its state (each
     /// string and array of which was a retain and a release of memory the
     /// worker's core wrote).
@@ -577,7 +572,7 @@ public final class Projector {
             values.append(change.fresh.state.focus.map { .text($0) } ?? .null)
             values.append(change.fresh.state.at.map { .text($0) } ?? .null)
             values.append(change.fresh.atMilliseconds.map { .integer($0) } ?? .null)
-            values.append(.blob(EntityState.encodeFields(version: version, fieldList: change.fresh.fieldList)))
+            values.append(.blob(change.fresh.column(at: version)))
             values.append(.integer(Self.view(kind: change.kind, focus: change.fresh.state.focus, store: change.fresh.state.store)))
             values.append(.null)   // created_version: the put's own
             values.append(.blob(event.bytes))
