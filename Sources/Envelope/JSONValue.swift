@@ -159,7 +159,7 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// exactly when there is none. A byte below `n` sets its top bit in
     /// `(x - n·ones) & ~x`, for `n` ≤ 0x80, and no other byte does unless
     /// one below it did.
-    public static func escapeBits(_ x: UInt64) -> UInt64 {
+    @inlinable public static func escapeBits(_ x: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let high: UInt64 = 0x8080_8080_8080_8080
         func below(_ v: UInt64, _ n: UInt64) -> UInt64 { (v &- ones &* n) & ~v & high }
