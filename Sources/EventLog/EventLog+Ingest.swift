@@ -33,28 +33,31 @@ extension EventLog {
         onAccepted: (SyncEnvelope, Prepared?) throws -> Void
     ) throws -> IngestReport {
         // Decoding, signature checks and `prepare` do not depend on one another
-        // or on the log: they run on another core a chunk ahead, while this
-        // thread does the sequential part (chains, inserts, projection) of the
-        // chunk before, in input order.
-        // The checks cost more than the sequential part, so they are spread
-        // over every core, this one included (the scheduler shares it).
-        // A chunk keeps what `prepare` made apart from the checks, so the
+        // or on the log: they run on every core a few blocks ahead (this one
+        // included: the scheduler shares it), while this thread does the
+        // sequential part (chains, inserts, projection) of each block done,
+        // in input order (``OrderedWork``).
+        // A block keeps what `prepare` made apart from the checks, so the
         // sequential loop works on concrete types: iterating tuples of a
         // generic `Prepared` (and keying every one by id) cost this thread a
         // sixth of its instructions, in the runtime's generic paths.
-        let checker = Pipeline<Range<Int>, CheckedChunk<Prepared>> { ranges in
-            ranges.map { range in
-                let results = Parallel.map(Array(inputs[range])) { raw -> (Checked, Prepared?) in
-                    do throws(EnvelopeError) {
-                        let env = try SyncEnvelope(decoding: raw)
-                        let valid = env.family == family && env.hasValidSignature
-                        return (Checked(decoded: .success(env), signatureValid: valid), valid ? prepare(env) : nil)
-                    } catch {
-                        return (Checked(decoded: .failure(error), signatureValid: false), nil)
-                    }
+        @Sendable func check(_ range: Range<Int>) -> CheckedChunk<Prepared> {
+            var checked: [Checked] = []
+            var made: [Prepared?] = []
+            checked.reserveCapacity(range.count)
+            made.reserveCapacity(range.count)
+            for raw in inputs[range] {
+                do throws(EnvelopeError) {
+                    let env = try SyncEnvelope(decoding: raw)
+                    let valid = env.family == family && env.hasValidSignature
+                    checked.append(Checked(decoded: .success(env), signatureValid: valid))
+                    made.append(valid ? prepare(env) : nil)
+                } catch {
+                    checked.append(Checked(decoded: .failure(error), signatureValid: false))
+                    made.append(nil)
                 }
-                return CheckedChunk(checked: results.map(\.0), prepared: results.map(\.1))
             }
+            return CheckedChunk(checked: checked, prepared: made)
         }
         var report = IngestReport()
         do {
@@ -63,53 +66,42 @@ extension EventLog {
                 report = IngestReport()
                 let received = Self.millis(now)
                 // What `prepare` made for the events that took the slow path, kept
-                // across chunks: one held there and released later in the batch
+                // across blocks: one held there and released later in the batch
                 // finds its own. (An event accepted at once is handed its own.)
                 var prepared: [EventID: Prepared] = [:]
                 func accepted(_ env: SyncEnvelope) throws { try onAccepted(env, prepared[env.id]) }
                 var chains = ChainCache()
-                func consume(_ chunks: [CheckedChunk<Prepared>]?) throws {
-                    for chunk in chunks ?? [] {
-                        for (i, item) in chunk.checked.enumerated() {
-                            let env: SyncEnvelope
-                            switch item.decoded {
-                            case .success(let e): env = e
-                            case .failure(let error):
-                                report.outcomes.append((nil, .malformed(error)))
-                                continue
-                            }
-                            let outcome: IngestOutcome
-                            if item.signatureValid, env.family == family,
-                               let head = try chains.quietHead(of: env.author, in: family, log: self),
-                               env.seq == head.seq + 1, chainViolation(env, after: head) == nil {
-                                // The common case: the author's next event, nothing of that
-                                // author waiting, rejected or forked. It cannot be a
-                                // duplicate (its seq is past the head) nor a fork.
-                                let ready = chunk.prepared[i]
-                                try accept(env, received: received, report: &report, mayBePending: false,
-                                           onAccepted: { try onAccepted($0, ready) })
-                                chains.advance(env)
-                                outcome = .accepted
-                            } else {
-                                if item.signatureValid, let p = chunk.prepared[i] { prepared[env.id] = p }
-                                outcome = try ingestOne(env, family: family, signatureValid: item.signatureValid, received: received,
-                                                        report: &report, onAccepted: accepted)
-                                chains.forget(env.author)
-                            }
-                            report.outcomes.append((env.id, outcome))
+                func consume(_ chunk: CheckedChunk<Prepared>) throws {
+                    for (i, item) in chunk.checked.enumerated() {
+                        let env: SyncEnvelope
+                        switch item.decoded {
+                        case .success(let e): env = e
+                        case .failure(let error):
+                            report.outcomes.append((nil, .malformed(error)))
+                            continue
                         }
+                        let outcome: IngestOutcome
+                        if item.signatureValid, env.family == family,
+                           let head = try chains.quietHead(of: env.author, in: family, log: self),
+                           env.seq == head.seq + 1, chainViolation(env, after: head) == nil {
+                            // The common case: the author's next event, nothing of that
+                            // author waiting, rejected or forked. It cannot be a
+                            // duplicate (its seq is past the head) nor a fork.
+                            let ready = chunk.prepared[i]
+                            try accept(env, received: received, report: &report, mayBePending: false,
+                                       onAccepted: { try onAccepted($0, ready) })
+                            chains.advance(env)
+                            outcome = .accepted
+                        } else {
+                            if item.signatureValid, let p = chunk.prepared[i] { prepared[env.id] = p }
+                            outcome = try ingestOne(env, family: family, signatureValid: item.signatureValid, received: received,
+                                                    report: &report, onAccepted: accepted)
+                            chains.forget(env.author)
+                        }
+                        report.outcomes.append((env.id, outcome))
                     }
                 }
-                // The chunk consumed last, handed back to the checks to free:
-                // its envelopes and prepared changes, made on the other cores,
-                // were about a tenth of this thread's instructions to free here.
-                var done: [CheckedChunk<Prepared>]?
-                for range in Pipeline<Range<Int>, CheckedChunk<Prepared>>.chunks(count: inputs.count, size: 256, rampUp: false) {
-                    let checked = checker.push([range], releasing: done.take())
-                    try consume(checked)
-                    done = checked
-                }
-                try consume(checker.finish())
+                try OrderedWork.forEach(count: inputs.count, block: Self.checkBlock, check, consume: consume)
                 try willCommit()
                 return report
             }
@@ -119,13 +111,18 @@ extension EventLog {
         }
     }
 
+    /// Inputs checked together, a block of ``OrderedWork``: about a
+    /// millisecond of checks, so that the sequential part of the last block
+    /// (the only time the other cores have nothing to do) is short.
+    static let checkBlock = 32
+
     /// One input's decoding and signature check.
     private struct Checked: Sendable {
         let decoded: Result<SyncEnvelope, EnvelopeError>
         let signatureValid: Bool
     }
 
-    /// A chunk of inputs checked off the sequential thread, and what
+    /// A block of inputs checked off the sequential thread, and what
     /// `prepare` made of each validly signed one (in a separate array, so
     /// that walking the checks needs no generic code).
     private final class CheckedChunk<Prepared: Sendable>: Sendable {

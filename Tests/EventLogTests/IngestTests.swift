@@ -112,23 +112,6 @@ struct IngestTests {
         #expect(try log.pendingCount() == 0)
     }
 
-    @Test func pipelineChunksCoverTheInputAndShrinkAtTheEnds() {
-        for count in [0, 1, 7, 8, 9, 63, 64, 65, 100, 257, 1000, 4321] {
-            for (size, rampUp) in [(64, true), (256, false), (1, true), (8, true)] {
-                let chunks = Pipeline<Int, Int>.chunks(count: count, size: size, rampUp: rampUp)
-                #expect(chunks.map(\.count).reduce(0, +) == count)
-                #expect(zip(chunks, chunks.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
-                #expect(chunks.first?.lowerBound ?? 0 == 0)
-                #expect(chunks.allSatisfy { !$0.isEmpty && $0.count <= size })
-                if count >= 1000, size > 8 {
-                    #expect(chunks.last!.count == 8)
-                    #expect(chunks.first!.count == (rampUp ? 8 : size))
-                    #expect(chunks.filter { $0.count == size }.count >= count / size - 2)
-                }
-            }
-        }
-    }
-
     @Test func duplicatesAreNoOps() throws {
         let dir = TempDir(); let log = try makeLog(dir)
         let a = Author(seed: 1)
