@@ -198,6 +198,11 @@ extension Home {
     /// hold, or learn a key (a key arrived, a projection from scratch), the
     /// records it judged so far were judged against an incomplete household,
     /// or events under that key were skipped: the pass runs again.
+    /// Events a rebuild opens together (a block of ``OrderedStream``), and
+    /// how many blocks it opens ahead of the projection at most.
+    static let openBlock = 32
+    static let openWindow = 16
+
     func rebuildPass() throws {
         forkPoints = try log.forkPoints(in: family)
         // Household events projected before their author's fork was known
@@ -209,21 +214,22 @@ extension Home {
             let known = try projector.libraryEventIDs()
             try projector.reset(keepingLibrary: true)
             complete = true
-            // Bodies are opened on another core, a chunk ahead of the
-            // projection (with the keys held when the pass starts: a key
-            // learned on the way makes another pass).
+            // Bodies are opened on every core, in blocks of 32, up to 16
+            // blocks ahead of the projection (with the keys held when the
+            // pass starts: a key learned on the way makes another pass).
             let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-            let opener = Pipeline<EventLog.StoredBytes, OpenedEvent?> { chunk in
+            let opener = OrderedStream<[EventLog.StoredBytes], [OpenedEvent?]>(workers: Parallel.cores - 1) { block in
                 var last: SyncEnvelope?
-                return chunk.map { stored in
+                return block.map { stored in
                     guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id, sharingWith: last) else { return nil }
                     last = env
                     guard let prepared = keys.open(env) else { return nil }
                     return OpenedEvent(env: env, prepared: prepared)
                 }
             }
-            func project(_ opened: [OpenedEvent?]?) throws {
-                for case let opened? in opened ?? [] where !isPastForkPoint(opened.env) {
+            defer { opener.close() }
+            func project(_ opened: [OpenedEvent?]) throws {
+                for case let opened? in opened where !isPastForkPoint(opened.env) {
                     if opened.prepared.isLibraryType {
                         if let event = opened.prepared.libraryEvent, try learnKey(from: event, author: opened.env.author) { complete = false }
                         if case .library = try projector.apply(opened.env, prepared: opened.prepared) { complete = false }
@@ -232,24 +238,31 @@ extension Home {
                     }
                 }
             }
+            /// Projects the oldest block opened (and gives it back to the
+            /// workers to free: deallocating what another core made was a
+            /// measurable part of this thread's work).
+            func projectOldest() throws {
+                let opened = opener.take()
+                try project(opened)
+                opener.release(opened)
+            }
             // The log's last position bounds the family's events (a count
             // would read the whole log once more).
             try projector.bulk(expected: Int(try log.lastPosition())) {
-                var chunk: [EventLog.StoredBytes] = []
-                // The chunk projected last, handed back to the worker to free.
-                var done: [OpenedEvent?]?
+                var block: [EventLog.StoredBytes] = []
+                block.reserveCapacity(Self.openBlock)
                 try log.forEachEventBytes(in: family) { stored in
                     if known.contains(stored.id) { return }
-                    chunk.append(stored)
-                    if chunk.count == 256 {
-                        let opened = opener.push(chunk, releasing: done.take())
-                        try project(opened)
-                        done = opened
-                        chunk.removeAll(keepingCapacity: true)
+                    block.append(stored)
+                    if block.count == Self.openBlock {
+                        opener.submit(block)
+                        block = []
+                        block.reserveCapacity(Self.openBlock)
+                        while opener.pending > Self.openWindow { try projectOldest() }
                     }
                 }
-                if !chunk.isEmpty { try project(opener.push(chunk, releasing: done.take())) }
-                try project(opener.finish())
+                if !block.isEmpty { opener.submit(block) }
+                while opener.pending > 0 { try projectOldest() }
             }
         }
         needsRebuild = false
