@@ -1,16 +1,21 @@
 import Dispatch
 import Foundation
 
-/// Inputs handed over one after another, transformed on every core, their
-/// outputs taken back in the order the inputs came: a worker takes the
-/// next input as soon as it is done with one, and never waits for another
-/// worker, only for inputs.
+/// Inputs handed over one after another, transformed on worker threads,
+/// their outputs taken back in the order the inputs came: a worker takes
+/// the next input as soon as it is done with one, and never waits for
+/// another worker, only for inputs.
 ///
 /// The caller bounds what is held: it submits while fewer than some number
 /// are ``pending``, and takes the oldest output otherwise (``OrderedWork``
 /// does this for a range of blocks). Submitting and taking happen on one
-/// thread, the owner's. With one core the transform runs inline, in
-/// ``submit(_:)``.
+/// thread, the owner's. With no workers (one core) the transform runs
+/// inline, in ``submit(_:)``.
+///
+/// The workers are threads of their own, not Dispatch's: they wait for
+/// inputs for as long as the stream lives, and parked in Dispatch's pool
+/// (as wide as the machine has cores) they would hold up any other work
+/// sent there, another stream's included, until the pool grew.
 public final class OrderedStream<Input: Sendable, Output: Sendable> {
     private let state = State()
     private let group = DispatchGroup()
@@ -23,16 +28,20 @@ public final class OrderedStream<Input: Sendable, Output: Sendable> {
 
     /// - Parameter workers: the threads that transform the inputs; with
     ///   none, the transform runs inline, in ``submit(_:)``.
-    public init(workers: Int = Parallel.cores, _ transform: @escaping @Sendable (Input) -> Output) {
+    public init(workers: Int, _ transform: @escaping @Sendable (Input) -> Output) {
         self.transform = transform
         inline = workers < 1
         guard !inline else { return }
         for _ in 0..<workers {
-            DispatchQueue.global(qos: .userInitiated).async(group: group) { [state] in
+            group.enter()
+            let thread = Thread { [state, group] in
                 while let (i, input) = state.claim() {
                     state.finish(i, transform(input))
                 }
+                group.leave()
             }
+            thread.qualityOfService = .userInitiated
+            thread.start()
         }
     }
 
@@ -88,6 +97,7 @@ public final class OrderedStream<Input: Sendable, Output: Sendable> {
 
         func add(_ i: Int, _ input: Input) {
             condition.lock()
+            precondition(!closed, "an input submitted to a closed stream")
             if head > 64, head * 2 > inputs.count {
                 inputs.removeFirst(head)
                 head = 0
@@ -126,6 +136,7 @@ public final class OrderedStream<Input: Sendable, Output: Sendable> {
 
         func take(_ i: Int) -> Output {
             condition.lock()
+            precondition(!closed || outputs[i] != nil, "an output taken from a closed stream")
             while outputs[i] == nil { condition.wait() }
             let output = outputs.removeValue(forKey: i)!
             condition.unlock()

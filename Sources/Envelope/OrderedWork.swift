@@ -19,7 +19,7 @@ public enum OrderedWork {
     /// on this thread, in order. A result `consume` is done with is freed
     /// on a worker's core.
     ///
-    /// With one core, or a count of one block, everything runs on this
+    /// With no workers, or a count of one block, everything runs on this
     /// thread. Should `consume` throw, the blocks not consumed are thrown
     /// away once the workers are done with the ones they hold; nothing runs
     /// after this returns or throws.
@@ -27,8 +27,10 @@ public enum OrderedWork {
     /// - Parameters:
     ///   - window: how many blocks past the one being consumed may be done
     ///     or under way, at most: what is held in memory.
+    ///   - workers: the threads that do the work: by default one per core,
+    ///     and none (everything on this thread) on a machine of one core.
     public static func forEach<Result: Sendable>(
-        count: Int, block: Int, window: Int = 32,
+        count: Int, block: Int, window: Int = 32, workers: Int = Parallel.cores > 1 ? Parallel.cores : 0,
         _ work: @escaping @Sendable (Range<Int>) -> Result,
         consume: (Result) throws -> Void
     ) rethrows {
@@ -36,11 +38,11 @@ public enum OrderedWork {
         guard count > 0 else { return }
         let blocks = (count + block - 1) / block
         func range(_ b: Int) -> Range<Int> { (b * block)..<min(count, (b + 1) * block) }
-        guard Parallel.cores > 1, blocks > 1 else {
+        guard workers > 0, blocks > 1 else {
             for b in 0..<blocks { try consume(work(range(b))) }
             return
         }
-        let stream = OrderedStream<Range<Int>, Result>(workers: Parallel.cores, work)
+        let stream = OrderedStream<Range<Int>, Result>(workers: workers, work)
         // The workers are done before this returns, whatever happens.
         defer { stream.close() }
         var next = 0

@@ -187,6 +187,14 @@ extension Home {
         return result
     }
 
+    /// Events a rebuild opens together (a block of ``OrderedStream``).
+    static let openBlock = 32
+
+    /// How many blocks a rebuild opens ahead of the projection, at most,
+    /// when a worker opens them (none when they are opened inline, on one
+    /// core).
+    static var openWindow: Int { Parallel.cores > 1 ? 16 : 0 }
+
     /// A rebuild's work inside its transaction (``rebuildProjections(unlessRebuilt:)``
     /// makes the file it writes to): keys
     /// first, then the household (all library events, in version order), then
@@ -198,11 +206,6 @@ extension Home {
     /// hold, or learn a key (a key arrived, a projection from scratch), the
     /// records it judged so far were judged against an incomplete household,
     /// or events under that key were skipped: the pass runs again.
-    /// Events a rebuild opens together (a block of ``OrderedStream``), and
-    /// how many blocks it opens ahead of the projection at most.
-    static let openBlock = 32
-    static let openWindow = 16
-
     func rebuildPass() throws {
         forkPoints = try log.forkPoints(in: family)
         // Household events projected before their author's fork was known
@@ -214,9 +217,12 @@ extension Home {
             let known = try projector.libraryEventIDs()
             try projector.reset(keepingLibrary: true)
             complete = true
-            // Bodies are opened on every core, in blocks of 32, up to 16
+            // Bodies are opened on another core, in blocks of 32, up to 16
             // blocks ahead of the projection (with the keys held when the
             // pass starts: a key learned on the way makes another pass).
+            // One worker: the projecting thread, which the pass waits for,
+            // does about as much work as the opening, and with a worker on
+            // every core it got two thirds of a core.
             let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
             let opener = OrderedStream<[EventLog.StoredBytes], [OpenedEvent?]>(workers: Parallel.cores - 1) { block in
                 var last: SyncEnvelope?

@@ -8,15 +8,24 @@ import Testing
 /// lost or leaked when the consumer throws.
 struct OrderedWorkTests {
     /// A result that counts how many of its kind are alive.
+    /// A result that counts how many of its kind are alive, and how many
+    /// were freed on another thread than `consumer`'s.
     final class Counted: Sendable {
         let range: Range<Int>
         let alive: Tally
-        init(_ range: Range<Int>, alive: Tally) {
+        let freedElsewhere: Tally
+        let consumer: pthread_t
+        init(_ range: Range<Int>, alive: Tally, freedElsewhere: Tally, consumer: pthread_t) {
             self.range = range
             self.alive = alive
+            self.freedElsewhere = freedElsewhere
+            self.consumer = consumer
             alive.add(1)
         }
-        deinit { alive.add(-1) }
+        deinit {
+            alive.add(-1)
+            if pthread_equal(pthread_self(), consumer) == 0 { freedElsewhere.add(1) }
+        }
     }
 
     /// A counter shared between threads, with its highest value.
@@ -46,16 +55,18 @@ struct OrderedWorkTests {
             let block = 1 + Int(rng.next() % 40)
             let window = 1 + Int(rng.next() % 6)
             let alive = Tally()
+            let freedElsewhere = Tally()
+            let me = pthread_self()
             let consumed = Tally()   // the index of the block being consumed
             let ahead = Tally()      // how far past it a block was started
             consumed.set(-1)
             var ranges: [Range<Int>] = []
-            OrderedWork.forEach(count: count, block: block, window: window, { range in
+            OrderedWork.forEach(count: count, block: block, window: window, workers: 2, { range in
                 let b = range.lowerBound / block
                 ahead.set(b - consumed.current)
                 var local = SplitMixRNG(seed: UInt64(range.lowerBound) &+ seed)
                 usleep(pauses[Int(local.next() % UInt64(pauses.count))])
-                return Counted(range, alive: alive)
+                return Counted(range, alive: alive, freedElsewhere: freedElsewhere, consumer: me)
             }, consume: { result in
                 consumed.set(ranges.count)
                 ranges.append(result.range)
@@ -67,6 +78,11 @@ struct OrderedWorkTests {
             // here on entering `consume`, just after it was taken.
             #expect(ahead.peak <= window + 1, "a block was started \(ahead.peak) past the one being consumed (window \(window))")
             #expect(alive.current == 0, "\(alive.current) results still alive after the call")
+            // Results given back while the workers still run are freed by
+            // them (those of the last blocks, once they are gone, here).
+            if expected.count > window + 8 {
+                #expect(freedElsewhere.current > 0, "every result was freed on the consumer's thread")
+            }
         }
     }
 
@@ -84,14 +100,16 @@ struct OrderedWorkTests {
             let alive = Tally()
             let started = Tally()
             let running = Tally()
+            let freedElsewhere = Tally()
+            let me = pthread_self()
             var seen = 0
             #expect(throws: Stop.self) {
-                try OrderedWork.forEach(count: count, block: block, window: 3, { range in
+                try OrderedWork.forEach(count: count, block: block, window: 3, workers: 2, { range in
                     started.add(1)
                     running.add(1)
                     defer { running.add(-1) }
                     usleep(UInt32(1 + range.lowerBound % 3) * 500)
-                    return Counted(range, alive: alive)
+                    return Counted(range, alive: alive, freedElsewhere: freedElsewhere, consumer: me)
                 }, consume: { result in
                     #expect(result.range.lowerBound == seen * block)
                     if seen == stopAt { throw Stop() }
