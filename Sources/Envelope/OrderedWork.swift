@@ -4,7 +4,7 @@ import Foundation
 /// Work spread over every core in blocks, consumed in order on the
 /// caller's thread as the blocks are done (an ``OrderedStream`` fed a
 /// window ahead): the workers never wait for one another, only for the
-/// consumer when they are ``forEach(count:block:window:_:consume:)``'s
+/// consumer when they are ``forEach(count:block:window:workers:_:consume:)``'s
 /// window ahead.
 ///
 /// A two-stage pipeline, which hands the workers one chunk at a time and

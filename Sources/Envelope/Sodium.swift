@@ -118,7 +118,16 @@ public enum Sodium {
     public static func bareVerificationRate(duration: Double = 0.5, threads: Int) -> Double {
         guard threads > 1 else { return bareVerificationRate(duration: duration) }
         // Each thread verifies for `duration`; the rate is their sum.
-        return Parallel.map(Array(0..<threads), minimumPerCore: 1) { _ in bareVerificationRate(duration: duration) }.reduce(0, +)
+        final class Sum: @unchecked Sendable {
+            let lock = NSLock()
+            var value = 0.0
+        }
+        let sum = Sum()
+        DispatchQueue.concurrentPerform(iterations: threads) { _ in
+            let rate = bareVerificationRate(duration: duration)
+            sum.lock.withLock { sum.value += rate }
+        }
+        return sum.value
     }
 
     /// Number of Ed25519 verifications per second on one core with libsodium

@@ -41,7 +41,7 @@ extension EventLog {
         // sequential loop works on concrete types: iterating tuples of a
         // generic `Prepared` (and keying every one by id) cost this thread a
         // sixth of its instructions, in the runtime's generic paths.
-        @Sendable func check(_ range: Range<Int>) -> CheckedChunk<Prepared> {
+        @Sendable func check(_ range: Range<Int>) -> CheckedBlock<Prepared> {
             var checked: [Checked] = []
             var made: [Prepared?] = []
             checked.reserveCapacity(range.count)
@@ -57,7 +57,7 @@ extension EventLog {
                     made.append(nil)
                 }
             }
-            return CheckedChunk(checked: checked, prepared: made)
+            return CheckedBlock(checked: checked, prepared: made)
         }
         var report = IngestReport()
         do {
@@ -71,8 +71,8 @@ extension EventLog {
                 var prepared: [EventID: Prepared] = [:]
                 func accepted(_ env: SyncEnvelope) throws { try onAccepted(env, prepared[env.id]) }
                 var chains = ChainCache()
-                func consume(_ chunk: CheckedChunk<Prepared>) throws {
-                    for (i, item) in chunk.checked.enumerated() {
+                func consume(_ block: CheckedBlock<Prepared>) throws {
+                    for (i, item) in block.checked.enumerated() {
                         let env: SyncEnvelope
                         switch item.decoded {
                         case .success(let e): env = e
@@ -87,13 +87,13 @@ extension EventLog {
                             // The common case: the author's next event, nothing of that
                             // author waiting, rejected or forked. It cannot be a
                             // duplicate (its seq is past the head) nor a fork.
-                            let ready = chunk.prepared[i]
+                            let ready = block.prepared[i]
                             try accept(env, received: received, report: &report, mayBePending: false,
                                        onAccepted: { try onAccepted($0, ready) })
                             chains.advance(env)
                             outcome = .accepted
                         } else {
-                            if item.signatureValid, let p = chunk.prepared[i] { prepared[env.id] = p }
+                            if item.signatureValid, let p = block.prepared[i] { prepared[env.id] = p }
                             outcome = try ingestOne(env, family: family, signatureValid: item.signatureValid, received: received,
                                                     report: &report, onAccepted: accepted)
                             chains.forget(env.author)
@@ -125,7 +125,7 @@ extension EventLog {
     /// A block of inputs checked off the sequential thread, and what
     /// `prepare` made of each validly signed one (in a separate array, so
     /// that walking the checks needs no generic code).
-    private final class CheckedChunk<Prepared: Sendable>: Sendable {
+    private final class CheckedBlock<Prepared: Sendable>: Sendable {
         let checked: [Checked]
         let prepared: [Prepared?]
 

@@ -320,7 +320,7 @@ extension Home {
 }
 
 /// An event a rebuild's worker opened. A class, so that the projecting
-/// thread takes each out of its chunk with one retain rather than one for
+/// thread takes each out of its block with one retain rather than one for
 /// every array and string inside (atomic operations on memory the other
 /// core wrote, about a fifth of that thread's time in `perf`).
 private final class OpenedEvent: Sendable {
