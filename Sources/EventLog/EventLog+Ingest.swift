@@ -71,6 +71,23 @@ extension EventLog {
                 var prepared: [EventID: Prepared] = [:]
                 func accepted(_ env: SyncEnvelope) throws { try onAccepted(env, prepared[env.id]) }
                 var chains = ChainCache()
+                // The common case's events of a block, in order, not stored
+                // yet (and their places in the block): stored together in one
+                // statement (``insert(_:receivedAt:)``), then applied in
+                // order, before anything else reads or writes the log (the
+                // next event that takes the slow path, the block's end).
+                var ready: [SyncEnvelope] = []
+                var readyAt: [Int] = []
+                ready.reserveCapacity(Self.checkBlock)
+                readyAt.reserveCapacity(Self.checkBlock)
+                func storeReady(of block: CheckedBlock<Prepared>) throws {
+                    guard !ready.isEmpty else { return }
+                    try insert(ready, receivedAt: received)
+                    report.accepted.append(contentsOf: ready)
+                    for (env, i) in zip(ready, readyAt) { try onAccepted(env, block.prepared[i]) }
+                    ready.removeAll(keepingCapacity: true)
+                    readyAt.removeAll(keepingCapacity: true)
+                }
                 func consume(_ block: CheckedBlock<Prepared>) throws {
                     for (i, item) in block.checked.enumerated() {
                         let env: SyncEnvelope
@@ -87,12 +104,14 @@ extension EventLog {
                             // The common case: the author's next event, nothing of that
                             // author waiting, rejected or forked. It cannot be a
                             // duplicate (its seq is past the head) nor a fork.
-                            let ready = block.prepared[i]
-                            try accept(env, received: received, report: &report, mayBePending: false,
-                                       onAccepted: { try onAccepted($0, ready) })
+                            // (A head read from the log for another author
+                            // meanwhile is not changed by what waits here.)
+                            ready.append(env)
+                            readyAt.append(i)
                             chains.advance(env)
                             outcome = .accepted
                         } else {
+                            try storeReady(of: block)
                             if item.signatureValid, let p = block.prepared[i] { prepared[env.id] = p }
                             outcome = try ingestOne(env, family: family, signatureValid: item.signatureValid, received: received,
                                                     report: &report, onAccepted: accepted)
@@ -100,6 +119,7 @@ extension EventLog {
                         }
                         report.outcomes.append((env.id, outcome))
                     }
+                    try storeReady(of: block)
                 }
                 try OrderedWork.forEach(count: inputs.count, block: Self.checkBlock, check, consume: consume)
                 try willCommit()
@@ -220,11 +240,11 @@ extension EventLog {
     }
 
     private func accept(
-        _ env: SyncEnvelope, received: Int64, report: inout IngestReport, mayBePending: Bool = true,
+        _ env: SyncEnvelope, received: Int64, report: inout IngestReport,
         onAccepted: (SyncEnvelope) throws -> Void
     ) throws {
         try insert(env, receivedAt: received)
-        if mayBePending { try database.run("DELETE FROM pending WHERE id = ?1", [.blob(env.id.bytes)]) }
+        try database.run("DELETE FROM pending WHERE id = ?1", [.blob(env.id.bytes)])
         report.accepted.append(env)
         try onAccepted(env)
     }

@@ -321,8 +321,9 @@ public final class EventLog {
     }
 
     /// Stores envelopes already checked, in order, in one statement (an
-    /// append's chunk of up to 64): one `INSERT` of many rows opens the
-    /// table and its indexes once, not once a row.
+    /// append's chunk of up to 64, an ingest's run of accepted events in a
+    /// block of 32): one `INSERT` of many rows opens the table and its
+    /// indexes once, not once a row.
     func insert(_ envs: [SyncEnvelope], receivedAt: Int64) throws {
         guard !envs.isEmpty else { return }
         var values: [SQLValue] = []
@@ -340,8 +341,8 @@ public final class EventLog {
     }
 
     /// The text of ``insert(_:receivedAt:)``'s statement for `n` rows, made
-    /// once per `n` (an ingest inserts its events one at a time: joining the
-    /// row list for each was about a tenth of its sequential thread).
+    /// once per `n` (joining the row list for every statement was about a
+    /// tenth of an ingest's sequential thread).
     private func insertSQL(rows n: Int) -> String {
         if let sql = insertSQLByRows[n] { return sql }
         let sql = "INSERT INTO events(id, family, author, seq, hlc, received_at, bytes) VALUES "
