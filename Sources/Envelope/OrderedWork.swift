@@ -1,59 +1,61 @@
 import Dispatch
 import Foundation
 
-/// Work spread over every core in blocks, consumed in order on the
-/// caller's thread as the blocks are done (an ``OrderedStream`` fed a
+/// Work spread over every core, item by item, its results taken in order
+/// on the owner's thread as they are done (an ``OrderedStream`` fed a
 /// window ahead): the workers never wait for one another, only for the
-/// consumer when they are ``forEach(count:block:window:workers:_:consume:)``'s
-/// window ahead.
+/// owner when they are `window` items ahead.
 ///
 /// A two-stage pipeline, which hands the workers one chunk at a time and
 /// spreads it over the cores, ends every chunk with a barrier: the last
 /// run's core works alone while the others (and the consumer, waiting for
-/// the chunk) sit idle. Here each worker takes the next block as soon as
-/// it is done with one, and the consumer starts on a block as soon as it
+/// the chunk) sit idle. Here each worker takes the next item as soon as
+/// it is done with one, and the owner starts on a result as soon as it
 /// is done.
-public enum OrderedWork {
-    /// Runs `work` for each block of `0..<count` (`block` items long, the
-    /// last shorter) on every core, and `consume` with each block's result
-    /// on this thread, in order. A result `consume` is done with is freed
-    /// on a worker's core.
-    ///
-    /// With no workers, or a count of one block, everything runs on this
-    /// thread. Should `consume` throw, the blocks not consumed are thrown
-    /// away once the workers are done with the ones they hold; nothing runs
-    /// after this returns or throws.
+public final class OrderedWork<Item: Sendable, Result: Sendable> {
+    private let items: [Item]
+    private let window: Int
+    private let stream: OrderedStream<Item, Result>
+    private var submitted = 0
+    private var taken = 0
+
+    /// Starts nothing yet: the first ``next()`` hands the first items over.
     ///
     /// - Parameters:
-    ///   - window: how many blocks past the one being consumed may be done
-    ///     or under way, at most: what is held in memory.
+    ///   - window: how many items past the one whose result was taken last
+    ///     may be done or under way, at most: what is held in memory.
     ///   - workers: the threads that do the work: by default one per core,
-    ///     and none (everything on this thread) on a machine of one core.
-    public static func forEach<Result: Sendable>(
-        count: Int, block: Int, window: Int = 32, workers: Int = Parallel.cores > 1 ? Parallel.cores : 0,
-        _ work: @escaping @Sendable (Range<Int>) -> Result,
-        consume: (Result) throws -> Void
-    ) rethrows {
-        precondition(block >= 1 && window >= 1, "blocks of at least one item, at least one ahead")
-        guard count > 0 else { return }
-        let blocks = (count + block - 1) / block
-        func range(_ b: Int) -> Range<Int> { (b * block)..<min(count, (b + 1) * block) }
-        guard workers > 0, blocks > 1 else {
-            for b in 0..<blocks { try consume(work(range(b))) }
-            return
-        }
-        let stream = OrderedStream<Range<Int>, Result>(workers: workers, work)
-        // The workers are done before this returns, whatever happens.
-        defer { stream.close() }
-        var next = 0
-        for _ in 0..<blocks {
-            while next < blocks, stream.pending <= window {
-                stream.submit(range(next))
-                next += 1
-            }
-            let result = stream.take()
-            try consume(result)
-            stream.release(result)
-        }
+    ///     and none (everything on the owner's thread, in ``next()``) on a
+    ///     machine of one core.
+    public init(_ items: [Item], window: Int = 32, workers: Int = Parallel.cores > 1 ? Parallel.cores : 0,
+                _ work: @escaping @Sendable (Item) -> Result) {
+        precondition(window >= 1, "at least one item ahead")
+        self.items = items
+        self.window = window
+        stream = OrderedStream(workers: workers, work)
     }
+
+    /// Items whose results were not taken yet.
+    public var remaining: Int { items.count - taken }
+
+    /// The result of the next item, in order, once it is done (after
+    /// handing over what the window lets through).
+    public func next() -> Result {
+        precondition(taken < items.count, "no item left")
+        while submitted < items.count, stream.pending <= window {
+            stream.submit(items[submitted])
+            submitted += 1
+        }
+        taken += 1
+        return stream.take()
+    }
+
+    /// Gives back a result the owner is done with, for a worker to free.
+    public func release(_ result: Result) { stream.release(result) }
+
+    /// Stops the workers once they are done with the items they hold; the
+    /// items not started are dropped. Nothing runs after this returns.
+    public func close() { stream.close() }
+
+    deinit { close() }
 }

@@ -32,21 +32,44 @@ extension EventLog {
         prepare: @escaping @Sendable (SyncEnvelope) -> Prepared?,
         onAccepted: (SyncEnvelope, Prepared?) throws -> Void
     ) throws -> IngestReport {
+        var report = IngestReport()
+        try ingest(batches: [inputs], family: family, now: now, prepare: prepare, onAccepted: onAccepted,
+                   onCommitted: { _, r in report = r })
+        return report
+    }
+
+    /// Ingests batches of foreign envelopes (the segment files of a pull),
+    /// each in a transaction of its own, in order, as
+    /// ``ingest(_:family:now:prepare:onAccepted:)`` ingests one: the checks
+    /// of the batches that follow run on every core while one batch is
+    /// stored and committed, so the cores do not wait through the commit.
+    ///
+    /// - Parameter onCommitted: called after each batch's commit, with the
+    ///   batch's index and report. Should it throw, or a batch fail, the
+    ///   batches before stay committed and none after is ingested.
+    public func ingest<Prepared: Sendable>(
+        batches: [[[UInt8]]], family: FamilyID, now: Date = Date(),
+        prepare: @escaping @Sendable (SyncEnvelope) -> Prepared?,
+        onAccepted: (SyncEnvelope, Prepared?) throws -> Void,
+        onCommitted: (Int, IngestReport) throws -> Void
+    ) throws {
         // Decoding, signature checks and `prepare` do not depend on one another
-        // or on the log: they run on every core a few blocks ahead (this one
-        // included: the scheduler shares it), while this thread does the
-        // sequential part (chains, inserts, projection) of each block done,
-        // in input order (``OrderedWork``).
+        // or on the log: they run on every core, in blocks, up to
+        // `checkWindow` blocks ahead (of this batch or the next ones), while
+        // this thread does the sequential part (chains, inserts, projection)
+        // of each block done, in input order, and the commits
+        // (``OrderedWork``; a block never spans two batches).
         // A block keeps what `prepare` made apart from the checks, so the
         // sequential loop works on concrete types: iterating tuples of a
         // generic `Prepared` (and keying every one by id) cost this thread a
         // sixth of its instructions, in the runtime's generic paths.
-        @Sendable func check(_ range: Range<Int>) -> CheckedBlock<Prepared> {
+        @Sendable func check(_ block: Block) -> CheckedBlock<Prepared> {
+            let range = block.range
             var checked: [Checked] = []
             var made: [Prepared?] = []
             checked.reserveCapacity(range.count)
             made.reserveCapacity(range.count)
-            for raw in inputs[range] {
+            for raw in batches[block.batch][range] {
                 do throws(EnvelopeError) {
                     let env = try SyncEnvelope(decoding: raw)
                     let valid = env.family == family && env.hasValidSignature
@@ -59,6 +82,35 @@ extension EventLog {
             }
             return CheckedBlock(checked: checked, prepared: made)
         }
+        var blocks: [Block] = []
+        for (b, inputs) in batches.enumerated() {
+            for start in stride(from: 0, to: inputs.count, by: Self.checkBlock) {
+                blocks.append(Block(batch: b, range: start..<min(inputs.count, start + Self.checkBlock)))
+            }
+        }
+        // One block (an incremental sync's event) is checked on this thread:
+        // starting workers would cost more than the check.
+        let checked = OrderedWork(blocks, window: Self.checkWindow, workers: blocks.count > 1 && Parallel.cores > 1 ? Parallel.cores : 0, check)
+        // The workers are done before this returns, whatever happens.
+        defer { checked.close() }
+        var taken = 0
+        for b in batches.indices {
+            var count = 0
+            while taken + count < blocks.count, blocks[taken + count].batch == b { count += 1 }
+            let report = try ingestBatch(blocks: count, family: family, now: now, onAccepted: onAccepted,
+                                         next: checked.next, done: checked.release)
+            taken += count
+            try onCommitted(b, report)
+        }
+    }
+
+    /// One batch's transaction: its `blocks` checked blocks, each taken
+    /// in order from `next`, judged, stored and applied, then handed to
+    /// `done`.
+    private func ingestBatch<Prepared: Sendable>(
+        blocks: Int, family: FamilyID, now: Date, onAccepted: (SyncEnvelope, Prepared?) throws -> Void,
+        next: () -> CheckedBlock<Prepared>, done: (CheckedBlock<Prepared>) -> Void
+    ) throws -> IngestReport {
         var report = IngestReport()
         do {
             return try database.transaction(.immediate) {
@@ -121,7 +173,11 @@ extension EventLog {
                     }
                     try storeReady(of: block)
                 }
-                try OrderedWork.forEach(count: inputs.count, block: Self.checkBlock, check, consume: consume)
+                for _ in 0..<blocks {
+                    let block = next()
+                    try consume(block)
+                    done(block)
+                }
                 try willCommit()
                 return report
             }
@@ -131,10 +187,21 @@ extension EventLog {
         }
     }
 
-    /// Inputs checked together, a block of ``OrderedWork``: about a
-    /// millisecond of checks, so that the sequential part of the last block
-    /// (the only time the other cores have nothing to do) is short.
+    /// Which inputs a block holds: a range of one batch's.
+    private struct Block: Sendable {
+        let batch: Int
+        let range: Range<Int>
+    }
+
+    /// Inputs checked together: about a millisecond of checks, so that the
+    /// sequential part of the last block (the only time the other cores have
+    /// nothing to do) is short.
     static let checkBlock = 32
+
+    /// How many blocks past the one being stored may be checked or under
+    /// way, at most (about 1 000 envelopes: a segment file's, so that the
+    /// next batch's checks go on through a commit).
+    static let checkWindow = 32
 
     /// One input's decoding and signature check.
     private struct Checked: Sendable {

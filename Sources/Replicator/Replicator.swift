@@ -178,11 +178,25 @@ public final class Replicator {
         public var forks = 0
     }
 
+    /// Ingests the events of segment files, in order, each file's in a
+    /// transaction of its own, calling back after each file's commit with
+    /// its index and report (``EventLog/ingest(batches:family:now:prepare:onAccepted:onCommitted:)``):
+    /// what a pull hands the segments it read to.
+    public typealias SegmentIngest = (_ segments: [[[UInt8]]], _ onIngested: (Int, IngestReport) throws -> Void) throws -> Void
+
+    /// Segment files read and handed to `ingest` together, at most (and
+    /// ``ingestGroupBytes`` of them): the checks of the next ones go on
+    /// while one commits.
+    public static let ingestGroupFiles = 16
+    public static let ingestGroupBytes = 16 << 20
+
     /// Reads every object of the family's area not read before (pages of
     /// changes since the last token, then anything left unverifiable) and
-    /// hands its events to `ingest`. The token is saved only after its page
-    /// was applied; an expired token means listing from scratch.
-    public func pull(ingest: ([[UInt8]]) throws -> IngestReport) throws -> PullReport {
+    /// hands the events of the segments to `ingest`, up to
+    /// ``ingestGroupFiles`` files at a time. A file is marked read once its
+    /// events are committed; the token is saved only after its page was
+    /// applied; an expired token means listing from scratch.
+    public func pull(ingest: SegmentIngest) throws -> PullReport {
         var report = PullReport()
         let own = try Self.ownSegmentNames(family: family, log: log)
         var token = try meta("token")
@@ -203,11 +217,33 @@ public final class Replicator {
         // the round (they are taken in a new order each round, so none waits
         // behind the others for good).
         var failedInARow = 0
+        // Segments read and not ingested yet, in order.
+        var group: [(path: String, segment: Segment)] = []
+        var groupBytes = 0
+        func ingestGroup() throws {
+            guard !group.isEmpty else { return }
+            let segments = group
+            group = []
+            groupBytes = 0
+            try ingest(segments.map(\.segment.events)) { i, r in
+                report.eventsIngested += segments[i].segment.events.count
+                report.accepted += r.accepted.count
+                report.forks += r.count { if case .fork = $0 { true } else { false } }
+                try mark(segments[i].path, "read", nil)
+            }
+        }
+        func queue(_ path: String, _ segment: Segment) throws {
+            group.append((path, segment))
+            groupBytes += segment.events.reduce(0) { $0 + $1.count }
+            if group.count >= Self.ingestGroupFiles || groupBytes >= Self.ingestGroupBytes { try ingestGroup() }
+        }
         func attempt(_ path: String, retryingOld: Bool) throws -> Bool? {
             do {
-                let finished = try read(path, own: own, once: retryingOld, listedTag: tags[path], into: &report, ingest: ingest)
+                let read = try read(path, own: own, once: retryingOld, listedTag: tags[path], into: &report)
                 failedInARow = 0
-                return finished
+                guard case .segment(let segment) = read else { if case .done = read { return true } else { return false } }
+                try queue(path, segment)
+                return true
             } catch let error as PeerError where error.isTransient {
                 failedInARow += 1
                 if failedInARow >= 2 {
@@ -237,6 +273,7 @@ public final class Replicator {
                 tried.insert(object.path)
                 if try attempt(object.path, retryingOld: false) == true { done.insert(object.path) }
             }
+            try ingestGroup()
             token = page.token
             try setMeta("token", page.token)
             more = page.moreComing
@@ -256,6 +293,7 @@ public final class Replicator {
             tried.insert(path)
             guard try attempt(path, retryingOld: true) != nil else { break }
         }
+        try ingestGroup()
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             try republishMissing(listed: listed)
@@ -265,26 +303,37 @@ public final class Replicator {
         return report
     }
 
-    /// Reads one object; `true` when it is done with (read, or not ours to read).
+    /// What reading one object came to.
+    private enum ReadResult {
+        /// A segment that verifies as a file: its events are to be ingested.
+        case segment(Segment)
+        /// Nothing to ingest, and nothing more to do with it (not ours to
+        /// read, or removed since the listing).
+        case done
+        /// Not verifiable yet: recorded as such, read again later.
+        case notYet
+    }
+
+    /// Reads one object.
     ///
     /// - Parameters:
     ///   - own: the segments this device wrote into its own folder.
     ///   - once: ask the peer once, without its retries (an object that
     ///     failed in an earlier round).
     ///   - listedTag: the object's tag in this round's listing, if it showed it.
-    private func read(_ path: String, own: Set<String>, once: Bool, listedTag: String?, into report: inout PullReport, ingest: ([[UInt8]]) throws -> IngestReport) throws -> Bool {
+    private func read(_ path: String, own: Set<String>, once: Bool, listedTag: String?, into report: inout PullReport) throws -> ReadResult {
         let parts = path.split(separator: "/")
-        guard parts.count == 2, parts[0].count == 64, let folder = DeviceID(hex: String(parts[0])) else { return true }
+        guard parts.count == 2, parts[0].count == 64, let folder = DeviceID(hex: String(parts[0])) else { return .done }
         let kind = SharedFileName(String(parts[1]))
         let promised: SegmentName
         switch kind {
-        case .other: return true
+        case .other: return .done
         case .segment(let n):
             // This device's own files are not read, but one in its folder that
             // it did not write is: another install of the same key (a cloned
             // home: ingest finds the fork), or this home restored from an older
             // backup (its later events come back instead of being forked).
-            if folder == me, own.contains(String(parts[1])) { return true }
+            if folder == me, own.contains(String(parts[1])) { return .done }
             promised = n
         case .conflictCopy(let n): promised = n
         }
@@ -297,7 +346,7 @@ public final class Replicator {
             if error == .notFound {
                 report.filesRead -= 1
                 try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
-                return true   // removed since the listing (its author compacted it): nothing to read
+                return .done   // removed since the listing (its author compacted it): nothing to read
             }
             // This one object cannot be read: not yet arrived. One refused
             // (too large, no permission) is asked for again when it changes,
@@ -306,7 +355,7 @@ public final class Replicator {
             let refused = { if case .refused = error { true } else { false } }()
             try mark(path, "unverifiable", error.description,
                      tag: refused ? Self.judgedTag(listedTag) : nil)
-            return false
+            return .notYet
         }
         let segment: Segment
         do throws(SegmentError) {
@@ -317,14 +366,9 @@ public final class Replicator {
         } catch {
             report.notYetArrived.append((path, error.description))
             try mark(path, "unverifiable", error.description, tag: Self.judgedTag(tag))
-            return false
+            return .notYet
         }
-        let r = try ingest(segment.events)
-        report.eventsIngested += segment.events.count
-        report.accepted += r.accepted.count
-        report.forks += r.count { if case .fork = $0 { true } else { false } }
-        try mark(path, "read", nil)
-        return true
+        return .segment(segment)
     }
 
     /// The names in `device`'s folder that a replicator of `log` has dealt

@@ -134,21 +134,45 @@ extension Home {
 
     /// Ingests foreign envelopes and applies what enters the log.
     func ingest(_ inputs: [[UInt8]]) throws -> IngestReport {
-        // Bodies are opened on every core along with the signature checks;
-        // an event whose key is not held yet is opened again in `apply`.
-        let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
-        let report = try onCurrentProjection {
-            try log.ingest(inputs, family: family, prepare: { keys.open($0) }, onAccepted: { env, ready in try apply(env, prepared: ready) })
-        }
-        // A new fork, or one found to start earlier: events projected before
-        // it was known may now be past their author's fork point.
-        let points = try log.forkPoints(in: family)
-        if points != forkPoints {
-            forkPoints = points
-            needsRebuild = true
-        }
-        try settle()
+        var report = IngestReport()
+        try ingest(batches: [inputs]) { _, r in report = r }
         return report
+    }
+
+    /// Ingests batches of foreign envelopes (a pull's segment files), each
+    /// in a transaction of its own, and applies what enters the log; the
+    /// next batches' signatures are checked while one is stored
+    /// (``EventLog/ingest(batches:family:now:prepare:onAccepted:onCommitted:)``).
+    ///
+    /// - Parameter onIngested: called after each batch is committed and
+    ///   settled, with its index and report. Should a batch fail, those
+    ///   before it stay ingested.
+    func ingest(batches: [[[UInt8]]], onIngested: (Int, IngestReport) throws -> Void) throws {
+        var done = 0
+        // Should the projection have moved (another process rebuilt it), the
+        // retry goes on after the batches committed, not from the start.
+        try onCurrentProjection {
+            guard done < batches.count else { return }
+            // Bodies are opened on every core along with the signature checks
+            // (with the keys held now); an event whose key is not held yet
+            // is opened again in `apply`.
+            let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
+            let base = done
+            try log.ingest(batches: Array(batches[base...]), family: family, prepare: { keys.open($0) },
+                           onAccepted: { env, ready in try apply(env, prepared: ready) },
+                           onCommitted: { i, report in
+                               done = base + i + 1
+                               // A new fork, or one found to start earlier: events projected
+                               // before it was known may now be past their author's fork point.
+                               let points = try log.forkPoints(in: family)
+                               if points != forkPoints {
+                                   forkPoints = points
+                                   needsRebuild = true
+                               }
+                               try settle()
+                               try onIngested(base + i, report)
+                           })
+        }
     }
 
     /// Whether `env` is at or past its author's fork point: kept in the log,

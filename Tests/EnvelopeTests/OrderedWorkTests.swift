@@ -125,3 +125,45 @@ struct OrderedWorkTests {
         }
     }
 }
+
+/// Blocks of a range through an ``OrderedWork``, as a caller runs one:
+/// each result taken in order, consumed, given back; the work closed
+/// whatever happens.
+extension OrderedWork where Item == Range<Int> {
+    /// Runs `work` for each block of `0..<count` (`block` items long, the
+    /// last shorter) on every core, and `consume` with each block's result
+    /// on this thread, in order. A result `consume` is done with is freed
+    /// on a worker's core.
+    ///
+    /// With no workers, or a count of one block, everything runs on this
+    /// thread. Should `consume` throw, the blocks not consumed are thrown
+    /// away once the workers are done with the ones they hold; nothing runs
+    /// after this returns or throws.
+    ///
+    /// - Parameters:
+    ///   - window: how many blocks past the one being consumed may be done
+    ///     or under way, at most: what is held in memory.
+    ///   - workers: the threads that do the work: by default one per core,
+    ///     and none (everything on this thread) on a machine of one core.
+    static func forEach(
+        count: Int, block: Int, window: Int = 32, workers: Int = Parallel.cores > 1 ? Parallel.cores : 0,
+        _ work: @escaping @Sendable (Range<Int>) -> Result,
+        consume: (Result) throws -> Void
+    ) rethrows {
+        precondition(block >= 1, "blocks of at least one item")
+        guard count > 0 else { return }
+        let blocks = stride(from: 0, to: count, by: block).map { $0..<min(count, $0 + block) }
+        guard workers > 0, blocks.count > 1 else {
+            for b in blocks { try consume(work(b)) }
+            return
+        }
+        let ordered = OrderedWork(blocks, window: window, workers: workers, work)
+        // The workers are done before this returns, whatever happens.
+        defer { ordered.close() }
+        while ordered.remaining > 0 {
+            let result = ordered.next()
+            try consume(result)
+            ordered.release(result)
+        }
+    }
+}

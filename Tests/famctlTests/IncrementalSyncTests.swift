@@ -35,7 +35,7 @@ struct IncrementalSyncTests {
 
             let start = Date()
             let home = try Home.open(mum.home)
-            let pulled = try home.replicator().pull { try home.ingest($0) }
+            let pulled = try home.replicator().pull { try home.ingest(batches: $0, onIngested: $1) }
             let seconds = Date().timeIntervalSince(start)
             #expect(pulled.filesRead == 1, "history \(history): read \(pulled.filesRead) files for one new event")
             #expect(pulled.eventsIngested == 1 && pulled.accepted == 1, "history \(history): ingested \(pulled.eventsIngested)")

@@ -54,7 +54,7 @@ struct TamperMatrixTests {
             try FileManager.default.createDirectory(atPath: f, withIntermediateDirectories: true)
             try Data(bytes).write(to: URL(fileURLWithPath: f + "/" + name))
             let r = try Replicator(log: home.log, peer: DirectoryPeer(SharedDirectory(root: dir, family: family, staging: dir + "-s")), family: family, me: home.deviceID)
-            return try r.pull { try home.ingest($0) }
+            return try r.pull { try home.ingest(batches: $0, onIngested: $1) }
         }
 
         // 1. Every byte of the segment flipped in turn, as a sync engine would deliver it.

@@ -144,19 +144,26 @@ enum BenchCommand: Command {
         rows.append(Row(name: "append (batched)", value: appendRate, unit: "events/s", bound: (sign + signAfter) / 2,
                         boundName: "bare signing, before+after", target: "≥ 0.80"))
 
-        // Ingest: B, another device of the family, ingests A's events in segment-sized batches.
+        // Ingest: B, another device of the family, ingests A's events in
+        // segment-sized batches, each a transaction, sixteen to a call, as a
+        // pull ingests the segment files it read (`Home.ingest(batches:)`).
         let b2 = try device(base + "/b", name: "B", of: a)
-        // A's events are read a segment-sized batch at a time, outside the timing.
+        // A's events are read sixteen segment-sized batches at a time, outside the timing.
         let total = try a.log.count(in: a.family)
         elapsed = 0
         var next: UInt64 = 1
         while next <= UInt64(total) {
-            let events = try a.log.chain(of: a.deviceID, in: a.family, seqs: next...(next + UInt64(batch) - 1)).map(\.bytes)
-            guard !events.isEmpty else { break }
+            var batches: [[[UInt8]]] = []
+            while batches.count < Self.batchesTimedTogether, next <= UInt64(total) {
+                let events = try a.log.chain(of: a.deviceID, in: a.family, seqs: next...(next + UInt64(batch) - 1)).map(\.bytes)
+                guard !events.isEmpty else { break }
+                batches.append(events)
+                next += UInt64(events.count)
+            }
+            guard !batches.isEmpty else { break }
             let start = Date()
-            _ = try b2.ingest(events)
+            try b2.ingest(batches: batches) { _, _ in }
             elapsed += Date().timeIntervalSince(start)
-            next += UInt64(events.count)
         }
         let ingestRate = Double(total) / elapsed
         verifyAfter = Sodium.bareVerificationRate(duration: 1)

@@ -99,7 +99,7 @@ enum SyncCommand: Command {
         let replicator = try home.replicator()
         do {
             let published = try replicator.publish()
-            let pulled = try home.pulling { try replicator.pull { try home.ingest($0) } }
+            let pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
             _ = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing)
             if home.prefetchPhotos {
                 for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
@@ -215,7 +215,7 @@ extension Home {
     func syncRound(over peer: any Peer) throws -> (Replicator.PublishReport, Replicator.PullReport) {
         let r = try Replicator(log: log, peer: peer, family: family, me: deviceID)
         let published = try r.publish()
-        return (published, try pulling { try r.pull { try ingest($0) } })
+        return (published, try pulling { try r.pull { try ingest(batches: $0, onIngested: $1) } })
     }
 }
 
