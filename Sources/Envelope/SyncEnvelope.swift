@@ -39,6 +39,9 @@ public struct SyncEnvelope: Sendable, Hashable {
     public static let minimumCount = headerCount + tagCount + signatureCount
     /// Bodies above 1 MiB are refused: photos travel as separate blobs.
     public static let maximumCiphertext = 1 << 20
+    /// The largest body an event carries: ``maximumCiphertext`` less the tag
+    /// (1 048 560 bytes).
+    public static let maximumBody = maximumCiphertext - tagCount
 
     /// The signed bytes, verbatim.
     public let bytes: [UInt8]

@@ -205,6 +205,11 @@ extension CLIError {
                                 + "'famctl status' shows where they part. To write again, join from a new home: ask the owner for an invitation, "
                                 + "then 'famctl accept CODE --name NAME --home NEWDIR'. (A forked owner cannot be replaced: members "
                                 + "go on recording, but nobody can invite or remove any more.)")
+        case EventLogError.envelope(.tooLarge(let count)):
+            // Commands check their bodies first (``RecordInput/checkFitsOneEvent(_:)``);
+            // one that did not still gets bad data, not a failure.
+            self = CLIError(.dataError, "a change is too large for one event: its ciphertext would be \(count) bytes, over the \(SyncEnvelope.maximumCiphertext)-byte limit; nothing was written",
+                            hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
         case EventLogError.ownEventsPending:
             self = CLIError(.tempFail, "\(error)",
                             hint: "This home is older than what it published (restored from a backup?), and its later events are still arriving. "

@@ -240,6 +240,44 @@ struct StoreRulesTests {
         #expect(try x.f.ok("record", "list").contains("11111111-1111-4111-8111-111111111111"))
     }
 
+    /// A row whose event would be over the envelope's limit (1 MiB) is a bad
+    /// row like any other: named with its file and index, its file left out,
+    /// the other files imported, exit 65 (not a failed seal, exit 1, that
+    /// stopped the whole import). `record add` and `record update` refuse such
+    /// a record with exit 65 too.
+    @Test func aRecordTooLargeForOneEventIsBadData() throws {
+        let x = try Fixture()
+        let dir = x.f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let huge = String(repeating: "x", count: 1_200_000)
+        let diapers: [[String: Any]] = [
+            ["id": "44444444-4444-4444-8444-444444444444", "focus": x.baby, "at": "2026-11-29T08:00:00+01:00", "fields": ["wet": true]],
+            ["id": "55555555-5555-4555-8555-555555555555", "focus": x.baby, "at": "2026-11-29T09:00:00+01:00", "fields": ["wet": true, "comment": huge]],
+        ]
+        let growth: [[String: Any]] = [["id": "66666666-6666-4666-8666-666666666666", "focus": x.baby, "at": "2026-11-29T08:00:00+01:00", "fields": ["weightKg": 4.2]]]
+        try JSONSerialization.data(withJSONObject: diapers).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+        try JSONSerialization.data(withJSONObject: growth).write(to: URL(fileURLWithPath: dir + "/growth.json"))
+        let r = try x.f.run("import", "stores", dir)
+        #expect(r.code == 65, "\(r.stderr)")
+        #expect(r.stderr.contains("diaper.json[1]: the record is too large for one event"), "\(r.stderr)")
+        #expect(r.stderr.contains("diaper.json: nothing imported from this file"))
+        #expect(r.stdout.contains("growth.json: 1 added"))
+        let ids = try x.f.ok("record", "list")
+        #expect(ids.contains("66666666-6666-4666-8666-666666666666"))
+        #expect(!ids.contains("44444444-4444-4444-8444-444444444444"), "the good row of a bad file was imported")
+
+        // On the command line: ten fields of 120 000 characters (one argument may not exceed 128 KiB).
+        let fields = (1...10).map { "n\($0)=" + String(repeating: "y", count: 120_000) }
+        let added = try x.f.run(["record", "add", "--focus", x.baby, "--store", "diaper", "wet=true"] + fields)
+        #expect(added.code == 65, "\(added.stderr)")
+        #expect(added.stderr.contains("the record is too large for one event"))
+        let id = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "wet=true")
+        let updated = try x.f.run(["record", "update", id] + fields)
+        #expect(updated.code == 65, "\(updated.stderr)")
+        #expect(updated.stderr.contains("the record is too large for one event"))
+        #expect(try x.f.ok("replay").contains("OK"))
+    }
+
     /// A file of more records than one transaction holds is imported in
     /// batches committed in turn: every record arrives with its own fields
     /// (each event applied with the change read from its own body), and a

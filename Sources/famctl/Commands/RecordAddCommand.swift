@@ -32,6 +32,7 @@ enum RecordAddCommand: Command {
         let event = RecordEvent(kind: .put, record: id, store: store.rawValue, focus: focus.description, at: at, fields: fields)
         let envs = try home.append([event.body]) {
             try RecordInput.validate(home: home, id: nil, store: store, focus: focus, at: at, fields: fields, now: now)
+            try RecordInput.checkFitsOneEvent(event.body)
         }
         if inv.json {
             Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex])

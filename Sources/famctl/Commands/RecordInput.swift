@@ -73,6 +73,18 @@ enum RecordInput {
         }
     }
 
+    /// Refuses a record change whose body does not fit in one event (at
+    /// most ``SyncEnvelope/maximumBody`` bytes, encoded): sealing it would
+    /// fail, so it is bad data, said before anything is written.
+    ///
+    /// - Throws: ``CLIError`` (exit 65) naming the size and the limit.
+    static func checkFitsOneEvent(_ body: EventBody) throws(CLIError) {
+        let count = body.encoded().count
+        guard count > SyncEnvelope.maximumBody else { return }
+        throw .data("the record is too large for one event: \(count) bytes encoded, over the limit of \(SyncEnvelope.maximumBody) bytes",
+                    hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
+    }
+
     /// Fields with `null` (cleared) removed.
     static func present(_ f: [String: JSONValue]) -> [String: JSONValue] { f.filter { $0.value != .null } }
 }

@@ -39,6 +39,7 @@ enum RecordUpdateCommand: Command {
         let event = RecordEvent(kind: .put, record: id, store: current.store, focus: current.focus, at: inv.value("--at"), fields: changes)
         let envs = try home.append([event.body]) {
             try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
+            try RecordInput.checkFitsOneEvent(event.body)
         }
         if inv.json { Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex]) } else { Console.out(id.uuidString.lowercased()) }
     }

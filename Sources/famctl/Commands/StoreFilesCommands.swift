@@ -133,6 +133,9 @@ enum ImportStoresCommand: Command {
                     switch try change(for: r, store: store, home: home) {
                     case nil: tally.unchanged += 1
                     case (let event, let isNew)?:
+                        // Checked here, with the row's index: sealing it would fail
+                        // the whole file's append (and the import) instead.
+                        try RecordInput.checkFitsOneEvent(event.body)
                         events.append(event.body)
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
                     }
