@@ -333,11 +333,25 @@ extension Home {
             if let why = h.writeVerdict(author: deviceID, seq: next, version: Version(hlc: HLC(rawValue: .max), author: deviceID), needsWrite: true) {
                 throw CLIError.data("this device cannot change the family's records: \(why)")
             }
+        } else if let refused = refusedJoin {
+            // Its join is in its own log, and the family's events refuse it:
+            // everything it wrote would be rejected everywhere.
+            throw CLIError.data("this device cannot change the family's records: it is not a member, its join was refused (\(refused.reason))",
+                                hint: Self.joinAgainHint)
         } else if try state.get(.joinedRole) == Role.viewer.rawValue {
             // Joined, but the events that confirm it have not all arrived: the invitation decides.
             throw CLIError.data("this device joined as a viewer: it reads the family's records but cannot change them")
         }
     }
+
+    /// Why this device's join did not count, once the family's events held
+    /// decide it (``Household/refusedJoin(of:)``); `nil` for a member, and
+    /// while the owner's events that judge the join have not arrived.
+    var refusedJoin: Household.RefusedJoin? { projector.household.refusedJoin(of: deviceID) }
+
+    /// What a device whose join was refused can do.
+    static let joinAgainHint = "Ask the family's owner for a new invitation and accept it in a new home: "
+        + "'famctl accept CODE --name NAME --home NEWDIR' (this home's join is written and cannot be replaced)."
 
     /// Whether the view shows the whole family's records (default) or only this device's.
     var includeShared: Bool { (try? state.get(.includeShared)) != "off" }

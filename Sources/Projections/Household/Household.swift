@@ -58,12 +58,22 @@ public struct Household: Sendable {
         public var usedBy: DeviceID?
     }
 
+    /// A device's join that did not count.
+    public struct RefusedJoin: Sendable, Equatable {
+        public let event: EventID
+        /// The invitation it named.
+        public let invite: InviteID
+        public let reason: String
+    }
+
     public private(set) var name: String?
     public private(set) var owner: DeviceID?
     public private(set) var members: [DeviceID: Member] = [:]
     public private(set) var invites: [InviteID: Invite] = [:]
     /// Library events that were not valid, with the reason.
     public private(set) var rejected: [EventID: String] = [:]
+    /// Each device's first join that did not count (a later one may have).
+    public private(set) var refusedJoins: [DeviceID: RefusedJoin] = [:]
     /// The highest key epoch a valid rotation announced.
     public private(set) var epoch: UInt32 = 0
     /// For each epoch, the devices its key was sealed to (rotation or share).
@@ -76,8 +86,23 @@ public struct Household: Sendable {
 
     public init(entries: [Entry], family: FamilyID) {
         for e in entries.sorted(by: { $0.version < $1.version }) {
-            if let why = apply(e, family: family) { rejected[e.id] = why }
+            guard let why = apply(e, family: family) else { continue }
+            rejected[e.id] = why
+            if case .memberJoin(let invite, _, _, _) = e.event, refusedJoins[e.author] == nil {
+                refusedJoins[e.author] = RefusedJoin(event: e.id, invite: invite, reason: why)
+            }
         }
+    }
+
+    /// Why `device` is not in the family, when the events held decide it: the
+    /// family is known, the device is not among its members, and a join of
+    /// it was refused against an invitation the household holds (revoked,
+    /// expired, used by another device…). `nil` otherwise — also for a join
+    /// whose invitation has not arrived yet ("no such invite"), which may
+    /// still count once the owner's events are in.
+    public func refusedJoin(of device: DeviceID) -> RefusedJoin? {
+        guard owner != nil, members[device] == nil, let refused = refusedJoins[device], invites[refused.invite] != nil else { return nil }
+        return refused
     }
 
     /// Applies one library event in order; returns the reason it is invalid, if it is.

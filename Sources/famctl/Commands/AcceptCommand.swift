@@ -53,7 +53,12 @@ enum AcceptCommand: Command {
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
             if existing.family == code.family {
-                if try existing.log.head(of: existing.deviceID, in: code.family).seq > 0 { throw CLIError.data("this device is already in that family") }
+                if try existing.log.head(of: existing.deviceID, in: code.family).seq > 0 {
+                    if let refused = existing.refusedJoin {
+                        throw CLIError.data("this device's join was refused (\(refused.reason)); a home joins its family once", hint: Home.joinAgainHint)
+                    }
+                    throw CLIError.data("this device is already in that family")
+                }
                 // An earlier accept switched the home but did not get to write
                 // the join: finish it, with what that accept was carrying.
                 // (A viewer's invitation carries none, whichever code the first attempt used.)

@@ -119,10 +119,18 @@ enum SyncCommand: Command {
     }
 
     static func report(_ r: Round, home: Home, json: Bool) throws {
+        // The family's events can show, at any round, that this device's
+        // join did not count: everything it writes is then rejected.
+        let refused = home.refusedJoin
+        if let refused {
+            Console.err("famctl: warning: this device is not a member of the family: its join was refused (\(refused.reason)); the family rejects its changes")
+            Console.err("famctl: \(Home.joinAgainHint)")
+        }
         if json {
             Console.json(["published": r.published.events, "segments": r.published.segments, "compacted": r.published.compacted,
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks,
-                          "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] }] as [String: Any])
+                          "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
+                          "joinRefused": refused?.reason ?? NSNull()] as [String: Any])
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"

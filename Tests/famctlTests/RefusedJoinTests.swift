@@ -1,0 +1,94 @@
+import Envelope
+@testable import famctl
+import Foundation
+import Testing
+
+/// A device whose join the family's events refuse — its invitation used by
+/// another device first, or revoked before it was accepted — is told so once
+/// it holds those events: its changes are refused (exit 65, with why and
+/// what to do) rather than written and rejected everywhere, `sync` warns,
+/// and `accept` on its home says how to join again. Before the events that
+/// judge its join arrive, it writes as any device that has joined.
+struct RefusedJoinTests {
+    /// Mum owns a family over a shared folder, with a baby; `code` is a
+    /// member invitation she made.
+    final class Family {
+        let mum = FamctlRunner()
+        let dir: String
+        let baby: String
+        let code: String
+
+        init() throws {
+            dir = mum.root + "/shared"
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "T", "--dir", dir)
+            baby = try mum.ok("subject", "add", "baby")
+            code = try mum.ok("invite")
+        }
+
+        func accept(_ code: String, name: String) throws -> FamctlRunner {
+            let r = FamctlRunner()
+            try r.ok("accept", code, "--name", name, "--dir", dir)
+            return r
+        }
+    }
+
+    @Test func aDeviceWhoseInvitationWasUsedFirstIsRefusedAndWarned() throws {
+        let f = try Family()
+        let x = try f.accept(f.code, name: "X")
+        let y = try f.accept(f.code, name: "Y")
+        // Its join not judged yet (the owner's events have not arrived): it writes.
+        try y.ok("subject", "add", "newMom")
+        for r in [f.mum, x, y, f.mum] { try r.ok("sync") }
+        let synced = try y.run("sync")
+        #expect(synced.code == 0)
+        #expect(synced.stderr.contains("warning: this device is not a member of the family: its join was refused (the invite was already used)"), "\(synced.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try y.ok("sync", "--json").utf8)) as! [String: Any]
+        #expect(json["joinRefused"] as? String == "the invite was already used")
+
+        let refused = try y.run("record", "add", "--focus", f.baby, "--store", "diaper", "wet=true")
+        #expect(refused.code == 65, "\(refused.stdout)")
+        #expect(refused.stderr.contains("this device cannot change the family's records: it is not a member, its join was refused (the invite was already used)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("Ask the family's owner for a new invitation and accept it in a new home"))
+        #expect(try y.run("subject", "add", "pregnancy").code == 65)
+        // A new invitation is accepted in a new home, not in this one.
+        let again = try y.run("accept", try f.mum.ok("invite"), "--name", "Y")
+        #expect(again.code == 65 && again.stderr.contains("this device's join was refused (the invite was already used)"), "\(again.stderr)")
+
+        // The device that joined first is a member and writes; its sync warns of nothing.
+        try x.ok("record", "add", "--focus", f.baby, "--store", "diaper", "wet=true")
+        #expect(!(try x.run("sync").stderr.contains("warning")))
+    }
+
+    @Test func aDeviceThatAcceptedARevokedInvitationIsRefused() throws {
+        let f = try Family()
+        let invite = try #require(try f.mum.ok("invite", "--list").split(separator: " ").first.map(String.init))
+        try f.mum.ok("invite", "--revoke", invite)
+        let z = try f.accept(f.code, name: "Z")
+        for r in [f.mum, z] { try r.ok("sync") }
+        #expect(try z.run("sync").stderr.contains("its join was refused (the invite was revoked)"))
+        let refused = try z.run("record", "add", "--focus", f.baby, "--store", "diaper", "wet=true")
+        #expect(refused.code == 65 && refused.stderr.contains("its join was refused (the invite was revoked)"), "\(refused.stderr)")
+    }
+
+    /// The family's first event has arrived, and not yet the invitation's:
+    /// the join cannot be judged yet, so the device writes as before.
+    @Test func aJoinWhoseInvitationHasNotArrivedStillWrites() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "T", "--dir", mum.root + "/shared")
+        let family = try Home.open(mum.home)
+        var first: [[UInt8]] = []
+        try family.log.forEachEvent(in: family.family) { first.append($0.bytes) }
+        let dad = FamctlRunner()
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        _ = try Home.open(dad.home).ingest(first)
+        let status = try JSONSerialization.jsonObject(with: Data(try dad.ok("status", "--json").utf8)) as! [String: Any]
+        #expect(status["familyName"] as? String == "T" && status["role"] is NSNull)
+        try dad.ok("subject", "add", "newMom")
+        #expect(!(try dad.run("sync").stderr.contains("warning")))
+        try mum.ok("sync")
+        try dad.ok("sync")
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+    }
+}
