@@ -116,4 +116,20 @@ struct CommandLineTests {
         #expect(!FileManager.default.fileExists(atPath: f.home))
         #expect(try f.run("status", "--home=" + other).code == 0)
     }
+
+    @Test func emptyHomeIsAMissingValue() throws {
+        let f = FamctlRunner()
+        let fallback = f.root + "/fallback"
+        let env = ["HOME": fallback, "XDG_DATA_HOME": "", "FAMCTL_HOME": ""]
+        for args in [["--home", "", "init", "--name", "Oops"], ["init", "--home=", "--name", "Oops"]] {
+            let r = try f.run(args, env: env)
+            #expect(r.code == 64, "\(args): \(r.code) \(r.stderr)")
+            #expect(r.stderr.contains("option --home needs a value"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: fallback))
+        // An empty FAMCTL_HOME is taken as unset: the default home is used.
+        let defaulted = try f.run(["init", "--name", "Default"], env: env)
+        #expect(defaulted.code == 0, "\(defaulted.stderr)")
+        #expect(FileManager.default.fileExists(atPath: fallback + "/.local/share/famctl/identity.key"))
+    }
 }

@@ -58,7 +58,11 @@ struct ArgumentParser {
             if onlyPositionals { rest.append(tok); i += 1; continue }
             let (name, inline) = Self.split(tok)
             switch name {
-            case "--home": home = try takeValue("--home", inline: inline)
+            case "--home":
+                let value = try takeValue("--home", inline: inline)
+                // An empty value would fall back to the default home: refuse it as missing.
+                guard !value.isEmpty else { throw .usage("option --home needs a value, not an empty one", hint: "Pass --home DIR, or leave --home out to use $FAMCTL_HOME or the default home.") }
+                home = value
             case "--json": json = true
             case "-h", "--help": wantsHelp = true
             case "--version" where command == nil && words.isEmpty: return .version
