@@ -66,6 +66,18 @@ struct CommandLineTests {
         #expect(extra.code == 64 && extra.stderr.contains("unexpected argument 'surplus'"))
     }
 
+    @Test func wordsAfterDoubleDashAreNeverCommandWords() throws {
+        let f = FamctlRunner()
+        let bare = try f.run("--", "--home", "a")
+        #expect(bare.code == 64 && bare.stdout.isEmpty)
+        #expect(bare.stderr.contains("unknown command '--home'"))
+        let inGroup = try f.run("record", "--", "list")
+        #expect(inGroup.code == 64 && inGroup.stderr.contains("unknown command 'record list'"))
+        #expect(try f.run("--").code == 0)   // nothing after it: the overview, as `famctl` alone
+        try f.ok("init", "--name", "Mum")
+        #expect(try f.ok("subject", "add", "--", "newMom") == "newMom")
+    }
+
     @Test func badDataExits65AndWritesNothing() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")

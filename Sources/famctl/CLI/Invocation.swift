@@ -55,7 +55,13 @@ struct ArgumentParser {
 
         while i < args.count {
             let tok = args[i]
-            if onlyPositionals { rest.append(tok); i += 1; continue }
+            if onlyPositionals {
+                // After `--` every word is an argument, never a command word.
+                guard command != nil else { throw Self.unknownCommand(words + [tok]) }
+                rest.append(tok)
+                i += 1
+                continue
+            }
             let (name, inline) = Self.split(tok)
             switch name {
             case "--home":
@@ -73,9 +79,7 @@ struct ArgumentParser {
                     if let c = commands.first(where: { $0.spec.path == words }) {
                         command = c
                     } else if !commands.contains(where: { $0.spec.path.starts(with: words) }) {
-                        let known = words.dropLast().joined(separator: " ")
-                        let scope = known.isEmpty ? "famctl" : "famctl \(known)"
-                        throw .usage("unknown command '\(words.joined(separator: " "))'", hint: "Run '\(scope) --help' for the commands.")
+                        throw Self.unknownCommand(words)
                     }
                 } else if command == nil {
                     if words.isEmpty { throw .usage("unknown option '\(name)'", hint: "Run 'famctl --help'.") }
@@ -133,6 +137,13 @@ struct ArgumentParser {
         }
         try Self.checkPositionals(inv.positionals, spec: command.spec)
         return .run(command, inv)
+    }
+
+    /// `words` name no command: the last one is not known after the ones before it.
+    static func unknownCommand(_ words: [String]) -> CLIError {
+        let known = words.dropLast().joined(separator: " ")
+        let scope = known.isEmpty ? "famctl" : "famctl \(known)"
+        return .usage("unknown command '\(words.joined(separator: " "))'", hint: "Run '\(scope) --help' for the commands.")
     }
 
     static func split(_ tok: String) -> (String, String?) {
