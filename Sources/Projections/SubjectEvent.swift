@@ -30,7 +30,7 @@ public struct SubjectEvent: Sendable, Hashable {
     }
 
     /// Checks the subject's own fields: a baby's name (1–100 characters),
-    /// birth date (YYYY-MM-DD), sex; a pregnancy's due date.
+    /// birth date (YYYY-MM-DD, a day the calendar has), sex; a pregnancy's due date.
     public static func validate(kind: SubjectKind, fields: [String: JSONValue]) throws(ValidationError) {
         let allowed: [String] = switch kind {
         case .baby: ["name", "birth", "sex"]
@@ -42,16 +42,11 @@ public struct SubjectEvent: Sendable, Hashable {
             guard case .string(let s) = v else { throw ValidationError(store: "subject", field: k, rule: "must be text") }
             switch k {
             case "name" where s.isEmpty || s.count > 100: throw ValidationError(store: "subject", field: k, rule: "must be 1 to 100 characters")
-            case "birth" where !isDate(s), "due" where !isDate(s): throw ValidationError(store: "subject", field: k, rule: "must be a date YYYY-MM-DD")
+            case "birth" where !CalendarDate.isValid(s), "due" where !CalendarDate.isValid(s):
+                throw ValidationError(store: "subject", field: k, rule: CalendarDate.impossibility(in: s) ?? "must be a date YYYY-MM-DD")
             case "sex" where !["female", "male", "other"].contains(s): throw ValidationError(store: "subject", field: k, rule: "must be one of female/male/other")
             default: break
             }
         }
-    }
-
-    static func isDate(_ s: String) -> Bool {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withFullDate]
-        return s.count == 10 && f.date(from: s) != nil
     }
 }

@@ -1,10 +1,22 @@
 import Foundation
+import Projections
 
 /// Parsing and printing of times on the command line: ISO-8601 with an offset.
 enum TimeText {
     /// `2026-11-29T08:15:00+01:00`, `…Z`, with or without fractional seconds,
     /// or a bare date `2026-11-29` (midnight UTC).
+    /// - Throws: ``CLIError`` (bad data) naming `option` when `s` is not one,
+    ///   or names a date the calendar does not have (`2026-02-30`).
+    static func parse(_ s: String, option: String) throws(CLIError) -> Date {
+        if let why = CalendarDate.impossibility(in: s) { throw .data("\(option) '\(s)': \(why)") }
+        guard let d = parse(s) else { throw .data("\(option) '\(s)' is not an ISO-8601 time") }
+        return d
+    }
+
+    /// As ``parse(_:option:)``, or `nil`. Foundation's formatter rolls an
+    /// impossible date over (2026-02-30 to March 2): those are `nil`.
     static func parse(_ s: String) -> Date? {
+        guard CalendarDate.impossibility(in: s) == nil else { return nil }
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
         if let d = f.date(from: s) { return d }

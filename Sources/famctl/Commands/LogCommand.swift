@@ -30,7 +30,7 @@ enum LogCommand: Command {
         }
         var since: HLC?
         if let s = inv.value("--since") {
-            guard let d = TimeText.parse(s) else { throw CLIError.data("--since '\(s)' is not an ISO-8601 time") }
+            let d = try TimeText.parse(s, option: "--since")
             since = HLC(milliseconds: HLC.milliseconds(of: d), counter: 0)
         }
 

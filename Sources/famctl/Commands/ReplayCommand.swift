@@ -26,7 +26,7 @@ enum ReplayCommand: Command {
         // the signature already proved these are the bytes the author wrote.
         var until: HLC?
         if let u = inv.value("--until") {
-            guard let d = TimeText.parse(u) else { throw CLIError.data("--until '\(u)' is not an ISO-8601 time") }
+            let d = try TimeText.parse(u, option: "--until")
             until = HLC(milliseconds: HLC.milliseconds(of: d), counter: .max)
         }
         let recordID = try inv.value("--record").map { try RecordInput.record($0) }

@@ -195,7 +195,10 @@ enum ImportStoresCommand: Command {
         guard case .object(let o) = row else { throw .data("not a JSON object") }
         guard let idText = o["id"]?.stringValue, let id = UUID(uuidString: idText) else { throw .data("needs \"id\" (a UUID)") }
         guard let f = o["focus"]?.stringValue, let focus = FocusKey(f) else { throw .data("needs \"focus\" (baby:<UUID>, pregnancy or newMom)") }
-        guard let at = o["at"]?.stringValue, TimeValue.parse(at) != nil else { throw .data("needs \"at\", an ISO-8601 time with offset") }
+        guard let at = o["at"]?.stringValue, TimeValue.parse(at) != nil else {
+            if let at = o["at"]?.stringValue, let why = CalendarDate.impossibility(in: at) { throw .data("\"at\": \(why)") }
+            throw .data("needs \"at\", an ISO-8601 time with offset")
+        }
         if let s = o["store"]?.stringValue, s != store.rawValue { throw .data("says store \"\(s)\" in \(store.rawValue).json") }
         guard case .object(let fields)? = o["fields"] else { throw .data("needs \"fields\", an object") }
         return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null })
