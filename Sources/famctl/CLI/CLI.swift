@@ -55,10 +55,10 @@ enum CLI {
             return ExitCode.ok.rawValue
         case .help(let text, let isError):
             if isError {
-                Console.err(text)
+                Console.text(text.hasSuffix("\n") ? text : text + "\n", toStandardError: true)
                 return ExitCode.usage.rawValue
             }
-            Console.out(text, terminator: "")
+            Console.text(text)
             return ExitCode.ok.rawValue
         case .run(let command, let invocation):
             do {
@@ -79,12 +79,21 @@ enum CLI {
 
 /// Writes to stdout and stderr.
 enum Console {
-    static func out(_ s: String, terminator: String = "\n") {
-        writeAll(1, s + terminator)
+    /// One line for people on stdout, its control characters escaped
+    /// (``TerminalText``): a name or a field another device wrote cannot
+    /// start a line of its own or send the terminal an escape sequence.
+    static func out(_ line: String) {
+        writeAll(1, TerminalText.escaped(line) + "\n")
     }
 
-    static func err(_ s: String) {
-        writeAll(2, s.hasSuffix("\n") ? s : s + "\n")
+    /// One line on stderr (a final newline is not doubled), escaped as ``out(_:)``.
+    static func err(_ line: String) {
+        writeAll(2, TerminalText.escaped(line.hasSuffix("\n") ? String(line.dropLast()) : line) + "\n")
+    }
+
+    /// Text famctl composed itself (help), written as it is.
+    static func text(_ s: String, toStandardError: Bool = false) {
+        writeAll(toStandardError ? 2 : 1, s)
     }
 
     private static func writeAll(_ fd: Int32, _ s: String) {
@@ -97,9 +106,9 @@ enum Console {
         }
     }
 
-    /// Pretty, key-sorted JSON on stdout.
+    /// Pretty, key-sorted JSON on stdout, exact (JSON escapes what it must).
     static func json(_ value: Any) {
         let data = (try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
-        out(String(decoding: data, as: UTF8.self))
+        writeAll(1, String(decoding: data, as: UTF8.self) + "\n")
     }
 }

@@ -1,0 +1,58 @@
+import Envelope
+@testable import famctl
+import Foundation
+import Projections
+import Testing
+
+/// Names and fields are shown on every member's screen: text with control
+/// characters that is in the log (a field, another device's name) is
+/// printed with them escaped, never raw. JSON keeps the exact text.
+struct ControlCharacterTests {
+    static let title = "a\nb\u{1b}[31mred\u{202e}x\tz"
+    static let shownTitle = #"title=a\nb\u{1b}[31mred\u{202e}x\tz"#
+
+    /// No control character other than the newlines that end lines.
+    static func expectPlain(_ text: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let raw = text.unicodeScalars.filter { $0 != "\n" && PlainText.isControl($0) }.map(PlainText.escape)
+        #expect(raw.count == 0, "\(what) printed raw control characters: \(raw)", sourceLocation: sourceLocation)
+    }
+
+    @Test func textFromOtherDevicesIsShownEscaped() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        // A device name stored by an earlier famctl, which did not check it.
+        try Home.open(mum.home).state.set(.deviceName, "Mum\u{1b}]0;owned\u{7}")
+        try mum.ok("family", "create", "--name", "The Lins", "--dir", mum.root + "/shared")
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        // Dad writes a field with control characters, and a subject whose name has them.
+        let baby = FocusKey.baby(UUID())
+        try Home.open(dad.home).append([SubjectEvent(focus: baby, fields: ["name": .string("Li\nly\u{1b}[0m")]).body])
+        let record = try dad.ok("record", "add", "--focus", baby.description, "--store", "milestone", "title=" + Self.title)
+        for _ in 0..<2 { for r in [mum, dad] { try r.ok("sync") } }
+
+        let list = try mum.ok("record", "list")
+        #expect(list.split(separator: "\n").count == 1 && list.hasSuffix(Self.shownTitle), "\(list)")
+        let show = try mum.ok("record", "show", "--history", record)
+        #expect(show.split(separator: "\n").count == 2 && show.contains(Self.shownTitle))
+        let log = try mum.ok("log")
+        #expect(log.contains(#"name=Li\nly\u{1b}[0m"#) && log.contains(Self.shownTitle))
+        let replay = try mum.ok("replay", "--record", record)
+        #expect(replay.contains("now: " + Self.shownTitle))
+        let members = try dad.ok("members")
+        #expect(members.contains(#"  Mum\u{1b}]0;owned\u{7}  "#), "\(members)")
+        let status = try dad.ok("status")
+        #expect(status.contains(#" Mum\u{1b}]0;owned\u{7}  seq"#), "\(status)")
+        for (what, text) in [("record list", list), ("record show", show), ("log", log), ("replay", replay), ("members", members), ("status", status),
+                             ("subject list", try mum.ok("subject", "list")), ("members", try mum.ok("members")), ("status", try mum.ok("status"))] {
+            Self.expectPlain(text, what)
+        }
+
+        // JSON is the exact text.
+        let rows = try JSONSerialization.jsonObject(with: Data(try mum.ok("record", "list", "--json").utf8)) as! [[String: Any]]
+        #expect((rows.first?["fields"] as? [String: Any])?["title"] as? String == Self.title)
+        let subjects = try JSONSerialization.jsonObject(with: Data(try mum.ok("subject", "list", "--json").utf8)) as! [[String: Any]]
+        #expect(subjects.contains { $0["name"] as? String == "Li\nly\u{1b}[0m" })
+        let roster = try JSONSerialization.jsonObject(with: Data(try dad.ok("members", "--json").utf8)) as! [String: Any]
+        #expect((roster["members"] as! [[String: Any]]).contains { $0["name"] as? String == "Mum\u{1b}]0;owned\u{7}" })
+    }
+}
