@@ -29,7 +29,7 @@ public struct SubjectEvent: Sendable, Hashable {
         self.fields = body["fields"]?.objectValue ?? [:]
     }
 
-    /// Checks the subject's own fields: a baby's name (1–100 characters),
+    /// Checks the subject's own fields: a name (1–100 characters, no control characters),
     /// birth date (YYYY-MM-DD, a day the calendar has), sex; a pregnancy's due date.
     public static func validate(kind: SubjectKind, fields: [String: JSONValue]) throws(ValidationError) {
         let allowed: [String] = switch kind {
@@ -41,7 +41,8 @@ public struct SubjectEvent: Sendable, Hashable {
             guard allowed.contains(k) else { throw ValidationError(store: "subject", field: k, rule: "is not a field of \(kind.rawValue) (use \(allowed.joined(separator: ", ")))") }
             guard case .string(let s) = v else { throw ValidationError(store: "subject", field: k, rule: "must be text") }
             switch k {
-            case "name" where s.isEmpty || s.count > 100: throw ValidationError(store: "subject", field: k, rule: "must be 1 to 100 characters")
+            case "name":
+                if let why = PlainText.nameViolation(s) { throw ValidationError(store: "subject", field: k, rule: why) }
             case "birth" where !CalendarDate.isValid(s), "due" where !CalendarDate.isValid(s):
                 throw ValidationError(store: "subject", field: k, rule: CalendarDate.impossibility(in: s) ?? "must be a date YYYY-MM-DD")
             case "sex" where !["female", "male", "other"].contains(s): throw ValidationError(store: "subject", field: k, rule: "must be one of female/male/other")

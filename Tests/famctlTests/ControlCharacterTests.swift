@@ -4,9 +4,10 @@ import Foundation
 import Projections
 import Testing
 
-/// Names and fields are shown on every member's screen: text with control
-/// characters that is in the log (a field, another device's name) is
-/// printed with them escaped, never raw. JSON keeps the exact text.
+/// Names and fields are shown on every member's screen: a name with a
+/// control character is refused wherever one is given, and text with control
+/// characters that is already in the log (a field, another device's name)
+/// is printed with them escaped, never raw. JSON keeps the exact text.
 struct ControlCharacterTests {
     static let title = "a\nb\u{1b}[31mred\u{202e}x\tz"
     static let shownTitle = #"title=a\nb\u{1b}[31mred\u{202e}x\tz"#
@@ -15,6 +16,31 @@ struct ControlCharacterTests {
     static func expectPlain(_ text: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let raw = text.unicodeScalars.filter { $0 != "\n" && PlainText.isControl($0) }.map(PlainText.escape)
         #expect(raw.count == 0, "\(what) printed raw control characters: \(raw)", sourceLocation: sourceLocation)
+    }
+
+    @Test func namesWithControlCharactersAreRefusedEverywhere() throws {
+        let mum = FamctlRunner()
+        #expect(try mum.run("init", "--name", "Mum\u{1b}[2J").stderr.contains(#"--name must not contain control characters (it has \u{1b})"#))
+        try mum.ok("init", "--name", "Mum")
+        let family = try mum.run("family", "create", "--name", "The\nLins", "--dir", mum.root + "/shared")
+        #expect(family.code == 65 && family.stderr.contains(#"--name must not contain control characters (it has \n)"#), "\(family.stderr)")
+        try mum.ok("family", "create", "--name", "The Lins", "--dir", mum.root + "/shared")
+        let dad = FamctlRunner()
+        let accept = try dad.run("accept", try mum.ok("invite"), "--name", "Dad\u{1b}]0;owned\u{7}")
+        #expect(accept.code == 65 && accept.stderr.contains(#"--name must not contain control characters (it has \u{1b})"#), "\(accept.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dad.home), "a refused accept created a home")
+        for kind in ["baby", "newMom"] {
+            let r = try mum.run("subject", "add", kind, "--name", "Li\u{1b}[31mly")
+            #expect(r.code == 65 && r.stderr.contains(#"subject.name: must not contain control characters (it has \u{1b})"#), "\(kind): \(r.stderr)")
+        }
+        let dir = mum.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try #"[{"focus":"newMom","name":"Mum\u2028Two"}]"#.write(toFile: dir + "/subjects.json", atomically: true, encoding: .utf8)
+        let imported = try mum.run("import", "stores", dir)
+        #expect(imported.code == 65 && imported.stderr.contains(#"subjects.json[0]: subject.name: must not contain control characters (it has \u{2028})"#), "\(imported.stderr)")
+        #expect(try mum.ok("subject", "list").isEmpty)
+        #expect(try mum.ok("members").contains("  Mum (this device)"))
+        for r in [family, accept, imported] { Self.expectPlain(r.stderr, "an error") }
     }
 
     @Test func textFromOtherDevicesIsShownEscaped() throws {

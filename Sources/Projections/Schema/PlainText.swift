@@ -3,10 +3,14 @@
 /// of being read are recognised here, once.
 ///
 /// ```
-/// PlainText.isControl("\u{1b}")   // true: starts an escape sequence
-/// PlainText.escape("\u{1b}")      // #"\u{1b}"#
+/// PlainText.isControl("\u{1b}")                 // true: starts an escape sequence
+/// PlainText.nameViolation("Li\u{1b}[31mly")     // "must not contain control characters (it has \u{1b})"
+/// PlainText.nameViolation("Lily")               // nil
 /// ```
 public enum PlainText {
+    /// The longest name, in characters.
+    public static let maxNameLength = 100
+
     /// Whether `u` acts on a terminal rather than being read: a control
     /// character (C0, DEL, C1: newline, tab, ESC…), a line or paragraph
     /// separator, or a bidirectional embedding, override or isolate (which
@@ -26,5 +30,14 @@ public enum PlainText {
         case "\t": #"\t"#
         default: #"\u{"# + String(u.value, radix: 16) + "}"
         }
+    }
+
+    /// Why `name` is not a name (a device's, a family's, a care subject's):
+    /// it must be 1 to 100 characters of plain text, without control
+    /// characters; `nil` when it is one.
+    public static func nameViolation(_ name: String) -> String? {
+        if name.isEmpty || name.count > maxNameLength { return "must be 1 to \(maxNameLength) characters" }
+        if let c = name.unicodeScalars.first(where: isControl) { return "must not contain control characters (it has \(escape(c)))" }
+        return nil
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Projections
 
 /// A parsed command line: the command, its option values and positionals,
 /// and the global options.
@@ -20,6 +21,17 @@ struct Invocation {
             throw .usage("famctl \(spec.name): missing required option \(name)", hint: "Run 'famctl \(spec.name) --help'.")
         }
         return v
+    }
+
+    /// The value of a required option that names a device or a family,
+    /// without leading and trailing spaces.
+    /// - Throws: ``CLIError`` (usage) when it is missing; (bad data) when it
+    ///   is not a name: 1 to 100 characters, no control characters
+    ///   (``PlainText/nameViolation(_:)``).
+    func requiredName(_ name: String) throws(CLIError) -> String {
+        let text = try required(name).trimmingCharacters(in: .whitespaces)
+        if let why = PlainText.nameViolation(text) { throw .data("\(name) \(why)", hint: "A name is one line of text, shown to the whole family.") }
+        return text
     }
 
     func flag(_ name: String) -> Bool { flags.contains(name) }

@@ -30,8 +30,7 @@ enum AcceptCommand: Command {
         do throws(InviteCodeError) { code = try InviteCode(parsing: inv.positionals[0]) } catch {
             throw CLIError.data("\(error)")
         }
-        let name = try inv.required("--name").trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, name.count <= 100 else { throw CLIError.data("--name must be 1 to 100 characters") }
+        let name = try inv.requiredName("--name")
         guard !(inv.flag("--merge") && inv.flag("--keep-private")) else { throw CLIError.usage("give --merge or --keep-private, not both") }
         if code.expiresMs < HLC.milliseconds(of: Date()) {
             throw CLIError.data("the invitation expired at \(TimeText.format(Date(timeIntervalSince1970: Double(code.expiresMs) / 1000)))",

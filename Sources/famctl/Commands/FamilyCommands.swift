@@ -22,8 +22,7 @@ enum FamilyCreateCommand: Command {
         ])
 
     static func run(_ inv: Invocation) throws {
-        let name = try inv.required("--name").trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, name.count <= 100 else { throw CLIError.data("--name must be 1 to 100 characters") }
+        let name = try inv.requiredName("--name")
         let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: true)
         let home = try Home.open(Home.location(inv))
         if let owner = home.knownOwner, owner != home.deviceID {

@@ -13,10 +13,7 @@ enum InitCommand: Command {
         options: [.value("--name", "NAME", "(required) A name for this device, shown to the family (e.g. \"Mum's phone\").")])
 
     static func run(_ inv: Invocation) throws {
-        let name = try inv.required("--name").trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, name.count <= 100, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw CLIError.data("--name must be 1 to 100 characters without control characters")
-        }
+        let name = try inv.requiredName("--name")
         let path = try Home.location(inv)
         let home = try Home.create(path, name: name)
         if inv.json {
