@@ -38,16 +38,19 @@ public final class Replicator {
             CREATE TABLE IF NOT EXISTS r_own(family BLOB NOT NULL, name TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
                 size INTEGER NOT NULL, PRIMARY KEY(family, name));
             """)
-        // `tag` came later (what a file's listing entry was when its content
-        // failed to verify): added to a table made before.
-        var hasTag = false
-        try log.database.statement("SELECT name FROM pragma_table_info('r_files')").forEachRow { if $0.text(0) == "tag" { hasTag = true } }
-        if !hasTag {
-            do {
-                try log.database.execute("ALTER TABLE r_files ADD COLUMN tag TEXT")
-            } catch {
-                // Another process may have added it meanwhile.
-                guard "\(error)".contains("duplicate column") else { throw error }
+        // `tag` came later, in both (what a file's listing entry was when
+        // its content failed to verify; what an own segment's was when it
+        // last read back whole): added to tables made before.
+        for table in ["r_files", "r_own"] {
+            var hasTag = false
+            try log.database.statement("SELECT name FROM pragma_table_info('\(table)')").forEachRow { if $0.text(0) == "tag" { hasTag = true } }
+            if !hasTag {
+                do {
+                    try log.database.execute("ALTER TABLE \(table) ADD COLUMN tag TEXT")
+                } catch {
+                    // Another process may have added it meanwhile.
+                    guard "\(error)".contains("duplicate column") else { throw error }
+                }
             }
         }
     }
@@ -176,6 +179,10 @@ public final class Replicator {
         /// Files that could not be verified yet: path and reason.
         public var notYetArrived: [(String, String)] = []
         public var forks = 0
+        /// This device's own segments found damaged in its folder (changed
+        /// since it wrote them, and no longer what their names promise) and
+        /// written again from its log.
+        public var repaired = 0
     }
 
     /// Ingests the events of segment files, in order, each file's in a
@@ -199,6 +206,7 @@ public final class Replicator {
     public func pull(ingest: SegmentIngest) throws -> PullReport {
         var report = PullReport()
         let own = try Self.ownSegmentNames(family: family, log: log)
+        let ownTags = try ownSegmentTags()
         var token = try meta("token")
         var done = try doneFiles()
         var tried = Set<String>()          // read once per round at most
@@ -269,6 +277,12 @@ public final class Replicator {
             for object in page.objects where !object.deleted {
                 if page.token == "listing" { listed.insert(object.path) }
                 if !object.tag.isEmpty { tags[object.path] = object.tag }
+                if object.path.hasPrefix(me.hex + "/"), let known = ownTags[String(object.path.dropFirst(me.hex.count + 1))],
+                   known != object.tag, !tried.contains(object.path) {
+                    tried.insert(object.path)
+                    if try checkOwn(object.path) { report.repaired += 1 }
+                    continue
+                }
                 guard !done.contains(object.path), !tried.contains(object.path), !failedBefore.contains(object.path) else { continue }
                 tried.insert(object.path)
                 if try attempt(object.path, retryingOld: false) == true { done.insert(object.path) }
@@ -382,6 +396,58 @@ public final class Replicator {
             .forEachRow([.blob(family.bytes), .text(device.hex + "/%")]) { out.insert(String($0.text(0).dropFirst(device.hex.count + 1))) }
         out.formUnion((try? ownSegmentNames(family: family, log: log)) ?? [])
         return out
+    }
+
+    /// This device's own segments, each with the tag its file had when it
+    /// last read back whole (`nil`: not read back since it was written).
+    private func ownSegmentTags() throws -> [String: String?] {
+        var out: [String: String?] = [:]
+        try log.database.statement("SELECT name, tag FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
+            out[$0.text(0)] = $0.isNull(1) ? String?.none : $0.text(1)
+        }
+        return out
+    }
+
+    /// Reads back one of this device's own segments whose file changed
+    /// since it last read whole (or was never read back), and writes it
+    /// again from the log when it no longer holds what its name promises
+    /// (damaged, cut short, overwritten): the others would otherwise wait
+    /// for its events for ever. Returns whether it was written again. A
+    /// file that cannot be read or replaced now is left for the next round.
+    private func checkOwn(_ path: String) throws -> Bool {
+        let name = String(path.dropFirst(me.hex.count + 1))
+        guard case .segment(let promised) = SharedFileName(name),
+              let row = try log.database.statement("SELECT first_seq, last_seq FROM r_own WHERE family = ?1 AND name = ?2")
+                .first([.blob(family.bytes), .text(name)], { (UInt64($0.int(0)), UInt64($0.int(1))) })
+        else { return false }
+        let bytes: [UInt8], tag: String
+        do throws(PeerError) {
+            (bytes, tag) = try peer.get(path)
+        } catch {
+            if error.isTransient || { if case .offline = error { true } else { false } }() { throw error }
+            return false   // gone (compacted, or removed: written again after a full listing) or refused: next round
+        }
+        func remember(_ tag: String) throws {
+            try log.database.run("UPDATE r_own SET tag = ?3 WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name), .text(tag)])
+        }
+        if promised.matches(bytes), let segment = try? Segment(decoding: bytes),
+           segment.firstSeq == row.0, segment.lastSeq == row.1 {
+            try remember(tag)
+            return false
+        }
+        let envs = try log.chain(of: me, in: family, seqs: row.0...row.1)
+        guard envs.count == Int(row.1 - row.0 + 1) else { return false }
+        let rewritten = Segment(envelopes: envs).encoded()
+        guard promised.matches(rewritten) else { return false }   // not what this log writes for that range: leave it
+        let newTag: String
+        do throws(PeerError) {
+            newTag = try peer.replace(path, rewritten, expected: tag)
+        } catch {
+            if error.isTransient || { if case .offline = error { true } else { false } }() { throw error }
+            return false   // changed again meanwhile: next round
+        }
+        try remember(newTag)
+        return true
     }
 
     /// The segments this device wrote into its own folder (and has not

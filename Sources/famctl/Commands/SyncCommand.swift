@@ -66,7 +66,7 @@ enum SyncCommand: Command {
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
                 if quiet || Date().timeIntervalSince(lastPull) >= interval {
                     let r = try round(home)
-                    if r.published.events > 0 || r.pulled.accepted > 0 || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
+                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
                     lastPull = Date()
                     changedAt = nil
                     if failures > 0 { Console.err("famctl: sync works again") }
@@ -128,7 +128,7 @@ enum SyncCommand: Command {
         }
         if json {
             Console.json(["published": r.published.events, "segments": r.published.segments, "compacted": r.published.compacted,
-                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks,
+                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "joinRefused": refused?.reason ?? NSNull()] as [String: Any])
             return
@@ -137,6 +137,9 @@ enum SyncCommand: Command {
                     + (r.published.compacted > 0 ? ", compacted \(r.published.compacted) small segments" : ""))
         Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)")
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
+        if r.pulled.repaired > 0 {
+            Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged in the shared folder (written again from its log)")
+        }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
     }
 }
