@@ -366,6 +366,18 @@ struct HouseholdTests {
         #expect(try x.run("accept", code + "1", "--name", "X").stderr.contains("cannot be in one"))
         #expect(!FileManager.default.fileExists(atPath: x.home), "a refused code creates nothing")
     }
+
+    /// A code wrapped by a mail client (line breaks, spaces, indentation)
+    /// is the same code.
+    @Test func aWrappedCodeIsTheSameCode() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/s")
+        let code = try mum.ok("invite")
+        var wrapped = ""
+        for (i, c) in code.enumerated() { wrapped += (i > 0 && i % 40 == 0 ? "\r\n  " : "") + String(c) }
+        #expect(try InviteCode(parsing: " " + wrapped + "\n").text == InviteCode(parsing: code).text)
+    }
 }
 
 /// `family rotate-key`: the owner gives the family a new key on demand (an

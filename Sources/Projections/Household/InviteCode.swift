@@ -83,7 +83,9 @@ public struct InviteCode {
     /// - Throws: ``InviteCodeError`` naming what is wrong: not an invite, a character
     ///   outside the alphabet, a typo (checksum), an unknown version, a cut-off code.
     public init(parsing raw: String) throws(InviteCodeError) {
-        let text = raw.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+        // Spaces and line breaks are no part of a code: a mail client that
+        // wraps a long line puts them in (the checksum still catches a typo).
+        let text = String(raw.filter { !$0.isWhitespace }).lowercased()
         guard text.hasPrefix(Self.prefix) else { throw .notAnInvite }
         let body = String(text.dropFirst(Self.prefix.count))
         let bytes: [UInt8]
