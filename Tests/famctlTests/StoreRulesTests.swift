@@ -240,6 +240,23 @@ struct StoreRulesTests {
         #expect(try x.f.ok("record", "list").contains("11111111-1111-4111-8111-111111111111"))
     }
 
+    /// A JSON file that is none of the store files is not read, and said
+    /// so (a misnamed one would otherwise be lost without a word).
+    @Test func aMisnamedStoreFileIsNamedNotRead() throws {
+        let x = try Fixture()
+        let dir = x.f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let row = #"[{"id":"44444444-4444-4444-8444-444444444444","focus":"newMom","at":"2026-11-29T08:00:00+01:00","fields":{"kind":"mood","mood":3}}]"#
+        try row.write(toFile: dir + "/Postpartum.json", atomically: true, encoding: .utf8)
+        try "not json".write(toFile: dir + "/notes.txt", atomically: true, encoding: .utf8)
+        let r = try x.f.run("import", "stores", dir)
+        #expect(r.code == 0)
+        #expect(r.stderr.contains("warning: Postpartum.json was not read"), "\(r.stderr)")
+        #expect(!r.stderr.contains("notes.txt"))
+        let json = try x.f.ok("import", "stores", dir, "--json")
+        #expect(json.contains("\"Postpartum.json\""))
+    }
+
     /// A row whose event would be over the envelope's limit (1 MiB) is a bad
     /// row like any other: named with its file and index, its file left out,
     /// the other files imported, exit 65 (not a failed seal, exit 1, that

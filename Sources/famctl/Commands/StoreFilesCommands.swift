@@ -21,7 +21,7 @@ enum ExportStoresCommand: Command {
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw CLIError(.cantCreate, "cannot create \(dir): \(FileIO.reason(error))")
+            throw CLIError(.cantCreate, "cannot create \(dir): \(FileIO.reason(error, creating: dir))")
         }
         var counts: [String: Int] = [:]
         let subjects = try home.projector.subjects().map { s -> [String: Any] in
@@ -162,10 +162,16 @@ enum ImportStoresCommand: Command {
             tallies.append((file, tally))
         }
 
+        // A JSON file that is none of the store files is not read: said, so
+        // that a misnamed one ("Feeding.json", "feedings.json") is noticed.
+        let known = Set(StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"])
+        let ignored = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])
+            .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
             Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged]) }),
-                          "errors": failures])
+                          "errors": failures, "ignored": ignored])
         } else {
+            for name in ignored { Console.err("famctl: warning: \(name) was not read: it is not one of the store files (feeding.json … subjects.json)") }
             for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
                 Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged")
             }
