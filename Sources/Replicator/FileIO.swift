@@ -24,7 +24,29 @@ public enum FileIO {
 
     public static func reason(_ error: any Error) -> String {
         if let f = error as? Failure { return f.reason }
-        return (error as NSError).localizedDescription
+        let ns = error as NSError
+        if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return ns.localizedDescription
+    }
+
+    /// Why `path` could not be created, for a person: Foundation's own
+    /// text for some failures is a bare code ("NSCocoaErrorDomain error
+    /// 512"), so the path is looked at: the nearest part of it that exists
+    /// names the cause when it is a file, or not writable.
+    public static func reason(_ error: any Error, creating path: String) -> String {
+        var ancestor = (path as NSString).deletingLastPathComponent
+        while !ancestor.isEmpty, ancestor != "/", access(ancestor, F_OK) != 0 {
+            ancestor = (ancestor as NSString).deletingLastPathComponent
+        }
+        var isDirectory: ObjCBool = false
+        if !ancestor.isEmpty, FileManager.default.fileExists(atPath: ancestor, isDirectory: &isDirectory) {
+            if !isDirectory.boolValue { return "\(ancestor) is a file, not a directory" }
+            if access(ancestor, W_OK) != 0 { return "\(ancestor) is not writable (\(String(cString: strerror(errno))))" }
+        }
+        return reason(error)
     }
 
     /// Retries a syscall interrupted by a signal.

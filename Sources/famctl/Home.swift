@@ -121,7 +121,7 @@ final class Home {
             // An existing directory keeps its mode otherwise; a home is private.
             try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
         } catch {
-            throw CLIError(.cantCreate, "cannot create \(path): \(FileIO.reason(error))")
+            throw CLIError(.cantCreate, "cannot create \(path): \(FileIO.reason(error, creating: path))")
         }
         try Self.clearUnfinishedCreation(path)
         let identity = DeviceIdentity.generate()

@@ -144,4 +144,20 @@ struct CommandLineTests {
         #expect(defaulted.code == 0, "\(defaulted.stderr)")
         #expect(FileManager.default.fileExists(atPath: fallback + "/.local/share/famctl/identity.key"))
     }
+
+    /// A home or export directory that cannot be created is explained in
+    /// words, not with a bare Foundation error code.
+    @Test func aPathThatCannotBeCreatedIsExplained() throws {
+        let f = FamctlRunner()
+        try FileManager.default.createDirectory(atPath: f.root, withIntermediateDirectories: true)
+        try "x".write(toFile: f.root + "/afile", atomically: true, encoding: .utf8)
+        let r = try f.run("--home", f.root + "/afile/sub", "init", "--name", "X")
+        #expect(r.code == 73)
+        #expect(r.stderr.contains("afile is a file, not a directory"), "\(r.stderr)")
+        #expect(!r.stderr.contains("NSCocoaErrorDomain"))
+        try f.ok("init", "--name", "X")
+        let e = try f.run("export", "stores", f.root + "/afile/out")
+        #expect(e.code == 73 && e.stderr.contains("afile is a file, not a directory"), "\(e.stderr)")
+    }
+
 }

@@ -112,7 +112,7 @@ enum Location {
         switch self {
         case .directory(let d):
             do { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) } catch {
-                throw CLIError(.cantCreate, "cannot create the shared directory \(d): \(FileIO.reason(error))")
+                throw CLIError(.cantCreate, "cannot create the shared directory \(d): \(FileIO.reason(error, creating: d))")
             }
             try home.state.set(.syncDirectory, d)
         case .peer(let p):
