@@ -183,6 +183,10 @@ public final class Replicator {
         /// since it wrote them, and no longer what their names promise) and
         /// written again from its log.
         public var repaired = 0
+        /// Files that verified as files but held events that do not (a bad
+        /// signature, bytes that do not decode, another family's): each
+        /// path with how many; the file's other events were taken.
+        public var refused: [(path: String, events: Int)] = []
     }
 
     /// Ingests the events of segment files, in order, each file's in a
@@ -237,6 +241,13 @@ public final class Replicator {
                 report.eventsIngested += segments[i].segment.events.count
                 report.accepted += r.accepted.count
                 report.forks += r.count { if case .fork = $0 { true } else { false } }
+                let refused = r.count {
+                    switch $0 {
+                    case .badSignature, .malformed, .foreignFamily: true
+                    default: false
+                    }
+                }
+                if refused > 0 { report.refused.append((segments[i].path, refused)) }
                 try mark(segments[i].path, "read", nil)
             }
         }

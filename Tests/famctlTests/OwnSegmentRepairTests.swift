@@ -69,3 +69,29 @@ final class CountingPeer: Peer, @unchecked Sendable {
     func deleteOnce(_ path: String) throws(PeerError) { try inner.deleteOnce(path) }
     func delete(_ path: String) throws(PeerError) { try inner.delete(path) }
 }
+
+/// A segment that verifies as a file (its name, its structure) but holds
+/// an event whose signature does not: the round says so, naming the file,
+/// and takes its other events.
+struct RefusedEventsTests {
+    @Test func aForgedEventInAWellFormedSegmentIsReported() throws {
+        let family = try SharedFamily()
+        let (mum, dad, dir) = (family.mum, family.dad, family.dir)
+        for i in 0..<3 { try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i + 1)") }
+        try dad.ok("sync")
+        let home = try Home.open(dad.home)
+        let head = try home.log.head(of: home.deviceID, in: home.family).seq
+        let envs = try home.log.chain(of: home.deviceID, in: home.family, seqs: (head - 2)...head)
+        var bytes = envs[2].bytes
+        bytes[SyncEnvelope.headerCount + 4] ^= 0x01   // in the ciphertext: the signature no longer holds
+        let forged = Segment(envelopes: Array(envs.prefix(2)) + [try SyncEnvelope(decoding: bytes)])
+        let encoded = forged.encoded()
+        let name = forged.name(for: encoded).description
+        try Data(encoded).write(to: URL(fileURLWithPath: dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + name))
+        let out = try mum.ok("sync")
+        #expect(out.contains("refused: \(home.deviceID.hex)/\(name): 1 event(s) that do not verify"), "\(out)")
+        let json = try mum.ok("sync", "--json")
+        #expect(json.contains("\"refused\""))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+}

@@ -66,7 +66,7 @@ enum SyncCommand: Command {
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
                 if quiet || Date().timeIntervalSince(lastPull) >= interval {
                     let r = try round(home)
-                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
+                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
                     lastPull = Date()
                     changedAt = nil
                     if failures > 0 { Console.err("famctl: sync works again") }
@@ -130,6 +130,7 @@ enum SyncCommand: Command {
             Console.json(["published": r.published.events, "segments": r.published.segments, "compacted": r.published.compacted,
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
+                          "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
                           "joinRefused": refused?.reason ?? NSNull()] as [String: Any])
             return
         }
@@ -141,6 +142,9 @@ enum SyncCommand: Command {
             Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged in the shared folder (written again from its log)")
         }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
+        for (file, n) in r.pulled.refused {
+            Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were taken")
+        }
     }
 }
 
