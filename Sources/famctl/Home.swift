@@ -77,8 +77,12 @@ final class Home {
         }
         guard isDir.boolValue else { throw CLIError(.noInput, "\(path) is not a directory") }
         guard access(path, R_OK | W_OK | X_OK) == 0 else {
-            throw CLIError(.cantCreate, "cannot use the famctl home \(path): \(String(cString: strerror(errno)))",
-                           hint: "The home belongs to another user, or its permissions were changed; nothing was touched.")
+            let e = errno
+            throw CLIError(.cantCreate, "cannot use the famctl home \(path): \(String(cString: strerror(e)))",
+                           hint: e == EROFS
+                               ? "The home is on a read-only file system (a read-only mount, a snapshot): famctl writes to its database even to read it. "
+                                 + "Remount it read-write, or copy the home to a writable place and pass that --home; nothing was touched."
+                               : "The home belongs to another user, or its permissions were changed; nothing was touched.")
         }
         let idPath = path + "/" + identityFile
         guard FileManager.default.fileExists(atPath: idPath) else {

@@ -160,4 +160,34 @@ struct CommandLineTests {
         #expect(e.code == 73 && e.stderr.contains("afile is a file, not a directory"), "\(e.stderr)")
     }
 
+
+    /// A home on a read-only file system is refused (exit 73) with the
+    /// cause and what to do, not a hint about permissions. It needs a
+    /// read-only bind mount, so it runs where the tests may mount (as root).
+    @Test(.enabled(if: Self.mayMount(), "needs a read-only bind mount (root, and mounts allowed)"))
+    func aHomeOnAReadOnlyFileSystemIsExplained() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "X")
+        let ro = f.root + "/ro"
+        try FileManager.default.createDirectory(atPath: ro, withIntermediateDirectories: true)
+        let (mounted, out) = try ResourceFaultTests.shell("mount --bind '\(f.root)' '\(ro)' && mount -o remount,ro,bind '\(ro)'", env: [:])
+        try #require(mounted == 0, "mount: \(out)")
+        defer { _ = try? ResourceFaultTests.shell("umount '\(ro)'", env: [:]) }
+        let r = try f.run("--home", ro + "/home", "status")
+        #expect(r.code == 73)
+        #expect(r.stderr.contains("read-only file system") && r.stderr.contains("copy the home"), "\(r.stderr)")
+    }
+
+
+    /// Whether this process may make (and undo) a read-only bind mount.
+    static func mayMount() -> Bool {
+        guard getuid() == 0 else { return false }
+        let dir = NSTemporaryDirectory() + "famctl-mount-probe-" + UUID().uuidString
+        try? FileManager.default.createDirectory(atPath: dir + "/ro", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        guard let (code, _) = try? ResourceFaultTests.shell("mount --bind '\(dir)' '\(dir)/ro' && mount -o remount,ro,bind '\(dir)/ro'", env: [:]) else { return false }
+        _ = try? ResourceFaultTests.shell("umount '\(dir)/ro' 2>/dev/null", env: [:])
+        return code == 0
+    }
+
 }
