@@ -22,6 +22,9 @@ struct CommandLineTests {
         let log = try f.ok("log")
         #expect(log.split(separator: "\n").count == 5)   // two subjects, three records
         #expect(log.contains("feeding") && log.contains("amountMl=120") && log.contains("wet=true"))
+        // Each record's whole id, which `record show` takes.
+        #expect(log.contains(" \(ids[0]) ") && log.contains(" \(ids[2]) "))
+        #expect(try f.ok("record", "show", String(log.split(separator: "\n")[2].split(separator: " ").first { UUID(uuidString: String($0)) != nil }!)).contains("amountMl=120"))
         let focused = try f.ok("log", "--focus", "newMom")
         #expect(focused.split(separator: "\n").count == 2 && focused.contains("mood=4") && focused.contains("subject.put  newMom"))
         let json = try f.ok("log", "--json")

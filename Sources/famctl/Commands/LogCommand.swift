@@ -82,7 +82,10 @@ enum LogCommand: Command {
                 if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }
             }
             if let store = r["store"] as? String {
-                line += "  \(store) \(r["focus"]!) \(String((r["record"] as! String).prefix(8)))"
+                // The whole record id: new ids begin with their creation
+                // time, so records made within a minute share their first
+                // eight characters, and the id is what `record show` takes.
+                line += "  \(store) \(r["focus"]!) \(r["record"]!)"
                 if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }
             }
             Console.out(line)
