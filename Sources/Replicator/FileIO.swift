@@ -141,6 +141,47 @@ public enum FileIO {
         try writeSecretAtomically(SecretBytes(bytes), to: path, mode: mode)
     }
 
+    /// Writes `bytes` where a user asked for them (`--out`): a regular file,
+    /// or none yet, atomically (``writeAtomically(_:to:mode:)``); through a
+    /// symbolic link to the file it names (atomically when that is a regular
+    /// file); and into a device, a pipe or a socket as it is (`/dev/stdout`, a
+    /// FIFO), never replacing it with a file. A directory is refused.
+    public static func writeOut(_ bytes: [UInt8], to path: String, mode: mode_t) throws(Failure) {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return try writeAtomically(bytes, to: path, mode: mode) }
+        var kind = st.st_mode & S_IFMT
+        var target = path
+        if kind == S_IFLNK {
+            // What the link names: a file that is not there yet is created through it.
+            guard stat(path, &st) == 0 else { return try writeThrough(bytes, to: path, create: mode) }
+            kind = st.st_mode & S_IFMT
+            if kind == S_IFREG, let resolved = realpath(path, nil) {
+                target = String(cString: resolved)
+                free(resolved)
+            }
+        }
+        switch kind {
+        case S_IFREG: try writeAtomically(bytes, to: target, mode: mode)
+        case S_IFDIR: throw Failure(reason: "\(path) is a directory", permissionDenied: false, code: EISDIR)
+        default: try writeThrough(bytes, to: path, create: nil)
+        }
+    }
+
+    /// Opens `path` for writing (creating it with `create` when given) and
+    /// writes all of `bytes` into what it is.
+    private static func writeThrough(_ bytes: [UInt8], to path: String, create: mode_t?) throws(Failure) {
+        let flags = O_WRONLY | O_CLOEXEC | (create != nil ? O_CREAT | O_TRUNC : 0)
+        let fd = Int32(retrying { Int(open(path, flags, create ?? 0)) })
+        guard fd >= 0 else { throw failure("open") }
+        defer { close(fd) }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { b in retrying { write(fd, b.baseAddress! + done, b.count - done) } }
+            guard n > 0 else { throw failure("write") }
+            done += n
+        }
+    }
+
     /// Creates an empty file with `mode`; fails if `path` exists.
     public static func createNew(_ path: String, mode: mode_t) throws(Failure) {
         let fd = Int32(retrying { Int(open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode)) })

@@ -94,6 +94,43 @@ struct PhotoTests {
 
     /// A viewer's `photo add` is refused, and leaves nothing behind that a
     /// later `sync` would upload: no cached blob, no blob in the shared folder.
+    /// `--out` writes where it is told without replacing what is there
+    /// with a file: through a symbolic link (to a new or an existing file),
+    /// into a FIFO; a directory is refused.
+    @Test func photoGetWritesThroughLinksAndPipes() throws {
+        let (mum, dad, _, _, record) = try Self.household()
+        let (file, original) = try Self.jpegFile(mum, 5_000, marker: "OUT")
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync")
+        try dad.ok("sync")
+        let fm = FileManager.default
+        let d = dad.root
+        // A link to a file not there yet, and to one that is.
+        try fm.createSymbolicLink(atPath: d + "/new.jpg", withDestinationPath: d + "/new-target.jpg")
+        try "old".write(toFile: d + "/old-target.jpg", atomically: true, encoding: .utf8)
+        try fm.createSymbolicLink(atPath: d + "/old.jpg", withDestinationPath: d + "/old-target.jpg")
+        for (link, target) in [("new.jpg", "new-target.jpg"), ("old.jpg", "old-target.jpg")] {
+            try dad.ok("photo", "get", photo, "--out", d + "/" + link)
+            #expect(try fm.destinationOfSymbolicLink(atPath: d + "/" + link) == d + "/" + target, "the link \(link) was replaced")
+            #expect([UInt8](fm.contents(atPath: d + "/" + target) ?? Data()) == original)
+        }
+        // A FIFO, read by another process.
+        #expect(mkfifo(d + "/pipe", 0o600) == 0)
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/bin/sh")
+        reader.arguments = ["-c", "timeout 20 cat '\(d)/pipe' > '\(d)/from-pipe'"]
+        try reader.run()
+        try dad.ok("photo", "get", photo, "--out", d + "/pipe")
+        reader.waitUntilExit()
+        var st = stat()
+        #expect(lstat(d + "/pipe", &st) == 0 && st.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced by a file")
+        #expect([UInt8](fm.contents(atPath: d + "/from-pipe") ?? Data()) == original)
+        // A directory.
+        try fm.createDirectory(atPath: d + "/dir", withIntermediateDirectories: true)
+        let r = try dad.run("photo", "get", photo, "--out", d + "/dir")
+        #expect(r.code == 73 && r.stderr.contains("is a directory"), "\(r.stderr)")
+    }
+
     @Test func aRefusedPhotoLeavesNoBlobToUpload() throws {
         let (mum, _, gran, dir, record) = try Self.household()
         let (file, _) = try Self.jpegFile(gran, 20_000, marker: "GRAN")

@@ -50,7 +50,7 @@ enum PhotoGetCommand: Command {
         let home = try Home.open(Home.location(inv))
         guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.uuidString.lowercased())") }
         let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)
-        do { try FileIO.writeAtomically(bytes, to: out, mode: 0o600) } catch { throw CLIError(.cantCreate, "cannot write \(out): \(error.reason)") }
+        do { try FileIO.writeOut(bytes, to: out, mode: 0o600) } catch { throw CLIError(.cantCreate, "cannot write \(out): \(error.reason)") }
         if inv.json { Console.json(["photo": id.uuidString.lowercased(), "bytes": bytes.count, "out": out]) } else { Console.out("wrote \(bytes.count) bytes (\(photo.mediaType)) to \(out)") }
     }
 }
