@@ -330,8 +330,15 @@ extension Home {
         let h = projector.household
         if !h.isPrivate, h.owner == deviceID || h.members[deviceID] != nil {
             let next = try log.head(of: deviceID, in: family).seq + 1
+            if h.members[deviceID]?.cutoff != nil {
+                // Removed: whatever it writes from now on is rejected everywhere.
+                throw CLIError.data("this device was removed from the family: it cannot change the family's records any more; nothing was written",
+                                    hint: Self.joinAgainHint)
+            }
             if let why = h.writeVerdict(author: deviceID, seq: next, version: Version(hlc: HLC(rawValue: .max), author: deviceID), needsWrite: true) {
-                throw CLIError.data("this device cannot change the family's records: \(why)")
+                let viewer = h.members[deviceID].map { !$0.role(at: Version(hlc: HLC(rawValue: .max), author: deviceID)).canWrite } ?? false
+                throw CLIError.data("this device cannot change the family's records: \(why); nothing was written",
+                                    hint: viewer ? "A viewer reads the family's records; the owner can make it a member ('famctl member role MEMBER member')." : nil)
             }
         } else if let refused = refusedJoin {
             // Its join is in its own log, and the family's events refuse it:

@@ -119,6 +119,10 @@ struct HouseholdTests {
             #expect(try Self.members(r).contains { $0["name"] as? String == "Uncle" && $0["state"] as? String == "removed" })
         }
         #expect(try mum.ok("digest") == dad.ok("digest"))
+        // Now that the uncle knows, its writes are refused, saying why and that nothing was written.
+        let refused = try uncle.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        #expect(refused.code == 65 && refused.stderr.contains("this device was removed from the family")
+                && refused.stderr.contains("nothing was written") && refused.stderr.contains("new invitation"), "\(refused.stderr)")
         // The uncle holds every event but cannot open what was written under the new key.
         let uncleHome = try Home.open(uncle.home)
         var unreadable = 0
