@@ -267,6 +267,10 @@ public final class Replicator {
                 failedInARow += 1
                 if failedInARow >= 2 {
                     if retryingOld { return nil }
+                    // The files read so far are ingested (and marked) first:
+                    // a server that fails after a few requests each round must
+                    // not make every round read the same files again.
+                    try ingestGroup()
                     throw error
                 }
                 report.notYetArrived.append((path, error.description))
@@ -291,7 +295,7 @@ public final class Replicator {
                 if object.path.hasPrefix(me.hex + "/"), let known = ownTags[String(object.path.dropFirst(me.hex.count + 1))],
                    known != object.tag, !tried.contains(object.path) {
                     tried.insert(object.path)
-                    if try checkOwn(object.path) { report.repaired += 1 }
+                    if try checkOwn(object.path, listedTag: object.tag) { report.repaired += 1 }
                     continue
                 }
                 guard !done.contains(object.path), !tried.contains(object.path), !failedBefore.contains(object.path) else { continue }
@@ -424,8 +428,15 @@ public final class Replicator {
     /// again from the log when it no longer holds what its name promises
     /// (damaged, cut short, overwritten): the others would otherwise wait
     /// for its events for ever. Returns whether it was written again. A
-    /// file that cannot be read or replaced now is left for the next round.
-    private func checkOwn(_ path: String) throws -> Bool {
+    /// file that cannot be read or replaced now (whatever the peer answers)
+    /// is left for the next round, asked for once: it never holds up the
+    /// round.
+    ///
+    /// - Parameter listedTag: the file's tag in this round's listing, kept
+    ///   once it reads back whole (the listing's, not the read's: a server
+    ///   may spell the two differently, and the next listing is what it is
+    ///   compared with).
+    private func checkOwn(_ path: String, listedTag: String) throws -> Bool {
         let name = String(path.dropFirst(me.hex.count + 1))
         guard case .segment(let promised) = SharedFileName(name),
               let row = try log.database.statement("SELECT first_seq, last_seq FROM r_own WHERE family = ?1 AND name = ?2")
@@ -433,17 +444,16 @@ public final class Replicator {
         else { return false }
         let bytes: [UInt8], tag: String
         do throws(PeerError) {
-            (bytes, tag) = try peer.get(path)
+            (bytes, tag) = try peer.getOnce(path)
         } catch {
-            if error.isTransient || { if case .offline = error { true } else { false } }() { throw error }
-            return false   // gone (compacted, or removed: written again after a full listing) or refused: next round
+            return false   // gone (compacted, or removed: written again after a full listing), refused or failing: next round
         }
         func remember(_ tag: String) throws {
             try log.database.run("UPDATE r_own SET tag = ?3 WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name), .text(tag)])
         }
         if promised.matches(bytes), let segment = try? Segment(decoding: bytes),
            segment.firstSeq == row.0, segment.lastSeq == row.1 {
-            try remember(tag)
+            try remember(listedTag)
             return false
         }
         let envs = try log.chain(of: me, in: family, seqs: row.0...row.1)
@@ -454,8 +464,7 @@ public final class Replicator {
         do throws(PeerError) {
             newTag = try peer.replace(path, rewritten, expected: tag)
         } catch {
-            if error.isTransient || { if case .offline = error { true } else { false } }() { throw error }
-            return false   // changed again meanwhile: next round
+            return false   // changed again meanwhile, refused or failing: next round
         }
         try remember(newTag)
         return true

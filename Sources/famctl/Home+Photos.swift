@@ -132,7 +132,8 @@ extension Home {
         }
         guard let plain = open(blob, p) else {
             throw CLIError(.tempFail, "the copy of photo \(p.id.uuidString.lowercased()) on the peer is incomplete or damaged (hash mismatch); rejected",
-                           hint: "It is fetched again next time; the record is unaffected.")
+                           hint: "If it was still arriving, try again later. If it stays damaged, remove \(Self.blobPath(p.blob)) from the family's shared folder "
+                               + "or server: the next sync of a device that holds a good copy uploads it again. The record is unaffected.")
         }
         try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try FileIO.writeAtomically(blob, to: cached, mode: 0o600)

@@ -251,6 +251,77 @@ struct FailingObjectTests {
     }
 }
 
+/// The failures of a round's own reading-back and of its last requests do
+/// not cost it what it did before them.
+struct FailingRoundTests {
+    static func household(_ peer: any Peer) throws -> (FamctlRunner, FamctlRunner, Home) {
+        let mum = FamctlRunner(), gran = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/unused")
+        try mum.ok("subject", "add", "newMom")
+        try gran.ok("accept", try mum.ok("invite"), "--name", "Gran")
+        let mumHome = try Home.open(mum.home)
+        for i in 1...4 {
+            try mumHome.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T0\(i):00:00Z",
+                                            fields: ["mood": .int(Int64(i))]).body])
+            _ = try mumHome.syncRound(over: peer)
+        }
+        return (mum, gran, mumHome)
+    }
+
+    /// An own segment the server fails on is asked for once and left for
+    /// the next round, which goes on as if it were fine: here every one of
+    /// them, read back as at the first round after an upgrade (no tag kept).
+    @Test func anOwnSegmentTheServerFailsOnDoesNotStopTheRound() throws {
+        let cloud = MemoryPeer(seed: 2)
+        var slept: [Double] = []
+        let peer = RetryingPeer(cloud, attempts: 4, rng: SplitMixRNG(seed: 2), sleep: { slept.append($0) })
+        let (mum, _, mumHome) = try Self.household(peer)
+        let own = try cloud.changes(since: nil, limit: 1_000).objects.map(\.path).filter { $0.hasPrefix(mumHome.deviceID.hex) }
+        // No tag kept, and a listing from scratch: every own segment is read back.
+        try mumHome.log.database.run("UPDATE r_own SET tag = NULL")
+        try mumHome.log.database.run("DELETE FROM r_meta WHERE key = 'token'")
+        try mumHome.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T09:00:00Z",
+                                        fields: ["mood": .int(5)]).body])
+        cloud.faults.brokenPaths = Set(own)
+        slept = []
+        let (published, pulled) = try mumHome.syncRound(over: peer)
+        #expect(published.events == 1, "the round published its event")
+        #expect(pulled.repaired == 0)
+        #expect(slept.isEmpty, "reading back own segments waited: \(slept)")
+        // Served again (and listed from scratch): read back whole, their tags kept.
+        cloud.faults.brokenPaths = []
+        try mumHome.log.database.run("DELETE FROM r_meta WHERE key = 'token'")
+        _ = try mumHome.syncRound(over: peer)
+        var untagged = 0
+        try mumHome.log.database.statement("SELECT count(*) FROM r_own WHERE tag IS NULL").forEachRow { untagged = Int($0.int(0)) }
+        #expect(untagged == 0)
+        #expect(try mum.ok("replay").hasSuffix("result: OK"))
+    }
+
+    /// A round that ends on a failing server first ingests (and marks) the
+    /// files it read before: the next round does not read them again.
+    @Test func theFilesReadBeforeAServerFailureAreKept() throws {
+        let cloud = MemoryPeer(seed: 3)
+        let peer = RetryingPeer(cloud, attempts: 2, rng: SplitMixRNG(seed: 3), sleep: { _ in })
+        let (mum, gran, mumHome) = try Self.household(peer)
+        let granHome = try Home.open(gran.home)
+        let listed = try cloud.changes(since: nil, limit: 1_000).objects.map(\.path).filter { $0.hasPrefix(mumHome.deviceID.hex) }
+        #expect(listed.count >= 4)
+        let before = try granHome.log.count(in: granHome.family)
+        // The last two of Mum's files fail: the round ends there.
+        cloud.faults.brokenPaths = Set(listed.suffix(2))
+        #expect(throws: PeerError.self) { _ = try granHome.syncRound(over: peer) }
+        let kept = try Home.open(gran.home).log.count(in: granHome.family)
+        #expect(kept > before, "the files read before the failures were dropped")
+        cloud.faults.brokenPaths = []
+        let (_, pulled) = try Home.open(gran.home).syncRound(over: peer)
+        #expect(pulled.filesRead <= 3, "read \(pulled.filesRead) files again")
+        _ = try mumHome.syncRound(over: peer)
+        #expect(try gran.ok("digest") == mum.ok("digest"))
+    }
+}
+
 /// A file whose content fails to verify is read again only when it
 /// changes: the same bytes would fail the same way, and anyone who can
 /// write to the folder could otherwise make every round read all of them.
