@@ -36,7 +36,11 @@ public final class DirectoryPeer: Peer {
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         let entries: [SharedDirectory.Entry]
         do { entries = try directory.list() } catch { throw map(error) }
-        let objects = entries.compactMap { e in tag(e.path).map { PeerObject(path: e.path, tag: $0) } }
+        var objects = entries.compactMap { e in tag(e.path).map { PeerObject(path: e.path, tag: $0) } }
+        // The photos' blobs too, as a server lists them: what a blob's tag
+        // was is how a device holding a copy sees it was changed since.
+        let blobs = (try? FileIO.list(directory.familyPath + "/blobs")) ?? []
+        objects += blobs.filter { $0.hasSuffix(".blob") }.compactMap { name in tag("blobs/" + name).map { PeerObject(path: "blobs/" + name, tag: $0) } }
         return ChangePage(objects: objects, token: "listing", moreComing: false)
     }
 

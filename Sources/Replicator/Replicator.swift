@@ -171,6 +171,9 @@ public final class Replicator {
     /// Every path the last full listing showed (a shared directory, WebDAV),
     /// blobs included; `nil` when the peer has a change feed instead.
     public private(set) var lastListing: Set<String>?
+    /// The tag of every object the last round's pages showed, blobs
+    /// included (with a change feed: those that changed).
+    public private(set) var lastTags: [String: String] = [:]
 
     public struct PullReport: Sendable {
         public var filesRead = 0
@@ -323,6 +326,7 @@ public final class Replicator {
             guard try attempt(path, retryingOld: true) != nil else { break }
         }
         try ingestGroup()
+        lastTags = tags
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             try republishMissing(listed: listed)

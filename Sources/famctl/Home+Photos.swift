@@ -21,6 +21,7 @@ extension Home {
             CREATE TABLE IF NOT EXISTS ph_cache(blob TEXT PRIMARY KEY, size INTEGER NOT NULL, last_used INTEGER NOT NULL, unpublished INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS ph_erased(blob TEXT PRIMARY KEY);
             CREATE TABLE IF NOT EXISTS ph_repaired(blob TEXT PRIMARY KEY);
+            CREATE TABLE IF NOT EXISTS ph_seen(blob TEXT PRIMARY KEY, tag TEXT NOT NULL);
             """)
     }
 
@@ -162,13 +163,19 @@ extension Home {
 
     /// Uploads this device's unpublished photos (create-only; already there is fine).
     ///
-    /// - Parameter listed: what a full listing of the peer showed this
-    ///   round, if it made one. A live photo's blob it does not show (someone
-    ///   deleted it from the folder or the server) is uploaded again from
-    ///   this device's cache, whoever added the photo: blobs are named by
-    ///   their hash, and the copy is checked against it first.
+    /// - Parameters:
+    ///   - listed: what a full listing of the peer showed this round, if it
+    ///     made one. A live photo's blob it does not show (someone deleted
+    ///     it from the folder or the server) is uploaded again from this
+    ///     device's cache, whoever added the photo: blobs are named by their
+    ///     hash, and the copy is checked against it first.
+    ///   - tags: the tags this round's listing showed. A live photo's blob
+    ///     whose tag changed since this device first saw it listed (`ph_seen`,
+    ///     kept without reading it) is read back once; when it no longer
+    ///     matches its name (a byte flipped, cut short) and this device's
+    ///     cached copy does, that copy replaces it.
     /// - Returns: blobs uploaded, new and repaired.
-    func publishPhotos(to peer: any Peer, listed: Set<String>? = nil) throws -> Int {
+    func publishPhotos(to peer: any Peer, listed: Set<String>? = nil, tags: [String: String] = [:]) throws -> Int {
         try photoCacheTable()
         var pending: [String] = []
         var written: [String: Int64] = [:]   // when each was written (`last_used`)
@@ -240,9 +247,39 @@ extension Home {
                 repaired += 1
             }
         }
+        if !removed, !tags.isEmpty { repaired += try replaceDamagedBlobs(live: live, tags: tags, peer: peer) }
         try erase(deleted.subtracting(live), uploadedHere: deletedOwn, live: live, from: peer)
         try evictPhotos()
         return pending.count + repaired
+    }
+
+    /// The live blobs whose listed tag changed since this device first saw
+    /// them listed, read back once: one that no longer matches its name is
+    /// replaced by this device's cached copy when that one does. Returns
+    /// how many were replaced. A read or a replacement that fails is left
+    /// for a later change of the tag; it never ends the round.
+    private func replaceDamagedBlobs(live: Set<String>, tags: [String: String], peer: any Peer) throws -> Int {
+        var seen: [String: String] = [:]
+        try log.database.statement("SELECT blob, tag FROM ph_seen").forEachRow { seen[$0.text(0)] = $0.text(1) }
+        func remember(_ blob: String, _ tag: String) throws {
+            try log.database.run("INSERT OR REPLACE INTO ph_seen(blob, tag) VALUES(?1, ?2)", [.text(blob), .text(tag)])
+        }
+        var replaced = 0
+        for blob in live.sorted() {
+            guard let tag = tags[Self.blobPath(blob)], !tag.isEmpty, seen[blob] != tag else { continue }
+            // First seen: kept as it is, unread (a device reads no photo it was not asked for).
+            guard seen[blob] != nil else { try remember(blob, tag); continue }
+            guard let cached = try? FileIO.readFile(photoDirectory + "/" + blob), Hex.encode(Sodium.blake2b256(cached)) == blob else { continue }
+            let there: (bytes: [UInt8], tag: String)
+            do throws(PeerError) { there = try peer.getOnce(Self.blobPath(blob)) } catch { continue }
+            guard Hex.encode(Sodium.blake2b256(there.bytes)) != blob else { try remember(blob, tag); continue }
+            let newTag: String
+            do throws(PeerError) { newTag = try peer.replace(Self.blobPath(blob), cached, expected: there.tag) } catch { continue }
+            try remember(blob, newTag)
+            try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(blob)])
+            replaced += 1
+        }
+        return replaced
     }
 
     /// Erases the blobs of deleted photos: from the peer's blob area those

@@ -166,6 +166,31 @@ struct PhotoTests {
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: late.root + "/x.jpg"))) == original)
     }
 
+    /// A blob damaged in the folder (a byte flipped) after the devices that
+    /// hold a copy saw it listed is replaced from a good copy at the next
+    /// round of one of them; a device that must fetch it then gets it.
+    @Test func aDamagedBlobIsReplacedFromACache() throws {
+        let (mum, dad, dir, photo, original) = try Self.photoInDadsCache(marker: "DAMAGE")
+        try dad.ok("sync")   // the blob listed, its tag kept unread
+        let blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
+        try #require(blobs.count == 1)
+        let path = dir + "/" + blobs[0]
+        var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
+        bytes[bytes.count / 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let late = FamctlRunner()
+        try late.ok("accept", try mum.ok("invite"), "--name", "Late", "--dir", dir)
+        try late.ok("sync")
+        let refused = try late.run("photo", "get", photo, "--out", late.root + "/x.jpg")
+        #expect(refused.code == 75 && refused.stderr.contains("damaged"), "\(refused.stderr)")
+        // Dad's round finds the blob changed, reads it back, and puts his good copy there.
+        try dad.ok("sync")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) != bytes, "the damaged blob is still there")
+        #expect(try late.ok("photo", "get", photo, "--out", late.root + "/x.jpg").contains("wrote 30010 bytes"))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: late.root + "/x.jpg"))) == original)
+    }
+
     /// A device that had not heard of a photo's delete, and uploaded its
     /// blob again from its cache after the photo's device erased it, erases
     /// its own upload once the delete reaches it.

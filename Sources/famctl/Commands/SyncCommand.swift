@@ -100,7 +100,7 @@ enum SyncCommand: Command {
         do {
             let published = try replicator.publish()
             let pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
-            _ = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing)
+            _ = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
             if home.prefetchPhotos {
                 for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
                     _ = try? home.photoBytes(p, peer: replicator.peer)   // not arrived yet: next round
