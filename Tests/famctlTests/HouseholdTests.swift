@@ -96,6 +96,20 @@ struct HouseholdTests {
         #expect(try mum.ok("digest") == grandma.ok("digest"))
     }
 
+    /// A member named by a prefix too short, or by its name in another
+    /// case, is refused saying which (not "matches 1 devices").
+    @Test func aMemberNamedAmissIsExplained() throws {
+        let (mum, _) = try Self.family([("Gran", "viewer")])
+        try mum.ok("sync")
+        let gran = try #require(try Self.members(mum).first { $0["name"] as? String == "Gran" })
+        let device = try #require(gran["device"] as? String)
+        let short = try mum.run("member", "role", String(device.prefix(3)), "member")
+        #expect(short.code == 65 && short.stderr.contains("too short for a device id"), "\(short.stderr)")
+        let cased = try mum.run("member", "role", "gran", "member")
+        #expect(cased.code == 65 && cased.stderr.contains("did you mean \"Gran\""), "\(cased.stderr)")
+        #expect(try mum.ok("member", "role", String(device.prefix(6)), "member").contains("member"))
+    }
+
     @Test func removedMemberIsCutOffAndCannotReadWhatFollows() throws {
         let (mum, others) = try Self.family([("Dad", "member"), ("Uncle", "member")])
         let (dad, uncle) = (others[0], others[1])
