@@ -121,8 +121,12 @@ struct HouseholdTests {
         #expect(removed.contains("Key rotated to epoch 1 for 2 member(s)"))
         try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5", "note=secret after removal")
         // The uncle does not know yet and keeps writing.
-        try uncle.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=pain", "pain=1", "note=after removal")
+        let late = try uncle.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=pain", "pain=1", "note=after removal")
         try Self.exchange([mum, dad, uncle])
+        // The audit of that record shows the event, kept in the log, and why it does not count.
+        let trail = try mum.ok("replay", "--record", late)
+        #expect(trail.contains("no event naming it counts") && trail.contains("not authorized:")
+                && trail.contains("written after the author's removal"), "\(trail)")
 
         for r in [mum, dad] {
             let list = try r.ok("record", "list")

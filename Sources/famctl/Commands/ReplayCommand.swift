@@ -33,9 +33,14 @@ enum ReplayCommand: Command {
 
         // 1. Verify every chain of the log, and what each body holds.
         var findings = BodyFindings()
+        // With --record: every event of the family that names the record, projected or not.
+        var naming: [(id: EventID, author: DeviceID, hlc: HLC, type: String)] = []
         let report = try home.log.audit(family: nil, localAuthor: home.deviceID) { env in
             switch try home.openBody(env) {
             case .body(let body):
+                if let recordID, env.family == home.family, let r = try? RecordEvent(body), r.record == recordID {
+                    naming.append((env.id, env.author, env.hlc, body.type))
+                }
                 if body.type == PhotoEvent.Kind.put.rawValue {
                     findings.photos += 1
                     if let why = PhotoEvent.problem(body.object) { findings.badPhotos.append((env.id, why)) }
@@ -67,7 +72,9 @@ enum ReplayCommand: Command {
         let agrees = until != nil || rebuilt == live
 
         if let recordID {
-            try printTrail(recordID, projector: scratch.projector, home: home, json: inv.json)
+            let reasons = Dictionary(denied.map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
+            let refused = naming.compactMap { n in reasons[n.id].map { (n, $0) } }.sorted { $0.0.hlc < $1.0.hlc }
+            try printTrail(recordID, projector: scratch.projector, home: home, refused: refused, json: inv.json)
             if !report.isIntact || !agrees { throw failure(report, agrees: agrees) }
             return
         }
@@ -111,20 +118,36 @@ enum ReplayCommand: Command {
                         hint: "The projection tables were altered or damaged; the log itself verifies. 'famctl rebuild' rebuilds them from the log.")
     }
 
-    static func printTrail(_ id: UUID, projector: Projector, home: Home, json: Bool) throws {
+    /// The record's trail: every version that counts, then the events
+    /// naming it that the household rules reject (a removed device's, a
+    /// viewer's…), kept in the log but in no version of it.
+    static func printTrail(_ id: UUID, projector: Projector, home: Home,
+                           refused: [((id: EventID, author: DeviceID, hlc: HLC, type: String), String)], json: Bool) throws {
         let history = try projector.history(id)
-        guard !history.isEmpty, let state = try projector.record(id) else {
+        let state = history.isEmpty ? nil : try projector.record(id)
+        guard state != nil || !refused.isEmpty else {
             throw CLIError(.noInput, "no event in the log names record \(id.uuidString.lowercased())")
         }
+        let refusedJSON = refused.map { n, reason in
+            ["event": n.id.hex, "author": n.author.hex, "type": n.type, "hlc": n.hlc.description, "reason": reason] as [String: Any]
+        }
         if json {
-            var o = RecordView.json(state)
+            var o: [String: Any] = state.map(RecordView.json) ?? ["id": id.uuidString.lowercased()]
             o["history"] = history.map(HistoryView.json)
+            o["notAuthorized"] = refusedJSON
             Console.json(o)
             return
         }
-        Console.out("record \(id.uuidString.lowercased())  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
-        for h in history { Console.out("  " + HistoryView.line(h, home: home)) }
-        Console.out("now: " + (state.deleted ? "deleted" : RecordView.fieldsText(state.fields)))
+        if let state {
+            Console.out("record \(id.uuidString.lowercased())  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
+            for h in history { Console.out("  " + HistoryView.line(h, home: home)) }
+        } else {
+            Console.out("record \(id.uuidString.lowercased()): no event naming it counts")
+        }
+        for (n, reason) in refused {
+            Console.out("  not authorized: \(n.hlc)  \(n.type)  \(n.id.short) by \(n.author.short): \(reason)")
+        }
+        if let state { Console.out("now: " + (state.deleted ? "deleted" : RecordView.fieldsText(state.fields))) }
     }
 
     struct BodyFindings {
