@@ -20,6 +20,8 @@ public final class WebDAVPeer: Peer {
     let refusesCredentials: Bool
     let maximumObjectBytes: Int
     let session: URLSession
+    /// `session`'s delegate: see ``ChallengeRefuser``.
+    let refuser: ChallengeRefuser
     /// For `GET`: a session whose delegate sees the body as it arrives and
     /// stops reading past ``maximumObjectBytes``.
     let downloads: URLSession
@@ -46,7 +48,8 @@ public final class WebDAVPeer: Peer {
         let config = URLSessionConfiguration.ephemeral
         config.timeoutIntervalForRequest = timeout
         config.urlCache = nil
-        session = URLSession(configuration: config)
+        refuser = ChallengeRefuser()
+        session = URLSession(configuration: config, delegate: refuser, delegateQueue: nil)
         limiter = DownloadLimiter()
         downloads = URLSession(configuration: config, delegate: limiter, delegateQueue: nil)
     }
@@ -66,6 +69,7 @@ public final class WebDAVPeer: Peer {
 
     final class Pending: Sendable {
         let result = Mutex<Result<Reply, PeerError>?>(nil)
+        let task = Mutex<Int>(-1)
     }
 
     /// Whether credentials sent to `url` stay between this machine and the
@@ -105,16 +109,22 @@ public final class WebDAVPeer: Peer {
         } else {
             let pending = Pending()
             let done = DispatchSemaphore(value: 0)
-            session.dataTask(with: req) { data, response, error in
+            let refuser = refuser
+            let task = session.dataTask(with: req) { data, response, error in
                 let r: Result<Reply, PeerError>
-                if let http = response as? HTTPURLResponse {
+                if refuser.wasChallenged(pending.task.withLock { $0 }) {
+                    // The server asked for a login (401): what it said, not a failure to reach it.
+                    r = .success(Reply(status: 401, body: Data(), headers: [:]))
+                } else if let http = response as? HTTPURLResponse {
                     r = .success(Reply(status: http.statusCode, body: data ?? Data(), headers: Self.headers(http)))
                 } else {
                     r = .failure(.unavailable(error.map { "\($0.localizedDescription)" } ?? "no response"))
                 }
                 pending.result.withLock { $0 = r }
                 done.signal()
-            }.resume()
+            }
+            pending.task.withLock { $0 = task.taskIdentifier }
+            task.resume()
             done.wait()
             reply = try pending.result.withLock { $0 }!.get()
         }
@@ -138,7 +148,13 @@ public final class WebDAVPeer: Peer {
 
     private func ensureCollection(_ path: String) throws(PeerError) {
         let r = try send("MKCOL", path.isEmpty ? "./" : (path.hasSuffix("/") ? path : path + "/"))
-        guard [201, 405, 301].contains(r.status) else { throw .unavailable("MKCOL \(path): HTTP \(r.status)") }
+        guard [201, 405, 301].contains(r.status) else {
+            // 409: the collection above it does not exist; 404 likewise on some servers. Waiting will not create it.
+            if r.status == 409 || r.status == 404 {
+                throw .unsupported("cannot create the collection \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) (HTTP \(r.status)): the collection that should hold it does not exist on the server")
+            }
+            throw .unavailable("MKCOL \(path): HTTP \(r.status)")
+        }
     }
 
     public func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
@@ -278,7 +294,11 @@ public final class WebDAVPeer: Peer {
         let name = ".famctl-probe-\(UUID().uuidString.lowercased())"
         defer { _ = try? send("DELETE", name) }
         let first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
-        guard [200, 201, 204].contains(first.status) else { throw .unavailable("cannot write to \(base.absoluteString): HTTP \(first.status)") }
+        guard [200, 201, 204].contains(first.status) else {
+            // 405 Method Not Allowed, 501 Not Implemented: not a WebDAV collection; asking again will not make it one.
+            if [405, 501].contains(first.status) { throw .unsupported("\(base.absoluteString) does not take writes (HTTP \(first.status)): it is not a WebDAV collection") }
+            throw .unavailable("cannot write to \(base.absoluteString): HTTP \(first.status)")
+        }
         let second = try send("PUT", name, body: Data("again".utf8), headers: ["If-None-Match": "*"])
         guard second.status == 412 else {
             throw .unsupported("\(base.absoluteString) ignores If-None-Match (answered \(second.status) where 412 was due); famctl would overwrite segments there")
@@ -293,6 +313,24 @@ public final class WebDAVPeer: Peer {
 @available(*, unavailable)
 extension WebDAVPeer: Sendable {}
 
+/// The delegate of ``WebDAVPeer``'s request session: refuses every
+/// authentication challenge (the login, when there is one, goes with each
+/// request, in its `Authorization` header), and remembers which tasks met
+/// one. Without it, Foundation's URLSession on Linux left a task that got a
+/// 401 with `WWW-Authenticate` waiting for credentials for ever.
+final class ChallengeRefuser: NSObject, URLSessionTaskDelegate, Sendable {
+    private let challenged = Mutex<Set<Int>>([])
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        challenged.withLock { _ = $0.insert(task.taskIdentifier) }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    /// Whether the task met a challenge (forgotten once asked).
+    func wasChallenged(_ task: Int) -> Bool { challenged.withLock { $0.remove(task) != nil } }
+}
+
 /// The delegate of ``WebDAVPeer``'s download session: collects each body as
 /// it arrives and cancels its task once the body passes the request's limit
 /// (or when the response's `Content-Length` already does), so a server that
@@ -305,6 +343,8 @@ final class DownloadLimiter: NSObject, URLSessionDataDelegate, Sendable {
         var body = Data()
         var overLimit = false
         var failure: String?
+        /// The server asked for a login (refused: see ``ChallengeRefuser``).
+        var challenged = false
     }
 
     private let transfers = Mutex<[Int: Transfer]>([:])
@@ -316,6 +356,7 @@ final class DownloadLimiter: NSObject, URLSessionDataDelegate, Sendable {
         task.resume()
         done.wait()
         let t = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }!
+        if t.challenged { return WebDAVPeer.Reply(status: 401, body: Data(), headers: [:]) }
         guard let http = t.response else { throw .unavailable(t.failure ?? "no response") }
         if let failure = t.failure, !t.overLimit { throw .unavailable(failure) }
         return WebDAVPeer.Reply(status: http.statusCode, body: t.body, headers: WebDAVPeer.headers(http), overLimit: t.overLimit)
@@ -338,6 +379,12 @@ final class DownloadLimiter: NSObject, URLSessionDataDelegate, Sendable {
         // to its end underneath, now and then (a gigabyte, on loopback).
         completionHandler(.allow)
         if cancel { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
+        transfers.withLock { all in all[task.taskIdentifier]?.challenged = true }
+        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

@@ -73,6 +73,34 @@ struct PeerContractTests {
         }
     }
 
+    /// A server that asks for a login (401 with WWW-Authenticate) gets an
+    /// answer at once: without the login, every call is refused as such
+    /// (it used to wait for ever, in Foundation's challenge handling); with
+    /// it, the contract holds. Both sessions (requests, downloads) are asked.
+    @Test(.timeLimit(.minutes(2)))
+    func webDAVWithALoginRefusesAtOnceWithoutIt() throws {
+        try ApacheServer.with(login: ("mum", "s3cret")) { url, _ in
+            let family = url.appendingPathComponent(FamilyID.random().description + "/")
+            for credentials in [nil, ("mum", "wrong")] as [(user: String, password: String)?] {
+                let peer = WebDAVPeer(url: family, credentials: credentials, allowPlainHTTP: true)
+                let calls: [(String, () throws -> Void)] = [
+                    ("probe", { try peer.probe() }),
+                    ("changes", { _ = try peer.changes(since: nil, limit: 10) }),
+                    ("get", { _ = try peer.get(Self.path(1)) }),
+                ]
+                for (name, call) in calls {
+                    let start = Date()
+                    let error = #expect(throws: PeerError.self, "\(name)") { try call() }
+                    #expect(Date().timeIntervalSince(start) < 15, "\(name) took \(Date().timeIntervalSince(start)) s")
+                    if case .unsupported(let why) = error { #expect(why.hasPrefix("401"), "\(name): \(why)") } else { Issue.record("\(name): \(String(describing: error))") }
+                }
+            }
+            let peer = WebDAVPeer(url: family, credentials: ("mum", "s3cret"), allowPlainHTTP: true)
+            try peer.probe()
+            try Self.contract(peer)
+        }
+    }
+
     /// An object over the limit is refused without being read whole: the
     /// request asks for one byte more than the limit, which Apache honours.
     @Test(.timeLimit(.minutes(2)))
@@ -207,10 +235,12 @@ enum ApacheServer {
             .appendingPathComponent("scripts/apache-webdav.sh").path
     }
 
-    static func run(_ args: [String]) -> (Int32, String) {
+    static func run(_ args: [String], env: [String: String] = [:]) -> (Int32, String) {
         let log = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: log) }
-        let status = system("/bin/bash " + args.map { "'\($0)'" }.joined(separator: " ") + " </dev/null >'\(log)' 2>&1")
+        // The environment on the command line, not setenv: other tests start servers at the same time.
+        let vars = env.map { "\($0.key)='\($0.value)' " }.joined()
+        let status = system(vars + "/bin/bash " + args.map { "'\($0)'" }.joined(separator: " ") + " </dev/null >'\(log)' 2>&1")
         return (status == -1 ? -1 : (status >> 8) & 0xff, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
     }
 
@@ -220,10 +250,11 @@ enum ApacheServer {
     }
 
     /// The same, with the server's directory too (its `access.log` has a
-    /// line per request: method, path, status, body bytes sent).
-    static func with(_ body: (URL, String) throws -> Void) throws {
+    /// line per request: method, path, status, body bytes sent), and, with
+    /// `login`, `/dav` asking for it (HTTP Basic).
+    static func with(login: (user: String, password: String)? = nil, _ body: (URL, String) throws -> Void) throws {
         let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
-        let (code, out) = run([script, "start", base])
+        let (code, out) = run([script, "start", base], env: login.map { ["WEBDAV_USER": $0.user, "WEBDAV_PASSWORD": $0.password] } ?? [:])
         defer { _ = run([script, "stop", base]) }
         try #require(code == 0, "could not start Apache: \(out)")
         let line = try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") })

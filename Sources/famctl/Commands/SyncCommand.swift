@@ -168,8 +168,17 @@ extension Home {
             }
             let webdav = WebDAVPeer(url: u.appendingPathComponent(family.description + "/"), credentials: credentials, allowPlainHTTP: allowPlainHTTP)
             do throws(PeerError) { if probe { try webdav.probe() } } catch {
-                throw CLIError(error.isTransient ? .tempFail : .dataError, "the peer \(url): \(error)",
-                               hint: error.isTransient ? "Try again later; nothing was lost." : "Use a WebDAV server that honours If-Match and If-None-Match.")
+                let hint: String
+                if error.isTransient {
+                    hint = "Try again later; nothing was lost."
+                } else if case .unsupported(let why) = error, why.hasPrefix("401") || why.hasPrefix("403") {
+                    hint = "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
+                } else if case .unsupported(let why) = error, why.contains("not a WebDAV collection") || why.contains("does not exist on the server") {
+                    hint = "Check the URL: it must name a WebDAV collection that exists (a folder the server shares over WebDAV)."
+                } else {
+                    hint = "Use a WebDAV server that honours If-Match and If-None-Match."
+                }
+                throw CLIError(error.isTransient ? .tempFail : .dataError, "the peer \(url): \(error)", hint: hint)
             }
             base = webdav
         case .none:
