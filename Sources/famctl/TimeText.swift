@@ -9,19 +9,25 @@ enum TimeText {
     ///   or names a date the calendar does not have (`2026-02-30`).
     static func parse(_ s: String, option: String) throws(CLIError) -> Date {
         if let why = CalendarDate.impossibility(in: s) { throw .data("\(option) '\(s)': \(why)") }
-        guard let d = parse(s) else { throw .data("\(option) '\(s)' is not an ISO-8601 time") }
+        guard let d = parse(s) else {
+            throw .data("\(option) '\(s)' is not an ISO-8601 time with offset, nor a date",
+                        hint: "For example 2026-11-29T08:15:00+01:00, 2026-11-29T07:15:00Z or 2026-11-29 (midnight UTC).")
+        }
         return d
     }
 
-    /// As ``parse(_:option:)``, or `nil`. Foundation's formatter rolls an
-    /// impossible date over (2026-02-30 to March 2): those are `nil`.
+    /// As ``parse(_:option:)``, or `nil`: the whole text, as strictly as a
+    /// record's time (a time without an offset, or followed by anything, is
+    /// not one: Foundation's formatter read `2026-12-01T23:00:00` as the
+    /// bare date, midnight, and ignored what follows a time), or exactly a
+    /// date `YYYY-MM-DD`.
     static func parse(_ s: String) -> Date? {
         guard CalendarDate.impossibility(in: s) == nil else { return nil }
+        if let d = TimeValue.parse(s) { return d }
+        let u = Array(s.utf8)
+        guard u.count == 10, u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-"),
+              u.enumerated().allSatisfy({ $0.offset == 4 || $0.offset == 7 || (0x30...0x39).contains($0.element) }) else { return nil }
         let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime]
-        if let d = f.date(from: s) { return d }
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let d = f.date(from: s) { return d }
         f.formatOptions = [.withFullDate]
         return f.date(from: s)
     }

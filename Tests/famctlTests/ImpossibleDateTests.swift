@@ -33,6 +33,26 @@ struct ImpossibleDateTests {
         #expect(try f.ok("record", "list").isEmpty)
     }
 
+    /// `log --since` and `replay --until` read a time as strictly as a
+    /// record's (with its offset, nothing after it) or exactly a date: a
+    /// time without an offset was read as midnight of its date, and text
+    /// after a time was ignored.
+    @Test func sinceAndUntilTakeWholeTimesOnly() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        for bad in ["2026-12-01T23:00:00", "2026-12-01T04:22:51Zjunk", "2026-12-01xyz", "2026-12-01T99:99:99Z", "yesterday"] {
+            for (command, option) in [("log", "--since"), ("replay", "--until")] {
+                let r = try f.run([command, option, bad])
+                #expect(r.code == 65 && r.stderr.contains("is not an ISO-8601 time with offset, nor a date"), "\(command) \(bad): \(r.code) \(r.stderr)")
+            }
+        }
+        for good in ["2026-12-01", "2026-12-01T04:22:51.029Z", "2026-12-01T05:00:00+01:00"] {
+            #expect(try f.run(["log", "--since", good]).code == 0, "\(good)")
+            #expect(try f.run(["replay", "--until", good]).code == 0, "\(good)")
+        }
+    }
+
     @Test func refusedByImportNamingTheRow() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
