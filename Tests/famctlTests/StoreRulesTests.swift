@@ -193,6 +193,10 @@ struct StoreRulesTests {
         #expect(shown.contains("amountMl=120"))
         #expect(!shown.split(separator: "\n")[0].contains("side="))
         #expect(shown.contains("side= (cleared)"))
+        // A change of when it happened alone is in the trail too.
+        try x.f.ok("record", "update", id, "--at", "2026-11-29T07:30:00+01:00")
+        let moved = try x.f.ok("record", "show", id, "--history").split(separator: "\n").last!
+        #expect(moved.contains("at 2026-11-29T07:30:00+01:00"), "\(moved)")
         try x.f.ok("record", "delete", id)
         #expect(try x.f.ok("record", "list").isEmpty)
         #expect(try x.f.ok("record", "list", "--include-deleted").contains("(deleted)"))
@@ -200,7 +204,7 @@ struct StoreRulesTests {
         #expect(try x.f.run("record", "update", id, "amountMl=1").code == 65)
         #expect(try x.f.run("record", "show", "0f8e2d4c-5b6a-4978-8c1d-2e3f4a5b6c7d").code == 66)
         let trail = try x.f.ok("replay", "--record", id)
-        #expect(trail.split(separator: "\n").filter { $0.contains(" put ") || $0.contains(" delete ") }.count == 3)
+        #expect(trail.split(separator: "\n").filter { $0.contains(" put ") || $0.contains(" delete ") }.count == 4)
         #expect(trail.hasSuffix("now: deleted"))
     }
 

@@ -59,7 +59,8 @@ enum HistoryView {
     static func json(_ h: HistoryEntry) -> [String: Any] {
         ["event": h.event.hex, "author": h.version.author.hex, "hlc": TimeText.format(h.version.hlc.date),
          "counter": Int(h.version.hlc.counter), "op": h.operation.rawValue,
-         "fields": h.changes.filter { !$0.key.hasPrefix("$") }.mapValues(RecordView.any)]
+         "fields": h.changes.filter { !$0.key.hasPrefix("$") }.mapValues(RecordView.any),
+         "at": { if case .string(let at)? = h.changes["$at"] { at } else { NSNull() } }() as Any]
     }
 
     static func line(_ h: HistoryEntry, home: Home?) -> String {
@@ -68,7 +69,11 @@ enum HistoryView {
         if h.version.author == home?.deviceID { who += " (this device)" }
         var s = "\(TimeText.format(h.version.hlc.date))  \(who)  \(h.operation.rawValue)  event \(h.event.short)"
         let f = h.changes.filter { !$0.key.hasPrefix("$") }
-        if h.operation == .put { s += "  " + (f.isEmpty ? "(no field changes)" : RecordView.fieldsText(f).replacingOccurrences(of: "=null", with: "= (cleared)")) }
+        if h.operation == .put {
+            // When it happened, as this version says (a change of `--at` alone is a change too).
+            if case .string(let at)? = h.changes["$at"] { s += "  at \(at)" }
+            s += "  " + (f.isEmpty ? "(no field changes)" : RecordView.fieldsText(f).replacingOccurrences(of: "=null", with: "= (cleared)"))
+        }
         return s
     }
 }
