@@ -244,6 +244,20 @@ struct StoreRulesTests {
         #expect(try x.f.ok("record", "list").contains("11111111-1111-4111-8111-111111111111"))
     }
 
+    /// The care subjects an import adds are counted in its output.
+    @Test func importedSubjectsAreCounted() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try #"[{"focus":"baby:6f1e0d2c-3b4a-4c5d-8e6f-7a8b9c0d1e2f","kind":"baby","name":"Lily"},{"focus":"newMom","kind":"newMom"}]"#
+            .write(toFile: dir + "/subjects.json", atomically: true, encoding: .utf8)
+        let out = try f.ok("import", "stores", dir)
+        #expect(out.contains("subjects.json: 1 added, 1 already there"), "\(out)")
+        #expect(try f.ok("subject", "list").contains("baby:6f1e0d2c-3b4a-4c5d-8e6f-7a8b9c0d1e2f"))
+    }
+
     /// A JSON file that is none of the store files is not read, and said
     /// so (a misnamed one would otherwise be lost without a word).
     @Test func aMisnamedStoreFileIsNamedNotRead() throws {

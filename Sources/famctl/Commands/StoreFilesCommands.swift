@@ -89,14 +89,16 @@ enum ImportStoresCommand: Command {
         // Subjects first, so records can refer to them.
         var knownSubjects = Set(try home.projector.subjects().map(\.focus))
         var subjectEvents: [EventBody] = []
+        var subjectTally: Tally?
         if let rows = try readArray(dir + "/subjects.json", failures: &failures) {
             var events: [EventBody] = []
             var bad = false
+            var unchanged = 0
             for (i, row) in rows.enumerated() {
                 guard case .object(let o) = row, let f = o["focus"]?.stringValue, let focus = FocusKey(f) else {
                     failures.append("subjects.json[\(i)]: needs \"focus\" (baby:<UUID>, pregnancy or newMom)"); bad = true; continue
                 }
-                if knownSubjects.contains(focus) { continue }
+                if knownSubjects.contains(focus) { unchanged += 1; continue }
                 let fields = o.filter { ["name", "birth", "sex", "due"].contains($0.key) }
                 do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: fields) } catch {
                     failures.append("subjects.json[\(i)]: \(error)"); bad = true; continue
@@ -106,6 +108,7 @@ enum ImportStoresCommand: Command {
             if !bad {
                 subjectEvents = events
                 knownSubjects.formUnion(events.compactMap { try? SubjectEvent($0)?.focus })
+                subjectTally = Tally(added: events.count, updated: 0, unchanged: unchanged)
             }
         }
         if !subjectEvents.isEmpty { try home.append(subjectEvents) }
@@ -169,13 +172,17 @@ enum ImportStoresCommand: Command {
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
             Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged]) }),
+                          "subjects": subjectTally.map { ["added": $0.added, "unchanged": $0.unchanged] as [String: Any] } ?? NSNull(),
                           "errors": failures, "ignored": ignored])
         } else {
             for name in ignored { Console.err("famctl: warning: \(name) was not read: it is not one of the store files (feeding.json … subjects.json)") }
+            if let t = subjectTally, t.added + t.unchanged > 0 { Console.out("subjects.json: \(t.added) added, \(t.unchanged) already there") }
             for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
                 Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged")
             }
-            if tallies.allSatisfy({ $0.1.added + $0.1.updated + $0.1.unchanged == 0 }) && failures.isEmpty { Console.out("no records found in \(dir)") }
+            if tallies.allSatisfy({ $0.1.added + $0.1.updated + $0.1.unchanged == 0 }) && failures.isEmpty {
+                Console.out("no records found in \(dir)")
+            }
         }
         if !failures.isEmpty {
             for f in failures { Console.err("famctl: \(f)") }
