@@ -212,8 +212,8 @@ public final class Replicator {
     /// applied; an expired token means listing from scratch.
     public func pull(ingest: SegmentIngest) throws -> PullReport {
         var report = PullReport()
-        let own = try Self.ownSegmentNames(family: family, log: log)
         let ownTags = try ownSegmentTags()
+        let own = Set(ownTags.keys)
         var token = try meta("token")
         var done = try doneFiles()
         var tried = Set<String>()          // read once per round at most
@@ -263,9 +263,13 @@ public final class Replicator {
             do {
                 let read = try read(path, own: own, once: retryingOld, listedTag: tags[path], into: &report)
                 failedInARow = 0
-                guard case .segment(let segment) = read else { if case .done = read { return true } else { return false } }
-                try queue(path, segment)
-                return true
+                switch read {
+                case .segment(let segment):
+                    try queue(path, segment)
+                    return true
+                case .done: return true
+                case .notYet: return false
+                }
             } catch let error as PeerError where error.isTransient {
                 failedInARow += 1
                 if failedInARow >= 2 {
@@ -475,7 +479,7 @@ public final class Replicator {
     }
 
     /// The segments this device wrote into its own folder (and has not
-    /// compacted away), read once per ``pull(ingest:)``.
+    /// compacted away). A pull reads them with their tags (``ownSegmentTags()``).
     private static func ownSegmentNames(family: FamilyID, log: EventLog) throws -> Set<String> {
         var out = Set<String>()
         try log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) { out.insert($0.text(0)) }

@@ -22,14 +22,8 @@ enum TimeText {
     /// bare date, midnight, and ignored what follows a time), or exactly a
     /// date `YYYY-MM-DD`.
     static func parse(_ s: String) -> Date? {
-        guard CalendarDate.impossibility(in: s) == nil else { return nil }
         if let d = TimeValue.parse(s) { return d }
-        let u = Array(s.utf8)
-        guard u.count == 10, u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-"),
-              u.enumerated().allSatisfy({ $0.offset == 4 || $0.offset == 7 || (0x30...0x39).contains($0.element) }) else { return nil }
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withFullDate]
-        return f.date(from: s)
+        return CalendarDate.isValid(s) ? TimeValue.parse(s + "T00:00:00Z") : nil
     }
 
     /// Whether `s` carries an explicit offset (`Z` or `±hh:mm`), as record times must.

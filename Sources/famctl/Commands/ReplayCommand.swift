@@ -34,12 +34,12 @@ enum ReplayCommand: Command {
         // 1. Verify every chain of the log, and what each body holds.
         var findings = BodyFindings()
         // With --record: every event of the family that names the record, projected or not.
-        var naming: [(id: EventID, author: DeviceID, hlc: HLC, type: String)] = []
+        var naming: [RecordEventSeen] = []
         let report = try home.log.audit(family: nil, localAuthor: home.deviceID) { env in
             switch try home.openBody(env) {
             case .body(let body):
                 if let recordID, env.family == home.family, let r = try? RecordEvent(body), r.record == recordID {
-                    naming.append((env.id, env.author, env.hlc, body.type))
+                    naming.append(RecordEventSeen(id: env.id, author: env.author, hlc: env.hlc, type: body.type))
                 }
                 if body.type == PhotoEvent.Kind.put.rawValue {
                     findings.photos += 1
@@ -73,7 +73,7 @@ enum ReplayCommand: Command {
 
         if let recordID {
             let reasons = Dictionary(denied.map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
-            let refused = naming.compactMap { n in reasons[n.id].map { (n, $0) } }.sorted { $0.0.hlc < $1.0.hlc }
+            let refused = naming.compactMap { n in reasons[n.id].map { (event: n, reason: $0) } }.sorted { $0.event.hlc < $1.event.hlc }
             try printTrail(recordID, projector: scratch.projector, home: home, refused: refused, json: inv.json)
             if !report.isIntact || !agrees { throw failure(report, agrees: agrees) }
             return
@@ -122,7 +122,7 @@ enum ReplayCommand: Command {
     /// naming it that the household rules reject (a removed device's, a
     /// viewer's…), kept in the log but in no version of it.
     static func printTrail(_ id: UUID, projector: Projector, home: Home,
-                           refused: [((id: EventID, author: DeviceID, hlc: HLC, type: String), String)], json: Bool) throws {
+                           refused: [(event: RecordEventSeen, reason: String)], json: Bool) throws {
         let history = try projector.history(id)
         let state = history.isEmpty ? nil : try projector.record(id)
         guard state != nil || !refused.isEmpty else {
@@ -148,6 +148,14 @@ enum ReplayCommand: Command {
             Console.out("  not authorized: \(n.hlc)  \(n.type)  \(n.id.short) by \(n.author.short): \(reason)")
         }
         if let state { Console.out("now: " + (state.deleted ? "deleted" : RecordView.fieldsText(state.fields))) }
+    }
+
+    /// An event of the family whose body names a record (`replay --record`).
+    struct RecordEventSeen {
+        let id: EventID
+        let author: DeviceID
+        let hlc: HLC
+        let type: String
     }
 
     struct BodyFindings {
