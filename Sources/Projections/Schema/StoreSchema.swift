@@ -58,32 +58,46 @@ public struct StoreSchema: Sendable {
 
     /// Checks a complete record: every field's type and range, required
     /// fields, the subject kind, the entry-time rules and the cross-field rules.
+    /// Throws the first of ``violations(fields:focus:at:now:)``.
     ///
     /// - Parameters:
     ///   - fields: the record's fields after the change (cleared fields absent).
     ///   - at: the record's `at`, when it parsed (the caller reports one that does not).
     ///   - now: the entry time; `nil` skips the "not in the future" rule (merges, imports of old data still check it).
     public func validate(fields: [String: JSONValue], focus: FocusKey, at: Date?, now: Date?) throws(ValidationError) {
+        if let first = violations(fields: fields, focus: focus, at: at, now: now).first { throw first }
+    }
+
+    /// Every rule of this store the record breaks, in the order
+    /// ``validate(fields:focus:at:now:)`` checks them: the subject kind, each
+    /// field's type and range (by name), the required fields, the entry-time
+    /// rules, the cross-field rules. Empty for a valid record. A merged
+    /// record may break some (an update that outlives a concurrent delete
+    /// revives the record with the updated fields alone; two concurrent
+    /// updates may each be valid and not together).
+    public func violations(fields: [String: JSONValue], focus: FocusKey, at: Date?, now: Date?) -> [ValidationError] {
         let s = store.rawValue
-        guard subjects.contains(SubjectKind(focus)) else {
+        var out: [ValidationError] = []
+        if !subjects.contains(SubjectKind(focus)) {
             let allowed = SubjectKind.allCases.filter { subjects.contains($0) }.map(\.rawValue).joined(separator: ", ")
-            throw ValidationError(store: s, field: "focus", rule: "\(s) records are for \(allowed), not \(SubjectKind(focus).rawValue)")
+            out.append(ValidationError(store: s, field: "focus", rule: "\(s) records are for \(allowed), not \(SubjectKind(focus).rawValue)"))
         }
         for spec in fields.keys.sorted().compactMap({ field($0) }) {
-            if let why = spec.type.violation(fields[spec.name]!) { throw ValidationError(store: s, field: spec.name, rule: why) }
+            if let why = spec.type.violation(fields[spec.name]!) { out.append(ValidationError(store: s, field: spec.name, rule: why)) }
         }
         for spec in self.fields where spec.required && fields[spec.name] == nil {
-            throw ValidationError(store: s, field: spec.name, rule: "is required")
+            out.append(ValidationError(store: s, field: spec.name, rule: "is required"))
         }
         if let now {
             if let start = Self.time(fields["start"]), start > now.addingTimeInterval(Self.futureAllowance) {
-                throw ValidationError(store: s, field: "start", rule: "must not be more than 5 minutes in the future")
+                out.append(ValidationError(store: s, field: "start", rule: "must not be more than 5 minutes in the future"))
             }
             if let at, at > now.addingTimeInterval(Self.futureAllowance) {
-                throw ValidationError(store: s, field: "at", rule: "must not be more than 5 minutes in the future")
+                out.append(ValidationError(store: s, field: "at", rule: "must not be more than 5 minutes in the future"))
             }
         }
-        for rule in rules { if let e = rule(store, fields) { throw e } }
+        for rule in rules { if let e = rule(store, fields) { out.append(e) } }
+        return out
     }
 
     public static func time(_ v: JSONValue?) -> Date? { v?.stringValue.flatMap(TimeValue.parse) }

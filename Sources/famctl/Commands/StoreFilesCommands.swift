@@ -12,6 +12,11 @@ enum ExportStoresCommand: Command {
             Each store file is a JSON array of its live records sorted by time: id, focus,
             at, fields, author, updated. This is the family app's UI data source; 'import
             stores' reads the same files back. Files are replaced atomically.
+
+            A record that a merge left breaking its store's rules (an update that outlived a
+            concurrent delete brings back the updated fields alone; two sleeps added at once
+            may overlap) is written as it is, with "problems": the rules it breaks. 'import
+            stores' takes such a row as it is, warning, when it breaks those rules and no other.
             """,
         positionals: [PositionalSpec(name: "DIR", help: "The directory to write (created if missing).")])
 
@@ -30,21 +35,45 @@ enum ExportStoresCommand: Command {
             return o
         }
         try write(subjects, to: dir + "/subjects.json")
+        let overlapping = Set(try home.projector.sleepOverlaps().flatMap { [$0.0.id, $0.1.id] })
+        var withProblems = 0
         for store in StoreName.allCases {
+            let schema = StoreSchema.schema(for: store)
             let records = try home.projector.records(.init(store: store.rawValue)).sorted { a, b in
                 let x = a.at.flatMap(TimeValue.parse) ?? .distantPast, y = b.at.flatMap(TimeValue.parse) ?? .distantPast
                 return x != y ? x < y : a.id.uuidString < b.id.uuidString
             }
             let rows = records.map { r -> [String: Any] in
-                ["id": r.id.uuidString.lowercased(), "focus": r.focus, "at": r.at ?? NSNull(), "fields": r.fields.mapValues(RecordView.any),
-                 "author": r.creator.hex, "updated": TimeText.format(r.updated.hlc.date)]
+                var row: [String: Any] = ["id": r.id.uuidString.lowercased(), "focus": r.focus, "at": r.at ?? NSNull(),
+                                          "fields": r.fields.mapValues(RecordView.any),
+                                          "author": r.creator.hex, "updated": TimeText.format(r.updated.hlc.date)]
+                let problems = Self.problems(of: r, schema: schema, overlapping: overlapping)
+                if !problems.isEmpty { row["problems"] = problems; withProblems += 1 }
+                return row
             }
             try write(rows, to: dir + "/\(store.rawValue).json")
             counts[store.rawValue] = rows.count
         }
-        if inv.json { Console.json(["dir": dir, "records": counts, "subjects": subjects.count]); return }
+        if inv.json { Console.json(["dir": dir, "records": counts, "subjects": subjects.count, "withProblems": withProblems]); return }
         Console.out("exported \(counts.values.reduce(0, +)) records and \(subjects.count) subjects to \(dir)")
         for s in StoreName.allCases where counts[s.rawValue]! > 0 { Console.out("  \(s.rawValue).json: \(counts[s.rawValue]!)") }
+        if withProblems > 0 {
+            Console.out("\(withProblems) record(s) break their store's rules after a merge; written as they are, with \"problems\"")
+        }
+    }
+
+    /// What a sleep that overlaps another says in "problems".
+    static let sleepOverlap = "sleep.start: overlaps another sleep of the same baby"
+
+    /// The rules a live record breaks (what merges can leave), as
+    /// ``ValidationError`` texts: written in its row's "problems", so that
+    /// 'import stores' can take the row as it is.
+    static func problems(of r: RecordState, schema: StoreSchema, overlapping: Set<UUID>) -> [String] {
+        guard let focus = FocusKey(r.focus) else { return [] }
+        // `now: nil`: the time it was entered is past; what the merge left is what counts.
+        var out = schema.violations(fields: r.fields, focus: focus, at: r.at.flatMap(TimeValue.parse), now: nil).map(\.description)
+        if overlapping.contains(r.id) { out.append(sleepOverlap) }
+        return out
     }
 
     static func write(_ value: Any, to path: String) throws {
@@ -69,7 +98,10 @@ enum ImportStoresCommand: Command {
             again and adds only what is missing. Care
             subjects the records refer to are created when missing. Every row is checked
             against its store's rules; a bad row is reported with its file and index,
-            and nothing of that file is imported (other files still are; exit 65).
+            and nothing of that file is imported (other files still are; exit 65). A row
+            that lists in "problems" the rules it breaks ('export stores' writes them for a
+            record a merge left so) is imported as it is, with a warning, when it breaks no
+            other rule.
             """,
         positionals: [PositionalSpec(name: "DIR", help: "The directory holding feeding.json … and subjects.json.")])
 
@@ -84,6 +116,7 @@ enum ImportStoresCommand: Command {
         let home = try Home.open(Home.location(inv))
         try home.checkCanWrite()
         var failures: [String] = []
+        var warnings: [String] = []
         var tallies: [(String, Tally)] = []
 
         // Subjects first, so records can refer to them.
@@ -120,16 +153,20 @@ enum ImportStoresCommand: Command {
             var events: [EventBody] = []
             var newSubjects: [FocusKey] = []
             var fileFailures: [String] = []
+            var fileWarnings: [String] = []
             var sleeps: [(Int, String, Date, Date)] = []
             for (i, row) in rows.enumerated() {
                 do {
                     let r = try parseRow(row, store: store)
                     if !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
-                    try validate(r, store: store, home: home, knownSubjects: knownSubjects.union(newSubjects))
+                    var broken = try validate(r, store: store, home: home)
                     if store == .sleep, let s = StoreSchema.time(r.fields["start"]) {
                         let e = StoreSchema.time(r.fields["end"]) ?? .distantFuture
                         if let other = sleeps.first(where: { $0.1 == r.focus.description && (s < $0.3 && $0.2 < e || $0.2 == s) }) {
-                            throw CLIError.data("sleep.start: overlaps row \(other.0) of this file (same baby)")
+                            guard r.problems.contains(ExportStoresCommand.sleepOverlap) else {
+                                throw CLIError.data("sleep.start: overlaps row \(other.0) of this file (same baby)")
+                            }
+                            if !broken.contains(ExportStoresCommand.sleepOverlap) { broken.append(ExportStoresCommand.sleepOverlap) }
                         }
                         sleeps.append((i, r.focus.description, s, e))
                     }
@@ -141,6 +178,9 @@ enum ImportStoresCommand: Command {
                         try RecordInput.checkFitsOneEvent(event.body)
                         events.append(event.body)
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
+                        if !broken.isEmpty {
+                            fileWarnings.append("\(file)[\(i)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(broken.joined(separator: "; "))")
+                        }
                     }
                 } catch let e as CLIError {
                     fileFailures.append("\(file)[\(i)]: \(e.message)")
@@ -163,6 +203,7 @@ enum ImportStoresCommand: Command {
             }
             knownSubjects.formUnion(newSubjects)
             tallies.append((file, tally))
+            warnings += fileWarnings
         }
 
         // A JSON file that is none of the store files is not read: said, so
@@ -173,8 +214,9 @@ enum ImportStoresCommand: Command {
         if inv.json {
             Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged]) }),
                           "subjects": subjectTally.map { ["added": $0.added, "unchanged": $0.unchanged] as [String: Any] } ?? NSNull(),
-                          "errors": failures, "ignored": ignored])
+                          "errors": failures, "warnings": warnings, "ignored": ignored])
         } else {
+            for w in warnings { Console.err("famctl: warning: \(w)") }
             for name in ignored { Console.err("famctl: warning: \(name) was not read: it is not one of the store files (feeding.json … subjects.json)") }
             if let t = subjectTally, t.added + t.unchanged > 0 { Console.out("subjects.json: \(t.added) added, \(t.unchanged) already there") }
             for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
@@ -190,7 +232,11 @@ enum ImportStoresCommand: Command {
         }
     }
 
-    struct Row { let id: UUID; let focus: FocusKey; let at: String; let fields: [String: JSONValue] }
+    struct Row {
+        let id: UUID, focus: FocusKey, at: String, fields: [String: JSONValue]
+        /// The rules the row says it breaks ("problems", as 'export stores' writes them).
+        var problems: Set<String> = []
+    }
 
     static func readArray(_ path: String, failures: inout [String]) throws -> [JSONValue]? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
@@ -214,19 +260,30 @@ enum ImportStoresCommand: Command {
         }
         if let s = o["store"]?.stringValue, s != store.rawValue { throw .data("says store \"\(s)\" in \(store.rawValue).json") }
         guard case .object(let fields)? = o["fields"] else { throw .data("needs \"fields\", an object") }
-        return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null })
+        var problems: Set<String> = []
+        switch o["problems"] {
+        case nil, .null?: break
+        case .array(let items)? where items.allSatisfy({ $0.stringValue != nil }): problems = Set(items.compactMap(\.stringValue))
+        default: throw .data("\"problems\" must be an array of texts (the rules the record breaks, as 'export stores' writes them)")
+        }
+        return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, problems: problems)
     }
 
-    static func validate(_ r: Row, store: StoreName, home: Home, knownSubjects: Set<FocusKey>) throws {
-        do throws(ValidationError) {
-            try StoreSchema.schema(for: store).validate(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date())
-        } catch {
-            throw CLIError.data("\(error)")
-        }
+    /// Checks a row against its store's rules; returns the rules it breaks
+    /// that its "problems" list (taken as they are), and throws the first
+    /// it breaks that they do not.
+    static func validate(_ r: Row, store: StoreName, home: Home) throws -> [String] {
+        let broken = StoreSchema.schema(for: store).violations(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date())
+            .map(\.description)
+        if let unlisted = broken.first(where: { !r.problems.contains($0) }) { throw CLIError.data(unlisted) }
         if store == .sleep, let start = StoreSchema.time(r.fields["start"]),
            let other = try home.projector.overlappingSleep(focus: r.focus.description, start: start, end: StoreSchema.time(r.fields["end"]), excluding: r.id) {
-            throw CLIError.data("sleep.start: overlaps sleep \(other.id.uuidString.lowercased()) of the same baby")
+            guard r.problems.contains(ExportStoresCommand.sleepOverlap) else {
+                throw CLIError.data("sleep.start: overlaps sleep \(other.id.uuidString.lowercased()) of the same baby")
+            }
+            return broken + [ExportStoresCommand.sleepOverlap]
         }
+        return broken
     }
 
     /// The event that brings the projection to this row, or `nil` when it already matches.

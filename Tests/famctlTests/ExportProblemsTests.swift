@@ -1,0 +1,152 @@
+import Foundation
+import Testing
+
+/// Records that a merge leaves breaking their store's rules (an update that
+/// outlives a concurrent delete, concurrent updates valid alone and not
+/// together, sleeps added at once on two phones) survive an export → import
+/// round trip: 'export stores' lists what each breaks in "problems", 'import
+/// stores' takes such a row as it is (warning), and still refuses a row that
+/// breaks a rule its "problems" do not list.
+struct ExportProblemsTests {
+    typealias Household = TwoHomesTests.Household
+
+    static func rows(_ dir: String, _ store: String) throws -> [[String: Any]] {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/\(store).json"))) as! [[String: Any]]
+    }
+
+    static func write(_ rows: [[String: Any]], _ dir: String, _ store: String) throws {
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/\(store).json"))
+    }
+
+    static func list(_ f: FamctlRunner) throws -> [[String: Any]] {
+        try JSONSerialization.jsonObject(with: Data(try f.ok("record", "list", "--json").utf8)) as! [[String: Any]]
+    }
+
+    /// A fresh home to import into.
+    static func fresh() throws -> FamctlRunner {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "New phone")
+        return f
+    }
+
+    @Test func aRecordRevivedByAnUpdateAfterADeleteRoundTrips() throws {
+        let h = try Household()
+        let baby = try h.mum.ok("subject", "add", "baby", "--name", "Lily")
+        let id = try h.mum.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00", "amountMl=120")
+        try h.exchange()
+        try h.mum.ok("record", "delete", id)
+        try h.dad.ok("record", "update", id, "note=burped twice")
+        try h.exchange()
+        // The update outlived the delete: the record is back with its note alone.
+        let live = try Self.list(h.mum)
+        #expect(live.count == 1 && live[0]["id"] as? String == id)
+        #expect(live[0]["fields"] as? [String: String] == ["note": "burped twice"])
+
+        let dir = h.mum.root + "/export"
+        let out = try h.mum.ok("export", "stores", dir)
+        #expect(out.contains("1 record(s) break their store's rules after a merge"))
+        var rows = try Self.rows(dir, "feeding")
+        #expect(rows.count == 1)
+        #expect(rows[0]["problems"] as? [String] == ["feeding.kind: is required", "feeding.start: is required"])
+
+        let other = try Self.fresh()
+        let r = try other.run("import", "stores", dir)
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("feeding.json: 1 added"))
+        #expect(r.stderr.contains("warning: feeding.json[0]: imported as it is") && r.stderr.contains("feeding.kind: is required; feeding.start: is required"))
+        let imported = try Self.list(other)
+        #expect(imported.count == 1 && imported[0]["id"] as? String == id)
+        #expect(imported[0]["fields"] as? [String: String] == ["note": "burped twice"])
+        #expect(imported[0]["at"] as? String == live[0]["at"] as? String)
+        // Again: nothing changes, and nothing to warn about.
+        let again = try other.run("import", "stores", dir)
+        #expect(again.code == 0 && again.stdout.contains("feeding.json: 0 added, 0 updated, 1 unchanged"))
+        #expect(!again.stderr.contains("warning"))
+
+        // A row that does not list what it breaks is refused, as any bad row.
+        let listedOne = rows
+        rows[0]["problems"] = nil
+        try Self.write(rows, dir, "feeding")
+        let bare = try Self.fresh().run("import", "stores", dir)
+        #expect(bare.code == 65)
+        #expect(bare.stderr.contains("feeding.json[0]: feeding.kind: is required"))
+        // Listing one of the two is not enough: the other is named.
+        rows = listedOne
+        rows[0]["problems"] = ["feeding.kind: is required"]
+        try Self.write(rows, dir, "feeding")
+        let half = try Self.fresh().run("import", "stores", dir)
+        #expect(half.code == 65)
+        #expect(half.stderr.contains("feeding.json[0]: feeding.start: is required"))
+        // "problems" lists rules broken by what a merge can leave; a value of
+        // the wrong type is still refused whatever the row says.
+        rows = listedOne
+        rows[0]["fields"] = ["note": "x", "amountMl": 900]
+        rows[0]["problems"] = ["feeding.kind: is required", "feeding.start: is required"]
+        try Self.write(rows, dir, "feeding")
+        let wrong = try Self.fresh().run("import", "stores", dir)
+        #expect(wrong.code == 65)
+        #expect(wrong.stderr.contains("feeding.json[0]: feeding.amountMl"))
+        rows[0]["problems"] = "everything"
+        try Self.write(rows, dir, "feeding")
+        let notAList = try Self.fresh().run("import", "stores", dir)
+        #expect(notAList.code == 65 && notAList.stderr.contains("\"problems\" must be an array of texts"))
+    }
+
+    @Test func concurrentUpdatesValidAloneAndNotTogetherRoundTrip() throws {
+        let h = try Household()
+        let baby = try h.mum.ok("subject", "add", "baby", "--name", "Lily")
+        let id = try h.mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "dirty=true")
+        try h.exchange()
+        try h.mum.ok("record", "update", id, "wet=false")
+        try h.dad.ok("record", "update", id, "dirty=false")
+        try h.exchange()
+        #expect(try h.mum.ok("digest") == h.dad.ok("digest"))
+
+        let dir = h.dad.root + "/export"
+        try h.dad.ok("export", "stores", dir)
+        let rows = try Self.rows(dir, "diaper")
+        #expect(rows.count == 1)
+        #expect(rows[0]["problems"] as? [String] == ["diaper.wet,dirty: at least one of wet and dirty must be true"])
+        let other = try Self.fresh()
+        let r = try other.run("import", "stores", dir)
+        #expect(r.code == 0, "\(r.stderr)")
+        let imported = try Self.list(other)
+        #expect(imported.count == 1 && imported[0]["fields"] as? [String: Bool] == ["wet": false, "dirty": false])
+    }
+
+    @Test func sleepsAddedAtOnceOnTwoPhonesRoundTrip() throws {
+        let h = try Household()
+        let baby = try h.mum.ok("subject", "add", "baby", "--name", "Lily")
+        try h.exchange()
+        let a = try h.mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-28T20:00:00+01:00", "end=2026-11-28T22:00:00+01:00")
+        let b = try h.dad.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-28T21:00:00+01:00", "end=2026-11-28T23:00:00+01:00")
+        let c = try h.dad.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T01:00:00+01:00", "end=2026-11-29T03:00:00+01:00")
+        try h.exchange()
+        #expect(try Self.list(h.mum).count == 3)
+
+        let dir = h.mum.root + "/export"
+        try h.mum.ok("export", "stores", dir)
+        var rows = try Self.rows(dir, "sleep")
+        let problems = Dictionary(uniqueKeysWithValues: rows.map { ($0["id"] as! String, $0["problems"] as? [String]) })
+        #expect(problems[a]! == ["sleep.start: overlaps another sleep of the same baby"])
+        #expect(problems[b]! == ["sleep.start: overlaps another sleep of the same baby"])
+        #expect(problems[c]! == nil)
+
+        let other = try Self.fresh()
+        let r = try other.run("import", "stores", dir)
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(Set(try Self.list(other).map { $0["id"] as! String }) == [a, b, c])
+        #expect(r.stderr.components(separatedBy: "overlaps another sleep").count - 1 == 1, "one warning: the second sleep, which meets the first: \(r.stderr)")
+        // Into the home that holds them: unchanged, both already there.
+        let same = try h.mum.run("import", "stores", dir)
+        #expect(same.code == 0 && same.stdout.contains("0 added, 0 updated, 3 unchanged"), "\(same.stderr)")
+
+        // Without "problems", the second of the two is refused.
+        let i = rows.firstIndex { $0["id"] as? String == b }!
+        rows[i]["problems"] = nil
+        try Self.write(rows, dir, "sleep")
+        let bare = try Self.fresh().run("import", "stores", dir)
+        #expect(bare.code == 65)
+        #expect(bare.stderr.contains("sleep.start: overlaps row"))
+    }
+}
