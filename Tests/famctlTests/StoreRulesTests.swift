@@ -258,6 +258,25 @@ struct StoreRulesTests {
         #expect(try f.ok("subject", "list").contains("baby:6f1e0d2c-3b4a-4c5d-8e6f-7a8b9c0d1e2f"))
     }
 
+    /// A subject row whose "kind" contradicts its focus is a bad row: which
+    /// of the two the user meant cannot be told.
+    @Test func aSubjectKindThatContradictsItsFocusIsABadRow() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try #"[{"focus":"pregnancy","kind":"baby","due":"2027-03-01"},{"focus":"newMom"}]"#
+            .write(toFile: dir + "/subjects.json", atomically: true, encoding: .utf8)
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 65)
+        #expect(r.stderr.contains(#"subjects.json[0]: "kind" "baby" does not match focus pregnancy (a pregnancy)"#), "\(r.stderr)")
+        #expect(try f.ok("subject", "list").isEmpty, "nothing of the file is imported")
+        // Left out, or matching, it is taken.
+        try #"[{"focus":"pregnancy","kind":"pregnancy","due":"2027-03-01"},{"focus":"newMom"}]"#
+            .write(toFile: dir + "/subjects.json", atomically: true, encoding: .utf8)
+        #expect(try f.ok("import", "stores", dir).contains("subjects.json: 2 added, 0 already there"))
+    }
+
     /// A JSON file that is none of the store files is not read, and said
     /// so (a misnamed one would otherwise be lost without a word).
     @Test func aMisnamedStoreFileIsNamedNotRead() throws {

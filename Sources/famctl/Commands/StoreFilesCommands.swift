@@ -131,6 +131,10 @@ enum ImportStoresCommand: Command {
                 guard case .object(let o) = row, let f = o["focus"]?.stringValue, let focus = FocusKey(f) else {
                     failures.append("subjects.json[\(i)]: needs \"focus\" (baby:<UUID>, pregnancy or newMom)"); bad = true; continue
                 }
+                if let kind = o["kind"], kind != .string(SubjectKind(focus).rawValue) {
+                    failures.append("subjects.json[\(i)]: \"kind\" \(kind.stringValue.map { "\"\($0)\"" } ?? "\(kind)") does not match focus \(focus) (a \(SubjectKind(focus).rawValue)); leave \"kind\" out or make it match")
+                    bad = true; continue
+                }
                 if knownSubjects.contains(focus) { unchanged += 1; continue }
                 let fields = o.filter { ["name", "birth", "sex", "due"].contains($0.key) }
                 do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: fields) } catch {
