@@ -192,11 +192,16 @@ public enum FileIO {
     /// Runs `body` holding an exclusive `flock` on `path` (created with
     /// `mode` when missing), waiting for it as long as another process holds
     /// it. The kernel releases it should the process die.
-    public static func withExclusiveLock<T>(_ path: String, mode: mode_t = 0o600, _ body: () throws -> T) throws -> T {
+    /// `willWait` is called first when another process holds it.
+    public static func withExclusiveLock<T>(_ path: String, mode: mode_t = 0o600, willWait: () -> Void = {}, _ body: () throws -> T) throws -> T {
         let fd = Int32(retrying { Int(open(path, O_CREAT | O_RDWR | O_CLOEXEC, mode)) })
         guard fd >= 0 else { throw failure("open") }
         defer { close(fd) }
-        guard retrying({ Int(flock(fd, LOCK_EX)) }) == 0 else { throw failure("lock") }
+        if retrying({ Int(flock(fd, LOCK_EX | LOCK_NB)) }) != 0 {
+            guard errno == EWOULDBLOCK else { throw failure("lock") }
+            willWait()
+            guard retrying({ Int(flock(fd, LOCK_EX)) }) == 0 else { throw failure("lock") }
+        }
         return try body()
     }
 

@@ -95,7 +95,25 @@ enum SyncCommand: Command {
         let pulled: Replicator.PullReport
     }
 
+    /// Held (`flock`) through a round: two syncs of one home (a `--watch` and
+    /// a `sync` typed meanwhile) take turns, so that what one publishes the
+    /// other sees as published.
+    static let lockFile = "sync.lock"
+
     static func round(_ home: Home) throws -> Round {
+        // The round's own errors are kept apart from the lock's.
+        var round: Result<Round, any Error>?
+        do {
+            try FileIO.withExclusiveLock(home.path + "/" + lockFile, willWait: {
+                Console.err("famctl: another sync of this home is running; waiting for it to finish")
+            }) { round = Result { try lockedRound(home) } }
+            return try round!.get()
+        } catch let e as FileIO.Failure where round == nil {
+            throw CLIError(.cantCreate, "cannot lock \(home.path)/\(lockFile): \(e.reason)", hint: "Check the home directory's permissions; nothing was synced.")
+        }
+    }
+
+    private static func lockedRound(_ home: Home) throws -> Round {
         let replicator = try home.replicator()
         do {
             let published = try replicator.publish()
