@@ -88,6 +88,12 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// The peer answered in a way this famctl cannot work with (a misconfigured server).
     case unsupported(String)
+    /// The server refused this device's login (HTTP 401 or 403): a login is
+    /// missing or wrong; asking again with the same one will not help.
+    case loginRefused(String)
+    /// The URL is not a place to keep objects: not a WebDAV collection, or
+    /// the collection that should hold it does not exist.
+    case notACollection(String)
     /// The peer will not serve this object as it stands: it is over the size
     /// limit, or this device may not read it. Asking again makes sense only
     /// once the object has changed.
@@ -113,6 +119,8 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .throttled(let s): "throttled: retry after \(s) s"
         case .unavailable(let why): "unavailable: \(why)"
         case .unsupported(let why): "unsupported: \(why)"
+        case .loginRefused(let why): "login refused: \(why)"
+        case .notACollection(let why): "not a collection: \(why)"
         case .refused(let why): "refused: \(why)"
         case .offline(let why): why
         }

@@ -129,7 +129,7 @@ public final class WebDAVPeer: Peer {
             reply = try pending.result.withLock { $0 }!.get()
         }
         switch reply.status {
-        case 401, 403: throw .unsupported("\(reply.status): the server refused the credentials (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
+        case 401, 403: throw .loginRefused("\(reply.status): the server refused the credentials (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
         case 429, 503:
             if let s = reply.headers["retry-after"].flatMap(Double.init) { throw .throttled(retryAfter: s) }
             throw reply.status == 429 ? .throttled(retryAfter: 1) : .unavailable("503 Service Unavailable")
@@ -151,7 +151,7 @@ public final class WebDAVPeer: Peer {
         guard [201, 405, 301].contains(r.status) else {
             // 409: the collection above it does not exist; 404 likewise on some servers. Waiting will not create it.
             if r.status == 409 || r.status == 404 {
-                throw .unsupported("cannot create the collection \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) (HTTP \(r.status)): the collection that should hold it does not exist on the server")
+                throw .notACollection("cannot create the collection \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) (HTTP \(r.status)): the collection that should hold it does not exist on the server")
             }
             throw .unavailable("MKCOL \(path): HTTP \(r.status)")
         }
@@ -296,7 +296,7 @@ public final class WebDAVPeer: Peer {
         let first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
         guard [200, 201, 204].contains(first.status) else {
             // 405 Method Not Allowed, 501 Not Implemented: not a WebDAV collection; asking again will not make it one.
-            if [405, 501].contains(first.status) { throw .unsupported("\(base.absoluteString) does not take writes (HTTP \(first.status)): it is not a WebDAV collection") }
+            if [405, 501].contains(first.status) { throw .notACollection("\(base.absoluteString) does not take writes (HTTP \(first.status)): it is not a WebDAV collection") }
             throw .unavailable("cannot write to \(base.absoluteString): HTTP \(first.status)")
         }
         let second = try send("PUT", name, body: Data("again".utf8), headers: ["If-None-Match": "*"])

@@ -92,7 +92,7 @@ struct PeerContractTests {
                     let start = Date()
                     let error = #expect(throws: PeerError.self, "\(name)") { try call() }
                     #expect(Date().timeIntervalSince(start) < 15, "\(name) took \(Date().timeIntervalSince(start)) s")
-                    if case .unsupported(let why) = error { #expect(why.hasPrefix("401"), "\(name): \(why)") } else { Issue.record("\(name): \(String(describing: error))") }
+                    if case .loginRefused(let why) = error { #expect(why.hasPrefix("401"), "\(name): \(why)") } else { Issue.record("\(name): \(String(describing: error))") }
                 }
             }
             let peer = WebDAVPeer(url: family, credentials: ("mum", "s3cret"), allowPlainHTTP: true)

@@ -46,6 +46,42 @@ struct PeerSyncTests {
         #expect(try mum.ok("record", "list").contains("offline"))
     }
 
+    /// A server that asks for a login, given none or a wrong one, and a URL
+    /// whose collection does not exist: exit 65 at once, saying which, and
+    /// what to do; nothing lost.
+    @Test(.timeLimit(.minutes(2)))
+    func aRefusedLoginAndAMissingCollectionSayWhatToDo() throws {
+        let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
+        let (code, out) = Subprocess.script([Self.script, "start", base], env: ["WEBDAV_USER": "mum", "WEBDAV_PASSWORD": "s3cret"])
+        defer { _ = Subprocess.script([Self.script, "stop", base]) }
+        try #require(code == 0, "could not start Apache: \(out)")
+        let url = String(try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") }).dropFirst(6))
+        let login = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret", "FAMCTL_PEER_ALLOW_HTTP": "1"]
+        let loginHint = "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD"
+
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", url)
+        try mum.ok("subject", "add", "newMom")
+        for env in [[:], login.merging(["FAMCTL_PEER_PASSWORD": "wrong"]) { $1 }] {
+            let r = try mum.run(["sync"], env: env)
+            #expect(r.code == 65, "\(r.stderr)")
+            #expect(r.stderr.contains("login refused: 401"), "\(r.stderr)")
+            #expect(r.stderr.contains(loginHint), "\(r.stderr)")
+        }
+        let good = try mum.run(["sync"], env: login)
+        #expect(good.code == 0 && good.stdout.contains("published 2 event(s)"), "\(good.stdout) \(good.stderr)")
+
+        let other = FamctlRunner()
+        try other.ok("init", "--name", "Other")
+        try other.ok("family", "create", "--name", "G", "--peer", url + "no/such/")
+        let r = try other.run(["sync"], env: login)
+        #expect(r.code == 65, "\(r.stderr)")
+        #expect(r.stderr.contains("not a collection: cannot create the collection"), "\(r.stderr)")
+        #expect(r.stderr.contains("Check the URL: it must name a WebDAV collection that exists"), "\(r.stderr)")
+        #expect(!r.stderr.contains(loginHint))
+    }
+
     /// Devices syncing through the emulator with throttles, 503s, expired
     /// tokens, short pages and latency-free competing writes converge; no
     /// event is published twice under different names; every throttle is

@@ -23,11 +23,15 @@ enum Subprocess {
     /// Runs `bash args…` (a script of scripts/ and its arguments), output
     /// through a file rather than a pipe: the servers a script starts keep
     /// running and would hold a pipe open.
-    static func script(_ args: [String]) -> (Int32, String) {
+    /// `env` is given on the command line, not set in this process: other
+    /// tests run scripts at the same time.
+    static func script(_ args: [String], env: [String: String] = [:]) -> (Int32, String) {
         let log = NSTemporaryDirectory() + "famctl-shell-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: log) }
-        let quoted = args.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let status = system("/bin/bash \(quoted) </dev/null >'\(log)' 2>&1")
+        func quote(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let quoted = args.map(quote).joined(separator: " ")
+        let vars = env.sorted { $0.key < $1.key }.map { "\($0.key)=\(quote($0.value)) " }.joined()
+        let status = system("\(vars)/bin/bash \(quoted) </dev/null >'\(log)' 2>&1")
         return (status == -1 ? -1 : (status >> 8) & 0xff, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
     }
 

@@ -130,9 +130,23 @@ enum SyncCommand: Command {
             switch e {
             case .unavailable, .throttled, .tokenExpired, .offline:
                 throw CLIError(.tempFail, "\(replicator.peer.label): \(e)", hint: "Sync again later; nothing was lost.")
+            case .loginRefused, .notACollection:
+                throw CLIError(.dataError, "\(replicator.peer.label): \(e)", hint: hint(for: e)! + " Nothing was lost.")
             default:
                 throw CLIError(.cantCreate, "\(replicator.peer.label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
             }
+        }
+    }
+
+    /// What to do about a peer that refuses this device's login or is not a
+    /// collection; `nil` for other failures.
+    static func hint(for error: PeerError) -> String? {
+        switch error {
+        case .loginRefused:
+            "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
+        case .notACollection:
+            "Check the URL: it must name a WebDAV collection that exists (a folder the server shares over WebDAV)."
+        default: nil
         }
     }
 
@@ -186,15 +200,10 @@ extension Home {
             }
             let webdav = WebDAVPeer(url: u.appendingPathComponent(family.description + "/"), credentials: credentials, allowPlainHTTP: allowPlainHTTP)
             do throws(PeerError) { if probe { try webdav.probe() } } catch {
-                let hint: String
-                if error.isTransient {
-                    hint = "Try again later; nothing was lost."
-                } else if case .unsupported(let why) = error, why.hasPrefix("401") || why.hasPrefix("403") {
-                    hint = "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
-                } else if case .unsupported(let why) = error, why.contains("not a WebDAV collection") || why.contains("does not exist on the server") {
-                    hint = "Check the URL: it must name a WebDAV collection that exists (a folder the server shares over WebDAV)."
-                } else {
-                    hint = "Use a WebDAV server that honours If-Match and If-None-Match."
+                let hint = switch error {
+                case _ where error.isTransient: "Try again later; nothing was lost."
+                case .loginRefused, .notACollection: SyncCommand.hint(for: error)!
+                default: "Use a WebDAV server that honours If-Match and If-None-Match."
                 }
                 throw CLIError(error.isTransient ? .tempFail : .dataError, "the peer \(url): \(error)", hint: hint)
             }
