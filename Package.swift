@@ -24,6 +24,9 @@ var package = Package(
         .systemLibrary(
             name: "CSodium", path: "Sources/CSodium", pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]),
+        .systemLibrary(
+            name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
 
         // Envelope: the pure event format (keys, HLC, signed bytes). No storage.
         .target(name: "Envelope", dependencies: ["CSodium"]),
@@ -31,7 +34,7 @@ var package = Package(
         .target(name: "EventLog", dependencies: ["Envelope", "CSQLite"]),
         // Projections and Replicator sit side by side on the log; neither knows the other.
         .target(name: "Projections", dependencies: ["Envelope", "EventLog"]),
-        .target(name: "Replicator", dependencies: ["Envelope", "EventLog"]),
+        .target(name: "Replicator", dependencies: ["Envelope", "EventLog", "CCurl"]),
         // The command-line tool ties them together.
         .executableTarget(
             name: "famctl", dependencies: ["Envelope", "EventLog", "Projections", "Replicator"]),

@@ -6,7 +6,9 @@
 #   scripts/apache-webdav.sh stop BASE    # stops it and removes BASE
 #
 # With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
-# Basic, a 401 with WWW-Authenticate otherwise).
+# Basic, a 401 with WWW-Authenticate otherwise). With WEBDAV_TLS=1 it serves
+# https:// with a self-signed certificate for 127.0.0.1, written to
+# BASE/cert.pem (what FAMCTL_PEER_CA_FILE names to trust it).
 set -euo pipefail
 cmd=${1:?start|stop}; BASE=${2:?base directory}
 MODS=/usr/lib/apache2/modules
@@ -20,11 +22,28 @@ stop() {
 }
 [ "$cmd" = stop ] && { stop; exit 0; }
 command -v apache2 >/dev/null || [ -x /usr/sbin/apache2 ] || { echo "missing: apache2 (make setup installs it)" >&2; exit 69; }
-PORT=${WEBDAV_PORT:-$(( 20000 + ($$ % 20000) ))}
+# A port below the kernel's ephemeral range (32768 and up), so that no
+# outgoing connection holds it; another taken one is tried below.
+pick_port() { echo $(( 20000 + (RANDOM + $$) % 12000 )); }
+PORT=${WEBDAV_PORT:-$(pick_port)}
 rm -rf "$BASE"; mkdir -p "$BASE/root/dav" "$BASE/lock" "$BASE/run"
 user=$(id -un); group=$(id -gn)
 if [ "$(id -u)" = 0 ]; then user=www-data; group=www-data; chown -R www-data:www-data "$BASE/root" "$BASE/lock" "$BASE/run"; fi
-auth_modules=""; auth_location=""; login=()
+auth_modules=""; auth_location=""; login=(); tls_modules=""; tls_server=""; scheme=http
+if [ "${WEBDAV_TLS:-}" = 1 ]; then
+  command -v openssl >/dev/null || { echo "missing: openssl (make setup installs it)" >&2; exit 69; }
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
+    -keyout "$BASE/key.pem" -out "$BASE/cert.pem" >/dev/null 2>&1
+  [ "$(id -u)" = 0 ] && chown www-data:www-data "$BASE/key.pem"
+  tls_modules="LoadModule socache_shmcb_module $MODS/mod_socache_shmcb.so
+LoadModule ssl_module $MODS/mod_ssl.so"
+  tls_server="SSLEngine on
+SSLCertificateFile $BASE/cert.pem
+SSLCertificateKeyFile $BASE/key.pem
+SSLSessionCache shmcb:$BASE/run/ssl_scache(512000)"
+  login+=(--cacert "$BASE/cert.pem")
+  scheme=https
+fi
 if [ -n "${WEBDAV_USER:-}" ]; then
   htpasswd -bc "$BASE/htpasswd" "$WEBDAV_USER" "${WEBDAV_PASSWORD:?WEBDAV_PASSWORD with WEBDAV_USER}" >/dev/null 2>&1
   [ "$(id -u)" = 0 ] && chown www-data:www-data "$BASE/htpasswd"
@@ -36,8 +55,9 @@ LoadModule authz_user_module $MODS/mod_authz_user.so"
   AuthName famctl
   AuthUserFile $BASE/htpasswd
   Require valid-user"
-  login=(-u "$WEBDAV_USER:$WEBDAV_PASSWORD")
+  login+=(-u "$WEBDAV_USER:$WEBDAV_PASSWORD")
 fi
+write_conf() {
 cat >"$BASE/httpd.conf" <<CONF
 ServerRoot "$BASE"
 ServerName 127.0.0.1
@@ -52,6 +72,8 @@ LoadModule authz_core_module $MODS/mod_authz_core.so
 LoadModule dav_module $MODS/mod_dav.so
 LoadModule dav_fs_module $MODS/mod_dav_fs.so
 $auth_modules
+$tls_modules
+$tls_server
 LogFormat "%m %U %>s %B" famctl
 CustomLog "$BASE/access.log" famctl
 DocumentRoot "$BASE/root"
@@ -65,9 +87,20 @@ Mutex file:$BASE/run default
 $auth_location
 </Location>
 CONF
-/usr/sbin/apache2 -f "$BASE/httpd.conf" -k start
+}
+# A port some other program holds (a test's Syncthing, another server):
+# another one, unless WEBDAV_PORT named it.
+for attempt in $(seq 10); do
+  write_conf
+  : >"$BASE/error.log"
+  /usr/sbin/apache2 -f "$BASE/httpd.conf" -k start 2>>"$BASE/error.log" && break
+  if [ -z "${WEBDAV_PORT:-}" ] && grep -q "Address already in use" "$BASE/error.log" && [ "$attempt" -lt 10 ]; then
+    PORT=$(pick_port); continue
+  fi
+  echo "apache did not start:" >&2; cat "$BASE/error.log" >&2; stop; exit 1
+done
 for _ in $(seq 100); do
-  curl -fsS -o /dev/null "${login[@]}" -X PROPFIND -H 'Depth: 0' "http://127.0.0.1:$PORT/dav/" 2>/dev/null && { echo "ready http://127.0.0.1:$PORT/dav/"; exit 0; }
+  curl -fsS -o /dev/null "${login[@]}" -X PROPFIND -H 'Depth: 0' "$scheme://127.0.0.1:$PORT/dav/" 2>/dev/null && { echo "ready $scheme://127.0.0.1:$PORT/dav/"; exit 0; }
   sleep 0.1
 done
 echo "apache did not start:" >&2; cat "$BASE/error.log" >&2; stop; exit 1

@@ -9,7 +9,17 @@
 # discovery, relays, NAT traversal, usage reporting or upgrades.
 set -euo pipefail
 cmd=${1:?start|stop}; BASE=${2:?base directory}
-OFF=${STPAIR_PORT_OFFSET:-$(( ($$ % 500) * 10 ))}
+# Ports below the kernel's ephemeral range (32768 and up: no outgoing
+# connection holds them), and none that a socket already uses (another
+# test's pair or server), unless STPAIR_PORT_OFFSET names them.
+OFF=${STPAIR_PORT_OFFSET:-$(( ($$ % 438) * 10 ))}
+ports_free() { local p; for p in "$@"; do [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] || return 1; done; }
+if [ -z "${STPAIR_PORT_OFFSET:-}" ] && command -v ss >/dev/null; then
+  for _ in $(seq 20); do
+    ports_free $((18384 + OFF)) $((28384 + OFF)) $((22001 + OFF)) $((23001 + OFF)) && break
+    OFF=$(( (RANDOM % 438) * 10 ))
+  done
+fi
 GUI1=127.0.0.1:$((18384 + OFF)); GUI2=127.0.0.1:$((28384 + OFF))
 P1=$((22001 + OFF)); P2=$((23001 + OFF))
 KEY1=famctl-pair-key-one; KEY2=famctl-pair-key-two

@@ -94,6 +94,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The URL is not a place to keep objects: not a WebDAV collection, or
     /// the collection that should hold it does not exist.
     case notACollection(String)
+    /// The server's TLS certificate is not trusted by this machine (or is
+    /// not for this host).
+    case untrustedCertificate(String)
     /// The peer will not serve this object as it stands: it is over the size
     /// limit, or this device may not read it. Asking again makes sense only
     /// once the object has changed.
@@ -121,6 +124,7 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unsupported(let why): "unsupported: \(why)"
         case .loginRefused(let why): "login refused: \(why)"
         case .notACollection(let why): "not a collection: \(why)"
+        case .untrustedCertificate(let why): why
         case .refused(let why): "refused: \(why)"
         case .offline(let why): why
         }

@@ -1,11 +1,7 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import Synchronization
 
 /// A WebDAV server as a ``Peer`` (Apache `mod_dav`, Nextcloud, a NAS…), over
-/// Foundation's URLSession: PROPFIND lists, PUT with `If-None-Match: *`
+/// libcurl (``CurlSession``): PROPFIND lists, PUT with `If-None-Match: *`
 /// creates, PUT with `If-Match` compares-and-swaps, GET reads, DELETE
 /// deletes, MKCOL makes collections. ``probe()`` checks at start-up that the
 /// server honours conditional requests, and refuses one that does not.
@@ -19,13 +15,7 @@ public final class WebDAVPeer: Peer {
     /// Credentials would cross the network in clear text; every request is refused.
     let refusesCredentials: Bool
     let maximumObjectBytes: Int
-    let session: URLSession
-    /// `session`'s delegate: see ``ChallengeRefuser``.
-    let refuser: ChallengeRefuser
-    /// For `GET`: a session whose delegate sees the body as it arrives and
-    /// stops reading past ``maximumObjectBytes``.
-    let downloads: URLSession
-    let limiter: DownloadLimiter
+    let session: CurlSession
     public var label: String { "webdav:" + base.absoluteString }
 
     /// - Parameters:
@@ -40,23 +30,12 @@ public final class WebDAVPeer: Peer {
     ///     larger one is refused (``PeerError/unsupported(_:)``), as a shared
     ///     directory refuses a file over 256 MiB.
     public init(url: URL, credentials: (user: String, password: String)? = nil, allowPlainHTTP: Bool = false,
-                maximumObjectBytes: Int = 256 << 20, timeout: TimeInterval = 20) {
+                maximumObjectBytes: Int = 256 << 20, timeout: TimeInterval = 20, caFile: String? = nil) {
         self.maximumObjectBytes = max(1, maximumObjectBytes)
         base = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
         authorization = credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
         refusesCredentials = credentials != nil && !allowPlainHTTP && !Self.protectsCredentials(base)
-        let config = URLSessionConfiguration.ephemeral
-        config.timeoutIntervalForRequest = timeout
-        config.urlCache = nil
-        refuser = ChallengeRefuser()
-        session = URLSession(configuration: config, delegate: refuser, delegateQueue: nil)
-        limiter = DownloadLimiter()
-        downloads = URLSession(configuration: config, delegate: limiter, delegateQueue: nil)
-    }
-
-    deinit {
-        session.finishTasksAndInvalidate()
-        downloads.finishTasksAndInvalidate()
+        session = CurlSession(timeout: timeout, caFile: caFile)
     }
 
     struct Reply: Sendable {
@@ -65,11 +44,6 @@ public final class WebDAVPeer: Peer {
         let headers: [String: String]
         /// The body went past the limit the request was sent with, and was not read further.
         var overLimit = false
-    }
-
-    final class Pending: Sendable {
-        let result = Mutex<Result<Reply, PeerError>?>(nil)
-        let task = Mutex<Int>(-1)
     }
 
     /// Whether credentials sent to `url` stay between this machine and the
@@ -98,35 +72,16 @@ public final class WebDAVPeer: Peer {
             throw .unsupported("refusing to send the password in clear text over http:// to \(base.host ?? "the server"): anyone on the network path could read it")
         }
         guard let url = URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteURL else { throw .unsupported("bad path \(path)") }
-        var req = URLRequest(url: url)
-        req.httpMethod = method
-        req.httpBody = body
-        for (k, v) in headers { req.setValue(v, forHTTPHeaderField: k) }
-        if let authorization { req.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        var all = headers
+        if let authorization { all["Authorization"] = authorization }
         let reply: Reply
-        if let limit {
-            reply = try limiter.run(downloads.dataTask(with: req), limit: limit)
-        } else {
-            let pending = Pending()
-            let done = DispatchSemaphore(value: 0)
-            let refuser = refuser
-            let task = session.dataTask(with: req) { data, response, error in
-                let r: Result<Reply, PeerError>
-                if refuser.wasChallenged(pending.task.withLock { $0 }) {
-                    // The server asked for a login (401): what it said, not a failure to reach it.
-                    r = .success(Reply(status: 401, body: Data(), headers: [:]))
-                } else if let http = response as? HTTPURLResponse {
-                    r = .success(Reply(status: http.statusCode, body: data ?? Data(), headers: Self.headers(http)))
-                } else {
-                    r = .failure(.unavailable(error.map { "\($0.localizedDescription)" } ?? "no response"))
-                }
-                pending.result.withLock { $0 = r }
-                done.signal()
-            }
-            pending.task.withLock { $0 = task.taskIdentifier }
-            task.resume()
-            done.wait()
-            reply = try pending.result.withLock { $0 }!.get()
+        switch session.perform(method, url: url.absoluteString, headers: all, body: body, limit: limit ?? maximumObjectBytes) {
+        case .success(let r):
+            // Only a read names its limit; any other answer that large is not one famctl asked for.
+            if r.overLimit && limit == nil { throw .refused("\(method) \(path): the answer is over the \(maximumObjectBytes)-byte limit") }
+            reply = Reply(status: r.status, body: r.body, headers: r.headers, overLimit: r.overLimit)
+        case .failure(let f):
+            throw f.isUntrustedCertificate ? .untrustedCertificate(f.reason) : .unavailable(f.reason)
         }
         switch reply.status {
         case 401, 403: throw .loginRefused("\(reply.status): the server refused the credentials (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
@@ -138,11 +93,6 @@ public final class WebDAVPeer: Peer {
         }
     }
 
-    static func headers(_ http: HTTPURLResponse) -> [String: String] {
-        var h: [String: String] = [:]
-        for (k, v) in http.allHeaderFields { h[String(describing: k).lowercased()] = String(describing: v) }
-        return h
-    }
 
     func familyRelative(_ path: String) -> String { path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }.joined(separator: "/") }
 
@@ -312,102 +262,3 @@ public final class WebDAVPeer: Peer {
 
 @available(*, unavailable)
 extension WebDAVPeer: Sendable {}
-
-/// The delegate of ``WebDAVPeer``'s request session: refuses every
-/// authentication challenge (the login, when there is one, goes with each
-/// request, in its `Authorization` header), and remembers which tasks met
-/// one. Without it, Foundation's URLSession on Linux left a task that got a
-/// 401 with `WWW-Authenticate` waiting for credentials for ever.
-final class ChallengeRefuser: NSObject, URLSessionTaskDelegate, Sendable {
-    private let challenged = Mutex<Set<Int>>([])
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        challenged.withLock { _ = $0.insert(task.taskIdentifier) }
-        completionHandler(.cancelAuthenticationChallenge, nil)
-    }
-
-    /// Whether the task met a challenge (forgotten once asked).
-    func wasChallenged(_ task: Int) -> Bool { challenged.withLock { $0.remove(task) != nil } }
-}
-
-/// The delegate of ``WebDAVPeer``'s download session: collects each body as
-/// it arrives and cancels its task once the body passes the request's limit
-/// (or when the response's `Content-Length` already does), so a server that
-/// ignores `Range` cannot make famctl hold a planted giant in memory.
-final class DownloadLimiter: NSObject, URLSessionDataDelegate, Sendable {
-    private struct Transfer {
-        let limit: Int
-        let done: DispatchSemaphore
-        var response: HTTPURLResponse?
-        var body = Data()
-        var overLimit = false
-        var failure: String?
-        /// The server asked for a login (refused: see ``ChallengeRefuser``).
-        var challenged = false
-    }
-
-    private let transfers = Mutex<[Int: Transfer]>([:])
-
-    /// Runs `task` to its end (or to the limit) and returns its reply.
-    func run(_ task: URLSessionDataTask, limit: Int) throws(PeerError) -> WebDAVPeer.Reply {
-        let done = DispatchSemaphore(value: 0)
-        transfers.withLock { $0[task.taskIdentifier] = Transfer(limit: limit, done: done) }
-        task.resume()
-        done.wait()
-        let t = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }!
-        if t.challenged { return WebDAVPeer.Reply(status: 401, body: Data(), headers: [:]) }
-        guard let http = t.response else { throw .unavailable(t.failure ?? "no response") }
-        if let failure = t.failure, !t.overLimit { throw .unavailable(failure) }
-        return WebDAVPeer.Reply(status: http.statusCode, body: t.body, headers: WebDAVPeer.headers(http), overLimit: t.overLimit)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
-        let cancel = transfers.withLock { all -> Bool in
-            guard var t = all[dataTask.taskIdentifier] else { return true }
-            t.response = response as? HTTPURLResponse
-            // A successful answer that announces more than the limit is not read at all.
-            if let http = t.response, (200...299).contains(http.statusCode), response.expectedContentLength > Int64(t.limit) {
-                t.overLimit = true
-            }
-            all[dataTask.taskIdentifier] = t
-            return t.overLimit
-        }
-        // The task is cancelled, not the response refused: with Foundation's
-        // URLSession on Linux, the `.cancel` disposition let the transfer run
-        // to its end underneath, now and then (a gigabyte, on loopback).
-        completionHandler(.allow)
-        if cancel { dataTask.cancel() }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-                    completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void) {
-        transfers.withLock { all in all[task.taskIdentifier]?.challenged = true }
-        completionHandler(.cancelAuthenticationChallenge, nil)
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let over = transfers.withLock { all -> Bool in
-            guard var t = all[dataTask.taskIdentifier], !t.overLimit else { return true }
-            if t.body.count + data.count > t.limit {
-                t.overLimit = true
-            } else {
-                t.body.append(data)
-            }
-            all[dataTask.taskIdentifier] = t
-            return t.overLimit
-        }
-        if over { dataTask.cancel() }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let done = transfers.withLock { all -> DispatchSemaphore? in
-            guard var t = all[task.taskIdentifier] else { return nil }
-            if let error { t.failure = error.localizedDescription }
-            all[task.taskIdentifier] = t
-            return t.done
-        }
-        done?.signal()
-    }
-}

@@ -73,6 +73,23 @@ struct PeerContractTests {
         }
     }
 
+    /// Over `https://`, with a login: a certificate this machine does not
+    /// trust is refused as such, before anything is sent; trusted through
+    /// `caFile`, the contract holds.
+    @Test(.timeLimit(.minutes(2)))
+    func webDAVOverTLSWithItsOwnCertificateKeepsTheContract() throws {
+        try ApacheServer.with(login: ("mum", "s3cret"), tls: true) { url, base in
+            #expect(url.scheme == "https")
+            let family = url.appendingPathComponent(FamilyID.random().description + "/")
+            let untrusted = WebDAVPeer(url: family, credentials: ("mum", "s3cret"))
+            let error = #expect(throws: PeerError.self) { try untrusted.probe() }
+            if case .untrustedCertificate(let why)? = error { #expect(why.contains("not trusted")) } else { Issue.record("\(String(describing: error))") }
+            let peer = WebDAVPeer(url: family, credentials: ("mum", "s3cret"), caFile: base + "/cert.pem")
+            try peer.probe()
+            try Self.contract(peer)
+        }
+    }
+
     /// A server that asks for a login (401 with WWW-Authenticate) gets an
     /// answer at once: without the login, every call is refused as such
     /// (it used to wait for ever, in Foundation's challenge handling); with
@@ -252,9 +269,13 @@ enum ApacheServer {
     /// The same, with the server's directory too (its `access.log` has a
     /// line per request: method, path, status, body bytes sent), and, with
     /// `login`, `/dav` asking for it (HTTP Basic).
-    static func with(login: (user: String, password: String)? = nil, _ body: (URL, String) throws -> Void) throws {
+    /// With `tls`, it serves `https://` with a self-signed certificate, in
+    /// the server's directory as `cert.pem`.
+    static func with(login: (user: String, password: String)? = nil, tls: Bool = false, _ body: (URL, String) throws -> Void) throws {
         let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
-        let (code, out) = run([script, "start", base], env: login.map { ["WEBDAV_USER": $0.user, "WEBDAV_PASSWORD": $0.password] } ?? [:])
+        var env = login.map { ["WEBDAV_USER": $0.user, "WEBDAV_PASSWORD": $0.password] } ?? [:]
+        if tls { env["WEBDAV_TLS"] = "1" }
+        let (code, out) = run([script, "start", base], env: env)
         defer { _ = run([script, "stop", base]) }
         try #require(code == 0, "could not start Apache: \(out)")
         let line = try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") })

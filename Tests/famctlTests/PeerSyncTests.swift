@@ -46,6 +46,77 @@ struct PeerSyncTests {
         #expect(try mum.ok("record", "list").contains("offline"))
     }
 
+    /// A server that takes the connection and never answers (frozen, or
+    /// stopped with SIGSTOP): the sync fails once FAMCTL_PEER_TIMEOUT passes
+    /// with no byte, and waiting costs next to no CPU. (Over Foundation's
+    /// URLSession the wait kept a core busy, some 100 000 wake-ups a second.)
+    @Test(.timeLimit(.minutes(1)))
+    func aServerThatNeverAnswersCostsNoCPUWhileWaited() throws {
+        // A listening socket that never accepts: the kernel completes the
+        // connections in its backlog, and nothing is ever read or written.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        try #require(bound)
+        let url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/dav/"
+
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", url)
+        let started = Date()
+        let r = try ChildUsage.run(FamctlRunner.binary.path, ["sync"], env: ["FAMCTL_HOME": mum.home, "FAMCTL_PEER_TIMEOUT": "3"])
+        let waited = Date().timeIntervalSince(started)
+        #expect(r.code == 75, "\(r.stderr)")
+        #expect(r.stderr.contains("Timeout was reached") && r.stderr.contains("Try again later"), "\(r.stderr)")
+        #expect(waited >= 2.5 && waited < 30, "\(waited) s")
+        // 3 s of waiting: the old transport spent 2-3 s of CPU in it.
+        #expect(r.cpu < 0.5, "the wait cost \(r.cpu) s of CPU in \(waited) s")
+        let bad = try mum.run(["sync"], env: ["FAMCTL_PEER_TIMEOUT": "0"])
+        #expect(bad.code == 64 && bad.stderr.contains("FAMCTL_PEER_TIMEOUT '0' is not a number of seconds from 1 to 600"), "\(bad.stderr)")
+    }
+
+    /// A household over `https://` to a server with a certificate of its
+    /// own: refused until FAMCTL_PEER_CA_FILE names it, then synced (the
+    /// password goes over TLS, without FAMCTL_PEER_ALLOW_HTTP).
+    @Test(.timeLimit(.minutes(2)))
+    func anHTTPSServerWithItsOwnCertificate() throws {
+        let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
+        let (code, out) = Subprocess.script([Self.script, "start", base], env: ["WEBDAV_USER": "mum", "WEBDAV_PASSWORD": "s3cret", "WEBDAV_TLS": "1"])
+        defer { _ = Subprocess.script([Self.script, "stop", base]) }
+        try #require(code == 0, "could not start Apache: \(out)")
+        let url = String(try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") }).dropFirst(6))
+        #expect(url.hasPrefix("https://"))
+        let login = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret"]
+        let trusted = login.merging(["FAMCTL_PEER_CA_FILE": base + "/cert.pem"]) { $1 }
+
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", url)
+        try mum.ok("subject", "add", "newMom")
+        let refused = try mum.run(["sync"], env: login)
+        #expect(refused.code == 65, "\(refused.stderr)")
+        #expect(refused.stderr.contains("the server's certificate is not trusted"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("FAMCTL_PEER_CA_FILE"), "\(refused.stderr)")
+        #expect(try mum.run(["sync"], env: ["FAMCTL_PEER_CA_FILE": base + "/nothing.pem"]).code == 64)
+
+        #expect(try mum.run(["sync"], env: trusted).code == 0)
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        for r in [mum, dad, mum, dad] {
+            let s = try r.run(["sync"], env: trusted)
+            #expect(s.code == 0, "\(s.stderr)")
+        }
+        #expect(try dad.ok("record", "list").contains("mood=4"))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
     /// A server that asks for a login, given none or a wrong one, and a URL
     /// whose collection does not exist: exit 65 at once, saying which, and
     /// what to do; nothing lost.

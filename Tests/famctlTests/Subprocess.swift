@@ -41,3 +41,41 @@ enum Subprocess {
             .appendingPathComponent("scripts/" + name).path
     }
 }
+
+/// A child process run to its end with the CPU time it used (`wait4`):
+/// Foundation's `Process` does not give it.
+enum ChildUsage {
+    struct Result {
+        let code: Int32
+        /// User and system time, in seconds.
+        let cpu: Double
+        let stderr: String
+    }
+
+    /// Runs `executable args…` with `env` added to this process's
+    /// environment; stdout is discarded, stderr kept.
+    static func run(_ executable: String, _ args: [String], env: [String: String]) throws -> Result {
+        let errPath = NSTemporaryDirectory() + "famctl-child-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: errPath) }
+        var environment = ProcessInfo.processInfo.environment
+        for (k, v) in env { environment[k] = v }
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + args).map { strdup($0) } + [nil]
+        let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EINVAL) }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return Result(code: (status >> 8) & 0xff, cpu: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+                      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+    }
+}

@@ -130,7 +130,7 @@ enum SyncCommand: Command {
             switch e {
             case .unavailable, .throttled, .tokenExpired, .offline:
                 throw CLIError(.tempFail, "\(replicator.peer.label): \(e)", hint: "Sync again later; nothing was lost.")
-            case .loginRefused, .notACollection:
+            case .loginRefused, .notACollection, .untrustedCertificate:
                 throw CLIError(.dataError, "\(replicator.peer.label): \(e)", hint: hint(for: e)! + " Nothing was lost.")
             default:
                 throw CLIError(.cantCreate, "\(replicator.peer.label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
@@ -146,6 +146,9 @@ enum SyncCommand: Command {
             "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
         case .notACollection:
             "Check the URL: it must name a WebDAV collection that exists (a folder the server shares over WebDAV)."
+        case .untrustedCertificate:
+            "If the server has a certificate of its own (a NAS, a home server), give its CA certificate (PEM) in FAMCTL_PEER_CA_FILE; "
+                + "otherwise check that the URL names the server you meant."
         default: nil
         }
     }
@@ -181,6 +184,27 @@ enum SyncCommand: Command {
 }
 
 extension Home {
+    /// `FAMCTL_PEER_CA_FILE`: a PEM file of the certificates to trust for an
+    /// `https://` peer in place of the system's (a server with a certificate
+    /// of its own).
+    static func peerCAFile() throws -> String? {
+        guard let path = ProcessInfo.processInfo.environment["FAMCTL_PEER_CA_FILE"] else { return nil }
+        guard !path.isEmpty, FileManager.default.isReadableFile(atPath: path) else {
+            throw CLIError(.usage, "FAMCTL_PEER_CA_FILE '\(path)' is not a file famctl can read", hint: "Give the path of the server's CA certificate, in PEM.")
+        }
+        return Home.absolute(path)
+    }
+
+    /// How long a WebDAV request may go without a byte, or take to connect,
+    /// before it fails: `FAMCTL_PEER_TIMEOUT` seconds (1 to 600), else 20.
+    static func peerTimeout() throws -> TimeInterval {
+        guard let text = ProcessInfo.processInfo.environment["FAMCTL_PEER_TIMEOUT"] else { return 20 }
+        guard let s = Double(text), s >= 1, s <= 600 else {
+            throw CLIError(.usage, "FAMCTL_PEER_TIMEOUT '\(text)' is not a number of seconds from 1 to 600")
+        }
+        return s
+    }
+
     /// The replicator over this family's shared directory or WebDAV peer,
     /// retrying transient failures with back-off.
     /// - Parameter probe: check a WebDAV server's conditional requests first
@@ -198,11 +222,13 @@ extension Home {
                 throw CLIError(.usage, "refusing to send the peer's password in clear text over http:// to \(u.host ?? url): anyone on the network path could read it",
                                hint: "Give the family an https:// peer (--peer https://… when it is created or joined), or set FAMCTL_PEER_ALLOW_HTTP=1 to send the password anyway.")
             }
-            let webdav = WebDAVPeer(url: u.appendingPathComponent(family.description + "/"), credentials: credentials, allowPlainHTTP: allowPlainHTTP)
+            let timeout = try Self.peerTimeout()
+            let webdav = WebDAVPeer(url: u.appendingPathComponent(family.description + "/"), credentials: credentials,
+                                    allowPlainHTTP: allowPlainHTTP, timeout: timeout, caFile: try Self.peerCAFile())
             do throws(PeerError) { if probe { try webdav.probe() } } catch {
                 let hint = switch error {
                 case _ where error.isTransient: "Try again later; nothing was lost."
-                case .loginRefused, .notACollection: SyncCommand.hint(for: error)!
+                case .loginRefused, .notACollection, .untrustedCertificate: SyncCommand.hint(for: error)!
                 default: "Use a WebDAV server that honours If-Match and If-None-Match."
                 }
                 throw CLIError(error.isTransient ? .tempFail : .dataError, "the peer \(url): \(error)", hint: hint)

@@ -1,0 +1,31 @@
+#ifndef FAMCTL_CCURL_SHIM_H
+#define FAMCTL_CCURL_SHIM_H
+// curl_easy_setopt and curl_easy_getinfo are variadic, which Swift does not
+// call: these wrappers give each kind of value a typed entry point.
+#define CURL_DISABLE_TYPECHECK 1
+#include <curl/curl.h>
+
+typedef size_t (*famctl_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+
+static inline CURLcode famctl_curl_set_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode famctl_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode famctl_curl_set_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode famctl_curl_set_pointer(CURL *handle, CURLoption option, const void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode famctl_curl_set_list(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode famctl_curl_set_callback(CURL *handle, CURLoption option, famctl_curl_data_callback value) {
+    return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode famctl_curl_get_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+#endif
