@@ -115,8 +115,8 @@ public enum Sodium {
     /// verifying for `duration` seconds: what the machine's cores really
     /// give together (a virtual machine's cores may share a physical one,
     /// which "one core × cores" does not see).
-    public static func bareVerificationRate(duration: Double = 0.5, threads: Int) -> Double {
-        guard threads > 1 else { return bareVerificationRate(duration: duration) }
+    public static func bareVerificationRate(duration: Double = 0.5, threads: Int, repeated: Bool = false) -> Double {
+        guard threads > 1 else { return bareVerificationRate(duration: duration, repeated: repeated) }
         // Each thread verifies for `duration`; the rate is their sum.
         final class Sum: @unchecked Sendable {
             let lock = NSLock()
@@ -124,23 +124,40 @@ public enum Sodium {
         }
         let sum = Sum()
         DispatchQueue.concurrentPerform(iterations: threads) { _ in
-            let rate = bareVerificationRate(duration: duration)
+            let rate = bareVerificationRate(duration: duration, repeated: repeated)
             sum.lock.withLock { sum.value += rate }
         }
         return sum.value
     }
 
+    /// The bound's inputs: 256 different 300-byte messages (about an event's
+    /// signed length), signed by one key, as a device's events are.
+    /// Verifying one signature again and again runs 3-6 % faster than
+    /// verifying different ones (the processor learns the variable-time
+    /// arithmetic's branches); an ingest never verifies one twice.
+    private static func boundInputs(_ count: Int) -> (SigningKey, [[UInt8]], [[UInt8]]) {
+        let key = SigningKey(seed: [UInt8](repeating: 7, count: 32))
+        var rng = SplitMixRNG(seed: 7)
+        let messages = (0..<count).map { _ in (0..<300).map { _ in UInt8.random(in: 0...255, using: &rng) } }
+        return (key, messages, messages.map { m in m.withUnsafeBytes { key.sign($0) } })
+    }
+
     /// Number of Ed25519 verifications per second on one core with libsodium
     /// alone: the bound the ingest benchmark compares itself to (× cores).
-    public static func bareVerificationRate(duration: Double = 0.5) -> Double {
-        let key = SigningKey(seed: [UInt8](repeating: 7, count: 32))
-        let message = [UInt8](repeating: 1, count: 300)
-        let sig = message.withUnsafeBytes { key.sign($0) }
+    /// With `repeated`, of one signature verified again and again (what the
+    /// bound was before: for the record).
+    public static func bareVerificationRate(duration: Double = 0.5, repeated: Bool = false) -> Double {
+        let (key, messages, signatures) = boundInputs(repeated ? 1 : 256)
+        // A signature that fails is rejected early, faster than a check: the bound must time good ones.
+        precondition(zip(signatures, messages).allSatisfy { s, m in
+            s.withUnsafeBytes { s in m.withUnsafeBytes { m in verify(signature: s, message: m, publicKey: key.publicKey.bytes) } }
+        }, "the bound's signatures must verify")
         let start = Date()
         var count = 0
         while Date().timeIntervalSince(start) < duration {
-            for _ in 0..<64 {
-                _ = sig.withUnsafeBytes { s in message.withUnsafeBytes { m in verify(signature: s, message: m, publicKey: key.publicKey.bytes) } }
+            for i in 0..<64 {
+                let k = (count + i) % messages.count
+                _ = signatures[k].withUnsafeBytes { s in messages[k].withUnsafeBytes { m in verify(signature: s, message: m, publicKey: key.publicKey.bytes) } }
             }
             count += 64
         }
@@ -149,14 +166,13 @@ public enum Sodium {
 
     /// Number of Ed25519 signatures per second this machine makes with libsodium
     /// alone, measured over `duration` seconds: the bound the append benchmark
-    /// compares itself to.
+    /// compares itself to. Of different messages, as for verification.
     public static func bareSigningRate(duration: Double = 0.5) -> Double {
-        let key = SigningKey(seed: [UInt8](repeating: 7, count: 32))
-        let message = [UInt8](repeating: 1, count: 300)
+        let (key, messages, _) = boundInputs(256)
         let start = Date()
         var count = 0
         while Date().timeIntervalSince(start) < duration {
-            for _ in 0..<64 { _ = message.withUnsafeBytes { key.sign($0) } }
+            for i in 0..<64 { _ = messages[(count + i) % messages.count].withUnsafeBytes { key.sign($0) } }
             count += 64
         }
         return Double(count) / Date().timeIntervalSince(start)

@@ -35,6 +35,7 @@ struct BenchSmokeTests {
         // at the start and right after each figure (the machine's speed moves).
         let number = { (key: String) in (json[key] as? NSNumber)?.doubleValue ?? 0 }
         #expect(number("bareSignAfterAppendPerSecond") > 0 && number("bareVerifyAfterIngestPerSecond") > 0)
+        #expect(number("bareVerifyRepeatedPerSecond") > 0)
         let cores = Double((json["cores"] as? NSNumber)?.intValue ?? 0)
         let appendBound = (row("append (batched)")?["bound"] as? NSNumber)?.doubleValue ?? 0
         let ingestBound = (row("ingest (verify")?["bound"] as? NSNumber)?.doubleValue ?? 0
