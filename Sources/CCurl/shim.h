@@ -28,4 +28,7 @@ static inline CURLcode famctl_curl_set_callback(CURL *handle, CURLoption option,
 static inline CURLcode famctl_curl_get_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }
+static inline CURLcode famctl_curl_get_string(CURL *handle, CURLINFO info, char **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
 #endif

@@ -12,17 +12,29 @@ import Synchronization
 /// server accepted and never answered kept a core busy (about 100 000
 /// wake-ups a second) until its timeout. libcurl's own loop, driven here,
 /// waits in `poll` and has neither.
+///
+/// Every request: `http` and `https` only (no other of libcurl's
+/// protocols, whatever the URL says); no redirect followed; no proxy for
+/// this machine's own addresses (a loopback peer may be given a password
+/// over `http://`, which a proxy would see); TLS certificates and host
+/// names checked.
 final class CurlSession: Sendable {
     /// libcurl's process-wide set-up, done once before the first handle.
     private static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK
 
-    /// A transfer that sees no byte for this long fails; so does a connection
-    /// not made in this time.
+    /// A transfer slower than ``minimumRate`` bytes a second for this long
+    /// fails (a server that stopped, or trickles); so does a connection not
+    /// made in this time.
     let timeout: TimeInterval
     /// A PEM file of the certificates to trust for `https://` in place of
     /// the system's (a server with a certificate of its own).
     let caFile: String?
     private let idle = Mutex<[EasyHandle]>([])
+
+    /// Slower than this, for ``timeout`` seconds, a transfer fails.
+    static let minimumRate = 1024
+    /// No request takes longer than this, however it trickles.
+    static let longest: TimeInterval = 3600
 
     init(timeout: TimeInterval, caFile: String? = nil) {
         self.timeout = timeout
@@ -38,23 +50,34 @@ final class CurlSession: Sendable {
         let overLimit: Bool
     }
 
+    /// What to do with a body past the request's limit.
+    enum PastLimit: Sendable {
+        /// Stop the transfer there (``Response/overLimit``): a read, or a
+        /// listing, that large is not one famctl asked for.
+        case stop
+        /// Read it to its end and drop what is past the limit: the answer
+        /// to a write, whose status is what counts.
+        case drop
+    }
+
     /// Performs one request.
     ///
     /// - Parameters:
     ///   - headers: sent as given, after libcurl's own (an empty `Expect`
     ///     and `Content-Type` are added so that libcurl sends neither of its
     ///     defaults for a body).
-    ///   - limit: read at most this many bytes of the body: a body that goes
-    ///     past it is cut off there (``Response/overLimit``), and a
-    ///     successful answer whose `Content-Length` already does is not read.
+    ///   - limit: keep at most this many bytes of the body; past it, see
+    ///     `pastLimit`. With `.stop`, a successful answer whose
+    ///     `Content-Length` already goes past it is not read at all.
     /// - Returns: the response, or why none came (as libcurl says it).
-    func perform(_ method: String, url: String, headers: [String: String], body: Data?, limit: Int) -> Result<Response, CurlFailure> {
+    func perform(_ method: String, url: String, headers: [String: String], body: Data?, limit: Int,
+                 pastLimit: PastLimit = .stop) -> Result<Response, CurlFailure> {
         guard Self.initialised else { return .failure(CurlFailure(reason: "libcurl could not be initialised")) }
         guard let handle = idle.withLock({ $0.popLast() }) ?? EasyHandle() else {
             return .failure(CurlFailure(reason: "libcurl could not make a handle"))
         }
-        let transfer = Transfer(limit: limit)
-        let result = handle.perform(method: method, url: url, headers: headers, body: body, timeout: timeout, caFile: caFile, transfer: transfer)
+        let transfer = Transfer(limit: limit, pastLimit: pastLimit, announcesBody: method != "HEAD")
+        let result = handle.perform(method: method, url: url, headers: headers, body: body, session: self, transfer: transfer)
         idle.withLock { $0.append(handle) }
         return result
     }
@@ -62,14 +85,23 @@ final class CurlSession: Sendable {
     /// What one transfer has received so far; the callbacks' context.
     final class Transfer {
         let limit: Int
+        let pastLimit: PastLimit
+        /// Whether `Content-Length` is the length of a body that follows
+        /// (not for `HEAD`).
+        let announcesBody: Bool
         var status = 0
         var headers: [String: String] = [:]
         var body = Data()
         var overLimit = false
 
-        init(limit: Int) { self.limit = limit }
+        init(limit: Int, pastLimit: PastLimit, announcesBody: Bool) {
+            self.limit = limit
+            self.pastLimit = pastLimit
+            self.announcesBody = announcesBody
+        }
 
-        /// One header line (the status line included), as libcurl hands it.
+        /// One header line (the status line included), as libcurl hands it;
+        /// `false` stops the transfer.
         func header(_ line: String) -> Bool {
             let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
             if text.hasPrefix("HTTP/") {
@@ -83,7 +115,7 @@ final class CurlSession: Sendable {
             let name = text[..<colon].lowercased(), value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             headers[name] = value
             // A successful answer that announces more than the limit is not read at all.
-            if name == "content-length", (200...299).contains(status), let n = Int(value), n > limit {
+            if pastLimit == .stop, announcesBody, name == "content-length", (200...299).contains(status), let n = Int(value), n > limit {
                 overLimit = true
                 return false
             }
@@ -94,6 +126,10 @@ final class CurlSession: Sendable {
         func data(_ bytes: UnsafeRawBufferPointer) -> Bool {
             guard body.count + bytes.count <= limit else {
                 overLimit = true
+                if pastLimit == .drop {
+                    body.append(contentsOf: bytes.prefix(limit - body.count))
+                    return true
+                }
                 return false
             }
             body.append(contentsOf: bytes)
@@ -112,8 +148,14 @@ struct CurlFailure: Error, Sendable, CustomStringConvertible {
     /// The server's certificate was not trusted (or not for this host): no
     /// retry will change that.
     var isUntrustedCertificate: Bool {
-        [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH]
-            .map(\.rawValue).contains(code)
+        [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH].map(\.rawValue).contains(code)
+    }
+
+    /// A request that no retry will mend: the URL or the set-up is wrong
+    /// (a protocol other than http or https, a malformed URL, a CA file
+    /// that holds no certificate).
+    var isPermanent: Bool {
+        [CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT, CURLE_SSL_CACERT_BADFILE].map(\.rawValue).contains(code)
     }
 }
 
@@ -123,35 +165,59 @@ private final class EasyHandle: @unchecked Sendable {
     // @unchecked: a handle is used by one thread at a time (taken out of the
     // session's pool for the length of a request).
     let handle: UnsafeMutableRawPointer
+    /// libcurl writes a failure's details here (`CURLOPT_ERRORBUFFER`).
+    let errors = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
 
     init?() {
-        guard let h = curl_easy_init() else { return nil }
+        guard let h = curl_easy_init() else {
+            errors.deallocate()
+            return nil
+        }
         handle = h
     }
 
-    deinit { curl_easy_cleanup(handle) }
+    deinit {
+        curl_easy_cleanup(handle)
+        errors.deallocate()
+    }
 
-    func perform(method: String, url: String, headers: [String: String], body: Data?, timeout: TimeInterval, caFile: String?,
+    func perform(method: String, url: String, headers: [String: String], body: Data?, session: CurlSession,
                  transfer: CurlSession.Transfer) -> Result<CurlSession.Response, CurlFailure> {
         // A reset keeps the connection cache: the next request reuses the connection.
         curl_easy_reset(handle)
+        errors[0] = 0
         var list: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(list) }
         for line in ["Expect:", "Content-Type:"] + headers.sorted(by: { $0.key < $1.key }).map({ "\($0.key): \($0.value)" }) {
             list = curl_slist_append(list, line)
         }
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        let seconds = max(1, Int(timeout.rounded(.up)))
+        let seconds = max(1, Int(session.timeout.rounded(.up)))
         var code = CURLE_OK
         func set(_ c: CURLcode) { if code == CURLE_OK { code = c } }
         set(famctl_curl_set_string(handle, CURLOPT_URL, url))
+        set(famctl_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
+        set(famctl_curl_set_string(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        set(famctl_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0))
+        // This machine's own addresses never go through a proxy (the
+        // environment's `http_proxy` would otherwise see a loopback peer's
+        // password); others follow the environment, as before.
+        set(famctl_curl_set_string(handle, CURLOPT_NOPROXY, "localhost,127.0.0.0/8,::1"))
+        set(famctl_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errors))
         set(famctl_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))
+        // A name lookup that hangs does not hold the request past its timeout.
+        set(famctl_curl_set_long(handle, CURLOPT_QUICK_EXIT, 1))
         set(famctl_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, seconds))
-        // Idle for `timeout`: under one byte a second for that long.
-        set(famctl_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1))
+        // Stalled, or trickling: slower than `minimumRate` for `timeout`.
+        set(famctl_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, CurlSession.minimumRate))
         set(famctl_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, seconds))
+        set(famctl_curl_set_long(handle, CURLOPT_TIMEOUT, Int(CurlSession.longest)))
+        if let caFile = session.caFile {
+            // In place of the system's certificates, not besides them.
+            set(famctl_curl_set_string(handle, CURLOPT_CAINFO, caFile))
+            set(famctl_curl_set_pointer(handle, CURLOPT_CAPATH, nil))
+        }
         set(famctl_curl_set_list(handle, CURLOPT_HTTPHEADER, list))
-        if let caFile { set(famctl_curl_set_string(handle, CURLOPT_CAINFO, caFile)) }
         set(famctl_curl_set_pointer(handle, CURLOPT_HEADERDATA, context))
         set(famctl_curl_set_callback(handle, CURLOPT_HEADERFUNCTION, { data, size, count, context in
             let n = size * count
@@ -173,30 +239,45 @@ private final class EasyHandle: @unchecked Sendable {
         case "HEAD": set(famctl_curl_set_long(handle, CURLOPT_NOBODY, 1))
         default: set(famctl_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, method))
         }
-        guard code == CURLE_OK else { return .failure(CurlFailure(reason: String(cString: curl_easy_strerror(code)), code: code.rawValue)) }
-        // libcurl reads the body from this buffer during the perform (it keeps
-        // the pointer, not a copy); one byte more, so that an empty body has
-        // an address too.
-        let payload: [UInt8] = body.map { [UInt8]($0) + [0] } ?? []
-        let result: CURLcode = payload.withUnsafeBytes { bytes in
-            if let body {
-                _ = famctl_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-                _ = famctl_curl_set_pointer(handle, CURLOPT_POSTFIELDS, bytes.baseAddress)
+        guard code == CURLE_OK else { return .failure(failure(code)) }
+        let result: CURLcode
+        if let body {
+            // libcurl reads the body where it lies during the perform (it
+            // keeps the pointer, not a copy); an empty one needs an address too.
+            var empty: UInt8 = 0
+            result = body.withUnsafeBytes { bytes in
+                withUnsafeMutablePointer(to: &empty) { none in
+                    _ = famctl_curl_set_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+                    _ = famctl_curl_set_pointer(handle, CURLOPT_POSTFIELDS, bytes.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(none))
+                    return curl_easy_perform(handle)
+                }
             }
-            return curl_easy_perform(handle)
+        } else {
+            result = curl_easy_perform(handle)
         }
-        if transfer.overLimit {
+        if transfer.overLimit && transfer.pastLimit == .stop {
             return .success(.init(status: transfer.status, body: transfer.body, headers: transfer.headers, overLimit: true))
         }
-        guard result == CURLE_OK else {
-            var reason = String(cString: curl_easy_strerror(result))
-            if result == CURLE_PEER_FAILED_VERIFICATION || result == CURLE_SSL_CACERT_BADFILE {
-                reason = "the server's certificate is not trusted (\(reason))"
-            }
-            return .failure(CurlFailure(reason: reason, code: result.rawValue))
-        }
+        guard result == CURLE_OK else { return .failure(failure(result)) }
         var status = 0
         _ = famctl_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return .success(.init(status: status, body: transfer.body, headers: transfer.headers, overLimit: false))
+        return .success(.init(status: status, body: transfer.body, headers: transfer.headers, overLimit: transfer.overLimit))
+    }
+
+    /// A failure in libcurl's words: its details (the error buffer), else
+    /// the code's text.
+    private func failure(_ code: CURLcode) -> CurlFailure {
+        let detail = String(cString: errors)
+        var reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        switch code {
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR:
+            reason = "the server's certificate is not trusted (\(reason))"
+        case CURLE_SSL_CACERT_BADFILE:
+            reason = "the CA file holds no certificate libcurl can use (\(reason))"
+        case CURLE_OPERATION_TIMEDOUT:
+            reason = "no answer in time (\(reason))"
+        default: break
+        }
+        return CurlFailure(reason: reason, code: code.rawValue)
     }
 }

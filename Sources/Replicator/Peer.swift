@@ -97,6 +97,12 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The server's TLS certificate is not trusted by this machine (or is
     /// not for this host).
     case untrustedCertificate(String)
+    /// The server refuses this login this request (HTTP 403): it may not
+    /// write there, say (a read-only share).
+    case forbidden(String)
+    /// The server sends the request elsewhere (HTTP 3xx), which famctl does
+    /// not follow: the URL is not the one to use.
+    case redirected(String)
     /// The peer will not serve this object as it stands: it is over the size
     /// limit, or this device may not read it. Asking again makes sense only
     /// once the object has changed.
@@ -125,6 +131,8 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .loginRefused(let why): "login refused: \(why)"
         case .notACollection(let why): "not a collection: \(why)"
         case .untrustedCertificate(let why): why
+        case .forbidden(let why): "forbidden: \(why)"
+        case .redirected(let why): "redirected: \(why)"
         case .refused(let why): "refused: \(why)"
         case .offline(let why): why
         }

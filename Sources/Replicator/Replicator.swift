@@ -107,7 +107,9 @@ public final class Replicator {
 
     /// Own segments that a full listing no longer shows (deleted from the
     /// shared folder by someone) are written again from the log.
-    func republishMissing(listed: Set<String>) throws {
+    @discardableResult
+    func republishMissing(listed: Set<String>) throws -> Int {
+        var count = 0
         var own: [(String, UInt64, UInt64)] = []
         try log.database.statement("SELECT name, first_seq, last_seq FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
             own.append(($0.text(0), UInt64($0.int(1)), UInt64($0.int(2))))
@@ -116,8 +118,10 @@ public final class Replicator {
             let envs = try log.chain(of: me, in: family, seqs: first...last)
             guard envs.count == Int(last - first + 1) else { continue }
             let rewritten = try write(Segment(envelopes: envs))
+            count += 1
             if rewritten != name { try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)]) }
         }
+        return count
     }
 
     func publishedSeq() throws -> UInt64 {
@@ -186,6 +190,10 @@ public final class Replicator {
         /// since it wrote them, and no longer what their names promise) and
         /// written again from its log.
         public var repaired = 0
+        /// This device's segments that a full listing no longer showed
+        /// (deleted by someone, or a new shared folder), written again
+        /// from its log.
+        public var rewritten = 0
         /// Files that verified as files but held events that do not (a bad
         /// signature, bytes that do not decode, another family's): each
         /// path with how many; the file's other events were taken.
@@ -333,7 +341,7 @@ public final class Replicator {
         lastTags = tags
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
-            try republishMissing(listed: listed)
+            report.rewritten += try republishMissing(listed: listed)
         }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
         try setMeta("last_error", nil)

@@ -75,16 +75,31 @@ public final class WebDAVPeer: Peer {
         var all = headers
         if let authorization { all["Authorization"] = authorization }
         let reply: Reply
-        switch session.perform(method, url: url.absoluteString, headers: all, body: body, limit: limit ?? maximumObjectBytes) {
+        // A read stops at its limit; a listing is read whole up to the
+        // objects' limit; the answer to a write matters by its status alone.
+        let (keep, pastLimit): (Int, CurlSession.PastLimit) = switch method {
+        case "GET": (limit ?? maximumObjectBytes, .stop)
+        case "PROPFIND": (maximumObjectBytes, .stop)
+        default: (64 << 10, .drop)
+        }
+        switch session.perform(method, url: url.absoluteString, headers: all, body: body, limit: keep, pastLimit: pastLimit) {
         case .success(let r):
-            // Only a read names its limit; any other answer that large is not one famctl asked for.
-            if r.overLimit && limit == nil { throw .refused("\(method) \(path): the answer is over the \(maximumObjectBytes)-byte limit") }
-            reply = Reply(status: r.status, body: r.body, headers: r.headers, overLimit: r.overLimit)
+            // Only a read names its limit; a listing that large is not one famctl asked for.
+            if r.overLimit && pastLimit == .stop && limit == nil {
+                throw .refused("\(method) \(path): the answer is over the \(maximumObjectBytes)-byte limit")
+            }
+            reply = Reply(status: r.status, body: r.body, headers: r.headers, overLimit: r.overLimit && pastLimit == .stop)
         case .failure(let f):
-            throw f.isUntrustedCertificate ? .untrustedCertificate(f.reason) : .unavailable(f.reason)
+            if f.isUntrustedCertificate { throw .untrustedCertificate(f.reason) }
+            if f.isPermanent { throw .unsupported(f.reason) }
+            throw .unavailable(f.reason)
         }
         switch reply.status {
-        case 401, 403: throw .loginRefused("\(reply.status): the server refused the credentials (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
+        case 401: throw .loginRefused("401: the server refused the credentials (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
+        case 403: throw .forbidden("403: the server refuses \(method) \(path.isEmpty ? base.path : path) to this login")
+        case 300...399 where reply.status != 304:
+            // Not followed: the login would go along, wherever it points.
+            throw .redirected("\(method) \(path.isEmpty ? base.absoluteString : path): the server answers \(reply.status) and sends famctl to \(reply.headers["location"] ?? "another address")")
         case 429, 503:
             if let s = reply.headers["retry-after"].flatMap(Double.init) { throw .throttled(retryAfter: s) }
             throw reply.status == 429 ? .throttled(retryAfter: 1) : .unavailable("503 Service Unavailable")
@@ -98,7 +113,7 @@ public final class WebDAVPeer: Peer {
 
     private func ensureCollection(_ path: String) throws(PeerError) {
         let r = try send("MKCOL", path.isEmpty ? "./" : (path.hasSuffix("/") ? path : path + "/"))
-        guard [201, 405, 301].contains(r.status) else {
+        guard [201, 405].contains(r.status) else {
             // 409: the collection above it does not exist; 404 likewise on some servers. Waiting will not create it.
             if r.status == 409 || r.status == 404 {
                 throw .notACollection("cannot create the collection \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) (HTTP \(r.status)): the collection that should hold it does not exist on the server")

@@ -74,12 +74,53 @@ struct PeerSyncTests {
         let r = try ChildUsage.run(FamctlRunner.binary.path, ["sync"], env: ["FAMCTL_HOME": mum.home, "FAMCTL_PEER_TIMEOUT": "3"])
         let waited = Date().timeIntervalSince(started)
         #expect(r.code == 75, "\(r.stderr)")
-        #expect(r.stderr.contains("Timeout was reached") && r.stderr.contains("Try again later"), "\(r.stderr)")
+        #expect(r.stderr.contains("no answer in time") && r.stderr.contains("Try again later"), "\(r.stderr)")
         #expect(waited >= 2.5 && waited < 30, "\(waited) s")
         // 3 s of waiting: the old transport spent 2-3 s of CPU in it.
         #expect(r.cpu < 0.5, "the wait cost \(r.cpu) s of CPU in \(waited) s")
         let bad = try mum.run(["sync"], env: ["FAMCTL_PEER_TIMEOUT": "0"])
         #expect(bad.code == 64 && bad.stderr.contains("FAMCTL_PEER_TIMEOUT '0' is not a number of seconds from 1 to 600"), "\(bad.stderr)")
+    }
+
+    /// Servers that misbehave in other ways: one that trickles its answer
+    /// (a byte now and then: cut off once slower than 1 KiB/s for
+    /// FAMCTL_PEER_TIMEOUT), one that redirects (not followed: the login
+    /// would go along), one that forbids (403: a login without the right).
+    @Test(.timeLimit(.minutes(2)))
+    func aTricklingARedirectingAndAForbiddingServerEachSayWhatIsWrong() throws {
+        let trickle = try ScriptedHTTPServer { c in
+            guard c.write("HTTP/1.1 201 Created\r\nContent-Length: 100000000\r\n\r\n") else { return }
+            while c.write("x") { usleep(300_000) }
+        }
+        let redirect = try ScriptedHTTPServer { c in
+            c.write("HTTP/1.1 301 Moved Permanently\r\nLocation: https://elsewhere.example/dav/\r\nContent-Length: 0\r\n\r\n")
+        }
+        let forbid = try ScriptedHTTPServer { c in
+            c.write("HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden")
+        }
+        defer { [trickle, redirect, forbid].forEach { $0.stop() } }
+        func family(_ url: String) throws -> FamctlRunner {
+            let f = FamctlRunner()
+            try f.ok("init", "--name", "Mum")
+            try f.ok("family", "create", "--name", "F", "--peer", url)
+            return f
+        }
+        let started = Date()
+        let slow = try family(trickle.url).run(["sync"], env: ["FAMCTL_PEER_TIMEOUT": "2"])
+        let took = Date().timeIntervalSince(started)
+        #expect(slow.code == 75, "\(slow.stderr)")
+        #expect(slow.stderr.contains("no answer in time"), "\(slow.stderr)")
+        #expect(took < 30, "cut off after \(took) s")
+
+        let moved = try family(redirect.url).run(["sync"])
+        #expect(moved.code == 65, "\(moved.stderr)")
+        #expect(moved.stderr.contains("redirected:") && moved.stderr.contains("sends famctl to https://elsewhere.example/dav/"), "\(moved.stderr)")
+        #expect(moved.stderr.contains("'famctl settings sync --peer URL'"), "\(moved.stderr)")
+
+        let refused = try family(forbid.url).run(["sync"])
+        #expect(refused.code == 73, "\(refused.stderr)")
+        #expect(refused.stderr.contains("forbidden: 403"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("not a read-only share"), "\(refused.stderr)")
     }
 
     /// A household over `https://` to a server with a certificate of its
@@ -140,8 +181,14 @@ struct PeerSyncTests {
             #expect(r.stderr.contains("login refused: 401"), "\(r.stderr)")
             #expect(r.stderr.contains(loginHint), "\(r.stderr)")
         }
-        let good = try mum.run(["sync"], env: login)
+        // A proxy in the environment is not used for this machine's own
+        // addresses: it would see the password of a loopback http:// peer.
+        let proxy = try ScriptedHTTPServer { c in c.write("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n") }
+        defer { proxy.stop() }
+        let proxyURL = "http://127.0.0.1:\(proxy.port)"
+        let good = try mum.run(["sync"], env: login.merging(["http_proxy": proxyURL, "HTTP_PROXY": proxyURL, "all_proxy": proxyURL, "ALL_PROXY": proxyURL]) { $1 })
         #expect(good.code == 0 && good.stdout.contains("published 2 event(s)"), "\(good.stdout) \(good.stderr)")
+        #expect(proxy.requests == 0, "the proxy saw \(proxy.requests) request(s)")
 
         let other = FamctlRunner()
         try other.ok("init", "--name", "Other")

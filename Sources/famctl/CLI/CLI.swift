@@ -38,6 +38,7 @@ enum CLI {
         ImportStoresCommand.self,
         SettingsIncludeSharedCommand.self,
         SettingsPhotosCommand.self,
+        SettingsSyncCommand.self,
         VerifyCommand.self,
         BenchCommand.self,
     ]

@@ -40,7 +40,13 @@ enum AcceptCommand: Command {
         if case .none = location {
             switch code.location {
             case .directory(let d): location = .directory(d)
-            case .peer(let p): location = .peer(p)
+            case .peer(let p):
+                // The code's URL is checked as a --peer is: an http:// or
+                // https:// URL without credentials, nothing else.
+                do { location = try Location.parse(dir: nil, peer: p, required: false) } catch {
+                    throw CLIError.data("the invitation names a peer famctl will not use: \(error.message)",
+                                        hint: "Ask the owner for a new invitation, or give the peer yourself with --peer URL.")
+                }
             case .none: break
             }
         }

@@ -139,3 +139,49 @@ enum Location {
         return .none
     }
 }
+
+/// `famctl settings sync [--dir PATH | --peer URL]`
+enum SettingsSyncCommand: Command {
+    static let spec = CommandSpec(
+        path: ["settings", "sync"],
+        abstract: "Show or change where this device exchanges the family's events: a shared directory or a WebDAV peer.",
+        discussion: """
+            Each device keeps its own: the same shared folder may be mounted at another path
+            on each, and a family may move to another server. After a change, the next sync
+            publishes there whatever of this device's events it does not find, and reads what
+            the others wrote there; what was read already is not read again. Invitations made
+            afterwards carry the new location.
+            """,
+        options: [
+            .value("--dir", "PATH", "Sync through this shared directory (created if missing)."),
+            .value("--peer", "URL", "Sync through this WebDAV server (http:// or https://, no credentials in it)."),
+        ])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: false)
+        if case .none = location {} else {
+            try location.store(in: home)
+            // One location at a time: the other kind is forgotten.
+            switch location {
+            case .directory: try home.state.remove(.syncPeer)
+            case .peer: try home.state.remove(.syncDirectory)
+            case .none: break
+            }
+        }
+        let now = Location.stored(in: home)
+        if inv.json {
+            switch now {
+            case .directory(let d): Console.json(["dir": d, "peer": NSNull()] as [String: Any])
+            case .peer(let p): Console.json(["dir": NSNull(), "peer": p] as [String: Any])
+            case .none: Console.json(["dir": NSNull(), "peer": NSNull()] as [String: Any])
+            }
+            return
+        }
+        switch now {
+        case .directory(let d): Console.out("sync: shared directory \(d)")
+        case .peer(let p): Console.out("sync: WebDAV peer \(p)")
+        case .none: Console.out("sync: none set (give --dir PATH or --peer URL)")
+        }
+    }
+}

@@ -66,7 +66,7 @@ enum SyncCommand: Command {
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
                 if quiet || Date().timeIntervalSince(lastPull) >= interval {
                     let r = try round(home)
-                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
+                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
                     lastPull = Date()
                     changedAt = nil
                     if failures > 0 { Console.err("famctl: sync works again") }
@@ -130,7 +130,9 @@ enum SyncCommand: Command {
             switch e {
             case .unavailable, .throttled, .tokenExpired, .offline:
                 throw CLIError(.tempFail, "\(replicator.peer.label): \(e)", hint: "Sync again later; nothing was lost.")
-            case .loginRefused, .notACollection, .untrustedCertificate:
+            case .forbidden:
+                throw CLIError(.cantCreate, "\(replicator.peer.label): \(e)", hint: hint(for: e)! + " Nothing was lost.")
+            case .loginRefused, .notACollection, .untrustedCertificate, .redirected:
                 throw CLIError(.dataError, "\(replicator.peer.label): \(e)", hint: hint(for: e)! + " Nothing was lost.")
             default:
                 throw CLIError(.cantCreate, "\(replicator.peer.label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
@@ -149,6 +151,10 @@ enum SyncCommand: Command {
         case .untrustedCertificate:
             "If the server has a certificate of its own (a NAS, a home server), give its CA certificate (PEM) in FAMCTL_PEER_CA_FILE; "
                 + "otherwise check that the URL names the server you meant."
+        case .forbidden:
+            "The server takes the login but does not let it do this: check that it may read and write the shared folder (not a read-only share)."
+        case .redirected:
+            "Give the family the address the server names (famctl follows no redirect: the login would go along): 'famctl settings sync --peer URL' on every device."
         default: nil
         }
     }
@@ -163,7 +169,7 @@ enum SyncCommand: Command {
         }
         if json {
             Console.json(["published": r.published.events, "segments": r.published.segments, "compacted": r.published.compacted,
-                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired,
+                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
                           "joinRefused": refused?.reason ?? NSNull()] as [String: Any])
@@ -173,6 +179,9 @@ enum SyncCommand: Command {
                     + (r.published.compacted > 0 ? ", compacted \(r.published.compacted) small segments" : ""))
         Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)")
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
+        if r.pulled.rewritten > 0 {
+            Console.out("wrote again \(r.pulled.rewritten) of this device's segment(s) missing from the shared folder (from its log)")
+        }
         if r.pulled.repaired > 0 {
             Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged in the shared folder (written again from its log)")
         }
@@ -189,7 +198,9 @@ extension Home {
     /// of its own).
     static func peerCAFile() throws -> String? {
         guard let path = ProcessInfo.processInfo.environment["FAMCTL_PEER_CA_FILE"] else { return nil }
-        guard !path.isEmpty, FileManager.default.isReadableFile(atPath: path) else {
+        var isDirectory: ObjCBool = false
+        guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              FileManager.default.isReadableFile(atPath: path) else {
             throw CLIError(.usage, "FAMCTL_PEER_CA_FILE '\(path)' is not a file famctl can read", hint: "Give the path of the server's CA certificate, in PEM.")
         }
         return Home.absolute(path)
@@ -228,15 +239,20 @@ extension Home {
             do throws(PeerError) { if probe { try webdav.probe() } } catch {
                 let hint = switch error {
                 case _ where error.isTransient: "Try again later; nothing was lost."
-                case .loginRefused, .notACollection, .untrustedCertificate: SyncCommand.hint(for: error)!
+                case .loginRefused, .notACollection, .untrustedCertificate, .forbidden, .redirected: SyncCommand.hint(for: error)!
                 default: "Use a WebDAV server that honours If-Match and If-None-Match."
                 }
-                throw CLIError(error.isTransient ? .tempFail : .dataError, "the peer \(url): \(error)", hint: hint)
+                let code: ExitCode = switch error {
+                case _ where error.isTransient: .tempFail
+                case .forbidden: .cantCreate
+                default: .dataError
+                }
+                throw CLIError(code, "the peer \(url): \(error)", hint: hint)
             }
             base = webdav
         case .none:
             throw CLIError(.usage, "no shared directory or peer is set for this family",
-                           hint: "'famctl family create --dir PATH|--peer URL' or 'famctl accept CODE --dir PATH|--peer URL' sets one.")
+                           hint: "'famctl settings sync --dir PATH' or 'famctl settings sync --peer URL' sets one.")
         }
         return try Replicator(log: log, peer: RetryingPeer(base), family: family, me: deviceID)
     }

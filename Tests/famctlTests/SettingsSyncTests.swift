@@ -1,0 +1,59 @@
+@testable import famctl
+import Foundation
+import Testing
+
+/// `settings sync` moves a device to another shared folder (or server): the
+/// next round publishes there what of this device's events it does not
+/// find, and a device that joins there later gets the whole history.
+struct SettingsSyncTests {
+    @Test func aFamilyMovesToAnotherFolderAndANewDeviceGetsEverything() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try mum.ok("sync")
+        #expect(try mum.ok("settings", "sync") == "sync: shared directory \(family.dir)")
+
+        let moved = family.folderOwner.root + "/moved"
+        for f in [mum, dad] {
+            #expect(try f.ok("settings", "sync", "--dir", moved) == "sync: shared directory \(moved)")
+        }
+        // The new folder is empty: Mum's first round writes her segments there again.
+        #expect(try mum.ok("sync").contains("of this device's segment(s) missing from the shared folder (from its log)"))
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        for f in [dad, mum, dad] { try f.ok("sync") }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+
+        // Grandma joins with an invitation made after the move: it names the new folder.
+        let grandma = FamctlRunner()
+        try grandma.ok("accept", try mum.ok("invite"), "--name", "Grandma")
+        #expect(try grandma.ok("settings", "sync") == "sync: shared directory \(moved)")
+        for f in [grandma, mum, dad, grandma] { try f.ok("sync") }
+        #expect(try grandma.ok("record", "list").split(separator: "\n").count == 2)
+        #expect(try grandma.ok("digest") == mum.ok("digest"))
+
+        // One location at a time; only http(s) peers; --json.
+        #expect(try mum.ok("settings", "sync", "--peer", "https://dav.example/famctl/").hasSuffix("WebDAV peer https://dav.example/famctl/"))
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("settings", "sync", "--json").utf8)) as? [String: Any]
+        #expect(json?["peer"] as? String == "https://dav.example/famctl/" && json?["dir"] is NSNull)
+        #expect(try mum.run("settings", "sync", "--dir", moved, "--peer", "https://x/").code == 64)
+        #expect(try mum.run("settings", "sync", "--peer", "ftp://x/").code == 65)
+    }
+}
+
+/// The peer an invitation code names is checked as a `--peer` is: a code
+/// whose URL is of another protocol (`file://`, which libcurl would read)
+/// is refused, and nothing is joined.
+struct InvitePeerCheckTests {
+    @Test func anInvitationNamingAFileURLIsRefused() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", "https://dav.example/famctl/")
+        // As a tampered home, or a crafted code, would have it.
+        let home = try Home.open(mum.home)
+        try home.state.set(.syncPeer, "file:///tmp/")
+        let r = try dad.run("accept", try mum.ok("invite"), "--name", "Dad")
+        #expect(r.code == 65, "\(r.stderr)")
+        #expect(r.stderr.contains("the invitation names a peer famctl will not use: --peer 'file:///tmp/' is not an http:// or https:// URL"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dad.home), "no home was made")
+    }
+}
