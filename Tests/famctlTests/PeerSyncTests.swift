@@ -54,18 +54,9 @@ struct PeerSyncTests {
     func aServerThatNeverAnswersCostsNoCPUWhileWaited() throws {
         // A listening socket that never accepts: the kernel completes the
         // connections in its backlog, and nothing is ever read or written.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
+        let (fd, port) = try ScriptedHTTPServer.listeningSocket()
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        try #require(bound)
-        let url = "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/dav/"
+        let url = "http://127.0.0.1:\(port)/dav/"
 
         let mum = FamctlRunner()
         try mum.ok("init", "--name", "Mum")

@@ -30,11 +30,12 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         }
     }
 
-    init(answer: @escaping @Sendable (Connection) -> Void) throws {
+    /// A socket listening on 127.0.0.1, on a port the kernel chose. Left
+    /// alone (never accepted on), it is a server that takes connections
+    /// (the kernel completes them in its backlog) and never answers.
+    static func listeningSocket() throws -> (fd: Int32, port: UInt16) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -43,8 +44,13 @@ final class ScriptedHTTPServer: @unchecked Sendable {
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
         }
         guard ok else { close(fd); throw POSIXError(.EADDRINUSE) }
+        return (fd, UInt16(bigEndian: address.sin_port))
+    }
+
+    init(answer: @escaping @Sendable (Connection) -> Void) throws {
+        let (fd, port) = try Self.listeningSocket()
         listener = fd
-        port = UInt16(bigEndian: address.sin_port)
+        self.port = port
         Thread.detachNewThread { [self] in
             while true {
                 let c = accept(fd, nil, nil)
