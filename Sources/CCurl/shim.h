@@ -6,6 +6,8 @@
 #include <curl/curl.h>
 
 typedef size_t (*famctl_curl_data_callback)(char *data, size_t size, size_t count, void *context);
+typedef int (*famctl_curl_progress_callback)(void *context, curl_off_t downloadTotal, curl_off_t downloaded,
+                                             curl_off_t uploadTotal, curl_off_t uploaded);
 
 static inline CURLcode famctl_curl_set_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -24,6 +26,9 @@ static inline CURLcode famctl_curl_set_list(CURL *handle, CURLoption option, str
 }
 static inline CURLcode famctl_curl_set_callback(CURL *handle, CURLoption option, famctl_curl_data_callback value) {
     return curl_easy_setopt(handle, option, value);
+}
+static inline CURLcode famctl_curl_set_progress(CURL *handle, famctl_curl_progress_callback value) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }
 static inline CURLcode famctl_curl_get_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);

@@ -235,8 +235,14 @@ extension Projector {
     /// The live sleep of `focus` that `[start, end]` would overlap, if any
     /// (`end == nil`: the new sleep is still going on).
     public func overlappingSleep(focus: String, start: Date, end: Date?, excluding: UUID?) throws -> RecordState? {
+        try overlappingSleep(focus: focus, start: start, end: end, excluding: excluding.map { [$0] } ?? [])
+    }
+
+    /// The same, leaving out every record in `excluding` (records about to
+    /// be replaced, say).
+    public func overlappingSleep(focus: String, start: Date, end: Date?, excluding: Set<UUID>) throws -> RecordState? {
         let new = (start, end ?? .distantFuture)
-        for r in try records(RecordQuery(focus: focus, store: StoreName.sleep.rawValue)) where r.id != excluding {
+        for r in try records(RecordQuery(focus: focus, store: StoreName.sleep.rawValue)) where !excluding.contains(r.id) {
             if let s = Self.span(r), Self.overlap(s, new) { return r }
         }
         return nil

@@ -29,6 +29,9 @@ final class CurlSession: Sendable {
     /// A PEM file of the certificates to trust for `https://` in place of
     /// the system's (a server with a certificate of its own).
     let caFile: String?
+    /// Asked about once a second during each request: `true` stops it
+    /// (Ctrl-C in `sync --watch`).
+    let isCancelled: @Sendable () -> Bool
     private let idle = Mutex<[EasyHandle]>([])
 
     /// Slower than this, for ``timeout`` seconds, a transfer fails.
@@ -36,9 +39,10 @@ final class CurlSession: Sendable {
     /// No request takes longer than this, however it trickles.
     static let longest: TimeInterval = 3600
 
-    init(timeout: TimeInterval, caFile: String? = nil) {
+    init(timeout: TimeInterval, caFile: String? = nil, isCancelled: @escaping @Sendable () -> Bool = { false }) {
         self.timeout = timeout
         self.caFile = caFile
+        self.isCancelled = isCancelled
     }
 
     struct Response: Sendable {
@@ -76,7 +80,7 @@ final class CurlSession: Sendable {
         guard let handle = idle.withLock({ $0.popLast() }) ?? EasyHandle() else {
             return .failure(CurlFailure(reason: "libcurl could not make a handle"))
         }
-        let transfer = Transfer(limit: limit, pastLimit: pastLimit, announcesBody: method != "HEAD")
+        let transfer = Transfer(limit: limit, pastLimit: pastLimit, announcesBody: method != "HEAD", idleLimit: timeout, isCancelled: isCancelled)
         let result = handle.perform(method: method, url: url, headers: headers, body: body, session: self, transfer: transfer)
         idle.withLock { $0.append(handle) }
         return result
@@ -93,11 +97,41 @@ final class CurlSession: Sendable {
         var headers: [String: String] = [:]
         var body = Data()
         var overLimit = false
+        /// How long the transfer may go without a byte moving either way.
+        let idleLimit: TimeInterval
+        let isCancelled: @Sendable () -> Bool
+        private var moved: (Int64, Int64) = (-1, -1)
+        private var movedAt = DispatchTime.now()
+        /// Why the progress callback stopped the transfer, if it did.
+        var stopped: String?
 
-        init(limit: Int, pastLimit: PastLimit, announcesBody: Bool) {
+        init(limit: Int, pastLimit: PastLimit, announcesBody: Bool, idleLimit: TimeInterval, isCancelled: @escaping @Sendable () -> Bool) {
             self.limit = limit
             self.pastLimit = pastLimit
             self.announcesBody = announcesBody
+            self.idleLimit = idleLimit
+            self.isCancelled = isCancelled
+        }
+
+        /// libcurl's progress report (about once a second, and whenever
+        /// bytes move); `false` stops the transfer: no byte moved for
+        /// `idleLimit`, or the request was cancelled.
+        func progress(downloaded: Int64, uploaded: Int64) -> Bool {
+            if isCancelled() {
+                stopped = "interrupted"
+                return false
+            }
+            let now = DispatchTime.now()
+            if (downloaded, uploaded) != moved {
+                moved = (downloaded, uploaded)
+                movedAt = now
+                return true
+            }
+            guard Double(now.uptimeNanoseconds - movedAt.uptimeNanoseconds) / 1e9 < idleLimit else {
+                stopped = "no answer in time (no byte in \(String(format: "%g", idleLimit)) s)"
+                return false
+            }
+            return true
         }
 
         /// One header line (the status line included), as libcurl hands it;
@@ -144,6 +178,12 @@ struct CurlFailure: Error, Sendable, CustomStringConvertible {
     /// libcurl's code (`CURLE_…`), 0 when libcurl was not reached.
     var code: UInt32 = 0
     var description: String { reason }
+
+    /// The request got no answer in time, or was interrupted: asking again
+    /// at once will not help (the server is stalled, or famctl is stopping).
+    var isStalled: Bool {
+        [CURLE_OPERATION_TIMEDOUT, CURLE_ABORTED_BY_CALLBACK].map(\.rawValue).contains(code)
+    }
 
     /// The server's certificate was not trusted (or not for this host): no
     /// retry will change that.
@@ -207,7 +247,7 @@ private final class EasyHandle: @unchecked Sendable {
         set(famctl_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))
         // A name lookup that hangs does not hold the request past its timeout.
         set(famctl_curl_set_long(handle, CURLOPT_QUICK_EXIT, 1))
-        set(famctl_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, seconds))
+        set(famctl_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int((session.timeout * 1000).rounded(.up))))
         // Stalled, or trickling: slower than `minimumRate` for `timeout`.
         set(famctl_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, CurlSession.minimumRate))
         set(famctl_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, seconds))
@@ -226,6 +266,13 @@ private final class EasyHandle: @unchecked Sendable {
             let line = String(decoding: UnsafeRawBufferPointer(start: data, count: n), as: UTF8.self)
             return transfer.header(line) ? n : 0
         }))
+        set(famctl_curl_set_long(handle, CURLOPT_NOPROGRESS, 0))
+        set(famctl_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context))
+        set(famctl_curl_set_progress(handle, { context, _, downloaded, _, uploaded in
+            guard let context else { return 1 }
+            let transfer = Unmanaged<CurlSession.Transfer>.fromOpaque(context).takeUnretainedValue()
+            return transfer.progress(downloaded: Int64(downloaded), uploaded: Int64(uploaded)) ? 0 : 1
+        }))
         set(famctl_curl_set_pointer(handle, CURLOPT_WRITEDATA, context))
         set(famctl_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, { data, size, count, context in
             let n = size * count
@@ -239,7 +286,7 @@ private final class EasyHandle: @unchecked Sendable {
         case "HEAD": set(famctl_curl_set_long(handle, CURLOPT_NOBODY, 1))
         default: set(famctl_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, method))
         }
-        guard code == CURLE_OK else { return .failure(failure(code)) }
+        guard code == CURLE_OK else { return .failure(failure(code, transfer: transfer)) }
         let result: CURLcode
         if let body {
             // libcurl reads the body where it lies during the perform (it
@@ -258,7 +305,7 @@ private final class EasyHandle: @unchecked Sendable {
         if transfer.overLimit && transfer.pastLimit == .stop {
             return .success(.init(status: transfer.status, body: transfer.body, headers: transfer.headers, overLimit: true))
         }
-        guard result == CURLE_OK else { return .failure(failure(result)) }
+        guard result == CURLE_OK else { return .failure(failure(result, transfer: transfer)) }
         var status = 0
         _ = famctl_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
         return .success(.init(status: status, body: transfer.body, headers: transfer.headers, overLimit: transfer.overLimit))
@@ -266,7 +313,8 @@ private final class EasyHandle: @unchecked Sendable {
 
     /// A failure in libcurl's words: its details (the error buffer), else
     /// the code's text.
-    private func failure(_ code: CURLcode) -> CurlFailure {
+    private func failure(_ code: CURLcode, transfer: CurlSession.Transfer) -> CurlFailure {
+        if code == CURLE_ABORTED_BY_CALLBACK, let why = transfer.stopped { return CurlFailure(reason: why, code: code.rawValue) }
         let detail = String(cString: errors)
         var reason = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         switch code {

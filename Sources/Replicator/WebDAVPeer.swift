@@ -30,12 +30,13 @@ public final class WebDAVPeer: Peer {
     ///     larger one is refused (``PeerError/unsupported(_:)``), as a shared
     ///     directory refuses a file over 256 MiB.
     public init(url: URL, credentials: (user: String, password: String)? = nil, allowPlainHTTP: Bool = false,
-                maximumObjectBytes: Int = 256 << 20, timeout: TimeInterval = 20, caFile: String? = nil) {
+                maximumObjectBytes: Int = 256 << 20, timeout: TimeInterval = 20, caFile: String? = nil,
+                isCancelled: @escaping @Sendable () -> Bool = { false }) {
         self.maximumObjectBytes = max(1, maximumObjectBytes)
         base = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
         authorization = credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
         refusesCredentials = credentials != nil && !allowPlainHTTP && !Self.protectsCredentials(base)
-        session = CurlSession(timeout: timeout, caFile: caFile)
+        session = CurlSession(timeout: timeout, caFile: caFile, isCancelled: isCancelled)
     }
 
     struct Reply: Sendable {
@@ -92,6 +93,9 @@ public final class WebDAVPeer: Peer {
         case .failure(let f):
             if f.isUntrustedCertificate { throw .untrustedCertificate(f.reason) }
             if f.isPermanent { throw .unsupported(f.reason) }
+            // A stalled server is not asked again within the round (each
+            // try would wait out the timeout once more); the next round is.
+            if f.isStalled { throw .offline("\(base.host ?? "the server"): \(f.reason)") }
             throw .unavailable(f.reason)
         }
         switch reply.status {

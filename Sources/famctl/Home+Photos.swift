@@ -128,8 +128,12 @@ extension Home {
         }
         let blob: [UInt8]
         do throws(PeerError) { blob = try peer.get(Self.blobPath(p.blob)).bytes } catch {
-            throw CLIError(.tempFail, "photo \(p.id.uuidString.lowercased()) has not arrived yet (\(error))",
-                           hint: "Its bytes are uploaded by the device that added it when it syncs; try again later.")
+            if case .notFound = error {
+                throw CLIError(.tempFail, "photo \(p.id.uuidString.lowercased()) has not arrived yet (\(error))",
+                               hint: "Its bytes are uploaded by the device that added it when it syncs; try again later.")
+            }
+            throw CLIError(.tempFail, "photo \(p.id.uuidString.lowercased()) could not be fetched from the shared folder or server (\(error))",
+                           hint: "The server did not answer in time, cut the answer short, or failed; try again later. The photo's record is unaffected.")
         }
         guard let plain = open(blob, p) else {
             throw CLIError(.tempFail, "the copy of photo \(p.id.uuidString.lowercased()) on the peer is incomplete or damaged (hash mismatch); rejected",

@@ -86,6 +86,12 @@ struct ExportProblemsTests {
         let wrong = try Self.fresh().run("import", "stores", dir)
         #expect(wrong.code == 65)
         #expect(wrong.stderr.contains("feeding.json[0]: feeding.amountMl"))
+        // Listing it does not excuse it either: only what a merge can leave may be listed.
+        rows[0]["problems"] = ["feeding.kind: is required", "feeding.start: is required", "feeding.amountMl: must be a number from 0 to 500"]
+        try Self.write(rows, dir, "feeding")
+        let listedValue = try Self.fresh().run("import", "stores", dir)
+        #expect(listedValue.code == 65, "\(listedValue.stderr)")
+        #expect(listedValue.stderr.contains("feeding.json[0]: feeding.amountMl: must be a number from 0 to 500"), "\(listedValue.stderr)")
         rows[0]["problems"] = "everything"
         try Self.write(rows, dir, "feeding")
         let notAList = try Self.fresh().run("import", "stores", dir)
@@ -140,8 +146,27 @@ struct ExportProblemsTests {
         // Into the home that holds them: unchanged, both already there.
         let same = try h.mum.run("import", "stores", dir)
         #expect(same.code == 0 && same.stdout.contains("0 added, 0 updated, 3 unchanged"), "\(same.stderr)")
+        // Without their "problems", rows equal to the home's records are
+        // still left alone: nothing to import, nothing to check.
+        let unlisted = rows.map { row -> [String: Any] in var r = row; r["problems"] = nil; return r }
+        try Self.write(unlisted, dir, "sleep")
+        let stillSame = try h.mum.run("import", "stores", dir)
+        #expect(stillSame.code == 0 && stillSame.stdout.contains("0 added, 0 updated, 3 unchanged"), "\(stillSame.stderr)")
+        // The overlap fixed by hand (the second sleep moved after the
+        // first), into the same home: checked against the file's rows, not
+        // against the home's copy of the row that moves.
+        var fixed = unlisted
+        let second = fixed.firstIndex { $0["id"] as? String == b }!
+        var fields = fixed[second]["fields"] as! [String: Any]
+        fields["start"] = "2026-11-28T22:00:00+01:00"
+        fields["end"] = "2026-11-28T23:30:00+01:00"
+        fixed[second]["fields"] = fields
+        try Self.write(fixed, dir, "sleep")
+        let mended = try h.mum.run("import", "stores", dir)
+        #expect(mended.code == 0 && mended.stdout.contains("0 added, 1 updated, 2 unchanged"), "\(mended.stderr)")
+        #expect(try h.mum.ok("status").contains("sleeps overlap") == false)
 
-        // Without "problems", the second of the two is refused.
+        // Without "problems", the second of the two is refused (into a fresh home).
         let i = rows.firstIndex { $0["id"] as? String == b }!
         rows[i]["problems"] = nil
         try Self.write(rows, dir, "sleep")

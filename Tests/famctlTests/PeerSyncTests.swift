@@ -69,8 +69,10 @@ struct PeerSyncTests {
         #expect(waited >= 2.5 && waited < 30, "\(waited) s")
         // 3 s of waiting: the old transport spent 2-3 s of CPU in it.
         #expect(r.cpu < 0.5, "the wait cost \(r.cpu) s of CPU in \(waited) s")
-        let bad = try mum.run(["sync"], env: ["FAMCTL_PEER_TIMEOUT": "0"])
-        #expect(bad.code == 64 && bad.stderr.contains("FAMCTL_PEER_TIMEOUT '0' is not a number of seconds from 1 to 600"), "\(bad.stderr)")
+        for text in ["0", "0x10", "1e1", "inf"] {
+            let bad = try mum.run(["sync"], env: ["FAMCTL_PEER_TIMEOUT": text])
+            #expect(bad.code == 64 && bad.stderr.contains("FAMCTL_PEER_TIMEOUT '\(text)' is not a number of seconds from 1 to 600"), "\(bad.stderr)")
+        }
     }
 
     /// Servers that misbehave in other ways: one that trickles its answer
@@ -114,6 +116,64 @@ struct PeerSyncTests {
         #expect(refused.stderr.contains("not a read-only share"), "\(refused.stderr)")
     }
 
+    /// A server that passes the probe, then stalls on the round's first
+    /// write: the round ends after one timeout (a stalled server is not
+    /// asked again within the round: eight tries took minutes), and
+    /// Ctrl-C stops a `sync --watch` waiting on it at once.
+    @Test(.timeLimit(.minutes(2)))
+    func aServerThatStallsAfterTheProbeCostsOneTimeout() throws {
+        let server = try ScriptedHTTPServer { c in
+            let first = c.request.prefix { $0 != "\r" }
+            let method = first.split(separator: " ").first.map(String.init) ?? ""
+            let target = first.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            switch method {
+            case "MKCOL": c.write("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+            case "DELETE": c.write("HTTP/1.1 204 No Content\r\n\r\n")
+            case "PUT" where target.contains(".famctl-probe-"):
+                // The probe: created once, then every conditional write refused.
+                let conditional = c.request.contains("If-Match") || ProbeState.shared.seen(target)
+                c.write(conditional ? "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n" : "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+            default:
+                // Anything else (the segment's upload, a listing): no answer.
+                while c.write("") { usleep(100_000) }
+            }
+        }
+        defer { server.stop() }
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", server.url)
+        let started = Date()
+        let r = try mum.run(["sync"], env: ["FAMCTL_PEER_TIMEOUT": "2"])
+        let took = Date().timeIntervalSince(started)
+        #expect(r.code == 75, "\(r.stderr)")
+        #expect(r.stderr.contains("no answer in time"), "\(r.stderr)")
+        #expect(took < 15, "the round took \(took) s")
+
+        // `sync --watch`, stopped with Ctrl-C while a request waits.
+        let watch = Process()
+        watch.executableURL = FamctlRunner.binary
+        watch.arguments = ["sync", "--watch"]
+        watch.environment = ProcessInfo.processInfo.environment.merging(["FAMCTL_HOME": mum.home, "FAMCTL_PEER_TIMEOUT": "60"]) { $1 }
+        watch.standardOutput = FileHandle.nullDevice
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        sleep(2)
+        let interrupted = Date()
+        watch.interrupt()
+        watch.waitUntilExit()
+        #expect(Date().timeIntervalSince(interrupted) < 5, "Ctrl-C took \(Date().timeIntervalSince(interrupted)) s")
+        #expect(watch.terminationStatus == 0)
+    }
+
+    /// The probe objects the stalling server above has created.
+    final class ProbeState: @unchecked Sendable {
+        static let shared = ProbeState()
+        private let lock = NSLock()
+        private var created: Set<String> = []
+        /// Whether `path` was created before (and it is now).
+        func seen(_ path: String) -> Bool { lock.withLock { !created.insert(path).inserted } }
+    }
+
     /// A household over `https://` to a server with a certificate of its
     /// own: refused until FAMCTL_PEER_CA_FILE names it, then synced (the
     /// password goes over TLS, without FAMCTL_PEER_ALLOW_HTTP).
@@ -137,6 +197,13 @@ struct PeerSyncTests {
         #expect(refused.stderr.contains("the server's certificate is not trusted"), "\(refused.stderr)")
         #expect(refused.stderr.contains("FAMCTL_PEER_CA_FILE"), "\(refused.stderr)")
         #expect(try mum.run(["sync"], env: ["FAMCTL_PEER_CA_FILE": base + "/nothing.pem"]).code == 64)
+        // A file that holds no certificate: said so, not "not trusted".
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: base + "/garbage.pem"))
+        let garbage = try mum.run(["sync"], env: login.merging(["FAMCTL_PEER_CA_FILE": base + "/garbage.pem"]) { $1 })
+        #expect(garbage.code == 64 && garbage.stderr.contains("holds no PEM certificate"), "\(garbage.stderr)")
+        // Half a login is refused, not sent as none.
+        let half = try mum.run(["sync"], env: ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_CA_FILE": base + "/cert.pem"])
+        #expect(half.code == 64 && half.stderr.contains("FAMCTL_PEER_USER is set but FAMCTL_PEER_PASSWORD is not"), "\(half.stderr)")
 
         #expect(try mum.run(["sync"], env: trusted).code == 0)
         try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")

@@ -85,9 +85,7 @@ public struct StoreSchema: Sendable {
         for spec in fields.keys.sorted().compactMap({ field($0) }) {
             if let why = spec.type.violation(fields[spec.name]!) { out.append(ValidationError(store: s, field: spec.name, rule: why)) }
         }
-        for spec in self.fields where spec.required && fields[spec.name] == nil {
-            out.append(ValidationError(store: s, field: spec.name, rule: "is required"))
-        }
+        out += missingRequired(fields)
         if let now {
             if let start = Self.time(fields["start"]), start > now.addingTimeInterval(Self.futureAllowance) {
                 out.append(ValidationError(store: s, field: "start", rule: "must not be more than 5 minutes in the future"))
@@ -96,8 +94,26 @@ public struct StoreSchema: Sendable {
                 out.append(ValidationError(store: s, field: "at", rule: "must not be more than 5 minutes in the future"))
             }
         }
-        for rule in rules { if let e = rule(store, fields) { out.append(e) } }
+        out += brokenRules(fields)
         return out
+    }
+
+    /// The rules a merge of valid changes can leave broken: a required field
+    /// missing (an update that outlives a concurrent delete brings the record
+    /// back with its own fields alone) and the cross-field rules (concurrent
+    /// updates, each valid alone). A value's type or range, the subject
+    /// kind and the entry-time rules hold for every change a writer checked,
+    /// and so for any merge of them.
+    public func mergeViolations(fields: [String: JSONValue]) -> [ValidationError] {
+        missingRequired(fields) + brokenRules(fields)
+    }
+
+    private func missingRequired(_ fields: [String: JSONValue]) -> [ValidationError] {
+        self.fields.filter { $0.required && fields[$0.name] == nil }.map { ValidationError(store: store.rawValue, field: $0.name, rule: "is required") }
+    }
+
+    private func brokenRules(_ fields: [String: JSONValue]) -> [ValidationError] {
+        rules.compactMap { $0(store, fields) }
     }
 
     public static func time(_ v: JSONValue?) -> Date? { v?.stringValue.flatMap(TimeValue.parse) }

@@ -120,32 +120,46 @@ enum ImportStoresCommand: Command {
         var tallies: [(String, Tally)] = []
 
         // Subjects first, so records can refer to them.
-        var knownSubjects = Set(try home.projector.subjects().map(\.focus))
+        let existing = Dictionary(try home.projector.subjects().map { ($0.focus, $0) }, uniquingKeysWith: { a, _ in a })
+        var knownSubjects = Set(existing.keys)
         var subjectEvents: [EventBody] = []
         var subjectTally: Tally?
         if let rows = try readArray(dir + "/subjects.json", failures: &failures) {
             var events: [EventBody] = []
             var bad = false
-            var unchanged = 0
+            var (added, updated, unchanged) = (0, 0, 0)
             for (i, row) in rows.enumerated() {
-                guard case .object(let o) = row, let f = o["focus"]?.stringValue, let focus = FocusKey(f) else {
+                guard case .object(let o) = row, let f = o["focus"]?.stringValue else {
                     failures.append("subjects.json[\(i)]: needs \"focus\" (baby:<UUID>, pregnancy or newMom)"); bad = true; continue
+                }
+                guard let focus = FocusKey(f) else {
+                    failures.append("subjects.json[\(i)]: \"focus\" '\(TerminalText.escaped(f))' is not a focus key (baby:<UUID>, pregnancy or newMom)"); bad = true; continue
                 }
                 if let kind = o["kind"], kind != .string(SubjectKind(focus).rawValue) {
                     failures.append("subjects.json[\(i)]: \"kind\" \(kind.stringValue.map { "\"\($0)\"" } ?? "\(kind)") does not match focus \(focus) (a \(SubjectKind(focus).rawValue)); leave \"kind\" out or make it match")
                     bad = true; continue
                 }
-                if knownSubjects.contains(focus) { unchanged += 1; continue }
                 let fields = o.filter { ["name", "birth", "sex", "due"].contains($0.key) }
-                do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: fields) } catch {
+                // A subject already here gets the fields the row changes (those
+                // it leaves out are kept); a new one is added with them.
+                let current = existing[focus]?.fields ?? [:]
+                let changed = fields.filter { current[$0.key] != $0.value }
+                if existing[focus] != nil && changed.isEmpty { unchanged += 1; continue }
+                do throws(ValidationError) {
+                    try SubjectEvent.validate(kind: SubjectKind(focus), fields: current.merging(fields) { $1 }.filter { $0.value != .null })
+                } catch {
                     failures.append("subjects.json[\(i)]: \(error)"); bad = true; continue
                 }
-                events.append(SubjectEvent(focus: focus, fields: fields).body)
+                if existing[focus] != nil { updated += 1 } else if knownSubjects.contains(focus) { unchanged += 1; continue } else { added += 1 }
+                knownSubjects.insert(focus)
+                events.append(SubjectEvent(focus: focus, fields: existing[focus] != nil ? changed : fields).body)
             }
-            if !bad {
+            if bad {
+                knownSubjects = Set(existing.keys)
+                failures.append("subjects.json: nothing imported from this file (fix the rows above and import again)")
+            } else {
                 subjectEvents = events
-                knownSubjects.formUnion(events.compactMap { try? SubjectEvent($0)?.focus })
-                subjectTally = Tally(added: events.count, updated: 0, unchanged: unchanged)
+                subjectTally = Tally(added: added, updated: updated, unchanged: unchanged)
             }
         }
         if !subjectEvents.isEmpty { try home.append(subjectEvents) }
@@ -158,23 +172,34 @@ enum ImportStoresCommand: Command {
             var newSubjects: [FocusKey] = []
             var fileFailures: [String] = []
             var fileWarnings: [String] = []
-            var sleeps: [(Int, String, Date, Date)] = []
+            // Each sleep of the file: its row, baby, span, and whether the import changes it.
+            var sleeps: [(row: Int, focus: String, start: Date, end: Date, changed: Bool)] = []
+            // The file's records replace the home's copies: a sleep is checked
+            // against the file's others, and against those of the home the
+            // file does not hold.
+            let fileIDs = Set(rows.compactMap { row -> UUID? in
+                guard case .object(let o) = row, let text = o["id"]?.stringValue else { return nil }
+                return UUID(uuidString: text)
+            })
             for (i, row) in rows.enumerated() {
                 do {
                     let r = try parseRow(row, store: store)
                     if !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
-                    var broken = try validate(r, store: store, home: home)
+                    let change = try change(for: r, store: store, home: home)
+                    // A row equal to the home's record is left alone, whatever rules the record breaks.
+                    var broken = change == nil ? [] : try validate(r, store: store, home: home, replacing: fileIDs)
                     if store == .sleep, let s = StoreSchema.time(r.fields["start"]) {
                         let e = StoreSchema.time(r.fields["end"]) ?? .distantFuture
-                        if let other = sleeps.first(where: { $0.1 == r.focus.description && (s < $0.3 && $0.2 < e || $0.2 == s) }) {
+                        let changed = change != nil
+                        if let other = sleeps.first(where: { $0.focus == r.focus.description && (changed || $0.changed) && (s < $0.end && $0.start < e || $0.start == s) }) {
                             guard r.problems.contains(ExportStoresCommand.sleepOverlap) else {
-                                throw CLIError.data("sleep.start: overlaps row \(other.0) of this file (same baby)")
+                                throw CLIError.data("sleep.start: overlaps row \(other.row) of this file (same baby)")
                             }
-                            if !broken.contains(ExportStoresCommand.sleepOverlap) { broken.append(ExportStoresCommand.sleepOverlap) }
+                            if changed && !broken.contains(ExportStoresCommand.sleepOverlap) { broken.append(ExportStoresCommand.sleepOverlap) }
                         }
-                        sleeps.append((i, r.focus.description, s, e))
+                        sleeps.append((i, r.focus.description, s, e, changed))
                     }
-                    switch try change(for: r, store: store, home: home) {
+                    switch change {
                     case nil: tally.unchanged += 1
                     case (let event, let isNew)?:
                         // Checked here, with the row's index: sealing it would fail
@@ -217,12 +242,14 @@ enum ImportStoresCommand: Command {
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
             Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged]) }),
-                          "subjects": subjectTally.map { ["added": $0.added, "unchanged": $0.unchanged] as [String: Any] } ?? NSNull(),
+                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged] as [String: Any] } ?? NSNull(),
                           "errors": failures, "warnings": warnings, "ignored": ignored])
         } else {
             for w in warnings { Console.err("famctl: warning: \(w)") }
             for name in ignored { Console.err("famctl: warning: \(name) was not read: it is not one of the store files (feeding.json … subjects.json)") }
-            if let t = subjectTally, t.added + t.unchanged > 0 { Console.out("subjects.json: \(t.added) added, \(t.unchanged) already there") }
+            if let t = subjectTally, t.added + t.updated + t.unchanged > 0 {
+                Console.out("subjects.json: \(t.added) added, " + (t.updated > 0 ? "\(t.updated) updated, " : "") + "\(t.unchanged) already there")
+            }
             for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
                 Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged")
             }
@@ -274,14 +301,22 @@ enum ImportStoresCommand: Command {
     }
 
     /// Checks a row against its store's rules; returns the rules it breaks
-    /// that its "problems" list (taken as they are), and throws the first
-    /// it breaks that they do not.
-    static func validate(_ r: Row, store: StoreName, home: Home) throws -> [String] {
-        let broken = StoreSchema.schema(for: store).violations(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date())
-            .map(\.description)
-        if let unlisted = broken.first(where: { !r.problems.contains($0) }) { throw CLIError.data(unlisted) }
+    /// that its "problems" list and a merge can leave (taken as they are),
+    /// and throws, naming every one, when it breaks others. A sleep is
+    /// checked against the home's sleeps the file does not hold
+    /// (`fileIDs`: the file's records replace theirs).
+    static func validate(_ r: Row, store: StoreName, home: Home, replacing fileIDs: Set<UUID>) throws -> [String] {
+        let schema = StoreSchema.schema(for: store)
+        let broken = schema.violations(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date()).map(\.description)
+        // Only what a merge can leave may be listed: a value of the wrong
+        // type or range, another subject's store, a time in the future are
+        // refused whatever the row says.
+        let excused = r.problems.intersection(schema.mergeViolations(fields: r.fields).map(\.description))
+        let unlisted = broken.filter { !excused.contains($0) }
+        if !unlisted.isEmpty { throw CLIError.data(unlisted.joined(separator: "; ")) }
         if store == .sleep, let start = StoreSchema.time(r.fields["start"]),
-           let other = try home.projector.overlappingSleep(focus: r.focus.description, start: start, end: StoreSchema.time(r.fields["end"]), excluding: r.id) {
+           let other = try home.projector.overlappingSleep(focus: r.focus.description, start: start, end: StoreSchema.time(r.fields["end"]),
+                                                           excluding: fileIDs.union([r.id])) {
             guard r.problems.contains(ExportStoresCommand.sleepOverlap) else {
                 throw CLIError.data("sleep.start: overlaps sleep \(other.id.uuidString.lowercased()) of the same baby")
             }

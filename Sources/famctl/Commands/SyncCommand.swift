@@ -197,11 +197,16 @@ extension Home {
     /// `https://` peer in place of the system's (a server with a certificate
     /// of its own).
     static func peerCAFile() throws -> String? {
-        guard let path = ProcessInfo.processInfo.environment["FAMCTL_PEER_CA_FILE"] else { return nil }
+        // Empty counts as unset, as for FAMCTL_HOME.
+        guard let path = ProcessInfo.processInfo.environment["FAMCTL_PEER_CA_FILE"], !path.isEmpty else { return nil }
         var isDirectory: ObjCBool = false
-        guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-              FileManager.default.isReadableFile(atPath: path) else {
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              let data = FileManager.default.contents(atPath: path) else {
             throw CLIError(.usage, "FAMCTL_PEER_CA_FILE '\(path)' is not a file famctl can read", hint: "Give the path of the server's CA certificate, in PEM.")
+        }
+        guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
+            throw CLIError(.usage, "FAMCTL_PEER_CA_FILE '\(path)' holds no PEM certificate (no '-----BEGIN CERTIFICATE-----')",
+                           hint: "Give the server's CA certificate in PEM (text), not DER or a key.")
         }
         return Home.absolute(path)
     }
@@ -209,8 +214,10 @@ extension Home {
     /// How long a WebDAV request may go without a byte, or take to connect,
     /// before it fails: `FAMCTL_PEER_TIMEOUT` seconds (1 to 600), else 20.
     static func peerTimeout() throws -> TimeInterval {
-        guard let text = ProcessInfo.processInfo.environment["FAMCTL_PEER_TIMEOUT"] else { return 20 }
-        guard let s = Double(text), s >= 1, s <= 600 else {
+        guard let text = ProcessInfo.processInfo.environment["FAMCTL_PEER_TIMEOUT"], !text.isEmpty else { return 20 }
+        // Plain decimals: Double() would also take "0x10", "1e1" or "inf".
+        let plain = text.utf8.allSatisfy { (0x30...0x39).contains($0) || $0 == UInt8(ascii: ".") } && text.utf8.filter { $0 == UInt8(ascii: ".") }.count <= 1
+        guard plain, let s = Double(text), s >= 1, s <= 600 else {
             throw CLIError(.usage, "FAMCTL_PEER_TIMEOUT '\(text)' is not a number of seconds from 1 to 600")
         }
         return s
@@ -235,15 +242,19 @@ extension Home {
             }
             let timeout = try Self.peerTimeout()
             let webdav = WebDAVPeer(url: u.appendingPathComponent(family.description + "/"), credentials: credentials,
-                                    allowPlainHTTP: allowPlainHTTP, timeout: timeout, caFile: try Self.peerCAFile())
+                                    allowPlainHTTP: allowPlainHTTP, timeout: timeout, caFile: try Self.peerCAFile(),
+                                    // Ctrl-C in `sync --watch` stops a request at once, not at its timeout.
+                                    isCancelled: { SyncCommand.stop.load(ordering: .relaxed) })
             do throws(PeerError) { if probe { try webdav.probe() } } catch {
+                // A stalled or unreachable server is worth another try later, as a transient failure is.
+                let later: Bool = if case .offline = error { true } else { error.isTransient }
                 let hint = switch error {
-                case _ where error.isTransient: "Try again later; nothing was lost."
+                case _ where later: "Try again later; nothing was lost."
                 case .loginRefused, .notACollection, .untrustedCertificate, .forbidden, .redirected: SyncCommand.hint(for: error)!
                 default: "Use a WebDAV server that honours If-Match and If-None-Match."
                 }
                 let code: ExitCode = switch error {
-                case _ where error.isTransient: .tempFail
+                case _ where later: .tempFail
                 case .forbidden: .cantCreate
                 default: .dataError
                 }
@@ -318,7 +329,14 @@ extension Home {
 enum PeerCredentials {
     static func find(for url: URL) throws -> (user: String, password: String)? {
         let env = ProcessInfo.processInfo.environment
-        if let u = env["FAMCTL_PEER_USER"], let p = env["FAMCTL_PEER_PASSWORD"] { return (u, p) }
+        switch (env["FAMCTL_PEER_USER"], env["FAMCTL_PEER_PASSWORD"]) {
+        case (let u?, let p?): return (u, p)
+        case (_?, nil), (nil, _?):
+            // Half a login would send none, and the server's refusal would not say why.
+            throw CLIError(.usage, "FAMCTL_PEER_\(env["FAMCTL_PEER_USER"] == nil ? "PASSWORD" : "USER") is set but FAMCTL_PEER_\(env["FAMCTL_PEER_USER"] == nil ? "USER" : "PASSWORD") is not",
+                           hint: "Set both (the server's login), or neither (a netrc file, or no login).")
+        case (nil, nil): break
+        }
         let path = env["FAMCTL_NETRC"] ?? ((env["HOME"] ?? "") + "/.netrc")
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber, mode.intValue & 0o077 != 0 {
