@@ -13,8 +13,9 @@ struct ConcurrentSyncTests {
         init(_ f: FamctlRunner, _ name: String) throws {
             out = f.root + "/\(name).out"
             err = f.root + "/\(name).err"
-            FileManager.default.createFile(atPath: out, contents: nil)
-            FileManager.default.createFile(atPath: err, contents: nil)
+            guard FileManager.default.createFile(atPath: out, contents: nil), FileManager.default.createFile(atPath: err, contents: nil) else {
+                throw POSIXError(.EACCES)
+            }
             process.executableURL = FamctlRunner.binary
             process.arguments = ["sync", "--json"]
             var env = ProcessInfo.processInfo.environment
