@@ -102,6 +102,9 @@ final class CurlSession: Sendable {
         let isCancelled: @Sendable () -> Bool
         private var moved: (Int64, Int64) = (-1, -1)
         private var movedAt = DispatchTime.now()
+        /// Whether the connection is made (and TLS set up): before, the
+        /// connect timeout counts, not the idle one.
+        var connected: () -> Bool = { true }
         /// Why the progress callback stopped the transfer, if it did.
         var stopped: String?
 
@@ -122,7 +125,7 @@ final class CurlSession: Sendable {
                 return false
             }
             let now = DispatchTime.now()
-            if (downloaded, uploaded) != moved {
+            if (downloaded, uploaded) != moved || !connected() {
                 moved = (downloaded, uploaded)
                 movedAt = now
                 return true
@@ -266,6 +269,12 @@ private final class EasyHandle: @unchecked Sendable {
             let line = String(decoding: UnsafeRawBufferPointer(start: data, count: n), as: UTF8.self)
             return transfer.header(line) ? n : 0
         }))
+        set(famctl_curl_limit_unsent(handle))
+        let handle = handle
+        transfer.connected = {
+            var ready: curl_off_t = 0
+            return famctl_curl_get_offset(handle, CURLINFO_PRETRANSFER_TIME_T, &ready) == CURLE_OK && ready > 0
+        }
         set(famctl_curl_set_long(handle, CURLOPT_NOPROGRESS, 0))
         set(famctl_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context))
         set(famctl_curl_set_progress(handle, { context, _, downloaded, _, uploaded in

@@ -21,6 +21,9 @@ public final class MemoryPeer: Peer {
         /// that object alone: a damaged disk block, a planted object the
         /// server cannot serve).
         public var brokenPaths: Set<String> = []
+        /// Objects whose reads stall until the timeout (`offline`): a server
+        /// that takes the request and never answers it.
+        public var stalledPaths: Set<String> = []
         public init() {}
     }
 
@@ -101,6 +104,7 @@ public final class MemoryPeer: Peer {
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         try gate()
         if faults.brokenPaths.contains(path) { throw .unavailable("HTTP 500 (injected, for this object)") }
+        if faults.stalledPaths.contains(path) { throw .offline("no answer in time (injected, for this object)") }
         guard let o = objects[path] else { throw .notFound }
         return o
     }

@@ -111,6 +111,11 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// round is pointless, a later round may succeed.
     case offline(String)
 
+    /// The peer is not there, or stalled: not asked again within the round.
+    public var isOffline: Bool {
+        if case .offline = self { true } else { false }
+    }
+
     /// Worth retrying after a pause.
     public var isTransient: Bool {
         switch self {

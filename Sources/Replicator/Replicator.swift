@@ -291,6 +291,17 @@ public final class Replicator {
                 report.notYetArrived.append((path, error.description))
                 try mark(path, "unverifiable", error.description)
                 return false
+            } catch let error as PeerError where error.isOffline {
+                // Stalled (or gone) on this file: asking again within the
+                // round would wait out the timeout again. It is read last
+                // next round; the files read so far are ingested (and marked)
+                // first; among the files that failed before, the round goes on
+                // without the rest of them.
+                report.notYetArrived.append((path, error.description))
+                try mark(path, "unverifiable", error.description)
+                if retryingOld { return nil }
+                try ingestGroup()
+                throw error
             }
         }
         var more = true
@@ -387,7 +398,7 @@ public final class Replicator {
         do throws(PeerError) {
             (bytes, tag) = try once ? peer.getOnce(path) : peer.get(path)
         } catch {
-            if error.isTransient || { if case .offline = error { true } else { false } }() { throw error }
+            if error.isTransient || error.isOffline { throw error }
             if error == .notFound {
                 report.filesRead -= 1
                 try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])

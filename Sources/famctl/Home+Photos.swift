@@ -275,10 +275,17 @@ extension Home {
             guard seen[blob] != nil else { try remember(blob, tag); continue }
             guard let cached = try? FileIO.readFile(photoDirectory + "/" + blob), Hex.encode(Sodium.blake2b256(cached)) == blob else { continue }
             let there: (bytes: [UInt8], tag: String)
-            do throws(PeerError) { there = try peer.getOnce(Self.blobPath(blob)) } catch { continue }
+            do throws(PeerError) { there = try peer.getOnce(Self.blobPath(blob)) } catch {
+                // A stalled server: the others would each wait out the timeout too.
+                if error.isOffline { break }
+                continue
+            }
             guard Hex.encode(Sodium.blake2b256(there.bytes)) != blob else { try remember(blob, tag); continue }
             let newTag: String
-            do throws(PeerError) { newTag = try peer.replace(Self.blobPath(blob), cached, expected: there.tag) } catch { continue }
+            do throws(PeerError) { newTag = try peer.replace(Self.blobPath(blob), cached, expected: there.tag) } catch {
+                if error.isOffline { break }
+                continue
+            }
             try remember(blob, newTag)
             try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(blob)])
             replaced += 1

@@ -146,6 +146,15 @@ struct ExportProblemsTests {
         // Into the home that holds them: unchanged, both already there.
         let same = try h.mum.run("import", "stores", dir)
         #expect(same.code == 0 && same.stdout.contains("0 added, 0 updated, 3 unchanged"), "\(same.stderr)")
+        // A new sleep placed first, overlapping one that lists its own
+        // overlap: the new row lists nothing, so it is refused, wherever it stands.
+        let y: [String: Any] = ["id": UUID().uuidString.lowercased(), "focus": baby, "at": "2026-11-28T19:00:00+01:00",
+                                "fields": ["start": "2026-11-28T19:00:00+01:00", "end": "2026-11-28T20:30:00+01:00"]]
+        for order in [[y] + rows, rows + [y]] {
+            try Self.write(order, dir, "sleep")
+            let sneaked = try h.mum.run("import", "stores", dir)
+            #expect(sneaked.code == 65 && sneaked.stderr.contains("sleep.start: overlaps"), "\(sneaked.stdout) \(sneaked.stderr)")
+        }
         // Without their "problems", rows equal to the home's records are
         // still left alone: nothing to import, nothing to check.
         let unlisted = rows.map { row -> [String: Any] in var r = row; r["problems"] = nil; return r }

@@ -174,6 +174,33 @@ struct PeerSyncTests {
         func seen(_ path: String) -> Bool { lock.withLock { !created.insert(path).inserted } }
     }
 
+    /// A large upload over a slow link is not taken for a stalled server:
+    /// the socket keeps little unsent data (TCP_NOTSENT_LOWAT), so the
+    /// bytes counted as sent are those the network took. (The whole body
+    /// used to sit in the send buffer at once, and the idle check then
+    /// cut the upload off while it was still going out.)
+    @Test(.timeLimit(.minutes(1)))
+    func aLargeUploadOverASlowLinkIsNotCutOff() throws {
+        let server = try ScriptedHTTPServer { c in
+            let length = c.request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+            var left = length
+            // About 320 KB a second: 64 KiB every 0.2 s.
+            while left > 0 {
+                let n = c.read(upTo: min(left, 64 << 10))
+                guard n > 0 else { return }
+                left -= n
+                usleep(200_000)
+            }
+            c.write("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+        }
+        defer { server.stop() }
+        let peer = WebDAVPeer(url: URL(string: server.url)!, timeout: 2)
+        let started = Date()
+        try peer.create("\(String(repeating: "a", count: 64))/big.seg", [UInt8](repeating: 7, count: 3 << 20))
+        #expect(Date().timeIntervalSince(started) > 5, "the server reads slowly: it cannot have taken 3 MiB at once")
+    }
+
     /// A household over `https://` to a server with a certificate of its
     /// own: refused until FAMCTL_PEER_CA_FILE names it, then synced (the
     /// password goes over TLS, without FAMCTL_PEER_ALLOW_HTTP).
@@ -529,6 +556,35 @@ struct FailingRoundTests {
         cloud.faults.brokenPaths = []
         let (_, pulled) = try Home.open(gran.home).syncRound(over: peer)
         #expect(pulled.filesRead <= 3, "read \(pulled.filesRead) files again")
+        _ = try mumHome.syncRound(over: peer)
+        #expect(try gran.ok("digest") == mum.ok("digest"))
+    }
+
+    /// A file the server stalls on (no answer in time) ends the round at
+    /// once, after the files read before it are ingested; the next round
+    /// reads it last and, should it stall again, goes on with the others.
+    @Test func aFileTheServerStallsOnIsReadLastAndDoesNotBlockTheOthers() throws {
+        let cloud = MemoryPeer(seed: 4)
+        var slept: [Double] = []
+        let peer = RetryingPeer(cloud, attempts: 4, rng: SplitMixRNG(seed: 4), sleep: { slept.append($0) })
+        let (mum, gran, mumHome) = try Self.household(peer)
+        let granHome = try Home.open(gran.home)
+        let listed = try cloud.changes(since: nil, limit: 1_000).objects.map(\.path).filter { $0.hasPrefix(mumHome.deviceID.hex) }
+        #expect(listed.count >= 4)
+        let before = try granHome.log.count(in: granHome.family)
+        cloud.faults.stalledPaths = [listed[1]]
+        slept = []
+        #expect(throws: PeerError.offline("no answer in time (injected, for this object)")) { _ = try granHome.syncRound(over: peer) }
+        #expect(slept.isEmpty, "a stalled file was asked for again: \(slept)")
+        let kept = try Home.open(gran.home).log.count(in: granHome.family)
+        #expect(kept > before, "the files read before the stall were dropped")
+        // Still stalled: read last, and the round goes on without it.
+        let (_, pulled) = try Home.open(gran.home).syncRound(over: peer)
+        #expect(pulled.notYetArrived.map(\.0) == [listed[1]], "\(pulled.notYetArrived)")
+        // (Their events wait for the stalled file's, earlier in Mum's chain.)
+        #expect(pulled.filesRead >= listed.count - 1, "the files after the stalled one were not read: \(pulled.filesRead) of \(listed.count)")
+        cloud.faults.stalledPaths = []
+        _ = try Home.open(gran.home).syncRound(over: peer)
         _ = try mumHome.syncRound(over: peer)
         #expect(try gran.ok("digest") == mum.ok("digest"))
     }

@@ -23,6 +23,13 @@ final class ScriptedHTTPServer: @unchecked Sendable {
         let fd: Int32
         let request: String
         let isStopped: () -> Bool
+        /// Reads up to `count` bytes of what follows the headers (a body);
+        /// the number read, 0 once the client has gone.
+        func read(upTo count: Int) -> Int {
+            var buffer = [UInt8](repeating: 0, count: count)
+            return max(0, recv(fd, &buffer, count, 0))
+        }
+
         @discardableResult
         func write(_ text: String) -> Bool {
             guard !isStopped() else { return false }

@@ -277,32 +277,42 @@ struct StoreRulesTests {
         #expect(try f.ok("import", "stores", dir).contains("subjects.json: 2 added, 0 already there"))
     }
 
-    /// A subjects.json refused for a bad row leaves the records' subjects
-    /// made bare (the records still need them); fixed and imported again, it
-    /// gives them their fields: a subject already here gets the fields a
-    /// row changes.
-    @Test func aFixedSubjectsFileUpdatesTheSubjectsAlreadyThere() throws {
+    /// A subjects.json refused for a bad row holds back the records of the
+    /// subjects it would have added (they would be made bare); fixed, it
+    /// adds them, and later files update the subjects already there with
+    /// the fields a row changes, row after row, a null clearing only what
+    /// is there.
+    @Test func subjectsFilesAddAndUpdateSubjectsRowByRow() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
         let dir = f.root + "/in"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let baby = "baby:6f1e0d2c-3b4a-4c5d-8e6f-7a8b9c0d1e2f"
-        try #"[{"focus":"\#(baby)","kind":"pregnancy","name":"Rose"}, {"focus":"BABY:x"}]"#.write(toFile: dir + "/subjects.json", atomically: true, encoding: .utf8)
+        func subjects(_ json: String) throws { try json.write(toFile: dir + "/subjects.json", atomically: true, encoding: .utf8) }
+        func listed() throws -> [String: Any]? {
+            (try JSONSerialization.jsonObject(with: Data(try f.ok("subject", "list", "--json").utf8)) as? [[String: Any]])?.first
+        }
+        try subjects(#"[{"focus":"\#(baby)","kind":"pregnancy","name":"Rose"}, {"focus":"BABY:x"}]"#)
         try #"[{"id":"0b6f3a52-5f0e-4c53-9a43-0d6c6fd1b7a1","focus":"\#(baby)","at":"2026-11-29T08:00:00+01:00","fields":{"wet":true}}]"#
             .write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
         let first = try f.run("import", "stores", dir)
         #expect(first.code == 65)
         #expect(first.stderr.contains("subjects.json[1]: \"focus\" 'BABY:x' is not a focus key"), "\(first.stderr)")
         #expect(first.stderr.contains("subjects.json: nothing imported from this file"), "\(first.stderr)")
-        #expect(first.stdout.contains("diaper.json: 1 added"))
-        #expect(try f.ok("subject", "list") == baby)
-        try #"[{"focus":"\#(baby)","kind":"baby","name":"Rose","birth":"2026-06-01"}]"#.write(toFile: dir + "/subjects.json", atomically: true, encoding: .utf8)
+        #expect(first.stderr.contains("diaper.json[0]: its care subject \(baby)'s row in subjects.json was refused"), "\(first.stderr)")
+        #expect(try f.ok("subject", "list").isEmpty, "no bare subject made")
+
+        try subjects(#"[{"focus":"\#(baby)","kind":"baby","name":"Rose"}]"#)
+        let fixed = try f.ok("import", "stores", dir)
+        #expect(fixed.contains("subjects.json: 1 added, 0 already there") && fixed.contains("diaper.json: 1 added"), "\(fixed)")
+
+        // Two rows for one subject: each changes what the one before left; a null for a field it lacks changes nothing.
+        try subjects(#"[{"focus":"\#(baby)","name":"Rosa"}, {"focus":"\#(baby)","birth":"2026-06-01","sex":null}]"#)
         let again = try f.run("import", "stores", dir)
         #expect(again.code == 0, "\(again.stderr)")
-        #expect(again.stdout.contains("subjects.json: 0 added, 1 updated, 0 already there"), "\(again.stdout)")
-        let listed = try JSONSerialization.jsonObject(with: Data(try f.ok("subject", "list", "--json").utf8)) as? [[String: Any]]
-        #expect(listed?.first?["name"] as? String == "Rose" && listed?.first?["birth"] as? String == "2026-06-01", "\(String(describing: listed))")
-        #expect(try f.ok("import", "stores", dir).contains("subjects.json: 0 added, 1 already there"))
+        #expect(again.stdout.contains("subjects.json: 0 added, 2 updated, 0 already there"), "\(again.stdout)")
+        #expect(try listed()?["name"] as? String == "Rosa" && listed()?["birth"] as? String == "2026-06-01")
+        #expect(try f.ok("import", "stores", dir).contains("subjects.json: 0 added, 2 already there"))
     }
 
     /// A JSON file that is none of the store files is not read, and said

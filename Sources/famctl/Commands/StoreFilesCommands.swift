@@ -124,10 +124,16 @@ enum ImportStoresCommand: Command {
         var knownSubjects = Set(existing.keys)
         var subjectEvents: [EventBody] = []
         var subjectTally: Tally?
+        // New subjects of a refused subjects.json: the records naming them wait for it.
+        var refusedSubjects: Set<FocusKey> = []
         if let rows = try readArray(dir + "/subjects.json", failures: &failures) {
             var events: [EventBody] = []
             var bad = false
             var (added, updated, unchanged) = (0, 0, 0)
+            // Each subject's fields as the file leaves them so far (a row
+            // may repeat an earlier row's focus).
+            var now = existing.mapValues(\.fields)
+            var named: Set<FocusKey> = []
             for (i, row) in rows.enumerated() {
                 guard case .object(let o) = row, let f = o["focus"]?.stringValue else {
                     failures.append("subjects.json[\(i)]: needs \"focus\" (baby:<UUID>, pregnancy or newMom)"); bad = true; continue
@@ -135,29 +141,31 @@ enum ImportStoresCommand: Command {
                 guard let focus = FocusKey(f) else {
                     failures.append("subjects.json[\(i)]: \"focus\" '\(TerminalText.escaped(f))' is not a focus key (baby:<UUID>, pregnancy or newMom)"); bad = true; continue
                 }
+                named.insert(focus)
                 if let kind = o["kind"], kind != .string(SubjectKind(focus).rawValue) {
                     failures.append("subjects.json[\(i)]: \"kind\" \(kind.stringValue.map { "\"\($0)\"" } ?? "\(kind)") does not match focus \(focus) (a \(SubjectKind(focus).rawValue)); leave \"kind\" out or make it match")
                     bad = true; continue
                 }
                 let fields = o.filter { ["name", "birth", "sex", "due"].contains($0.key) }
-                // A subject already here gets the fields the row changes (those
-                // it leaves out are kept); a new one is added with them.
-                let current = existing[focus]?.fields ?? [:]
-                let changed = fields.filter { current[$0.key] != $0.value }
-                if existing[focus] != nil && changed.isEmpty { unchanged += 1; continue }
-                do throws(ValidationError) {
-                    try SubjectEvent.validate(kind: SubjectKind(focus), fields: current.merging(fields) { $1 }.filter { $0.value != .null })
-                } catch {
+                // A subject already here (or earlier in the file) gets the fields
+                // the row changes (those it leaves out are kept; a null clears a
+                // field it has); a new one is added with them.
+                let current = now[focus]
+                let changed = fields.filter { (current ?? [:])[$0.key] != $0.value && !($0.value == .null && (current ?? [:])[$0.key] == nil) }
+                if current != nil && changed.isEmpty { unchanged += 1; continue }
+                let merged = (current ?? [:]).merging(changed) { $1 }.filter { $0.value != .null }
+                do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: merged) } catch {
                     failures.append("subjects.json[\(i)]: \(error)"); bad = true; continue
                 }
-                if existing[focus] != nil { updated += 1 } else if knownSubjects.contains(focus) { unchanged += 1; continue } else { added += 1 }
-                knownSubjects.insert(focus)
-                events.append(SubjectEvent(focus: focus, fields: existing[focus] != nil ? changed : fields).body)
+                if current == nil { added += 1 } else { updated += 1 }
+                now[focus] = merged
+                events.append(SubjectEvent(focus: focus, fields: current == nil ? merged : changed).body)
             }
             if bad {
-                knownSubjects = Set(existing.keys)
+                refusedSubjects = named.subtracting(existing.keys)
                 failures.append("subjects.json: nothing imported from this file (fix the rows above and import again)")
             } else {
+                knownSubjects.formUnion(now.keys)
                 subjectEvents = events
                 subjectTally = Tally(added: added, updated: updated, unchanged: unchanged)
             }
@@ -173,7 +181,7 @@ enum ImportStoresCommand: Command {
             var fileFailures: [String] = []
             var fileWarnings: [String] = []
             // Each sleep of the file: its row, baby, span, and whether the import changes it.
-            var sleeps: [(row: Int, focus: String, start: Date, end: Date, changed: Bool)] = []
+            var sleeps: [(row: Int, focus: String, start: Date, end: Date, changed: Bool, listsOverlap: Bool)] = []
             // The file's records replace the home's copies: a sleep is checked
             // against the file's others, and against those of the home the
             // file does not hold.
@@ -184,6 +192,9 @@ enum ImportStoresCommand: Command {
             for (i, row) in rows.enumerated() {
                 do {
                     let r = try parseRow(row, store: store)
+                    if refusedSubjects.contains(r.focus) {
+                        throw CLIError.data("its care subject \(r.focus)'s row in subjects.json was refused (above): fix that file and import again")
+                    }
                     if !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
                     let change = try change(for: r, store: store, home: home)
                     // A row equal to the home's record is left alone, whatever rules the record breaks.
@@ -191,13 +202,17 @@ enum ImportStoresCommand: Command {
                     if store == .sleep, let s = StoreSchema.time(r.fields["start"]) {
                         let e = StoreSchema.time(r.fields["end"]) ?? .distantFuture
                         let changed = change != nil
-                        if let other = sleeps.first(where: { $0.focus == r.focus.description && (changed || $0.changed) && (s < $0.end && $0.start < e || $0.start == s) }) {
-                            guard r.problems.contains(ExportStoresCommand.sleepOverlap) else {
+                        let listsOverlap = r.problems.contains(ExportStoresCommand.sleepOverlap)
+                        // An overlap the import makes (one of the two rows changes) is
+                        // excused only when each row it changes lists it.
+                        for other in sleeps where other.focus == r.focus.description && (changed || other.changed)
+                            && (s < other.end && other.start < e || other.start == s) {
+                            guard (!changed || listsOverlap) && (!other.changed || other.listsOverlap) else {
                                 throw CLIError.data("sleep.start: overlaps row \(other.row) of this file (same baby)")
                             }
                             if changed && !broken.contains(ExportStoresCommand.sleepOverlap) { broken.append(ExportStoresCommand.sleepOverlap) }
                         }
-                        sleeps.append((i, r.focus.description, s, e, changed))
+                        sleeps.append((i, r.focus.description, s, e, changed, listsOverlap))
                     }
                     switch change {
                     case nil: tally.unchanged += 1

@@ -73,6 +73,8 @@ enum SyncCommand: Command {
                     failures = 0
                 }
             } catch {
+                // Ctrl-C stopped the request: not a failure to report.
+                if stop.load(ordering: .relaxed) { break }
                 guard let temporary = Self.temporaryFailure(error, path: path) else { throw error }
                 failures += 1
                 let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
@@ -121,12 +123,16 @@ enum SyncCommand: Command {
             _ = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
             if home.prefetchPhotos {
                 for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
-                    _ = try? home.photoBytes(p, peer: replicator.peer)   // not arrived yet: next round
+                    do { _ = try home.photoBytes(p, peer: replicator.peer) } catch {
+                        // Not arrived yet: next round. A stalled server: the others
+                        // too, each would wait out the timeout.
+                        if (replicator.peer as? RetryingPeer)?.lastError?.isOffline == true { break }
+                    }
                 }
             }
             return Round(published: published, pulled: pulled)
         } catch let e as PeerError {
-            try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)")
+            if !stop.load(ordering: .relaxed) { try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)") }
             switch e {
             case .unavailable, .throttled, .tokenExpired, .offline:
                 throw CLIError(.tempFail, "\(replicator.peer.label): \(e)", hint: "Sync again later; nothing was lost.")
