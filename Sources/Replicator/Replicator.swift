@@ -124,6 +124,48 @@ public final class Replicator {
         return count
     }
 
+    /// Asks the next ``carryOthersIfAsked()`` to write the others' events:
+    /// the family moved to a location that may lack them.
+    public func askToCarryOthers() throws {
+        try setMeta("carry_others", "1")
+    }
+
+    /// After a move (``askToCarryOthers()``), writes every other author's
+    /// chain this log holds into that author's folder, once: the events of
+    /// a device that no longer syncs would stay in the old location
+    /// otherwise. Segments are signed by their authors and named by their
+    /// content, so any device may write them; one already there is left
+    /// as it is, and a device that finds such a file in its own folder
+    /// reads events it holds already. Returns how many segments it wrote.
+    public func carryOthersIfAsked() throws -> Int {
+        guard try meta("carry_others") != nil else { return 0 }
+        var written = 0
+        for (author, head) in try log.heads(in: family).sorted(by: { $0.key.hex < $1.key.hex }) where author != me {
+            var last: UInt64 = 0
+            while head.seq > last {
+                var envs = try log.chain(of: author, in: family, seqs: (last + 1)...min(head.seq, last + UInt64(Segment.maximumEvents)))
+                // A chain the log holds is whole from seq 1; should it not be, the rest stays behind.
+                guard let first = envs.first, first.seq == last + 1,
+                      envs.enumerated().allSatisfy({ $1.seq == first.seq + UInt64($0) }) else { break }
+                var bytes = 0
+                if let cut = envs.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
+                    envs = Array(envs[..<cut])
+                }
+                let segment = Segment(envelopes: envs)
+                let encoded = segment.encoded()
+                do throws(PeerError) {
+                    try peer.create(author.hex + "/" + segment.name(for: encoded).description, encoded)
+                    written += 1
+                } catch {
+                    guard error == .alreadyExists else { throw error }
+                }
+                last = envs.last!.seq
+            }
+        }
+        try setMeta("carry_others", nil)
+        return written
+    }
+
     func publishedSeq() throws -> UInt64 {
         try log.database.statement("SELECT last_seq FROM r_published WHERE family = ?1").first([.blob(family.bytes)]) { UInt64($0.int(0)) } ?? 0
     }
@@ -194,6 +236,9 @@ public final class Replicator {
         /// (deleted by someone, or a new shared folder), written again
         /// from its log.
         public var rewritten = 0
+        /// Other devices' segments written into a new location (see
+        /// ``Replicator/carryOthersIfAsked()``).
+        public var carried = 0
         /// Files that verified as files but held events that do not (a bad
         /// signature, bytes that do not decode, another family's): each
         /// path with how many; the file's other events were taken.

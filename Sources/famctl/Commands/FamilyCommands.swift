@@ -149,9 +149,10 @@ enum SettingsSyncCommand: Command {
             Each device keeps its own: the same shared folder may be mounted at another path
             on each, and a family may move to another server. After a change, the next sync
             publishes there whatever of this device's events it does not find, and reads what
-            the others wrote there; what was read already is not read again. A device writes
-            only its own events: to keep those of a device that no longer syncs, copy the old
-            location's files to the new one. Invitations made afterwards carry the new location.
+            the others wrote there; what was read already is not read again. That first sync
+            also writes there the other devices' events this device holds, so that those of a
+            device that no longer syncs are not left behind. Invitations made afterwards carry
+            the new location.
             """,
         options: [
             .value("--dir", "PATH", "Sync through this shared directory (created if missing)."),
@@ -169,8 +170,8 @@ enum SettingsSyncCommand: Command {
             case .peer: try home.state.remove(.syncDirectory)
             case .none: break
             }
-            Console.err("famctl: note: each device writes its own events to the new location at its next sync, once it is moved too; "
-                + "the events of a device that no longer syncs stay in the old one only: copy the old location's files to the new one to keep them")
+            // The next round writes there the others' events this device holds too.
+            try home.replicator(probe: false).askToCarryOthers()
         }
         let now = Location.stored(in: home)
         if inv.json {

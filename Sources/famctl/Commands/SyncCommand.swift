@@ -66,7 +66,7 @@ enum SyncCommand: Command {
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
                 if quiet || Date().timeIntervalSince(lastPull) >= interval {
                     let r = try round(home)
-                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
+                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
                     lastPull = Date()
                     changedAt = nil
                     if failures > 0 { Console.err("famctl: sync works again") }
@@ -119,7 +119,8 @@ enum SyncCommand: Command {
         let replicator = try home.replicator()
         do {
             let published = try replicator.publish()
-            let pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
+            var pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
+            pulled.carried = try replicator.carryOthersIfAsked()
             _ = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
             if home.prefetchPhotos {
                 for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
@@ -175,7 +176,7 @@ enum SyncCommand: Command {
         }
         if json {
             Console.json(["published": r.published.events, "segments": r.published.segments, "compacted": r.published.compacted,
-                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten,
+                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
                           "joinRefused": refused?.reason ?? NSNull()] as [String: Any])
@@ -185,6 +186,9 @@ enum SyncCommand: Command {
                     + (r.published.compacted > 0 ? ", compacted \(r.published.compacted) small segments" : ""))
         Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)")
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
+        if r.pulled.carried > 0 {
+            Console.out("wrote \(r.pulled.carried) segment(s) of the other devices' events into the new location (from this device's log)")
+        }
         if r.pulled.rewritten > 0 {
             Console.out("wrote again \(r.pulled.rewritten) of this device's segment(s) missing from the shared folder (from its log)")
         }
