@@ -88,7 +88,7 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// The peer answered in a way this famctl cannot work with (a misconfigured server).
     case unsupported(String)
-    /// The server refused this device's login (HTTP 401 or 403): a login is
+    /// The server refused this device's login (HTTP 401): a login is
     /// missing or wrong; asking again with the same one will not help.
     case loginRefused(String)
     /// The URL is not a place to keep objects: not a WebDAV collection, or

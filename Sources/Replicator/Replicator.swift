@@ -87,14 +87,8 @@ public final class Replicator {
         let head = try log.head(of: me, in: family)
         var last = try publishedSeq()
         while head.seq > last {
-            let upper = min(head.seq, last + UInt64(Segment.maximumEvents))
-            var envs = try log.chain(of: me, in: family, seqs: (last + 1)...upper)
+            let envs = try nextSegment(of: me, after: last, through: head.seq)
             guard !envs.isEmpty else { break }
-            // Segments stay well under what readers accept (8 MiB of events).
-            var bytes = 0
-            if let cut = envs.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
-                envs = Array(envs[..<cut])
-            }
             let name = try write(Segment(envelopes: envs))
             report.segments.append(name)
             report.events += envs.count
@@ -143,22 +137,11 @@ public final class Replicator {
         for (author, head) in try log.heads(in: family).sorted(by: { $0.key.hex < $1.key.hex }) where author != me {
             var last: UInt64 = 0
             while head.seq > last {
-                var envs = try log.chain(of: author, in: family, seqs: (last + 1)...min(head.seq, last + UInt64(Segment.maximumEvents)))
+                let envs = try nextSegment(of: author, after: last, through: head.seq)
                 // A chain the log holds is whole from seq 1; should it not be, the rest stays behind.
                 guard let first = envs.first, first.seq == last + 1,
                       envs.enumerated().allSatisfy({ $1.seq == first.seq + UInt64($0) }) else { break }
-                var bytes = 0
-                if let cut = envs.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
-                    envs = Array(envs[..<cut])
-                }
-                let segment = Segment(envelopes: envs)
-                let encoded = segment.encoded()
-                do throws(PeerError) {
-                    try peer.create(author.hex + "/" + segment.name(for: encoded).description, encoded)
-                    written += 1
-                } catch {
-                    guard error == .alreadyExists else { throw error }
-                }
+                if try create(Segment(envelopes: envs)).created { written += 1 }
                 last = envs.last!.seq
             }
         }
@@ -170,18 +153,38 @@ public final class Replicator {
         try log.database.statement("SELECT last_seq FROM r_published WHERE family = ?1").first([.blob(family.bytes)]) { UInt64($0.int(0)) } ?? 0
     }
 
-    /// Creates the segment under its content-addressed name. "Already exists"
-    /// is success: the same name can only hold the same bytes.
-    private func write(_ segment: Segment) throws -> String {
+    /// The events of `author`'s next segment after seq `last`, up to
+    /// `head`: at most ``Segment/maximumEvents``, and well under what
+    /// readers accept (8 MiB of events).
+    private func nextSegment(of author: DeviceID, after last: UInt64, through head: UInt64) throws -> [SyncEnvelope] {
+        let envs = try log.chain(of: author, in: family, seqs: (last + 1)...min(head, last + UInt64(Segment.maximumEvents)))
+        var bytes = 0
+        if let cut = envs.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
+            return Array(envs[..<cut])
+        }
+        return envs
+    }
+
+    /// Creates the segment under its content-addressed name, in its
+    /// author's folder. "Already exists" is success (`created` false): the
+    /// same name can only hold the same bytes.
+    private func create(_ segment: Segment) throws -> (name: String, size: Int, created: Bool) {
         let bytes = segment.encoded()
         let name = segment.name(for: bytes).description
         do throws(PeerError) {
-            try peer.create(me.hex + "/" + name, bytes)
+            try peer.create(segment.author.hex + "/" + name, bytes)
         } catch {
             guard error == .alreadyExists else { throw error }
+            return (name, bytes.count, false)
         }
+        return (name, bytes.count, true)
+    }
+
+    /// Creates one of this device's segments (``create(_:)``) and records it as its own.
+    private func write(_ segment: Segment) throws -> String {
+        let (name, size, _) = try create(segment)
         try log.database.run("INSERT OR REPLACE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
-                             [.blob(family.bytes), .text(name), .integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Int64(bytes.count))])
+                             [.blob(family.bytes), .text(name), .integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Int64(size))])
         return name
     }
 

@@ -173,19 +173,12 @@ enum SettingsSyncCommand: Command {
             // The next round writes there the others' events this device holds too.
             try home.replicator(probe: false).askToCarryOthers()
         }
-        let now = Location.stored(in: home)
-        if inv.json {
-            switch now {
-            case .directory(let d): Console.json(["dir": d, "peer": NSNull()] as [String: Any])
-            case .peer(let p): Console.json(["dir": NSNull(), "peer": p] as [String: Any])
-            case .none: Console.json(["dir": NSNull(), "peer": NSNull()] as [String: Any])
-            }
-            return
+        let (dir, peer): (String?, String?) = switch Location.stored(in: home) {
+        case .directory(let d): (d, nil)
+        case .peer(let p): (nil, p)
+        case .none: (nil, nil)
         }
-        switch now {
-        case .directory(let d): Console.out("sync: shared directory \(d)")
-        case .peer(let p): Console.out("sync: WebDAV peer \(p)")
-        case .none: Console.out("sync: none set (give --dir PATH or --peer URL)")
-        }
+        if inv.json { Console.json(["dir": dir ?? NSNull(), "peer": peer ?? NSNull()] as [String: Any]); return }
+        Console.out(dir.map { "sync: shared directory \($0)" } ?? peer.map { "sync: WebDAV peer \($0)" } ?? "sync: none set (give --dir PATH or --peer URL)")
     }
 }

@@ -150,10 +150,10 @@ enum ImportStoresCommand: Command {
                 // A subject already here (or earlier in the file) gets the fields
                 // the row changes (those it leaves out are kept; a null clears a
                 // field it has); a new one is added with them.
-                let current = now[focus]
-                let changed = fields.filter { (current ?? [:])[$0.key] != $0.value && !($0.value == .null && (current ?? [:])[$0.key] == nil) }
+                let current = now[focus], had = current ?? [:]
+                let changed = fields.filter { had[$0.key] != $0.value && !($0.value == .null && had[$0.key] == nil) }
                 if current != nil && changed.isEmpty { unchanged += 1; continue }
-                let merged = (current ?? [:]).merging(changed) { $1 }.filter { $0.value != .null }
+                let merged = had.merging(changed) { $1 }.filter { $0.value != .null }
                 do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: merged) } catch {
                     failures.append("subjects.json[\(i)]: \(error)"); bad = true; continue
                 }
@@ -319,7 +319,7 @@ enum ImportStoresCommand: Command {
     /// that its "problems" list and a merge can leave (taken as they are),
     /// and throws, naming every one, when it breaks others. A sleep is
     /// checked against the home's sleeps the file does not hold
-    /// (`fileIDs`: the file's records replace theirs).
+    /// (`fileIDs`: the file's records, this row's among them, replace theirs).
     static func validate(_ r: Row, store: StoreName, home: Home, replacing fileIDs: Set<UUID>) throws -> [String] {
         let schema = StoreSchema.schema(for: store)
         let broken = schema.violations(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date()).map(\.description)
@@ -331,7 +331,7 @@ enum ImportStoresCommand: Command {
         if !unlisted.isEmpty { throw CLIError.data(unlisted.joined(separator: "; ")) }
         if store == .sleep, let start = StoreSchema.time(r.fields["start"]),
            let other = try home.projector.overlappingSleep(focus: r.focus.description, start: start, end: StoreSchema.time(r.fields["end"]),
-                                                           excluding: fileIDs.union([r.id])) {
+                                                           excluding: fileIDs) {
             guard r.problems.contains(ExportStoresCommand.sleepOverlap) else {
                 throw CLIError.data("sleep.start: overlaps sleep \(other.id.uuidString.lowercased()) of the same baby")
             }

@@ -134,21 +134,27 @@ enum SyncCommand: Command {
             return Round(published: published, pulled: pulled)
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)") }
-            switch e {
-            case .unavailable, .throttled, .tokenExpired, .offline:
-                throw CLIError(.tempFail, "\(replicator.peer.label): \(e)", hint: "Sync again later; nothing was lost.")
-            case .forbidden:
-                throw CLIError(.cantCreate, "\(replicator.peer.label): \(e)", hint: hint(for: e)! + " Nothing was lost.")
-            case .loginRefused, .notACollection, .untrustedCertificate, .redirected:
-                throw CLIError(.dataError, "\(replicator.peer.label): \(e)", hint: hint(for: e)! + " Nothing was lost.")
-            default:
-                throw CLIError(.cantCreate, "\(replicator.peer.label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
-            }
+            throw failure(e, at: replicator.peer.label, probing: false)
         }
     }
 
-    /// What to do about a peer that refuses this device's login or is not a
-    /// collection; `nil` for other failures.
+    /// A peer's failure as `sync` reports it: the exit code and what to do.
+    /// `probing`: at the WebDAV probe, before the round's first request.
+    static func failure(_ e: PeerError, at label: String, probing: Bool) -> CLIError {
+        if e.isTransient || e.isOffline || e == .tokenExpired {
+            return CLIError(.tempFail, "\(label): \(e)", hint: probing ? "Try again later; nothing was lost." : "Sync again later; nothing was lost.")
+        }
+        if let hint = hint(for: e) {
+            let code: ExitCode = if case .forbidden = e { .cantCreate } else { .dataError }
+            return CLIError(code, "\(label): \(e)", hint: hint + (probing ? "" : " Nothing was lost."))
+        }
+        return probing
+            ? CLIError(.dataError, "\(label): \(e)", hint: "Use a WebDAV server that honours If-Match and If-None-Match.")
+            : CLIError(.cantCreate, "\(label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
+    }
+
+    /// What to do about a peer that refuses this device's login, is not a
+    /// collection, is not trusted, forbids or redirects; `nil` for other failures.
     static func hint(for error: PeerError) -> String? {
         switch error {
         case .loginRefused:
@@ -256,19 +262,7 @@ extension Home {
                                     // Ctrl-C in `sync --watch` stops a request at once, not at its timeout.
                                     isCancelled: { SyncCommand.stop.load(ordering: .relaxed) })
             do throws(PeerError) { if probe { try webdav.probe() } } catch {
-                // A stalled or unreachable server is worth another try later, as a transient failure is.
-                let later: Bool = if case .offline = error { true } else { error.isTransient }
-                let hint = switch error {
-                case _ where later: "Try again later; nothing was lost."
-                case .loginRefused, .notACollection, .untrustedCertificate, .forbidden, .redirected: SyncCommand.hint(for: error)!
-                default: "Use a WebDAV server that honours If-Match and If-None-Match."
-                }
-                let code: ExitCode = switch error {
-                case _ where later: .tempFail
-                case .forbidden: .cantCreate
-                default: .dataError
-                }
-                throw CLIError(code, "the peer \(url): \(error)", hint: hint)
+                throw SyncCommand.failure(error, at: "the peer \(url)", probing: true)
             }
             base = webdav
         case .none:
