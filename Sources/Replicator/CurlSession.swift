@@ -36,6 +36,10 @@ final class CurlSession: Sendable {
 
     /// Slower than this, for ``timeout`` seconds, a transfer fails.
     static let minimumRate = 1024
+    /// How fast a body handed over is taken to leave the buffers on its
+    /// way (the wait for an answer after an upload grows by its size at
+    /// this rate).
+    static let drainRate = 64 << 10
     /// No request takes longer than this, however it trickles.
     static let longest: TimeInterval = 3600
 
@@ -116,23 +120,47 @@ final class CurlSession: Sendable {
             self.isCancelled = isCancelled
         }
 
+        /// Where the current window of ``minimumRate`` began, and the bytes moved then.
+        private var windowAt = DispatchTime.now()
+        private var windowBytes: Int64 = 0
+
         /// libcurl's progress report (about once a second, and whenever
-        /// bytes move); `false` stops the transfer: no byte moved for
-        /// `idleLimit`, or the request was cancelled.
-        func progress(downloaded: Int64, uploaded: Int64) -> Bool {
+        /// bytes move); `false` stops the transfer: the request was
+        /// cancelled, no byte moved for `idleLimit`, or fewer than
+        /// ``CurlSession/minimumRate`` bytes a second over that long (a
+        /// trickle). Once a body is all handed over and before the answer
+        /// begins, the wait may be longer by the time the body takes to
+        /// drain from the buffers between here and the server at
+        /// ``CurlSession/drainRate``: a slow link holds megabytes there,
+        /// which the counts show as sent.
+        func progress(downloaded: Int64, uploaded: Int64, uploadTotal: Int64) -> Bool {
             if isCancelled() {
                 stopped = "interrupted"
                 return false
             }
             let now = DispatchTime.now()
-            if (downloaded, uploaded) != moved || !connected() {
-                moved = (downloaded, uploaded)
-                movedAt = now
+            func since(_ t: DispatchTime) -> Double { Double(now.uptimeNanoseconds - t.uptimeNanoseconds) / 1e9 }
+            let total = downloaded + uploaded
+            if !connected() {
+                // Connecting: the connect timeout counts, not these.
+                (moved, movedAt, windowAt, windowBytes) = ((downloaded, uploaded), now, now, total)
                 return true
             }
-            guard Double(now.uptimeNanoseconds - movedAt.uptimeNanoseconds) / 1e9 < idleLimit else {
-                stopped = "no answer in time (no byte in \(String(format: "%g", idleLimit)) s)"
+            let draining = uploadTotal > 0 && uploaded >= uploadTotal && downloaded == 0
+            let limit = idleLimit + (draining ? Double(uploadTotal) / Double(CurlSession.drainRate) : 0)
+            if (downloaded, uploaded) != moved {
+                moved = (downloaded, uploaded)
+                movedAt = now
+            } else if since(movedAt) >= limit {
+                stopped = "no answer in time (no byte in \(String(format: "%.0f", limit)) s)"
                 return false
+            }
+            if since(windowAt) >= limit {
+                if !draining, Double(total - windowBytes) < Double(CurlSession.minimumRate) * since(windowAt) {
+                    stopped = "no answer in time (under \(CurlSession.minimumRate) bytes a second for \(String(format: "%.0f", since(windowAt))) s)"
+                    return false
+                }
+                (windowAt, windowBytes) = (now, total)
             }
             return true
         }
@@ -235,7 +263,6 @@ private final class EasyHandle: @unchecked Sendable {
             list = curl_slist_append(list, line)
         }
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        let seconds = max(1, Int(session.timeout.rounded(.up)))
         var code = CURLE_OK
         func set(_ c: CURLcode) { if code == CURLE_OK { code = c } }
         set(famctl_curl_set_string(handle, CURLOPT_URL, url))
@@ -251,9 +278,8 @@ private final class EasyHandle: @unchecked Sendable {
         // A name lookup that hangs does not hold the request past its timeout.
         set(famctl_curl_set_long(handle, CURLOPT_QUICK_EXIT, 1))
         set(famctl_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int((session.timeout * 1000).rounded(.up))))
-        // Stalled, or trickling: slower than `minimumRate` for `timeout`.
-        set(famctl_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, CurlSession.minimumRate))
-        set(famctl_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, seconds))
+        // Stalled, or trickling: the progress callback below (libcurl's own
+        // low-speed limit cannot wait longer after an upload).
         set(famctl_curl_set_long(handle, CURLOPT_TIMEOUT, Int(CurlSession.longest)))
         if let caFile = session.caFile {
             // In place of the system's certificates, not besides them.
@@ -277,10 +303,10 @@ private final class EasyHandle: @unchecked Sendable {
         }
         set(famctl_curl_set_long(handle, CURLOPT_NOPROGRESS, 0))
         set(famctl_curl_set_pointer(handle, CURLOPT_XFERINFODATA, context))
-        set(famctl_curl_set_progress(handle, { context, _, downloaded, _, uploaded in
+        set(famctl_curl_set_progress(handle, { context, _, downloaded, uploadTotal, uploaded in
             guard let context else { return 1 }
             let transfer = Unmanaged<CurlSession.Transfer>.fromOpaque(context).takeUnretainedValue()
-            return transfer.progress(downloaded: Int64(downloaded), uploaded: Int64(uploaded)) ? 0 : 1
+            return transfer.progress(downloaded: Int64(downloaded), uploaded: Int64(uploaded), uploadTotal: Int64(uploadTotal)) ? 0 : 1
         }))
         set(famctl_curl_set_pointer(handle, CURLOPT_WRITEDATA, context))
         set(famctl_curl_set_callback(handle, CURLOPT_WRITEFUNCTION, { data, size, count, context in
