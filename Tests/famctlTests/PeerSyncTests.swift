@@ -243,6 +243,36 @@ struct PeerSyncTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// An https server over a slow link: the TLS handshake of each
+    /// connection, then the answer to its first request, each come back
+    /// 1.3 s late, with a 2 s timeout. The handshake is held to the connect
+    /// timeout, and the wait for an answer is timed from when the
+    /// connection is made, so the sync goes through. (Timed from the start
+    /// of the request, the two would be 2.6 s without a byte: a stall.)
+    @Test(.timeLimit(.minutes(2)))
+    func aSlowTLSHandshakeIsNotTakenForAServerThatStopped() throws {
+        let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
+        let (code, out) = Subprocess.script([Self.script, "start", base], env: ["WEBDAV_USER": "mum", "WEBDAV_PASSWORD": "s3cret", "WEBDAV_TLS": "1"])
+        defer { _ = Subprocess.script([Self.script, "stop", base]) }
+        try #require(code == 0, "could not start Apache: \(out)")
+        let ready = try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") })
+        var url = try #require(URLComponents(string: String(ready.dropFirst(6))))
+        let relay = try DelayingRelay(to: UInt16(try #require(url.port)), delay: 1.3, turns: 2)
+        defer { relay.stop() }
+        url.port = Int(relay.port)
+        let env = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret", "FAMCTL_PEER_CA_FILE": base + "/cert.pem", "FAMCTL_PEER_TIMEOUT": "2"]
+
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", try #require(url.string))
+        try mum.ok("subject", "add", "newMom")
+        let started = Date()
+        let sync = try mum.run(["sync"], env: env)
+        #expect(sync.code == 0, "\(sync.stderr)")
+        #expect(sync.stdout.contains("published"), "\(sync.stdout)")
+        #expect(Date().timeIntervalSince(started) > 2.6, "the relay holds back the handshake and then the answer")
+    }
+
     /// A server that asks for a login, given none or a wrong one, and a URL
     /// whose collection does not exist: exit 65 at once, saying which, and
     /// what to do; nothing lost.
