@@ -9,41 +9,36 @@ import Testing
 /// The household over CloudKit-like peers: a real Apache WebDAV server, and
 /// the in-memory emulator with seeded faults.
 struct PeerSyncTests {
-    static let script = Subprocess.repositoryScript("apache-webdav.sh")
 
     @Test(.timeLimit(.minutes(3)))
     func twoHomesSyncThroughApacheWebDAV() throws {
-        let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
-        let (code, out) = Subprocess.script([Self.script, "start", base])
-        defer { _ = Subprocess.script([Self.script, "stop", base]) }
-        try #require(code == 0, "could not start Apache: \(out)")
-        let url = String(try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") }).dropFirst(6))
+        try ApacheWebDAV.with { url, base in
+            let mum = FamctlRunner(), dad = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "The Lins", "--peer", url)
+            let baby = try mum.ok("subject", "add", "baby", "--name", "Lily")
+            try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=from Mum")
+            try mum.ok("sync")
+            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")   // the peer URL comes with the code
+            try dad.ok("sync")
+            try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "dirty=true", "note=from Dad")
+            try dad.ok("sync")
+            try mum.ok("sync")
+            try dad.ok("sync")   // Mum's invitation event, published in her last round
+            #expect(try mum.ok("record", "list").contains("from Dad"))
+            #expect(try dad.ok("record", "list").contains("from Mum"))
+            #expect(try mum.ok("digest") == dad.ok("digest"))
+            #expect(try mum.ok("status").contains("webdav:" + url))
+            // Credentials never on the command line.
+            #expect(try mum.run("family", "create", "--name", "X", "--peer", "http://u:p@127.0.0.1/dav/").stderr.contains("must not carry credentials"))
 
-        let mum = FamctlRunner(), dad = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "The Lins", "--peer", url)
-        let baby = try mum.ok("subject", "add", "baby", "--name", "Lily")
-        try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=from Mum")
-        try mum.ok("sync")
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")   // the peer URL comes with the code
-        try dad.ok("sync")
-        try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "dirty=true", "note=from Dad")
-        try dad.ok("sync")
-        try mum.ok("sync")
-        try dad.ok("sync")   // Mum's invitation event, published in her last round
-        #expect(try mum.ok("record", "list").contains("from Dad"))
-        #expect(try dad.ok("record", "list").contains("from Mum"))
-        #expect(try mum.ok("digest") == dad.ok("digest"))
-        #expect(try mum.ok("status").contains("webdav:" + url))
-        // Credentials never on the command line.
-        #expect(try mum.run("family", "create", "--name", "X", "--peer", "http://u:p@127.0.0.1/dav/").stderr.contains("must not carry credentials"))
-
-        // A server that is gone: a clear temporary error, nothing lost, and status shows it.
-        _ = Subprocess.script([Self.script, "stop", base])
-        try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=offline")
-        let offline = try mum.run("sync")
-        #expect(offline.code == 75, "\(offline.stderr)")
-        #expect(try mum.ok("record", "list").contains("offline"))
+            // A server that is gone: a clear temporary error, nothing lost, and status shows it.
+            _ = Subprocess.script([ApacheWebDAV.script, "stop", base])
+            try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=offline")
+            let offline = try mum.run("sync")
+            #expect(offline.code == 75, "\(offline.stderr)")
+            #expect(try mum.ok("record", "list").contains("offline"))
+        }
     }
 
     /// A server that takes the connection and never answers (frozen, or
@@ -206,41 +201,38 @@ struct PeerSyncTests {
     /// password goes over TLS, without FAMCTL_PEER_ALLOW_HTTP).
     @Test(.timeLimit(.minutes(2)))
     func anHTTPSServerWithItsOwnCertificate() throws {
-        let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
-        let (code, out) = Subprocess.script([Self.script, "start", base], env: ["WEBDAV_USER": "mum", "WEBDAV_PASSWORD": "s3cret", "WEBDAV_TLS": "1"])
-        defer { _ = Subprocess.script([Self.script, "stop", base]) }
-        try #require(code == 0, "could not start Apache: \(out)")
-        let url = String(try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") }).dropFirst(6))
-        #expect(url.hasPrefix("https://"))
-        let login = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret"]
-        let trusted = login.merging(["FAMCTL_PEER_CA_FILE": base + "/cert.pem"]) { $1 }
+        try ApacheWebDAV.with(login: true, tls: true) { url, base in
+            #expect(url.hasPrefix("https://"))
+            let login = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret"]
+            let trusted = login.merging(["FAMCTL_PEER_CA_FILE": base + "/cert.pem"]) { $1 }
 
-        let mum = FamctlRunner(), dad = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--peer", url)
-        try mum.ok("subject", "add", "newMom")
-        let refused = try mum.run(["sync"], env: login)
-        #expect(refused.code == 65, "\(refused.stderr)")
-        #expect(refused.stderr.contains("the server's certificate is not trusted"), "\(refused.stderr)")
-        #expect(refused.stderr.contains("FAMCTL_PEER_CA_FILE"), "\(refused.stderr)")
-        #expect(try mum.run(["sync"], env: ["FAMCTL_PEER_CA_FILE": base + "/nothing.pem"]).code == 64)
-        // A file that holds no certificate: said so, not "not trusted".
-        try Data("garbage".utf8).write(to: URL(fileURLWithPath: base + "/garbage.pem"))
-        let garbage = try mum.run(["sync"], env: login.merging(["FAMCTL_PEER_CA_FILE": base + "/garbage.pem"]) { $1 })
-        #expect(garbage.code == 64 && garbage.stderr.contains("holds no PEM certificate"), "\(garbage.stderr)")
-        // Half a login is refused, not sent as none.
-        let half = try mum.run(["sync"], env: ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_CA_FILE": base + "/cert.pem"])
-        #expect(half.code == 64 && half.stderr.contains("FAMCTL_PEER_USER is set but FAMCTL_PEER_PASSWORD is not"), "\(half.stderr)")
+            let mum = FamctlRunner(), dad = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--peer", url)
+            try mum.ok("subject", "add", "newMom")
+            let refused = try mum.run(["sync"], env: login)
+            #expect(refused.code == 65, "\(refused.stderr)")
+            #expect(refused.stderr.contains("the server's certificate is not trusted"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("FAMCTL_PEER_CA_FILE"), "\(refused.stderr)")
+            #expect(try mum.run(["sync"], env: ["FAMCTL_PEER_CA_FILE": base + "/nothing.pem"]).code == 64)
+            // A file that holds no certificate: said so, not "not trusted".
+            try Data("garbage".utf8).write(to: URL(fileURLWithPath: base + "/garbage.pem"))
+            let garbage = try mum.run(["sync"], env: login.merging(["FAMCTL_PEER_CA_FILE": base + "/garbage.pem"]) { $1 })
+            #expect(garbage.code == 64 && garbage.stderr.contains("holds no PEM certificate"), "\(garbage.stderr)")
+            // Half a login is refused, not sent as none.
+            let half = try mum.run(["sync"], env: ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_CA_FILE": base + "/cert.pem"])
+            #expect(half.code == 64 && half.stderr.contains("FAMCTL_PEER_USER is set but FAMCTL_PEER_PASSWORD is not"), "\(half.stderr)")
 
-        #expect(try mum.run(["sync"], env: trusted).code == 0)
-        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
-        for r in [mum, dad, mum, dad] {
-            let s = try r.run(["sync"], env: trusted)
-            #expect(s.code == 0, "\(s.stderr)")
+            #expect(try mum.run(["sync"], env: trusted).code == 0)
+            try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+            for r in [mum, dad, mum, dad] {
+                let s = try r.run(["sync"], env: trusted)
+                #expect(s.code == 0, "\(s.stderr)")
+            }
+            #expect(try dad.ok("record", "list").contains("mood=4"))
+            #expect(try mum.ok("digest") == dad.ok("digest"))
         }
-        #expect(try dad.ok("record", "list").contains("mood=4"))
-        #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
     /// An https server over a slow link: the TLS handshake of each
@@ -251,26 +243,23 @@ struct PeerSyncTests {
     /// of the request, the two would be 2.6 s without a byte: a stall.)
     @Test(.timeLimit(.minutes(2)))
     func aSlowTLSHandshakeIsNotTakenForAServerThatStopped() throws {
-        let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
-        let (code, out) = Subprocess.script([Self.script, "start", base], env: ["WEBDAV_USER": "mum", "WEBDAV_PASSWORD": "s3cret", "WEBDAV_TLS": "1"])
-        defer { _ = Subprocess.script([Self.script, "stop", base]) }
-        try #require(code == 0, "could not start Apache: \(out)")
-        let ready = try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") })
-        var url = try #require(URLComponents(string: String(ready.dropFirst(6))))
-        let relay = try DelayingRelay(to: UInt16(try #require(url.port)), delay: 1.3, turns: 2)
-        defer { relay.stop() }
-        url.port = Int(relay.port)
-        let env = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret", "FAMCTL_PEER_CA_FILE": base + "/cert.pem", "FAMCTL_PEER_TIMEOUT": "2"]
+        try ApacheWebDAV.with(login: true, tls: true) { address, base in
+            var url = try #require(URLComponents(string: address))
+            let relay = try DelayingRelay(to: UInt16(try #require(url.port)), delay: 1.3, turns: 2)
+            defer { relay.stop() }
+            url.port = Int(relay.port)
+            let env = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret", "FAMCTL_PEER_CA_FILE": base + "/cert.pem", "FAMCTL_PEER_TIMEOUT": "2"]
 
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--peer", try #require(url.string))
-        try mum.ok("subject", "add", "newMom")
-        let started = Date()
-        let sync = try mum.run(["sync"], env: env)
-        #expect(sync.code == 0, "\(sync.stderr)")
-        #expect(sync.stdout.contains("published"), "\(sync.stdout)")
-        #expect(Date().timeIntervalSince(started) > 2.6, "the relay holds back the handshake and then the answer")
+            let mum = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--peer", try #require(url.string))
+            try mum.ok("subject", "add", "newMom")
+            let started = Date()
+            let sync = try mum.run(["sync"], env: env)
+            #expect(sync.code == 0, "\(sync.stderr)")
+            #expect(sync.stdout.contains("published"), "\(sync.stdout)")
+            #expect(Date().timeIntervalSince(started) > 2.6, "the relay holds back the handshake and then the answer")
+        }
     }
 
     /// A server that asks for a login, given none or a wrong one, and a URL
@@ -278,41 +267,38 @@ struct PeerSyncTests {
     /// what to do; nothing lost.
     @Test(.timeLimit(.minutes(2)))
     func aRefusedLoginAndAMissingCollectionSayWhatToDo() throws {
-        let base = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
-        let (code, out) = Subprocess.script([Self.script, "start", base], env: ["WEBDAV_USER": "mum", "WEBDAV_PASSWORD": "s3cret"])
-        defer { _ = Subprocess.script([Self.script, "stop", base]) }
-        try #require(code == 0, "could not start Apache: \(out)")
-        let url = String(try #require(out.split(separator: "\n").last { $0.hasPrefix("ready ") }).dropFirst(6))
-        let login = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret", "FAMCTL_PEER_ALLOW_HTTP": "1"]
-        let loginHint = "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD"
+        try ApacheWebDAV.with(login: true) { url, _ in
+            let login = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret", "FAMCTL_PEER_ALLOW_HTTP": "1"]
+            let loginHint = "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD"
 
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--peer", url)
-        try mum.ok("subject", "add", "newMom")
-        for env in [[:], login.merging(["FAMCTL_PEER_PASSWORD": "wrong"]) { $1 }] {
-            let r = try mum.run(["sync"], env: env)
+            let mum = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--peer", url)
+            try mum.ok("subject", "add", "newMom")
+            for env in [[:], login.merging(["FAMCTL_PEER_PASSWORD": "wrong"]) { $1 }] {
+                let r = try mum.run(["sync"], env: env)
+                #expect(r.code == 65, "\(r.stderr)")
+                #expect(r.stderr.contains("login refused: 401"), "\(r.stderr)")
+                #expect(r.stderr.contains(loginHint), "\(r.stderr)")
+            }
+            // A proxy in the environment is not used for this machine's own
+            // addresses: it would see the password of a loopback http:// peer.
+            let proxy = try ScriptedHTTPServer { c in c.write("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n") }
+            defer { proxy.stop() }
+            let proxyURL = "http://127.0.0.1:\(proxy.port)"
+            let good = try mum.run(["sync"], env: login.merging(["http_proxy": proxyURL, "HTTP_PROXY": proxyURL, "all_proxy": proxyURL, "ALL_PROXY": proxyURL]) { $1 })
+            #expect(good.code == 0 && good.stdout.contains("published 2 event(s)"), "\(good.stdout) \(good.stderr)")
+            #expect(proxy.requests == 0, "the proxy saw \(proxy.requests) request(s)")
+
+            let other = FamctlRunner()
+            try other.ok("init", "--name", "Other")
+            try other.ok("family", "create", "--name", "G", "--peer", url + "no/such/")
+            let r = try other.run(["sync"], env: login)
             #expect(r.code == 65, "\(r.stderr)")
-            #expect(r.stderr.contains("login refused: 401"), "\(r.stderr)")
-            #expect(r.stderr.contains(loginHint), "\(r.stderr)")
+            #expect(r.stderr.contains("not a collection: cannot create the collection"), "\(r.stderr)")
+            #expect(r.stderr.contains("Check the URL: it must name a WebDAV collection that exists"), "\(r.stderr)")
+            #expect(!r.stderr.contains(loginHint))
         }
-        // A proxy in the environment is not used for this machine's own
-        // addresses: it would see the password of a loopback http:// peer.
-        let proxy = try ScriptedHTTPServer { c in c.write("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n") }
-        defer { proxy.stop() }
-        let proxyURL = "http://127.0.0.1:\(proxy.port)"
-        let good = try mum.run(["sync"], env: login.merging(["http_proxy": proxyURL, "HTTP_PROXY": proxyURL, "all_proxy": proxyURL, "ALL_PROXY": proxyURL]) { $1 })
-        #expect(good.code == 0 && good.stdout.contains("published 2 event(s)"), "\(good.stdout) \(good.stderr)")
-        #expect(proxy.requests == 0, "the proxy saw \(proxy.requests) request(s)")
-
-        let other = FamctlRunner()
-        try other.ok("init", "--name", "Other")
-        try other.ok("family", "create", "--name", "G", "--peer", url + "no/such/")
-        let r = try other.run(["sync"], env: login)
-        #expect(r.code == 65, "\(r.stderr)")
-        #expect(r.stderr.contains("not a collection: cannot create the collection"), "\(r.stderr)")
-        #expect(r.stderr.contains("Check the URL: it must name a WebDAV collection that exists"), "\(r.stderr)")
-        #expect(!r.stderr.contains(loginHint))
     }
 
     /// Devices syncing through the emulator with throttles, 503s, expired
