@@ -33,6 +33,22 @@ struct BenchWorkloadTests {
         #expect(order.count == 3000 / eventsPerRecord)
     }
 
+    /// The bench's bounds sign messages as long as the events it appends
+    /// sign: `signedLengths` gives, event for event, what a home's append
+    /// of the same records signs (all but the 64-byte signature).
+    @Test(arguments: [1, 10])
+    func theBoundsSignAsManyBytesAsTheAppendedEvents(eventsPerRecord: Int) throws {
+        let path = NSTemporaryDirectory() + "famctl-lengths-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let home = try Home.create(path, name: "A")
+        var w = BenchWorkload(eventsPerRecord: eventsPerRecord)
+        _ = try home.append(w.subjects)
+        let appended = try home.append(w.next(256))
+        let lengths = BenchCommand.signedLengths(eventsPerRecord: eventsPerRecord)
+        #expect(appended.map { $0.bytes.count - SyncEnvelope.signatureCount } == lengths)
+        #expect(Set(lengths).count > 10, "records of every store, of many lengths")
+    }
+
     @Test func allTenStoresInTimeOrderWithoutOverlappingSleeps() throws {
         var w = BenchWorkload(seed: 3)
         let records = try Self.records(&w, 5000)

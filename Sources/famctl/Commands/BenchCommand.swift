@@ -75,16 +75,23 @@ enum BenchCommand: Command {
         // Ingest verifies on every core, append signs on one core while another
         // seals the rest and stores, rebuild opens bodies on one while another projects.
         let cores = Parallel.cores
-        let sign = Sodium.bareSigningRate(duration: 1)
-        let verify = Sodium.bareVerificationRate(duration: 1)
+        // The bounds sign and verify messages as long as the bytes the
+        // workload's events sign: a signature hashes its message (twice,
+        // to sign), so a longer one costs more.
+        let lengths = Self.signedLengths(eventsPerRecord: perRecord)
+        let meanLength = Double(lengths.reduce(0, +)) / Double(lengths.count)
+        note(String(format: "the bounds sign and verify %d messages as long as the signed bytes of the workload's first %d events (%.0f bytes on average)",
+                    lengths.count, lengths.count, meanLength))
+        let sign = Sodium.bareSigningRate(duration: 1, lengths: lengths)
+        let verify = Sodium.bareVerificationRate(duration: 1, lengths: lengths)
         // The brief's bound is one core's rate × cores; what the cores give
         // together is measured too, for the record.
-        let verifyTogether = cores > 1 ? Sodium.bareVerificationRate(duration: 1, threads: cores) : verify
+        let verifyTogether = cores > 1 ? Sodium.bareVerificationRate(duration: 1, threads: cores, lengths: lengths) : verify
         note(String(format: "bare Ed25519: %.0f signatures/s, %.0f verifications/s (one core); %.0f verifications/s on %d cores at once",
                     sign, verify, verifyTogether, cores))
         // For the record: the bound verifies different signatures, as an
         // ingest does; one signature again and again verifies faster.
-        let verifyRepeated = Sodium.bareVerificationRate(duration: 1, repeated: true)
+        let verifyRepeated = Sodium.bareVerificationRate(duration: 1, repeated: true, lengths: lengths)
         note(String(format: "bare Ed25519 verification of one signature again and again: %.0f/s (%+.1f %% against different ones, the bound's)",
                     verifyRepeated, (verifyRepeated / verify - 1) * 100))
 
@@ -144,7 +151,7 @@ enum BenchCommand: Command {
         // The machine's speed moves from minute to minute: the bound is
         // measured again right after the figure, and the ratio is taken to
         // the mean of the two.
-        signAfter = Sodium.bareSigningRate(duration: 1)
+        signAfter = Sodium.bareSigningRate(duration: 1, lengths: lengths)
         note(drift("bare signing", before: sign, after: signAfter, figure: "append"))
         rows.append(Row(name: "append (batched)", value: appendRate, unit: "events/s", bound: (sign + signAfter) / 2,
                         boundName: "bare signing, before+after", target: "≥ 0.80"))
@@ -171,7 +178,7 @@ enum BenchCommand: Command {
             elapsed += Date().timeIntervalSince(start)
         }
         let ingestRate = Double(total) / elapsed
-        verifyAfter = Sodium.bareVerificationRate(duration: 1)
+        verifyAfter = Sodium.bareVerificationRate(duration: 1, lengths: lengths)
         note(drift("bare verification", before: verify, after: verifyAfter, figure: "ingest"))
         rows.append(Row(name: "ingest (verify+chain+decrypt+project)", value: ingestRate, unit: "events/s", bound: (verify + verifyAfter) / 2 * Double(cores),
                         boundName: "bare verify × \(cores) core\(cores == 1 ? "" : "s"), before+after", target: "≥ 0.80"))
@@ -326,7 +333,8 @@ enum BenchCommand: Command {
             let json: [String: Any] = [
                 "events": n, "eventsPerRecord": perRecord, "cores": cores, "bareSignPerSecond": sign, "bareVerifyPerSecond": verify,
                 "bareSignAfterAppendPerSecond": want("core") ? signAfter : NSNull() as Any,
-                "bareVerifyAfterIngestPerSecond": want("core") ? verifyAfter : NSNull() as Any, "bareVerifyAllCoresPerSecond": verifyTogether, "bareVerifyRepeatedPerSecond": verifyRepeated, "peer": peerFigures,
+                "bareVerifyAfterIngestPerSecond": want("core") ? verifyAfter : NSNull() as Any, "bareVerifyAllCoresPerSecond": verifyTogether, "bareVerifyRepeatedPerSecond": verifyRepeated,
+                "boundMessageBytes": meanLength, "peer": peerFigures,
                 "rows": rows.map { row -> [String: Any] in
                     ["metric": row.name, "value": row.value, "unit": row.unit, "bound": row.bound ?? NSNull(),
                      "boundName": row.boundName, "ratio": row.bound.map { row.value / $0 } ?? NSNull() as Any, "target": row.target]
@@ -375,6 +383,13 @@ enum BenchCommand: Command {
     static let rebuildRuns = 3
 
     /// The middle value (the mean of the two middle ones for an even count).
+    /// The bytes each of the workload's first 256 events signs (its header,
+    /// body and tag: ``SyncEnvelope``), for the bounds' messages.
+    static func signedLengths(eventsPerRecord: Int) -> [Int] {
+        var workload = BenchWorkload(eventsPerRecord: eventsPerRecord)
+        return workload.next(256).map { SyncEnvelope.headerCount + $0.encoded().count + SyncEnvelope.tagCount }
+    }
+
     static func median(_ values: [Double]) -> Double {
         precondition(!values.isEmpty, "the median of nothing")
         let s = values.sorted()
