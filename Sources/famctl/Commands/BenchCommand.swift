@@ -382,7 +382,6 @@ enum BenchCommand: Command {
     /// Rebuilds run for the rebuild's figure (their median).
     static let rebuildRuns = 3
 
-    /// The middle value (the mean of the two middle ones for an even count).
     /// The bytes each of the workload's first 256 events signs (its header,
     /// body and tag: ``SyncEnvelope``), for the bounds' messages.
     static func signedLengths(eventsPerRecord: Int) -> [Int] {
@@ -390,6 +389,7 @@ enum BenchCommand: Command {
         return workload.next(256).map { SyncEnvelope.headerCount + $0.encoded().count + SyncEnvelope.tagCount }
     }
 
+    /// The middle value (the mean of the two middle ones for an even count).
     static func median(_ values: [Double]) -> Double {
         precondition(!values.isEmpty, "the median of nothing")
         let s = values.sorted()
