@@ -66,7 +66,7 @@ public final class DirectoryPeer: Peer {
             // This one file cannot be read: not yet arrived. Too large, not
             // ours to read, not a file: refused until it changes; anything
             // else (an I/O error, a placeholder still downloading) may pass.
-            if error.permissionDenied || error.code == EFBIG || error.code == EISDIR { throw .refused(error.reason) }
+            if error.permissionDenied || error.code == EFBIG || error.notRegularFile { throw .refused(error.reason) }
             throw .unsupported(error.reason)
         }
     }

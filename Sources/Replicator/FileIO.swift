@@ -14,6 +14,9 @@ public enum FileIO {
         public let permissionDenied: Bool
         /// `errno` of the failed call, when there was one.
         public var code: Int32 = 0
+        /// The path names something other than a regular file (a FIFO, a
+        /// device, a socket, a directory): nothing to read as a file.
+        public var notRegularFile = false
         public var description: String { reason }
     }
 
@@ -103,13 +106,27 @@ public enum FileIO {
         try fsyncDirectory((path as NSString).deletingLastPathComponent)
     }
 
-    /// Reads a whole file (at most `limit` bytes).
+    /// Reads a whole regular file (at most `limit` bytes). Anything else at
+    /// `path` is refused without waiting on it: opening a FIFO for reading
+    /// blocks until a writer comes, so the file is opened non-blocking and
+    /// looked at before a byte is read.
     public static func readFile(_ path: String, limit: Int = 256 << 20) throws(Failure) -> [UInt8] {
-        let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC)) })
+        let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) })
         guard fd >= 0 else { throw failure("open \(path)") }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw failure("stat \(path)") }
+        guard st.st_mode & S_IFMT == S_IFREG else {
+            let kind = switch st.st_mode & S_IFMT {
+            case S_IFDIR: "a directory"
+            case S_IFIFO: "a FIFO"
+            case S_IFSOCK: "a socket"
+            case S_IFCHR, S_IFBLK: "a device"
+            default: "not a regular file"
+            }
+            throw Failure(reason: "\(path) is \(kind), not a file", permissionDenied: false,
+                          code: st.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL, notRegularFile: true)
+        }
         let size = Int(st.st_size)
         guard size <= limit else { throw Failure(reason: "\(path) is \(size) bytes, over the \(limit)-byte limit", permissionDenied: false, code: EFBIG) }
         var out = [UInt8](repeating: 0, count: size)

@@ -521,7 +521,12 @@ public final class Replicator {
         do throws(PeerError) {
             (bytes, tag) = try peer.getOnce(path)
         } catch {
-            return false   // gone (compacted, or removed: written again after a full listing), refused or failing: next round
+            // Refused for what it is (not a file, too large, not readable):
+            // not what this device wrote, so written again over what was listed.
+            guard case .refused = error else {
+                return false   // gone (compacted, or removed: written again after a full listing) or failing: next round
+            }
+            (bytes, tag) = ([], listedTag)
         }
         func remember(_ tag: String) throws {
             try log.database.run("UPDATE r_own SET tag = ?3 WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name), .text(tag)])

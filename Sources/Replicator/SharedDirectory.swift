@@ -100,7 +100,7 @@ public final class SharedDirectory {
     }
 
     private func write(_ bytes: [UInt8], to path: String) throws(FileIO.Failure) {
-        let fd = Int32(FileIO.retrying { Int(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)) })
+        let fd = Int32(FileIO.retrying { Int(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0o644)) })
         guard fd >= 0 else { throw FileIO.failure("open \(path)") }
         var off = 0
         while off < bytes.count {

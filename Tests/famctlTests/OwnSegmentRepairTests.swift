@@ -95,3 +95,61 @@ struct RefusedEventsTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 }
+
+/// Something in the shared folder that is not a file, under a segment's
+/// name (a FIFO a sync tool or a prankster left there): opening a FIFO for
+/// reading waits for a writer, for ever. A round must not wait on it: the
+/// file is "not yet arrived", the author writes its segment again, and the
+/// others take its events.
+struct NotAFileInTheSharedFolderTests {
+    @Test func aFIFONamedLikeASegmentDoesNotHoldUpASync() throws {
+        let family = try SharedFamily()
+        let (mum, dad, dir) = (family.mum, family.dad, family.dir)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try dad.ok("sync")
+        let dadHome = try Home.open(dad.home)
+        let folder = dir + "/" + dadHome.family.description + "/" + dadHome.deviceID.hex
+        let newest = try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.sorted().last!
+        let path = folder + "/" + newest
+        #expect(unlink(path) == 0)
+        #expect(mkfifo(path, 0o644) == 0)
+
+        // A watchdog: should the FIFO still be there 20 s on, a famctl
+        // waits on it; opening it for writing lets that reader go (it reads
+        // an empty file), as often as one comes back, so that the test fails
+        // rather than hangs.
+        let finished = Flag(), hung = Flag()
+        let watchdog = Thread {
+            let deadline = Date().addingTimeInterval(20)
+            while !finished.isSet {
+                usleep(20_000)
+                guard Date() > deadline else { continue }
+                let fd = open(path, O_WRONLY | O_NONBLOCK)
+                if fd >= 0 { hung.set(); close(fd) }
+            }
+        }
+        watchdog.start()
+        defer { finished.set() }
+        let out = try mum.run("sync")
+        #expect(!hung.isSet, "famctl sync waited on a FIFO in the shared folder")
+        #expect(out.code == 0 && out.stdout.contains("not yet arrived: " + dadHome.deviceID.hex + "/" + newest), "\(out.code): \(out.stdout) \(out.stderr)")
+        #expect(try mum.ok("digest") != dad.ok("digest"), "Mum took events from a FIFO")
+
+        // Dad's next round finds his file is not what he wrote, and writes it again.
+        let repaired = try dad.ok("sync")
+        #expect(repaired.contains("repaired 1 of this device's segment(s)"), "\(repaired)")
+        var st = stat()
+        #expect(lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG)
+        #expect(!hung.isSet, "famctl sync waited on a FIFO in its own folder")
+        try mum.ok("sync")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+}
+
+/// A flag set once, read from another thread.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+}
