@@ -69,6 +69,39 @@ struct CommandLineTests {
         #expect(extra.code == 64 && extra.stderr.contains("unexpected argument 'surplus'"))
     }
 
+    /// A value option given twice (`--home` too), a value forgotten before
+    /// the next option, and options that exclude each other are usage
+    /// errors that say which, and change nothing.
+    @Test func optionsGivenTwiceForgottenOrTogetherAreRefused() throws {
+        let f = FamctlRunner()
+        let twice = try f.run("--home", f.root + "/a", "init", "--name", "Mum", "--home", f.root + "/b")
+        #expect(twice.code == 64 && twice.stderr.contains("option --home given more than once"), "\(twice.code) \(twice.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: f.root + "/a") && !FileManager.default.fileExists(atPath: f.root + "/b"))
+        let forgottenHome = try f.run("--home", "--json", "init", "--name", "Mum")
+        #expect(forgottenHome.code == 64 && forgottenHome.stderr.contains("option --home needs a value DIR, but is followed by the option --json"),
+                "\(forgottenHome.stderr)")
+        try f.ok("init", "--name", "Mum")
+        let forgotten = try f.run("photo", "get", "--out", "--json", "0d5c8e7e-3a4b-4c5d-8e9f-0a1b2c3d4e5f")
+        #expect(forgotten.code == 64 && forgotten.stderr.contains("option --out needs a value FILE, but is followed by the option --json"),
+                "\(forgotten.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "--json"))
+        // A value that merely starts with a dash is a value.
+        let dashed = try f.run("family", "create", "--name", "-The Lins-", "--dir", f.root + "/shared")
+        #expect(dashed.code == 0, "\(dashed.stderr)")
+        let g = FamctlRunner()
+        try g.ok("init", "--name", "Dad")
+        let both = try g.run("family", "create", "--name", "F", "--dir", g.root + "/s", "--peer", "https://dav.example.org/")
+        #expect(both.code == 64 && both.stderr.contains("give either --dir or --peer, not both"), "\(both.stderr)")
+        let neither = try g.run("family", "create", "--name", "F")
+        #expect(neither.code == 64 && neither.stderr.contains("give --dir PATH or --peer URL"), "\(neither.stderr)")
+        let empty = try g.run("family", "create", "--name", "F", "--dir", "")
+        #expect(empty.code == 64 && empty.stderr.contains("option --dir needs a path, not an empty one"), "\(empty.stderr)")
+        let code = try f.ok("invite")
+        let views = try FamctlRunner().run("accept", code, "--name", "Dad", "--merge", "--keep-private")
+        #expect(views.code == 64 && views.stderr.contains("give either --merge or --keep-private, not both"), "\(views.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: g.root + "/s"), "a refused family create made its folder")
+    }
+
     @Test func wordsAfterDoubleDashAreNeverCommandWords() throws {
         let f = FamctlRunner()
         let bare = try f.run("--", "--home", "a")

@@ -377,6 +377,22 @@ struct PeerCredentialsTests {
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: netrc)
         #expect(throws: CLIError.self) { try PeerCredentials.find(for: URL(string: "http://127.0.0.1/")!) }
     }
+
+    /// An empty `FAMCTL_NETRC` counts as unset: `~/.netrc` is read, not
+    /// a file named "". Without a home directory there is no default netrc
+    /// (not `/.netrc`).
+    @Test func anEmptyNetrcVariableMeansTheDefaultNetrc() throws {
+        let f = FamctlRunner()
+        let home = f.root + "/user"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try "machine 127.0.0.1 login dad password hunter2\n".write(toFile: home + "/.netrc", atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home + "/.netrc")
+        let url = URL(string: "http://127.0.0.1:8080/dav/")!
+        let found = try PeerCredentials.find(for: url, environment: ["FAMCTL_NETRC": "", "HOME": home])
+        #expect(found?.user == "dad" && found?.password == "hunter2")
+        #expect(try PeerCredentials.find(for: url, environment: ["HOME": ""]) == nil)
+        #expect(try PeerCredentials.find(for: url, environment: ["FAMCTL_NETRC": home + "/.netrc"])?.user == "dad")
+    }
 }
 
 /// Basic authentication over `http://` shows the password to the network

@@ -29,10 +29,20 @@ struct CommandSpec: Sendable {
     var discussion: String? = nil
     var options: [OptionSpec] = []
     var positionals: [PositionalSpec] = []
+    /// Options of which at most one may be given (`[--dir PATH | --peer URL]`),
+    /// or exactly one when the group is required (`(--dir PATH | --peer URL)`).
+    var choices: [OptionChoice] = []
 
     var name: String { path.joined(separator: " ") }
 
     func option(named n: String) -> OptionSpec? { options.first { $0.name == n } }
+}
+
+/// Options that exclude each other: the parser refuses two of them, and
+/// one when `required` and none is given.
+struct OptionChoice: Sendable {
+    let names: [String]
+    var required = false
 }
 
 /// A command: its spec and what it does.

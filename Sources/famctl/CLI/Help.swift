@@ -16,6 +16,13 @@ enum Help {
     static func usage(_ spec: CommandSpec) -> String {
         var parts = ["famctl", spec.name]
         for o in spec.options {
+            if let choice = spec.choices.first(where: { $0.names.contains(o.name) }) {
+                // The group where its first option stands; its others are shown there.
+                guard choice.names.first == o.name else { continue }
+                let shown = choice.names.compactMap { spec.option(named: $0).map(display) }.joined(separator: " | ")
+                parts.append(choice.required ? "(\(shown))" : "[\(shown)]")
+                continue
+            }
             let shown = display(o)
             parts.append(o.help.hasPrefix("(required)") ? shown : "[\(shown)]")
         }

@@ -77,7 +77,9 @@ struct ArgumentParser {
             let (name, inline) = Self.split(tok)
             switch name {
             case "--home":
+                guard home == nil else { throw .usage("option --home given more than once", hint: "Pass one --home DIR.") }
                 let value = try takeValue("--home", inline: inline)
+                if inline == nil, Self.isOption(value, of: command?.spec) { throw Self.optionAsValue("option --home", "DIR", value) }
                 // An empty value would fall back to the default home: refuse it as missing.
                 guard !value.isEmpty else { throw .usage("option --home needs a value, not an empty one", hint: "Pass --home DIR, or leave --home out to use $FAMCTL_HOME or the default home.") }
                 home = value
@@ -133,6 +135,7 @@ struct ArgumentParser {
                         j += 1
                         guard j < rest.count else { throw .usage("famctl \(command.spec.name): option \(name) needs a value \(opt.valueName!)") }
                         v = rest[j]
+                        if Self.isOption(v, of: command.spec) { throw Self.optionAsValue("famctl \(command.spec.name): option \(name)", opt.valueName!, v) }
                     }
                     if !opt.repeating, inv.values[name] != nil {
                         throw .usage("famctl \(command.spec.name): option \(name) given more than once")
@@ -148,6 +151,7 @@ struct ArgumentParser {
             j += 1
         }
         try Self.checkPositionals(inv.positionals, spec: command.spec)
+        try Self.checkChoices(inv, spec: command.spec)
         return .run(command, inv)
     }
 
@@ -158,9 +162,38 @@ struct ArgumentParser {
         return .usage("unknown command '\(words.joined(separator: " "))'", hint: "Run '\(scope) --help' for the commands.")
     }
 
+    /// Whether `tok`, given where an option's value goes, is itself an
+    /// option famctl knows here (a global one, or one of `spec`'s): then the
+    /// value was most likely forgotten (`--out --json`). Other words starting
+    /// with a dash are values.
+    static func isOption(_ tok: String, of spec: CommandSpec?) -> Bool {
+        let name = split(tok).0
+        if ["--home", "--json", "--help", "-h", "--version"].contains(name) { return true }
+        return tok.hasPrefix("--") && spec?.option(named: name) != nil
+    }
+
+    static func optionAsValue(_ what: String, _ valueName: String, _ tok: String) -> CLIError {
+        let option = what.split(separator: " ").last.map(String.init) ?? what
+        return .usage("\(what) needs a value \(valueName), but is followed by the option \(tok)",
+                      hint: "Give the value after \(option); to pass a value that is spelled like an option, write \(option)=VALUE.")
+    }
+
     static func split(_ tok: String) -> (String, String?) {
         guard tok.hasPrefix("--"), let eq = tok.firstIndex(of: "=") else { return (tok, nil) }
         return (String(tok[..<eq]), String(tok[tok.index(after: eq)...]))
+    }
+
+    static func checkChoices(_ inv: Invocation, spec: CommandSpec) throws(CLIError) {
+        for choice in spec.choices {
+            let given = choice.names.filter { inv.values[$0] != nil || inv.flags.contains($0) }
+            if given.count > 1 {
+                throw .usage("famctl \(spec.name): give either \(given.joined(separator: " or ")), not both", hint: "Run 'famctl \(spec.name) --help'.")
+            }
+            if choice.required, given.isEmpty {
+                let shown = choice.names.compactMap { spec.option(named: $0).map(Help.display) }.joined(separator: " or ")
+                throw .usage("famctl \(spec.name): give \(shown)", hint: "Run 'famctl \(spec.name) --help'.")
+            }
+        }
     }
 
     static func checkPositionals(_ given: [String], spec: CommandSpec) throws(CLIError) {

@@ -23,7 +23,8 @@ enum AcceptCommand: Command {
             .flag("--merge", "Show the whole family's records (the default)."),
             .flag("--keep-private", "Show only this device's own records."),
         ],
-        positionals: [PositionalSpec(name: "CODE", help: "The invitation code from 'famctl invite'.")])
+        positionals: [PositionalSpec(name: "CODE", help: "The invitation code from 'famctl invite'.")],
+        choices: [OptionChoice(names: ["--dir", "--peer"]), OptionChoice(names: ["--merge", "--keep-private"])])
 
     static func run(_ inv: Invocation) throws {
         let code: InviteCode

@@ -10,16 +10,17 @@ enum FamilyCreateCommand: Command {
         path: ["family", "create"],
         abstract: "Create a family with this device as its owner; its records so far become the family's.",
         discussion: """
-            The family's first event names this device as the owner. --dir is the shared
-            folder (kept in sync by Syncthing, Dropbox, iCloud Drive, NFS…) and --peer a
-            WebDAV URL, where the family's events will be exchanged; it is stored on this
-            device and put into invitations.
+            The family's first event names this device as the owner. Give one of --dir, a
+            shared folder (kept in sync by Syncthing, Dropbox, iCloud Drive, NFS…), and
+            --peer, a WebDAV URL: where the family's events will be exchanged. It is stored
+            on this device and put into invitations.
             """,
         options: [
             .value("--name", "NAME", "(required) The family's name, e.g. \"The Lins\"."),
             .value("--dir", "PATH", "A shared directory for the family's events."),
             .value("--peer", "URL", "A WebDAV peer for the family's events (http:// or https://)."),
-        ])
+        ],
+        choices: [OptionChoice(names: ["--dir", "--peer"], required: true)])
 
     static func run(_ inv: Invocation) throws {
         let name = try inv.requiredName("--name")
@@ -89,6 +90,8 @@ enum Location {
     static func parse(dir: String?, peer: String?, required: Bool) throws(CLIError) -> Location {
         switch (dir, peer) {
         case (let d?, nil):
+            // An empty path would be the working directory: refuse it as missing.
+            guard !d.isEmpty else { throw .usage("option --dir needs a path, not an empty one", hint: "Pass --dir PATH: the shared directory, as this device sees it.") }
             return .directory(Home.absolute(d))
         case (nil, let p?):
             guard let u = URL(string: p), ["http", "https"].contains(u.scheme?.lowercased() ?? ""), u.host != nil else {
@@ -157,7 +160,8 @@ enum SettingsSyncCommand: Command {
         options: [
             .value("--dir", "PATH", "Sync through this shared directory (created if missing)."),
             .value("--peer", "URL", "Sync through this WebDAV server (http:// or https://, no credentials in it)."),
-        ])
+        ],
+        choices: [OptionChoice(names: ["--dir", "--peer"])])
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))

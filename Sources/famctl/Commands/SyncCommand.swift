@@ -331,8 +331,7 @@ extension Home {
 /// `FAMCTL_PEER_PASSWORD`, else a netrc file (`$FAMCTL_NETRC`, else
 /// `~/.netrc`) that only its owner can read. Never from the command line.
 enum PeerCredentials {
-    static func find(for url: URL) throws -> (user: String, password: String)? {
-        let env = ProcessInfo.processInfo.environment
+    static func find(for url: URL, environment env: [String: String] = ProcessInfo.processInfo.environment) throws -> (user: String, password: String)? {
         switch (env["FAMCTL_PEER_USER"], env["FAMCTL_PEER_PASSWORD"]) {
         case (let u?, let p?): return (u, p)
         case (_?, nil), (nil, _?):
@@ -341,8 +340,11 @@ enum PeerCredentials {
                            hint: "Set both (the server's login), or neither (a netrc file, or no login).")
         case (nil, nil): break
         }
-        let path = env["FAMCTL_NETRC"] ?? ((env["HOME"] ?? "") + "/.netrc")
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        // Empty variables count as unset (`FAMCTL_NETRC= famctl sync`), and
+        // without a home directory there is no default netrc.
+        let named = env["FAMCTL_NETRC"].flatMap { $0.isEmpty ? nil : $0 }
+        let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        guard let path = named ?? home.map({ $0 + "/.netrc" }), FileManager.default.fileExists(atPath: path) else { return nil }
         if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber, mode.intValue & 0o077 != 0 {
             throw CLIError(.dataError, "\(path) is readable by others (mode \(String(mode.intValue & 0o777, radix: 8))); refusing to read passwords from it",
                            hint: "Run 'chmod 600 \(path)'.")
