@@ -50,6 +50,25 @@ extension Home {
         return Int(name.dropFirst("projection.".count).dropLast(".sqlite".count))
     }
 
+    /// Which of a home's databases SQLite found damaged mid-command (its
+    /// message does not say: the projection is attached to the log's
+    /// connection): the log's file is checked (`quick_check`), then each
+    /// projection file, newest first. `nil` when all check whole.
+    static func damagedDatabase(home path: String) -> (path: String, isProjection: Bool)? {
+        func whole(_ file: String) -> Bool {
+            guard let db = try? Database(path: file, create: false, readOnly: true),
+                  let answer = try? db.statement("PRAGMA quick_check(1)").first([], { $0.text(0) }) else { return false }
+            return answer == "ok"
+        }
+        let log = path + "/" + databaseFile
+        if !whole(log) { return (log, false) }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+            .compactMap { name in generation(ofProjectionFile: name).map { (name, $0) } }
+            .sorted { $0.1 > $1.1 }
+        for (name, _) in names where !whole(path + "/" + name) { return (path + "/" + name, true) }
+        return nil
+    }
+
     /// Raised inside a transaction whose projection is no longer the current
     /// one (another process rebuilt it meanwhile): rolled back, and run again
     /// on the current one.

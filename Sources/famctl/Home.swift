@@ -201,6 +201,20 @@ extension CLIError {
         switch error {
         case let e as CLIError:
             self = e
+        case let e as SQLiteError where e.code == .corrupt || e.code == .notADatabase:
+            // A home: say which file, and when it is a projection, that the log rebuilds it.
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
+                  let damaged = Home.damagedDatabase(home: path) else {
+                self = CLIError.fromSQLite(e, path: path)
+                return
+            }
+            if damaged.isProjection {
+                self = CLIError(.dataError, "the stores' file \(damaged.path) is damaged: \(e.message); the log is intact",
+                                hint: "Run 'famctl rebuild': it builds the stores again from the log.")
+            } else {
+                self = CLIError.fromSQLite(e, path: damaged.path)
+            }
         case let e as SQLiteError:
             self = CLIError.fromSQLite(e, path: path)
         case EventLogError.ownChainForked:

@@ -116,6 +116,33 @@ struct ProjectionFileTests {
         #expect(try Self.projectionFiles(f.home).count == 1)
     }
 
+    /// A projection file damaged where opening it does not look (a page of
+    /// the entities' table) fails the commands that read it: the error names
+    /// that file, says the log is intact and that `rebuild` mends it, which
+    /// it does.
+    @Test func aProjectionDamagedInsideNamesItsFileAndTheRebuild() throws {
+        let (f, id, digest) = try Self.homeWithOneRecord(mood: 4)
+        let name = try Self.currentFile(f.home)
+        let path = f.home + "/" + name
+        let (page, pageSize) = try {
+            let db = try Database(path: path, create: false, readOnly: true)
+            let page = try #require(try db.statement("SELECT pageno FROM dbstat WHERE name = 'p_entities'").first([], { $0.int(0) }))
+            let size = try #require(try db.statement("PRAGMA page_size").first([], { $0.int(0) }))
+            return (Int(page), Int(size))
+        }()
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        for i in 0..<16 { bytes[(page - 1) * pageSize + i] = 0xff }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let listed = try f.run("record", "list")
+        #expect(listed.code == 65, "\(listed.code) \(listed.stdout) \(listed.stderr)")
+        #expect(listed.stderr.contains("the stores' file \(path) is damaged") && listed.stderr.contains("the log is intact")
+                && listed.stderr.contains("Run 'famctl rebuild'"), "\(listed.stderr)")
+        #expect(!listed.stderr.contains("backup"), "\(listed.stderr)")
+        try f.ok("rebuild")
+        #expect(try f.ok("record", "list").contains(id))
+        #expect(try f.ok("digest") == digest)
+    }
+
     @Test func aProjectionAheadOfTheLogIsRebuilt() throws {
         let (f, id, digest) = try Self.homeWithOneRecord(mood: 3)
         let name = try Self.currentFile(f.home)
