@@ -178,8 +178,11 @@ extension Home {
     ///     kept without reading it) is read back once; when it no longer
     ///     matches its name (a byte flipped, cut short) and this device's
     ///     cached copy does, that copy replaces it.
-    /// - Returns: blobs uploaded, new and repaired.
-    func publishPhotos(to peer: any Peer, listed: Set<String>? = nil, tags: [String: String] = [:]) throws -> Int {
+    /// - Returns: blobs uploaded, new and repaired; and the photos (ids)
+    ///   whose only copy, this device's unpublished one, no longer matches
+    ///   its hash: not uploaded (the others could not show it either), left
+    ///   unpublished, for the round to report.
+    func publishPhotos(to peer: any Peer, listed: Set<String>? = nil, tags: [String: String] = [:]) throws -> (uploaded: Int, damagedOnlyCopies: [String]) {
         try photoCacheTable()
         var pending: [String] = []
         var written: [String: Int64] = [:]   // when each was written (`last_used`)
@@ -194,12 +197,14 @@ extension Home {
         // photo's blob is not uploaded either (nobody can show it): it is
         // erased, with every other deleted photo's (``erase(_:from:)``).
         var live = Set<String>(), deleted = Set<String>(), deletedOwn = Set<String>()
+        var photoOf: [String: String] = [:]
         for p in try projector.photos(includeDeleted: true) {
             if p.deleted {
                 deleted.insert(p.blob)
                 if p.creator == deviceID { deletedOwn.insert(p.blob) }
             } else {
                 live.insert(p.blob)
+                photoOf[p.blob] = p.id.uuidString.lowercased()
             }
         }
         let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)
@@ -223,8 +228,15 @@ extension Home {
             }
         }
         pending.removeAll { !live.contains($0) }
+        var damaged: [String] = []
+        var uploaded = 0
         for blob in pending {
             guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob) else { continue }
+            guard Hex.encode(Sodium.blake2b256(bytes)) == blob else {
+                damaged.append(photoOf[blob] ?? blob)
+                continue
+            }
+            uploaded += 1
             do throws(PeerError) { try peer.create(Self.blobPath(blob), bytes) } catch {
                 guard error == .alreadyExists else { throw error }
             }
@@ -254,7 +266,7 @@ extension Home {
         if !removed, !tags.isEmpty { repaired += try replaceDamagedBlobs(live: live, tags: tags, peer: peer) }
         try erase(deleted.subtracting(live), uploadedHere: deletedOwn, live: live, from: peer)
         try evictPhotos()
-        return pending.count + repaired
+        return (uploaded + repaired, damaged.sorted())
     }
 
     /// The live blobs whose listed tag changed since this device first saw

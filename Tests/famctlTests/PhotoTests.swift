@@ -145,6 +145,36 @@ struct PhotoTests {
         #expect(try mum.ok("photo", "list").isEmpty)
     }
 
+    /// A photo whose only copy, its adder's unpublished one, was damaged
+    /// before the first sync is not uploaded (nobody could show it): the
+    /// sync warns, naming the photo and what to do, and the others see it
+    /// as not arrived rather than receive garbage.
+    @Test func aDamagedOnlyCopyIsNotUploaded() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        let (file, _) = try Self.jpegFile(mum, 20_000, marker: "DAMAGED-BEFORE-SYNC")
+        let photo = try mum.ok("photo", "add", record, file)
+        let cache = mum.home + "/photos"
+        let blob = try #require(try FileManager.default.contentsOfDirectory(atPath: cache).first { $0.count == 64 })
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: cache + "/" + blob)))
+        bytes[bytes.count / 2] ^= 0x40
+        try Data(bytes).write(to: URL(fileURLWithPath: cache + "/" + blob))
+        let synced = try mum.run("sync")
+        #expect(synced.code == 0, "\(synced.stderr)")
+        #expect(synced.stderr.contains("warning: the only copy of photo \(photo), on this device, is damaged")
+                && synced.stderr.contains("'famctl photo delete \(photo)'"), "\(synced.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("sync", "--json").utf8)) as? [String: Any]
+        #expect(json?["damagedPhotos"] as? [String] == [photo])
+        let blobs = (try? FileManager.default.subpathsOfDirectory(atPath: dir))?.filter { $0.hasSuffix(".blob") } ?? []
+        #expect(blobs.isEmpty, "a damaged blob was uploaded: \(blobs)")
+        try dad.ok("sync")
+        #expect(try dad.run("photo", "get", photo, "--out", dad.root + "/got.jpg").code == 75)
+        #expect(try mum.run("photo", "get", photo, "--out", mum.root + "/got.jpg").code == 65)
+        // Deleted as the warning says: the next round warns no more.
+        try mum.ok("photo", "delete", photo)
+        let after = try mum.run("sync")
+        #expect(after.code == 0 && !after.stderr.contains("warning"), "\(after.stderr)")
+    }
+
     /// A blob deleted from the shared folder is uploaded again by the next
     /// device that syncs with a good copy in its cache, and a device that
     /// joins later gets the photo.

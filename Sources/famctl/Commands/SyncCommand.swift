@@ -95,6 +95,8 @@ enum SyncCommand: Command {
     struct Round {
         let published: Replicator.PublishReport
         let pulled: Replicator.PullReport
+        /// Photos (ids) whose only copy, this device's, is damaged: not uploaded.
+        var damagedPhotos: [String] = []
     }
 
     /// Held (`flock`) through a round: two syncs of one home (a `--watch` and
@@ -121,7 +123,7 @@ enum SyncCommand: Command {
             let published = try replicator.publish()
             var pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
             pulled.carried = try replicator.carryOthersIfAsked()
-            _ = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
+            let photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
             if home.prefetchPhotos {
                 for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
                     do { _ = try home.photoBytes(p, peer: replicator.peer) } catch {
@@ -131,7 +133,7 @@ enum SyncCommand: Command {
                     }
                 }
             }
-            return Round(published: published, pulled: pulled)
+            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies)
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)") }
             throw failure(e, at: replicator.peer.label, probing: false)
@@ -180,12 +182,16 @@ enum SyncCommand: Command {
             Console.err("famctl: warning: this device is not a member of the family: its join was refused (\(refused.reason)); the family rejects its changes")
             Console.err("famctl: \(Home.joinAgainHint)")
         }
+        for photo in r.damagedPhotos {
+            Console.err("famctl: warning: the only copy of photo \(photo), on this device, is damaged (its bytes no longer match their hash); it was not uploaded")
+            Console.err("famctl: It cannot be recovered from this device: 'famctl photo delete \(photo)', then add it again from the original file.")
+        }
         if json {
             Console.json(["published": r.published.events, "segments": r.published.segments, "compacted": r.published.compacted,
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
-                          "joinRefused": refused?.reason ?? NSNull()] as [String: Any])
+                          "joinRefused": refused?.reason ?? NSNull(), "damagedPhotos": r.damagedPhotos] as [String: Any])
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
