@@ -137,6 +137,15 @@ struct HouseholdTests {
             #expect(try Self.members(r).contains { $0["name"] as? String == "Uncle" && $0["state"] as? String == "removed" })
         }
         #expect(try mum.ok("digest") == dad.ok("digest"))
+        // Every round of the uncle's says it was removed; the others' do not.
+        let uncleSync = try uncle.run("sync")
+        #expect(uncleSync.code == 0 && uncleSync.stderr.contains("warning: this device was removed from the family")
+                && uncleSync.stderr.contains("new invitation"), "\(uncleSync.stderr)")
+        let uncleJSON = try JSONSerialization.jsonObject(with: Data(try uncle.ok("sync", "--json").utf8)) as? [String: Any]
+        #expect(uncleJSON?["removed"] as? Bool == true)
+        let dadSync = try dad.run("sync", "--json")
+        #expect(!dadSync.stderr.contains("removed"), "\(dadSync.stderr)")
+        #expect((try JSONSerialization.jsonObject(with: Data(dadSync.stdout.utf8)) as? [String: Any])?["removed"] as? Bool == false)
         // Now that the uncle knows, its writes are refused, saying why and that nothing was written.
         let refused = try uncle.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
         #expect(refused.code == 65 && refused.stderr.contains("this device was removed from the family")

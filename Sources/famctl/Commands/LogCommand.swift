@@ -10,7 +10,7 @@ enum LogCommand: Command {
         abstract: "List the events in this device's log, oldest first by their clock.",
         options: [
             .value("--author", "A", "Only events by this device: a device id, a prefix of one, or 'me'."),
-            .value("--focus", "F", "Only record events for this care subject."),
+            .value("--focus", "F", "Only events about this care subject: its records and the subject itself."),
             .value("--since", "TIME", "Only events at or after this time (ISO-8601)."),
         ])
 

@@ -13,7 +13,7 @@ enum SubjectAddCommand: Command {
             that exists.
             """,
         options: [
-            .value("--name", "N", "The subject's name (a baby's name)."),
+            .value("--name", "N", "The subject's name (any kind: a baby's name, a label for the pregnancy or the new mom)."),
             .value("--birth", "DATE", "A baby's birth date, YYYY-MM-DD."),
             .value("--sex", "S", "A baby's sex: female, male or other."),
             .value("--due", "DATE", "The pregnancy's due date, YYYY-MM-DD."),

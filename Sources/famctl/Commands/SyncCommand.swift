@@ -182,6 +182,13 @@ enum SyncCommand: Command {
             Console.err("famctl: warning: this device is not a member of the family: its join was refused (\(refused.reason)); the family rejects its changes")
             Console.err("famctl: \(Home.joinAgainHint)")
         }
+        // Removed by the owner (the removal arrived with this round or an
+        // earlier one): nothing it writes counts, nothing new is readable.
+        let removed = home.projector.household.members[home.deviceID]?.cutoff != nil
+        if removed {
+            Console.err("famctl: warning: this device was removed from the family: the family rejects what it writes from now on, and what the others write is sealed under a key it does not have")
+            Console.err("famctl: It keeps the records it had. To take part again, ask the owner for a new invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
+        }
         for photo in r.damagedPhotos {
             Console.err("famctl: warning: the only copy of photo \(photo), on this device, is damaged (its bytes no longer match their hash); it was not uploaded")
             Console.err("famctl: It cannot be recovered from this device: 'famctl photo delete \(photo)', then add it again from the original file.")
@@ -191,7 +198,7 @@ enum SyncCommand: Command {
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
-                          "joinRefused": refused?.reason ?? NSNull(), "damagedPhotos": r.damagedPhotos] as [String: Any])
+                          "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "damagedPhotos": r.damagedPhotos] as [String: Any])
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
