@@ -64,7 +64,7 @@ struct PeerSyncTests {
         #expect(waited >= 2.5 && waited < 30, "\(waited) s")
         // 3 s of waiting: the old transport spent 2-3 s of CPU in it.
         #expect(r.cpu < 0.5, "the wait cost \(r.cpu) s of CPU in \(waited) s")
-        for text in ["0", "0x10", "1e1", "inf"] {
+        for text in ["0", "0x10", "1e3", "inf", "nan"] {
             let bad = try mum.run(["sync"], env: ["FAMCTL_PEER_TIMEOUT": text])
             #expect(bad.code == 64 && bad.stderr.contains("FAMCTL_PEER_TIMEOUT '\(text)' is not a number of seconds from 1 to 600"), "\(bad.stderr)")
         }

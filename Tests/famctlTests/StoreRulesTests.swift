@@ -125,6 +125,25 @@ struct StoreRulesTests {
         Rejected(store: "diaper", focus: "baby", args: ["wet=true", "source=nocolon"], message: "diaper.source: must be {provider, recordId}"),
     ]
 
+    /// A number field typed as hex (`0x10`, which `Double` reads as 16) or
+    /// `inf`/`nan` is refused naming the field, and nothing is written; a
+    /// field no store knows keeps such text as text.
+    @Test func numbersAreDecimalOnly() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let baby = try f.ok("subject", "add", "baby")
+        for bad in ["0x10", "0x1p4", "nan", "inf"] {
+            let r = try f.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "start=2026-12-01T08:00:00Z", "amountMl=\(bad)")
+            #expect(r.code == 65 && r.stderr.contains("feeding.amountMl: must be a number"), "\(bad): \(r.code) \(r.stderr)")
+        }
+        #expect(try f.ok("record", "list").isEmpty)
+        try f.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "start=2026-12-01T08:00:00Z", "amountMl=1.2e2", "bottleLabel=0x10")
+        let list = try f.ok("record", "list")
+        #expect(list.contains("amountMl=120") && list.contains("bottleLabel=0x10"), "\(list)")
+        let interval = try f.run("sync", "--watch", "--interval", "0x10")
+        #expect(interval.code == 65 && interval.stderr.contains("--interval '0x10' is not a number"), "\(interval.stderr)")
+    }
+
     @Test func everyRuleIsRefusedWithStoreFieldAndRule() throws {
         let x = try Fixture()
         for r in Self.rejected {

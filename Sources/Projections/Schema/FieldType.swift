@@ -28,8 +28,7 @@ public enum FieldType: Sendable, Equatable {
         case .integer: return Int64(text).map(JSONValue.int)
         case .number:
             if let i = Int64(text) { return .int(i) }
-            guard let d = Double(text), d.isFinite else { return nil }
-            return .double(d)
+            return DecimalText.parse(text).map(JSONValue.double)
         case .bool:
             switch text.lowercased() {
             case "true", "yes", "1": return .bool(true)

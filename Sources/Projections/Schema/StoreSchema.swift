@@ -52,7 +52,7 @@ public struct StoreSchema: Sendable {
         if s == "true" { return .bool(true) }
         if s == "false" { return .bool(false) }
         if let i = Int64(s) { return .int(i) }
-        if let d = Double(s), d.isFinite, s.contains(where: \.isNumber) { return .double(d) }
+        if let d = DecimalText.parse(s) { return .double(d) }
         return .string(s)
     }
 

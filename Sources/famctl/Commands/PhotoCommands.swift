@@ -137,7 +137,7 @@ enum SettingsPhotosCommand: Command {
         for (opt, key) in [("--max-mb", DeviceState.Key.photoMaxBytes), ("--cache-mb", .photoCacheBytes)] {
             if let v = inv.value(opt) {
                 // At least a kilobyte: below it no photo fits, and a limit that refuses everything is a typo.
-                guard let n = Double(v), n.isFinite, n >= 0.001, n <= 100_000 else {
+                guard let n = DecimalText.parse(v), n >= 0.001, n <= 100_000 else {
                     throw CLIError.data("\(opt) '\(v)' is not a number of MB from 0.001 to 100000")
                 }
                 try home.state.set(key, String(Int(n * 1_048_576)))

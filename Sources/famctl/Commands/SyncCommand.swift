@@ -1,6 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
+import Projections
 import Replicator
 import Synchronization
 
@@ -27,7 +28,7 @@ enum SyncCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let interval = try inv.value("--interval").map { s -> Double in
-            guard let v = Double(s), v >= 0.1, v <= 3600 else { throw CLIError.data("--interval '\(s)' is not a number of seconds from 0.1 to 3600") }
+            guard let v = DecimalText.parse(s), v >= 0.1, v <= 3600 else { throw CLIError.data("--interval '\(s)' is not a number of seconds from 0.1 to 3600") }
             return v
         } ?? 2
         if inv.value("--interval") != nil && !inv.flag("--watch") { throw CLIError.usage("--interval only applies with --watch") }
@@ -244,9 +245,7 @@ extension Home {
     /// before it fails: `FAMCTL_PEER_TIMEOUT` seconds (1 to 600), else 20.
     static func peerTimeout() throws -> TimeInterval {
         guard let text = ProcessInfo.processInfo.environment["FAMCTL_PEER_TIMEOUT"], !text.isEmpty else { return 20 }
-        // Plain decimals: Double() would also take "0x10", "1e1" or "inf".
-        let plain = text.utf8.allSatisfy { (0x30...0x39).contains($0) || $0 == UInt8(ascii: ".") } && text.utf8.filter { $0 == UInt8(ascii: ".") }.count <= 1
-        guard plain, let s = Double(text), s >= 1, s <= 600 else {
+        guard let s = DecimalText.parse(text), s >= 1, s <= 600 else {
             throw CLIError(.usage, "FAMCTL_PEER_TIMEOUT '\(text)' is not a number of seconds from 1 to 600")
         }
         return s
