@@ -177,10 +177,22 @@ struct HouseholdTests {
         try late.ok("accept", code, "--name", "Aunt")      // Mum has not seen this join yet
         try mum.ok("member", "remove", "Dad")             // rotation to epoch 1, sealed to Mum only
         try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4", "note=under epoch one")
+        let baby = try mum.ok("subject", "add", "baby")   // under epoch 1 too
+        // Aunt receives Mum's events before Mum has seen her join: the baby
+        // is in an event she cannot open yet, and a record for it says so
+        // (not "add it first").
+        try Self.send(mum, to: late)
+        let early = try late.run("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        #expect(early.code == 65 && early.stderr.contains("no care subject \(baby) in what this device can read: the family's key is at epoch 1, and this device holds only epoch 0")
+                && early.stderr.contains("Run 'famctl sync' later"), "\(early.stderr)")
+        let unknown = try mum.run("record", "add", "--focus", "baby:00000000-0000-4000-8000-000000000000", "--store", "diaper", "wet=true")
+        #expect(unknown.code == 65 && unknown.stderr.contains("Add it first"), "\(unknown.stderr)")
         try Self.exchange([mum, late])
         #expect(try late.ok("record", "list").contains("under epoch one"))
         #expect(try late.ok("status").contains("key epoch 1"))
         #expect(try mum.ok("digest") == late.ok("digest"))
+        // With the key, the baby is there to record for.
+        try late.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
         _ = dad
     }
 

@@ -66,6 +66,14 @@ enum RecordInput {
         }
         _ = try time(at, option: "--at")
         if try home.projector.subject(focus) == nil {
+            // The family's key moved on and this device has not received the
+            // new one: the subject may well be in the events it cannot open yet.
+            let announced = home.projector.household.epoch
+            let held = try home.state.keyring.current(family: home.family)?.epoch ?? 0
+            if announced > held {
+                throw CLIError.data("\(store.rawValue).focus: no care subject \(focus) in what this device can read: the family's key is at epoch \(announced), and this device holds only epoch \(held) so far",
+                                    hint: "The subject may be in events sealed under the new key. Run 'famctl sync' later: the owner's next rounds seal the key to this device.")
+            }
             throw CLIError.data("\(store.rawValue).focus: no care subject \(focus)", hint: "Add it first: famctl subject add \(SubjectKind(focus).rawValue) …")
         }
         if store == .sleep, let start = StoreSchema.time(fields["start"]),
