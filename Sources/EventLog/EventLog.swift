@@ -281,11 +281,20 @@ public final class EventLog {
     }
 
     /// `author`'s events in `family` with seq in `range`, in seq order.
+    ///
+    /// Each event's bytes are hashed again and compared with the id stored
+    /// with them: what goes out to other devices (segments, carried chains)
+    /// is what entered the log, or nothing.
+    /// - Throws: ``EventLogError/damagedEvent(author:seq:)`` at the first
+    ///   event that is not.
     public func chain(of author: DeviceID, in family: FamilyID, seqs range: ClosedRange<UInt64>) throws -> [SyncEnvelope] {
         var out: [SyncEnvelope] = []
-        try database.prepare("SELECT bytes FROM events WHERE family = ?1 AND author = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq")
+        try database.prepare("SELECT id, bytes, seq FROM events WHERE family = ?1 AND author = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq")
             .forEachRow([.blob(family.bytes), .blob(author.bytes), .integer(Int64(range.lowerBound)), .integer(Int64(min(range.upperBound, UInt64(Int64.max))))]) { r in
-                out.append(try SyncEnvelope(decoding: r.blob(0)))
+                guard let env = try? SyncEnvelope(decoding: r.blob(1)), env.id == EventID(bytes: r.blob(0)) else {
+                    throw EventLogError.damagedEvent(author: author, seq: UInt64(r.int(2)))
+                }
+                out.append(env)
             }
         return out
     }

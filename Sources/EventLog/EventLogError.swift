@@ -15,6 +15,10 @@ public enum EventLogError: Error, Equatable, Sendable, CustomStringConvertible {
     case clockExhausted
     /// A local body could not be sealed.
     case envelope(EnvelopeError)
+    /// An event the log holds no longer is what it stored: its bytes do not
+    /// hash to the id stored with them, or no longer decode (a damaged disk,
+    /// an edited database file). Never handed out to be published.
+    case damagedEvent(author: DeviceID, seq: UInt64)
 
     public var description: String {
         switch self {
@@ -26,6 +30,7 @@ public enum EventLogError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(n) of this device's own later events are waiting for its event at seq \(seq); writing now would fork its chain"
         case .clockExhausted: "the hybrid logical clock is at the end of its range; a forged timestamp was merged"
         case .envelope(let e): "cannot seal event: \(e)"
+        case .damagedEvent(let a, let seq): "the event at seq \(seq) of device \(a.short) is damaged in this log: its bytes no longer match the id stored with them"
         }
     }
 }

@@ -109,7 +109,8 @@ public final class Replicator {
             own.append(($0.text(0), UInt64($0.int(1)), UInt64($0.int(2))))
         }
         for (name, first, last) in own where !listed.contains(me.hex + "/" + name) {
-            let envs = try log.chain(of: me, in: family, seqs: first...last)
+            // Damaged in the log since: not written (the next publish says why).
+            guard let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: first...last) }) else { continue }
             guard envs.count == Int(last - first + 1) else { continue }
             let rewritten = try write(Segment(envelopes: envs))
             count += 1
@@ -137,7 +138,9 @@ public final class Replicator {
         for (author, head) in try log.heads(in: family).sorted(by: { $0.key.hex < $1.key.hex }) where author != me {
             var last: UInt64 = 0
             while head.seq > last {
-                let envs = try nextSegment(of: author, after: last, through: head.seq)
+                // A damaged event (and what follows it) of another device stays behind: its
+                // author, or another device holding it whole, writes it.
+                guard let envs = try Self.unlessDamaged({ try nextSegment(of: author, after: last, through: head.seq) }) else { break }
                 // A chain the log holds is whole from seq 1; should it not be, the rest stays behind.
                 guard let first = envs.first, first.seq == last + 1,
                       envs.enumerated().allSatisfy({ $1.seq == first.seq + UInt64($0) }) else { break }
@@ -149,6 +152,12 @@ public final class Replicator {
         return written
     }
 
+    /// `events()`, or `nil` when the log holds one of them damaged
+    /// (``EventLogError/damagedEvent(author:seq:)``); other failures are thrown.
+    private static func unlessDamaged(_ events: () throws -> [SyncEnvelope]) throws -> [SyncEnvelope]? {
+        do { return try events() } catch EventLogError.damagedEvent { return nil }
+    }
+
     func publishedSeq() throws -> UInt64 {
         try log.database.statement("SELECT last_seq FROM r_published WHERE family = ?1").first([.blob(family.bytes)]) { UInt64($0.int(0)) } ?? 0
     }
@@ -156,8 +165,15 @@ public final class Replicator {
     /// The events of `author`'s next segment after seq `last`, up to
     /// `head`: at most ``Segment/maximumEvents``, and well under what
     /// readers accept (8 MiB of events).
+    /// An event damaged in the log ends the segment before it; one that
+    /// starts it is thrown (``EventLogError/damagedEvent(author:seq:)``).
     private func nextSegment(of author: DeviceID, after last: UInt64, through head: UInt64) throws -> [SyncEnvelope] {
-        let envs = try log.chain(of: author, in: family, seqs: (last + 1)...min(head, last + UInt64(Segment.maximumEvents)))
+        let envs: [SyncEnvelope]
+        do {
+            envs = try log.chain(of: author, in: family, seqs: (last + 1)...min(head, last + UInt64(Segment.maximumEvents)))
+        } catch EventLogError.damagedEvent(_, let seq) where seq > last + 1 {
+            envs = try log.chain(of: author, in: family, seqs: (last + 1)...(seq - 1))
+        }
         var bytes = 0
         if let cut = envs.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
             return Array(envs[..<cut])
@@ -203,7 +219,7 @@ public final class Replicator {
         guard let run = runs.first(where: { $0.count >= 2 }) else { return 0 }
         let first = run[0].first, last = run.map(\.last).max()!
         guard last - first < UInt64(Segment.maximumEvents) else { return 0 }
-        let envs = try log.chain(of: me, in: family, seqs: first...last)
+        guard let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: first...last) }) else { return 0 }   // damaged in the log: keep the files
         guard envs.count == Int(last - first + 1) else { return 0 }
         let merged = try write(Segment(envelopes: envs))
         for s in run where s.name != merged {
@@ -536,8 +552,8 @@ public final class Replicator {
             try remember(listedTag)
             return false
         }
-        let envs = try log.chain(of: me, in: family, seqs: row.0...row.1)
-        guard envs.count == Int(row.1 - row.0 + 1) else { return false }
+        // Damaged in the log: the file, whatever it holds, is left as it is.
+        guard let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: row.0...row.1) }), envs.count == Int(row.1 - row.0 + 1) else { return false }
         let rewritten = Segment(envelopes: envs).encoded()
         guard promised.matches(rewritten) else { return false }   // not what this log writes for that range: leave it
         let newTag: String

@@ -2,6 +2,7 @@ import Envelope
 import EventLog
 import Foundation
 import Projections
+import Synchronization
 
 /// The one place events reach the projections: local appends, ingested
 /// events and rebuilds all go through ``Home/apply(_:)``.
@@ -248,12 +249,19 @@ extension Home {
             // does about as much work as the opening, and with a worker on
             // every core it got two thirds of a core.
             let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
+            let unopened = UnopenedCount()
             let opener = OrderedStream<[EventLog.StoredBytes], [OpenedEvent?]>(workers: Parallel.cores - 1) { block in
                 var last: SyncEnvelope?
                 return block.map { stored in
-                    guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id, sharingWith: last) else { return nil }
+                    guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id, sharingWith: last) else {
+                        unopened.add()
+                        return nil
+                    }
                     last = env
-                    guard let prepared = keys.open(env) else { return nil }
+                    guard let prepared = keys.open(env) else {
+                        if keys.failsToOpen(env) { unopened.add() }
+                        return nil
+                    }
                     return OpenedEvent(env: env, prepared: prepared)
                 }
             }
@@ -294,6 +302,7 @@ extension Home {
                 if !block.isEmpty { opener.submit(block) }
                 while opener.pending > 0 { try projectOldest() }
             }
+            unopenedInRebuild = unopened.value
         }
         needsRebuild = false
     }
@@ -386,6 +395,14 @@ private final class OpenedEvent: Sendable {
 private struct ReadOnlyKeys: @unchecked Sendable {
     let keys: [UInt32: EpochKey]
 
+    /// Whether a key for `env`'s epoch is held and its body still does not
+    /// open: damaged bytes, not a key still to come. (Asked only of events
+    /// ``open(_:)`` gave no change for.)
+    func failsToOpen(_ env: SyncEnvelope) -> Bool {
+        guard let key = keys[env.epoch] else { return false }
+        return (try? env.openBody(with: key)) == nil
+    }
+
     /// The change the event's body makes; `nil` when no key is held for
     /// its epoch or the body does not open (``Home/openBody(_:)`` says why).
     /// A record event is read straight from its bytes; any other body, or
@@ -397,4 +414,11 @@ private struct ReadOnlyKeys: @unchecked Sendable {
         guard let body = try? EventBody(decoding: plain) else { return nil }
         return PreparedChange(body, version: version)
     }
+}
+
+/// Events a rebuild's workers could not open, counted across threads.
+private final class UnopenedCount: Sendable {
+    private let count = Atomic<Int>(0)
+    func add() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
 }

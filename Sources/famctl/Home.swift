@@ -36,6 +36,10 @@ final class Home {
     var forkPoints: [DeviceID: UInt64] = [:]
     /// Set while a pull is reading files (``pulling(_:)``).
     var isPulling = false
+    /// How many events the last rebuild pass could not open although it
+    /// held their key (their bytes damaged in the log): their changes are
+    /// missing from the stores. `replay` names them.
+    var unopenedInRebuild = 0
 
     var deviceID: DeviceID { identity.deviceID }
 
@@ -223,6 +227,11 @@ extension CLIError {
                                 + "'famctl status' shows where they part. To write again, join from a new home: ask the owner for an invitation, "
                                 + "then 'famctl accept CODE --name NAME --home NEWDIR'. (A forked owner cannot be replaced: members "
                                 + "go on recording, but nobody can invite or remove any more.)")
+        case EventLogError.damagedEvent:
+            // Found while publishing: the events before it went out, it and the rest did not.
+            self = CLIError(.dataError, "\(error); it was not published, nor anything after it in that chain (nothing damaged leaves this device)",
+                            hint: "'famctl replay' audits the whole log. The event cannot be made again: restore \(Home.databaseFile) from a backup of this home"
+                                + " that holds it whole, or join again as a new device ('famctl accept CODE --name NAME --home NEWDIR').")
         case EventLogError.envelope(.tooLarge(let count)):
             // Commands check their bodies first (``RecordInput/checkFitsOneEvent(_:)``);
             // one that did not still gets bad data, not a failure.

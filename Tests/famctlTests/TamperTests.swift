@@ -1,3 +1,4 @@
+import Envelope
 import EventLog
 import Foundation
 import Projections
@@ -50,6 +51,46 @@ struct TamperTests {
         }
         #expect(named == ids, "replay must name each altered event")
         #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
+    /// An event of this device damaged in its own log (a bad disk, an
+    /// edited file) never leaves it: `sync` publishes the events before it,
+    /// stops there with exit 65 naming it, and the other devices receive
+    /// nothing damaged. `rebuild` says how many events it could not open
+    /// rather than dropping their changes without a word.
+    @Test func aDamagedOwnEventIsNotPublishedAndRebuildSaysSo() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        for i in 1...4 {
+            try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=r\(i)")
+        }
+        let me = try #require(try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])
+        let device = try #require(me["device"] as? String)
+        // The third of them, bytes changed in place (past the log's append-only triggers).
+        let db = try Database(path: mum.home + "/famctl.sqlite")
+        var triggers: [String] = []
+        try db.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { triggers.append($0.text(1)); try db.execute("DROP TRIGGER \($0.text(0))") }
+        let seq = try #require(try db.statement("SELECT max(seq) - 1 FROM events WHERE author = ?1").first([.blob(Hex.decode(device)!)], { $0.int(0) }))
+        var bytes = try #require(try db.statement("SELECT bytes FROM events WHERE author = ?1 AND seq = ?2").first([.blob(Hex.decode(device)!), .integer(seq)], { $0.blob(0) }))
+        bytes[bytes.count - 80] ^= 0x01
+        try db.run("UPDATE events SET bytes = ?1 WHERE author = ?2 AND seq = ?3", [.blob(bytes), .blob(Hex.decode(device)!), .integer(seq)])
+        for sql in triggers { try db.execute(sql) }
+
+        let synced = try mum.run("sync")
+        #expect(synced.code == 65, "\(synced.code) \(synced.stderr)")
+        #expect(synced.stderr.contains("the event at seq \(seq) of device \(device.prefix(12)) is damaged in this log")
+                && synced.stderr.contains("nothing damaged leaves this device"), "\(synced.stderr)")
+        try dad.ok("sync")
+        let dadsList = try dad.ok("record", "list")
+        #expect(dadsList.contains("note=r1") && dadsList.contains("note=r2"), "the events before the damaged one were not published: \(dadsList)")
+        #expect(!dadsList.contains("note=r3") && !dadsList.contains("note=r4"), "\(dadsList)")
+        #expect(try dad.ok("replay").hasSuffix("result: OK"))
+
+        let rebuilt = try mum.run("rebuild")
+        #expect(rebuilt.code == 0 && rebuilt.stderr.contains("warning: 1 event(s) in the log could not be opened"), "\(rebuilt.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("rebuild", "--json").utf8)) as? [String: Any]
+        #expect(json?["unopened"] as? Int == 1)
+        #expect(try dad.run("rebuild").stderr.isEmpty)
     }
 
     @Test func alteredLiveProjectionIsCaughtByReplay() throws {

@@ -25,9 +25,14 @@ enum RebuildCommand: Command {
         if inv.json {
             var o: [String: Any] = ["events": events, "seconds": seconds, "eventsPerSecond": rate, "digest": Hex.encode(try home.projector.digest())]
             if let peak = peakResidentMB() { o["peakRSSMB"] = peak }
+            o["unopened"] = home.unopenedInRebuild
             Console.json(o)
         } else {
             Console.out(String(format: "rebuilt the stores from %d events in %.3f s (%.0f events/s)", events, seconds, rate))
+        }
+        if home.unopenedInRebuild > 0 {
+            Console.err("famctl: warning: \(home.unopenedInRebuild) event(s) in the log could not be opened although this device holds their key: their bytes are damaged, and their changes are missing from the stores")
+            Console.err("famctl: 'famctl replay' names them; this log cannot make them whole again: restore \(Home.databaseFile) from a backup of this home that holds them whole.")
         }
     }
 
