@@ -11,7 +11,7 @@ case "$RUNS" in ''|*[!0-9]*) echo "usage: scripts/fuzz.sh [RUNS | --typecheck]" 
 out=.build/fuzz; mkdir -p "$out"
 src=(Sources/Envelope/*.swift
      Sources/Projections/Schema/*.swift Sources/Projections/FocusKey.swift Sources/Projections/RecordEvent.swift
-     Sources/Projections/SubjectEvent.swift Sources/Projections/PhotoEvent.swift Sources/Projections/UUIDText.swift Sources/Projections/Household/InviteCode.swift
+     Sources/Projections/SubjectEvent.swift Sources/Projections/PhotoEvent.swift Sources/Projections/UUIDText.swift Sources/Projections/DecimalText.swift Sources/Projections/Household/InviteCode.swift
      Sources/Projections/Household/LibraryEvent.swift Sources/Projections/Household/Role.swift
      Sources/Replicator/Segment.swift Sources/Replicator/SegmentName.swift Sources/Replicator/ConflictCopy.swift
      Fuzz/FuzzTargets.swift)
