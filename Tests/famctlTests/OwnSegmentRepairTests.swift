@@ -12,16 +12,22 @@ import Testing
 struct OwnSegmentRepairTests {
     enum Damage: CaseIterable { case flippedByte, cutShort }
 
+    /// Dad records a mood and syncs: his home, and the name and path of the
+    /// segment that holds it in the shared folder.
+    static func dadsNewSegment(_ family: SharedFamily) throws -> (home: Home, name: String, path: String) {
+        try family.dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try family.dad.ok("sync")
+        let home = try Home.open(family.dad.home)
+        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
+        let newest = try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.sorted().last!
+        return (home, newest, folder + "/" + newest)
+    }
+
     @Test(arguments: Damage.allCases)
     func theAuthorWritesADamagedSegmentAgain(damage: Damage) throws {
         let family = try SharedFamily()
-        let (mum, dad, dir) = (family.mum, family.dad, family.dir)
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
-        try dad.ok("sync")
-        let dadHome = try Home.open(dad.home)
-        let folder = dir + "/" + dadHome.family.description + "/" + dadHome.deviceID.hex
-        let newest = try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.sorted().last!
-        let path = folder + "/" + newest
+        let (mum, dad) = (family.mum, family.dad)
+        let (dadHome, newest, path) = try Self.dadsNewSegment(family)
         var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
         switch damage {
         case .flippedByte: bytes[bytes.count / 2] ^= 0xFF
@@ -29,7 +35,7 @@ struct OwnSegmentRepairTests {
         }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         // Mum cannot take it: not yet arrived.
-        #expect(try mum.ok("sync").contains("not yet arrived"))
+        #expect(try mum.ok("sync").contains("not yet arrived: " + dadHome.deviceID.hex + "/" + newest))
         // Dad's next round finds his file changed, and writes it again.
         let repaired = try dad.ok("sync")
         #expect(repaired.contains("repaired 1 of this device's segment(s)"), "\(repaired)")
@@ -104,13 +110,8 @@ struct RefusedEventsTests {
 struct NotAFileInTheSharedFolderTests {
     @Test func aFIFONamedLikeASegmentDoesNotHoldUpASync() throws {
         let family = try SharedFamily()
-        let (mum, dad, dir) = (family.mum, family.dad, family.dir)
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
-        try dad.ok("sync")
-        let dadHome = try Home.open(dad.home)
-        let folder = dir + "/" + dadHome.family.description + "/" + dadHome.deviceID.hex
-        let newest = try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.sorted().last!
-        let path = folder + "/" + newest
+        let (mum, dad) = (family.mum, family.dad)
+        let (dadHome, newest, path) = try OwnSegmentRepairTests.dadsNewSegment(family)
         #expect(unlink(path) == 0)
         #expect(mkfifo(path, 0o644) == 0)
 
