@@ -146,6 +146,10 @@ struct HouseholdTests {
         let dadSync = try dad.run("sync", "--json")
         #expect(!dadSync.stderr.contains("removed"), "\(dadSync.stderr)")
         #expect((try JSONSerialization.jsonObject(with: Data(dadSync.stdout.utf8)) as? [String: Any])?["removed"] as? Bool == false)
+        // Accepting a new invitation in the same home is refused, saying why and where to join from.
+        let again = try uncle.run("accept", try mum.ok("invite"), "--name", "Uncle again")
+        #expect(again.code == 65 && again.stderr.contains("this device was removed from that family")
+                && again.stderr.contains("--home NEWDIR"), "\(again.stderr)")
         // Now that the uncle knows, its writes are refused, saying why and that nothing was written.
         let refused = try uncle.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
         #expect(refused.code == 65 && refused.stderr.contains("this device was removed from the family")

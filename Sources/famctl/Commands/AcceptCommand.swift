@@ -63,6 +63,9 @@ enum AcceptCommand: Command {
                     if let refused = existing.refusedJoin {
                         throw CLIError.data("this device's join was refused (\(refused.reason)); a home joins its family once", hint: Home.joinAgainHint)
                     }
+                    if existing.projector.household.members[existing.deviceID]?.cutoff != nil {
+                        throw CLIError.data("this device was removed from that family; a home joins its family once", hint: Home.joinAgainHint)
+                    }
                     throw CLIError.data("this device is already in that family")
                 }
                 // An earlier accept switched the home but did not get to write
