@@ -99,6 +99,13 @@ struct CommandLineTests {
         let code = try f.ok("invite")
         let views = try FamctlRunner().run("accept", code, "--name", "Dad", "--merge", "--keep-private")
         #expect(views.code == 64 && views.stderr.contains("give either --merge or --keep-private, not both"), "\(views.stderr)")
+        // Listing, revoking and making a code are three things: one at a time.
+        let id = String(try f.ok("invite", "--list").prefix(8))
+        let listAndRevoke = try f.run("invite", "--list", "--revoke", id)
+        #expect(listAndRevoke.code == 64 && listAndRevoke.stderr.contains("give either --list or --revoke, not both"), "\(listAndRevoke.stderr)")
+        #expect(try f.ok("invite", "--list").hasPrefix(id), "a refused invite --list --revoke revoked the invitation")
+        let revokeAndExpires = try f.run("invite", "--revoke", id, "--expires", "1d")
+        #expect(revokeAndExpires.code == 64 && revokeAndExpires.stderr.contains("give either --revoke or --expires, not both"), "\(revokeAndExpires.stderr)")
         #expect(!FileManager.default.fileExists(atPath: g.root + "/s"), "a refused family create made its folder")
     }
 

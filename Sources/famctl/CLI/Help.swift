@@ -15,8 +15,13 @@ enum Help {
 
     static func usage(_ spec: CommandSpec) -> String {
         var parts = ["famctl", spec.name]
+        // A group is shown as one (`[--dir PATH | --peer URL]`) when its
+        // options are in no other group; overlapping groups are shown option by option.
+        let shownAsOne = spec.choices.filter { choice in
+            !spec.choices.contains { other in other.names != choice.names && !Set(other.names).isDisjoint(with: choice.names) }
+        }
         for o in spec.options {
-            if let choice = spec.choices.first(where: { $0.names.contains(o.name) }) {
+            if let choice = shownAsOne.first(where: { $0.names.contains(o.name) }) {
                 // The group where its first option stands; its others are shown there.
                 guard choice.names.first == o.name else { continue }
                 let shown = choice.names.compactMap { spec.option(named: $0).map(display) }.joined(separator: " | ")

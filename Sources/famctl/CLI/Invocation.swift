@@ -187,7 +187,7 @@ struct ArgumentParser {
         for choice in spec.choices {
             let given = choice.names.filter { inv.values[$0] != nil || inv.flags.contains($0) }
             if given.count > 1 {
-                throw .usage("famctl \(spec.name): give either \(given.joined(separator: " or ")), not both", hint: "Run 'famctl \(spec.name) --help'.")
+                throw .usage("famctl \(spec.name): give either \(given.joined(separator: " or ")), not \(given.count == 2 ? "both" : "several")", hint: "Run 'famctl \(spec.name) --help'.")
             }
             if choice.required, given.isEmpty {
                 let shown = choice.names.compactMap { spec.option(named: $0).map(Help.display) }.joined(separator: " or ")

@@ -23,7 +23,9 @@ enum InviteCommand: Command {
             .value("--expires", "TIME", "How long the code is valid: 30m, 12h, 7d (the default), 2w; at most 90d."),
             .value("--revoke", "ID", "Revoke the open invitation with this id (or a prefix of it)."),
             .flag("--list", "List the open invitations."),
-        ])
+        ],
+        // Three things to do: make a code (--role, --expires), revoke one, list them.
+        choices: [OptionChoice(names: ["--list", "--revoke", "--role"]), OptionChoice(names: ["--list", "--revoke", "--expires"])])
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
