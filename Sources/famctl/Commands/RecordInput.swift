@@ -10,17 +10,18 @@ enum RecordInput {
     static func fields(_ inv: Invocation, schema: StoreSchema) throws(CLIError) -> [String: JSONValue] {
         var out: [String: JSONValue] = [:]
         if let text = inv.value("--json-fields") {
-            guard let v = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)), case .object(let o) = v else {
-                throw .data("--json-fields is not a JSON object")
+            // The strict reader: a key given twice is refused, not one of the
+            // two kept; 38.0 stays a decimal, as in the stores' files.
+            guard case .object(let o)? = JSONValue.parse(text) else {
+                throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
             }
+            for name in o.keys.sorted() { try checkFieldName(name) }
             out = o
         }
         for a in inv.positionals {
             guard let eq = a.firstIndex(of: "=") else { throw .data("'\(a)' is not field=value") }
             let name = String(a[..<eq])
-            guard let first = name.first, first.isLetter, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-                throw .data("'\(name)' is not a field name (letters, digits and _, starting with a letter)")
-            }
+            try checkFieldName(name)
             guard out[name] == nil else { throw .data("field '\(name)' given twice") }
             do throws(ValidationError) {
                 out[name] = try schema.parse(field: name, text: String(a[a.index(after: eq)...]))
@@ -29,6 +30,14 @@ enum RecordInput {
             }
         }
         return out
+    }
+
+    /// A field's name: letters, digits and `_`, starting with a letter (so
+    /// never one of the body's own keys, `$at` and the like).
+    static func checkFieldName(_ name: String) throws(CLIError) {
+        guard let first = name.first, first.isLetter, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
+            throw .data("'\(name)' is not a field name (letters, digits and _, starting with a letter)")
+        }
     }
 
     static func focus(_ text: String) throws(CLIError) -> FocusKey {

@@ -29,12 +29,12 @@ enum ExportStoresCommand: Command {
             throw CLIError(.cantCreate, "cannot create \(dir): \(FileIO.reason(error, creating: dir))")
         }
         var counts: [String: Int] = [:]
-        let subjects = try home.projector.subjects().map { s -> [String: Any] in
-            var o: [String: Any] = ["focus": s.focus.description, "kind": s.kind.rawValue]
-            for (k, v) in s.fields { o[k] = RecordView.any(v) }
-            return o
+        let subjects = try home.projector.subjects().map { s -> JSONValue in
+            var o: [String: JSONValue] = ["focus": .string(s.focus.description), "kind": .string(s.kind.rawValue)]
+            for (k, v) in s.fields { o[k] = v }
+            return .object(o)
         }
-        try write(subjects, to: dir + "/subjects.json")
+        try write(.array(subjects), to: dir + "/subjects.json")
         let overlapping = Set(try home.projector.sleepOverlaps().flatMap { [$0.0.id, $0.1.id] })
         var withProblems = 0
         for store in StoreName.allCases {
@@ -43,15 +43,15 @@ enum ExportStoresCommand: Command {
                 let x = a.at.flatMap(TimeValue.parse) ?? .distantPast, y = b.at.flatMap(TimeValue.parse) ?? .distantPast
                 return x != y ? x < y : a.id.uuidString < b.id.uuidString
             }
-            let rows = records.map { r -> [String: Any] in
-                var row: [String: Any] = ["id": r.id.uuidString.lowercased(), "focus": r.focus, "at": r.at ?? NSNull(),
-                                          "fields": r.fields.mapValues(RecordView.any),
-                                          "author": r.creator.hex, "updated": TimeText.format(r.updated.hlc.date)]
+            let rows = records.map { r -> JSONValue in
+                var row: [String: JSONValue] = ["id": .string(r.id.uuidString.lowercased()), "focus": .string(r.focus), "at": r.at.map(JSONValue.string) ?? .null,
+                                                "fields": .object(r.fields),
+                                                "author": .string(r.creator.hex), "updated": .string(TimeText.format(r.updated.hlc.date))]
                 let problems = Self.problems(of: r, schema: schema, overlapping: overlapping)
-                if !problems.isEmpty { row["problems"] = problems; withProblems += 1 }
-                return row
+                if !problems.isEmpty { row["problems"] = .array(problems.map(JSONValue.string)); withProblems += 1 }
+                return .object(row)
             }
-            try write(rows, to: dir + "/\(store.rawValue).json")
+            try write(.array(rows), to: dir + "/\(store.rawValue).json")
             counts[store.rawValue] = rows.count
         }
         if inv.json { Console.json(["dir": dir, "records": counts, "subjects": subjects.count, "withProblems": withProblems]); return }
@@ -76,10 +76,9 @@ enum ExportStoresCommand: Command {
         return out
     }
 
-    static func write(_ value: Any, to path: String) throws {
-        let data = try JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    static func write(_ value: JSONValue, to path: String) throws {
         do {
-            try FileIO.writeAtomically(Array(data) + [0x0a], to: path, mode: 0o600)
+            try FileIO.writeAtomically(PrettyJSON.bytes(value) + [0x0a], to: path, mode: 0o600)
         } catch {
             throw CLIError(.cantCreate, "cannot write \(path): \(error.reason)")
         }
@@ -189,9 +188,18 @@ enum ImportStoresCommand: Command {
                 guard case .object(let o) = row, let text = o["id"]?.stringValue else { return nil }
                 return UUID(uuidString: text)
             })
-            for (i, row) in rows.enumerated() {
+            // The row each id is first on: a file holds each record once (a
+            // second row would count twice and, imported again, undo the first).
+            var rowOfID: [UUID: Int] = [:]
+            // Changed sleeps found overlapping a later, unchanged row, and those already warned about it.
+            var overlapRows: Set<Int> = [], warnedOverlap: Set<Int> = []
+            rowLoop: for (i, row) in rows.enumerated() {
                 do {
                     let r = try parseRow(row, store: store)
+                    if let first = rowOfID[r.id] {
+                        throw CLIError.data("\"id\" \(r.id.uuidString.lowercased()) is row \(first)'s too: a store file holds each record once")
+                    }
+                    rowOfID[r.id] = i
                     if refusedSubjects.contains(r.focus) {
                         throw CLIError.data("its care subject \(r.focus)'s row in subjects.json was refused (above): fix that file and import again")
                     }
@@ -208,9 +216,16 @@ enum ImportStoresCommand: Command {
                         for other in sleeps where other.focus == r.focus.description && (changed || other.changed)
                             && (s < other.end && other.start < e || other.start == s) {
                             guard (!changed || listsOverlap) && (!other.changed || other.listsOverlap) else {
+                                // Blamed on the row the import changes without listing the overlap.
+                                if changed && listsOverlap || !changed {
+                                    fileFailures.append("\(file)[\(other.row)]: sleep.start: overlaps row \(i) of this file (same baby)")
+                                    continue rowLoop
+                                }
                                 throw CLIError.data("sleep.start: overlaps row \(other.row) of this file (same baby)")
                             }
                             if changed && !broken.contains(ExportStoresCommand.sleepOverlap) { broken.append(ExportStoresCommand.sleepOverlap) }
+                            // One warning an overlap: this row's, when it changes; else the other's.
+                            if other.changed && !changed { overlapRows.insert(other.row) }
                         }
                         sleeps.append((i, r.focus.description, s, e, changed, listsOverlap))
                     }
@@ -224,11 +239,16 @@ enum ImportStoresCommand: Command {
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
                         if !broken.isEmpty {
                             fileWarnings.append("\(file)[\(i)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(broken.joined(separator: "; "))")
+                            if broken.contains(ExportStoresCommand.sleepOverlap) { warnedOverlap.insert(i) }
                         }
                     }
                 } catch let e as CLIError {
                     fileFailures.append("\(file)[\(i)]: \(e.message)")
                 }
+            }
+            // A changed sleep whose overlap only a later row showed.
+            for row in overlapRows.subtracting(warnedOverlap).sorted() {
+                fileWarnings.append("\(file)[\(row)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(ExportStoresCommand.sleepOverlap)")
             }
             if !fileFailures.isEmpty {
                 failures += fileFailures
@@ -290,8 +310,10 @@ enum ImportStoresCommand: Command {
         guard let data = FileManager.default.contents(atPath: path) else {
             failures.append("\(name): cannot be read"); return nil
         }
-        guard let v = try? JSONDecoder().decode(JSONValue.self, from: data), case .array(let rows) = v else {
-            failures.append("\(name): not a JSON array"); return nil
+        // The strict reader, as for bodies: an object key given twice is
+        // refused (JSONDecoder kept one of the two), and 38.0 stays the decimal it was exported as.
+        guard case .array(let rows)? = JSONValue.parse([UInt8](data)) else {
+            failures.append("\(name): not a JSON array (or not valid JSON: a syntax error, or an object key given twice)"); return nil
         }
         return rows
     }

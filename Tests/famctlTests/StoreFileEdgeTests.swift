@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+
+/// Store files and `--json-fields` read strictly: what is exported comes
+/// back exactly, a record is in a file once, a key is given once, and only
+/// field names are fields.
+struct StoreFileEdgeTests {
+    /// A home with a baby; its runner and the baby's focus.
+    static func homeWithBaby() throws -> (FamctlRunner, String) {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        return (f, try f.ok("subject", "add", "baby"))
+    }
+
+    /// Decimals that are whole numbers (38.0) stay decimals through export
+    /// and import: the imported home has the same digest, and importing a
+    /// home's own export changes nothing.
+    @Test func wholeDecimalsSurviveTheRoundTrip() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        try f.ok("record", "add", "--focus", baby, "--store", "health", "kind=temperature", "temperatureC=38.0", "--at", "2026-11-29T10:00:00+01:00")
+        try f.ok("record", "add", "--focus", baby, "--store", "growth", "weightKg=4", "lengthCm=52.0", "--at", "2026-11-29T10:05:00+01:00")
+        let dir = f.root + "/export"
+        try f.ok("export", "stores", dir)
+        let health = try String(contentsOfFile: dir + "/health.json", encoding: .utf8)
+        #expect(health.contains("\"temperatureC\" : 38.0"), "\(health)")
+        let other = FamctlRunner()
+        try other.ok("init", "--name", "New phone")
+        try other.ok("import", "stores", dir)
+        #expect(try other.ok("digest") == f.ok("digest"))
+        let again = try f.ok("import", "stores", dir)
+        #expect(again.contains("health.json: 0 added, 0 updated, 1 unchanged") && again.contains("growth.json: 0 added, 0 updated, 1 unchanged"), "\(again)")
+    }
+
+    /// One id on two rows of a file: both rows are refused, nothing of the
+    /// file is imported, and importing it again leaves the record as it was.
+    @Test func anIDOnTwoRowsIsRefused() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        let id = "51111111-1111-4111-8111-111111111111"
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try """
+            [{"id":"\(id)","focus":"\(baby)","at":"2026-11-03T10:00:00Z","fields":{"wet":true}},
+             {"id":"\(id)","focus":"\(baby)","at":"2026-11-04T10:00:00Z","fields":{"dirty":true}}]
+            """.write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
+        for _ in 0..<2 {
+            let r = try f.run("import", "stores", dir)
+            #expect(r.code == 65, "\(r.code) \(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("diaper.json[1]: \"id\" \(id) is row 0's too: a store file holds each record once")
+                    && r.stderr.contains("diaper.json: nothing imported from this file"), "\(r.stderr)")
+            #expect(try f.ok("record", "list").isEmpty)
+        }
+    }
+
+    /// A key given twice in a store file's row is refused, not one of the two kept.
+    @Test func aKeyGivenTwiceInAFileIsRefused() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try """
+            [{"id":"51111111-1111-4111-8111-111111111112","focus":"\(baby)","at":"2026-11-03T10:00:00Z","fields":{"wet":true,"wet":false}}]
+            """.write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 65 && r.stderr.contains("diaper.json: not a JSON array (or not valid JSON: a syntax error, or an object key given twice)"), "\(r.stderr)")
+        #expect(try f.ok("record", "list").isEmpty)
+    }
+
+    /// `--json-fields` names fields as `field=value` does: `$at` (a body's
+    /// own key, which set the record's time unchecked), an empty name or a
+    /// dash are refused, as is a key given twice; 3.0 is not an integer.
+    @Test func jsonFieldsTakeFieldNamesOnceEach() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let id = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "--at", "2026-11-28T10:00:00Z")
+        for (json, message) in [(#"{"$at":"2099-01-01T00:00:00Z"}"#, "'$at' is not a field name"), (#"{"":1}"#, "'' is not a field name"),
+                                (#"{"a-b":1}"#, "'a-b' is not a field name"), (#"{"mood":3,"mood":4}"#, "--json-fields is not a JSON object (valid JSON, each key once)"),
+                                (#"{"mood":3.0}"#, "postpartum.mood: must be an integer")] {
+            let r = try f.run("record", "update", id, "--json-fields", json)
+            #expect(r.code == 65 && r.stderr.contains(message), "\(json): \(r.code) \(r.stderr)")
+        }
+        let list = try f.ok("record", "list")
+        #expect(list.contains("2026-11-28T10:00:00Z") && list.contains("mood=2"), "\(list)")
+    }
+
+    /// A sleep the import changes so that it overlaps a later row's sleep,
+    /// listing the overlap in its "problems": imported with the warning, on
+    /// its own row. Without the list, the error names that row, not the
+    /// unchanged one.
+    @Test func anImportedSleepOverlapIsWarnedOnItsOwnRow() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        try f.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T10:00:00Z", "end=2026-11-29T10:30:00Z")
+        try f.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T11:00:00Z")
+        let dir = f.root + "/export"
+        try f.ok("export", "stores", dir)
+        var rows = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/sleep.json"))) as! [[String: Any]]
+        #expect(rows.count == 2)
+        var fields = rows[0]["fields"] as! [String: Any]
+        fields["end"] = nil
+        rows[0]["fields"] = fields
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/sleep.json"))
+        let unlisted = try f.run("import", "stores", dir)
+        #expect(unlisted.code == 65 && unlisted.stderr.contains("sleep.json[0]: sleep.start: overlaps row 1 of this file (same baby)"), "\(unlisted.stderr)")
+        rows[0]["problems"] = ["sleep.start: overlaps another sleep of the same baby"]
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/sleep.json"))
+        let listed = try f.run("import", "stores", dir)
+        #expect(listed.code == 0 && listed.stdout.contains("sleep.json: 0 added, 1 updated, 1 unchanged"), "\(listed.stdout) \(listed.stderr)")
+        #expect(listed.stderr.contains("warning: sleep.json[0]: imported as it is") && listed.stderr.contains("overlaps another sleep"), "\(listed.stderr)")
+    }
+}
