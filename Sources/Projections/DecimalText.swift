@@ -4,9 +4,11 @@
 /// 16, `0x1p4` too), `inf`, `nan` and `infinity`: a typo or a paste would
 /// become a quiet, wrong value.
 public enum DecimalText {
-    /// The finite value `text` spells in decimal, or `nil`.
+    /// The finite value `text` spells in decimal, or `nil`; also `nil` for
+    /// a number too small for a double (`1e-400` would become 0).
     public static func parse(_ text: String) -> Double? {
         guard isDecimal(text), let d = Double(text), d.isFinite else { return nil }
+        if d == 0, text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: { (0x31...0x39).contains($0) }) { return nil }
         return d
     }
 

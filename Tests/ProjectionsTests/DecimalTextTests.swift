@@ -17,14 +17,14 @@ struct DecimalTextTests {
             let i = Int64(bitPattern: rng.next()) >> Int64.random(in: 0..<63)
             #expect(DecimalText.parse(String(i)) == Double(i))
         }
-        for (text, value) in [("12", 12.0), ("0.5", 0.5), (".5", 0.5), ("5.", 5.0), ("+5", 5), ("-0", 0), ("1e2", 100), ("1E+2", 100), ("2.5e-1", 0.25)] {
+        for (text, value) in [("12", 12.0), ("0.5", 0.5), (".5", 0.5), ("5.", 5.0), ("+5", 5), ("-0", 0), ("1e2", 100), ("1E+2", 100), ("2.5e-1", 0.25), ("0e-999", 0), ("0.000", 0)] {
             #expect(DecimalText.parse(text) == value, "\(text)")
         }
     }
 
     @Test func whatIsNotADecimalIsRefused() {
         for text in ["", "0x10", "0X1p4", "0x1.8p1", "inf", "-inf", "infinity", "nan", "NaN", "1_000", " 7", "7 ", "1,5", ".", "+", "-", "e5", "1e", "1e+",
-                     "1.2.3", "--1", "+-1", "١٢", "1e400", "12abc", "0b11", "0o17"] {
+                     "1.2.3", "--1", "+-1", "١٢", "1e400", "1e-400", "-2.5e-999", "12abc", "0b11", "0o17"] {
             #expect(DecimalText.parse(text) == nil, "\(text)")
         }
     }

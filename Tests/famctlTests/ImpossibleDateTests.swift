@@ -24,6 +24,12 @@ struct ImpossibleDateTests {
              "feeding.start: " + Self.februaryThirtieth),
             (["log", "--since", "2026-02-30"], "--since '2026-02-30': " + Self.februaryThirtieth),
             (["replay", "--until", "2026-02-30T00:00:00Z"], "--until '2026-02-30T00:00:00Z': " + Self.februaryThirtieth),
+            // Second 60 (a leap second), in any minute, wherever a time is taken.
+            (["record", "add", "--focus", baby, "--store", "diaper", "wet=true", "--at", "2026-11-01T10:30:60Z"],
+             "--at '2026-11-01T10:30:60Z': the time 10:30:60 does not exist here"),
+            (["record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-05T23:59:60Z"], "sleep.start: the time 23:59:60 does not exist here"),
+            (["log", "--since", "2026-11-01T10:30:60Z"], "--since '2026-11-01T10:30:60Z': the time 10:30:60 does not exist here"),
+            (["replay", "--until", "2026-11-01T10:30:60+01:00"], "--until '2026-11-01T10:30:60+01:00': the time 10:30:60 does not exist here"),
         ] {
             let r = try f.run(args)
             #expect(r.code == 65, "\(args): \(r.code) \(r.stderr)")

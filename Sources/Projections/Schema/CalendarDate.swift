@@ -26,6 +26,13 @@ public enum CalendarDate {
         guard day >= 1 else { return "the date \(date) does not exist (there is no day 0)" }
         let days = TimeValue.daysIn(month: month, year: year)
         guard day <= days else { return "the date \(date) does not exist (\(monthNames[month - 1]) \(date.prefix(4)) has \(days) days)" }
+        // Second 60: a leap second, which no minute of a time famctl is given
+        // has (reading it as the next minute's 00 would be a guess).
+        let b = Array(s.utf8.prefix(19))
+        if b.count == 19, b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"), b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+           b[17] == UInt8(ascii: "6"), b[18] == UInt8(ascii: "0") {
+            return "the time \(String(decoding: b[11..<19], as: UTF8.self)) does not exist here (a minute's seconds run from 00 to 59; leap seconds are not taken)"
+        }
         return nil
     }
 

@@ -66,8 +66,8 @@ public enum FieldType: Sendable, Equatable {
         case (.choice(let options), .string(let s)):
             return options.contains(s) ? nil : "must be one of \(options.joined(separator: "/"))"
         case (.time, .string(let s)):
-            guard TimeValue.parse(s) == nil else { return nil }
-            return CalendarDate.impossibility(in: s) ?? "must be an ISO-8601 time with offset (e.g. 2026-11-29T08:15:00+01:00)"
+            if let why = CalendarDate.impossibility(in: s) { return why }
+            return TimeValue.parse(s) != nil ? nil : "must be an ISO-8601 time with offset (e.g. 2026-11-29T08:15:00+01:00)"
         case (.textList(let min, let max), .array(let items)):
             guard items.allSatisfy({ if case .string(let s) = $0 { !s.isEmpty } else { false } }) else { return "must be a list of non-empty texts" }
             if items.count < min { return "must list at least \(min)" }

@@ -51,8 +51,8 @@ enum RecordInput {
     }
 
     static func time(_ text: String, option: String) throws(CLIError) -> Date {
+        if let why = CalendarDate.impossibility(in: text) { throw .data("\(option) '\(text)': \(why)") }
         guard let d = TimeValue.parse(text) else {
-            if let why = CalendarDate.impossibility(in: text) { throw .data("\(option) '\(text)': \(why)") }
             throw .data("\(option) '\(text)' is not an ISO-8601 time with offset", hint: "For example 2026-11-29T08:15:00+01:00.")
         }
         return d
