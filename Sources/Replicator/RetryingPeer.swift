@@ -30,9 +30,17 @@ public final class RetryingPeer: Peer {
 
     public var label: String { base.label }
 
+    /// The most one request waits in all before its failure is passed on:
+    /// the back-off alone comes to about 25 s; a server asking for longer
+    /// (`Retry-After: 600`, seven times over) would hold a `sync` silent for
+    /// over an hour. The failure then says how long it asked for, and a
+    /// `--watch` tries again later.
+    public static let waitBudget: Double = 45
+
     func retrying<T>(_ op: () throws(PeerError) -> T) throws(PeerError) -> T {
         var delay = initialDelay
         var attempt = 1
+        var waited = 0.0
         while true {
             do {
                 return try op()
@@ -40,13 +48,16 @@ public final class RetryingPeer: Peer {
                 lastError = error
                 guard error.isTransient, attempt < attempts else { throw error }
                 let wait: Double
-                if case .throttled(let after) = error {
-                    // Honoured as given, but never zero (no hammering) and never absurd.
-                    wait = min(max(after, 0.05), 600)
+                if case .throttled(let after) = error, after.isFinite {
+                    // Honoured as given, but never zero (no hammering); a
+                    // value that is no number (`nan`) gets the back-off.
+                    wait = max(after, 0.05)
                 } else {
                     wait = min(delay, maximumDelay) * Double.random(in: 0.5...1.5, using: &rng)
                     delay *= 2
                 }
+                guard waited + wait <= Self.waitBudget else { throw error }
+                waited += wait
                 waits.append(wait)
                 sleep(wait)
                 attempt += 1
@@ -77,9 +88,9 @@ public final class RetryingPeer: Peer {
             return try base.getOnce(path)
         } catch {
             lastError = error
-            guard case .throttled(let after) = error, !waitedOutAThrottleOnce else { throw error }
+            guard case .throttled(let after) = error, !waitedOutAThrottleOnce, after.isFinite, after <= Self.waitBudget else { throw error }
             waitedOutAThrottleOnce = true
-            let wait = min(max(after, 0.05), 600)
+            let wait = max(after, 0.05)
             waits.append(wait)
             sleep(wait)
             do throws(PeerError) {

@@ -220,6 +220,29 @@ struct PeerContractTests {
         #expect(slept.allSatisfy { $0 > 0 }, "never retried without waiting")
     }
 
+    /// A server that asks for long waits (`Retry-After: 600`, or 10 s
+    /// again and again) does not hold a request for more than
+    /// ``RetryingPeer/waitBudget`` seconds in all: the throttle is passed
+    /// on, saying how long it asked for. `nan` gets the back-off.
+    @Test func longThrottlesArePassedOnNotWaitedForAnHour() throws {
+        for (after, most) in [(600.0, 0), (10.0, 4)] {
+            var faults = MemoryPeer.Faults()
+            faults.throttle = 100
+            faults.retryAfter = after
+            var slept: [Double] = []
+            let peer = RetryingPeer(MemoryPeer(seed: 5, faults: faults), attempts: 8, rng: SplitMixRNG(seed: 1), sleep: { slept.append($0) })
+            #expect(throws: PeerError.throttled(retryAfter: after)) { try peer.create(Self.path(1), [1]) }
+            #expect(slept.count == most && slept.reduce(0, +) <= RetryingPeer.waitBudget, "Retry-After \(after): waited \(slept)")
+        }
+        var faults = MemoryPeer.Faults()
+        faults.throttle = 100
+        faults.retryAfter = .nan
+        var slept: [Double] = []
+        let peer = RetryingPeer(MemoryPeer(seed: 5, faults: faults), attempts: 8, rng: SplitMixRNG(seed: 1), sleep: { slept.append($0) })
+        #expect(throws: PeerError.self) { try peer.create(Self.path(1), [1]) }
+        #expect(slept.count == 7 && slept.allSatisfy { $0.isFinite && $0 >= 0.1 }, "nan: \(slept)")
+    }
+
     /// `getOnce` (a file that failed in an earlier round) asks once: no
     /// back-off on failure, but a throttle is waited out once.
     @Test func getOnceAsksOnceAndWaitsOutOneThrottle() throws {
