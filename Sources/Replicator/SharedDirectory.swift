@@ -27,6 +27,18 @@ public final class SharedDirectory {
         self.root = root
         self.family = family
         self.staging = staging
+        removeLeftovers()
+    }
+
+    /// Removes what a writer killed mid-file left in `staging`
+    /// (`NAME.PID.tmp`, up to a segment's 8 MiB each): files of processes
+    /// that are gone. One of a process still running is its file in the writing.
+    func removeLeftovers() {
+        for name in (try? FileIO.list(staging)) ?? [] where name.hasSuffix(".tmp") {
+            let parts = name.dropLast(4).split(separator: ".")
+            guard let pid = parts.last.flatMap({ Int32($0) }), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(staging + "/" + name) }
+        }
     }
 
     public var familyPath: String { root + "/" + family.description }

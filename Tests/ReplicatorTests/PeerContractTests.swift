@@ -55,6 +55,24 @@ struct PeerContractTests {
         try Self.contract(MemoryPeer())
     }
 
+    /// A writer killed mid-file leaves `NAME.PID.tmp` in the home's
+    /// staging directory (up to 8 MiB): the next opening of the shared
+    /// directory removes those of processes that are gone, and keeps those
+    /// of one still running.
+    @Test func stagingLeftoversOfGoneWritersAreRemoved() throws {
+        let dir = NSTemporaryDirectory() + "famctl-staging-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir + "/staging", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let gone = Process()
+        gone.executableURL = URL(fileURLWithPath: "/bin/true")
+        try gone.run()
+        gone.waitUntilExit()
+        let dead = "a.seg.\(gone.processIdentifier).tmp", alive = "b.seg.\(getpid()).tmp", other = "notes.txt"
+        for name in [dead, alive, other] { #expect(FileManager.default.createFile(atPath: dir + "/staging/" + name, contents: Data([1, 2, 3]))) }
+        _ = SharedDirectory(root: dir + "/shared", family: FamilyID.random(), staging: dir + "/staging")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/staging").sorted() == [alive, other])
+    }
+
     @Test func sharedDirectoryKeepsTheContract() throws {
         let dir = NSTemporaryDirectory() + "famctl-peer-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
