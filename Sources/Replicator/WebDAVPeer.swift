@@ -12,6 +12,8 @@ import Foundation
 public final class WebDAVPeer: Peer {
     public let base: URL
     let authorization: String?
+    /// The user name sent, for the message of a refused login.
+    let loginUser: String?
     /// Credentials would cross the network in clear text; every request is refused.
     let refusesCredentials: Bool
     let maximumObjectBytes: Int
@@ -35,6 +37,7 @@ public final class WebDAVPeer: Peer {
         self.maximumObjectBytes = max(1, maximumObjectBytes)
         base = url.absoluteString.hasSuffix("/") ? url : url.appendingPathComponent("")
         authorization = credentials.map { "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString() }
+        loginUser = credentials?.user
         refusesCredentials = credentials != nil && !allowPlainHTTP && !Self.protectsCredentials(base)
         session = CurlSession(timeout: timeout, caFile: caFile, isCancelled: isCancelled)
     }
@@ -99,7 +102,11 @@ public final class WebDAVPeer: Peer {
             throw .unavailable(f.reason)
         }
         switch reply.status {
-        case 401: throw .loginRefused("401: the server refused the credentials (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
+        case 401:
+            if let loginUser {
+                throw .loginRefused("401: the server refused the login of user '\(loginUser)' (a wrong password, or a user it does not know: check FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or the netrc file's entry for this server)")
+            }
+            throw .loginRefused("401: the server asks for a login and famctl sent none (set FAMCTL_PEER_USER/FAMCTL_PEER_PASSWORD or a 0600 netrc file)")
         case 403: throw .forbidden("403: the server refuses \(method) \(path.isEmpty ? base.path : path) to this login")
         case 300...399 where reply.status != 304:
             // Not followed: the login would go along, wherever it points.

@@ -275,10 +275,11 @@ struct PeerSyncTests {
             try mum.ok("init", "--name", "Mum")
             try mum.ok("family", "create", "--name", "F", "--peer", url)
             try mum.ok("subject", "add", "newMom")
-            for env in [[:], login.merging(["FAMCTL_PEER_PASSWORD": "wrong"]) { $1 }] {
+            for (env, said) in [([:], "the server asks for a login and famctl sent none"),
+                                (login.merging(["FAMCTL_PEER_PASSWORD": "wrong"]) { $1 }, "the server refused the login of user 'mum' (a wrong password")] {
                 let r = try mum.run(["sync"], env: env)
                 #expect(r.code == 65, "\(r.stderr)")
-                #expect(r.stderr.contains("login refused: 401"), "\(r.stderr)")
+                #expect(r.stderr.contains("login refused: 401: " + said), "\(r.stderr)")
                 #expect(r.stderr.contains(loginHint), "\(r.stderr)")
             }
             // A proxy in the environment is not used for this machine's own
