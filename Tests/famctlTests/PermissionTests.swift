@@ -70,4 +70,29 @@ struct PermissionTests {
         #expect(r.contains("published 22 event(s)"), "\(r)")   // family.create, the subject, 20 records
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
+
+    /// The shared folder's disk full (a small tmpfs): exit 73 saying the
+    /// disk is full and to free space, not to check permissions; the next
+    /// sync, with room again, publishes everything.
+    @Test(.enabled(if: CommandLineTests.mayMount(), "needs a tmpfs mount (root, and mounts allowed)"))
+    func aFullSharedFolderIsCalledFull() throws {
+        let f = FamctlRunner()
+        let shared = f.root + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        let (mounted, why) = try ResourceFaultTests.shell("mount -t tmpfs -o size=64k tmpfs '\(shared)'", env: [:])
+        #expect(mounted == 0, "\(why)")
+        defer { _ = try? ResourceFaultTests.shell("umount '\(shared)'", env: [:]) }
+        try f.ok("init", "--name", "Mum")
+        try f.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
+        try f.ok("subject", "add", "newMom")
+        for i in 0..<120 { try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)", "note=\(String(repeating: "n", count: 900))") }
+        let full = try f.run("sync")
+        #expect(full.code == 73, "\(full.code) \(full.stderr)")
+        #expect(full.stderr.contains("the disk holding the shared folder is full") && full.stderr.contains("Free some space there")
+                && !full.stderr.contains("permissions"), "\(full.stderr)")
+        _ = try ResourceFaultTests.shell("mount -o remount,size=4m '\(shared)'", env: [:])
+        let later = try f.ok("sync")
+        #expect(later.contains("published 122 event(s)"), "\(later)")   // family.create, the subject, 120 records
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
 }

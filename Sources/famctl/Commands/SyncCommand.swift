@@ -151,6 +151,12 @@ enum SyncCommand: Command {
             let code: ExitCode = if case .forbidden = e { .cantCreate } else { .dataError }
             return CLIError(code, "\(label): \(e)", hint: hint + (probing ? "" : " Nothing was lost."))
         }
+        // A full disk (or quota) under the shared folder is no permission problem.
+        let text = "\(e)"
+        if !probing, [ENOSPC, EDQUOT].contains(where: { text.contains(String(cString: strerror($0))) }) {
+            return CLIError(.cantCreate, "\(label): the disk holding the shared folder is full (or its quota used up): \(e)",
+                            hint: "Free some space there; nothing was lost, and the next sync writes what this one could not.")
+        }
         return probing
             ? CLIError(.dataError, "\(label): \(e)", hint: "Use a WebDAV server that honours If-Match and If-None-Match.")
             : CLIError(.cantCreate, "\(label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
