@@ -196,6 +196,14 @@ enum SyncCommand: Command {
             Console.err("famctl: warning: this device was removed from the family: the family rejects what it writes from now on, and what the others write is sealed under a key it does not have")
             Console.err("famctl: It keeps the records it had. To take part again, ask the owner for a new invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
         }
+        // This device's own chain forked (a copied home, a restored backup
+        // written on): its events from the fork on count nowhere, the ones
+        // it just wrote included, and it cannot write any more.
+        let forkedAt = try home.log.forkPoints(in: home.family)[home.deviceID]
+        if let forkedAt {
+            Console.err("famctl: warning: this device's own chain is forked at seq \(forkedAt) (its key signed two histories: its home was copied, or restored from a backup and written on): its events from there on count on no device, and it cannot write any more")
+            Console.err("famctl: 'famctl status' shows where they part. To write again, ask the owner for an invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
+        }
         for photo in r.damagedPhotos {
             Console.err("famctl: warning: the only copy of photo \(photo), on this device, is damaged (its bytes no longer match their hash); it was not uploaded")
             Console.err("famctl: It cannot be recovered from this device: 'famctl photo delete \(photo)', then add it again from the original file.")
@@ -205,7 +213,7 @@ enum SyncCommand: Command {
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
-                          "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "damagedPhotos": r.damagedPhotos] as [String: Any])
+                          "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos] as [String: Any])
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
