@@ -51,6 +51,41 @@ struct SyncWatchTests {
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// `sync --watch --json`: stdout holds only JSON, one round's object a
+    /// line; the start and the stop are said on stderr.
+    @Test(.timeLimit(.minutes(2)))
+    func watchWithJSONPrintsOneObjectALine() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let outPath = family.folderOwner.root + "/watch.json", errPath = family.folderOwner.root + "/watch.err"
+        for p in [outPath, errPath] { try #require(FileManager.default.createFile(atPath: p, contents: nil)) }
+        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath)), err = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        let watch = Process()
+        watch.executableURL = FamctlRunner.binary
+        watch.arguments = ["--home", mum.home, "sync", "--watch", "--interval", "0.5", "--json"]
+        watch.standardOutput = out
+        watch.standardError = err
+        try watch.run()
+        defer { if watch.isRunning { watch.terminate() } }
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        try dad.ok("sync")
+        let end = Date().addingTimeInterval(30)
+        while Date() < end, !(try mum.ok("record", "list").contains("mood=1")) { Thread.sleep(forTimeInterval: 0.3) }
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        while Date() < end, !(try String(contentsOfFile: outPath, encoding: .utf8).contains("\"published\":1")) { Thread.sleep(forTimeInterval: 0.3) }
+        kill(watch.processIdentifier, SIGINT)
+        watch.waitUntilExit()
+        try out.close(); try err.close()
+        let lines = try String(contentsOfFile: outPath, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count >= 2, "\(lines)")
+        for line in lines {
+            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect(object?["accepted"] != nil, "not a round's JSON object: \(line)")
+        }
+        let said = try String(contentsOfFile: errPath, encoding: .utf8)
+        #expect(said.contains("famctl: syncing every 0.5 s; Ctrl-C stops") && said.hasSuffix("famctl: stopped\n"), "\(said)")
+    }
+
     /// A round that fails for a while (the shared folder unmounted) does
     /// not end the watch: it says so, and syncs again once the folder is back.
     @Test(.timeLimit(.minutes(2)))

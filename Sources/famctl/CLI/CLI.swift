@@ -108,8 +108,10 @@ enum Console {
     }
 
     /// Pretty, key-sorted JSON on stdout, exact (JSON escapes what it must).
-    static func json(_ value: Any) {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
+    /// `value` as JSON on stdout: pretty, or on one line (`compact`: a
+    /// stream of objects, one a line, as `sync --watch --json` prints them).
+    static func json(_ value: Any, compact: Bool = false) {
+        let data = (try? JSONSerialization.data(withJSONObject: value, options: compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
         writeAll(1, String(decoding: data, as: UTF8.self) + "\n")
     }
 }

@@ -55,7 +55,9 @@ enum SyncCommand: Command {
         // stderr and tried again, after a wait that doubles up to a minute.
         var failures = 0
         var retryAt = Date.distantPast
-        Console.out("syncing every \(interval) s; Ctrl-C stops")
+        // With --json, stdout carries only the rounds' objects, one a line.
+        let say: (String) -> Void = inv.json ? { Console.err("famctl: " + $0) } : { Console.out($0) }
+        say("syncing every \(interval) s; Ctrl-C stops")
         while !stop.load(ordering: .relaxed) {
             defer { usleep(100_000) }
             guard Date() >= retryAt else { continue }
@@ -67,7 +69,7 @@ enum SyncCommand: Command {
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
                 if quiet || Date().timeIntervalSince(lastPull) >= interval {
                     let r = try round(home)
-                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json) }
+                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
                     if failures > 0 { Console.err("famctl: sync works again") }
@@ -83,7 +85,7 @@ enum SyncCommand: Command {
                 retryAt = Date().addingTimeInterval(wait)
             }
         }
-        Console.out("stopped")
+        say("stopped")
     }
 
     /// `error` as the temporary failure it is (exit 75: worth retrying), or
@@ -181,7 +183,8 @@ enum SyncCommand: Command {
         }
     }
 
-    static func report(_ r: Round, home: Home, json: Bool) throws {
+    /// `oneLine`: the JSON object on one line (a watch prints one a round).
+    static func report(_ r: Round, home: Home, json: Bool, oneLine: Bool = false) throws {
         // The family's events can show, at any round, that this device's
         // join did not count: everything it writes is then rejected.
         let refused = home.refusedJoin
@@ -213,7 +216,7 @@ enum SyncCommand: Command {
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
-                          "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos] as [String: Any])
+                          "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos] as [String: Any], compact: oneLine)
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
