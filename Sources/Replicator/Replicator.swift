@@ -78,6 +78,7 @@ public final class Replicator {
         public var segments: [String] = []
         public var events = 0
         public var compacted = 0
+        public init() {}
     }
 
     /// Writes this device's events not yet published as segments, then

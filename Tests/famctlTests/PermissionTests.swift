@@ -95,4 +95,29 @@ struct PermissionTests {
         #expect(later.contains("published 122 event(s)"), "\(later)")   // family.create, the subject, 120 records
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
+
+    /// A shared folder mounted read-only on one device: its round cannot
+    /// publish (exit 73, said after the report) but still pulls what the
+    /// others wrote; with the folder writable again it publishes.
+    @Test(.enabled(if: CommandLineTests.mayMount(), "needs a read-only bind mount (root, and mounts allowed)"))
+    func aReadOnlySharedFolderStillPulls() throws {
+        let family = try SharedFamily()
+        let (mum, dad, dir) = (family.mum, family.dad, family.dir)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=from dad")
+        try dad.ok("sync")
+        let (mounted, why) = try ResourceFaultTests.shell("mount --bind '\(dir)' '\(dir)' && mount -o remount,ro,bind '\(dir)'", env: [:])
+        #expect(mounted == 0, "\(why)")
+        var unmounted = false
+        defer { if !unmounted { _ = try? ResourceFaultTests.shell("umount '\(dir)'", env: [:]) } }
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4", "note=from mum")
+        let r = try mum.run("sync")
+        #expect(r.code == 73 && r.stderr.contains("cannot write into"), "\(r.code) \(r.stderr)")
+        #expect(r.stdout.contains("pulled 1 new event(s)"), "\(r.stdout)")
+        #expect(try mum.ok("record", "list").contains("from dad"))
+        _ = try ResourceFaultTests.shell("umount '\(dir)'", env: [:])
+        unmounted = true
+        #expect(try mum.ok("sync").contains("published 1 event(s)"))
+        try dad.ok("sync")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
 }

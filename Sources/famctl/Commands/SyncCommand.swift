@@ -35,7 +35,9 @@ enum SyncCommand: Command {
         let path = try Home.location(inv)
         if !inv.flag("--watch") {
             let home = try Home.open(path)
-            try report(try round(home), home: home, json: inv.json)
+            let r = try round(home)
+            try report(r, home: home, json: inv.json)
+            if let failed = r.publishFailure { throw failed }
             return
         }
         signal(SIGINT, SIG_IGN)
@@ -72,6 +74,14 @@ enum SyncCommand: Command {
                     if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
+                    if let failed = r.publishFailure {
+                        // Pulling goes on; publishing is tried again, less often.
+                        failures += 1
+                        let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
+                        Console.err("famctl: warning: \(failed.message) (the others' events were pulled); the watch goes on, next try in \(String(format: "%.1f", wait)) s")
+                        retryAt = Date().addingTimeInterval(wait)
+                        continue
+                    }
                     if failures > 0 { Console.err("famctl: sync works again") }
                     failures = 0
                 }
@@ -100,6 +110,9 @@ enum SyncCommand: Command {
         let pulled: Replicator.PullReport
         /// Photos (ids) whose only copy, this device's, is damaged: not uploaded.
         var damagedPhotos: [String] = []
+        /// Why publishing failed when the peer refused this device's writes
+        /// (a read-only folder, a full disk): the round still pulled.
+        var publishFailure: CLIError?
     }
 
     /// Held (`flock`) through a round: two syncs of one home (a `--watch` and
@@ -123,8 +136,19 @@ enum SyncCommand: Command {
     private static func lockedRound(_ home: Home) throws -> Round {
         let replicator = try home.replicator()
         do {
-            let published = try replicator.publish()
+            // A peer that refuses this device's writes (a read-only mount, a
+            // full disk) still lets it read: the others' events are pulled,
+            // and the failure is said after the round's report.
+            var published = Replicator.PublishReport()
+            var publishFailure: PeerError?
+            do { published = try replicator.publish() } catch let e as PeerError where !e.isTransient && !e.isOffline && e != .tokenExpired {
+                publishFailure = e
+            }
             var pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
+            if let publishFailure {
+                try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(publishFailure)")
+                return Round(published: published, pulled: pulled, publishFailure: failure(publishFailure, at: replicator.peer.label, probing: false))
+            }
             pulled.carried = try replicator.carryOthersIfAsked()
             let photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
             if home.prefetchPhotos {
