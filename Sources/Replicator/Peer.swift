@@ -107,6 +107,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// limit, or this device may not read it. Asking again makes sense only
     /// once the object has changed.
     case refused(String)
+    /// The peer has no room for this write: its disk is full or its quota
+    /// used up (`ENOSPC`, `EDQUOT`; HTTP 507). Not a permission problem.
+    case full(String)
     /// The peer is not there at all (an unmounted folder): retrying within a
     /// round is pointless, a later round may succeed.
     case offline(String)
@@ -133,6 +136,7 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .throttled(let s): "throttled: retry after \(s) s"
         case .unavailable(let why): "unavailable: \(why)"
         case .unsupported(let why): "unsupported: \(why)"
+        case .full(let why): why
         case .loginRefused(let why): "login refused: \(why)"
         case .notACollection(let why): "not a collection: \(why)"
         case .untrustedCertificate(let why): why

@@ -107,6 +107,7 @@ public final class SharedDirectory {
             }
             try FileIO.fsyncDirectory(dir)
         } catch {
+            if let f = error as? FileIO.Failure, f.code == ENOSPC || f.code == EDQUOT { throw .full(dir, f.reason) }
             throw .notWritable(dir, FileIO.reason(error))
         }
     }
@@ -137,12 +138,15 @@ public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
     case missing(String)
     case unreadable(String, String)
     case notWritable(String, String)
+    /// No room to write into it: its disk is full or its quota used up.
+    case full(String, String)
 
     public var description: String {
         switch self {
         case .missing(let p): "the shared directory \(p) is missing (unmounted, or not created yet)"
         case .unreadable(let p, let why): "cannot read \(p): \(why)"
         case .notWritable(let p, let why): "cannot write into \(p): \(why)"
+        case .full(let p, let why): "cannot write into \(p): the disk holding the shared folder is full (or its quota used up): \(why)"
         }
     }
 }

@@ -114,6 +114,7 @@ public final class WebDAVPeer: Peer {
         case 429, 503:
             if let s = reply.headers["retry-after"].flatMap(Double.init) { throw .throttled(retryAfter: s) }
             throw reply.status == 429 ? .throttled(retryAfter: 1) : .unavailable("503 Service Unavailable")
+        case 507: throw .full("\(method) \(path.isEmpty ? base.path : path): the server has no room left (HTTP 507 Insufficient Storage)")
         case 500...599: throw .unavailable("HTTP \(reply.status)")
         default: return reply
         }

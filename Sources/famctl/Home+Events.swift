@@ -339,7 +339,7 @@ extension Home {
         let h = projector.household
         if !h.isPrivate, h.owner == deviceID || h.members[deviceID] != nil {
             let next = try log.head(of: deviceID, in: family).seq + 1
-            if h.members[deviceID]?.cutoff != nil {
+            if isRemoved {
                 // Removed: whatever it writes from now on is rejected everywhere.
                 throw CLIError.data("this device was removed from the family: it cannot change the family's records any more; nothing was written",
                                     hint: Self.joinAgainHint)
@@ -364,6 +364,10 @@ extension Home {
     /// decide it (``Household/refusedJoin(of:)``); `nil` for a member, and
     /// while the owner's events that judge the join have not arrived.
     var refusedJoin: Household.RefusedJoin? { projector.household.refusedJoin(of: deviceID) }
+
+    /// Whether the owner's removal of this device has arrived: nothing it
+    /// writes from now on counts, and later keys are not sealed to it.
+    var isRemoved: Bool { projector.household.members[deviceID].map { !$0.isActive } ?? false }
 
     /// What a device whose join was refused can do.
     static let joinAgainHint = "Ask the family's owner for a new invitation and accept it in a new home: "

@@ -246,7 +246,7 @@ extension Home {
         // A removed device repairs nothing: it cannot read the family's
         // later events, a photo's delete among them, so a photo deleted
         // since would look live to it and its blob be written again.
-        let removed = projector.household.members[deviceID].map { !$0.isActive } ?? false
+        let removed = isRemoved
         if let listed, !removed {
             let justPublished = Set(pending)
             for blob in live where !justPublished.contains(blob) && !listed.contains(Self.blobPath(blob)) {

@@ -63,7 +63,7 @@ enum AcceptCommand: Command {
                     if let refused = existing.refusedJoin {
                         throw CLIError.data("this device's join was refused (\(refused.reason)); a home joins its family once", hint: Home.joinAgainHint)
                     }
-                    if existing.projector.household.members[existing.deviceID]?.cutoff != nil {
+                    if existing.isRemoved {
                         throw CLIError.data("this device was removed from that family; a home joins its family once", hint: Home.joinAgainHint)
                     }
                     throw CLIError.data("this device is already in that family")

@@ -217,7 +217,7 @@ enum ImportStoresCommand: Command {
                             && (s < other.end && other.start < e || other.start == s) {
                             guard (!changed || listsOverlap) && (!other.changed || other.listsOverlap) else {
                                 // Blamed on the row the import changes without listing the overlap.
-                                if changed && listsOverlap || !changed {
+                                if !changed || listsOverlap {
                                     fileFailures.append("\(file)[\(other.row)]: sleep.start: overlaps row \(i) of this file (same baby)")
                                     continue rowLoop
                                 }

@@ -57,6 +57,12 @@ enum SyncCommand: Command {
         // stderr and tried again, after a wait that doubles up to a minute.
         var failures = 0
         var retryAt = Date.distantPast
+        func warnAndWait(_ message: String) {
+            failures += 1
+            let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
+            Console.err("famctl: warning: \(message); the watch goes on, next try in \(String(format: "%.1f", wait)) s")
+            retryAt = Date().addingTimeInterval(wait)
+        }
         // With --json, stdout carries only the rounds' objects, one a line.
         let say: (String) -> Void = inv.json ? { Console.err("famctl: " + $0) } : { Console.out($0) }
         say("syncing every \(interval) s; Ctrl-C stops")
@@ -76,10 +82,7 @@ enum SyncCommand: Command {
                     changedAt = nil
                     if let failed = r.publishFailure {
                         // Pulling goes on; publishing is tried again, less often.
-                        failures += 1
-                        let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
-                        Console.err("famctl: warning: \(failed.message) (the others' events were pulled); the watch goes on, next try in \(String(format: "%.1f", wait)) s")
-                        retryAt = Date().addingTimeInterval(wait)
+                        warnAndWait("\(failed.message) (the others' events were pulled)")
                         continue
                     }
                     if failures > 0 { Console.err("famctl: sync works again") }
@@ -89,10 +92,7 @@ enum SyncCommand: Command {
                 // Ctrl-C stopped the request: not a failure to report.
                 if stop.load(ordering: .relaxed) { break }
                 guard let temporary = Self.temporaryFailure(error, path: path) else { throw error }
-                failures += 1
-                let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
-                Console.err("famctl: warning: \(temporary.message); the watch goes on, next try in \(String(format: "%.1f", wait)) s")
-                retryAt = Date().addingTimeInterval(wait)
+                warnAndWait(temporary.message)
             }
         }
         say("stopped")
@@ -146,7 +146,7 @@ enum SyncCommand: Command {
             }
             var pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
             if let publishFailure {
-                try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(publishFailure)")
+                recordError(publishFailure, replicator)
                 return Round(published: published, pulled: pulled, publishFailure: failure(publishFailure, at: replicator.peer.label, probing: false))
             }
             pulled.carried = try replicator.carryOthersIfAsked()
@@ -162,9 +162,14 @@ enum SyncCommand: Command {
             }
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies)
         } catch let e as PeerError {
-            if !stop.load(ordering: .relaxed) { try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)") }
+            if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
             throw failure(e, at: replicator.peer.label, probing: false)
         }
+    }
+
+    /// What `status` shows as the last error (`r_meta.last_error`).
+    private static func recordError(_ e: PeerError, _ replicator: Replicator) {
+        try? replicator.setMeta("last_error", "\(ISO8601DateFormatter().string(from: Date())) \(e)")
     }
 
     /// A peer's failure as `sync` reports it: the exit code and what to do.
@@ -174,14 +179,11 @@ enum SyncCommand: Command {
             return CLIError(.tempFail, "\(label): \(e)", hint: probing ? "Try again later; nothing was lost." : "Sync again later; nothing was lost.")
         }
         if let hint = hint(for: e) {
-            let code: ExitCode = if case .forbidden = e { .cantCreate } else { .dataError }
+            let code: ExitCode = switch e {
+            case .forbidden, .full: .cantCreate
+            default: .dataError
+            }
             return CLIError(code, "\(label): \(e)", hint: hint + (probing ? "" : " Nothing was lost."))
-        }
-        // A full disk (or quota) under the shared folder is no permission problem.
-        let text = "\(e)"
-        if !probing, [ENOSPC, EDQUOT].contains(where: { text.contains(String(cString: strerror($0))) }) {
-            return CLIError(.cantCreate, "\(label): the disk holding the shared folder is full (or its quota used up): \(e)",
-                            hint: "Free some space there; nothing was lost, and the next sync writes what this one could not.")
         }
         return probing
             ? CLIError(.dataError, "\(label): \(e)", hint: "Use a WebDAV server that honours If-Match and If-None-Match.")
@@ -192,6 +194,8 @@ enum SyncCommand: Command {
     /// collection, is not trusted, forbids or redirects; `nil` for other failures.
     static func hint(for error: PeerError) -> String? {
         switch error {
+        case .full:
+            "Free some space there; the next sync writes what this one could not."
         case .loginRefused:
             "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
         case .notACollection:
@@ -218,7 +222,7 @@ enum SyncCommand: Command {
         }
         // Removed by the owner (the removal arrived with this round or an
         // earlier one): nothing it writes counts, nothing new is readable.
-        let removed = home.projector.household.members[home.deviceID]?.cutoff != nil
+        let removed = home.isRemoved
         if removed {
             Console.err("famctl: warning: this device was removed from the family: the family rejects what it writes from now on, and what the others write is sealed under a key it does not have")
             Console.err("famctl: It keeps the records it had. To take part again, ask the owner for a new invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
