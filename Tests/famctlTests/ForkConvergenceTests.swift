@@ -168,6 +168,15 @@ struct ForkConvergenceTests {
         let json = try JSONSerialization.jsonObject(with: Data(try dad.ok("sync", "--json").utf8)) as? [String: Any]
         #expect(json?["forkedAt"] is Int, "\(String(describing: json))")
         #expect((try JSONSerialization.jsonObject(with: Data(try mum.ok("sync", "--json").utf8)) as? [String: Any])?["forkedAt"] is NSNull)
+        // `status` says it too: on the forked device, its author line and a
+        // warning with what to do; on the others, the author line.
+        let dadsStatus = try dad.ok("status")
+        #expect(dadsStatus.contains("(this device)") && dadsStatus.contains(", FORKED at seq ") && dadsStatus.contains("warning  this device's own chain is forked")
+                && dadsStatus.contains("--home NEWDIR"), "\(dadsStatus)")
+        let mumsStatus = try mum.ok("status")
+        #expect(mumsStatus.contains(", FORKED at seq ") && !mumsStatus.contains("warning"), "\(mumsStatus)")
+        let authors = (try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])?["authors"] as? [[String: Any]]
+        #expect(authors?.filter { $0["forkedAt"] is Int }.count == 1 && authors?.filter { $0["forkedAt"] is NSNull }.count == 1, "\(String(describing: authors))")
         let refused = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         #expect(refused.code == 1 && refused.stderr.contains("has a fork proof") && refused.stderr.contains("famctl accept CODE --name NAME --home NEWDIR"),
                 "\(refused.code): \(refused.stderr)")

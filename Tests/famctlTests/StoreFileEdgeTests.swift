@@ -23,6 +23,11 @@ struct StoreFileEdgeTests {
         try f.ok("export", "stores", dir)
         let health = try String(contentsOfFile: dir + "/health.json", encoding: .utf8)
         #expect(health.contains("\"temperatureC\" : 38.0"), "\(health)")
+        // So do `record list --json` and `record show --json` (one line a stream item too).
+        let list = try f.ok("record", "list", "--json")
+        #expect(list.contains("\"temperatureC\" : 38.0") && list.contains("\"lengthCm\" : 52.0") && list.contains("\"weightKg\" : 4\n"), "\(list)")
+        let rows = try JSONSerialization.jsonObject(with: Data(list.utf8)) as? [[String: Any]]
+        #expect(rows?.count == 2 && rows?.allSatisfy { $0["deleted"] as? Bool == false } == true, "\(list)")
         let other = FamctlRunner()
         try other.ok("init", "--name", "New phone")
         try other.ok("import", "stores", dir)

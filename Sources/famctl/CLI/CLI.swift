@@ -111,7 +111,9 @@ enum Console {
     /// `value` as JSON on stdout: pretty, or on one line (`compact`: a
     /// stream of objects, one a line, as `sync --watch --json` prints them).
     static func json(_ value: Any, compact: Bool = false) {
-        let data = (try? JSONSerialization.data(withJSONObject: value, options: compact ? [.sortedKeys, .withoutEscapingSlashes] : [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data("null".utf8)
-        writeAll(1, String(decoding: data, as: UTF8.self) + "\n")
+        // Written from a JSONValue, not by JSONSerialization: a record's
+        // decimal field stays a decimal (`38.0`), as `export stores` writes it.
+        let json = PrettyJSON.value(value)
+        writeAll(1, String(decoding: compact ? json.jsonBytes : PrettyJSON.bytes(json), as: UTF8.self) + "\n")
     }
 }

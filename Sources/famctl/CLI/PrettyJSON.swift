@@ -1,4 +1,5 @@
 import Envelope
+import Foundation
 
 /// JSON for people and for files read back (`export stores`), laid out as
 /// Foundation's `.prettyPrinted, .sortedKeys` lays it out (two spaces, `"key" :
@@ -6,6 +7,38 @@ import Envelope
 /// (`38.0`, where `JSONSerialization` writes `38` and a reader then takes an
 /// integer), so what is exported is what comes back.
 enum PrettyJSON {
+    /// `value` — what a command prints with `--json`: dictionaries, arrays,
+    /// strings, numbers, `Bool`s, `NSNull`, and ``JSONValue``s (a record's
+    /// fields, kept as they were read) — as a ``JSONValue``. A `Double`
+    /// stays a decimal (`38.0`); a value of any other type, which no command
+    /// prints, becomes its description as a string rather than a crash.
+    static func value(_ any: Any) -> JSONValue {
+        switch any {
+        case let v as JSONValue: return v
+        case let v as String: return .string(v)
+        case let v as Substring: return .string(String(v))
+        case is NSNull: return .null
+        // Native numbers never cast to another type; an `NSNumber` (read
+        // back by JSONSerialization) casts to `Bool` only when it is one.
+        case let v as Bool: return .bool(v)
+        case let v as Int: return .int(Int64(v))
+        case let v as Int64: return .int(v)
+        case let v as Int32: return .int(Int64(v))
+        case let v as UInt32: return .int(Int64(v))
+        case let v as UInt64: return v <= UInt64(Int64.max) ? .int(Int64(v)) : .double(Double(v))
+        case let v as Double: return .double(v)
+        case let v as Float: return .double(Double(v))
+        case let v as [String: Any]: return .object(v.mapValues(value))
+        case let v as [Any]: return .array(v.map(value))
+        default:
+            let mirror = Mirror(reflecting: any)
+            if mirror.displayStyle == .optional {
+                return mirror.children.first.map { value($0.value) } ?? .null
+            }
+            return .string("\(any)")
+        }
+    }
+
     static func bytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         write(value, indent: 0, into: &out)

@@ -4,17 +4,9 @@ import Projections
 
 /// How records are shown: one line for people, an object for `--json`.
 enum RecordView {
-    static func any(_ v: JSONValue) -> Any {
-        switch v {
-        case .null: NSNull()
-        case .bool(let b): b
-        case .int(let i): i
-        case .double(let d): d
-        case .string(let s): s
-        case .array(let a): a.map(any)
-        case .object(let o): o.mapValues(any)
-        }
-    }
+    /// A field's value as `--json` prints it: the ``JSONValue`` itself, so
+    /// that a decimal stays a decimal (``PrettyJSON/value(_:)``).
+    static func any(_ v: JSONValue) -> Any { v }
 
     /// The object `record list --json` prints: id, store, focus, at, fields,
     /// author (the creator's device id), deleted, updated, and derived values.

@@ -39,7 +39,8 @@ enum StatusCommand: Command {
                 "family": family.description, "epoch": Int(key.epoch), "events": total, "pending": pending,
                 "authors": authors.map { a in
                     ["author": a.hex, "name": name(a), "seq": heads[a]!.seq, "last": TimeText.format(heads[a]!.hlc.date), "me": a == home.deviceID,
-                     "pending": pendingBy[a] ?? 0, "unverifiable": unverifiable.filter { $0.path.hasPrefix(a.hex) }.count] as [String: Any]
+                     "pending": pendingBy[a] ?? 0, "unverifiable": unverifiable.filter { $0.path.hasPrefix(a.hex) }.count,
+                     "forkedAt": home.forkPoints[a].map { Int($0) as Any } ?? NSNull()] as [String: Any]
                 },
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
@@ -69,9 +70,16 @@ enum StatusCommand: Command {
             let h = heads[a]!
             var line = "  \(a.short) \(name(a))\(a == home.deviceID ? " (this device)" : "")  seq \(h.seq), last event \(TimeText.format(h.hlc.date))"
             if let p = pendingBy[a], p > 0 { line += ", \(p) waiting for earlier events" }
+            // Its key signed two histories: what it signed from there on counts on no device.
+            if let point = home.forkPoints[a] { line += ", FORKED at seq \(point) (nothing from there on counts)" }
             let u = unverifiable.filter { $0.path.hasPrefix(a.hex) }.count
             if u > 0 { line += ", \(u) file(s) not yet arrived" }
             Console.out(line)
+        }
+        if let point = home.forkPoints[home.deviceID] {
+            Console.out("warning  this device's own chain is forked at seq \(point) (its home was copied, or restored from a backup and written on): "
+                        + "its events from there on count on no device, and it cannot write any more. To write again, ask the owner for an "
+                        + "invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
         }
         if let r = replicator {
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")")
@@ -79,7 +87,7 @@ enum StatusCommand: Command {
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for (a, b) in overlaps {
-            Console.out("  sleeps overlap for \(a.focus): \(a.id.uuidString.lowercased()) and \(b.id.uuidString.lowercased()) (arrived by merge; both kept)")
+            Console.out("  sleeps overlap for \(a.focus): \(a.id.uuidString.lowercased()) and \(b.id.uuidString.lowercased()) (both kept)")
         }
         if deferred > 0 { Console.out("  \(deferred) record events for stores or schemas this famctl does not know yet (kept; applied after an upgrade)") }
         Console.out("denied   \(denied.isEmpty ? "none" : "\(denied.count) event(s) not authorized (kept in the log)")")
