@@ -380,7 +380,15 @@ public final class Replicator {
                 try setMeta("token", nil)
                 continue
             }
-            for object in page.objects where !object.deleted {
+            // In path order: an author's segments then come in seq order
+            // (their names hold the first and last seq, zero-padded), as a
+            // directory's listing (in the file system's hash order) or a
+            // server's need not give them. A later segment read first holds
+            // all its events as waiting, and each is then taken out of
+            // `pending` one by one, opened again on the sequential thread:
+            // a new device's first sync of 20 002 events in three segments,
+            // listed last, first, middle, took 1.17–1.38 s, and 0.87 s in order.
+            for object in page.objects.sorted(by: { $0.path < $1.path }) where !object.deleted {
                 if page.token == "listing" { listed.insert(object.path) }
                 if !object.tag.isEmpty { tags[object.path] = object.tag }
                 if object.path.hasPrefix(me.hex + "/"), let known = ownTags[String(object.path.dropFirst(me.hex.count + 1))],
