@@ -1,4 +1,5 @@
 import Foundation
+@testable import famctl
 import Testing
 
 /// Store files and `--json-fields` read strictly: what is exported comes
@@ -54,6 +55,28 @@ struct StoreFileEdgeTests {
                     && r.stderr.contains("diaper.json: nothing imported from this file"), "\(r.stderr)")
             #expect(try f.ok("record", "list").isEmpty)
         }
+    }
+
+    /// A file of many rows with the same mistake: twenty of them are
+    /// printed, then how many more; `--json` lists every one. Nothing of the
+    /// file is imported, and a good file beside it is.
+    @Test func manyBadRowsArePrintedAsAScreenful() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let rows = (0..<35).map { i in #"{"id":"\#(UUID().uuidString.lowercased())","focus":"baby:\#(baby)","at":"2026-11-03T10:\#(String(format: "%02d", i)):00Z","fields":{"wet":true}}"# }
+        try ("[" + rows.joined(separator: ",\n") + "]").write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
+        try #"[{"id":"\#(UUID().uuidString.lowercased())","focus":"\#(baby)","at":"2026-11-03T11:00:00Z","fields":{"kind":"bottle","amountMl":90,"start":"2026-11-03T11:00:00Z"}}]"#
+            .write(toFile: dir + "/feeding.json", atomically: true, encoding: .utf8)
+        let r = try f.run("import", "stores", dir)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(r.code == 65, "\(r.code) \(r.stderr)")
+        #expect(lines.filter { $0.hasPrefix("famctl: diaper.json[") }.count == ImportStoresCommand.shownBadRowsPerFile, "\(r.stderr)")
+        #expect(lines.contains("famctl: diaper.json: … and 15 more bad row(s) (--json lists every one)")
+                && lines.contains { $0.hasPrefix("famctl: diaper.json: nothing imported") } && lines.contains("famctl: error: 35 bad row(s); see above"), "\(r.stderr)")
+        #expect(r.stdout.contains("feeding.json: 1 added"), "\(r.stdout)")
+        let json = try JSONSerialization.jsonObject(with: Data(try f.run("import", "stores", dir, "--json").stdout.utf8)) as? [String: Any]
+        #expect((json?["errors"] as? [String])?.filter { $0.hasPrefix("diaper.json[") }.count == 35, "\(String(describing: json))")
     }
 
     /// A key given twice in a store file's row is refused, not one of the two kept.

@@ -293,9 +293,42 @@ enum ImportStoresCommand: Command {
             }
         }
         if !failures.isEmpty {
-            for f in failures { Console.err("famctl: \(f)") }
+            for f in Self.shown(failures) { Console.err("famctl: \(f)") }
             throw CLIError.data("\(failures.count - failures.filter { $0.hasSuffix("import again)") }.count) bad row(s); see above")
         }
+    }
+
+    /// Bad rows printed per file, at most: a file of 20 000 rows with the
+    /// same mistake says so in a screenful, not 20 000 lines (`--json`
+    /// lists every one).
+    static let shownBadRowsPerFile = 20
+
+    /// `failures` as printed: the first ``shownBadRowsPerFile`` bad rows of
+    /// each file (`FILE[i]: …`), then how many more there are.
+    static func shown(_ failures: [String]) -> [String] {
+        var out: [String] = []
+        var rows: [String: Int] = [:]
+        var order: [String] = []
+        func more(_ file: String) {
+            let hidden = (rows[file] ?? 0) - shownBadRowsPerFile
+            if hidden > 0 { out.append("\(file): … and \(hidden) more bad row(s) (--json lists every one)") }
+            rows[file] = nil
+        }
+        for f in failures {
+            let colon = f.firstIndex(of: ":") ?? f.endIndex
+            guard let bracket = f.firstIndex(of: "["), bracket < colon else {
+                // A line about a whole file follows its rows.
+                more(String(f[..<colon]))
+                out.append(f)
+                continue
+            }
+            let file = String(f[..<bracket])
+            if rows[file] == nil { order.append(file) }
+            rows[file, default: 0] += 1
+            if rows[file]! <= shownBadRowsPerFile { out.append(f) }
+        }
+        for file in order { more(file) }
+        return out
     }
 
     struct Row {
