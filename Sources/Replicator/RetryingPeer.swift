@@ -17,9 +17,17 @@ public final class RetryingPeer: Peer {
     /// Whether ``getOnce(_:)`` has waited out its one throttle.
     private var waitedOutAThrottleOnce = false
 
+    /// Whether the caller has given up (Ctrl-C in `sync --watch`): checked
+    /// after each wait, and the failure is then passed on instead of the
+    /// request being made again. `sleep` should return early once it is
+    /// true (``interruptibleSleep(isCancelled:)``).
+    public let isCancelled: () -> Bool
+
     public init(_ base: any Peer, attempts: Int = 8, initialDelay: Double = 0.2, maximumDelay: Double = 30,
                 rng: any RandomNumberGenerator = SystemRandomNumberGenerator(),
+                isCancelled: @escaping () -> Bool = { false },
                 sleep: @escaping (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
+        self.isCancelled = isCancelled
         self.base = base
         self.attempts = attempts
         self.initialDelay = initialDelay
@@ -29,6 +37,20 @@ public final class RetryingPeer: Peer {
     }
 
     public var label: String { base.label }
+
+    /// A wait of up to `seconds` that ends within a tenth of a second of
+    /// `isCancelled` turning true: a `Retry-After: 30` must not hold a
+    /// Ctrl-C for half a minute.
+    public static func interruptibleSleep(isCancelled: @escaping () -> Bool) -> (Double) -> Void {
+        { seconds in
+            let end = Date().addingTimeInterval(seconds)
+            while !isCancelled() {
+                let left = end.timeIntervalSinceNow
+                guard left > 0 else { return }
+                Thread.sleep(forTimeInterval: min(left, 0.1))
+            }
+        }
+    }
 
     /// The most one request waits in all before its failure is passed on:
     /// the back-off alone comes to about 25 s; a server asking for longer
@@ -60,6 +82,7 @@ public final class RetryingPeer: Peer {
                 waited += wait
                 waits.append(wait)
                 sleep(wait)
+                if isCancelled() { throw error }
                 attempt += 1
             }
         }
@@ -93,6 +116,7 @@ public final class RetryingPeer: Peer {
             let wait = max(after, 0.05)
             waits.append(wait)
             sleep(wait)
+            if isCancelled() { throw error }
             do throws(PeerError) {
                 return try base.getOnce(path)
             } catch {

@@ -160,6 +160,48 @@ struct PeerSyncTests {
         #expect(watch.terminationStatus == 0)
     }
 
+    /// A server that passes the probe, then answers every request with
+    /// `503` and `Retry-After: 30`: Ctrl-C stops a `sync --watch` waiting
+    /// out that half minute at once.
+    @Test(.timeLimit(.minutes(2)))
+    func ctrlCCutsShortARetryAfterWait() throws {
+        let server = try ScriptedHTTPServer { c in
+            let first = c.request.prefix { $0 != "\r" }
+            let method = first.split(separator: " ").first.map(String.init) ?? ""
+            let target = first.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            switch method {
+            case "MKCOL": c.write("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+            case "DELETE": c.write("HTTP/1.1 204 No Content\r\n\r\n")
+            case "PUT" where target.contains(".famctl-probe-"):
+                let conditional = c.request.contains("If-Match") || ProbeState.shared.seen(target)
+                c.write(conditional ? "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n" : "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+            default:
+                c.write("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\nContent-Length: 0\r\n\r\n")
+            }
+        }
+        defer { server.stop() }
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", server.url)
+        let watch = Process()
+        watch.executableURL = FamctlRunner.binary
+        watch.arguments = ["sync", "--watch"]
+        watch.environment = ProcessInfo.processInfo.environment.merging(["FAMCTL_HOME": mum.home]) { $1 }
+        watch.standardOutput = FileHandle.nullDevice
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        // Past the probe and into the first 30 s wait.
+        let deadline = Date().addingTimeInterval(20)
+        while server.requests < 4 && Date() < deadline { usleep(100_000) }
+        sleep(1)
+        #expect(watch.isRunning)
+        let interrupted = Date()
+        watch.interrupt()
+        watch.waitUntilExit()
+        #expect(Date().timeIntervalSince(interrupted) < 5, "Ctrl-C took \(Date().timeIntervalSince(interrupted)) s")
+        #expect(watch.terminationStatus == 0)
+    }
+
     /// The probe objects the stalling server above has created.
     final class ProbeState: @unchecked Sendable {
         static let shared = ProbeState()

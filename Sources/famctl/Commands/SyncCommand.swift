@@ -326,7 +326,11 @@ extension Home {
             throw CLIError(.usage, "no shared directory or peer is set for this family",
                            hint: "'famctl settings sync --dir PATH' or 'famctl settings sync --peer URL' sets one.")
         }
-        return try Replicator(log: log, peer: RetryingPeer(base), family: family, me: deviceID)
+        // Ctrl-C in `sync --watch` also cuts short a wait between retries
+        // (a server's `Retry-After`, the back-off), not only a request.
+        let stopped = { SyncCommand.stop.load(ordering: .relaxed) }
+        return try Replicator(log: log, peer: RetryingPeer(base, isCancelled: stopped, sleep: RetryingPeer.interruptibleSleep(isCancelled: stopped)),
+                              family: family, me: deviceID)
     }
 
     /// Over a shared folder, refuses to write while this device's own folder
