@@ -147,6 +147,36 @@ struct NotAFileInTheSharedFolderTests {
     }
 }
 
+/// A directory, not empty, in the place of a device's own segment: it
+/// cannot be written again over it. The author says so at each `sync` (once
+/// in a `--watch`), naming the path and the seqs the others miss, exit 0;
+/// once the directory is gone, its next round writes the segment again.
+struct OwnSegmentInTheWayTests {
+    @Test func aDirectoryInPlaceOfAnOwnSegmentIsSaidAndThenCleared() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let (_, _, path) = try OwnSegmentRepairTests.dadsNewSegment(family)
+        #expect(unlink(path) == 0)
+        #expect(mkdir(path, 0o755) == 0 && FileManager.default.createFile(atPath: path + "/keep", contents: Data([1])))
+
+        let out = try dad.run("sync")
+        #expect(out.code == 0, "\(out.code): \(out.stderr)")
+        #expect(out.stderr.contains("warning: this device's segment \(path) cannot be read by the others, who miss the events it holds (seqs ")
+                && out.stderr.contains("the path is a directory, not a file") && out.stderr.contains("Remove or rename what is at that path"), "\(out.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try dad.ok("sync", "--json").utf8)) as? [String: Any]
+        #expect((json?["ownNotRestored"] as? [[String: Any]])?.count == 1, "\(String(describing: json))")
+        try mum.ok("sync")
+        #expect(try mum.ok("digest") != dad.ok("digest"))
+
+        #expect((try? FileManager.default.removeItem(atPath: path)) != nil)
+        let cleared = try dad.run("sync")
+        #expect(cleared.code == 0 && !cleared.stderr.contains("warning") && cleared.stdout.contains("wrote again 1 of this device's segment(s)"),
+                "\(cleared.stdout) \(cleared.stderr)")
+        try mum.ok("sync")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+}
+
 /// A flag set once, read from another thread.
 final class Flag: @unchecked Sendable {
     private let lock = NSLock()

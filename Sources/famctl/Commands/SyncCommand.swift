@@ -50,6 +50,7 @@ enum SyncCommand: Command {
         }
         defer { sources.forEach { $0.cancel() } }
         var lastPull = Date.distantPast
+        var warnedOwn = Set<String>()
         var seenHead: UInt64 = 0
         var changedAt: Date?
         // A round that fails for a while (the folder unmounted, the server
@@ -76,8 +77,11 @@ enum SyncCommand: Command {
                 if head != seenHead { changedAt = Date(); seenHead = head }
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
                 if quiet || Date().timeIntervalSince(lastPull) >= interval {
-                    let r = try round(home)
-                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
+                    var r = try round(home)
+                    // An own segment that stays unreadable is said once a watch, not every round.
+                    r.pulled.ownNotRestored.removeAll { warnedOwn.contains($0.path) }
+                    warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path))
+                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
                     if let failed = r.publishFailure {
@@ -107,7 +111,7 @@ enum SyncCommand: Command {
 
     struct Round {
         let published: Replicator.PublishReport
-        let pulled: Replicator.PullReport
+        var pulled: Replicator.PullReport
         /// Photos (ids) whose only copy, this device's, is damaged: not uploaded.
         var damagedPhotos: [String] = []
         /// Why publishing failed when the peer refused this device's writes
@@ -212,6 +216,16 @@ enum SyncCommand: Command {
     }
 
     /// `oneLine`: the JSON object on one line (a watch prints one a round).
+    /// Where a file of the family's folder (`AUTHOR/NAME`) is, as its
+    /// user finds it: a path in the shared directory, or a URL.
+    static func location(of file: String, home: Home) -> String {
+        switch Location.stored(in: home) {
+        case .directory(let dir): dir + "/" + home.family.description + "/" + file
+        case .peer(let url): url + (url.hasSuffix("/") ? "" : "/") + home.family.description + "/" + file
+        case .none: file
+        }
+    }
+
     static func report(_ r: Round, home: Home, json: Bool, oneLine: Bool = false) throws {
         // The family's events can show, at any round, that this device's
         // join did not count: everything it writes is then rejected.
@@ -235,6 +249,18 @@ enum SyncCommand: Command {
             Console.err("famctl: warning: this device's own chain is forked at seq \(forkedAt) (its key signed two histories: its home was copied, or restored from a backup and written on): its events from there on count on no device, and it cannot write any more")
             Console.err("famctl: 'famctl status' shows where they part. To write again, ask the owner for an invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
         }
+        // Its own segment is unreadable to the others (a directory in its
+        // place, a file made unreadable) and could not be written again:
+        // they miss those events until someone clears the way.
+        for (file, why) in r.pulled.ownNotRestored {
+            let location = Self.location(of: file, home: home)
+            let seqs = SegmentName(parsing: String(file.split(separator: "/").last ?? "")).map { " (seqs \($0.firstSeq)–\($0.lastSeq))" } ?? ""
+            // The reasons name the file and its folder again: said once, above.
+            let folder = String(location[..<(location.lastIndex(of: "/") ?? location.endIndex)])
+            let reason = why.replacingOccurrences(of: location, with: "the path").replacingOccurrences(of: folder, with: "its folder")
+            Console.err("famctl: warning: this device's segment \(location) cannot be read by the others, who miss the events it holds\(seqs): \(reason)")
+            Console.err("famctl: Remove or rename what is at that path (or ask the server's owner to): the next 'famctl sync' writes the segment again from this device's log.")
+        }
         for photo in r.damagedPhotos {
             Console.err("famctl: warning: the only copy of photo \(photo), on this device, is damaged (its bytes no longer match their hash); it was not uploaded")
             Console.err("famctl: It cannot be recovered from this device: 'famctl photo delete \(photo)', then add it again from the original file.")
@@ -244,7 +270,8 @@ enum SyncCommand: Command {
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
-                          "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos] as [String: Any], compact: oneLine)
+                          "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
+                          "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] }] as [String: Any], compact: oneLine)
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
