@@ -32,16 +32,22 @@ struct BenchSmokeTests {
             #expect(abs(ratio - value / bound) < 1e-9, "\(name): the ratio is value ÷ bound")
         }
         // Append's and ingest's bounds are the mean of the bare rates measured
-        // at the start and right after each figure (the machine's speed moves).
+        // at the start, between the timed calls (none in a run this small:
+        // one call) and right after each figure (the machine's speed moves).
         let number = { (key: String) in (json[key] as? NSNumber)?.doubleValue ?? 0 }
         #expect(number("bareSignAfterAppendPerSecond") > 0 && number("bareVerifyAfterIngestPerSecond") > 0)
         #expect(number("bareVerifyRepeatedPerSecond") > 0)
         let cores = Double((json["cores"] as? NSNumber)?.intValue ?? 0)
         let appendBound = (row("append (batched)")?["bound"] as? NSNumber)?.doubleValue ?? 0
         let ingestBound = (row("ingest (verify")?["bound"] as? NSNumber)?.doubleValue ?? 0
-        #expect(abs(appendBound - (number("bareSignPerSecond") + number("bareSignAfterAppendPerSecond")) / 2) < 1e-6)
-        #expect(abs(ingestBound - (number("bareVerifyPerSecond") + number("bareVerifyAfterIngestPerSecond")) / 2 * cores) < 1e-6)
-        #expect(r.stderr.contains("bare signing: ") && r.stderr.contains("right after the append"))
+        let signSamples = (json["bareSignSamplesPerSecond"] as? [NSNumber])?.map(\.doubleValue) ?? []
+        let verifySamples = (json["bareVerifySamplesPerSecond"] as? [NSNumber])?.map(\.doubleValue) ?? []
+        #expect(signSamples.count >= 2 && signSamples.first == number("bareSignPerSecond") && signSamples.last == number("bareSignAfterAppendPerSecond"), "\(signSamples)")
+        #expect(verifySamples.count >= 2 && verifySamples.first == number("bareVerifyPerSecond") && verifySamples.last == number("bareVerifyAfterIngestPerSecond"), "\(verifySamples)")
+        #expect(abs(appendBound - BenchCommand.mean(signSamples)) < 1e-6)
+        #expect(abs(ingestBound - BenchCommand.mean(verifySamples) * cores) < 1e-6)
+        #expect(BenchCommand.mean([1, 2, 6]) == 3)
+        #expect(r.stderr.contains("bare signing: ") && r.stderr.contains("right after the append") && r.stderr.contains("the bound is their mean"))
 
         // The rebuild's peak memory is its own process's, not this run's.
         let rebuildPeak = (row("peak RSS of the rebuild process")?["value"] as? NSNumber)?.doubleValue ?? 0
@@ -54,6 +60,27 @@ struct BenchSmokeTests {
         #expect(!rates.isEmpty && abs(figure - BenchCommand.median(rates)) <= 0.5, "the figure \(figure) is the median of \(rates)")
         #expect(BenchCommand.median([5, 1, 3]) == 3 && BenchCommand.median([4, 1, 3, 2]) == 2.5 && BenchCommand.median([7]) == 7)
         #expect(row("convergence")?["bound"] is NSNull)
+    }
+
+    /// A run of more than one timed call (16 000 events a call) measures
+    /// each bound again between the calls, and the bound is the mean of all
+    /// its measurements, not only of those at the two ends.
+    @Test func boundsAreMeasuredBetweenTimedCallsToo() throws {
+        let f = FamctlRunner()
+        let out = f.root + "/bench.json"
+        let r = try f.run("bench", "--scale", "1.7", "--only", "core", "--out", out)
+        #expect(r.code == 0, "\(r.stderr)")
+        let data = try #require(FileManager.default.contents(atPath: out))
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let rows = try #require(json["rows"] as? [[String: Any]])
+        func bound(_ prefix: String) -> Double { (rows.first { ($0["metric"] as? String)?.hasPrefix(prefix) == true }?["bound"] as? NSNumber)?.doubleValue ?? 0 }
+        let signSamples = (json["bareSignSamplesPerSecond"] as? [NSNumber])?.map(\.doubleValue) ?? []
+        let verifySamples = (json["bareVerifySamplesPerSecond"] as? [NSNumber])?.map(\.doubleValue) ?? []
+        // 17 000 events: two calls, so one measurement between them.
+        #expect(signSamples.count == 3 && verifySamples.count == 3, "\(signSamples) \(verifySamples)")
+        #expect(abs(bound("append (batched)") - signSamples.reduce(0, +) / 3) < 1e-6)
+        #expect(abs(bound("ingest (verify") - verifySamples.reduce(0, +) / 3 * Double((json["cores"] as? NSNumber)?.intValue ?? 0)) < 1e-6)
+        #expect(r.stderr.contains("/s in between, ") && r.stdout.contains("mean of 3"), "\(r.stdout) \(r.stderr)")
     }
 
     /// With K events per record, the workload writes a tenth as many

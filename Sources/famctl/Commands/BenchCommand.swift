@@ -98,11 +98,23 @@ enum BenchCommand: Command {
         // Measured again right after the append and the ingest (with core).
         var signAfter = sign
         var verifyAfter = verify
-        /// How far a bound moved while its figure was measured.
-        func drift(_ bound: String, before: Double, after: Double, figure: String) -> String {
-            let moved = (after / before - 1) * 100
-            return String(format: "%@: %.0f/s at the start, %.0f/s right after the %@ (%+.0f %%)%@", bound, before, after, figure, moved,
-                          abs(moved) > 15 ? ": the machine's speed moved during this figure, so its ratio is uncertain by as much" : "")
+        // Every measurement of each bound through its figure (with core).
+        var signSamples = [sign]
+        var verifySamples = [verify]
+        /// How far a bound moved while its figure was measured: its
+        /// measurements before, between the timed calls, and after.
+        func drift(_ bound: String, samples: [Double], figure: String) -> String {
+            let (low, high) = (samples.min() ?? 0, samples.max() ?? 0)
+            let spread = (high / max(low, 1) - 1) * 100
+            let inner = samples.dropFirst().dropLast()
+            let between = switch inner.count {
+            case 0: ""
+            case 1: String(format: ", %.0f/s in between", inner.first!)
+            default: String(format: ", %d times in between from %.0f/s to %.0f/s", inner.count, inner.min()!, inner.max()!)
+            }
+            return String(format: "%@: %.0f/s at the start%@, %.0f/s right after the %@; the bound is their mean, %.0f/s (highest %+.0f %% over lowest)%@",
+                          bound, samples.first ?? 0, between, samples.last ?? 0, figure, Self.mean(samples), spread,
+                          spread > 15 ? ": the machine's speed moved during this figure, so its ratio is uncertain by as much" : "")
         }
 
         // Append: realistic record events, batched (sign + encrypt + store + project).
@@ -140,21 +152,25 @@ enum BenchCommand: Command {
         // /dev/urandom for every one).
         var elapsed: TimeInterval = 0
         var written = 0
+        // The machine's speed moves from minute to minute: the bound is
+        // measured again after each timed call (for a tenth of a second,
+        // outside the timing) and right after the figure, and the ratio is
+        // taken to the mean of all its measurements, so that it follows
+        // the speed the figure ran at, not only at its two ends.
         while written < n {
             let bodies = workload.next(min(batch * Self.batchesTimedTogether, n - written))
             let start = Date()
             try a.append(batches: bodies, size: batch)
             elapsed += Date().timeIntervalSince(start)
             written += bodies.count
+            if written < n { signSamples.append(Sodium.bareSigningRate(duration: Self.boundSample, lengths: lengths)) }
         }
         let appendRate = Double(n) / elapsed
-        // The machine's speed moves from minute to minute: the bound is
-        // measured again right after the figure, and the ratio is taken to
-        // the mean of the two.
         signAfter = Sodium.bareSigningRate(duration: 1, lengths: lengths)
-        note(drift("bare signing", before: sign, after: signAfter, figure: "append"))
-        rows.append(Row(name: "append (batched)", value: appendRate, unit: "events/s", bound: (sign + signAfter) / 2,
-                        boundName: "bare signing, before+after", target: "≥ 0.80"))
+        signSamples.append(signAfter)
+        note(drift("bare signing", samples: signSamples, figure: "append"))
+        rows.append(Row(name: "append (batched)", value: appendRate, unit: "events/s", bound: Self.mean(signSamples),
+                        boundName: Self.boundName("bare signing", signSamples), target: "≥ 0.80"))
 
         // Ingest: B, another device of the family, ingests A's events in
         // segment-sized batches, each a transaction, sixteen to a call, as a
@@ -176,12 +192,14 @@ enum BenchCommand: Command {
             let start = Date()
             try b2.ingest(batches: batches) { _, _ in }
             elapsed += Date().timeIntervalSince(start)
+            if next <= UInt64(total) { verifySamples.append(Sodium.bareVerificationRate(duration: Self.boundSample, lengths: lengths)) }
         }
         let ingestRate = Double(total) / elapsed
         verifyAfter = Sodium.bareVerificationRate(duration: 1, lengths: lengths)
-        note(drift("bare verification", before: verify, after: verifyAfter, figure: "ingest"))
-        rows.append(Row(name: "ingest (verify+chain+decrypt+project)", value: ingestRate, unit: "events/s", bound: (verify + verifyAfter) / 2 * Double(cores),
-                        boundName: "bare verify × \(cores) core\(cores == 1 ? "" : "s"), before+after", target: "≥ 0.80"))
+        verifySamples.append(verifyAfter)
+        note(drift("bare verification", samples: verifySamples, figure: "ingest"))
+        rows.append(Row(name: "ingest (verify+chain+decrypt+project)", value: ingestRate, unit: "events/s", bound: Self.mean(verifySamples) * Double(cores),
+                        boundName: Self.boundName("bare verify × \(cores) core\(cores == 1 ? "" : "s")", verifySamples), target: "≥ 0.80"))
         if cores > 1 {
             rows.append(Row(name: "ingest, against verify on \(cores) cores at once", value: ingestRate, unit: "events/s", bound: verifyTogether,
                             boundName: "bare verify, \(cores) threads measured", target: "-"))
@@ -333,7 +351,9 @@ enum BenchCommand: Command {
             let json: [String: Any] = [
                 "events": n, "eventsPerRecord": perRecord, "cores": cores, "bareSignPerSecond": sign, "bareVerifyPerSecond": verify,
                 "bareSignAfterAppendPerSecond": want("core") ? signAfter : NSNull() as Any,
-                "bareVerifyAfterIngestPerSecond": want("core") ? verifyAfter : NSNull() as Any, "bareVerifyAllCoresPerSecond": verifyTogether, "bareVerifyRepeatedPerSecond": verifyRepeated,
+                "bareVerifyAfterIngestPerSecond": want("core") ? verifyAfter : NSNull() as Any,
+                "bareSignSamplesPerSecond": want("core") ? signSamples : NSNull() as Any,
+                "bareVerifySamplesPerSecond": want("core") ? verifySamples : NSNull() as Any, "bareVerifyAllCoresPerSecond": verifyTogether, "bareVerifyRepeatedPerSecond": verifyRepeated,
                 "boundMessageBytes": meanLength, "peer": peerFigures,
                 "rows": rows.map { row -> [String: Any] in
                     ["metric": row.name, "value": row.value, "unit": row.unit, "bound": row.bound ?? NSNull(),
@@ -397,6 +417,16 @@ enum BenchCommand: Command {
     }
 
     /// Events per append batch and per ingest call: one transaction each.
+    /// How long each measurement of a bound between two timed calls lasts.
+    static let boundSample = 0.1
+
+    static func mean(_ values: [Double]) -> Double { values.isEmpty ? 0 : values.reduce(0, +) / Double(values.count) }
+
+    /// The bound's name in the table: what it is, and how often it was measured.
+    static func boundName(_ bound: String, _ samples: [Double]) -> String {
+        samples.count > 2 ? "\(bound), mean of \(samples.count)" : "\(bound), before+after"
+    }
+
     static let batch = 1_000
     /// Append batches made ahead and timed as one stream (16 000 events'
     /// bodies held at once).
