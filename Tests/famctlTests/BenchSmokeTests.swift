@@ -81,6 +81,13 @@ struct BenchSmokeTests {
         #expect(abs(bound("append (batched)") - signSamples.reduce(0, +) / 3) < 1e-6)
         #expect(abs(bound("ingest (verify") - verifySamples.reduce(0, +) / 3 * Double((json["cores"] as? NSNumber)?.intValue ?? 0)) < 1e-6)
         #expect(r.stderr.contains("/s in between, ") && r.stdout.contains("mean of 3"), "\(r.stdout) \(r.stderr)")
+        // So is the bound of two threads verifying at once, where there are two cores.
+        if let together = (json["bareVerifyAllCoresSamplesPerSecond"] as? [NSNumber])?.map(\.doubleValue) {
+            #expect(together.count == 3 && together.first == (json["bareVerifyAllCoresPerSecond"] as? NSNumber)?.doubleValue, "\(together)")
+            #expect(abs(bound("ingest, against verify") - together.reduce(0, +) / 3) < 1e-6)
+        } else {
+            #expect((json["cores"] as? NSNumber)?.intValue == 1)
+        }
     }
 
     /// With K events per record, the workload writes a tenth as many

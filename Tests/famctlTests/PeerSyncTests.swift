@@ -117,22 +117,8 @@ struct PeerSyncTests {
     /// Ctrl-C stops a `sync --watch` waiting on it at once.
     @Test(.timeLimit(.minutes(2)))
     func aServerThatStallsAfterTheProbeCostsOneTimeout() throws {
-        let server = try ScriptedHTTPServer { c in
-            let first = c.request.prefix { $0 != "\r" }
-            let method = first.split(separator: " ").first.map(String.init) ?? ""
-            let target = first.split(separator: " ").dropFirst().first.map(String.init) ?? ""
-            switch method {
-            case "MKCOL": c.write("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
-            case "DELETE": c.write("HTTP/1.1 204 No Content\r\n\r\n")
-            case "PUT" where target.contains(".famctl-probe-"):
-                // The probe: created once, then every conditional write refused.
-                let conditional = c.request.contains("If-Match") || ProbeState.shared.seen(target)
-                c.write(conditional ? "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n" : "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
-            default:
-                // Anything else (the segment's upload, a listing): no answer.
-                while c.write("") { usleep(100_000) }
-            }
-        }
+        // Anything but the probe (the segment's upload, a listing): no answer.
+        let server = try Self.passingTheProbe { c in while c.write("") { usleep(100_000) } }
         defer { server.stop() }
         let mum = FamctlRunner()
         try mum.ok("init", "--name", "Mum")
@@ -165,20 +151,7 @@ struct PeerSyncTests {
     /// out that half minute at once.
     @Test(.timeLimit(.minutes(2)))
     func ctrlCCutsShortARetryAfterWait() throws {
-        let server = try ScriptedHTTPServer { c in
-            let first = c.request.prefix { $0 != "\r" }
-            let method = first.split(separator: " ").first.map(String.init) ?? ""
-            let target = first.split(separator: " ").dropFirst().first.map(String.init) ?? ""
-            switch method {
-            case "MKCOL": c.write("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
-            case "DELETE": c.write("HTTP/1.1 204 No Content\r\n\r\n")
-            case "PUT" where target.contains(".famctl-probe-"):
-                let conditional = c.request.contains("If-Match") || ProbeState.shared.seen(target)
-                c.write(conditional ? "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n" : "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
-            default:
-                c.write("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\nContent-Length: 0\r\n\r\n")
-            }
-        }
+        let server = try Self.passingTheProbe { c in c.write("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\nContent-Length: 0\r\n\r\n") }
         defer { server.stop() }
         let mum = FamctlRunner()
         try mum.ok("init", "--name", "Mum")
@@ -202,7 +175,27 @@ struct PeerSyncTests {
         #expect(watch.terminationStatus == 0)
     }
 
-    /// The probe objects the stalling server above has created.
+    /// A server that answers famctl's probe as a WebDAV server with
+    /// conditional writes does (collections made, the probe object created
+    /// once, then every conditional write to it refused, deleted), and every
+    /// other request with `rest`.
+    static func passingTheProbe(_ rest: @escaping @Sendable (ScriptedHTTPServer.Connection) -> Void) throws -> ScriptedHTTPServer {
+        try ScriptedHTTPServer { c in
+            let first = c.request.prefix { $0 != "\r" }
+            let method = first.split(separator: " ").first.map(String.init) ?? ""
+            let target = first.split(separator: " ").dropFirst().first.map(String.init) ?? ""
+            switch method {
+            case "MKCOL": c.write("HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+            case "DELETE": c.write("HTTP/1.1 204 No Content\r\n\r\n")
+            case "PUT" where target.contains(".famctl-probe-"):
+                let conditional = c.request.contains("If-Match") || ProbeState.shared.seen(target)
+                c.write(conditional ? "HTTP/1.1 412 Precondition Failed\r\nContent-Length: 0\r\n\r\n" : "HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+            default: rest(c)
+            }
+        }
+    }
+
+    /// The probe objects the servers above have created.
     final class ProbeState: @unchecked Sendable {
         static let shared = ProbeState()
         private let lock = NSLock()
