@@ -13,14 +13,14 @@ public enum FocusKey: Hashable, Sendable, CustomStringConvertible {
         case "pregnancy": self = .pregnancy
         case "newMom": self = .newMom
         default:
-            guard text.hasPrefix("baby:"), let u = UUID(uuidString: String(text.dropFirst(5))) else { return nil }
+            guard text.hasPrefix("baby:"), let u = UUID(text: String(text.dropFirst(5))) else { return nil }
             self = .baby(u)
         }
     }
 
     public var description: String {
         switch self {
-        case .baby(let u): "baby:" + u.uuidString.lowercased()
+        case .baby(let u): "baby:" + u.lowercasedText
         case .pregnancy: "pregnancy"
         case .newMom: "newMom"
         }

@@ -21,7 +21,7 @@ public struct PhotoEvent: Sendable, Hashable {
 
     public var body: EventBody {
         var o = fields
-        o["photo"] = .string(photo.uuidString.lowercased())
+        o["photo"] = .string(photo.lowercasedText)
         return EventBody(type: kind.rawValue, schema: Self.schema, fields: o)
     }
 
@@ -40,7 +40,7 @@ public struct PhotoEvent: Sendable, Hashable {
         guard let h = f["hash"]?.stringValue, Hex.decode(h)?.count == 32 else { return "plaintext hash missing or not 32 bytes" }
         guard let k = f["key"]?.stringValue, Hex.decode(k)?.count == 32 else { return "photo key missing or not 32 bytes" }
         guard let b = f["blob"]?.stringValue, Hex.decode(b)?.count == 32 else { return "blob name missing or not 32 bytes" }
-        guard let r = f["record"]?.stringValue, UUID(uuidString: r) != nil else { return "record id missing" }
+        guard let r = f["record"]?.stringValue, UUID(text: r) != nil else { return "record id missing" }
         return nil
     }
 }
@@ -67,7 +67,7 @@ extension PhotoState {
             "size": .int(Int64(size)), "mediaType": .string(mediaType), "hash": .string(Hex.encode(hash)),
             "key": .string(Hex.encode(key)), "blob": .string(blob),
         ]
-        if let record { o["record"] = .string(record.uuidString.lowercased()) }
+        if let record { o["record"] = .string(record.lowercasedText) }
         return o
     }
 }

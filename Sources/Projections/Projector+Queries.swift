@@ -52,7 +52,7 @@ extension Projector {
 
     /// A record from a row of (id, put_version, delete_version, first_put, store, focus, at, fields) starting at `id`.
     static func recordState(_ r: Row, id i: Int32, put p: Int32) -> RecordState? {
-        guard let uuid = UUID(uuidString: r.text(i)), let put = Version(bytes: r.blob(p)), let first = Version(bytes: r.blob(p + 2)),
+        guard let uuid = UUID(text: r.text(i)), let put = Version(bytes: r.blob(p)), let first = Version(bytes: r.blob(p + 2)),
               !r.isNull(p + 3), !r.isNull(p + 4), let fields = EntityState.decodeFields(r.blob(p + 6)) else { return nil }
         let del: Version? = r.isNull(p + 1) ? nil : Version(bytes: r.blob(p + 1))
         let e = EntityState(put: put, delete: del, firstPut: first, fields: fields)
@@ -66,12 +66,12 @@ extension Projector {
         try database.statement("""
             SELECT id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields FROM \(schema).p_entities
             WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
-            """).first([.text(id.uuidString.lowercased())]) { r in Self.recordState(r, id: 0, put: 1) } ?? nil
+            """).first([.text(id.lowercasedText)]) { r in Self.recordState(r, id: 0, put: 1) } ?? nil
     }
 
     /// Whether any event (put or delete) has named this record.
     public func recordExists(_ id: UUID) throws -> Bool {
-        try database.statement("SELECT 1 FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.uuidString.lowercased())]) { _ in true } ?? false
+        try database.statement("SELECT 1 FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.lowercasedText)]) { _ in true } ?? false
     }
 
     /// Every entity of `kind` with a put, in id order.
@@ -90,12 +90,12 @@ extension Projector {
     public func photos(record: UUID? = nil, includeDeleted: Bool = false) throws -> [PhotoState] {
         var out: [PhotoState] = []
         for (id, e) in try entities("photo") {
-            guard let uuid = UUID(uuidString: id), let first = e.firstPut else { continue }
+            guard let uuid = UUID(text: id), let first = e.firstPut else { continue }
             if e.isDeleted && !includeDeleted { continue }
             // Metadata is written once; a delete does not erase what is needed to show the trail.
             let f = e.visibleFields(afterDelete: false)
             guard PhotoEvent.problem(f) == nil else { continue }
-            let rec = f["record"]?.stringValue.flatMap(UUID.init(uuidString:))
+            let rec = f["record"]?.stringValue.flatMap(UUID.init(text:))
             if let record, rec != record { continue }
             var size: Int64 = 0
             if case .int(let n)? = f["size"] { size = n }
@@ -136,7 +136,7 @@ extension Projector {
                 FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1)
             ORDER BY version
             """)
-            .forEachRow([.text(id.uuidString.lowercased())]) { r in
+            .forEachRow([.text(id.lowercasedText)]) { r in
                 guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else { return }
                 // A row its creating put alone wrote keeps that put's changes as its fields (see `Projector.save`).
                 let text = r.isNull(3) ? EntityState.decodeFields(r.blob(4)).map(EntityState.putTrail(of:)) ?? "{}" : r.text(3)

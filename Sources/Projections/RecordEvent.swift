@@ -30,7 +30,7 @@ public struct RecordEvent: Sendable, Hashable {
 
     public var body: EventBody {
         var o: [String: JSONValue] = [
-            "record": .string(record.uuidString.lowercased()), "store": .string(store), "focus": .string(focus),
+            "record": .string(record.lowercasedText), "store": .string(store), "focus": .string(focus),
         ]
         if kind == .put {
             o["fields"] = .object(fields)

@@ -52,11 +52,11 @@ extension Home {
         try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 1)",
                              [.text(blobName), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
         let meta = PhotoEvent(kind: .put, photo: id, fields: [
-            "record": .string(record.id.uuidString.lowercased()), "size": .int(Int64(bytes.count)), "mediaType": .string(type),
+            "record": .string(record.id.lowercasedText), "size": .int(Int64(bytes.count)), "mediaType": .string(type),
             "hash": .string(Hex.encode(hash)), "key": .string(Hex.encode(key.copyBytes())), "blob": .string(blobName),
         ])
         let update = RecordEvent(kind: .put, record: record.id, store: record.store, focus: record.focus, at: nil,
-                                 fields: ["photos": .array(existing + [.string(id.uuidString.lowercased())])])
+                                 fields: ["photos": .array(existing + [.string(id.lowercasedText)])])
         do {
             try append([meta.body, update.body]) { try checkCanWrite() }
         } catch {
@@ -120,23 +120,23 @@ extension Home {
                 return plain
             }
             // A damaged copy: drop it (if it was published, the peer has the original) and refetch.
-            if try isUnpublished(p.blob) { throw CLIError.data("the only copy of photo \(p.id.uuidString.lowercased()) is damaged (hash mismatch)") }
+            if try isUnpublished(p.blob) { throw CLIError.data("the only copy of photo \(p.id.lowercasedText) is damaged (hash mismatch)") }
             try? FileManager.default.removeItem(atPath: cached)
         }
         guard let peer else {
-            throw CLIError(.tempFail, "photo \(p.id.uuidString.lowercased()) has not arrived on this device yet", hint: "Run 'famctl sync'; the photo's record is unaffected.")
+            throw CLIError(.tempFail, "photo \(p.id.lowercasedText) has not arrived on this device yet", hint: "Run 'famctl sync'; the photo's record is unaffected.")
         }
         let blob: [UInt8]
         do throws(PeerError) { blob = try peer.get(Self.blobPath(p.blob)).bytes } catch {
             if case .notFound = error {
-                throw CLIError(.tempFail, "photo \(p.id.uuidString.lowercased()) has not arrived yet (\(error))",
+                throw CLIError(.tempFail, "photo \(p.id.lowercasedText) has not arrived yet (\(error))",
                                hint: "Its bytes are uploaded by the device that added it when it syncs; try again later.")
             }
-            throw CLIError(.tempFail, "photo \(p.id.uuidString.lowercased()) could not be fetched from the shared folder or server (\(error))",
+            throw CLIError(.tempFail, "photo \(p.id.lowercasedText) could not be fetched from the shared folder or server (\(error))",
                            hint: "The server did not answer in time, cut the answer short, or failed; try again later. The photo's record is unaffected.")
         }
         guard let plain = open(blob, p) else {
-            throw CLIError(.tempFail, "the copy of photo \(p.id.uuidString.lowercased()) on the peer is incomplete or damaged (hash mismatch); rejected",
+            throw CLIError(.tempFail, "the copy of photo \(p.id.lowercasedText) on the peer is incomplete or damaged (hash mismatch); rejected",
                            hint: "If it was still arriving, try again later. If it stays damaged, remove \(Self.blobPath(p.blob)) from the family's shared folder "
                                + "or server: the next sync of a device that holds a good copy uploads it again. The record is unaffected.")
         }
@@ -204,7 +204,7 @@ extension Home {
                 if p.creator == deviceID { deletedOwn.insert(p.blob) }
             } else {
                 live.insert(p.blob)
-                photoOf[p.blob] = p.id.uuidString.lowercased()
+                photoOf[p.blob] = p.id.lowercasedText
             }
         }
         let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)

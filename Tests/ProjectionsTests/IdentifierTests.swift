@@ -40,11 +40,14 @@ struct IdentifierTests {
             #expect(UUIDText.lowercase(u) == u.uuidString.lowercased())
             #expect(UUIDText.parse(u.uuidString) == u)
             #expect(UUIDText.parse(u.uuidString.lowercased()) == u)
+            // What famctl calls in place of Foundation's: the same.
+            #expect(UUID(text: u.uuidString) == u && UUID(text: u.uuidString.lowercased()) == u)
+            #expect(u.lowercasedText == u.uuidString.lowercased())
         }
         for bad in ["", "not-a-uuid", "3a7835c0a3cc4872a2fa16a519e27747", "3a7835c0-a3cc-4872-a2fa-16a519e2774",
                     "3a7835c0-a3cc-4872-a2fa-16a519e277477", "3a7835c0+a3cc-4872-a2fa-16a519e27747", "3a7835c0-a3cc-4872-a2fa-16a519e2774g",
                     "{3a7835c0-a3cc-4872-a2fa-16a519e27747}"] {
-            #expect(UUIDText.parse(bad) == nil, "\(bad)")
+            #expect(UUIDText.parse(bad) == nil && UUID(text: bad) == nil, "\(bad)")
             #expect(UUID(uuidString: bad) == nil, "Foundation refuses \(bad) too")
         }
     }

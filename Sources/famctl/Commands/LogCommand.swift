@@ -48,7 +48,7 @@ enum LogCommand: Command {
                 row["type"] = body.type
                 if let r = try? RecordEvent(body) {
                     if let focus, r.focus != focus { return }
-                    row["record"] = r.record.uuidString.lowercased()
+                    row["record"] = r.record.lowercasedText
                     row["store"] = r.store
                     row["focus"] = r.focus
                     if let at = r.at { row["at"] = at }

@@ -21,7 +21,7 @@ enum PhotoAddCommand: Command {
         let id = try RecordInput.record(inv.positionals[0])
         let file = Home.absolute(inv.positionals[1])
         let home = try Home.open(Home.location(inv))
-        guard let record = try home.projector.record(id), !record.deleted else { throw CLIError(.noInput, "no live record \(id.uuidString.lowercased())") }
+        guard let record = try home.projector.record(id), !record.deleted else { throw CLIError(.noInput, "no live record \(id.lowercasedText)") }
         let attrs = try? FileManager.default.attributesOfItem(atPath: file)
         guard let size = attrs?[.size] as? Int else { throw CLIError(.noInput, "cannot read \(file): no such file") }
         if size > home.photoMaxBytes {
@@ -31,7 +31,7 @@ enum PhotoAddCommand: Command {
         let bytes: [UInt8]
         do { bytes = try FileIO.readFile(file, limit: home.photoMaxBytes) } catch { throw CLIError(.noInput, "cannot read \(file): \(error.reason)") }
         let photo = try home.addPhoto(to: record, bytes: bytes)
-        if inv.json { Console.json(["photo": photo.uuidString.lowercased(), "record": id.uuidString.lowercased()]) } else { Console.out(photo.uuidString.lowercased()) }
+        if inv.json { Console.json(["photo": photo.lowercasedText, "record": id.lowercasedText]) } else { Console.out(photo.lowercasedText) }
     }
 }
 
@@ -45,13 +45,13 @@ enum PhotoGetCommand: Command {
         positionals: [PositionalSpec(name: "PHOTO_ID", help: "The photo's id.")])
 
     static func run(_ inv: Invocation) throws {
-        guard let id = UUID(uuidString: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
+        guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
         let out = Home.absolute(try inv.required("--out"))
         let home = try Home.open(Home.location(inv))
-        guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.uuidString.lowercased())") }
+        guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.lowercasedText)") }
         let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)
         do { try FileIO.writeOut(bytes, to: out, mode: 0o600) } catch { throw CLIError(.cantCreate, "cannot write \(out): \(error.reason)") }
-        if inv.json { Console.json(["photo": id.uuidString.lowercased(), "bytes": bytes.count, "out": out]) } else { Console.out("wrote \(bytes.count) bytes (\(photo.mediaType)) to \(out)") }
+        if inv.json { Console.json(["photo": id.lowercasedText, "bytes": bytes.count, "out": out]) } else { Console.out("wrote \(bytes.count) bytes (\(photo.mediaType)) to \(out)") }
     }
 }
 
@@ -68,7 +68,7 @@ enum PhotoListCommand: Command {
         try home.photoCacheTable()
         let photos = try home.projector.photos(record: record)
         let rows = photos.map { p -> [String: Any] in
-            ["id": p.id.uuidString.lowercased(), "record": p.record?.uuidString.lowercased() ?? NSNull(), "type": p.mediaType, "size": p.size,
+            ["id": p.id.lowercasedText, "record": p.record?.lowercasedText ?? NSNull(), "type": p.mediaType, "size": p.size,
              "here": FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob), "author": p.creator.hex]
         }
         if inv.json { Console.json(rows); return }
@@ -84,17 +84,17 @@ enum PhotoDeleteCommand: Command {
         positionals: [PositionalSpec(name: "PHOTO_ID", help: "The photo's id.")])
 
     static func run(_ inv: Invocation) throws {
-        guard let id = UUID(uuidString: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
+        guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
         let home = try Home.open(Home.location(inv))
-        guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.uuidString.lowercased())") }
+        guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.lowercasedText)") }
         var bodies = [PhotoEvent(kind: .delete, photo: id).body]
         if let rid = photo.record, let r = try home.projector.record(rid), !r.deleted,
            case .array(let list)? = r.fields["photos"] {
-            let kept = list.filter { $0.stringValue?.lowercased() != id.uuidString.lowercased() }
+            let kept = list.filter { $0.stringValue?.lowercased() != id.lowercasedText }
             bodies.append(RecordEvent(kind: .put, record: rid, store: r.store, focus: r.focus, at: nil, fields: ["photos": .array(kept)]).body)
         }
         try home.append(bodies) { try home.checkCanWrite() }
-        if inv.json { Console.json(["deleted": id.uuidString.lowercased()]) } else { Console.out(id.uuidString.lowercased()) }
+        if inv.json { Console.json(["deleted": id.lowercasedText]) } else { Console.out(id.lowercasedText) }
     }
 }
 
@@ -112,7 +112,7 @@ enum VerifyCommand: Command {
         for p in try home.projector.photos(includeDeleted: true) {
             guard let blob = try? FileIO.readFile(home.photoDirectory + "/" + p.blob) else { continue }
             checked += 1
-            if home.open(blob, p) == nil { damaged.append(p.id.uuidString.lowercased()) }
+            if home.open(blob, p) == nil { damaged.append(p.id.lowercasedText) }
         }
         if inv.json { Console.json(["checked": checked, "damaged": damaged]) } else {
             Console.out("checked \(checked) cached photo(s); damaged: \(damaged.isEmpty ? "none" : damaged.joined(separator: ", "))")

@@ -35,9 +35,9 @@ enum RecordAddCommand: Command {
             try RecordInput.checkFitsOneEvent(event.body)
         }
         if inv.json {
-            Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex])
+            Console.json(["id": id.lowercasedText, "event": envs[0].id.hex])
         } else {
-            Console.out(id.uuidString.lowercased())
+            Console.out(id.lowercasedText)
         }
     }
 }

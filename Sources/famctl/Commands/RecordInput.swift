@@ -59,7 +59,7 @@ enum RecordInput {
     }
 
     static func record(_ text: String) throws(CLIError) -> UUID {
-        guard let u = UUID(uuidString: text) else { throw .data("'\(text)' is not a record id (a UUID)") }
+        guard let u = UUID(text: text) else { throw .data("'\(text)' is not a record id (a UUID)") }
         return u
     }
 
@@ -87,7 +87,7 @@ enum RecordInput {
         }
         if store == .sleep, let start = StoreSchema.time(fields["start"]),
            let other = try home.projector.overlappingSleep(focus: focus.description, start: start, end: StoreSchema.time(fields["end"]), excluding: id) {
-            throw CLIError.data("sleep.start: overlaps sleep \(other.id.uuidString.lowercased()) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))")
+            throw CLIError.data("sleep.start: overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))")
         }
     }
 

@@ -24,9 +24,9 @@ enum RecordUpdateCommand: Command {
         var inv = inv
         let id = try RecordInput.record(inv.positionals.removeFirst())
         let home = try Home.open(Home.location(inv))
-        guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.uuidString.lowercased())") }
+        guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.lowercasedText)") }
         guard !current.deleted else {
-            throw CLIError.data("record \(id.uuidString.lowercased()) is deleted", hint: "Deleted records are not updated; add a new one.")
+            throw CLIError.data("record \(id.lowercasedText) is deleted", hint: "Deleted records are not updated; add a new one.")
         }
         let store = try RecordInput.store(current.store)
         let changes = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
@@ -41,7 +41,7 @@ enum RecordUpdateCommand: Command {
             try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
             try RecordInput.checkFitsOneEvent(event.body)
         }
-        if inv.json { Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex]) } else { Console.out(id.uuidString.lowercased()) }
+        if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
     }
 }
 
@@ -55,10 +55,10 @@ enum RecordDeleteCommand: Command {
     static func run(_ inv: Invocation) throws {
         let id = try RecordInput.record(inv.positionals[0])
         let home = try Home.open(Home.location(inv))
-        guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.uuidString.lowercased())") }
-        guard !current.deleted else { throw CLIError.data("record \(id.uuidString.lowercased()) is already deleted") }
+        guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.lowercasedText)") }
+        guard !current.deleted else { throw CLIError.data("record \(id.lowercasedText) is already deleted") }
         let event = RecordEvent(kind: .delete, record: id, store: current.store, focus: current.focus, at: nil, fields: [:])
         let envs = try home.append([event.body]) { try home.checkCanWrite() }
-        if inv.json { Console.json(["id": id.uuidString.lowercased(), "event": envs[0].id.hex]) } else { Console.out(id.uuidString.lowercased()) }
+        if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
     }
 }

@@ -12,7 +12,7 @@ enum RecordView {
     /// author (the creator's device id), deleted, updated, and derived values.
     static func json(_ r: RecordState) -> [String: Any] {
         var o: [String: Any] = [
-            "id": r.id.uuidString.lowercased(), "store": r.store, "focus": r.focus, "at": r.at ?? NSNull(),
+            "id": r.id.lowercasedText, "store": r.store, "focus": r.focus, "at": r.at ?? NSNull(),
             "fields": r.fields.mapValues(any), "author": r.creator.hex, "deleted": r.deleted,
             "updated": TimeText.format(r.updated.hlc.date), "updatedBy": r.updated.author.hex,
         ]
@@ -29,7 +29,7 @@ enum RecordView {
     }
 
     static func line(_ r: RecordState) -> String {
-        var s = "\(r.id.uuidString.lowercased())  \(r.at ?? "-")  \(r.store)  \(r.focus)"
+        var s = "\(r.id.lowercasedText)  \(r.at ?? "-")  \(r.store)  \(r.focus)"
         if r.deleted { s += "  (deleted)" }
         let f = fieldsText(r.fields.merging(StoreSchema.derived(store: r.store, fields: r.fields)) { a, _ in a })
         if !f.isEmpty { s += "  " + f }

@@ -126,23 +126,23 @@ enum ReplayCommand: Command {
         let history = try projector.history(id)
         let state = history.isEmpty ? nil : try projector.record(id)
         guard state != nil || !refused.isEmpty else {
-            throw CLIError(.noInput, "no event in the log names record \(id.uuidString.lowercased())")
+            throw CLIError(.noInput, "no event in the log names record \(id.lowercasedText)")
         }
         let refusedJSON = refused.map { n, reason in
             ["event": n.id.hex, "author": n.author.hex, "type": n.type, "hlc": n.hlc.description, "reason": reason] as [String: Any]
         }
         if json {
-            var o: [String: Any] = state.map(RecordView.json) ?? ["id": id.uuidString.lowercased()]
+            var o: [String: Any] = state.map(RecordView.json) ?? ["id": id.lowercasedText]
             o["history"] = history.map(HistoryView.json)
             o["notAuthorized"] = refusedJSON
             Console.json(o)
             return
         }
         if let state {
-            Console.out("record \(id.uuidString.lowercased())  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
+            Console.out("record \(id.lowercasedText)  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
             for h in history { Console.out("  " + HistoryView.line(h, home: home)) }
         } else {
-            Console.out("record \(id.uuidString.lowercased()): no event naming it counts")
+            Console.out("record \(id.lowercasedText): no event naming it counts")
         }
         for (n, reason) in refused {
             Console.out("  not authorized: \(n.hlc)  \(n.type)  \(n.id.short) by \(n.author.short): \(reason)")

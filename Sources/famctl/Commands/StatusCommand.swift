@@ -48,7 +48,7 @@ enum StatusCommand: Command {
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
                 "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
-                "sleepOverlaps": overlaps.map { [$0.0.id.uuidString.lowercased(), $0.1.id.uuidString.lowercased()] },
+                "sleepOverlaps": overlaps.map { [$0.0.id.lowercasedText, $0.1.id.lowercasedText] },
                 "deferred": deferred,
                 "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(),
                 "members": household.members.values.filter(\.isActive).count,
@@ -87,7 +87,7 @@ enum StatusCommand: Command {
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for (a, b) in overlaps {
-            Console.out("  sleeps overlap for \(a.focus): \(a.id.uuidString.lowercased()) and \(b.id.uuidString.lowercased()) (both kept)")
+            Console.out("  sleeps overlap for \(a.focus): \(a.id.lowercasedText) and \(b.id.lowercasedText) (both kept)")
         }
         if deferred > 0 { Console.out("  \(deferred) record events for stores or schemas this famctl does not know yet (kept; applied after an upgrade)") }
         Console.out("denied   \(denied.isEmpty ? "none" : "\(denied.count) event(s) not authorized (kept in the log)")")

@@ -41,10 +41,10 @@ enum ExportStoresCommand: Command {
             let schema = StoreSchema.schema(for: store)
             let records = try home.projector.records(.init(store: store.rawValue)).sorted { a, b in
                 let x = a.at.flatMap(TimeValue.parse) ?? .distantPast, y = b.at.flatMap(TimeValue.parse) ?? .distantPast
-                return x != y ? x < y : a.id.uuidString < b.id.uuidString
+                return x != y ? x < y : a.id.lowercasedText < b.id.lowercasedText
             }
             let rows = records.map { r -> JSONValue in
-                var row: [String: JSONValue] = ["id": .string(r.id.uuidString.lowercased()), "focus": .string(r.focus), "at": r.at.map(JSONValue.string) ?? .null,
+                var row: [String: JSONValue] = ["id": .string(r.id.lowercasedText), "focus": .string(r.focus), "at": r.at.map(JSONValue.string) ?? .null,
                                                 "fields": .object(r.fields),
                                                 "author": .string(r.creator.hex), "updated": .string(TimeText.format(r.updated.hlc.date))]
                 let problems = Self.problems(of: r, schema: schema, overlapping: overlapping)
@@ -186,7 +186,7 @@ enum ImportStoresCommand: Command {
             // file does not hold.
             let fileIDs = Set(rows.compactMap { row -> UUID? in
                 guard case .object(let o) = row, let text = o["id"]?.stringValue else { return nil }
-                return UUID(uuidString: text)
+                return UUID(text: text)
             })
             // The row each id is first on: a file holds each record once (a
             // second row would count twice and, imported again, undo the first).
@@ -197,7 +197,7 @@ enum ImportStoresCommand: Command {
                 do {
                     let r = try parseRow(row, store: store)
                     if let first = rowOfID[r.id] {
-                        throw CLIError.data("\"id\" \(r.id.uuidString.lowercased()) is row \(first)'s too: a store file holds each record once")
+                        throw CLIError.data("\"id\" \(r.id.lowercasedText) is row \(first)'s too: a store file holds each record once")
                     }
                     rowOfID[r.id] = i
                     if refusedSubjects.contains(r.focus) {
@@ -353,7 +353,7 @@ enum ImportStoresCommand: Command {
 
     static func parseRow(_ row: JSONValue, store: StoreName) throws(CLIError) -> Row {
         guard case .object(let o) = row else { throw .data("not a JSON object") }
-        guard let idText = o["id"]?.stringValue, let id = UUID(uuidString: idText) else { throw .data("needs \"id\" (a UUID)") }
+        guard let idText = o["id"]?.stringValue, let id = UUID(text: idText) else { throw .data("needs \"id\" (a UUID)") }
         guard let f = o["focus"]?.stringValue, let focus = FocusKey(f) else { throw .data("needs \"focus\" (baby:<UUID>, pregnancy or newMom)") }
         guard let at = o["at"]?.stringValue, TimeValue.parse(at) != nil else {
             if let at = o["at"]?.stringValue, let why = CalendarDate.impossibility(in: at) { throw .data("\"at\": \(why)") }
@@ -388,7 +388,7 @@ enum ImportStoresCommand: Command {
            let other = try home.projector.overlappingSleep(focus: r.focus.description, start: start, end: StoreSchema.time(r.fields["end"]),
                                                            excluding: fileIDs) {
             guard r.problems.contains(ExportStoresCommand.sleepOverlap) else {
-                throw CLIError.data("sleep.start: overlaps sleep \(other.id.uuidString.lowercased()) of the same baby")
+                throw CLIError.data("sleep.start: overlaps sleep \(other.id.lowercasedText) of the same baby")
             }
             return broken + [ExportStoresCommand.sleepOverlap]
         }
@@ -398,7 +398,7 @@ enum ImportStoresCommand: Command {
     /// The event that brings the projection to this row, or `nil` when it already matches.
     static func change(for r: Row, store: StoreName, home: Home) throws -> (RecordEvent, isNew: Bool)? {
         if let current = try home.projector.record(r.id), !current.deleted {
-            guard current.store == store.rawValue else { throw CLIError.data("record \(r.id.uuidString.lowercased()) already exists in \(current.store)") }
+            guard current.store == store.rawValue else { throw CLIError.data("record \(r.id.lowercasedText) already exists in \(current.store)") }
             var diff: [String: JSONValue] = [:]
             for (k, v) in r.fields where current.fields[k] != v { diff[k] = v }
             for k in current.fields.keys where r.fields[k] == nil { diff[k] = .null }
