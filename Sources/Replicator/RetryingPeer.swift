@@ -17,23 +17,22 @@ public final class RetryingPeer: Peer {
     /// Whether ``getOnce(_:)`` has waited out its one throttle.
     private var waitedOutAThrottleOnce = false
 
-    /// Whether the caller has given up (Ctrl-C in `sync --watch`): checked
-    /// after each wait, and the failure is then passed on instead of the
-    /// request being made again. `sleep` should return early once it is
-    /// true (``interruptibleSleep(isCancelled:)``).
+    /// Whether the caller has given up (Ctrl-C in `sync --watch`): a wait
+    /// ends within a tenth of a second of it, and the failure is then
+    /// passed on instead of the request being made again.
     public let isCancelled: () -> Bool
 
     public init(_ base: any Peer, attempts: Int = 8, initialDelay: Double = 0.2, maximumDelay: Double = 30,
                 rng: any RandomNumberGenerator = SystemRandomNumberGenerator(),
                 isCancelled: @escaping () -> Bool = { false },
-                sleep: @escaping (Double) -> Void = { Thread.sleep(forTimeInterval: $0) }) {
+                sleep: ((Double) -> Void)? = nil) {
         self.isCancelled = isCancelled
         self.base = base
         self.attempts = attempts
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.rng = rng
-        self.sleep = sleep
+        self.sleep = sleep ?? Self.interruptibleSleep(isCancelled: isCancelled)
     }
 
     public var label: String { base.label }
@@ -41,7 +40,7 @@ public final class RetryingPeer: Peer {
     /// A wait of up to `seconds` that ends within a tenth of a second of
     /// `isCancelled` turning true: a `Retry-After: 30` must not hold a
     /// Ctrl-C for half a minute.
-    public static func interruptibleSleep(isCancelled: @escaping () -> Bool) -> (Double) -> Void {
+    static func interruptibleSleep(isCancelled: @escaping () -> Bool) -> (Double) -> Void {
         { seconds in
             let end = Date().addingTimeInterval(seconds)
             while !isCancelled() {

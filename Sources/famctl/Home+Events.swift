@@ -369,6 +369,15 @@ extension Home {
     /// writes from now on counts, and later keys are not sealed to it.
     var isRemoved: Bool { projector.household.members[deviceID].map { !$0.isActive } ?? false }
 
+    /// What `sync` and `status` say of this device's own chain forked at `point`.
+    static func ownChainForked(at point: UInt64) -> String {
+        "this device's own chain is forked at seq \(point) (its key signed two histories: its home was copied, or restored from a backup and written on): "
+            + "its events from there on count on no device, and it cannot write any more"
+    }
+
+    /// What a device that can no longer write in its family (forked) can do.
+    static let writeAgainHint = "To write again, ask the owner for an invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'."
+
     /// What a device whose join was refused can do.
     static let joinAgainHint = "Ask the family's owner for a new invitation and accept it in a new home: "
         + "'famctl accept CODE --name NAME --home NEWDIR' (this home's join is written and cannot be replaced)."

@@ -425,7 +425,6 @@ enum BenchCommand: Command {
         return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
     }
 
-    /// Events per append batch and per ingest call: one transaction each.
     /// How long each measurement of a bound between two timed calls lasts.
     static let boundSample = 0.1
 
@@ -436,6 +435,7 @@ enum BenchCommand: Command {
         samples.count > 2 ? "\(bound), mean of \(samples.count)" : "\(bound), before+after"
     }
 
+    /// Events per append batch and per ingest call: one transaction each.
     static let batch = 1_000
     /// Append batches made ahead and timed as one stream (16 000 events'
     /// bodies held at once).

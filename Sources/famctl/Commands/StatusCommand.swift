@@ -77,9 +77,7 @@ enum StatusCommand: Command {
             Console.out(line)
         }
         if let point = home.forkPoints[home.deviceID] {
-            Console.out("warning  this device's own chain is forked at seq \(point) (its home was copied, or restored from a backup and written on): "
-                        + "its events from there on count on no device, and it cannot write any more. To write again, ask the owner for an "
-                        + "invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
+            Console.out("warning  " + Home.ownChainForked(at: point) + ". " + Home.writeAgainHint)
         }
         if let r = replicator {
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")")

@@ -215,7 +215,6 @@ enum SyncCommand: Command {
         }
     }
 
-    /// `oneLine`: the JSON object on one line (a watch prints one a round).
     /// Where a file of the family's folder (`AUTHOR/NAME`) is, as its
     /// user finds it: a path in the shared directory, or a URL.
     static func location(of file: String, home: Home) -> String {
@@ -226,6 +225,7 @@ enum SyncCommand: Command {
         }
     }
 
+    /// `oneLine`: the JSON object on one line (a watch prints one a round).
     static func report(_ r: Round, home: Home, json: Bool, oneLine: Bool = false) throws {
         // The family's events can show, at any round, that this device's
         // join did not count: everything it writes is then rejected.
@@ -246,8 +246,8 @@ enum SyncCommand: Command {
         // it just wrote included, and it cannot write any more.
         let forkedAt = try home.log.forkPoints(in: home.family)[home.deviceID]
         if let forkedAt {
-            Console.err("famctl: warning: this device's own chain is forked at seq \(forkedAt) (its key signed two histories: its home was copied, or restored from a backup and written on): its events from there on count on no device, and it cannot write any more")
-            Console.err("famctl: 'famctl status' shows where they part. To write again, ask the owner for an invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
+            Console.err("famctl: warning: " + Home.ownChainForked(at: forkedAt))
+            Console.err("famctl: 'famctl status' shows where they part. " + Home.writeAgainHint)
         }
         // Its own segment is unreadable to the others (a directory in its
         // place, a file made unreadable) and could not be written again:
@@ -355,8 +355,7 @@ extension Home {
         }
         // Ctrl-C in `sync --watch` also cuts short a wait between retries
         // (a server's `Retry-After`, the back-off), not only a request.
-        let stopped = { SyncCommand.stop.load(ordering: .relaxed) }
-        return try Replicator(log: log, peer: RetryingPeer(base, isCancelled: stopped, sleep: RetryingPeer.interruptibleSleep(isCancelled: stopped)),
+        return try Replicator(log: log, peer: RetryingPeer(base, isCancelled: { SyncCommand.stop.load(ordering: .relaxed) }),
                               family: family, me: deviceID)
     }
 
