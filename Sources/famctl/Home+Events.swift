@@ -13,14 +13,30 @@ extension Home {
     /// Events this device cannot open yet (no key) wait for a rebuild once the
     /// key arrives; unreadable bodies are reported by `replay`.
     ///
-    /// - Parameter prepared: the change its body makes, when the caller made
-    ///   it ahead; the body is opened here otherwise.
-    func apply(_ env: SyncEnvelope, prepared: PreparedChange? = nil) throws {
+    /// - Parameters:
+    ///   - prepared: the change its body makes, when the caller made it
+    ///     ahead; the body is opened here otherwise.
+    ///   - deferringToRebuild: leave a record's or subject's change to the
+    ///     rebuild once one is due (``needsRebuild``), rather than project
+    ///     it twice. Only for an ingest: nothing reads the projection
+    ///     between its events and that rebuild, whereas an append's checks
+    ///     read it.
+    func apply(_ env: SyncEnvelope, prepared: PreparedChange? = nil, deferringToRebuild: Bool = false) throws {
         guard env.family == family, !isPastForkPoint(env) else { return }
         let change: PreparedChange
         if let prepared { change = prepared } else {
             guard case .body(let opened) = try openBody(env) else { return }
             change = PreparedChange(opened)
+        }
+        // A rebuild follows this ingest (a household event came before): it
+        // projects every record again, so a record's change is left to it
+        // rather than projected twice (a new device's first sync begins with
+        // the family's first event, then holds the whole history). Household
+        // events are still applied, so that the rebuild's pass knows them
+        // all and runs once.
+        if deferringToRebuild, needsRebuild, !change.isLibraryType {
+            leftToRebuild += 1
+            return
         }
         if case .library = try projector.apply(env, prepared: change) {
             // Membership or keys changed: rebuild after this operation. Until
@@ -160,7 +176,7 @@ extension Home {
             let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
             let base = done
             try log.ingest(batches: Array(batches[base...]), family: family, prepare: { keys.open($0) },
-                           onAccepted: { env, ready in try apply(env, prepared: ready) },
+                           onAccepted: { env, ready in try apply(env, prepared: ready, deferringToRebuild: true) },
                            onCommitted: { i, report in
                                done = base + i + 1
                                // A new fork, or one found to start earlier: events projected

@@ -30,6 +30,9 @@ final class Home {
     /// Set when a household event was applied: verdicts may have changed, so
     /// the projection is rebuilt once the current log operation is done.
     var needsRebuild = false
+    /// How many changes ``apply(_:prepared:)`` left to the rebuild that
+    /// ``needsRebuild`` promises, in this process.
+    var leftToRebuild = 0
     /// Each forked author of the family and its fork point (the lowest seq at
     /// which the log holds two of its events): its events from there on are
     /// kept in the log and left out of every projection.
