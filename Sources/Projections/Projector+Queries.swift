@@ -30,7 +30,7 @@ extension Projector {
         var values = [focus, store, .integer(q.includeDeleted ? 1 : 0)]
         if oneView { values.append(.integer(Self.view(kind: "record", focus: q.focus, store: q.store))) }
         try stmt.forEachRow(values) { r in
-            if let state = Self.recordState(r, id: 0, put: 1) {
+            if let state = try Self.recordState(r, id: 0, put: 1) {
                 if let c = q.creator, state.creator != c { return }
                 out.append(state)
             }
@@ -50,10 +50,19 @@ extension Projector {
         """
     }
 
-    /// A record from a row of (id, put_version, delete_version, first_put, store, focus, at, fields) starting at `id`.
-    static func recordState(_ r: Row, id i: Int32, put p: Int32) -> RecordState? {
-        guard let uuid = UUID(text: r.text(i)), let put = Version(bytes: r.blob(p)), let first = Version(bytes: r.blob(p + 2)),
-              !r.isNull(p + 3), !r.isNull(p + 4), let fields = EntityState.decodeFields(r.blob(p + 6)) else { return nil }
+    /// A record from a row of (id, put_version, delete_version, first_put,
+    /// store, focus, at, fields) starting at `id`; `nil` for one whose
+    /// first put has not arrived (an update came first: no store, no focus).
+    /// - Throws: ``DamagedRow`` when a value of the row cannot be read.
+    static func recordState(_ r: Row, id i: Int32, put p: Int32) throws(DamagedRow) -> RecordState? {
+        let text = r.text(i)
+        guard let uuid = UUID(text: text) else { throw DamagedRow(kind: "record", id: text, value: "id") }
+        guard let put = Version(bytes: r.blob(p)), let first = Version(bytes: r.blob(p + 2)),
+              r.isNull(p + 1) || Version(bytes: r.blob(p + 1)) != nil else {
+            throw DamagedRow(kind: "record", id: text, value: "versions")
+        }
+        guard !r.isNull(p + 3), !r.isNull(p + 4) else { return nil }
+        guard let fields = EntityState.decodeFields(r.blob(p + 6)) else { throw DamagedRow(kind: "record", id: text, value: "fields") }
         let del: Version? = r.isNull(p + 1) ? nil : Version(bytes: r.blob(p + 1))
         let e = EntityState(put: put, delete: del, firstPut: first, fields: fields)
         return RecordState(
@@ -66,7 +75,7 @@ extension Projector {
         try database.statement("""
             SELECT id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields FROM \(schema).p_entities
             WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
-            """).first([.text(id.lowercasedText)]) { r in Self.recordState(r, id: 0, put: 1) } ?? nil
+            """).first([.text(id.lowercasedText)]) { r in try Self.recordState(r, id: 0, put: 1) } ?? nil
     }
 
     /// Whether any event (put or delete) has named this record.
@@ -79,11 +88,23 @@ extension Projector {
         var out: [(String, EntityState)] = []
         try database.statement("SELECT id, put_version, delete_version, coalesce(first_put, put_version), fields FROM \(schema).p_entities WHERE kind = ?1 AND put_version IS NOT NULL ORDER BY id")
             .forEachRow([.text(kind)]) { r in
-                guard let fields = EntityState.decodeFields(r.blob(4)) else { return }
-                out.append((r.text(0), EntityState(put: Version(bytes: r.blob(1)), delete: r.isNull(2) ? nil : Version(bytes: r.blob(2)),
-                                                   firstPut: r.isNull(3) ? nil : Version(bytes: r.blob(3)), fields: fields)))
+                out.append((r.text(0), try Self.entityState(r, kind: kind, id: r.text(0), put: 1)))
             }
         return out
+    }
+
+    /// An entity's state from a row of (put_version, delete_version,
+    /// first_put, fields) starting at `put`.
+    /// - Throws: ``DamagedRow`` when a value of the row cannot be read.
+    static func entityState(_ r: Row, kind: String, id: String, put p: Int32) throws(DamagedRow) -> EntityState {
+        let put = r.isNull(p) ? nil : Version(bytes: r.blob(p))
+        let del = r.isNull(p + 1) ? nil : Version(bytes: r.blob(p + 1))
+        let first = r.isNull(p + 2) ? nil : Version(bytes: r.blob(p + 2))
+        guard put != nil || r.isNull(p), del != nil || r.isNull(p + 1), first != nil || r.isNull(p + 2) else {
+            throw DamagedRow(kind: kind, id: id, value: "versions")
+        }
+        guard let fields = EntityState.decodeFields(r.blob(p + 3)) else { throw DamagedRow(kind: kind, id: id, value: "fields") }
+        return EntityState(put: put, delete: del, firstPut: first, fields: fields)
     }
 
     /// Photos, live (or all), optionally of one record.
@@ -137,9 +158,17 @@ extension Projector {
             ORDER BY version
             """)
             .forEachRow([.text(id.lowercasedText)]) { r in
-                guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else { return }
+                guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else {
+                    throw DamagedRow(kind: "record", id: id.lowercasedText, value: "history")
+                }
                 // A row its creating put alone wrote keeps that put's changes as its fields (see `Projector.save`).
-                let text = r.isNull(3) ? EntityState.decodeFields(r.blob(4)).map(EntityState.putTrail(of:)) ?? "{}" : r.text(3)
+                let text: String
+                if r.isNull(3) {
+                    guard let fields = EntityState.decodeFields(r.blob(4)) else { throw DamagedRow(kind: "record", id: id.lowercasedText, value: "fields") }
+                    text = EntityState.putTrail(of: fields)
+                } else {
+                    text = r.text(3)
+                }
                 let changes = JSONValue.parse(text)?.objectValue ?? [:]
                 out.append(HistoryEntry(version: v, event: EventID(bytes: r.blob(1)), operation: op, changes: changes))
             }
@@ -187,10 +216,14 @@ extension Projector {
             h.update(item: Array("\(m.name)|\(m.role.rawValue)|\(m.cutoff.map(String.init) ?? "-")".utf8))
         }
         for (id, _) in household.rejected.sorted(by: { $0.key.hex < $1.key.hex }) { h.update(item: id.bytes) }
-        try database.prepare("SELECT kind, id, put_version, delete_version, fields FROM \(schema).p_entities ORDER BY kind, id").forEachRow { r in
+        try database.prepare("SELECT kind, id, put_version, delete_version, NULL, fields FROM \(schema).p_entities ORDER BY kind, id").forEachRow { r in
             let kind = r.text(0), id = r.text(1)
-            let e = EntityState(put: r.isNull(2) ? nil : Version(bytes: r.blob(2)), delete: r.isNull(3) ? nil : Version(bytes: r.blob(3)),
-                                fields: EntityState.decodeFields(r.blob(4)) ?? [:])
+            let e = try Self.entityState(r, kind: kind, id: id, put: 2)
+            switch kind {
+            case "record", "photo": guard UUID(text: id) != nil else { throw DamagedRow(kind: kind, id: id, value: "id") }
+            case "subject": guard FocusKey(id) != nil else { throw DamagedRow(kind: kind, id: id, value: "id") }
+            default: break
+            }
             h.update(item: Array(kind.utf8))
             h.update(item: Array(id.utf8))
             h.update(item: [e.isLive ? 1 : 0])

@@ -393,9 +393,8 @@ public final class Projector {
     /// The stored state of one entity and where it is, or an empty one.
     func load(kind: String, id: String) throws -> (StoredRow?, EntityState) {
         try loadStatement.first([.text(kind), .text(id)]) { r -> (StoredRow?, EntityState) in
-            var e = EntityState(put: r.isNull(0) ? nil : Version(bytes: r.blob(0)), delete: r.isNull(1) ? nil : Version(bytes: r.blob(1)),
-                                firstPut: r.isNull(2) ? nil : Version(bytes: r.blob(2)))
-            e.fields = EntityState.decodeFields(r.blob(3)) ?? [:]
+            // Merged into and written back, a damaged row would lose what it held: refused instead.
+            var e = try Self.entityState(r, kind: kind, id: id, put: 0)
             e.store = r.isNull(4) ? nil : r.text(4)
             e.focus = r.isNull(5) ? nil : r.text(5)
             e.at = r.isNull(6) ? nil : r.text(6)

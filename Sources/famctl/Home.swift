@@ -110,6 +110,14 @@ final class Home {
         } catch let e as IdentityError {
             throw CLIError(.dataError, "\(idPath) is damaged: \(e)", hint: "A device's key cannot be recovered; restore the file from a backup of this device, or create a new device with 'famctl init' in another home.")
         }
+        // `init` writes the key last, so a home with a key has had its log:
+        // opened without it, SQLite would make an empty one in its place.
+        guard FileManager.default.fileExists(atPath: path + "/" + databaseFile) else {
+            throw CLIError(.noInput, "\(path) holds this device's key but not its event log (\(databaseFile) is missing); nothing was created",
+                           hint: "Restore \(databaseFile) (with its -wal file, if any) from a backup of this home. Without it, this device's "
+                               + "chain cannot go on: join the family again from a new home ('famctl accept CODE --name NAME --home NEWDIR'); "
+                               + "the family's other devices hold what it had published.")
+        }
         let log = try Self.openLog(path)
         return try Home(path: path, identity: identity, log: log, state: DeviceState(database: log.database))
     }
@@ -222,6 +230,14 @@ extension CLIError {
             } else {
                 self = CLIError.fromSQLite(e, path: damaged.path)
             }
+        case let e as DamagedRow:
+            // Sound pages, a value in them altered: SQLite's checks pass, the stores' reader does not.
+            let newest = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+                .compactMap { name in Home.generation(ofProjectionFile: name).map { (name, $0) } }
+                .max { $0.1 < $1.1 }
+            let file = newest.map { path + "/" + $0.0 } ?? path
+            self = CLIError(.dataError, "the stores' file \(file) is damaged: \(e); the log is intact",
+                            hint: "Run 'famctl rebuild': it builds the stores again from the log.")
         case let e as SQLiteError:
             self = CLIError.fromSQLite(e, path: path)
         case EventLogError.ownChainForked:

@@ -31,6 +31,14 @@ enum RecordUpdateCommand: Command {
         let store = try RecordInput.store(current.store)
         let changes = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
         guard !changes.isEmpty || inv.value("--at") != nil else { throw CLIError.usage("famctl record update: nothing to change", hint: "Give field=value, field= or --at.") }
+        // A change that leaves every value as it is would still be an event
+        // (and a version in the record's history): refused, as an empty one is.
+        let sameAt = inv.value("--at") == nil || inv.value("--at") == current.at
+        if sameAt, changes.allSatisfy({ name, value in value == .null ? current.fields[name] == nil : current.fields[name] == value }) {
+            throw CLIError.usage("famctl record update: nothing to change: record \(id.lowercasedText) already has "
+                                 + (changes.isEmpty ? "that time" : changes.keys.sorted().map { changes[$0] == .null ? "no field \($0)" : "that \($0)" }.joined(separator: ", ")),
+                                 hint: "'famctl record show \(id.lowercasedText)' shows its values.")
+        }
         var merged = current.fields
         for (k, v) in changes { merged[k] = v == .null ? nil : v }
         let at = inv.value("--at") ?? current.at ?? TimeText.formatLocal(Date())

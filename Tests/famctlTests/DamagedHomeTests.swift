@@ -1,0 +1,91 @@
+import EventLog
+import Foundation
+import Testing
+
+/// A home damaged where SQLite's own checks do not look, or missing a
+/// file: commands say what is wrong and what to do, and neither skip
+/// what they cannot read nor make a new file in its place.
+struct DamagedHomeTests {
+    /// A home with the `newMom` subject and two records; returns their ids.
+    static func homeWithRecords(_ r: FamctlRunner) throws -> (String, String) {
+        try r.ok("init", "--name", "Mum")
+        try r.ok("subject", "add", "newMom")
+        let a = try r.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let b = try r.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=pain", "pain=2")
+        return (a, b)
+    }
+
+    static func projectionFile(_ r: FamctlRunner) throws -> String {
+        let names = try FileManager.default.contentsOfDirectory(atPath: r.home).filter { $0.hasPrefix("projection.") && $0.hasSuffix(".sqlite") }
+        #expect(names.count == 1)
+        return r.home + "/" + (names.first ?? "")
+    }
+
+    /// One value of one row altered (pages sound, `quick_check` passes): every
+    /// command that reads the row fails naming the file and `rebuild`, none
+    /// leaves the record out in silence; `rebuild` makes the stores whole.
+    @Test(arguments: ["fields", "put_version", "id"])
+    func aDamagedValueInTheStoresIsNeverSkippedInSilence(column: String) throws {
+        let r = FamctlRunner()
+        let (a, b) = try Self.homeWithRecords(r)
+        let file = try Self.projectionFile(r)
+        let before = try r.ok("digest")
+        do {
+            let db = try Database(path: file)
+            let value: SQLValue = column == "id" ? .text("not-a-uuid") : .blob([2, 3])
+            try db.run("UPDATE p_entities SET \(column) = ?1 WHERE kind = 'record' AND id = ?2", [value, .text(a)])
+            #expect(db.changes == 1)
+        }
+        var reads: [[String]] = [["record", "list"], ["record", "list", "--json"], ["export", "stores", r.root + "/export"], ["digest"]]
+        if column != "id" { reads += [["record", "show", a], ["record", "update", a, "mood=4"]] }
+        for args in reads {
+            let out = try r.run(args)
+            #expect(out.code == 65, "famctl \(args.joined(separator: " ")) exited \(out.code): \(out.stdout) \(out.stderr)")
+            #expect(out.stderr.contains("the stores' file \(file) is damaged"), "\(out.stderr)")
+            #expect(out.stderr.contains("famctl rebuild"))
+            #expect(!out.stdout.contains(b), "famctl \(args.joined(separator: " ")) printed a partial answer")
+        }
+        #expect(!FileManager.default.fileExists(atPath: r.root + "/export/postpartum.json"))
+        try r.ok("rebuild")
+        let listed = try r.ok("record", "list")
+        #expect(listed.contains(a) && listed.contains(b))
+        #expect(try r.ok("digest") == before)
+    }
+
+    /// `init` writes the device key last, so a home with a key had a log:
+    /// without it, a command refuses (66) and makes no empty log in its place.
+    @Test func aHomeWithoutItsLogIsRefusedAndNoEmptyLogIsMade() throws {
+        let r = FamctlRunner()
+        _ = try Self.homeWithRecords(r)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: r.home + "/famctl.sqlite" + suffix) }
+        for args in [["status"], ["record", "list"], ["sync"]] {
+            let out = try r.run(args)
+            #expect(out.code == 66, "famctl \(args.joined(separator: " ")) exited \(out.code)")
+            #expect(out.stderr.contains("famctl.sqlite is missing"), "\(out.stderr)")
+            #expect(out.stderr.contains("Restore famctl.sqlite"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: r.home + "/famctl.sqlite"))
+        // `init` still refuses the home: it has a device key.
+        #expect(try r.run("init", "--name", "Again").code == 73)
+    }
+
+    /// An update that leaves every value as it is writes no event (64, as an
+    /// empty one); one that changes anything is written.
+    @Test func anUpdateThatChangesNothingWritesNothing() throws {
+        let r = FamctlRunner()
+        let (a, _) = try Self.homeWithRecords(r)
+        let events = try r.ok("log").split(separator: "\n").count
+        let at = try r.ok("record", "show", a, "--json")
+        let time = (try JSONSerialization.jsonObject(with: Data(at.utf8)) as? [String: Any])?["at"] as? String ?? ""
+        #expect(!time.isEmpty)
+        for args in [["mood=3"], ["nosuch="], ["mood=3", "nosuch="], ["--at", time], ["kind=mood", "--json-fields", "{\"mood\": 3}"]] {
+            let out = try r.run(["record", "update", a] + args)
+            #expect(out.code == 64, "record update \(args) exited \(out.code): \(out.stderr)")
+            #expect(out.stderr.contains("nothing to change"))
+        }
+        #expect(try r.ok("log").split(separator: "\n").count == events)
+        try r.ok("record", "update", a, "mood=3", "note=after lunch")
+        #expect(try r.ok("log").split(separator: "\n").count == events + 1)
+        #expect(try r.ok("record", "show", a).contains("note=after lunch"))
+    }
+}
