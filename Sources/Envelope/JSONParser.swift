@@ -199,6 +199,42 @@ extension JSONValue {
     /// Parses UTF-8 JSON text; `nil` when it is not exactly one valid JSON value.
     public static func parse(_ bytes: [UInt8]) -> JSONValue? { JSONParser.parse(bytes) }
     public static func parse(_ text: String) -> JSONValue? { JSONParser.parse(Array(text.utf8)) }
+
+    /// The first number of the JSON text `bytes` that ``parse(_:)`` would
+    /// not keep as written: an integer beyond 64 bits, or a decimal of more
+    /// than 17 significant digits (both become the nearest double, and lose
+    /// digits). `nil` when every number is kept. Strings are skipped.
+    public static func firstInexactNumber(in bytes: [UInt8]) -> String? {
+        var i = 0
+        while i < bytes.count {
+            let c = bytes[i]
+            if c == UInt8(ascii: "\"") {
+                i += 1
+                while i < bytes.count, bytes[i] != UInt8(ascii: "\"") { i += bytes[i] == UInt8(ascii: "\\") ? 2 : 1 }
+                i += 1
+            } else if c == UInt8(ascii: "-") || (48...57).contains(c) {
+                let start = i
+                while i < bytes.count, (48...57).contains(bytes[i]) || [UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E")].contains(bytes[i]) { i += 1 }
+                let token = String(decoding: bytes[start..<i], as: UTF8.self)
+                if isInexact(token) { return token }
+            } else {
+                i += 1
+            }
+        }
+        return nil
+    }
+
+    /// Whether the number `token` would lose digits as ``JSONValue`` holds it.
+    static func isInexact(_ token: String) -> Bool {
+        let mantissa = token.prefix { $0 != "e" && $0 != "E" }
+        if mantissa.contains(".") || mantissa.count != token.count {
+            // Significant digits: the mantissa's, without leading zeros (nor trailing ones after the point).
+            var digits = mantissa.filter(\.isNumber).drop { $0 == "0" }
+            if mantissa.contains(".") { while digits.last == "0" { digits = digits.dropLast() } }
+            return digits.count > 17
+        }
+        return Int64(token) == nil
+    }
 }
 
 /// One member of a JSON object, as read by ``JSONValue/members(_:nested:)``.

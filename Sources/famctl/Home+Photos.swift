@@ -38,7 +38,7 @@ extension Home {
         guard let type = PhotoBlob.sniff(bytes) else { throw CLIError.data("not a JPEG, PNG, HEIC or WebP image; nothing was written") }
         let existing = record.fields["photos"].flatMap { v -> [JSONValue]? in if case .array(let a) = v { a } else { nil } } ?? []
         if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
-           case .textList(_, let max) = spec.type, existing.count >= max {
+           case .photoList(let max) = spec.type, existing.count >= max {
             throw CLIError.data("\(record.store).photos: must list at most \(max)")
         }
         try photoCacheTable()

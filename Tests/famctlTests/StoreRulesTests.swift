@@ -93,6 +93,8 @@ struct StoreRulesTests {
         Rejected(store: "solidFood", focus: "baby", args: ["foods=carrot", "amountG=1001"], message: "solidFood.amountG: must be a number from 0 to 1000"),
         Rejected(store: "solidFood", focus: "baby", args: ["foods=carrot", "reaction=meh"], message: "solidFood.reaction: must be one of loved/liked/neutral/disliked/refused"),
         Rejected(store: "solidFood", focus: "baby", args: ["foods=carrot", "photos=1,2,3,4,5,6,7,8,9,10,11"], message: "solidFood.photos: must list at most 10"),
+        Rejected(store: "solidFood", focus: "baby", args: ["foods=carrot", "photos=first-carrots.jpg"], message: "solidFood.photos: must be a list of photo ids"),
+        Rejected(store: "milestone", focus: "baby", args: ["title=steps", "photos=0f0e0d0c-0b0a-4909-8807-060504030201,x"], message: "milestone.photos: must be a list of photo ids"),
         Rejected(store: "sleep", focus: "baby", args: ["nap=true"], message: "sleep.start: is required"),
         Rejected(store: "sleep", focus: "baby", args: ["start=2026-11-29T08:00:00+01:00", "nap=perhaps"], message: "sleep.nap: must be true or false"),
         Rejected(store: "diaper", focus: "baby", args: ["wet=false"], message: "diaper.wet,dirty: at least one of wet and dirty must be true"),
@@ -200,6 +202,45 @@ struct StoreRulesTests {
         #expect(fields["brand"] as? String == "Acme")
         #expect((fields["size"] as? [String: Any])?["eu"] as? Int == 3)
         #expect(try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "--json-fields", "[1]").code == 65)
+    }
+
+    /// An unknown field keeps what was written: `field=value` makes a number
+    /// only of text that reads back as typed, and a JSON number that would
+    /// lose digits is refused, not rounded.
+    @Test func unknownFieldsKeepEveryDigit() throws {
+        let x = try Fixture()
+        let id = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "wet=true",
+                            "code=007", "big=123456789012345678901234567890", "price=1.50", "ratio=1e3", "count=42", "rate=2.5", "neg=-3", "whole=38.0")
+        let shown = try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "show", id, "--json").utf8)) as! [String: Any]
+        let fields = shown["fields"] as! [String: Any]
+        for (name, text) in [("code", "007"), ("big", "123456789012345678901234567890"), ("price", "1.50"), ("ratio", "1e3")] {
+            #expect(fields[name] as? String == text, "\(name): \(String(describing: fields[name]))")
+        }
+        #expect(fields["count"] as? Int == 42)
+        #expect(fields["neg"] as? Int == -3)
+        #expect(fields["rate"] as? Double == 2.5)
+        #expect(try x.f.ok("record", "show", id).contains("whole=38.0"))
+        for json in [#"{"wet":true,"big":123456789012345678901234567890}"#, #"{"wet":true,"pi":3.14159265358979323846}"#,
+                     #"{"wet":true,"i64p":9223372036854775808}"#, #"{"wet":true,"list":[1,-9223372036854775809]}"#] {
+            let out = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "--json-fields", json)
+            #expect(out.code == 65, "\(json)")
+            #expect(out.stderr.contains("cannot be kept as written"), "\(out.stderr)")
+        }
+        let kept = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "--json-fields",
+                              #"{"wet":true,"max":9223372036854775807,"min":-9223372036854775808,"digits":"123456789012345678901234567890","e":1.2345678901234567e300}"#)
+        let keptFields = (try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "show", kept, "--json").utf8)) as! [String: Any])["fields"] as! [String: Any]
+        #expect((keptFields["max"] as? NSNumber)?.int64Value == Int64.max)
+        #expect((keptFields["min"] as? NSNumber)?.int64Value == Int64.min)
+        #expect(keptFields["digits"] as? String == "123456789012345678901234567890")
+        // A store file holding such a number is refused as a whole, not imported rounded.
+        let dir = x.f.root + "/import-big"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let row = #"[{"id":"0f0e0d0c-0b0a-4909-8807-060504030201","focus":"\#(x.baby)","at":"2026-11-29T08:00:00+01:00","fields":{"wet":true,"big":123456789012345678901234567890}}]"#
+        try Data(row.utf8).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+        let imported = try x.f.run("import", "stores", dir)
+        #expect(imported.code == 65)
+        #expect(imported.stderr.contains("diaper.json: the number 123456789012345678901234567890 cannot be kept as written"), "\(imported.stderr)")
+        #expect(try x.f.run("record", "show", "0f0e0d0c-0b0a-4909-8807-060504030201").code == 66)
     }
 
     @Test func updateDeleteAndTheTrail() throws {

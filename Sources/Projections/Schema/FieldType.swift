@@ -15,6 +15,8 @@ public enum FieldType: Sendable, Equatable {
     case time
     /// A list of non-empty strings.
     case textList(minCount: Int, maxCount: Int)
+    /// A list of photo ids (UUIDs), as `photo add` writes them.
+    case photoList(maxCount: Int)
     /// A list of exactly `count` integers in a range.
     case intList(count: Int, range: ClosedRange<Int64>)
     /// `{provider, recordId}` of an imported record.
@@ -35,7 +37,7 @@ public enum FieldType: Sendable, Equatable {
             case "false", "no", "0": return .bool(false)
             default: return nil
             }
-        case .textList:
+        case .textList, .photoList:
             return .array(text.split(separator: ",", omittingEmptySubsequences: false).map { .string($0.trimmingCharacters(in: .whitespaces)) })
         case .intList:
             var out: [JSONValue] = []
@@ -73,6 +75,12 @@ public enum FieldType: Sendable, Equatable {
             if items.count < min { return "must list at least \(min)" }
             if items.count > max { return "must list at most \(max)" }
             return nil
+        case (.photoList(let max), .array(let items)):
+            if items.count > max { return "must list at most \(max)" }
+            guard items.allSatisfy({ if case .string(let s) = $0 { UUID(text: s) != nil } else { false } }) else {
+                return "must be a list of photo ids (UUIDs: 'famctl photo add' attaches a photo, 'famctl photo list' shows the ids)"
+            }
+            return nil
         case (.intList(let count, let r), .array(let items)):
             guard items.count == count, items.allSatisfy({ if case .int(let i) = $0 { r.contains(i) } else { false } }) else {
                 return "must be \(count) integers from \(r.lowerBound) to \(r.upperBound)"
@@ -104,6 +112,7 @@ public enum FieldType: Sendable, Equatable {
         case .choice(let o): "one of \(o.joined(separator: "/"))"
         case .time: "an ISO-8601 time with offset"
         case .textList: "a list of texts (a,b,c)"
+        case .photoList: "a list of photo ids"
         case .intList(let n, _): "a list of \(n) integers"
         case .source: "{provider, recordId}"
         }

@@ -48,11 +48,15 @@ public struct StoreSchema: Sendable {
         return v
     }
 
+    /// A field the store does not define, typed from its text: `true`,
+    /// `false`, or a number when it reads back as typed; anything else
+    /// (`007`, `1.50`, `1e3`, digits beyond a 64-bit integer) stays the text
+    /// given, so that an unknown field keeps what was written.
     static func generic(_ s: String) -> JSONValue {
         if s == "true" { return .bool(true) }
         if s == "false" { return .bool(false) }
-        if let i = Int64(s) { return .int(i) }
-        if let d = DecimalText.parse(s) { return .double(d) }
+        if let i = Int64(s), String(i) == s { return .int(i) }
+        if let d = DecimalText.parse(s), JSONValue.double(d).jsonText == s { return .double(d) }
         return .string(s)
     }
 
@@ -160,7 +164,7 @@ public struct StoreSchema: Sendable {
             FieldSpec("amountG", .number(0...1000)),
             FieldSpec("reaction", .choice(["loved", "liked", "neutral", "disliked", "refused"])),
             FieldSpec("allergens", .textList(minCount: 0, maxCount: 100)),
-            FieldSpec("photos", .textList(minCount: 0, maxCount: 10)),
+            FieldSpec("photos", .photoList(maxCount: 10)),
         ])
         add(.sleep, baby, [
             FieldSpec("start", .time, required: true),
@@ -211,7 +215,7 @@ public struct StoreSchema: Sendable {
         add(.milestone, baby, [
             FieldSpec("title", .text(maxLength: 200), required: true),
             FieldSpec("category", .choice(["motor", "cognitive", "social", "language", "custom"])),
-            FieldSpec("photos", .textList(minCount: 0, maxCount: 10)),
+            FieldSpec("photos", .photoList(maxCount: 10)),
         ])
         add(.pregnancy, [.pregnancy], [
             FieldSpec("kind", .choice(["kicks", "contraction", "checkup", "symptom"]), required: true),

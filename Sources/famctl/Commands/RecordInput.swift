@@ -15,6 +15,10 @@ enum RecordInput {
             guard case .object(let o)? = JSONValue.parse(text) else {
                 throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
             }
+            if let n = JSONValue.firstInexactNumber(in: Array(text.utf8)) {
+                throw .data("--json-fields: the number \(n) cannot be kept as written (beyond a 64-bit integer, or more than 17 significant digits)",
+                            hint: "Give it as a string (\"\(n)\") to keep every digit.")
+            }
             for name in o.keys.sorted() { try checkFieldName(name) }
             out = o
         }

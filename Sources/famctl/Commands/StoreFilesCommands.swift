@@ -348,6 +348,11 @@ enum ImportStoresCommand: Command {
         guard case .array(let rows)? = JSONValue.parse([UInt8](data)) else {
             failures.append("\(name): not a JSON array (or not valid JSON: a syntax error, or an object key given twice)"); return nil
         }
+        // Imported, it would become the nearest double: refused, not altered.
+        if let n = JSONValue.firstInexactNumber(in: [UInt8](data)) {
+            failures.append("\(name): the number \(n) cannot be kept as written (beyond a 64-bit integer, or more than 17 significant digits); write it as a string (\"\(n)\")")
+            return nil
+        }
         return rows
     }
 

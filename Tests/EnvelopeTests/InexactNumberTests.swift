@@ -1,0 +1,47 @@
+import Envelope
+import Foundation
+import Testing
+
+/// ``JSONValue/firstInexactNumber(in:)`` finds exactly the numbers the parser
+/// would not keep as written, wherever they are, and nothing in strings.
+struct InexactNumberTests {
+    /// Random documents of kept numbers (every 64-bit integer, decimals of
+    /// up to 17 significant digits), some with one number that is not kept
+    /// put at a random place: found exactly when there, and it is that one.
+    @Test func randomDocumentsAgainstTheParser() throws {
+        var rng = SplitMixRNG(seed: 20261202)
+        for round in 0..<2_000 {
+            var values: [String] = (0..<Int.random(in: 1...8, using: &rng)).map { _ in
+                switch Int.random(in: 0..<5, using: &rng) {
+                case 0: String(Int64.random(in: .min ... .max, using: &rng))
+                case 1: String(Int64.random(in: -1000...1000, using: &rng))
+                case 2: String(format: "%.\(Int.random(in: 1...6, using: &rng))f", Double.random(in: -1e6...1e6, using: &rng))
+                case 3: "\"\(UInt64.random(in: .min ... .max, using: &rng))\(UInt64.random(in: .min ... .max, using: &rng)) \\\" 1e999\""
+                default: "12345678901234567.0e3"
+                }
+            }
+            var planted: String?
+            if round % 2 == 0 {
+                let big = Bool.random(using: &rng)
+                    ? (Bool.random(using: &rng) ? "-" : "") + String(UInt64.random(in: UInt64(Int64.max) + 2 ... .max, using: &rng))
+                    : "0." + String(UInt64.random(in: 100_000_000_000_000_000 ... .max, using: &rng)) + "1"
+                planted = big
+                values.insert(big, at: Int.random(in: 0...values.count, using: &rng))
+            }
+            let doc = Bool.random(using: &rng)
+                ? "[" + values.joined(separator: ",") + "]"
+                : "{" + values.enumerated().map { "\"k\($0.offset)\":{\"v\":\($0.element)}" }.joined(separator: ",") + "}"
+            #expect(JSONValue.parse(doc) != nil, "\(doc)")
+            #expect(JSONValue.firstInexactNumber(in: Array(doc.utf8)) == planted, "\(doc)")
+        }
+    }
+
+    @Test func theEdgesOfA64BitInteger() {
+        for kept in ["9223372036854775807", "-9223372036854775808", "0", "-0", "100000000000000000.0", "1.2345678901234567e300"] {
+            #expect(JSONValue.firstInexactNumber(in: Array("[\(kept)]".utf8)) == nil, "\(kept)")
+        }
+        for lost in ["9223372036854775808", "-9223372036854775809", "123456789012345678901234567890", "3.14159265358979323846"] {
+            #expect(JSONValue.firstInexactNumber(in: Array("{\"a\":\"9999999999999999999999\",\"b\":\(lost)}".utf8)) == lost, "\(lost)")
+        }
+    }
+}
