@@ -32,6 +32,16 @@ public enum FileIO {
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(underlying.code)))
         }
+        // Foundation's own words for these ("The operation could not be
+        // completed. The file doesn't exist.") name no cause: the system's do.
+        if ns.domain == NSCocoaErrorDomain, let code = [
+            CocoaError.fileNoSuchFile.rawValue: ENOENT, CocoaError.fileReadNoSuchFile.rawValue: ENOENT,
+            CocoaError.fileWriteFileExists.rawValue: EEXIST, CocoaError.fileWriteNoPermission.rawValue: EACCES,
+            CocoaError.fileReadNoPermission.rawValue: EACCES, CocoaError.fileWriteVolumeReadOnly.rawValue: EROFS,
+            CocoaError.fileWriteOutOfSpace.rawValue: ENOSPC,
+        ][ns.code] {
+            return String(cString: strerror(code))
+        }
         return ns.localizedDescription
     }
 
@@ -40,6 +50,10 @@ public enum FileIO {
     /// 512"), so the path is looked at: the nearest part of it that exists
     /// names the cause when it is a file, or not writable.
     public static func reason(_ error: any Error, creating path: String) -> String {
+        var isFile: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFile), !isFile.boolValue {
+            return "\(path) exists and is a file, not a directory"
+        }
         var ancestor = (path as NSString).deletingLastPathComponent
         while !ancestor.isEmpty, ancestor != "/", access(ancestor, F_OK) != 0 {
             ancestor = (ancestor as NSString).deletingLastPathComponent

@@ -106,6 +106,14 @@ struct CommandLineTests {
         #expect(try f.ok("invite", "--list").hasPrefix(id), "a refused invite --list --revoke revoked the invitation")
         let revokeAndExpires = try f.run("invite", "--revoke", id, "--expires", "1d")
         #expect(revokeAndExpires.code == 64 && revokeAndExpires.stderr.contains("give either --revoke or --expires, not both"), "\(revokeAndExpires.stderr)")
+        // A code that would expire before it could be typed in is refused, and no invitation is made.
+        let invitations = try f.ok("invite", "--list").split(separator: "\n").count
+        for tooShort in ["0.001m", "59s", "0.5m"] {
+            let made = try f.run("invite", "--expires", tooShort)
+            #expect(made.code == 65 && made.stdout.isEmpty, "invite --expires \(tooShort): \(made.code) \(made.stderr)")
+        }
+        #expect(try f.run("invite", "--expires", "0.5m").stderr.contains("--expires is at least 1m"))
+        #expect(try f.ok("invite", "--list").split(separator: "\n").count == invitations)
         #expect(!FileManager.default.fileExists(atPath: g.root + "/s"), "a refused family create made its folder")
     }
 

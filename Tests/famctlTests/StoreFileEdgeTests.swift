@@ -134,4 +134,20 @@ struct StoreFileEdgeTests {
         #expect(listed.code == 0 && listed.stdout.contains("sleep.json: 0 added, 1 updated, 1 unchanged"), "\(listed.stdout) \(listed.stderr)")
         #expect(listed.stderr.contains("warning: sleep.json[0]: imported as it is") && listed.stderr.contains("overlaps another sleep"), "\(listed.stderr)")
     }
+
+    /// A place that cannot be made says why in the system's words, not
+    /// Foundation's "The operation could not be completed".
+    @Test func aDirectoryThatCannotBeMadeSaysWhy() throws {
+        let (f, _) = try Self.homeWithBaby()
+        let file = f.root + "/a-file"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let export = try f.run("export", "stores", file)
+        #expect(export.code == 73)
+        #expect(export.stderr.contains("\(file) exists and is a file, not a directory"), "\(export.stderr)")
+        #expect(!export.stderr.contains("could not be completed"))
+        let shared = try f.run("family", "create", "--name", "F", "--dir", "/proc/famctl-nope")
+        #expect(shared.code == 73)
+        #expect(shared.stderr.contains("No such file or directory"), "\(shared.stderr)")
+        #expect(!shared.stderr.contains("could not be completed"))
+    }
 }

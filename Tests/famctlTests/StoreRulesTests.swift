@@ -243,6 +243,27 @@ struct StoreRulesTests {
         #expect(try x.f.run("record", "show", "0f0e0d0c-0b0a-4909-8807-060504030201").code == 66)
     }
 
+    /// `at` defaults to `start`; while it still is the old start, a new
+    /// start moves it too (lists sort by `at`); one given apart stays.
+    @Test func atFollowsStartWhileItIsStart() throws {
+        let x = try Fixture()
+        func at(_ id: String) throws -> String? {
+            (try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "show", id, "--json").utf8)) as? [String: Any])?["at"] as? String
+        }
+        let follows = try x.f.ok("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00")
+        let apart = try x.f.ok("record", "add", "--focus", x.baby, "--store", "feeding", "--at", "2026-11-29T07:00:00+01:00",
+                               "kind=bottle", "start=2026-11-29T08:30:00+01:00")
+        try x.f.ok("record", "update", follows, "start=2026-11-29T06:00:00+01:00")
+        try x.f.ok("record", "update", apart, "start=2026-11-29T06:30:00+01:00")
+        #expect(try at(follows) == "2026-11-29T06:00:00+01:00")
+        #expect(try at(apart) == "2026-11-29T07:00:00+01:00")
+        let listed = try x.f.ok("record", "list").split(separator: "\n").map { String($0.prefix(36)) }
+        #expect(listed == [follows, apart])
+        // An explicit --at wins over the start it came with.
+        try x.f.ok("record", "update", follows, "start=2026-11-29T05:00:00+01:00", "--at", "2026-11-29T09:00:00+01:00")
+        #expect(try at(follows) == "2026-11-29T09:00:00+01:00")
+    }
+
     @Test func updateDeleteAndTheTrail() throws {
         let x = try Fixture()
         let id = try x.f.ok("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00", "amountMl=100", "side=left")

@@ -20,7 +20,7 @@ enum InviteCommand: Command {
             """,
         options: [
             .value("--role", "ROLE", "member (reads and writes, the default) or viewer (reads only)."),
-            .value("--expires", "TIME", "How long the code is valid: 30m, 12h, 7d (the default), 2w; at most 90d."),
+            .value("--expires", "TIME", "How long the code is valid: 30m, 12h, 7d (the default), 2w; from 1m to 90d."),
             .value("--revoke", "ID", "Revoke the open invitation with this id (or a prefix of it)."),
             .flag("--list", "List the open invitations."),
         ],
@@ -59,6 +59,8 @@ enum InviteCommand: Command {
             throw .data("--expires '\(s)' is not a duration", hint: "Use a number and a unit: 30m, 12h, 7d, 2w.")
         }
         guard n * seconds <= 90 * 86_400 else { throw .data("--expires is at most 90d") }
+        // Shorter, the code would expire before anyone could type it in.
+        guard n * seconds >= 60 else { throw .data("--expires is at least 1m", hint: "A code must live long enough to reach the other device: 30m, 12h, 7d.") }
         return n * seconds
     }
 

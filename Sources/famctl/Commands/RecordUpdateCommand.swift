@@ -41,10 +41,16 @@ enum RecordUpdateCommand: Command {
         }
         var merged = current.fields
         for (k, v) in changes { merged[k] = v == .null ? nil : v }
-        let at = inv.value("--at") ?? current.at ?? TimeText.formatLocal(Date())
-        let timeChanged = inv.value("--at") != nil || changes["start"] != nil
+        // `at` defaults to `start` (record add): while it still is the old
+        // start, it follows a new one, so that lists keep the record in place.
+        var newAt = inv.value("--at")
+        if newAt == nil, let start = changes["start"]?.stringValue, let old = current.fields["start"]?.stringValue, current.at == old, start != old {
+            newAt = start
+        }
+        let at = newAt ?? current.at ?? TimeText.formatLocal(Date())
+        let timeChanged = newAt != nil || changes["start"] != nil
         guard let focus = FocusKey(current.focus) else { throw CLIError.data("record has an invalid focus '\(current.focus)'") }
-        let event = RecordEvent(kind: .put, record: id, store: current.store, focus: current.focus, at: inv.value("--at"), fields: changes)
+        let event = RecordEvent(kind: .put, record: id, store: current.store, focus: current.focus, at: newAt, fields: changes)
         let envs = try home.append([event.body]) {
             try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
             try RecordInput.checkFitsOneEvent(event.body)
