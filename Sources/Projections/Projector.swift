@@ -16,7 +16,7 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 9
+    public static let schemaVersion = 10
     public let database: Database
     /// The schema (`main`, or an attached database's name) holding the tables.
     public let schema: String
@@ -56,6 +56,7 @@ public final class Projector {
             CREATE TABLE IF NOT EXISTS \(schema).p_deferred(event BLOB PRIMARY KEY, reason TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS \(schema).p_library(event BLOB PRIMARY KEY, version BLOB NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS \(schema).p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS \(schema).p_authors(author BLOB PRIMARY KEY) WITHOUT ROWID;
             """)
         loadStatement = try database.prepare(
             "SELECT put_version, delete_version, coalesce(first_put, put_version), fields, store, focus, at, entity, created_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
@@ -71,7 +72,38 @@ public final class Projector {
             """)
         historyStatement = try database.prepare(
             "INSERT OR IGNORE INTO \(schema).p_history(\(Self.historyColumns)) VALUES(?1, ?2, ?3, ?4, ?5)")
-        household = try loadHousehold()
+        try refresh()
+    }
+
+    /// Reads again what another process may have written since this one
+    /// last looked (``changeAuthors``, and the household when its events
+    /// changed): called at the start of every write transaction, the write
+    /// lock held, so that verdicts and the choice to rebuild go by the
+    /// projection as it is. (Until every household event made a rebuild,
+    /// the file switch did this.)
+    public func refresh() throws {
+        var authors = Set<DeviceID>()
+        try database.prepare("SELECT author FROM \(schema).p_authors").forEachRow { authors.insert(DeviceID(bytes: $0.blob(0))) }
+        changeAuthors = authors
+        let stamp = try database.statement("SELECT count(*), coalesce(max(rowid), 0) FROM \(schema).p_library").first { [$0.int(0), $0.int(1)] } ?? []
+        if stamp != libraryStamp {
+            household = try loadHousehold()
+            libraryStamp = stamp
+        }
+    }
+
+    /// The authors of every record, subject and photo change applied to
+    /// this projection, whatever its verdict (`p_authors`): only their
+    /// verdicts can change when the household does.
+    public private(set) var changeAuthors = Set<DeviceID>()
+    /// The row count and last rowid of `p_library` when ``household`` was folded.
+    private var libraryStamp: [Int64] = [-1, -1]
+
+    /// Notes `author` in ``changeAuthors`` (and `p_authors`) once.
+    private func noteChangeAuthor(_ author: DeviceID) throws {
+        guard !changeAuthors.contains(author) else { return }
+        try database.run("INSERT OR IGNORE INTO \(schema).p_authors(author) VALUES(?1)", [.blob(author.bytes)])
+        changeAuthors.insert(author)
     }
 
     /// Drops every projection table in `schema` (of any version).
@@ -79,7 +111,7 @@ public final class Projector {
         try database.execute("""
             DROP TABLE IF EXISTS \(schema).p_entities; DROP TABLE IF EXISTS \(schema).p_fields; DROP TABLE IF EXISTS \(schema).p_history;
             DROP TABLE IF EXISTS \(schema).p_deferred; DROP TABLE IF EXISTS \(schema).p_library; DROP TABLE IF EXISTS \(schema).p_rejected;
-            DROP TABLE IF EXISTS \(schema).p_schema;
+            DROP TABLE IF EXISTS \(schema).p_schema; DROP TABLE IF EXISTS \(schema).p_authors;
             """)
     }
 
@@ -134,6 +166,7 @@ public final class Projector {
             try database.execute("DELETE FROM \(schema).p_library")
             household = Household()
         }
+        libraryStamp = [-1, -1]
     }
 
     /// Set inside ``bulk(expected:_:)``: the entities written so far.
@@ -299,9 +332,11 @@ public final class Projector {
         case record(UUID)
         case subject(FocusKey)
         case photo(UUID)
-        /// A household event: membership may have changed, so earlier verdicts
-        /// may too. The caller rebuilds (library events first, see ``Household``).
-        case library(LibraryEvent)
+        /// A household event. `verdictsChange`: the verdicts of changes
+        /// already projected may differ now (a rule of one of their authors
+        /// changed, see ``Household/judgesOtherwise(than:anyOf:)``): the
+        /// caller rebuilds (library events first, see ``Household``).
+        case library(LibraryEvent, verdictsChange: Bool)
         /// Not authorized (the reason is kept for the audit).
         case rejected(String)
         /// Not a projected type (unknown, or of another family).
@@ -330,16 +365,21 @@ public final class Projector {
         guard env.family == family else { return .ignored }
         let version = p.version ?? Version(env)
         // Library types are never `isChange`: household events are judged by the fold, not here.
-        if p.isChange, let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
-            try reject(env, why)
-            return .rejected(why)
+        if p.isChange {
+            try noteChangeAuthor(env.author)
+            if let why = household.writeVerdict(author: env.author, seq: env.seq, version: version, needsWrite: true) {
+                try reject(env, why)
+                return .rejected(why)
+            }
         }
         switch p.change {
         case .library(let lib, let body):
             try database.run("INSERT OR IGNORE INTO \(schema).p_library(event, version, seq, body) VALUES(?1, ?2, ?3, ?4)",
                              [.blob(env.id.bytes), .blob(version.bytes), .integer(Int64(env.seq)), .text(String(decoding: body.encoded(), as: UTF8.self))])
+            let before = household
             household = try loadHousehold()
-            return .library(lib)
+            libraryStamp = [-1, -1]
+            return .library(lib, verdictsChange: household.judgesOtherwise(than: before, anyOf: changeAuthors))
         case .malformed(let e):
             // A body of a known type with missing keys: rejected with the
             // reason, never a reason to stall the batch it came in.

@@ -38,9 +38,14 @@ extension Home {
             leftToRebuild += 1
             return
         }
-        if case .library = try projector.apply(env, prepared: change) {
-            // Membership or keys changed: rebuild after this operation. Until
-            // then the stored version says so, should the process die first.
+        // A key new to this device may open events it could not open before
+        // (they were skipped, not kept): the rebuild opens them. (Its own
+        // key events carry keys it made, under which nothing was skipped.)
+        let learned = try change.libraryEvent.map { try learnKey(from: $0, author: env.author) } ?? false && env.author != deviceID
+        if case .library(_, let verdictsChange) = try projector.apply(env, prepared: change), verdictsChange || learned {
+            // A verdict of a change already projected may differ now, or a
+            // key was learned: rebuild after this operation. Until then the
+            // stored version says so, should the process die first.
             try state.set(.projectionVersion, "stale")
             needsRebuild = true
         }

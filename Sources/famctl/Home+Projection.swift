@@ -329,6 +329,9 @@ extension Home {
     /// Applies the events the log holds past the projection's mark (inside
     /// the caller's transaction), and moves the mark to the log's end.
     func catchUpProjection() throws {
+        // First what another process wrote to the projection (a household
+        // event that made no rebuild, the authors of its changes).
+        try projector.refresh()
         let mark = try projector.mark()
         let last = try log.lastPosition()
         guard mark < last else { return }

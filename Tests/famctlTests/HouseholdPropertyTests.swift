@@ -91,6 +91,8 @@ struct HouseholdPropertyTests {
             k += n
         }
         #expect(try observer.ok("digest") == digests[0], "seed \(seed): the observer's digest differs")
+        let audit = try JSONSerialization.jsonObject(with: Data(try observer.ok("replay", "--json").utf8)) as? [String: Any]
+        #expect(audit?["digestsAgree"] as? Bool == true, "seed \(seed): the observer's live projection differs from a rebuild")
         #expect(try HouseholdTests.denied(observer) == rejections[0])
     }
 }

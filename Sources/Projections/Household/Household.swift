@@ -192,6 +192,33 @@ public struct Household: Sendable {
         return nil
     }
 
+    /// What ``writeVerdict(author:seq:version:needsWrite:)`` decides for one
+    /// author's changes, as a value: everything it reads of the household
+    /// for that author, and nothing else.
+    public enum VerdictRule: Equatable, Sendable {
+        /// A private family's device, or the owner: every change counts.
+        case everything
+        /// Not a member: no change counts.
+        case nothing
+        /// A member: what it joined at, its cut-off, its roles in version order.
+        case member(joined: Version, cutoff: UInt64?, roleVersions: [Version], roles: [Role])
+    }
+
+    public func verdictRule(for author: DeviceID) -> VerdictRule {
+        guard let owner, author != owner else { return .everything }
+        guard let m = members[author] else { return .nothing }
+        return .member(joined: m.joined, cutoff: m.cutoff, roleVersions: m.roles.map(\.0), roles: m.roles.map(\.1))
+    }
+
+    /// Whether any change by `authors` is judged otherwise by `other` than by
+    /// this household: the changes already projected need judging again
+    /// (a rebuild) only then. A household event that changes no rule of an
+    /// author with changes (an invitation, a revocation, a join of a device
+    /// that has written nothing yet) leaves every verdict as it was.
+    public func judgesOtherwise(than other: Household, anyOf authors: Set<DeviceID>) -> Bool {
+        authors.contains { verdictRule(for: $0) != other.verdictRule(for: $0) }
+    }
+
     /// Members who should hold the key of `epoch` but have not had it sealed to
     /// them: active members who joined with an older key.
     public func membersMissingKey(epoch: UInt32) -> [Member] {
