@@ -16,7 +16,7 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 10
+    public static let schemaVersion = 11
     public let database: Database
     /// The schema (`main`, or an attached database's name) holding the tables.
     public let schema: String
@@ -57,6 +57,7 @@ public final class Projector {
             CREATE TABLE IF NOT EXISTS \(schema).p_library(event BLOB PRIMARY KEY, version BLOB NOT NULL, seq INTEGER NOT NULL, body TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS \(schema).p_rejected(event BLOB PRIMARY KEY, author BLOB NOT NULL, seq INTEGER NOT NULL, reason TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS \(schema).p_authors(author BLOB PRIMARY KEY) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS \(schema).p_keys(epoch INTEGER PRIMARY KEY);
             """)
         loadStatement = try database.prepare(
             "SELECT put_version, delete_version, coalesce(first_put, put_version), fields, store, focus, at, entity, created_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
@@ -85,6 +86,7 @@ public final class Projector {
         var authors = Set<DeviceID>()
         try database.prepare("SELECT author FROM \(schema).p_authors").forEachRow { authors.insert(DeviceID(bytes: $0.blob(0))) }
         changeAuthors = authors
+        keyEpochs = try storedKeyEpochs()
         let stamp = try database.statement("SELECT count(*), coalesce(max(rowid), 0) FROM \(schema).p_library").first { [$0.int(0), $0.int(1)] } ?? []
         if stamp != libraryStamp {
             household = try loadHousehold()
@@ -96,6 +98,30 @@ public final class Projector {
     /// this projection, whatever its verdict (`p_authors`): only their
     /// verdicts can change when the household does.
     public private(set) var changeAuthors = Set<DeviceID>()
+    /// The epochs of the family keys this projection opened events with
+    /// (`p_keys`): a rebuild's pass notes the keys it starts with, and a
+    /// device notes a key it makes itself (nothing was sealed under it
+    /// before). A key the device holds beyond these may open events the
+    /// projection skipped: the owner rebuilds.
+    public private(set) var keyEpochs = Set<UInt32>()
+
+    /// ``keyEpochs`` as the file holds them now (the decisions read this:
+    /// after a rollback the set in memory may hold more).
+    public func storedKeyEpochs() throws -> Set<UInt32> {
+        var epochs = Set<UInt32>()
+        try database.prepare("SELECT epoch FROM \(schema).p_keys").forEachRow { epochs.insert(UInt32($0.int(0))) }
+        return epochs
+    }
+
+    /// Notes that events under the keys of `epochs` were opened (or that
+    /// none were sealed under them before).
+    public func noteKeys(_ epochs: some Sequence<UInt32>) throws {
+        for e in epochs where !keyEpochs.contains(e) {
+            try database.run("INSERT OR IGNORE INTO \(schema).p_keys(epoch) VALUES(?1)", [.integer(Int64(e))])
+            keyEpochs.insert(e)
+        }
+    }
+
     /// The row count and last rowid of `p_library` when ``household`` was folded.
     private var libraryStamp: [Int64] = [-1, -1]
 
@@ -111,7 +137,7 @@ public final class Projector {
         try database.execute("""
             DROP TABLE IF EXISTS \(schema).p_entities; DROP TABLE IF EXISTS \(schema).p_fields; DROP TABLE IF EXISTS \(schema).p_history;
             DROP TABLE IF EXISTS \(schema).p_deferred; DROP TABLE IF EXISTS \(schema).p_library; DROP TABLE IF EXISTS \(schema).p_rejected;
-            DROP TABLE IF EXISTS \(schema).p_schema; DROP TABLE IF EXISTS \(schema).p_authors;
+            DROP TABLE IF EXISTS \(schema).p_schema; DROP TABLE IF EXISTS \(schema).p_authors; DROP TABLE IF EXISTS \(schema).p_keys;
             """)
     }
 

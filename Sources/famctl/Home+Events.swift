@@ -39,9 +39,10 @@ extension Home {
             return
         }
         // A key new to this device may open events it could not open before
-        // (they were skipped, not kept): the rebuild opens them. (Its own
-        // key events carry keys it made, under which nothing was skipped.)
-        let learned = try change.libraryEvent.map { try learnKey(from: $0, author: env.author) } ?? false && env.author != deviceID
+        // (they were skipped, not kept): the rebuild opens them. (A key this
+        // device makes is stored, and noted in the projection, before its
+        // key event is applied: see ``appendRotatingKey(after:excluding:)``.)
+        let learned = try change.libraryEvent.map { try learnKey(from: $0, author: env.author) } ?? false
         if case .library(_, let verdictsChange) = try projector.apply(env, prepared: change), verdictsChange || learned {
             // A verdict of a change already projected may differ now, or a
             // key was learned: rebuild after this operation. Until then the
@@ -215,7 +216,7 @@ extension Home {
     /// owner owes the family (seal the current key to members who lack it),
     /// unless a pull is still reading (``pulling(_:)``).
     func settle() throws {
-        if needsRebuild { try rebuildProjections(unlessRebuilt: true) }
+        if try needsRebuild || !projectionKeysMatch() { try rebuildProjections(unlessRebuilt: true) }
         if !isPulling { try shareKeysIfOwner() }
     }
 
@@ -269,7 +270,10 @@ extension Home {
             // One worker: the projecting thread, which the pass waits for,
             // does about as much work as the opening, and with a worker on
             // every core it got two thirds of a core.
-            let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
+            let held = try state.keyring.keys(family: family)
+            let keys = ReadOnlyKeys(keys: held)
+            // The pass opens with these: the projection it builds reflects them.
+            try projector.noteKeys(held.keys)
             let unopened = UnopenedCount()
             let opener = OrderedStream<[EventLog.StoredBytes], [OpenedEvent?]>(workers: Parallel.cores - 1) { block in
                 var last: SyncEnvelope?
@@ -346,6 +350,15 @@ extension Home {
     /// famctl's layout, not marked stale, and with the log's fork points.
     func projectionSettingsMatch() throws -> Bool {
         try state.get(.projectionVersion) == String(Projector.schemaVersion) && (try state.get(.projectionForks) ?? "") == forkPointsText
+            && projectionKeysMatch()
+    }
+
+    /// Whether the projection opened events with every key this device holds
+    /// of its family (``Projector/keyEpochs``). A key held beyond them (learned
+    /// by this process or another, from a key event or a restored backup) may
+    /// open events that were skipped for want of it.
+    func projectionKeysMatch() throws -> Bool {
+        try Set(state.keyring.keys(family: family).keys).isSubset(of: projector.storedKeyEpochs())
     }
 
     /// Refuses a change this device is not allowed to make (a viewer's, a

@@ -70,8 +70,13 @@ extension Home {
         try append(bodies.map { ($0, old) } + [
             (LibraryEvent.keyRotate(epoch: new.epoch, sealed: sealed).body, old),
             (LibraryEvent.keyPrevious(epoch: new.epoch, previousKey: old.key.copyBytes()).body, new),
-        ])
-        try state.keyring.store(new, family: family)
+        ], check: {
+            // In the append's transaction, before its key event is applied:
+            // the key is this device's own, nothing was sealed under it yet,
+            // so the projection reflects it already (no rebuild for it).
+            try state.keyring.store(new, family: family)
+            try projector.noteKeys([new.epoch])
+        })
         return (new.epoch, sealed.count)
     }
 

@@ -230,6 +230,9 @@ extension Home {
     func projectionWillBegin() throws {
         guard try state.get(.projectionFile) == projectionName else { throw ProjectionMoved() }
         try catchUpProjection()
+        // A rebuild still due (an attempt rolled back, say) is marked in this
+        // transaction too: an ingest leaves records to it.
+        if needsRebuild { try state.set(.projectionVersion, "stale") }
     }
 
     /// What the same transactions do last (the log's `willCommit`): record
