@@ -4,6 +4,9 @@
 public struct DeviceID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public let bytes: [UInt8]
 
+    /// Compared a word at a time (``ByteEquality``).
+    public static func == (a: DeviceID, b: DeviceID) -> Bool { ByteEquality.equal(a.bytes, b.bytes) }
+
     /// - Precondition: `bytes.count == 32`.
     public init(bytes: [UInt8]) {
         precondition(bytes.count == 32, "a DeviceID is 32 bytes")

@@ -4,6 +4,9 @@ import Foundation
 public struct EventID: Hashable, Sendable, CustomStringConvertible {
     public let bytes: [UInt8]
 
+    /// Compared a word at a time (``ByteEquality``).
+    public static func == (a: EventID, b: EventID) -> Bool { ByteEquality.equal(a.bytes, b.bytes) }
+
     /// The "previous event" of an author's first event: 32 zero bytes.
     public static let none = EventID(bytes: [UInt8](repeating: 0, count: 32))
 

@@ -4,6 +4,9 @@ import Foundation
 public struct FamilyID: Hashable, Sendable, CustomStringConvertible {
     public let bytes: [UInt8]
 
+    /// Compared a word at a time (``ByteEquality``).
+    public static func == (a: FamilyID, b: FamilyID) -> Bool { ByteEquality.equal(a.bytes, b.bytes) }
+
     /// - Precondition: `bytes.count == 16`.
     public init(bytes: [UInt8]) {
         precondition(bytes.count == 16, "a FamilyID is 16 bytes")
