@@ -21,6 +21,10 @@ final class DeviceState {
         case prefetchPhotos = "photos.prefetch"
         /// The projection schema the tables were built with; a mismatch triggers a rebuild.
         case projectionVersion = "projection.version"
+        /// The highest key epoch of a family event this device could not open
+        /// for want of its key (``Home/apply(_:prepared:deferringToRebuild:)``):
+        /// the owner makes no key of that epoch or an earlier one.
+        case unopenedEpoch = "keys.unopened_epoch"
         /// The fork points the projection was built with (``Home/forkPointsText``):
         /// when the log's differ (a process killed between an ingest that found a
         /// fork and the rebuild after it), the projection is rebuilt on open.

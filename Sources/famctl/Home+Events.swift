@@ -25,8 +25,15 @@ extension Home {
         guard env.family == family, !isPastForkPoint(env) else { return }
         let change: PreparedChange
         if let prepared { change = prepared } else {
-            guard case .body(let opened) = try openBody(env) else { return }
-            change = PreparedChange(opened)
+            switch try openBody(env) {
+            case .body(let opened): change = PreparedChange(opened)
+            case .noKey(let epoch):
+                // Kept in the log for the rebuild that the key's arrival makes;
+                // the owner may not make a key of that epoch meanwhile.
+                if try (state.get(.unopenedEpoch).flatMap(UInt32.init) ?? 0) < epoch { try state.set(.unopenedEpoch, String(epoch)) }
+                return
+            case .failed: return
+            }
         }
         // A rebuild follows this ingest (a household event came before): it
         // projects every record again, so a record's change is left to it

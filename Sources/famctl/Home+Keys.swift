@@ -71,6 +71,19 @@ extension Home {
             (LibraryEvent.keyRotate(epoch: new.epoch, sealed: sealed).body, old),
             (LibraryEvent.keyPrevious(epoch: new.epoch, previousKey: old.key.copyBytes()).body, new),
         ], check: {
+            // Another process of this owner rotated meanwhile: this rotation's
+            // events are sealed under a key that is no longer the next one.
+            guard try currentKey().1.epoch == old.epoch else {
+                throw CLIError(.tempFail, "the family's key was rotated by another famctl process meanwhile; nothing was written",
+                               hint: "Run the command again.")
+            }
+            // The log holds events sealed under this epoch or a later one that
+            // this device cannot open: its own chain went further (a home
+            // restored from a backup). A new key for that epoch would hide them.
+            if let seen = try state.get(.unopenedEpoch).flatMap(UInt32.init), seen >= new.epoch {
+                throw CLIError(.tempFail, "this device's log holds events sealed under key epoch \(seen), which it does not hold: its own history went further than this home (restored from a backup?); nothing was written",
+                               hint: "Run 'famctl sync' until its own events are back in, then run the command again.")
+            }
             // In the append's transaction, before its key event is applied:
             // the key is this device's own, nothing was sealed under it yet,
             // so the projection reflects it already (no rebuild for it).

@@ -150,6 +150,8 @@ extension Home {
         try log.database.transaction(.immediate) {
             guard try log.lastPosition() == 0 else { return }
             try projector.setMark(0)
+            // Nothing is sealed in an empty log: every key held is reflected.
+            try projector.noteKeys(state.keyring.keys(family: family).keys)
             try state.set(.projectionFile, name)
             try state.set(.projectionVersion, String(Projector.schemaVersion))
             try state.set(.projectionForks, "")
@@ -200,6 +202,11 @@ extension Home {
         try? log.database.execute("DETACH DATABASE \(Self.projectionSchema)")
         (projectionName, projector) = try Self.openProjection(home: path, log: log, state: state, family: family)
         if try state.get(.projectionFile) != projectionName { try rebuildProjections(unlessRebuilt: true) }
+        // Another process rebuilt from the whole log, this device's keys and
+        // fork points: a rebuild this one still owed is done (the operation
+        // runs again on it and asks anew if it must).
+        forkPoints = try log.forkPoints(in: family)
+        if needsRebuild, try projectionSettingsMatch(), try projector.mark() == log.lastPosition() { needsRebuild = false }
     }
 
     /// Runs a log operation; should it fail because another process
@@ -264,9 +271,12 @@ extension Home {
             }
             let name = try Self.createProjectionFile(home: path, after: projectionName)
             let current = projector
+            let wasDue = needsRebuild
             var switched = false
             defer {
                 if !switched {
+                    // The pass cleared the flag; the rebuild did not happen.
+                    needsRebuild = needsRebuild || wasDue
                     projector = current
                     try? db.execute("DETACH DATABASE \(Self.nextProjectionSchema)")
                     Self.removeProjectionFile(name, home: path)

@@ -213,4 +213,47 @@ struct HouseholdRebuildTests {
                                           fields: ["kind": .string("mood"), "mood": .int(2)]).body])
         #expect(try longLived.projector.record(UUID(text: record)!) != nil, "the record under the key another process learned is still missing")
     }
+
+    /// An owner restored from a backup, holding events sealed under a key
+    /// epoch her own history made after the backup, does not make a new key
+    /// of that epoch: it would hide them for good.
+    @Test func aRestoredOwnerDoesNotMakeAKeyOfAnEpochHerHistoryAlreadyHas() throws {
+        let (mum, others) = try HouseholdTests.family([("Dad", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        try HouseholdTests.exchange([mum, dad])
+        let backup = mum.root + "/backup"
+        try FileManager.default.copyItem(atPath: mum.home, toPath: backup)
+        try mum.ok("family", "rotate-key")
+        try HouseholdTests.exchange([mum, dad])
+        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        try FileManager.default.removeItem(atPath: mum.home)
+        try FileManager.default.moveItem(atPath: backup, toPath: mum.home)
+        let dadID = try Home.open(dad.home).deviceID
+        _ = try Home.open(mum.home).ingest(try Self.events(of: dadID, in: dad))   // Dad's record, under epoch 1: not opened
+        let rotate = try mum.run("family", "rotate-key")
+        #expect(rotate.code == 75, "\(rotate.stderr)")
+        #expect(rotate.stderr.contains("sealed under key epoch 1"), "\(rotate.stderr)")
+        // Her own rotation comes back: the record opens, and she can rotate again.
+        _ = try Home.open(mum.home).ingest(try Self.events(of: try Home.open(mum.home).deviceID, in: dad))
+        #expect(try mum.ok("record", "show", record).contains("mood=5"))
+        try mum.ok("family", "rotate-key")
+        try HouseholdTests.exchange([mum, dad])
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
+    /// A new home (`init`, `accept`) holds its key from the start, and an
+    /// empty log has nothing sealed under it: no rebuild for it.
+    @Test func aNewHomeIsNotRebuiltForTheKeyItStartsWith() throws {
+        let (mum, _) = try HouseholdTests.family([])
+        #expect(try Self.generation(mum) >= 1)
+        let fresh = FamctlRunner()
+        try fresh.ok("init", "--name", "Solo")
+        try fresh.ok("status")
+        #expect(try Self.generation(fresh) == 1)
+        let gran = FamctlRunner()
+        try gran.ok("accept", try mum.ok("invite"), "--name", "Gran")
+        try gran.ok("status")
+        #expect(try Self.generation(gran) == 1)
+    }
 }
