@@ -135,10 +135,10 @@ struct HouseholdRebuildTests {
         return out.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    /// The owner restores a backup from before a key rotation; a member's
-    /// record under the new key reaches her before her own rotation comes
-    /// back from the folder: the key her own event gives back opens it.
-    @Test func anOwnerRestoredFromABackupGetsHerKeyBackAndOpensWhatItSeals() throws {
+    /// Mum owns the family with Dad; she rotates the key after a backup of
+    /// her home, Dad writes a record under the new key, and Mum's home is
+    /// then restored from the backup (her key stops before the rotation).
+    static func ownerRestoredBehindARotation() throws -> (mum: FamctlRunner, dad: FamctlRunner, record: String) {
         let (mum, others) = try HouseholdTests.family([("Dad", "member")])
         let dad = others[0]
         try mum.ok("subject", "add", "newMom")
@@ -150,6 +150,14 @@ struct HouseholdRebuildTests {
         let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
         try FileManager.default.removeItem(atPath: mum.home)
         try FileManager.default.moveItem(atPath: backup, toPath: mum.home)
+        return (mum, dad, record)
+    }
+
+    /// The owner restores a backup from before a key rotation; a member's
+    /// record under the new key reaches her before her own rotation comes
+    /// back from the folder: the key her own event gives back opens it.
+    @Test func anOwnerRestoredFromABackupGetsHerKeyBackAndOpensWhatItSeals() throws {
+        let (mum, dad, record) = try Self.ownerRestoredBehindARotation()
         let (mumID, dadID) = (try Home.open(mum.home).deviceID, try Home.open(dad.home).deviceID)
         let restored = try Home.open(mum.home)
         _ = try restored.ingest(try Self.events(of: dadID, in: dad))   // Dad's folder first: his record cannot be opened yet
@@ -218,17 +226,7 @@ struct HouseholdRebuildTests {
     /// epoch her own history made after the backup, does not make a new key
     /// of that epoch: it would hide them for good.
     @Test func aRestoredOwnerDoesNotMakeAKeyOfAnEpochHerHistoryAlreadyHas() throws {
-        let (mum, others) = try HouseholdTests.family([("Dad", "member")])
-        let dad = others[0]
-        try mum.ok("subject", "add", "newMom")
-        try HouseholdTests.exchange([mum, dad])
-        let backup = mum.root + "/backup"
-        try FileManager.default.copyItem(atPath: mum.home, toPath: backup)
-        try mum.ok("family", "rotate-key")
-        try HouseholdTests.exchange([mum, dad])
-        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
-        try FileManager.default.removeItem(atPath: mum.home)
-        try FileManager.default.moveItem(atPath: backup, toPath: mum.home)
+        let (mum, dad, record) = try Self.ownerRestoredBehindARotation()
         let dadID = try Home.open(dad.home).deviceID
         _ = try Home.open(mum.home).ingest(try Self.events(of: dadID, in: dad))   // Dad's record, under epoch 1: not opened
         let rotate = try mum.run("family", "rotate-key")
