@@ -254,4 +254,27 @@ struct HouseholdRebuildTests {
         try gran.ok("status")
         #expect(try Self.generation(gran) == 1)
     }
+
+    /// `replay` compares the live projection with a rebuild while another
+    /// process writes: a household event that rebuilt the projection into a
+    /// new file, or changed the household without a rebuild, after `replay`
+    /// opened the home is no reason to report the stores damaged.
+    @Test func replayComparesWithWhatAnotherProcessWroteMeanwhile() throws {
+        let (mum, others) = try HouseholdTests.family([("Dad", "member"), ("Uncle", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        try Self.addMoods(dad, 5)
+        try HouseholdTests.exchange([mum, dad, others[1]])
+        let replaying = try Home.open(mum.home)
+        let at = try Self.generation(mum)
+        try mum.ok("member", "role", "Uncle", "viewer")   // no rebuild: Uncle has written nothing
+        #expect(try Self.generation(mum) == at)
+        var (_, live, rebuilt) = try ReplayCommand.compare(replaying, failed: [], until: nil)
+        #expect(live == rebuilt, "a household event written meanwhile without a rebuild")
+        try mum.ok("member", "role", "Dad", "viewer")     // a rebuild into a new file
+        #expect(try Self.generation(mum) > at)
+        (_, live, rebuilt) = try ReplayCommand.compare(replaying, failed: [], until: nil)
+        #expect(live == rebuilt, "a projection rebuilt into a new file meanwhile")
+        #expect(live == (try mum.ok("digest")))
+    }
 }

@@ -20,6 +20,56 @@ enum ReplayCommand: Command {
             .value("--record", "ID", "Print that record's full trail: every version, who, when, which fields."),
         ])
 
+    /// The live projection's digest, and the digest of a scratch projection
+    /// rebuilt from the verified events it reflects: as the live projection
+    /// is built, household events first, then the rest (a forked author's
+    /// only up to its fork point), leaving out `failed` ones and, with
+    /// `until`, those after it.
+    ///
+    /// Another process (a `sync --watch`) may write the log and the
+    /// projection while this one reads them, or rebuild the projection into
+    /// a new file: the live state is read in one read transaction (the
+    /// current file, its household folded again, its mark: the log position
+    /// it reflects), the rebuild takes the events up to that mark, and a
+    /// comparison that differs while the log moved, or that read a
+    /// projection owing a rebuild, is made again (a few times, a fifth of a
+    /// second apart) before it counts.
+    static func compare(_ home: Home, failed: Set<EventID>, until: HLC?) throws -> (ScratchProjection, live: String, rebuilt: String) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            if try home.state.get(.projectionFile) != home.projectionName { try home.followCurrentProjection() }
+            let (live, mark, last, current) = try home.log.database.transaction(.deferred) { () throws -> (String, Int64, Int64, Bool) in
+                // The projection file first: a writer commits the log's file before it.
+                try home.projector.refresh()
+                let digest = Hex.encode(try home.projector.digest())
+                let mark = try home.projector.mark()
+                let current = try home.state.get(.projectionFile) == home.projectionName && (try home.projectionSettingsMatch())
+                return (digest, mark, try home.log.lastPosition(), current)
+            }
+            let scratch = try ScratchProjection(family: home.family)
+            try scratch.database.transaction(.immediate) {
+                for libraryPass in [true, false] {
+                    try home.log.forEachEvent(order: .chain, in: home.family) { stored in
+                        guard stored.position <= mark, !failed.contains(stored.id), until.map({ stored.hlc <= $0 }) ?? true,
+                              let env = try? SyncEnvelope(decoding: stored.bytes), !home.isPastForkPoint(env),
+                              case .body(let body) = try home.openBody(env),
+                              LibraryEvent.isLibrary(body) == libraryPass else { return }
+                        try scratch.projector.apply(env, body: body)
+                    }
+                }
+            }
+            let rebuilt = Hex.encode(try scratch.projector.digest())
+            let lastNow = try home.log.lastPosition(), fileNow = try home.state.get(.projectionFile)
+            let moved = !current || lastNow != last || fileNow != home.projectionName
+            if until != nil || rebuilt == live || !moved || attempt >= compareAttempts { return (scratch, live, rebuilt) }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+    }
+
+    /// How many times ``compare(_:failed:until:)`` reads a moving home at most.
+    static let compareAttempts = 10
+
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         // A body that does not open is the author's doing, never damage here:
@@ -50,25 +100,11 @@ enum ReplayCommand: Command {
             }
             return nil
         }
-        // 2. Rebuild the family's state from the verified events alone, as the
-        //    live projection is built: household events first, then the rest
-        //    (a forked author's only up to its fork point).
+        // 2. Rebuild the family's state from the verified events alone, and
+        //    compare it with the live projection.
         let failed = Set(report.failures.compactMap(\.id))
-        let scratch = try ScratchProjection(family: home.family)
-        try scratch.database.transaction(.immediate) {
-            for libraryPass in [true, false] {
-                try home.log.forEachEvent(order: .chain, in: home.family) { stored in
-                    guard !failed.contains(stored.id), until.map({ stored.hlc <= $0 }) ?? true,
-                          let env = try? SyncEnvelope(decoding: stored.bytes), !home.isPastForkPoint(env),
-                          case .body(let body) = try home.openBody(env),
-                          LibraryEvent.isLibrary(body) == libraryPass else { return }
-                    try scratch.projector.apply(env, body: body)
-                }
-            }
-        }
+        let (scratch, live, rebuilt) = try compare(home, failed: failed, until: until)
         let denied = try scratch.projector.rejections()
-        let rebuilt = Hex.encode(try scratch.projector.digest())
-        let live = Hex.encode(try home.projector.digest())
         let agrees = until != nil || rebuilt == live
 
         if let recordID {
