@@ -86,7 +86,6 @@ public final class Projector {
         var authors = Set<DeviceID>()
         try database.prepare("SELECT author FROM \(schema).p_authors").forEachRow { authors.insert(DeviceID(bytes: $0.blob(0))) }
         changeAuthors = authors
-        keyEpochs = try storedKeyEpochs()
         let stamp = try database.statement("SELECT count(*), coalesce(max(rowid), 0) FROM \(schema).p_library").first { [$0.int(0), $0.int(1)] } ?? []
         if stamp != libraryStamp {
             household = try loadHousehold()
@@ -103,10 +102,6 @@ public final class Projector {
     /// device notes a key it makes itself (nothing was sealed under it
     /// before). A key the device holds beyond these may open events the
     /// projection skipped: the owner rebuilds.
-    public private(set) var keyEpochs = Set<UInt32>()
-
-    /// ``keyEpochs`` as the file holds them now (the decisions read this:
-    /// after a rollback the set in memory may hold more).
     public func storedKeyEpochs() throws -> Set<UInt32> {
         var epochs = Set<UInt32>()
         try database.prepare("SELECT epoch FROM \(schema).p_keys").forEachRow { epochs.insert(UInt32($0.int(0))) }
@@ -116,10 +111,7 @@ public final class Projector {
     /// Notes that events under the keys of `epochs` were opened (or that
     /// none were sealed under them before).
     public func noteKeys(_ epochs: some Sequence<UInt32>) throws {
-        for e in epochs where !keyEpochs.contains(e) {
-            try database.run("INSERT OR IGNORE INTO \(schema).p_keys(epoch) VALUES(?1)", [.integer(Int64(e))])
-            keyEpochs.insert(e)
-        }
+        for e in epochs { try database.run("INSERT OR IGNORE INTO \(schema).p_keys(epoch) VALUES(?1)", [.integer(Int64(e))]) }
     }
 
     /// The row count and last rowid of `p_library` when ``household`` was folded.

@@ -91,6 +91,14 @@ final class Keyring {
         return out
     }
 
+    /// The epochs of the keys held for `family`, without reading the keys
+    /// (asked after every operation: ``Home/projectionKeysMatch()``).
+    func epochs(family: FamilyID) throws -> Set<UInt32> {
+        var out = Set<UInt32>()
+        try database.statement("SELECT epoch FROM epoch_keys WHERE family = ?1").forEachRow([.blob(family.bytes)]) { out.insert(UInt32($0.int(0))) }
+        return out
+    }
+
     func current(family: FamilyID) throws -> EpochKey? {
         try database.statement("SELECT epoch, key FROM epoch_keys WHERE family = ?1 ORDER BY epoch DESC LIMIT 1")
             .first([.blob(family.bytes)]) { EpochKey(epoch: UInt32($0.int(0)), key: SecretBytes($0.blob(1))) }

@@ -361,11 +361,11 @@ extension Home {
     }
 
     /// Whether the projection opened events with every key this device holds
-    /// of its family (``Projector/keyEpochs``). A key held beyond them (learned
+    /// of its family (``Projector/storedKeyEpochs()``). A key held beyond them (learned
     /// by this process or another, from a key event or a restored backup) may
     /// open events that were skipped for want of it.
     func projectionKeysMatch() throws -> Bool {
-        try Set(state.keyring.keys(family: family).keys).isSubset(of: projector.storedKeyEpochs())
+        try state.keyring.epochs(family: family).isSubset(of: projector.storedKeyEpochs())
     }
 
     /// Refuses a change this device is not allowed to make (a viewer's, a

@@ -151,7 +151,7 @@ extension Home {
             guard try log.lastPosition() == 0 else { return }
             try projector.setMark(0)
             // Nothing is sealed in an empty log: every key held is reflected.
-            try projector.noteKeys(state.keyring.keys(family: family).keys)
+            try projector.noteKeys(state.keyring.epochs(family: family))
             try state.set(.projectionFile, name)
             try state.set(.projectionVersion, String(Projector.schemaVersion))
             try state.set(.projectionForks, "")
