@@ -23,6 +23,13 @@ static inline int famctl_sqlite3_disable_memstatus(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
 
+/// sqlite3_config likewise: a statement journal (what one statement of a
+/// transaction must undo if it fails halfway) stays in memory up to `bytes`
+/// before it spills to a temporary file. Must run before the first open.
+static inline int famctl_sqlite3_statement_journal_spill(int bytes) {
+    return sqlite3_config(SQLITE_CONFIG_STMTJRNL_SPILL, bytes);
+}
+
 /// sqlite3_db_config is variadic; this is the one call we make of it.
 static inline int famctl_sqlite3_enable_defensive(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)0);

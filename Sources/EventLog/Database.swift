@@ -15,7 +15,7 @@ public final class Database {
     /// - Throws: ``SQLiteError`` (`cantOpen`, `notADatabase`, `busy`, …).
     public init(path: String, create: Bool = true, readOnly: Bool = false) throws(SQLiteError) {
         var db: OpaquePointer?
-        _ = Self.configured
+        _ = Self.libraryConfigured
         // No mutex on the connection: a `Database` is not `Sendable`, so one
         // thread at a time uses it (the compiler checks), and the serialised
         // mode's lock and unlock around every call were a fifth of an
@@ -65,8 +65,24 @@ public final class Database {
     public static let checkpointBytes = 16 << 20
 
     /// Process-wide settings made once, before the first connection: no
-    /// memory statistics (their global mutex was taken by every allocation).
-    private static let configured: Bool = famctl_sqlite3_disable_memstatus() == SQLITE_OK
+    /// memory statistics (their global mutex was taken by every allocation),
+    /// and statement journals kept in memory up to
+    /// ``statementJournalInMemory``. False if SQLite was initialised before
+    /// (by a connection opened without this type), when they cannot apply.
+    static let libraryConfigured: Bool = famctl_sqlite3_disable_memstatus() == SQLITE_OK
+        && famctl_sqlite3_statement_journal_spill(Int32(statementJournalInMemory)) == SQLITE_OK
+
+    /// How much of a statement journal stays in memory. A statement of
+    /// several rows in a transaction (the log's insert of a block of
+    /// events, the projection's of a batch of rows) keeps the pages it
+    /// changes that existed before it, to undo it alone if it fails; past
+    /// SQLite's default of 64 KiB (two of our pages) that journal went to a
+    /// temporary file. In a new device's first sync of 20 005 events that
+    /// was 110 MB of writes, two thirds of everything the sync wrote (its
+    /// system time: 0.119 s before, 0.101 s after, means of 12 runs). 8 MiB
+    /// holds any such statement's journal; a larger one (no statement of
+    /// ours is expected to be) still spills.
+    public static let statementJournalInMemory = 8 << 20
 
     deinit {
         cache.removeAll()

@@ -25,6 +25,7 @@ struct DatabaseSettingsTests {
         let path = dir.path + "/old.sqlite"
         // Written the way SQLite writes by default: 4 KiB pages, rollback journal.
         var raw: OpaquePointer?
+        _ = Database.libraryConfigured  // before the library initialises, as in famctl
         #expect(sqlite3_open(path, &raw) == SQLITE_OK)
         #expect(sqlite3_exec(raw, "PRAGMA page_size=4096; CREATE TABLE t(x); INSERT INTO t VALUES(42);", nil, nil, nil) == SQLITE_OK)
         sqlite3_close(raw)
@@ -35,5 +36,52 @@ struct DatabaseSettingsTests {
         #expect(try db.prepare("SELECT x FROM t").first { $0.int(0) } == 42)
         try db.run("INSERT INTO t VALUES(43)")
         #expect(try db.prepare("SELECT count(*) FROM t").first { $0.int(0) } == 2)
+    }
+
+    /// Bytes this thread has written through system calls so far
+    /// (`wchar` of Linux's per-thread I/O accounting), or nil where the
+    /// kernel does not keep it.
+    private func bytesWrittenByThisThread() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/thread-self/io", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("wchar:") {
+            return Int(line.dropFirst("wchar:".count).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
+    /// Statements of many rows inside a transaction, as the log's insert of
+    /// a block of events and the projection's of a batch of rows are: each
+    /// keeps a journal of the pages it changes that existed before it, and
+    /// past SQLite's default of 64 KiB that journal used to go to a
+    /// temporary file (two thirds of what a first sync wrote). Nothing may
+    /// be written before the commit now.
+    @Test func aStatementOfManyRowsKeepsItsJournalInMemory() throws {
+        #expect(Database.libraryConfigured)
+        let dir = TempDir()
+        let db = try Database(path: dir.path + "/journal.sqlite")
+        try db.execute("""
+            CREATE TABLE t(pos INTEGER PRIMARY KEY, id BLOB NOT NULL CHECK(length(id) = 32), seq INTEGER NOT NULL UNIQUE, bytes BLOB NOT NULL);
+            CREATE INDEX t_id ON t(id);
+            """)
+        let rows = 32
+        let sql = "INSERT INTO t(id, seq, bytes) VALUES " + repeatElement("(randomblob(32), ?, randomblob(400))", count: rows).joined(separator: ", ")
+        guard let before = bytesWrittenByThisThread() else {
+            Issue.record("/proc/thread-self/io is not readable here: the test cannot observe what is written")
+            return
+        }
+        struct RollBack: Error {}
+        var written = 0
+        // Rolled back: before a commit, only the statements' journals could write.
+        #expect(throws: RollBack.self) {
+            try db.transaction {
+                for block in 0..<100 {
+                    try db.run(sql, (0..<rows).map { .integer(Int64(block * rows + $0)) })
+                }
+                written = (bytesWrittenByThisThread() ?? .max) - before
+                throw RollBack()
+            }
+        }
+        #expect(written == 0, "the statements wrote \(written) bytes before any commit: their journals spilled to a file")
+        #expect(try db.prepare("SELECT count(*) FROM t").first { $0.int(0) } == 0)
     }
 }
