@@ -179,6 +179,7 @@ extension Home {
     ///   before it stay ingested.
     func ingest(batches: [[[UInt8]]], onIngested: (Int, IngestReport) throws -> Void) throws {
         var done = 0
+        var stored = 0
         // Should the projection have moved (another process rebuilt it), the
         // retry goes on after the batches committed, not from the start.
         try onCurrentProjection {
@@ -192,6 +193,7 @@ extension Home {
                            onAccepted: { env, ready in try apply(env, prepared: ready, deferringToRebuild: true) },
                            onCommitted: { i, report in
                                done = base + i + 1
+                               stored += report.accepted.count
                                // A new fork, or one found to start earlier: events projected
                                // before it was known may now be past their author's fork point.
                                let points = try log.forkPoints(in: family)
@@ -199,10 +201,23 @@ extension Home {
                                    forkPoints = points
                                    needsRebuild = true
                                }
-                               try settle()
+                               do { try settle() } catch { throw Self.failedAfterStoring(stored, error, home: path) }
                                try onIngested(base + i, report)
                            })
         }
+    }
+
+    /// What follows an ingest's commit failed (a rebuild of the stores on a
+    /// full disk, say): the events are in the log all the same, and the
+    /// stores are rebuilt by the next command (the rebuild stays due: the
+    /// projection file is marked stale, or its keys no longer match).
+    static func failedAfterStoring(_ stored: Int, _ error: any Error, home: String) -> CLIError {
+        let failure = CLIError(error, path: home)
+        guard stored > 0 else { return failure }
+        let cause = failure.message.replacingOccurrences(of: "; nothing was written", with: "")
+        return CLIError(failure.code, "\(stored) new event(s) were stored in the log, then: \(cause). "
+                            + "They stay in the log; the next famctl command brings the stores up to date from it",
+                        hint: failure.hint ?? "Run 'famctl sync' again.")
     }
 
     /// Whether `env` is at or past its author's fork point: kept in the log,

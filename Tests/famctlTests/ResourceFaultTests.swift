@@ -32,6 +32,53 @@ struct ResourceFaultTests {
         try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
     }
 
+    /// A sync stores what it pulled, then the stores must be rebuilt (the
+    /// owner rotated the key: this device now holds one its stores did not
+    /// open events with), and the disk fills while the new projection file
+    /// is written. The error says the events are stored, not that nothing
+    /// was written; the next command rebuilds, and nothing is lost.
+    @Test func fullDiskWhileASyncRebuildsTheStoresSaysTheEventsAreStored() throws {
+        let fam = try SharedFamily()
+        let (mum, dad) = (fam.mum, fam.dad)
+        // Stores larger than what the sync itself writes (its events go to
+        // the write-ahead logs, from their start).
+        let ids = (0..<600).map { _ in UUID().uuidString.lowercased() }
+        let rows: [[String: Any]] = ids.enumerated().map { i, id in
+            ["id": id, "focus": "newMom", "at": "2026-11-01T10:00:00Z",
+             "fields": ["kind": "mood", "mood": i % 5 + 1, "note": String(repeating: "n", count: 1_900)]]
+        }
+        let input = mum.root + "/import"
+        try FileManager.default.createDirectory(atPath: input, withIntermediateDirectories: true)
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: input + "/postpartum.json"))
+        try mum.ok("import", "stores", input)
+        try mum.ok("sync")
+        try dad.ok("sync")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dad.home)
+        let projection = try #require(files.first { $0.hasPrefix("projection.") && $0.hasSuffix(".sqlite") })
+        let size = try FileManager.default.attributesOfItem(atPath: dad.home + "/" + projection)[.size] as! Int
+        #expect(size > 1_000_000, "the stores are \(size) bytes: too small for the limit below")
+        try mum.ok("family", "rotate-key")
+        try mum.ok("sync")
+
+        // No file may grow past half the stores' size (bash counts `ulimit
+        // -f` in KiB): the new projection file cannot be written whole.
+        let (code, out) = try Self.shell("ulimit -f \(size / 2 / 1024); exec '\(FamctlRunner.binary.path)' sync", env: ["FAMCTL_HOME": dad.home])
+        #expect(code == 73, "exit \(code): \(out)")
+        #expect(out.contains("stored in the log"), "\(out)")
+        #expect(!out.contains("nothing was written"), "\(out)")
+        #expect(!out.contains("Fatal error") && !out.contains("crashed"))
+
+        // The next command brings the stores up to date from the log.
+        let list = try dad.ok("record", "list")
+        for id in ids { #expect(list.contains(id)) }
+        #expect(try dad.ok("replay").hasSuffix("result: OK"))
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try mum.ok("sync")
+        try dad.ok("sync")
+        #expect(try dad.ok("record", "show", record).contains("mood=2"))
+        #expect(try dad.ok("digest") == mum.ok("digest"))
+    }
+
     @Test func databaseLockedByAnotherProcessIsATemporaryFailure() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
