@@ -163,7 +163,14 @@ struct StoreRulesTests {
         #expect(inside.code == 65 && inside.stderr.contains("sleep.start: overlaps sleep"))
         try x.f.ok("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T03:00:00+01:00")   // touching is fine; open: ongoing
         let afterOpen = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T05:00:00+01:00", "end=2026-11-29T06:00:00+01:00")
-        #expect(afterOpen.code == 65, "a sleep after one still going on overlaps it")
+        #expect(afterOpen.code == 65 && afterOpen.stderr.contains("sleep.start: overlaps sleep"), "a sleep after one still going on overlaps it: \(afterOpen.stderr)")
+        // One that begins before another and ends inside it: its end is what overlaps.
+        let endsInside = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T00:00:00+01:00", "end=2026-11-29T01:30:00+01:00")
+        #expect(endsInside.code == 65 && endsInside.stderr.contains("sleep.end: overlaps sleep"), "\(endsInside.stderr)")
+        // Moved by its end alone into the next one: the end again.
+        let early = try x.f.ok("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-28T22:00:00+01:00", "end=2026-11-28T23:00:00+01:00")
+        let moved = try x.f.run("record", "update", early, "end=2026-11-29T01:15:00+01:00")
+        #expect(moved.code == 65 && moved.stderr.contains("sleep.end: overlaps sleep"), "\(moved.stderr)")
         let other = try x.f.ok("subject", "add", "baby", "--name", "Twin")
         try x.f.ok("record", "add", "--focus", other, "--store", "sleep", "start=2026-11-29T02:00:00+01:00", "end=2026-11-29T02:30:00+01:00")
     }

@@ -91,7 +91,10 @@ enum RecordInput {
         }
         if store == .sleep, let start = StoreSchema.time(fields["start"]),
            let other = try home.projector.overlappingSleep(focus: focus.description, start: start, end: StoreSchema.time(fields["end"]), excluding: id) {
-            throw CLIError.data("sleep.start: overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))")
+            // The field that runs into the other sleep: the start when it lies
+            // inside it, else the end (or its absence: still going on).
+            let field = (StoreSchema.time(other.fields["start"]).map { $0 > start } ?? false) ? "end" : "start"
+            throw CLIError.data("sleep.\(field): overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))")
         }
     }
 
