@@ -59,4 +59,41 @@ struct ConcurrentSyncTests {
         // And Dad gets them once.
         #expect(try family.dad.ok("sync").contains("pulled 3 new event(s)"))
     }
+
+    /// Two `family rotate-key` of the owner's home started at once: each
+    /// reads the current epoch, then one's transaction waits for the
+    /// other's. The second must not rotate to the epoch the first took
+    /// (two keys for one epoch): it is refused (exit 75) and writes nothing,
+    /// or, having begun after the first ended, rotates to the next epoch.
+    /// So the epoch counts the rotations that succeeded, and a member reads
+    /// what is written under the last one.
+    @Test func twoRotationsOfOneHomeAtOnceNeverMakeTwoKeysForOneEpoch() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        var rotated = 0, refused = 0
+        for round in 0..<4 {
+            let (code, out) = try ResourceFaultTests.shell("""
+                cd '\(mum.root)'
+                { '\(FamctlRunner.binary.path)' family rotate-key > a.out 2>&1; echo $? > a.code; } &
+                { '\(FamctlRunner.binary.path)' family rotate-key > b.out 2>&1; echo $? > b.code; } &
+                wait; cat a.code b.code a.out b.out
+                """, env: ["FAMCTL_HOME": mum.home])
+            #expect(code == 0, "\(out)")
+            let codes = out.split(separator: "\n").prefix(2).compactMap { Int($0) }
+            #expect(codes.count == 2 && codes.allSatisfy { $0 == 0 || $0 == 75 }, "round \(round): \(out)")
+            rotated += codes.filter { $0 == 0 }.count
+            refused += codes.filter { $0 == 75 }.count
+            if codes.contains(75) { #expect(out.contains("rotated by another famctl process meanwhile; nothing was written"), "\(out)") }
+        }
+        #expect(rotated >= 4, "one of each pair rotates at least")
+        let status = try mum.ok("status", "--json")
+        let epoch = (try JSONSerialization.jsonObject(with: Data(status.utf8)) as? [String: Any])?["epoch"] as? Int
+        #expect(epoch == rotated, "epoch \(String(describing: epoch)) after \(rotated) rotations (\(refused) refused)")
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        for _ in 0..<2 { try mum.ok("sync"); try dad.ok("sync") }
+        #expect(try dad.ok("record", "show", record).contains("mood=3"))
+        #expect(try dad.ok("digest") == mum.ok("digest"))
+        #expect(try mum.ok("replay").hasSuffix("result: OK"))
+        #expect(try dad.ok("replay").hasSuffix("result: OK"))
+    }
 }
