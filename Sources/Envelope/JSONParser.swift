@@ -201,9 +201,12 @@ extension JSONValue {
     public static func parse(_ text: String) -> JSONValue? { JSONParser.parse(Array(text.utf8)) }
 
     /// The first number of the JSON text `bytes` that ``parse(_:)`` would
-    /// not keep as written: an integer beyond 64 bits, or a decimal of more
+    /// not keep as written: an integer beyond 64 bits, a decimal of more
     /// than 17 significant digits (both become the nearest double, and lose
-    /// digits). `nil` when every number is kept. Strings are skipped.
+    /// digits), or one beyond a double's range: too large (`1e400`, which
+    /// ``parse(_:)`` refuses) or too small, which would become 0 or lose
+    /// precision (`1e-400`, `1e-310`). `nil` when every number is kept.
+    /// Strings are skipped.
     public static func firstInexactNumber(in bytes: [UInt8]) -> String? {
         var i = 0
         while i < bytes.count {
@@ -224,6 +227,9 @@ extension JSONValue {
         return nil
     }
 
+    /// What a number ``firstInexactNumber(in:)`` finds is, for messages.
+    public static let inexactNumberReason = "beyond a 64-bit integer, more than 17 significant digits, or beyond the range of a double"
+
     /// Whether the number `token` would lose digits as ``JSONValue`` holds it.
     static func isInexact(_ token: String) -> Bool {
         let mantissa = token.prefix { $0 != "e" && $0 != "E" }
@@ -231,7 +237,11 @@ extension JSONValue {
             // Significant digits: the mantissa's, without leading zeros (nor trailing ones after the point).
             var digits = mantissa.filter(\.isNumber).drop { $0 == "0" }
             if mantissa.contains(".") { while digits.last == "0" { digits = digits.dropLast() } }
-            return digits.count > 17
+            if digits.count > 17 { return true }
+            guard let value = Double(token) else { return true }
+            // Out of range: infinite, or a nonzero number that becomes 0 or
+            // a subnormal double (fewer significant bits than it was written with).
+            return !value.isFinite || (!digits.isEmpty && value.magnitude < Double.leastNormalMagnitude)
         }
         return Int64(token) == nil
     }

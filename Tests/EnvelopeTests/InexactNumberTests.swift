@@ -44,4 +44,16 @@ struct InexactNumberTests {
             #expect(JSONValue.firstInexactNumber(in: Array("{\"a\":\"9999999999999999999999\",\"b\":\(lost)}".utf8)) == lost, "\(lost)")
         }
     }
+
+    /// A double's range: a nonzero number that would become 0 or a
+    /// subnormal double (fewer significant bits), or one too large, is not
+    /// kept; its smallest normal and largest finite values, and zeros, are.
+    @Test func theEdgesOfADoublesRange() {
+        for kept in ["2.2250738585072014e-308", "1e-307", "-1.7976931348623157e308", "1.7976931348623157e308", "0e-999", "-0.000e400", "0.0"] {
+            #expect(JSONValue.firstInexactNumber(in: Array("[\(kept)]".utf8)) == nil, "\(kept)")
+        }
+        for lost in ["1e-400", "-2.5e-330", "1e-310", "4.9e-324", "1e400", "-1.8e308"] {
+            #expect(JSONValue.firstInexactNumber(in: Array("[1,\(lost)]".utf8)) == lost, "\(lost)")
+        }
+    }
 }

@@ -228,7 +228,8 @@ struct StoreRulesTests {
         #expect(fields["rate"] as? Double == 2.5)
         #expect(try x.f.ok("record", "show", id).contains("whole=38.0"))
         for json in [#"{"wet":true,"big":123456789012345678901234567890}"#, #"{"wet":true,"pi":3.14159265358979323846}"#,
-                     #"{"wet":true,"i64p":9223372036854775808}"#, #"{"wet":true,"list":[1,-9223372036854775809]}"#] {
+                     #"{"wet":true,"i64p":9223372036854775808}"#, #"{"wet":true,"list":[1,-9223372036854775809]}"#,
+                     #"{"wet":true,"tiny":1e-400}"#, #"{"wet":true,"huge":1e400}"#] {
             let out = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "--json-fields", json)
             #expect(out.code == 65, "\(json)")
             #expect(out.stderr.contains("cannot be kept as written"), "\(out.stderr)")
@@ -248,6 +249,13 @@ struct StoreRulesTests {
         #expect(imported.code == 65)
         #expect(imported.stderr.contains("diaper.json: the number 123456789012345678901234567890 cannot be kept as written"), "\(imported.stderr)")
         #expect(try x.f.run("record", "show", "0f0e0d0c-0b0a-4909-8807-060504030201").code == 66)
+        // Beyond a double's range, too small (it would be stored as 0) or too large.
+        for number in ["1e-400", "1e400"] {
+            try Data(row.replacingOccurrences(of: "123456789012345678901234567890", with: number).utf8).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+            let out = try x.f.run("import", "stores", dir)
+            #expect(out.code == 65 && out.stderr.contains("diaper.json: the number \(number) cannot be kept as written"), "\(out.stderr)")
+            #expect(try x.f.run("record", "show", "0f0e0d0c-0b0a-4909-8807-060504030201").code == 66)
+        }
     }
 
     /// `at` defaults to `start`; while it still is the old start, a new

@@ -12,12 +12,13 @@ enum RecordInput {
         if let text = inv.value("--json-fields") {
             // The strict reader: a key given twice is refused, not one of the
             // two kept; 38.0 stays a decimal, as in the stores' files.
-            guard case .object(let o)? = JSONValue.parse(text) else {
+            let inexact = JSONValue.firstInexactNumber(in: Array(text.utf8))
+            guard case .object(let o)? = JSONValue.parse(text), inexact == nil else {
+                if let n = inexact, Double(n) != nil {
+                    throw .data("--json-fields: the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason))",
+                                hint: "Give it as a string (\"\(n)\") to keep every digit.")
+                }
                 throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
-            }
-            if let n = JSONValue.firstInexactNumber(in: Array(text.utf8)) {
-                throw .data("--json-fields: the number \(n) cannot be kept as written (beyond a 64-bit integer, or more than 17 significant digits)",
-                            hint: "Give it as a string (\"\(n)\") to keep every digit.")
             }
             for name in o.keys.sorted() { try checkFieldName(name) }
             out = o

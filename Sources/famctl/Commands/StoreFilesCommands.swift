@@ -345,12 +345,16 @@ enum ImportStoresCommand: Command {
         }
         // The strict reader, as for bodies: an object key given twice is
         // refused (JSONDecoder kept one of the two), and 38.0 stays the decimal it was exported as.
-        guard case .array(let rows)? = JSONValue.parse([UInt8](data)) else {
-            failures.append("\(name): not a JSON array (or not valid JSON: a syntax error, or an object key given twice)"); return nil
-        }
-        // Imported, it would become the nearest double: refused, not altered.
-        if let n = JSONValue.firstInexactNumber(in: [UInt8](data)) {
-            failures.append("\(name): the number \(n) cannot be kept as written (beyond a 64-bit integer, or more than 17 significant digits); write it as a string (\"\(n)\")")
+        // Imported, it would become the nearest double, or 0 (or, too large,
+        // not parse at all): refused, not altered.
+        let bytes = [UInt8](data)
+        let inexact = JSONValue.firstInexactNumber(in: bytes)
+        guard case .array(let rows)? = JSONValue.parse(bytes), inexact == nil else {
+            if let n = inexact, Double(n) != nil {
+                failures.append("\(name): the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason)); write it as a string (\"\(n)\")")
+            } else {
+                failures.append("\(name): not a JSON array (or not valid JSON: a syntax error, or an object key given twice)")
+            }
             return nil
         }
         return rows
