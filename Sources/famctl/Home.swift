@@ -59,6 +59,17 @@ final class Home {
         p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
     }
 
+    /// A path given on the command line, made absolute; an empty one (an
+    /// unset variable in a script) is refused rather than taken for the
+    /// current directory.
+    /// - Parameter what: how the usage names it (`DIR`, `--out`).
+    static func absolute(given p: String, as what: String, directory: Bool = false) throws(CLIError) -> String {
+        guard !p.isEmpty else {
+            throw .usage("\(what) needs a path, not an empty one", hint: directory ? "Give the directory explicitly ('.' for the current one)." : "Give the file's path.")
+        }
+        return absolute(p)
+    }
+
     private init(path: String, identity: DeviceIdentity, log: EventLog, state: DeviceState) throws {
         self.path = path
         self.identity = identity

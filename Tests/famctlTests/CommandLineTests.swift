@@ -196,6 +196,25 @@ struct CommandLineTests {
         #expect(FileManager.default.fileExists(atPath: fallback + "/.local/share/famctl/identity.key"))
     }
 
+    /// An empty path argument (an unset variable in a script) is refused,
+    /// not taken for the current directory: nothing is written there.
+    @Test func emptyPathArgumentsAreRefused() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let cwd = f.root + "/cwd"
+        try FileManager.default.createDirectory(atPath: cwd, withIntermediateDirectories: true)
+        for (args, named) in [(["export", "stores", ""], "DIR needs a path"), (["import", "stores", ""], "DIR needs a path"),
+                              (["photo", "add", record, ""], "FILE needs a path"),
+                              (["photo", "get", "0f0e0d0c-0b0a-4909-8807-060504030201", "--out", ""], "option --out needs a path")] {
+            let r = try Subprocess.run("/bin/sh", ["-c", "cd '\(cwd)' && exec \"$0\" \"$@\"", FamctlRunner.binary.path] + args, env: ["FAMCTL_HOME": f.home])
+            #expect(r.0 == 64, "\(args): \(r.0) \(r.1)")
+            #expect(r.1.contains(named), "\(args): \(r.1)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty, "something was written into the current directory")
+    }
+
     /// A home or export directory that cannot be created is explained in
     /// words, not with a bare Foundation error code.
     @Test func aPathThatCannotBeCreatedIsExplained() throws {

@@ -56,7 +56,7 @@ enum BenchCommand: Command {
         // The results' folder is made now (a fresh checkout has no
         // `bench-results/`), so that a path that cannot be written fails
         // before the minutes of measuring rather than after them.
-        let out = inv.value("--out").map(Home.absolute)
+        let out = try inv.value("--out").map { text throws(CLIError) in try Home.absolute(given: text, as: "option --out") }
         if let out {
             let dir = (out as NSString).deletingLastPathComponent
             do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {

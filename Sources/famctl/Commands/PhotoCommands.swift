@@ -19,7 +19,7 @@ enum PhotoAddCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let id = try RecordInput.record(inv.positionals[0])
-        let file = Home.absolute(inv.positionals[1])
+        let file = try Home.absolute(given: inv.positionals[1], as: "FILE")
         let home = try Home.open(Home.location(inv))
         guard let record = try home.projector.record(id), !record.deleted else { throw CLIError(.noInput, "no live record \(id.lowercasedText)") }
         let attrs = try? FileManager.default.attributesOfItem(atPath: file)
@@ -46,7 +46,7 @@ enum PhotoGetCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
-        let out = Home.absolute(try inv.required("--out"))
+        let out = try Home.absolute(given: try inv.required("--out"), as: "option --out")
         let home = try Home.open(Home.location(inv))
         guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.lowercasedText)") }
         let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)

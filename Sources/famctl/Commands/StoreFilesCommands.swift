@@ -21,7 +21,7 @@ enum ExportStoresCommand: Command {
         positionals: [PositionalSpec(name: "DIR", help: "The directory to write (created if missing).")])
 
     static func run(_ inv: Invocation) throws {
-        let dir = Home.absolute(inv.positionals[0])
+        let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
         let home = try Home.open(Home.location(inv))
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -107,7 +107,7 @@ enum ImportStoresCommand: Command {
     struct Tally { var added = 0, updated = 0, unchanged = 0 }
 
     static func run(_ inv: Invocation) throws {
-        let dir = Home.absolute(inv.positionals[0])
+        let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
             throw CLIError(.noInput, "no directory \(dir)")
