@@ -125,6 +125,12 @@ struct PhotoTests {
         var st = stat()
         #expect(lstat(d + "/pipe", &st) == 0 && st.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced by a file")
         #expect([UInt8](fm.contents(atPath: d + "/from-pipe") ?? Data()) == original)
+        // Standard output, a pipe to another program: the photo's bytes and
+        // nothing else (the report goes to stderr).
+        let piped = try Subprocess.run("/bin/sh", ["-c", "\"$0\" photo get \(photo) --out /dev/stdout | cat > '\(d)/from-stdout'", FamctlRunner.binary.path],
+                                       env: ["FAMCTL_HOME": dad.home])
+        #expect(piped.0 == 0 && piped.1.contains("wrote 5007 bytes (jpeg) to /dev/stdout"), "\(piped.1)")
+        #expect([UInt8](fm.contents(atPath: d + "/from-stdout") ?? Data()) == original, "more than the photo went to standard output")
         // A directory.
         try fm.createDirectory(atPath: d + "/dir", withIntermediateDirectories: true)
         let r = try dad.run("photo", "get", photo, "--out", d + "/dir")

@@ -110,10 +110,19 @@ enum Console {
     /// Pretty, key-sorted JSON on stdout, exact (JSON escapes what it must).
     /// `value` as JSON on stdout: pretty, or on one line (`compact`: a
     /// stream of objects, one a line, as `sync --watch --json` prints them).
-    static func json(_ value: Any, compact: Bool = false) {
+    static func json(_ value: Any, compact: Bool = false, toStandardError: Bool = false) {
         // Written from a JSONValue, not by JSONSerialization: a record's
         // decimal field stays a decimal (`38.0`), as `export stores` writes it.
         let json = PrettyJSON.value(value)
-        writeAll(1, String(decoding: compact ? json.jsonBytes : PrettyJSON.bytes(json), as: UTF8.self) + "\n")
+        writeAll(toStandardError ? 2 : 1, String(decoding: compact ? json.jsonBytes : PrettyJSON.bytes(json), as: UTF8.self) + "\n")
+    }
+
+    /// Whether `path` names the file standard output writes to
+    /// (`/dev/stdout`, `/dev/fd/1`, or the very file it is redirected to):
+    /// what a command writes there is its output, and its report goes to
+    /// stderr instead.
+    static func isStandardOutput(_ path: String) -> Bool {
+        var file = stat(), output = stat()
+        return fstat(1, &output) == 0 && stat(path, &file) == 0 && file.st_dev == output.st_dev && file.st_ino == output.st_ino
     }
 }

@@ -50,8 +50,16 @@ enum PhotoGetCommand: Command {
         let home = try Home.open(Home.location(inv))
         guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.lowercasedText)") }
         let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)
+        // Written to standard output (a pipe): the photo is the output, the report goes to stderr.
+        let toStandardOutput = Console.isStandardOutput(out)
         do { try FileIO.writeOut(bytes, to: out, mode: 0o600) } catch { throw CLIError(.cantCreate, "cannot write \(out): \(error.reason)") }
-        if inv.json { Console.json(["photo": id.lowercasedText, "bytes": bytes.count, "out": out]) } else { Console.out("wrote \(bytes.count) bytes (\(photo.mediaType)) to \(out)") }
+        if inv.json {
+            Console.json(["photo": id.lowercasedText, "bytes": bytes.count, "out": out], toStandardError: toStandardOutput)
+        } else if toStandardOutput {
+            Console.err("famctl: wrote \(bytes.count) bytes (\(photo.mediaType)) to \(out)")
+        } else {
+            Console.out("wrote \(bytes.count) bytes (\(photo.mediaType)) to \(out)")
+        }
     }
 }
 
