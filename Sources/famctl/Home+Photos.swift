@@ -10,9 +10,17 @@ import Replicator
 extension Home {
     static let defaultPhotoMax = 25 << 20
     static let defaultPhotoCache = 500 << 20
+    /// The largest `--max-mb` in MB: a photo's encrypted file (its bytes,
+    /// a 33-byte header and a 16-byte tag) must fit in the 256 MiB a shared
+    /// folder's reader or a WebDAV peer takes, or it would never be shared.
+    static let largestPhotoMaxMB = 255
 
     var photoDirectory: String { path + "/photos" }
-    var photoMaxBytes: Int { (try? state.get(.photoMaxBytes)).flatMap { $0 }.flatMap { Int($0) } ?? Self.defaultPhotoMax }
+    /// The largest photo `photo add` accepts (a larger stored setting, from
+    /// before the cap, counts as the cap).
+    var photoMaxBytes: Int {
+        min((try? state.get(.photoMaxBytes)).flatMap { $0 }.flatMap { Int($0) } ?? Self.defaultPhotoMax, Self.largestPhotoMaxMB << 20)
+    }
     var photoCacheBytes: Int { (try? state.get(.photoCacheBytes)).flatMap { $0 }.flatMap { Int($0) } ?? Self.defaultPhotoCache }
     var prefetchPhotos: Bool { (try? state.get(.prefetchPhotos)) == "on" }
 

@@ -519,11 +519,17 @@ struct PhotoTests {
         #expect(try mum.run("photo", "add", record, notImage).stderr.contains("not a JPEG, PNG, HEIC or WebP"))
         #expect(try gran.run("photo", "add", record, notImage).code == 65)
         try mum.ok("settings", "photos", "--max-mb", "25")
-        // A limit no photo fits under, or past the largest, is refused saying the range.
-        for bad in ["0.0000001", "100001", "nan"] {
+        // A limit no photo fits under, or past the largest, is refused saying the range:
+        // for photos, the largest whose encrypted file a shared folder or peer takes.
+        for bad in ["0.0000001", "256", "100001", "nan"] {
             let r = try mum.run("settings", "photos", "--max-mb", bad)
-            #expect(r.code == 65 && r.stderr.contains("from 0.001 to 100000"), "\(bad): \(r.stderr)")
+            #expect(r.code == 65 && r.stderr.contains("from 0.001 to 255"), "\(bad): \(r.stderr)")
         }
+        try mum.ok("settings", "photos", "--max-mb", "255")
+        #expect(try mum.ok("settings", "photos").contains("max \(255 << 20) bytes"))
+        let r = try mum.run("settings", "photos", "--cache-mb", "100001")
+        #expect(r.code == 65 && r.stderr.contains("from 0.001 to 100000"), "\(r.stderr)")
+        try mum.ok("settings", "photos", "--max-mb", "25")
 
         // Unpublished photos are never evicted, whatever the limit.
         try mum.ok("settings", "photos", "--cache-mb", "0.02")

@@ -142,11 +142,12 @@ enum SettingsPhotosCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
-        for (opt, key) in [("--max-mb", DeviceState.Key.photoMaxBytes), ("--cache-mb", .photoCacheBytes)] {
+        for (opt, key, largest) in [("--max-mb", DeviceState.Key.photoMaxBytes, Home.largestPhotoMaxMB), ("--cache-mb", .photoCacheBytes, 100_000)] {
             if let v = inv.value(opt) {
                 // At least a kilobyte: below it no photo fits, and a limit that refuses everything is a typo.
-                guard let n = DecimalText.parse(v), n >= 0.001, n <= 100_000 else {
-                    throw CLIError.data("\(opt) '\(v)' is not a number of MB from 0.001 to 100000")
+                guard let n = DecimalText.parse(v), n >= 0.001, n <= Double(largest) else {
+                    throw CLIError.data("\(opt) '\(v)' is not a number of MB from 0.001 to \(largest)",
+                                        hint: opt == "--max-mb" ? "A larger photo's encrypted file would be over the 256 MiB a shared folder or a WebDAV peer takes: it could never be shared." : nil)
                 }
                 try home.state.set(key, String(Int(n * 1_048_576)))
             }
