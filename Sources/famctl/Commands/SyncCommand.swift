@@ -381,7 +381,8 @@ extension Home {
         var published: UInt64 = 0
         for name in names where !judged.contains(name) {
             switch SharedFileName(name) {
-            case .segment(let s), .conflictCopy(let s):
+            // A placeholder (its bytes not downloaded yet) names its events as well.
+            case .segment(let s), .conflictCopy(let s), .placeholder(let s):
                 if s.author == deviceID { published = max(published, s.lastSeq) }
             case .other: continue
             }
