@@ -36,13 +36,14 @@ public final class DirectoryPeer: Peer {
 
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         let entries: [SharedDirectory.Entry]
-        do { entries = try directory.list() } catch { throw map(error) }
+        var unreadable: [(folder: String, reason: String)] = []
+        do { entries = try directory.list(unreadable: &unreadable) } catch { throw map(error) }
         var objects = entries.compactMap { e in tag(e.path).map { PeerObject(path: e.path, tag: $0) } }
         // The photos' blobs too, as a server lists them: what a blob's tag
         // was is how a device holding a copy sees it was changed since.
         let blobs = (try? FileIO.list(directory.familyPath + "/blobs")) ?? []
         objects += blobs.filter { $0.hasSuffix(".blob") }.compactMap { name in tag("blobs/" + name).map { PeerObject(path: "blobs/" + name, tag: $0) } }
-        return ChangePage(objects: objects, token: "listing", moreComing: false)
+        return ChangePage(objects: objects, token: "listing", moreComing: false, unreadableFolders: unreadable)
     }
 
     public func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {

@@ -69,10 +69,14 @@ public struct ChangePage: Sendable {
     public let objects: [PeerObject]
     public let token: String
     public let moreComing: Bool
-    public init(objects: [PeerObject], token: String, moreComing: Bool) {
+    /// Author folders the listing could not read (a folder name and why):
+    /// what is in them is not listed, and the round says so.
+    public let unreadableFolders: [(folder: String, reason: String)]
+    public init(objects: [PeerObject], token: String, moreComing: Bool, unreadableFolders: [(folder: String, reason: String)] = []) {
         self.objects = objects
         self.token = token
         self.moreComing = moreComing
+        self.unreadableFolders = unreadableFolders
     }
 }
 

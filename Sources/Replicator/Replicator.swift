@@ -393,6 +393,11 @@ public final class Replicator {
             // `pending` one by one, opened again on the sequential thread:
             // a new device's first sync of 20 002 events in three segments,
             // listed last, first, middle, took 1.17–1.42 s, and 0.87 s in order.
+            // A folder the listing could not read: its files are not known
+            // to be absent, only unseen.
+            for (folder, reason) in page.unreadableFolders {
+                report.notYetArrived.append((folder + "/", "the folder cannot be read: \(reason)"))
+            }
             for object in page.objects.sorted(by: { $0.path < $1.path }) where !object.deleted {
                 if page.token == "listing" { listed.insert(object.path) }
                 // An iCloud placeholder of a segment not read yet: not yet

@@ -56,6 +56,14 @@ public final class SharedDirectory {
     /// device keys are ignored.
     /// - Throws: ``SharedDirectoryError`` when the directory is missing or unreadable.
     public func list() throws(SharedDirectoryError) -> [Entry] {
+        var unreadable: [(folder: String, reason: String)] = []
+        return try list(unreadable: &unreadable)
+    }
+
+    /// ``list()``, and the author folders that could not be read (no
+    /// permission, an I/O error): their files are not listed, and the
+    /// caller says so rather than take them for empty.
+    public func list(unreadable: inout [(folder: String, reason: String)]) throws(SharedDirectoryError) -> [Entry] {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { throw .missing(root) }
         guard FileManager.default.fileExists(atPath: familyPath) else { return [] }
@@ -65,7 +73,11 @@ public final class SharedDirectory {
         for f in folders {
             guard f.count == 64, let author = DeviceID(hex: f) else { continue }
             let names: [String]
-            do { names = try FileIO.list(familyPath + "/" + f) } catch { continue }   // vanished meanwhile, or not a folder
+            do { names = try FileIO.list(familyPath + "/" + f) } catch {
+                // Vanished meanwhile, or not a folder: nothing to list.
+                if error.code != ENOENT && error.code != ENOTDIR { unreadable.append((f, error.reason)) }
+                continue
+            }
             out += names.map { Entry(folder: author, name: $0) }
         }
         return out
