@@ -5,7 +5,8 @@
 #   scripts/apache-webdav.sh start BASE   # prints "ready http://127.0.0.1:PORT/dav/"
 #   scripts/apache-webdav.sh stop BASE    # stops it and removes BASE
 #
-# With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
+# /ro/ serves the same collection read-only (writes answer 403), as a share
+# a login may only read. With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
 # Basic, a 401 with WWW-Authenticate otherwise). With WEBDAV_TLS=1 it serves
 # https:// with a self-signed certificate for 127.0.0.1, written to
 # BASE/cert.pem (what FAMCTL_PEER_CA_FILE names to trust it).
@@ -71,6 +72,7 @@ LoadModule mpm_event_module $MODS/mod_mpm_event.so
 LoadModule authz_core_module $MODS/mod_authz_core.so
 LoadModule dav_module $MODS/mod_dav.so
 LoadModule dav_fs_module $MODS/mod_dav_fs.so
+LoadModule alias_module $MODS/mod_alias.so
 $auth_modules
 $tls_modules
 $tls_server
@@ -85,6 +87,14 @@ Mutex file:$BASE/run default
 <Location "/dav">
   Dav On
 $auth_location
+</Location>
+Alias /ro "$BASE/root/dav"
+<Location "/ro">
+  Dav On
+$auth_location
+  <LimitExcept GET HEAD OPTIONS PROPFIND>
+    Require all denied
+  </LimitExcept>
 </Location>
 CONF
 }

@@ -130,6 +130,11 @@ public final class WebDAVPeer: Peer {
             if r.status == 409 || r.status == 404 {
                 throw .notACollection("cannot create the collection \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) (HTTP \(r.status)): the collection that should hold it does not exist on the server")
             }
+            // 400 or 415: the URL names a file (or something else that holds
+            // no files); asking again will not make it a collection.
+            if [400, 415].contains(r.status) {
+                throw .notACollection("cannot make \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) a collection (MKCOL answered HTTP \(r.status)): the URL names a file, or something else that cannot hold files")
+            }
             throw .unavailable("MKCOL \(path): HTTP \(r.status)")
         }
     }
@@ -267,10 +272,23 @@ public final class WebDAVPeer: Peer {
     /// Checks that the server honours conditional requests, on a probe object.
     /// - Throws: ``PeerError/unsupported(_:)`` for a server that ignores them.
     public func probe() throws(PeerError) {
-        try ensureCollection("")
+        do throws(PeerError) { try ensureCollection("") } catch {
+            // A share this login may only read refuses MKCOL too (403):
+            // what is there can still be pulled.
+            guard case .forbidden = error else { throw error }
+        }
         let name = ".famctl-probe-\(UUID().uuidString.lowercased())"
         defer { _ = try? send("DELETE", name) }
-        let first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
+        let first: Reply
+        do throws(PeerError) {
+            first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
+        } catch {
+            // A read-only share (403): nothing will be written there, so there
+            // is nothing to check the writes' conditions for; the round pulls,
+            // and its publish reports the refusal.
+            if case .forbidden = error { return }
+            throw error
+        }
         guard [200, 201, 204].contains(first.status) else {
             // 405 Method Not Allowed, 501 Not Implemented: not a WebDAV collection; asking again will not make it one.
             if [405, 501].contains(first.status) { throw .notACollection("\(base.absoluteString) does not take writes (HTTP \(first.status)): it is not a WebDAV collection") }

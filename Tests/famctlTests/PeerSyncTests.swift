@@ -115,6 +115,38 @@ struct PeerSyncTests {
     /// write: the round ends after one timeout (a stalled server is not
     /// asked again within the round: eight tries took minutes), and
     /// Ctrl-C stops a `sync --watch` waiting on it at once.
+    /// A share this device may only read (Apache answers 403 to its
+    /// writes): the round still pulls what the others wrote, then says its
+    /// own events could not go out (exit 73); and a URL naming a file is
+    /// not a collection (65), not something to try again later.
+    @Test(.timeLimit(.minutes(2)))
+    func aReadOnlyShareStillPullsAndAFileIsNotACollection() throws {
+        try ApacheWebDAV.with { url, _ in
+            let readOnly = url.replacingOccurrences(of: "/dav/", with: "/ro/")
+            let mum = FamctlRunner(), dad = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--peer", url)
+            try mum.ok("subject", "add", "newMom")
+            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--peer", readOnly)
+            let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+            try mum.ok("sync")
+            let r = try dad.run("sync")
+            #expect(r.code == 73, "exit \(r.code): \(r.stdout) \(r.stderr)")
+            #expect(r.stdout.contains("pulled") && r.stderr.contains("403"), "\(r.stdout) \(r.stderr)")
+            #expect(try dad.ok("record", "show", record).contains("mood=4"), "the read-only share's events were not pulled")
+
+            // A file on the server, and a family whose peer URL names it.
+            let put = try Subprocess.run("/usr/bin/curl", ["-fsS", "-X", "PUT", "--data", "notes", url + "notes.txt"])
+            try #require(put.0 == 0, "\(put.1)")
+            let gran = FamctlRunner()
+            try gran.ok("init", "--name", "Gran")
+            try gran.ok("family", "create", "--name", "G", "--peer", url + "notes.txt/")
+            let wrong = try gran.run("sync")
+            #expect(wrong.code == 65, "exit \(wrong.code): \(wrong.stderr)")
+            #expect(wrong.stderr.contains("not a collection") && wrong.stderr.contains("names a file"), "\(wrong.stderr)")
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aServerThatStallsAfterTheProbeCostsOneTimeout() throws {
         // Anything but the probe (the segment's upload, a listing): no answer.
