@@ -362,6 +362,13 @@ extension Home {
     }
 
     /// Evicts least-recently-used published blobs until the cache fits its limit.
+    /// How many more bytes the photo cache takes before its limit.
+    func photoCacheRoom() throws -> Int {
+        try photoCacheTable()
+        let total = try log.database.statement("SELECT coalesce(sum(size), 0) FROM ph_cache").first { Int($0.int(0)) } ?? 0
+        return max(0, photoCacheBytes - total)
+    }
+
     func evictPhotos() throws {
         try photoCacheTable()
         var total = try log.database.statement("SELECT coalesce(sum(size), 0) FROM ph_cache").first { Int($0.int(0)) } ?? 0

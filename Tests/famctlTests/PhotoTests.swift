@@ -551,6 +551,21 @@ struct PhotoTests {
         let cached = try FileManager.default.contentsOfDirectory(atPath: dadHome.photoDirectory)
         let total = try cached.reduce(0) { $0 + (try FileManager.default.attributesOfItem(atPath: dadHome.photoDirectory + "/" + $1)[.size] as! Int) }
         #expect(total <= 21_000)
+        // Prefetch takes what fits, and fetches nothing more at the next
+        // rounds (it used to evict one photo for another at every round).
+        func cachedFiles() throws -> [String: UInt64] {
+            var out: [String: UInt64] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: dadHome.photoDirectory) {
+                var st = stat()
+                if stat(dadHome.photoDirectory + "/" + name, &st) == 0 { out[name] = UInt64(st.st_ino) }
+            }
+            return out
+        }
+        let before = try cachedFiles()
+        #expect(!before.isEmpty, "prefetch fetched nothing")
+        try dad.ok("sync")
+        try dad.ok("sync")
+        #expect(try cachedFiles() == before, "prefetch fetched photos again")
         for id in ids { try dad.ok("photo", "get", id, "--out", dad.root + "/\(id).jpg") }
         let replay = try mum.ok("replay")
         #expect(replay.hasSuffix("result: OK"))

@@ -156,7 +156,13 @@ enum SyncCommand: Command {
             pulled.carried = try replicator.carryOthersIfAsked()
             let photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
             if home.prefetchPhotos {
+                // Only what fits in the cache as it stands: a photo fetched by
+                // evicting another (or one larger than the whole cache, evicted
+                // at once) would be fetched again at every round.
+                var room = try home.photoCacheRoom()
                 for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
+                    guard p.size <= room else { continue }
+                    room -= p.size
                     do { _ = try home.photoBytes(p, peer: replicator.peer) } catch {
                         // Not arrived yet: next round. A stalled server: the others
                         // too, each would wait out the timeout.
