@@ -28,6 +28,7 @@ public final class DirectoryPeer: Peer {
     private func map(_ e: SharedDirectoryError) -> PeerError {
         switch e {
         case .missing(let p): .offline("the shared directory \(p) is missing (unmounted, or not created yet)")
+        case .notADirectory: .notAFolder(e.description)
         case .unreadable(let p, let why): .unavailable("cannot read \(p): \(why)")
         case .notWritable(let p, let why): .unsupported("cannot write into \(p): \(why)")
         case .full: .full(e.description)

@@ -98,6 +98,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The URL is not a place to keep objects: not a WebDAV collection, or
     /// the collection that should hold it does not exist.
     case notACollection(String)
+    /// A shared folder, or the family's folder in it, is a file: waiting
+    /// will not make it a folder.
+    case notAFolder(String)
     /// The server's TLS certificate is not trusted by this machine (or is
     /// not for this host).
     case untrustedCertificate(String)
@@ -143,6 +146,7 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .full(let why): why
         case .loginRefused(let why): "login refused: \(why)"
         case .notACollection(let why): "not a collection: \(why)"
+        case .notAFolder(let why): why
         case .untrustedCertificate(let why): why
         case .forbidden(let why): "forbidden: \(why)"
         case .redirected(let why): "redirected: \(why)"

@@ -65,11 +65,15 @@ public final class SharedDirectory {
     /// caller says so rather than take them for empty.
     public func list(unreadable: inout [(folder: String, reason: String)]) throws(SharedDirectoryError) -> [Entry] {
         var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { throw .missing(root) }
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir) else { throw .missing(root) }
+        guard isDir.boolValue else { throw .notADirectory(root) }
         guard FileManager.default.fileExists(atPath: familyPath) else { return [] }
         var out: [Entry] = []
         let folders: [String]
-        do { folders = try FileIO.list(familyPath) } catch { throw .unreadable(familyPath, error.reason) }
+        do { folders = try FileIO.list(familyPath) } catch {
+            if error.code == ENOTDIR { throw .notADirectory(familyPath) }
+            throw .unreadable(familyPath, error.reason)
+        }
         for f in folders {
             guard f.count == 64, let author = DeviceID(hex: f) else { continue }
             let names: [String]
@@ -148,6 +152,9 @@ extension SharedDirectory: Sendable {}
 
 public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
     case missing(String)
+    /// The shared folder, or the family's folder in it, is a file (or
+    /// something else that holds no files): waiting will not make it one.
+    case notADirectory(String)
     case unreadable(String, String)
     case notWritable(String, String)
     /// No room to write into it: its disk is full or its quota used up.
@@ -156,6 +163,7 @@ public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .missing(let p): "the shared directory \(p) is missing (unmounted, or not created yet)"
+        case .notADirectory(let p): "\(p) is not a folder (a file is in its place)"
         case .unreadable(let p, let why): "cannot read \(p): \(why)"
         case .notWritable(let p, let why): "cannot write into \(p): \(why)"
         case .full(let p, let why): "cannot write into \(p): the disk holding the shared folder is full (or its quota used up): \(why)"

@@ -25,4 +25,26 @@ struct UnreadableFolderTests {
         #expect(!back.contains("cannot be read") && back.contains("pulled 1 new event(s)"), "\(back)")
         #expect(try dad.ok("record", "show", record).contains("mood=2"))
     }
+
+    /// A file where the shared folder, or the family's folder in it, should
+    /// be: said at once (exit 65), not retried for half a minute and called
+    /// temporary; once the folder is back, the sync works.
+    @Test func aFileInAFoldersPlaceIsNotATemporaryFailure() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        let fm = FileManager.default
+        let familyFolder = try #require(try fm.contentsOfDirectory(atPath: family.dir).first { !$0.hasPrefix(".") })
+        for path in [family.dir + "/" + familyFolder, family.dir] {
+            try fm.moveItem(atPath: path, toPath: path + ".away")
+            try Data("not a folder".utf8).write(to: URL(fileURLWithPath: path))
+            let started = Date()
+            let r = try mum.run("sync")
+            #expect(r.code == 65, "\(path): exit \(r.code): \(r.stderr)")
+            #expect(r.stderr.contains("\(path) is not a folder (a file is in its place)") && r.stderr.contains("waiting will not help"), "\(r.stderr)")
+            #expect(Date().timeIntervalSince(started) < 10, "retried a file for a folder")
+            try fm.removeItem(atPath: path)
+            try fm.moveItem(atPath: path + ".away", toPath: path)
+            try mum.ok("sync")
+        }
+    }
 }

@@ -208,6 +208,8 @@ enum SyncCommand: Command {
             "Free some space there; the next sync writes what this one could not."
         case .loginRefused:
             "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
+        case .notAFolder:
+            "Move the file away, or give the family a folder ('famctl settings sync --dir PATH'); waiting will not help."
         case .notACollection:
             "Check the URL: it must name a WebDAV collection that exists (a folder the server shares over WebDAV)."
         case .untrustedCertificate:
