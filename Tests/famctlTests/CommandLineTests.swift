@@ -215,6 +215,26 @@ struct CommandLineTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty, "something was written into the current directory")
     }
 
+    /// `accept --dir` naming a file is refused before the home is made or
+    /// switched: nothing half done, and the same accept with a folder works.
+    @Test func acceptWithADirThatIsAFileWritesNothing() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        let code = try mum.ok("invite")
+        let file = dad.root + "/a-file"
+        try FileManager.default.createDirectory(atPath: dad.root, withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        let r = try dad.run("accept", code, "--name", "Dad", "--dir", file)
+        #expect(r.code == 73, "exit \(r.code): \(r.stderr)")
+        #expect(r.stderr.contains("exists and is a file") && r.stderr.contains("nothing was written"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dad.home), "a home was made for a join that cannot go on")
+        try dad.ok("accept", code, "--name", "Dad", "--dir", mum.root + "/shared")
+        try dad.ok("sync")
+        try mum.ok("sync")
+        #expect(try mum.ok("members").contains("Dad"))
+    }
+
     /// A home or export directory that cannot be created is explained in
     /// words, not with a bare Foundation error code.
     @Test func aPathThatCannotBeCreatedIsExplained() throws {
