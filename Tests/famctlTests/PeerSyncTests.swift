@@ -461,6 +461,24 @@ struct PeerCredentialsTests {
         #expect(try PeerCredentials.find(for: url, environment: ["HOME": ""]) == nil)
         #expect(try PeerCredentials.find(for: url, environment: ["FAMCTL_NETRC": home + "/.netrc"])?.user == "dad")
     }
+
+    /// A netrc file FAMCTL_NETRC names that is not there, or is a folder,
+    /// is said (exit 64), rather than no login sent and the server's
+    /// refusal left to explain it.
+    @Test func aNetrcVariableNamingNoFileIsRefused() throws {
+        let f = FamctlRunner()
+        try FileManager.default.createDirectory(atPath: f.root + "/folder", withIntermediateDirectories: true)
+        let url = URL(string: "http://127.0.0.1:8080/dav/")!
+        for (path, said) in [(f.root + "/no-such-netrc", "which does not exist"), (f.root + "/folder", "which is a directory")] {
+            do {
+                _ = try PeerCredentials.find(for: url, environment: ["FAMCTL_NETRC": path])
+                Issue.record("\(path) was taken for a netrc file")
+            } catch let e as CLIError {
+                #expect(e.code == .usage && e.message.contains(said), "\(e.message)")
+            }
+        }
+        #expect(try PeerCredentials.find(for: url, environment: ["HOME": f.root + "/folder"]) == nil, "a missing ~/.netrc means no login")
+    }
 }
 
 /// Basic authentication over `http://` shows the password to the network

@@ -440,6 +440,18 @@ enum PeerCredentials {
         // without a home directory there is no default netrc.
         let named = env["FAMCTL_NETRC"].flatMap { $0.isEmpty ? nil : $0 }
         let home = env["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        // A file FAMCTL_NETRC names must be there and be a file: sending no
+        // login because of a typo in its path would only show as the
+        // server's refusal. (A missing ~/.netrc just means no login.)
+        if let named {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: named, isDirectory: &isDirectory) else {
+                throw CLIError(.usage, "FAMCTL_NETRC names \(named), which does not exist", hint: "Give the path of the netrc file holding this server's login, or unset FAMCTL_NETRC.")
+            }
+            guard !isDirectory.boolValue else {
+                throw CLIError(.usage, "FAMCTL_NETRC names \(named), which is a directory, not a netrc file", hint: "Give the path of the netrc file holding this server's login, or unset FAMCTL_NETRC.")
+            }
+        }
         guard let path = named ?? home.map({ $0 + "/.netrc" }), FileManager.default.fileExists(atPath: path) else { return nil }
         if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber, mode.intValue & 0o077 != 0 {
             throw CLIError(.dataError, "\(path) is readable by others (mode \(String(mode.intValue & 0o777, radix: 8))); refusing to read passwords from it",
