@@ -13,7 +13,17 @@ struct JSONParser {
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) { b = bytes }
 
-    enum Failure: Error { case invalid(Int) }
+    enum Failure: Error {
+        /// Not valid JSON (or a key given twice) at this byte.
+        case invalid(Int)
+        /// Nested deeper than ``maximumDepth`` at this byte.
+        case tooDeep(Int)
+    }
+
+    /// How deep arrays and objects may nest: a body or a stored field is
+    /// never near it, and a reader of untrusted bytes must not recurse
+    /// without bound.
+    static let maximumDepth = 256
 
     static func parse(_ bytes: [UInt8]) -> JSONValue? {
         bytes.withUnsafeBufferPointer { buffer in
@@ -29,7 +39,7 @@ struct JSONParser {
     }
 
     mutating func value(depth: Int) throws(Failure) -> JSONValue {
-        guard depth < 256 else { throw .invalid(i) }
+        guard depth < Self.maximumDepth else { throw .tooDeep(i) }
         skip()
         guard i < b.count else { throw .invalid(i) }
         switch b[i] {
@@ -196,6 +206,34 @@ struct JSONParser {
 }
 
 extension JSONValue {
+    /// Why ``parse(_:)`` refuses `bytes`, for a person: where (line and
+    /// column) and, when it can tell, what; `nil` when it does not refuse them.
+    public static func parseFailure(_ bytes: [UInt8]) -> String? {
+        let failure: JSONParser.Failure? = bytes.withUnsafeBufferPointer { buffer -> JSONParser.Failure? in
+            var p = JSONParser(buffer)
+            do throws(JSONParser.Failure) {
+                _ = try p.value(depth: 0)
+                p.skip()
+                return p.i == p.b.count ? nil : JSONParser.Failure.invalid(p.i)
+            } catch { return error }
+        }
+        guard let failure else { return nil }
+        let at: Int, what: String
+        switch failure {
+        case .tooDeep(let i): (at, what) = (i, "arrays and objects nested more than \(JSONParser.maximumDepth) deep")
+        case .invalid(let i):
+            at = i
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { what = "a byte-order mark before the JSON (save the file as UTF-8 without BOM)" }
+            else if String(validating: bytes, as: UTF8.self) == nil { what = "bytes that are not UTF-8 text" }
+            else if i >= bytes.count { what = "the text ends before the JSON does" }
+            else { what = "a syntax error here (or NaN or Infinity, a trailing comma, an object key given twice)" }
+        }
+        let upTo = bytes[..<min(at, bytes.count)]
+        let line = upTo.count { $0 == 0x0A } + 1
+        let column = upTo.count - ((upTo.lastIndex(of: 0x0A)).map { $0 + 1 } ?? 0) + 1
+        return "line \(line), column \(column): \(what)"
+    }
+
     /// Parses UTF-8 JSON text; `nil` when it is not exactly one valid JSON value.
     public static func parse(_ bytes: [UInt8]) -> JSONValue? { JSONParser.parse(bytes) }
     public static func parse(_ text: String) -> JSONValue? { JSONParser.parse(Array(text.utf8)) }
@@ -279,7 +317,7 @@ extension JSONParser {
     /// An object's members in order (the reader is at its `{`), and those of
     /// the object under `nested`, read the same way.
     mutating func members(depth: Int, nested: String?) throws(Failure) -> ([JSONMember], [JSONMember]?) {
-        guard depth < 256 else { throw .invalid(i) }
+        guard depth < Self.maximumDepth else { throw .tooDeep(i) }
         i += 1
         var out: [JSONMember] = []
         out.reserveCapacity(8)   // a body's keys, or a record's fields: growing from empty reallocated three times

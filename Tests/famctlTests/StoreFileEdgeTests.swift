@@ -88,8 +88,33 @@ struct StoreFileEdgeTests {
             [{"id":"51111111-1111-4111-8111-111111111112","focus":"\(baby)","at":"2026-11-03T10:00:00Z","fields":{"wet":true,"wet":false}}]
             """.write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
         let r = try f.run("import", "stores", dir)
-        #expect(r.code == 65 && r.stderr.contains("diaper.json: not a JSON array (or not valid JSON: a syntax error, or an object key given twice)"), "\(r.stderr)")
+        #expect(r.code == 65 && r.stderr.contains("diaper.json: not valid JSON: line 1, column ") && r.stderr.contains("an object key given twice"), "\(r.stderr)")
         #expect(try f.ok("record", "list").isEmpty)
+    }
+
+    /// A file refused as a whole says where (line and column) and, when it
+    /// can tell, what: a syntax error, a byte-order mark, nesting too deep,
+    /// not an array, a folder in its place; and the summary counts files,
+    /// not rows, for them.
+    @Test func aFileRefusedAsAWholeSaysWhereAndWhat() throws {
+        let (f, _) = try Self.homeWithBaby()
+        let dir = f.root + "/in"
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Data("[\n  {\"a\": 1,}\n]".utf8).write(to: URL(fileURLWithPath: dir + "/feeding.json"))
+        try Data([0xEF, 0xBB, 0xBF] + Array("[]".utf8)).write(to: URL(fileURLWithPath: dir + "/sleep.json"))
+        try Data((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+        try Data("{\"rows\": []}".utf8).write(to: URL(fileURLWithPath: dir + "/health.json"))
+        try fm.createDirectory(atPath: dir + "/growth.json", withIntermediateDirectories: true)
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 65)
+        for said in ["feeding.json: not valid JSON: line 2, column 11: a syntax error here",
+                     "sleep.json: not valid JSON: line 1, column 1: a byte-order mark",
+                     "diaper.json: not valid JSON: line 1, column 257: arrays and objects nested more than 256 deep",
+                     "health.json: not a JSON array",
+                     "growth.json: cannot be read: ", "famctl: error: 5 file(s) refused as a whole; see above"] {
+            #expect(r.stderr.contains(said), "\(said): \(r.stderr)")
+        }
     }
 
     /// `--json-fields` names fields as `field=value` does: `$at` (a body's
@@ -101,7 +126,7 @@ struct StoreFileEdgeTests {
         try f.ok("subject", "add", "newMom")
         let id = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "--at", "2026-11-28T10:00:00Z")
         for (json, message) in [(#"{"$at":"2099-01-01T00:00:00Z"}"#, "'$at' is not a field name"), (#"{"":1}"#, "'' is not a field name"),
-                                (#"{"a-b":1}"#, "'a-b' is not a field name"), (#"{"mood":3,"mood":4}"#, "--json-fields is not a JSON object (valid JSON, each key once)"),
+                                (#"{"a-b":1}"#, "'a-b' is not a field name"), (#"{"mood":3,"mood":4}"#, "--json-fields is not valid JSON: line 1, column 19"),
                                 (#"{"mood":3.0}"#, "postpartum.mood: must be an integer")] {
             let r = try f.run("record", "update", id, "--json-fields", json)
             #expect(r.code == 65 && r.stderr.contains(message), "\(json): \(r.code) \(r.stderr)")

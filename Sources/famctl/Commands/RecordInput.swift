@@ -18,6 +18,7 @@ enum RecordInput {
                     throw .data("--json-fields: the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason))",
                                 hint: "Give it as a string (\"\(n)\") to keep every digit.")
                 }
+                if let why = JSONValue.parseFailure(Array(text.utf8)) { throw .data("--json-fields is not valid JSON: \(why)") }
                 throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
             }
             for name in o.keys.sorted() { try checkFieldName(name) }

@@ -294,7 +294,12 @@ enum ImportStoresCommand: Command {
         }
         if !failures.isEmpty {
             for f in Self.shown(failures) { Console.err("famctl: \(f)") }
-            throw CLIError.data("\(failures.count - failures.filter { $0.hasSuffix("import again)") }.count) bad row(s); see above")
+            // Rows (`file.json[3]: …`) and whole files (`file.json: …`) told apart.
+            let notes = failures.count { $0.hasSuffix("import again)") }
+            let rows = failures.count { !$0.hasSuffix("import again)") && $0.range(of: #"^[^:\[]+\[\d+\]"#, options: .regularExpression) != nil }
+            let files = failures.count - notes - rows
+            let said = [rows > 0 ? "\(rows) bad row(s)" : nil, files > 0 ? "\(files) file(s) refused as a whole" : nil].compactMap { $0 }
+            throw CLIError.data((said.isEmpty ? "\(failures.count) problem(s)" : said.joined(separator: " and ")) + "; see above")
         }
     }
 
@@ -340,8 +345,9 @@ enum ImportStoresCommand: Command {
     static func readArray(_ path: String, failures: inout [String]) throws -> [JSONValue]? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let name = (path as NSString).lastPathComponent
-        guard let data = FileManager.default.contents(atPath: path) else {
-            failures.append("\(name): cannot be read"); return nil
+        let data: Data
+        do { data = Data(try FileIO.readFile(path, limit: Int.max)) } catch {
+            failures.append("\(name): cannot be read: \(error.reason)"); return nil
         }
         // The strict reader, as for bodies: an object key given twice is
         // refused (JSONDecoder kept one of the two), and 38.0 stays the decimal it was exported as.
@@ -352,8 +358,10 @@ enum ImportStoresCommand: Command {
         guard case .array(let rows)? = JSONValue.parse(bytes), inexact == nil else {
             if let n = inexact, Double(n) != nil {
                 failures.append("\(name): the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason)); write it as a string (\"\(n)\")")
+            } else if let why = JSONValue.parseFailure(bytes) {
+                failures.append("\(name): not valid JSON: \(why)")
             } else {
-                failures.append("\(name): not a JSON array (or not valid JSON: a syntax error, or an object key given twice)")
+                failures.append("\(name): not a JSON array: a store file holds its rows in one [ … ]")
             }
             return nil
         }
