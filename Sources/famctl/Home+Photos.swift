@@ -122,6 +122,11 @@ extension Home {
     func photoBytes(_ p: PhotoState, peer: (any Peer)?) throws -> [UInt8] {
         try photoCacheTable()
         let cached = photoDirectory + "/" + p.blob
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: cached, isDirectory: &isDirectory), isDirectory.boolValue {
+            throw CLIError(.cantCreate, "\(cached) is a folder, where the photo cache keeps photo \(p.id.lowercasedText)'s copy",
+                           hint: "Remove it (famctl never puts a folder there) and run the command again.")
+        }
         if let blob = try? FileIO.readFile(cached) {
             if let plain = open(blob, p) {
                 try touch(p.blob)
@@ -139,6 +144,13 @@ extension Home {
             if case .notFound = error {
                 throw CLIError(.tempFail, "photo \(p.id.lowercasedText) has not arrived yet (\(error))",
                                hint: "Its bytes are uploaded by the device that added it when it syncs; try again later.")
+            }
+            // There, but not to be read as it stands (a folder or a special
+            // file in its place, no permission, over the size limit).
+            if case .refused(let why) = error {
+                throw CLIError(.tempFail, "the copy of photo \(p.id.lowercasedText) on the peer cannot be read: \(why)",
+                               hint: "If it stays so, remove \(Self.blobPath(p.blob)) from the family's shared folder or server: "
+                                   + "the next sync of a device that holds a good copy uploads it again. The record is unaffected.")
             }
             throw CLIError(.tempFail, "photo \(p.id.lowercasedText) could not be fetched from the shared folder or server (\(error))",
                            hint: "The server did not answer in time, cut the answer short, or failed; try again later. The photo's record is unaffected.")

@@ -215,6 +215,18 @@ struct CommandLineTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: cwd).isEmpty, "something was written into the current directory")
     }
 
+    /// A `--peer` URL with a query or a fragment is refused: famctl's
+    /// requests are paths under it, and would drop them silently.
+    @Test func aPeerURLWithAQueryIsRefused() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        for url in ["https://dav.example.org/fam/?q=1", "https://dav.example.org/fam/#top"] {
+            let r = try f.run("family", "create", "--name", "F", "--peer", url)
+            #expect(r.code == 65 && r.stderr.contains("has a query (?…) or fragment (#…)"), "\(url): \(r.stderr)")
+        }
+        #expect(try f.ok("status").contains("private to this device"))
+    }
+
     /// `accept --dir` naming a file is refused before the home is made or
     /// switched: nothing half done, and the same accept with a folder works.
     @Test func acceptWithADirThatIsAFileWritesNothing() throws {

@@ -155,6 +155,31 @@ struct PhotoTests {
     /// before the first sync is not uploaded (nobody could show it): the
     /// sync warns, naming the photo and what to do, and the others see it
     /// as not arrived rather than receive garbage.
+    /// A folder where a photo's blob should be, in the shared folder or in
+    /// this device's cache: `photo get` says the copy cannot be read and
+    /// what to remove, and `verify --photos` counts a cached one as damaged.
+    @Test func aFolderInABlobsPlaceIsSaidForWhatItIs() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        let (file, _) = try Self.jpegFile(mum, 5_000, marker: "FOLDER")
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync")
+        let fm = FileManager.default
+        let shared = try #require(try fm.subpathsOfDirectory(atPath: dir).first { $0.hasSuffix(".blob") })
+        try fm.removeItem(atPath: dir + "/" + shared)
+        try fm.createDirectory(atPath: dir + "/" + shared, withIntermediateDirectories: true)
+        try dad.ok("sync")
+        let got = try dad.run("photo", "get", photo, "--out", dad.root + "/got.jpg")
+        #expect(got.code == 75 && got.stderr.contains("cannot be read") && got.stderr.contains("remove blobs/"), "\(got.stderr)")
+        let cached = try #require(try fm.contentsOfDirectory(atPath: mum.home + "/photos").first { $0.count == 64 })
+        try fm.removeItem(atPath: mum.home + "/photos/" + cached)
+        try fm.createDirectory(atPath: mum.home + "/photos/" + cached, withIntermediateDirectories: true)
+        let verified = try mum.run("verify", "--photos")
+        #expect(verified.code == 3 && verified.stdout.contains("damaged: \(photo)"), "\(verified.stdout) \(verified.stderr)")
+        #expect(try mum.ok("photo", "list").contains("not fetched yet"), "a folder counted as the cached copy")
+        let blocked = try mum.run("photo", "get", photo, "--out", mum.root + "/got.jpg")
+        #expect(blocked.code == 73 && blocked.stderr.contains("is a folder, where the photo cache keeps photo \(photo)'s copy"), "\(blocked.stderr)")
+    }
+
     @Test func aDamagedOnlyCopyIsNotUploaded() throws {
         let (mum, dad, _, dir, record) = try Self.household()
         let (file, _) = try Self.jpegFile(mum, 20_000, marker: "DAMAGED-BEFORE-SYNC")
@@ -175,6 +200,10 @@ struct PhotoTests {
         try dad.ok("sync")
         #expect(try dad.run("photo", "get", photo, "--out", dad.root + "/got.jpg").code == 75)
         #expect(try mum.run("photo", "get", photo, "--out", mum.root + "/got.jpg").code == 65)
+        // verify says it is the only copy, not that photo get fetches a good one.
+        let verified = try mum.run("verify", "--photos")
+        #expect(verified.code == 3 && verified.stderr.contains("Never uploaded, so their only copy: \(photo)")
+                && !verified.stderr.contains("fetches a good copy"), "\(verified.stderr)")
         // Deleted as the warning says: the next round warns no more.
         try mum.ok("photo", "delete", photo)
         let after = try mum.run("sync")

@@ -100,6 +100,12 @@ enum Location {
             guard u.user == nil, u.password == nil else {
                 throw .data("--peer must not carry credentials", hint: "Put them in the environment or a netrc file (mode 0600), never on the command line.")
             }
+            // The family's objects are paths under the URL: a query or a
+            // fragment would be dropped from every request, silently.
+            guard u.query == nil, u.fragment == nil else {
+                throw .data("--peer '\(p)' has a query (?…) or fragment (#…): famctl addresses the family's files under the URL's path, and would drop it",
+                            hint: "Give the collection's URL without them.")
+            }
             return .peer(p)
         case (nil, nil):
             if required { throw .usage("give --dir PATH or --peer URL: where the family's events are exchanged") }
@@ -109,8 +115,6 @@ enum Location {
         }
     }
 
-    /// Records the location on this device; a shared directory that does not
-    /// exist yet is created (later, a missing one is an error: it may be unmounted).
     /// Creates a shared directory that does not exist yet (with any missing
     /// parents); refuses one that cannot be (a file in its place, no
     /// permission). Called before anything is written, so that a bad
@@ -122,6 +126,8 @@ enum Location {
         }
     }
 
+    /// Records the location on this device; a shared directory that does not
+    /// exist yet is created (later, a missing one is an error: it may be unmounted).
     func store(in home: Home) throws {
         switch self {
         case .directory(let d):

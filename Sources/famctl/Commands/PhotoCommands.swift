@@ -77,10 +77,18 @@ enum PhotoListCommand: Command {
         let photos = try home.projector.photos(record: record)
         let rows = photos.map { p -> [String: Any] in
             ["id": p.id.lowercasedText, "record": p.record?.lowercasedText ?? NSNull(), "type": p.mediaType, "size": p.size,
-             "here": FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob), "author": p.creator.hex]
+             "here": Self.isFile(home.photoDirectory + "/" + p.blob), "author": p.creator.hex]
         }
         if inv.json { Console.json(rows); return }
         for r in rows { Console.out("\(r["id"]!)  record \(r["record"]!)  \(r["type"]!)  \(r["size"]!) bytes  \((r["here"] as! Bool) ? "on this device" : "not fetched yet")") }
+    }
+}
+
+extension PhotoListCommand {
+    /// Whether a regular file is at `path` (a folder in a cached copy's place is no copy).
+    static func isFile(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
     }
 }
 
@@ -116,16 +124,29 @@ enum VerifyCommand: Command {
     static func run(_ inv: Invocation) throws {
         guard inv.flag("--photos") else { throw CLIError.usage("famctl verify: say what to verify: --photos") }
         let home = try Home.open(Home.location(inv))
-        var checked = 0, damaged: [String] = []
+        var checked = 0, damaged: [String] = [], onlyCopies: [String] = []
         for p in try home.projector.photos(includeDeleted: true) {
-            guard let blob = try? FileIO.readFile(home.photoDirectory + "/" + p.blob) else { continue }
+            let path = home.photoDirectory + "/" + p.blob
+            guard FileManager.default.fileExists(atPath: path) else { continue }
             checked += 1
-            if home.open(blob, p) == nil { damaged.append(p.id.lowercasedText) }
+            // Something in the cached copy's place that cannot be read (a
+            // folder, no permission) is as damaged as bytes that do not match.
+            guard let blob = try? FileIO.readFile(path), home.open(blob, p) != nil else {
+                damaged.append(p.id.lowercasedText)
+                if try home.isUnpublished(p.blob) { onlyCopies.append(p.id.lowercasedText) }
+                continue
+            }
         }
-        if inv.json { Console.json(["checked": checked, "damaged": damaged]) } else {
+        if inv.json { Console.json(["checked": checked, "damaged": damaged, "onlyCopies": onlyCopies]) } else {
             Console.out("checked \(checked) cached photo(s); damaged: \(damaged.isEmpty ? "none" : damaged.joined(separator: ", "))")
         }
-        if !damaged.isEmpty { throw CLIError(.integrity, "\(damaged.count) cached photo(s) do not match their hashes", hint: "'famctl photo get' fetches a good copy again.") }
+        if !damaged.isEmpty {
+            // A copy never uploaded is the only one: nothing can fetch it again.
+            let hint = onlyCopies.isEmpty ? "'famctl photo get' fetches a good copy again."
+                : (onlyCopies.count == damaged.count ? "" : "'famctl photo get' fetches a good copy of the others again. ")
+                    + "Never uploaded, so their only copy: \(onlyCopies.joined(separator: ", ")); delete them ('famctl photo delete ID') and add them again from the original files."
+            throw CLIError(.integrity, "\(damaged.count) cached photo(s) do not match their hashes", hint: hint)
+        }
     }
 }
 
