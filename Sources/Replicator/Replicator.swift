@@ -522,14 +522,16 @@ public final class Replicator {
         return .segment(segment)
     }
 
-    /// The names in `device`'s folder that a replicator of `log` has dealt
-    /// with: read, found unverifiable, or written by the log's own device
-    /// (`r_own`; a segment's name carries its author's key, so those match
-    /// only that device's folder). Empty when no replicator has run
-    /// on this log yet. Without a peer: a check made before every local write.
+    /// The names in `device`'s folder that a replicator of `log` has read
+    /// (their events are in the log, waiting in `pending`, or in a fork
+    /// proof) or that the log's own device wrote (`r_own`; a segment's name
+    /// carries its author's key, so those match only that device's folder).
+    /// A file found unverifiable (cut short, still arriving, damaged) is not
+    /// among them. Empty when no replicator has run on this log yet. Without
+    /// a peer: a check made before every local write.
     public static func namesDealtWith(inFolderOf device: DeviceID, family: FamilyID, log: EventLog) -> Set<String> {
         var out = Set<String>()
-        try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2")
+        try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2 AND status = 'read'")
             .forEachRow([.blob(family.bytes), .text(device.hex + "/%")]) { out.insert(String($0.text(0).dropFirst(device.hex.count + 1))) }
         out.formUnion((try? ownSegmentNames(family: family, log: log)) ?? [])
         return out

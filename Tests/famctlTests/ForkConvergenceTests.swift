@@ -211,7 +211,8 @@ struct ForkConvergenceTests {
     /// A home restored from a backup older than its last sync, and written to
     /// before any sync, is stopped: its own folder names events past its
     /// log. After a sync it goes on, unforked. A planted name in its folder
-    /// stops it only until a sync finds the file unverifiable.
+    /// stops it, a sync finding the file unverifiable or not (it might be
+    /// its own later events still arriving), until it is removed.
     @Test func aRestoredHomeThatWritesBeforeSyncingIsStopped() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
@@ -235,8 +236,43 @@ struct ForkConvergenceTests {
         let planted = SegmentName(author: home.deviceID, firstSeq: 900, lastSeq: 900, bytes: [1]).description
         try Data([1]).write(to: URL(fileURLWithPath: family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + planted))
         #expect(try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1").code == 75)
-        #expect(try dad.ok("sync").contains("not yet arrived: " + home.deviceID.hex + "/" + planted))
+        let synced = try dad.run("sync")
+        #expect(synced.code == 0 && synced.stdout.contains("not yet arrived: " + home.deviceID.hex + "/" + planted), "\(synced.stdout)")
+        #expect(synced.stderr.contains("holds this device's own events up to seq 900"), "\(synced.stderr)")
+        let still = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        #expect(still.code == 75 && still.stderr.contains(planted) && still.stderr.contains("remove it from the shared folder"), "\(still.stderr)")
+        try FileManager.default.removeItem(atPath: family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + planted)
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+    }
+
+    /// A home restored from a backup whose own later segment is still
+    /// arriving (cut short) when it syncs: the sync says so, and writes wait
+    /// until the file has arrived whole and been read (a write made then
+    /// forked its chain, and both branches' records counted on no device).
+    @Test func aRestoredHomeWaitsForItsOwnSegmentStillArriving() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let backup = try HomeBackup(of: dad, in: family)
+        let home = try Home.open(dad.home)
+        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
+        let before = Set(try FileIO.list(folder))
+        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try dad.ok("sync")
+        let newest = try #require(Set(try FileIO.list(folder)).subtracting(before).first)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + newest))
+        try whole.prefix(200).write(to: URL(fileURLWithPath: folder + "/" + newest))
+        try backup.restore()
+        let synced = try dad.run("sync")
+        #expect(synced.code == 0 && synced.stderr.contains("holds this device's own events"), "\(synced.stderr)")
+        let refused = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        #expect(refused.code == 75 && refused.stderr.contains("writing now would fork its chain"), "a write went ahead of its own events: \(refused.stderr)")
+        try whole.write(to: URL(fileURLWithPath: folder + "/" + newest))
+        try dad.ok("sync")
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        for r in [dad, mum, dad, mum] { try r.ok("sync") }
+        #expect(try mum.ok("status").contains("forks    none"))
+        #expect(try mum.ok("record", "show", record).contains("mood=3"))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
     /// A home restored from a backup whose later segments have not all

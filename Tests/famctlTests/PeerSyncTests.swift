@@ -755,10 +755,15 @@ struct UnchangedDamagedFileTests {
         #expect(try Self.round(dad).filesRead == 0, "the oversized file was asked for again")
         try FileManager.default.removeItem(atPath: bigPath)
         // A genuine segment's later events still arrive. (Mum, whose folder
-        // the planted name is in, writes only once a sync of hers has found
-        // it unverifiable: until then it claims events of hers past her log.)
+        // the planted name is in, does not write while it claims events of
+        // hers past her log, a sync of hers finding it unverifiable or not:
+        // it might be her own later events still arriving. Removed, as the
+        // message says, it no longer stops her.)
         #expect(try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2").code == 75)
         try mum.ok("sync")
+        let still = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        #expect(still.code == 75 && still.stderr.contains("remove it from the shared folder"), "\(still.stderr)")
+        try FileManager.default.removeItem(atPath: path)
         let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         try mum.ok("sync")
         try dad.ok("sync")

@@ -296,6 +296,15 @@ enum SyncCommand: Command {
             Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged in the shared folder (written again from its log)")
         }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
+        // This device's own later events among them (a home restored from a
+        // backup): the next write would not wait for them.
+        let head = (try? home.log.head(of: home.deviceID, in: home.family).seq) ?? 0
+        for (file, _) in r.pulled.notYetArrived where file.hasPrefix(home.deviceID.hex + "/") {
+            let name = String(file.dropFirst(home.deviceID.hex.count + 1))
+            guard case .segment(let s) = SharedFileName(name), s.lastSeq > head else { continue }
+            Console.err("famctl: warning: \(file) holds this device's own events up to seq \(s.lastSeq), past its log (seq \(head)): "
+                        + "a change made before it arrives whole would fork this device's chain. Sync again until it is read before writing.")
+        }
         for (file, n) in r.pulled.refused {
             Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were taken")
         }
@@ -369,36 +378,40 @@ extension Home {
 
     /// Over a shared folder, refuses to write while this device's own folder
     /// names segments of its chain past what its log holds that no sync of
-    /// this home has judged yet: a home restored from a backup older than its
-    /// last sync, or another install of this device that wrote since.
-    /// Writing would take a seq already taken, a fork; a `sync` reads them
-    /// back first. Only files no round has dealt with count (absent from
-    /// `r_files` and `r_own`): one read already has its events in the log, in
-    /// `pending` or in a fork proof, and one found unverifiable must not stop
-    /// this device's writes for good (a planted name, say) — so a later
-    /// segment of its own that is damaged, or still arriving, when its sync
-    /// meets it no longer protects it. The listing gets a fifth of a second:
-    /// a shared mount that hangs (an unreachable NFS server) must not hang
-    /// an offline write, which then goes ahead unchecked. Over WebDAV nothing
-    /// is checked: that would cost a request per write.
+    /// this home has read: a home restored from a backup older than its last
+    /// sync, or another install of this device that wrote since. Writing
+    /// would take a seq already taken, a fork; a `sync` reads them back
+    /// first. Files read already have their events in the log, in `pending`
+    /// or in a fork proof. A file still arriving, cut short or damaged when
+    /// a sync met it holds writes back as well, until it reads (a write made
+    /// meanwhile forked the chain, hiding both branches' records on every
+    /// device); one that never will is removed from the folder by hand, as
+    /// the message says. An iCloud placeholder names its events as the file
+    /// would. The listing gets a fifth of a second: a shared mount that hangs
+    /// (an unreachable NFS server) must not hang an offline write, which
+    /// then goes ahead unchecked. Over WebDAV nothing is checked: that would
+    /// cost a request per write.
     func checkNotBehindOwnFolder() throws {
         guard case .directory(let dir) = Location.stored(in: self) else { return }
         let folder = dir + "/" + family.description + "/" + deviceID.hex
         guard let names = Self.listQuickly(folder), !names.isEmpty else { return }
         let judged = Replicator.namesDealtWith(inFolderOf: deviceID, family: family, log: log)
         var published: UInt64 = 0
+        var file = ""
         for name in names where !judged.contains(name) {
             switch SharedFileName(name) {
             // A placeholder (its bytes not downloaded yet) names its events as well.
             case .segment(let s), .conflictCopy(let s), .placeholder(let s):
-                if s.author == deviceID { published = max(published, s.lastSeq) }
+                if s.author == deviceID, s.lastSeq > published { (published, file) = (s.lastSeq, name) }
             case .other: continue
             }
         }
         let head = try log.head(of: deviceID, in: family).seq
         guard published > head else { return }
-        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(published), but its log ends at seq \(head): writing now would fork its chain",
-                       hint: "Run 'famctl sync' first: this home was restored from an older backup, or another install of this device wrote since; the sync reads those events back.")
+        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(published) (\(file)), but its log ends at seq \(head): writing now would fork its chain",
+                       hint: "Run 'famctl sync' until that file is read: this home was restored from an older backup, or another install of this device wrote since; "
+                           + "the sync reads those events back. If the file never arrives whole (damaged for good) and no other device read it, "
+                           + "remove it from the shared folder: this device then goes on from seq \(head + 1).")
     }
 
     /// The names in `folder`, or `nil` when it cannot be listed within a
