@@ -47,4 +47,23 @@ struct UnreadableFolderTests {
             try mum.ok("sync")
         }
     }
+
+    /// A drive unmounted with its empty mount point left: the family's
+    /// folder is gone from a shared folder this device has written into.
+    /// The round warns that it makes the folder again (on the local disk,
+    /// if so), rather than look like any other success.
+    @Test func aFamilyFolderGoneFromAFolderWrittenIntoIsWarnedAbout() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        let fm = FileManager.default
+        try fm.moveItem(atPath: family.dir, toPath: family.dir + ".drive")
+        try fm.createDirectory(atPath: family.dir, withIntermediateDirectories: true)
+        let r = try mum.run("sync")
+        #expect(r.code == 0 && r.stderr.contains("is missing, though this device has written into it before") && r.stderr.contains("mount it"), "\(r.stderr)")
+        #expect(!(try mum.run("sync").stderr.contains("warning")), "warned again once the folder was there")
+        try fm.removeItem(atPath: family.dir)
+        try fm.moveItem(atPath: family.dir + ".drive", toPath: family.dir)
+        let back = try mum.run("sync")
+        #expect(back.code == 0 && !back.stderr.contains("warning"), "\(back.stderr)")
+    }
 }

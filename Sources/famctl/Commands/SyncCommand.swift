@@ -139,6 +139,14 @@ enum SyncCommand: Command {
 
     private static func lockedRound(_ home: Home) throws -> Round {
         let replicator = try home.replicator()
+        // The family's folder gone from a shared folder this device has
+        // published into: most likely a drive unmounted with its empty mount
+        // point left, which the round would fill on the local disk.
+        if case .directory(let dir) = Location.stored(in: home), !FileManager.default.fileExists(atPath: dir + "/" + home.family.description),
+           ((try? home.log.database.statement("SELECT count(*) FROM r_own WHERE family = ?1").first([.blob(home.family.bytes)]) { $0.int(0) }) ?? 0) > 0 {
+            Console.err("famctl: warning: the family's folder \(dir)/\(home.family.description) is missing, though this device has written into it before: "
+                        + "it is made again, with this device's events. If the shared drive is not mounted, they go to the local disk under its mount point: mount it and sync again.")
+        }
         do {
             // A peer that refuses this device's writes (a read-only mount, a
             // full disk) still lets it read: the others' events are pulled,
