@@ -245,17 +245,23 @@ struct ForkConvergenceTests {
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
     }
 
+    /// A family whose Dad's home is backed up: his folder in the shared
+    /// folder, and the files it holds at the backup.
+    static func dadWithABackup() throws -> (SharedFamily, HomeBackup, folder: String, before: Set<String>) {
+        let family = try SharedFamily()
+        let backup = try HomeBackup(of: family.dad, in: family)
+        let home = try Home.open(family.dad.home)
+        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
+        return (family, backup, folder, Set(try FileIO.list(folder)))
+    }
+
     /// A home restored from a backup whose own later segment is still
     /// arriving (cut short) when it syncs: the sync says so, and writes wait
     /// until the file has arrived whole and been read (a write made then
     /// forked its chain, and both branches' records counted on no device).
     @Test func aRestoredHomeWaitsForItsOwnSegmentStillArriving() throws {
-        let family = try SharedFamily()
+        let (family, backup, folder, before) = try Self.dadWithABackup()
         let (mum, dad) = (family.mum, family.dad)
-        let backup = try HomeBackup(of: dad, in: family)
-        let home = try Home.open(dad.home)
-        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
-        let before = Set(try FileIO.list(folder))
         let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         try dad.ok("sync")
         let newest = try #require(Set(try FileIO.list(folder)).subtracting(before).first)
@@ -279,12 +285,8 @@ struct ForkConvergenceTests {
     /// arrived yet holds its own later events in `pending`: it refuses to
     /// write (its next seq is taken) until they are in, then goes on, unforked.
     @Test func aRestoredHomeWaitsForItsOwnLaterEventsBeforeWriting() throws {
-        let family = try SharedFamily()
+        let (family, backup, folder, before) = try Self.dadWithABackup()
         let (mum, dad) = (family.mum, family.dad)
-        let backup = try HomeBackup(of: dad, in: family)
-        let home = try Home.open(dad.home)
-        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
-        let before = Set(try FileIO.list(folder))
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         try dad.ok("sync")
         let first = try #require(Set(try FileIO.list(folder)).subtracting(before).first)
