@@ -78,4 +78,30 @@ struct ICloudPlaceholderTests {
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
         #expect(try mum.ok("status").contains("forks    none"), "the restored home forked its chain")
     }
+
+    /// `sync --watch` says a placeholder once, not at every round (every
+    /// two seconds by default), and says it again once it has changed.
+    @Test func aWatchSaysAPlaceholderOnce() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try mum.ok("sync")
+        let (folder, names) = try Self.segments(of: mum, in: family)
+        let newest = try #require(names.last)
+        try Self.evict(newest, in: folder)
+        let out = dad.root + "/watch.out"
+        #expect(FileManager.default.createFile(atPath: out, contents: nil))
+        let watch = Process()
+        watch.executableURL = FamctlRunner.binary
+        watch.arguments = ["sync", "--watch", "--interval", "0.2"]
+        watch.environment = ProcessInfo.processInfo.environment.merging(["FAMCTL_HOME": dad.home]) { $1 }
+        watch.standardOutput = FileHandle(forWritingAtPath: out)
+        watch.standardError = FileHandle.nullDevice
+        try watch.run()
+        sleep(3)
+        watch.interrupt()
+        watch.waitUntilExit()
+        let said = (try String(contentsOfFile: out, encoding: .utf8)).components(separatedBy: "iCloud placeholder").count - 1
+        #expect(said == 1, "said \(said) times in 3 s")
+    }
 }

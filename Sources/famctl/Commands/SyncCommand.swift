@@ -51,6 +51,9 @@ enum SyncCommand: Command {
         defer { sources.forEach { $0.cancel() } }
         var lastPull = Date.distantPast
         var warnedOwn = Set<String>()
+        // A file not yet arrived for the same reason round after round (an
+        // iCloud placeholder, a folder that cannot be read) is said once a watch.
+        var saidNotYet = Set<String>()
         var seenHead: UInt64 = 0
         var changedAt: Date?
         // A round that fails for a while (the folder unmounted, the server
@@ -81,6 +84,9 @@ enum SyncCommand: Command {
                     // An own segment that stays unreadable is said once a watch, not every round.
                     r.pulled.ownNotRestored.removeAll { warnedOwn.contains($0.path) }
                     warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path))
+                    let notYet = r.pulled.notYetArrived.map { $0.0 + "\u{0}" + $0.1 }
+                    r.pulled.notYetArrived = zip(r.pulled.notYetArrived, notYet).filter { !saidNotYet.contains($0.1) }.map(\.0)
+                    saidNotYet = Set(notYet)
                     if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
