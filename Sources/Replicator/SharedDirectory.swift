@@ -72,6 +72,8 @@ public final class SharedDirectory {
         let folders: [String]
         do { folders = try FileIO.list(familyPath) } catch {
             if error.code == ENOTDIR { throw .notADirectory(familyPath) }
+            // No permission: asking again will not change it.
+            if error.permissionDenied { throw .denied(familyPath, error.reason) }
             throw .unreadable(familyPath, error.reason)
         }
         for f in folders {
@@ -156,6 +158,8 @@ public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
     /// something else that holds no files): waiting will not make it one.
     case notADirectory(String)
     case unreadable(String, String)
+    /// This user may not read it: asking again will not change that.
+    case denied(String, String)
     case notWritable(String, String)
     /// No room to write into it: its disk is full or its quota used up.
     case full(String, String)
@@ -165,6 +169,7 @@ public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
         case .missing(let p): "the shared directory \(p) is missing (unmounted, or not created yet)"
         case .notADirectory(let p): "\(p) is not a folder (a file is in its place)"
         case .unreadable(let p, let why): "cannot read \(p): \(why)"
+        case .denied(let p, let why): "cannot read \(p): \(why)"
         case .notWritable(let p, let why): "cannot write into \(p): \(why)"
         case .full(let p, let why): "cannot write into \(p): the disk holding the shared folder is full (or its quota used up): \(why)"
         }

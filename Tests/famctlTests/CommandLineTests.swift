@@ -224,6 +224,8 @@ struct CommandLineTests {
             let r = try f.run("family", "create", "--name", "F", "--peer", url)
             #expect(r.code == 65 && r.stderr.contains("has a query (?…) or fragment (#…)"), "\(url): \(r.stderr)")
         }
+        let empty = try f.run("family", "create", "--name", "F", "--peer", "")
+        #expect(empty.code == 64 && empty.stderr.contains("option --peer needs a URL"), "\(empty.stderr)")
         #expect(try f.ok("status").contains("private to this device"))
     }
 

@@ -469,7 +469,7 @@ struct PeerCredentialsTests {
         let f = FamctlRunner()
         try FileManager.default.createDirectory(atPath: f.root + "/folder", withIntermediateDirectories: true)
         let url = URL(string: "http://127.0.0.1:8080/dav/")!
-        for (path, said) in [(f.root + "/no-such-netrc", "which does not exist"), (f.root + "/folder", "which is a directory")] {
+        for (path, said) in [(f.root + "/no-such-netrc", "which does not exist"), (f.root + "/folder", "which is a directory"), ("/dev/null", "not a regular file")] {
             do {
                 _ = try PeerCredentials.find(for: url, environment: ["FAMCTL_NETRC": path])
                 Issue.record("\(path) was taken for a netrc file")

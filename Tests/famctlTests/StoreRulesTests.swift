@@ -234,6 +234,11 @@ struct StoreRulesTests {
             #expect(out.code == 65, "\(json)")
             #expect(out.stderr.contains("cannot be kept as written"), "\(out.stderr)")
         }
+        // As field=value words too: not rounded, nor called out of range.
+        for number in ["500.00000000000000001", "1e-310", "1E-400"] {
+            let out = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "amountMl=\(number)", "start=2026-11-29T08:00:00+01:00")
+            #expect(out.code == 65 && out.stderr.contains("feeding.amountMl: \(number) cannot be kept as written"), "\(number): \(out.stderr)")
+        }
         let kept = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "--json-fields",
                               #"{"wet":true,"max":9223372036854775807,"min":-9223372036854775808,"digits":"123456789012345678901234567890","e":1.2345678901234567e300}"#)
         let keptFields = (try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "show", kept, "--json").utf8)) as! [String: Any])["fields"] as! [String: Any]

@@ -42,6 +42,12 @@ public struct StoreSchema: Sendable {
     public func parse(field name: String, text: String) throws(ValidationError) -> JSONValue {
         if text.isEmpty { return .null }
         guard let spec = field(name) else { return Self.generic(text) }
+        // A number that would be rounded (or become 0) is refused as such,
+        // not stored rounded nor called out of range.
+        if case .number = spec.type, DecimalText.isDecimal(text), JSONValue.firstInexactNumber(in: Array(text.utf8)) != nil {
+            throw ValidationError(store: store.rawValue, field: name,
+                                  rule: "\(text) cannot be kept as written (more than 17 significant digits, or beyond the range of a double); give fewer digits")
+        }
         guard let v = spec.type.parse(text) else {
             throw ValidationError(store: store.rawValue, field: name, rule: "must be \(spec.type.expectation)")
         }

@@ -94,6 +94,7 @@ enum Location {
             guard !d.isEmpty else { throw .usage("option --dir needs a path, not an empty one", hint: "Pass --dir PATH: the shared directory, as this device sees it.") }
             return .directory(Home.absolute(d))
         case (nil, let p?):
+            guard !p.isEmpty else { throw .usage("option --peer needs a URL, not an empty one", hint: "Pass --peer URL: the WebDAV collection's http:// or https:// URL.") }
             guard let u = URL(string: p), ["http", "https"].contains(u.scheme?.lowercased() ?? ""), u.host != nil else {
                 throw .data("--peer '\(p)' is not an http:// or https:// URL")
             }

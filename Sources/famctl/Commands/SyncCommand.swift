@@ -53,7 +53,7 @@ enum SyncCommand: Command {
         var warnedOwn = Set<String>()
         // A file not yet arrived for the same reason round after round (an
         // iCloud placeholder, a folder that cannot be read) is said once a watch.
-        var saidNotYet = Set<String>()
+        var saidNotYet = Set<String>(), saidWarnings = Set<String>()
         var seenHead: UInt64 = 0
         var changedAt: Date?
         // A round that fails for a while (the folder unmounted, the server
@@ -87,7 +87,10 @@ enum SyncCommand: Command {
                     let notYet = r.pulled.notYetArrived.map { $0.0 + "\u{0}" + $0.1 }
                     r.pulled.notYetArrived = zip(r.pulled.notYetArrived, notYet).filter { !saidNotYet.contains($0.1) }.map(\.0)
                     saidNotYet = Set(notYet)
-                    if r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
+                    let warnings = r.warnings
+                    r.warnings.removeAll { saidWarnings.contains($0) }
+                    saidWarnings = Set(warnings)
+                    if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
                     if let failed = r.publishFailure {
@@ -123,6 +126,36 @@ enum SyncCommand: Command {
         /// Why publishing failed when the peer refused this device's writes
         /// (a read-only folder, a full disk): the round still pulled.
         var publishFailure: CLIError?
+        /// What the folder shows after the round that the user should know
+        /// (``SyncCommand/warnings(_:replicator:)``), said on stderr.
+        var warnings: [String] = []
+    }
+
+    /// Warnings about the state the round leaves, said at every round that
+    /// finds it so (once a watch): this device's own folder naming events
+    /// past its log that no sync has read (it does not write until they
+    /// are), and a shared folder that shows none of the other devices'
+    /// folders it held before (a drive unmounted, its empty mount point
+    /// left: what the round wrote went to the local disk).
+    static func warnings(_ home: Home, replicator: Replicator) -> [String] {
+        var out: [String] = []
+        if let ahead = try? home.ownFolderAhead() {
+            out.append("famctl: warning: \(ahead.file) in this device's folder holds its own events up to seq \(ahead.published), past its log (seq \(ahead.head)), "
+                       + "and has not been read (cut short, still arriving, damaged, or a placeholder): this device does not write until it is. "
+                       + Home.ownFolderAheadHint(head: ahead.head))
+        }
+        if case .directory(let dir) = Location.stored(in: home), let listed = replicator.lastListing {
+            var before = Set<String>()
+            try? home.log.database.statement("SELECT DISTINCT substr(path, 1, 64) FROM r_files WHERE family = ?1 AND status = 'read'")
+                .forEachRow([.blob(home.family.bytes)]) { before.insert($0.text(0)) }
+            before.remove(home.deviceID.hex)
+            let now = Set(listed.map { String($0.prefix(64)) })
+            if !before.isEmpty, before.isDisjoint(with: now) {
+                out.append("famctl: warning: the shared folder \(dir) shows none of the \(before.count) other device folder(s) this device read before: "
+                           + "is the shared drive not mounted (its empty mount point left)? Then what this sync wrote went to the local disk under it: mount it and sync again.")
+            }
+        }
+        return out
     }
 
     /// Held (`flock`) through a round: two syncs of one home (a `--watch` and
@@ -145,14 +178,6 @@ enum SyncCommand: Command {
 
     private static func lockedRound(_ home: Home) throws -> Round {
         let replicator = try home.replicator()
-        // The family's folder gone from a shared folder this device has
-        // published into: most likely a drive unmounted with its empty mount
-        // point left, which the round would fill on the local disk.
-        if case .directory(let dir) = Location.stored(in: home), !FileManager.default.fileExists(atPath: dir + "/" + home.family.description),
-           ((try? home.log.database.statement("SELECT count(*) FROM r_own WHERE family = ?1").first([.blob(home.family.bytes)]) { $0.int(0) }) ?? 0) > 0 {
-            Console.err("famctl: warning: the family's folder \(dir)/\(home.family.description) is missing, though this device has written into it before: "
-                        + "it is made again, with this device's events. If the shared drive is not mounted, they go to the local disk under its mount point: mount it and sync again.")
-        }
         do {
             // A peer that refuses this device's writes (a read-only mount, a
             // full disk) still lets it read: the others' events are pulled,
@@ -165,7 +190,8 @@ enum SyncCommand: Command {
             var pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
             if let publishFailure {
                 recordError(publishFailure, replicator)
-                return Round(published: published, pulled: pulled, publishFailure: failure(publishFailure, at: replicator.peer.label, probing: false))
+                return Round(published: published, pulled: pulled, publishFailure: failure(publishFailure, at: replicator.peer.label, probing: false),
+                             warnings: warnings(home, replicator: replicator))
             }
             pulled.carried = try replicator.carryOthersIfAsked()
             let photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
@@ -184,7 +210,7 @@ enum SyncCommand: Command {
                     }
                 }
             }
-            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies)
+            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, warnings: warnings(home, replicator: replicator))
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
             throw failure(e, at: replicator.peer.label, probing: false)
@@ -249,6 +275,7 @@ enum SyncCommand: Command {
 
     /// `oneLine`: the JSON object on one line (a watch prints one a round).
     static func report(_ r: Round, home: Home, json: Bool, oneLine: Bool = false) throws {
+        for w in r.warnings { Console.err(w) }
         // The family's events can show, at any round, that this device's
         // join did not count: everything it writes is then rejected.
         let refused = home.refusedJoin
@@ -310,15 +337,7 @@ enum SyncCommand: Command {
             Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged in the shared folder (written again from its log)")
         }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
-        // This device's own later events among them (a home restored from a
-        // backup): the next write would not wait for them.
-        let head = (try? home.log.head(of: home.deviceID, in: home.family).seq) ?? 0
-        for (file, _) in r.pulled.notYetArrived where file.hasPrefix(home.deviceID.hex + "/") {
-            let name = String(file.dropFirst(home.deviceID.hex.count + 1))
-            guard case .segment(let s) = SharedFileName(name), s.lastSeq > head else { continue }
-            Console.err("famctl: warning: \(file) holds this device's own events up to seq \(s.lastSeq), past its log (seq \(head)): "
-                        + "a change made before it arrives whole would fork this device's chain. Sync again until it is read before writing.")
-        }
+
         for (file, n) in r.pulled.refused {
             Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were taken")
         }
@@ -406,9 +425,26 @@ extension Home {
     /// then goes ahead unchecked. Over WebDAV nothing is checked: that would
     /// cost a request per write.
     func checkNotBehindOwnFolder() throws {
-        guard case .directory(let dir) = Location.stored(in: self) else { return }
+        guard let ahead = try ownFolderAhead() else { return }
+        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(ahead.file)), but its log ends at seq \(ahead.head): writing now would fork its chain",
+                       hint: Self.ownFolderAheadHint(head: ahead.head))
+    }
+
+    /// What to do about ``ownFolderAhead()``.
+    static func ownFolderAheadHint(head: UInt64) -> String {
+        "Run 'famctl sync' until that file is read (a sync reads a file that failed again once it changes): this home was restored from an older backup, "
+            + "or another install of this device wrote since. If the file never arrives whole (damaged for good): if no other device read it, remove it "
+            + "from the shared folder, and this device goes on from seq \(head + 1); otherwise join again as a new device from a new home "
+            + "('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner)."
+    }
+
+    /// This device's own folder naming events of its chain past its log
+    /// that no sync of this home has read (see ``checkNotBehindOwnFolder()``):
+    /// the highest seq named, the file naming it, and the log's head.
+    func ownFolderAhead() throws -> (published: UInt64, file: String, head: UInt64)? {
+        guard case .directory(let dir) = Location.stored(in: self) else { return nil }
         let folder = dir + "/" + family.description + "/" + deviceID.hex
-        guard let names = Self.listQuickly(folder), !names.isEmpty else { return }
+        guard let names = Self.listQuickly(folder), !names.isEmpty else { return nil }
         let judged = Replicator.namesDealtWith(inFolderOf: deviceID, family: family, log: log)
         var published: UInt64 = 0
         var file = ""
@@ -421,11 +457,7 @@ extension Home {
             }
         }
         let head = try log.head(of: deviceID, in: family).seq
-        guard published > head else { return }
-        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(published) (\(file)), but its log ends at seq \(head): writing now would fork its chain",
-                       hint: "Run 'famctl sync' until that file is read: this home was restored from an older backup, or another install of this device wrote since; "
-                           + "the sync reads those events back. If the file never arrives whole (damaged for good) and no other device read it, "
-                           + "remove it from the shared folder: this device then goes on from seq \(head + 1).")
+        return published > head ? (published, file, head) : nil
     }
 
     /// The names in `folder`, or `nil` when it cannot be listed within a
@@ -477,6 +509,9 @@ enum PeerCredentials {
             }
             guard !isDirectory.boolValue else {
                 throw CLIError(.usage, "FAMCTL_NETRC names \(named), which is a directory, not a netrc file", hint: "Give the path of the netrc file holding this server's login, or unset FAMCTL_NETRC.")
+            }
+            guard (try? FileManager.default.attributesOfItem(atPath: named))?[.type] as? FileAttributeType == .typeRegular else {
+                throw CLIError(.usage, "FAMCTL_NETRC names \(named), which is not a regular file (a device, a pipe)", hint: "Give the path of the netrc file holding this server's login, or unset FAMCTL_NETRC.")
             }
         }
         guard let path = named ?? home.map({ $0 + "/.netrc" }), FileManager.default.fileExists(atPath: path) else { return nil }
