@@ -6,7 +6,8 @@
 #   scripts/apache-webdav.sh stop BASE    # stops it and removes BASE
 #
 # /ro/ serves the same collection read-only (writes answer 403), as a share
-# a login may only read. With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
+# a login may only read; /nodot/ serves it refusing names that start with a
+# dot (403), as many servers do. With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
 # Basic, a 401 with WWW-Authenticate otherwise). With WEBDAV_TLS=1 it serves
 # https:// with a self-signed certificate for 127.0.0.1, written to
 # BASE/cert.pem (what FAMCTL_PEER_CA_FILE names to trust it).
@@ -88,6 +89,14 @@ Mutex file:$BASE/run default
   Dav On
 $auth_location
 </Location>
+Alias /nodot "$BASE/root/dav"
+<Location "/nodot">
+  Dav On
+$auth_location
+</Location>
+<LocationMatch "^/nodot/(.*/)?[.]">
+  Require all denied
+</LocationMatch>
 Alias /ro "$BASE/root/dav"
 <Location "/ro">
   Dav On

@@ -9,6 +9,9 @@ internal import CSodium
 public enum PhotoBlob {
     public static let tag: [UInt8] = Array("famctlph".utf8)
     static let headerCount = 8 + 1 + 24
+    /// How many bytes a sealed photo's file holds besides the photo: the
+    /// header and the authentication tag.
+    public static let overhead = headerCount + 16
 
     /// The key famctl gives a photo: BLAKE2b-256 keyed with `random` (32
     /// fresh random bytes) over the photo's `hash` (BLAKE2b-256 of its

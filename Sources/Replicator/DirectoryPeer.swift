@@ -44,7 +44,13 @@ public final class DirectoryPeer: Peer {
         // The photos' blobs too, as a server lists them: what a blob's tag
         // was is how a device holding a copy sees it was changed since.
         let blobs = (try? FileIO.list(directory.familyPath + "/blobs")) ?? []
-        objects += blobs.filter { $0.hasSuffix(".blob") }.compactMap { name in tag("blobs/" + name).map { PeerObject(path: "blobs/" + name, tag: $0) } }
+        objects += blobs.compactMap { name in
+            // An iCloud placeholder (`.NAME.blob.icloud`) lists the blob it
+            // stands for: there, its bytes elsewhere, not to be uploaded again.
+            let blob = name.hasPrefix(".") && name.hasSuffix(".blob.icloud") ? String(name.dropFirst().dropLast(".icloud".count)) : name
+            guard blob.hasSuffix(".blob") else { return nil }
+            return tag("blobs/" + name).map { PeerObject(path: "blobs/" + blob, tag: $0) }
+        }
         return ChangePage(objects: objects, token: "listing", moreComing: false, unreadableFolders: unreadable)
     }
 

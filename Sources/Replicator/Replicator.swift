@@ -407,8 +407,11 @@ public final class Replicator {
                 // to do.
                 if let slash = object.path.firstIndex(of: "/"), case .placeholder(let name) = SharedFileName(String(object.path[object.path.index(after: slash)...])) {
                     let real = String(object.path[..<slash]) + "/" + name.description
+                    // The file is there, its bytes elsewhere: not missing (this
+                    // device's own is not written again beside it).
+                    if page.token == "listing" { listed.insert(real) }
                     if !done.contains(real), !own.contains(name.description), !(object.path.hasPrefix(me.hex + "/") && (try? log.head(of: me, in: family).seq).map({ $0 >= name.lastSeq }) == true) {
-                        report.notYetArrived.append((object.path, "an iCloud placeholder: the file's bytes are not on this machine yet (iCloud Drive downloads them; famctl reads it at a later sync)"))
+                        report.notYetArrived.append((object.path, "an iCloud placeholder: the file's bytes are not on this machine yet (iCloud Drive downloads them when asked: open the folder, or choose Download Now; famctl reads it at a later sync)"))
                     }
                     continue
                 }

@@ -277,17 +277,25 @@ public final class WebDAVPeer: Peer {
             // what is there can still be pulled.
             guard case .forbidden = error else { throw error }
         }
-        let name = ".famctl-probe-\(UUID().uuidString.lowercased())"
+        var name = ".famctl-probe-\(UUID().uuidString.lowercased())"
         defer { _ = try? send("DELETE", name) }
         let first: Reply
         do throws(PeerError) {
             first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
         } catch {
-            // A read-only share (403): nothing will be written there, so there
-            // is nothing to check the writes' conditions for; the round pulls,
-            // and its publish reports the refusal.
-            if case .forbidden = error { return }
-            throw error
+            guard case .forbidden = error else { throw error }
+            // Some servers refuse names that start with a dot (403) and take
+            // others: the conditions are checked with such a name then. A
+            // share that refuses that too takes no writes at all (read-only):
+            // nothing will be written there, so there is nothing to check;
+            // the round pulls, and its publish reports the refusal.
+            name = "famctl-probe-\(UUID().uuidString.lowercased())"
+            do throws(PeerError) {
+                first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
+            } catch {
+                if case .forbidden = error { return }
+                throw error
+            }
         }
         guard [200, 201, 204].contains(first.status) else {
             // 405 Method Not Allowed, 501 Not Implemented: not a WebDAV collection; asking again will not make it one.

@@ -189,21 +189,27 @@ extension Home {
             // is opened again in `apply`.
             let keys = ReadOnlyKeys(keys: try state.keyring.keys(family: family))
             let base = done
-            try log.ingest(batches: Array(batches[base...]), family: family, prepare: { keys.open($0) },
-                           onAccepted: { env, ready in try apply(env, prepared: ready, deferringToRebuild: true) },
-                           onCommitted: { i, report in
-                               done = base + i + 1
-                               stored += report.accepted.count
-                               // A new fork, or one found to start earlier: events projected
-                               // before it was known may now be past their author's fork point.
-                               let points = try log.forkPoints(in: family)
-                               if points != forkPoints {
-                                   forkPoints = points
-                                   needsRebuild = true
-                               }
-                               do { try settle() } catch { throw Self.failedAfterStoring(stored, error, home: path) }
-                               try onIngested(base + i, report)
-                           })
+            do {
+                try log.ingest(batches: Array(batches[base...]), family: family, prepare: { keys.open($0) },
+                               onAccepted: { env, ready in try apply(env, prepared: ready, deferringToRebuild: true) },
+                               onCommitted: { i, report in
+                                   done = base + i + 1
+                                   stored += report.accepted.count
+                                   // A new fork, or one found to start earlier: events projected
+                                   // before it was known may now be past their author's fork point.
+                                   let points = try log.forkPoints(in: family)
+                                   if points != forkPoints {
+                                       forkPoints = points
+                                       needsRebuild = true
+                                   }
+                                   try settle()
+                                   try onIngested(base + i, report)
+                               })
+            } catch where stored > 0 && !(error is ProjectionMoved) {
+                // What the batches committed so far stored stays: say so
+                // (a rebuild after them, or a later batch, failed).
+                throw Self.failedAfterStoring(stored, error, home: path)
+            }
         }
     }
 

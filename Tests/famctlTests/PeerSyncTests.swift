@@ -121,7 +121,7 @@ struct PeerSyncTests {
     /// not a collection (65), not something to try again later.
     @Test(.timeLimit(.minutes(2)))
     func aReadOnlyShareStillPullsAndAFileIsNotACollection() throws {
-        try ApacheWebDAV.with { url, _ in
+        try ApacheWebDAV.with { url, directory in
             let readOnly = url.replacingOccurrences(of: "/dav/", with: "/ro/")
             let mum = FamctlRunner(), dad = FamctlRunner()
             try mum.ok("init", "--name", "Mum")
@@ -134,6 +134,20 @@ struct PeerSyncTests {
             #expect(r.code == 73, "exit \(r.code): \(r.stdout) \(r.stderr)")
             #expect(r.stdout.contains("pulled") && r.stderr.contains("403"), "\(r.stdout) \(r.stderr)")
             #expect(try dad.ok("record", "show", record).contains("mood=4"), "the read-only share's events were not pulled")
+
+            // A server that refuses names starting with a dot (403) but takes
+            // others: the probe checks the conditional writes with another
+            // name, rather than take the share for a read-only one.
+            let nodot = url.replacingOccurrences(of: "/dav/", with: "/nodot/")
+            let uncle = FamctlRunner()
+            try uncle.ok("init", "--name", "Uncle")
+            try uncle.ok("family", "create", "--name", "U", "--peer", nodot)
+            try uncle.ok("subject", "add", "newMom")
+            let published = try uncle.run("sync")
+            #expect(published.code == 0 && published.stdout.contains("published 2 event(s)"), "\(published.stdout) \(published.stderr)")
+            let log = try String(contentsOfFile: directory + "/access.log", encoding: .utf8)
+            #expect(log.contains("PUT /nodot/") && log.split(separator: "\n").contains { $0.hasPrefix("PUT /nodot/") && $0.contains("/famctl-probe-") && $0.contains(" 412 ") },
+                    "the conditional writes were not checked: \(log)")
 
             // A file on the server, and a family whose peer URL names it.
             let put = try Subprocess.run("/usr/bin/curl", ["-fsS", "-X", "PUT", "--data", "notes", url + "notes.txt"])

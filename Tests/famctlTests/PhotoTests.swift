@@ -174,10 +174,32 @@ struct PhotoTests {
         try fm.removeItem(atPath: mum.home + "/photos/" + cached)
         try fm.createDirectory(atPath: mum.home + "/photos/" + cached, withIntermediateDirectories: true)
         let verified = try mum.run("verify", "--photos")
-        #expect(verified.code == 3 && verified.stdout.contains("damaged: \(photo)"), "\(verified.stdout) \(verified.stderr)")
+        #expect(verified.code == 3 && verified.stdout.contains("damaged: \(photo)") && verified.stderr.contains("Remove first what is not a file in the cache's place: " + mum.home + "/photos/" + cached),
+                "\(verified.stdout) \(verified.stderr)")
         #expect(try mum.ok("photo", "list").contains("not fetched yet"), "a folder counted as the cached copy")
         let blocked = try mum.run("photo", "get", photo, "--out", mum.root + "/got.jpg")
         #expect(blocked.code == 73 && blocked.stderr.contains("is a folder, where the photo cache keeps photo \(photo)'s copy"), "\(blocked.stderr)")
+    }
+
+    /// Prefetch counts a photo as the cache keeps it, sealed (the photo and
+    /// its header and tag): two photos whose bytes fit under the limit but
+    /// whose sealed files do not are not both fetched, or each would evict
+    /// the other at every round.
+    @Test func prefetchCountsTheSealedFilesSize() throws {
+        let (mum, dad, _, _, record) = try Self.household()
+        for (i, size) in [4_996, 5_422].enumerated() {
+            let f = mum.root + "/p\(i).jpg"
+            try Data(Self.jpeg(size, marker: "")).write(to: URL(fileURLWithPath: f))
+            try mum.ok("photo", "add", record, f)
+        }
+        try mum.ok("sync")
+        try dad.ok("settings", "photos", "--cache-mb", "0.01", "--prefetch", "on")   // 10 485 bytes
+        var rounds: [[String]] = []
+        for _ in 0..<3 {
+            try dad.ok("sync")
+            rounds.append(try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos").sorted())
+        }
+        #expect(rounds[0].count == 1 && rounds.allSatisfy { $0 == rounds[0] }, "the cache changed from round to round: \(rounds)")
     }
 
     @Test func aDamagedOnlyCopyIsNotUploaded() throws {

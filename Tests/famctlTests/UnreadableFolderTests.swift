@@ -71,4 +71,18 @@ struct UnreadableFolderTests {
             #expect(back.code == 0 && !back.stderr.contains("warning"), "\(back.stderr)")
         }
     }
+
+    /// A family moved to a new shared folder (`settings sync --dir`): the
+    /// round that carries the others' events there does not warn that their
+    /// folders are gone, nor do the rounds after.
+    @Test func aMoveToANewFolderIsNotTakenForAnUnmountedDrive() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        let moved = family.folderOwner.root + "/moved"
+        try mum.ok("settings", "sync", "--dir", moved)
+        for _ in 0..<2 {
+            let r = try mum.run("sync")
+            #expect(r.code == 0 && !r.stderr.contains("shows none"), "\(r.stderr)")
+        }
+    }
 }

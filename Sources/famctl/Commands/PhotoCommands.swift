@@ -124,11 +124,12 @@ enum VerifyCommand: Command {
     static func run(_ inv: Invocation) throws {
         guard inv.flag("--photos") else { throw CLIError.usage("famctl verify: say what to verify: --photos") }
         let home = try Home.open(Home.location(inv))
-        var checked = 0, damaged: [String] = [], onlyCopies: [String] = []
+        var checked = 0, damaged: [String] = [], onlyCopies: [String] = [], folders: [String] = []
         for p in try home.projector.photos(includeDeleted: true) {
             let path = home.photoDirectory + "/" + p.blob
             guard FileManager.default.fileExists(atPath: path) else { continue }
             checked += 1
+            if !PhotoListCommand.isFile(path) { folders.append(path) }
             // Something in the cached copy's place that cannot be read (a
             // folder, no permission) is as damaged as bytes that do not match.
             guard let blob = try? FileIO.readFile(path), home.open(blob, p) != nil else {
@@ -142,9 +143,10 @@ enum VerifyCommand: Command {
         }
         if !damaged.isEmpty {
             // A copy never uploaded is the only one: nothing can fetch it again.
-            let hint = onlyCopies.isEmpty ? "'famctl photo get' fetches a good copy again."
+            var hint = onlyCopies.isEmpty ? "'famctl photo get' fetches a good copy again."
                 : (onlyCopies.count == damaged.count ? "" : "'famctl photo get' fetches a good copy of the others again. ")
                     + "Never uploaded, so their only copy: \(onlyCopies.joined(separator: ", ")); delete them ('famctl photo delete ID') and add them again from the original files."
+            if !folders.isEmpty { hint += " Remove first what is not a file in the cache's place: \(folders.joined(separator: ", "))." }
             throw CLIError(.integrity, "\(damaged.count) cached photo(s) do not match their hashes", hint: hint)
         }
     }

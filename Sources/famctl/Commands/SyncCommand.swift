@@ -137,14 +137,16 @@ enum SyncCommand: Command {
     /// are), and a shared folder that shows none of the other devices'
     /// folders it held before (a drive unmounted, its empty mount point
     /// left: what the round wrote went to the local disk).
-    static func warnings(_ home: Home, replicator: Replicator) -> [String] {
+    static func warnings(_ home: Home, replicator: Replicator, carried: Int = 0) -> [String] {
         var out: [String] = []
         if let ahead = try? home.ownFolderAhead() {
             out.append("famctl: warning: \(ahead.file) in this device's folder holds its own events up to seq \(ahead.published), past its log (seq \(ahead.head)), "
                        + "and has not been read (cut short, still arriving, damaged, or a placeholder): this device does not write until it is. "
                        + Home.ownFolderAheadHint(head: ahead.head))
         }
-        if case .directory(let dir) = Location.stored(in: home), let listed = replicator.lastListing {
+        // (Not in the round that carried the others' events into a new
+        // location: their folders were written after the listing.)
+        if case .directory(let dir) = Location.stored(in: home), carried == 0, let listed = replicator.lastListing {
             var before = Set<String>()
             try? home.log.database.statement("SELECT DISTINCT substr(path, 1, 64) FROM r_files WHERE family = ?1 AND status = 'read'")
                 .forEachRow([.blob(home.family.bytes)]) { before.insert($0.text(0)) }
@@ -201,8 +203,10 @@ enum SyncCommand: Command {
                 // at once) would be fetched again at every round.
                 var room = try home.photoCacheRoom()
                 for p in try home.projector.photos() where !FileManager.default.fileExists(atPath: home.photoDirectory + "/" + p.blob) {
-                    guard p.size <= room else { continue }
-                    room -= p.size
+                    // The cache keeps the sealed file: the photo and its overhead.
+                    let size = p.size + PhotoBlob.overhead
+                    guard size <= room else { continue }
+                    room -= size
                     do { _ = try home.photoBytes(p, peer: replicator.peer) } catch {
                         // Not arrived yet: next round. A stalled server: the others
                         // too, each would wait out the timeout.
@@ -210,7 +214,8 @@ enum SyncCommand: Command {
                     }
                 }
             }
-            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, warnings: warnings(home, replicator: replicator))
+            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies,
+                         warnings: warnings(home, replicator: replicator, carried: pulled.carried))
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
             throw failure(e, at: replicator.peer.label, probing: false)
