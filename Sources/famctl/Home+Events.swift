@@ -205,9 +205,11 @@ extension Home {
                                    try settle()
                                    try onIngested(base + i, report)
                                })
-            } catch where stored > 0 && !(error is ProjectionMoved) {
-                // What the batches committed so far stored stays: say so
-                // (a rebuild after them, or a later batch, failed).
+            } catch where stored > 0 && !(error is ProjectionMoved) && CLIError(error, path: path).message.contains("nothing was written") {
+                // What the batches committed so far stored stays: a failure
+                // that would say nothing was written (a rebuild after them, or
+                // a later batch, on a full disk) says so instead. Others (the
+                // caller's own) go on as they are.
                 throw Self.failedAfterStoring(stored, error, home: path)
             }
         }
