@@ -30,7 +30,7 @@ public final class DirectoryPeer: Peer {
         case .missing(let p): .offline("the shared directory \(p) is missing (unmounted, or not created yet)")
         case .notADirectory: .notAFolder(e.description)
         case .unreadable(let p, let why): .unavailable("cannot read \(p): \(why)")
-        case .denied: .unsupported(e.description)
+        case .denied: .denied(e.description)
         case .notWritable(let p, let why): .unsupported("cannot write into \(p): \(why)")
         case .full: .full(e.description)
         }

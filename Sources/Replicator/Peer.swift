@@ -101,6 +101,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A shared folder, or the family's folder in it, is a file: waiting
     /// will not make it a folder.
     case notAFolder(String)
+    /// This user may not read the shared folder (no permission): asking
+    /// again will not change it.
+    case denied(String)
     /// The server's TLS certificate is not trusted by this machine (or is
     /// not for this host).
     case untrustedCertificate(String)
@@ -147,6 +150,7 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .loginRefused(let why): "login refused: \(why)"
         case .notACollection(let why): "not a collection: \(why)"
         case .notAFolder(let why): why
+        case .denied(let why): why
         case .untrustedCertificate(let why): why
         case .forbidden(let why): "forbidden: \(why)"
         case .redirected(let why): "redirected: \(why)"

@@ -85,4 +85,37 @@ struct UnreadableFolderTests {
             #expect(r.code == 0 && !r.stderr.contains("shows none"), "\(r.stderr)")
         }
     }
+
+    /// A family's folder this device's user may not read (no permission):
+    /// said at once with exit 73 and what to check, not retried for half a
+    /// minute and called temporary. (When the tests run as root, whom no
+    /// permission stops, Dad runs as `nobody`.)
+    @Test func aFolderThisUserMayNotReadIsNotATemporaryFailure() throws {
+        let base = NSTemporaryDirectory() + "famctl-perm-" + UUID().uuidString
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o1777])
+        defer { try? fm.removeItem(atPath: base) }
+        let famctl = FamctlRunner.binary.path
+        func run(_ args: [String], asOther: Bool = false) throws -> (Int32, String) {
+            guard asOther, getuid() == 0 else { return try Subprocess.run(famctl, args) }
+            return try Subprocess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", famctl] + args)
+        }
+        let (shared, mum, dad) = (base + "/shared", base + "/mum", base + "/dad")
+        #expect(try run(["init", "--name", "Mum", "--home", mum]).0 == 0)
+        #expect(try run(["family", "create", "--name", "F", "--dir", shared, "--home", mum]).0 == 0)
+        #expect(try run(["sync", "--home", mum]).0 == 0)
+        let (code, invite) = try run(["invite", "--home", mum])
+        try #require(code == 0)
+        try fm.setAttributes([.posixPermissions: 0o777], ofItemAtPath: shared)
+        let joined = try run(["accept", invite.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "Dad", "--dir", shared, "--home", dad], asOther: true)
+        try #require(joined.0 == 0, "\(joined.1)")
+        let familyFolder = shared + "/" + (try #require(try fm.contentsOfDirectory(atPath: shared).first))
+        // Nobody may read it (root only as another user: see above).
+        try fm.setAttributes([.posixPermissions: 0o000], ofItemAtPath: familyFolder)
+        defer { try? fm.setAttributes([.posixPermissions: 0o755], ofItemAtPath: familyFolder) }
+        let started = Date()
+        let r = try run(["sync", "--home", dad], asOther: true)
+        #expect(r.0 == 73 && r.1.contains("Permission denied") && r.1.contains("Check the folder's or server's permissions"), "exit \(r.0): \(r.1)")
+        #expect(Date().timeIntervalSince(started) < 10, "retried as a temporary failure")
+    }
 }
