@@ -95,7 +95,10 @@ struct UnreadableFolderTests {
         let fm = FileManager.default
         try fm.createDirectory(atPath: base, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o1777])
         defer { try? fm.removeItem(atPath: base) }
-        let famctl = FamctlRunner.binary.path
+        // A copy of the binary where the other user may run it (the build's
+        // folder may be closed to it).
+        let famctl = base + "/famctl"
+        try fm.copyItem(atPath: FamctlRunner.binary.path, toPath: famctl)
         func run(_ args: [String], asOther: Bool = false) throws -> (Int32, String) {
             guard asOther, getuid() == 0 else { return try Subprocess.run(famctl, args) }
             return try Subprocess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", famctl] + args)
