@@ -202,7 +202,7 @@ extension Home {
     ///   whose only copy, this device's unpublished one, no longer matches
     ///   its hash: not uploaded (the others could not show it either), left
     ///   unpublished, for the round to report.
-    func publishPhotos(to peer: any Peer, listed: Set<String>? = nil, tags: [String: String] = [:]) throws -> (uploaded: Int, damagedOnlyCopies: [String]) {
+    func publishPhotos(to peer: any Peer, listed: Set<String>? = nil, tags: [String: String] = [:]) throws -> (uploaded: Int, damagedOnlyCopies: [String], unreadableOnPeer: [String]) {
         try photoCacheTable()
         var pending: [String] = []
         var written: [String: Int64] = [:]   // when each was written (`last_used`)
@@ -283,10 +283,15 @@ extension Home {
                 repaired += 1
             }
         }
-        if !removed, !tags.isEmpty { repaired += try replaceDamagedBlobs(live: live, tags: tags, peer: peer) }
+        var unreadable: [String] = []
+        if !removed, !tags.isEmpty {
+            let r = try replaceDamagedBlobs(live: live, tags: tags, peer: peer)
+            repaired += r.replaced
+            unreadable = r.unreadable
+        }
         try erase(deleted.subtracting(live), uploadedHere: deletedOwn, live: live, from: peer)
         try evictPhotos()
-        return (uploaded + repaired, damaged.sorted())
+        return (uploaded + repaired, damaged.sorted(), unreadable)
     }
 
     /// The live blobs whose listed tag changed since this device first saw
@@ -294,13 +299,17 @@ extension Home {
     /// replaced by this device's cached copy when that one does. Returns
     /// how many were replaced. A read or a replacement that fails is left
     /// for a later change of the tag; it never ends the round.
-    private func replaceDamagedBlobs(live: Set<String>, tags: [String: String], peer: any Peer) throws -> Int {
+    /// - Returns: how many were replaced, and the blobs (path: reason) that
+    ///   could not be read there as they stand (a folder in their place, no
+    ///   permission), which no write replaces.
+    private func replaceDamagedBlobs(live: Set<String>, tags: [String: String], peer: any Peer) throws -> (replaced: Int, unreadable: [String]) {
         var seen: [String: String] = [:]
         try log.database.statement("SELECT blob, tag FROM ph_seen").forEachRow { seen[$0.text(0)] = $0.text(1) }
         func remember(_ blob: String, _ tag: String) throws {
             try log.database.run("INSERT OR REPLACE INTO ph_seen(blob, tag) VALUES(?1, ?2)", [.text(blob), .text(tag)])
         }
         var replaced = 0
+        var unreadable: [String] = []
         for blob in live.sorted() {
             guard let tag = tags[Self.blobPath(blob)], !tag.isEmpty, seen[blob] != tag else { continue }
             // First seen: kept as it is, unread (a device reads no photo it was not asked for).
@@ -310,6 +319,7 @@ extension Home {
             do throws(PeerError) { there = try peer.getOnce(Self.blobPath(blob)) } catch {
                 // A stalled server: the others would each wait out the timeout too.
                 if error.isOffline { break }
+                if case .refused(let why) = error { unreadable.append("\(Self.blobPath(blob)): \(why)") }
                 continue
             }
             guard Hex.encode(Sodium.blake2b256(there.bytes)) != blob else { try remember(blob, tag); continue }
@@ -322,7 +332,7 @@ extension Home {
             try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(blob)])
             replaced += 1
         }
-        return replaced
+        return (replaced, unreadable)
     }
 
     /// Erases the blobs of deleted photos: from the peer's blob area those

@@ -163,10 +163,14 @@ struct PhotoTests {
         let (file, _) = try Self.jpegFile(mum, 5_000, marker: "FOLDER")
         let photo = try mum.ok("photo", "add", record, file)
         try mum.ok("sync")
+        try mum.ok("sync")   // the blob seen listed, as it was uploaded
         let fm = FileManager.default
         let shared = try #require(try fm.subpathsOfDirectory(atPath: dir).first { $0.hasSuffix(".blob") })
         try fm.removeItem(atPath: dir + "/" + shared)
         try fm.createDirectory(atPath: dir + "/" + shared, withIntermediateDirectories: true)
+        // Mum, who holds a good copy, cannot write it over a folder: she says so.
+        let uploader = try mum.run("sync")
+        #expect(uploader.code == 0 && uploader.stderr.contains("cannot write it there: remove what is in its place"), "\(uploader.stderr)")
         try dad.ok("sync")
         let got = try dad.run("photo", "get", photo, "--out", dad.root + "/got.jpg")
         #expect(got.code == 75 && got.stderr.contains("cannot be read") && got.stderr.contains("remove blobs/"), "\(got.stderr)")

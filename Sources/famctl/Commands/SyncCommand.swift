@@ -214,8 +214,13 @@ enum SyncCommand: Command {
                     }
                 }
             }
+            // A photo's blob there that cannot be read and that this device
+            // cannot replace (a folder in its place): said, with what to do.
+            let blobs = photos.unreadableOnPeer.map {
+                "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
+            }
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies,
-                         warnings: warnings(home, replicator: replicator, carried: pulled.carried))
+                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs)
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
             throw failure(e, at: replicator.peer.label, probing: false)
