@@ -234,6 +234,12 @@ struct StoreRulesTests {
             #expect(out.code == 65, "\(json)")
             #expect(out.stderr.contains("cannot be kept as written"), "\(out.stderr)")
         }
+        // A text limit bounds code points too: 60 000 combining accents on one
+        // letter are one character, and refused; a family emoji is fine.
+        let accents = "a" + String(repeating: "\u{0301}", count: 60_000)
+        let heavy = try x.f.run("record", "add", "--focus", x.baby, "--store", "milestone", "title=\(accents)")
+        #expect(heavy.code == 65 && heavy.stderr.contains("milestone.title: must be at most 200 characters (it holds 60001 code points"), "\(heavy.stderr.prefix(300))")
+        try x.f.ok("record", "add", "--focus", x.baby, "--store", "milestone", "title=👨‍👩‍👧‍👦 first carrots 🥕")
         // As field=value words too: not rounded, nor called out of range.
         for number in ["500.00000000000000001", "1e-310", "1E-400"] {
             let out = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "amountMl=\(number)", "start=2026-11-29T08:00:00+01:00")

@@ -57,7 +57,13 @@ public enum FieldType: Sendable, Equatable {
     func violation(_ value: JSONValue) -> String? {
         switch (self, value) {
         case (.text(let max), .string(let s)):
-            return s.count <= max ? nil : "must be at most \(max) characters"
+            guard s.count <= max else { return "must be at most \(max) characters" }
+            // Characters as a person counts them; a character made of many
+            // code points (combining marks, emoji joined with zero-width
+            // joiners) counts for more past four of them, so that a limit in
+            // characters still bounds the bytes.
+            let scalars = s.unicodeScalars.count
+            return scalars <= 4 * max ? nil : "must be at most \(max) characters (it holds \(scalars) code points: combining marks and joined emoji count too, past four a character)"
         case (.integer(let r), .int(let i)):
             return r.contains(i) ? nil : "must be an integer from \(r.lowerBound) to \(r.upperBound)"
         case (.number(let r, let positive), .int(let i)):

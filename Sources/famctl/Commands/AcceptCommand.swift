@@ -89,7 +89,8 @@ enum AcceptCommand: Command {
                     let records = try existing.projector.records()
                     let ids = Set(records.map(\.id))
                     carried = try existing.projector.subjects().map { SubjectEvent(focus: $0.focus, fields: $0.fields).body }
-                        + records.map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: $0.at, fields: $0.fields).body }
+                        // (A record grown past one event by merged changes goes as several puts.)
+                        + (try records.flatMap { try RecordInput.fittingPuts(RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: $0.at, fields: $0.fields)) })
                         + existing.projector.photos(includeDeleted: false).filter { $0.record.map(ids.contains) ?? false }
                             .map { PhotoEvent(kind: .put, photo: $0.id, fields: $0.putFields).body }
                 }
@@ -124,7 +125,8 @@ enum AcceptCommand: Command {
         }
 
         let subjects = carried.count { $0.type == SubjectEvent.type }, photos = carried.count { $0.type == PhotoEvent.Kind.put.rawValue }
-        let records = carried.count - subjects - photos
+        // Records counted by id: one grown past one event went as several puts.
+        let records = Set(carried.compactMap { body in (try? RecordEvent(body)).flatMap { $0 }?.record }).count
         if inv.json {
             Console.json(["family": code.family.description, "device": home.deviceID.hex, "role": code.role.rawValue,
                           "carried": records, "carriedPhotos": photos, "includeShared": !inv.flag("--keep-private")] as [String: Any])

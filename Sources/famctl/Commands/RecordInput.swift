@@ -112,6 +112,31 @@ enum RecordInput {
                     hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
     }
 
+    /// A record's put as events that each fit in one: the put itself when
+    /// it does; else its fields spread over several puts of the same record
+    /// (the first with its time), each setting some and leaving the others
+    /// (a record grown past one event by merged changes, carried into a
+    /// family or imported). A single field too large for one event is
+    /// refused.
+    static func fittingPuts(_ event: RecordEvent) throws(CLIError) -> [EventBody] {
+        if event.body.encoded().count <= SyncEnvelope.maximumBody { return [event.body] }
+        var out: [EventBody] = []
+        var current: [String: JSONValue] = [:]
+        func put(_ fields: [String: JSONValue]) -> EventBody {
+            RecordEvent(kind: .put, record: event.record, store: event.store, focus: event.focus, at: out.isEmpty ? event.at : nil, fields: fields).body
+        }
+        for name in event.fields.keys.sorted() {
+            var trial = current
+            trial[name] = event.fields[name]
+            if put(trial).encoded().count <= SyncEnvelope.maximumBody { current = trial; continue }
+            if !current.isEmpty { out.append(put(current)) }
+            current = [name: event.fields[name]!]
+            try checkFitsOneEvent(put(current))
+        }
+        out.append(put(current))
+        return out
+    }
+
     /// Fields with `null` (cleared) removed.
     static func present(_ f: [String: JSONValue]) -> [String: JSONValue] { f.filter { $0.value != .null } }
 }

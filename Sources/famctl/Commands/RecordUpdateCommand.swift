@@ -54,6 +54,13 @@ enum RecordUpdateCommand: Command {
         let envs = try home.append([event.body]) {
             try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
             try RecordInput.checkFitsOneEvent(event.body)
+            // The record as a whole must fit in one event too: its export is
+            // imported, and it is carried into a family, as one put.
+            let whole = RecordEvent(kind: .put, record: id, store: current.store, focus: current.focus, at: at, fields: merged).body.encoded().count
+            guard whole <= SyncEnvelope.maximumBody else {
+                throw CLIError.data("the record would be too large for one event as a whole: \(whole) bytes encoded, over the limit of \(SyncEnvelope.maximumBody) bytes",
+                                    hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
+            }
         }
         if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
     }

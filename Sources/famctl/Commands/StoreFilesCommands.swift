@@ -234,8 +234,9 @@ enum ImportStoresCommand: Command {
                     case (let event, let isNew)?:
                         // Checked here, with the row's index: sealing it would fail
                         // the whole file's append (and the import) instead.
-                        try RecordInput.checkFitsOneEvent(event.body)
-                        events.append(event.body)
+                        // (A record grown past one event by merged changes is
+                        // written as several puts.)
+                        events.append(contentsOf: try RecordInput.fittingPuts(event))
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
                         if !broken.isEmpty {
                             fileWarnings.append("\(file)[\(i)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(broken.joined(separator: "; "))")
