@@ -488,3 +488,26 @@ struct RevokeRotatesTheKeyTests {
         #expect(throws: EnvelopeError.self) { _ = try record.openBody(with: relabelled) }
     }
 }
+
+/// A member who writes while the owner makes it a viewer: its change is
+/// kept in the log but not counted. Its next sync says so, and a focus
+/// this device does not know yet is not met with advice that would make
+/// another baby.
+struct OwnChangesRefusedTests {
+    @Test func aSyncSaysWhenTheFamilyRefusesThisDevicesChanges() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let baby = try mum.ok("subject", "add", "baby")
+        for _ in 0..<2 { try mum.ok("sync"); try dad.ok("sync") }
+        let newBaby = try mum.ok("subject", "add", "baby", "--name", "Twin")
+        let unknown = try dad.run("record", "add", "--focus", newBaby, "--store", "diaper", "wet=true")
+        #expect(unknown.code == 65 && unknown.stderr.contains("run 'famctl sync' to get it") && !unknown.stderr.contains("subject add"), "\(unknown.stderr)")
+        try mum.ok("member", "role", "Dad", "viewer")
+        let id = try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        try mum.ok("sync")
+        let synced = try dad.run("sync")
+        #expect(synced.code == 0 && synced.stderr.contains("1 of this device's change(s) are not counted by the family: viewers cannot change records"), "\(synced.stderr)")
+        #expect(try dad.run("record", "show", id).code == 66)
+        #expect(!(try dad.run("sync").stderr.contains("not counted")), "said again for the same change")
+    }
+}

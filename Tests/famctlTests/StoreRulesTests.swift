@@ -325,6 +325,10 @@ struct StoreRulesTests {
         let past = try x.f.ok("replay", "--until", between)
         #expect(past.contains(a) && !past.contains(b))
         #expect(past.hasPrefix("state as of \(between): 1 live records"))
+        // A record's trail up to then ends with its state then, not now.
+        try x.f.ok("record", "update", a, "color=green")
+        let trail = try x.f.ok("replay", "--until", between, "--record", a)
+        #expect(trail.hasSuffix("as of \(between): wet=true") && !trail.contains("color=green"), "\(trail)")
         let now = try x.f.ok("replay")
         #expect(now.contains("live projection = rebuilt from the log"))
     }

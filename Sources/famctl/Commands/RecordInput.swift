@@ -89,6 +89,13 @@ enum RecordInput {
                 throw CLIError.data("\(store.rawValue).focus: no care subject \(focus) in what this device can read: the family's key is at epoch \(announced), and this device holds only epoch \(held) so far",
                                     hint: "The subject may be in events sealed under the new key. Run 'famctl sync' later: the owner's next rounds seal the key to this device.")
             }
+            // In a family, a subject with an id was most likely added on
+            // another device: a new one here would be another baby.
+            let inFamily = !home.projector.household.isPrivate || home.knownOwner != nil
+            if inFamily, case .baby = SubjectKind(focus) {
+                throw CLIError.data("\(store.rawValue).focus: no care subject \(focus) on this device",
+                                    hint: "If another device added it, run 'famctl sync' to get it; 'famctl subject list' shows the subjects this device knows.")
+            }
             throw CLIError.data("\(store.rawValue).focus: no care subject \(focus)", hint: "Add it first: famctl subject add \(SubjectKind(focus).rawValue) …")
         }
         if store == .sleep, let start = StoreSchema.time(fields["start"]),

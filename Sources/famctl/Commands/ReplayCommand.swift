@@ -110,7 +110,7 @@ enum ReplayCommand: Command {
         if let recordID {
             let reasons = Dictionary(denied.map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
             let refused = naming.compactMap { n in reasons[n.id].map { (event: n, reason: $0) } }.sorted { $0.event.hlc < $1.event.hlc }
-            try printTrail(recordID, projector: scratch.projector, home: home, refused: refused, json: inv.json)
+            try printTrail(recordID, projector: scratch.projector, home: home, refused: refused, json: inv.json, asOf: inv.value("--until"))
             if !report.isIntact || !agrees { throw failure(report, agrees: agrees) }
             return
         }
@@ -157,8 +157,10 @@ enum ReplayCommand: Command {
     /// The record's trail: every version that counts, then the events
     /// naming it that the household rules reject (a removed device's, a
     /// viewer's…), kept in the log but in no version of it.
+    /// - Parameter asOf: `--until`'s time, when the trail stops there: its
+    ///   last state is then the record as of that time, not now.
     static func printTrail(_ id: UUID, projector: Projector, home: Home,
-                           refused: [(event: RecordEventSeen, reason: String)], json: Bool) throws {
+                           refused: [(event: RecordEventSeen, reason: String)], json: Bool, asOf: String? = nil) throws {
         let history = try projector.history(id)
         let state = history.isEmpty ? nil : try projector.record(id)
         guard state != nil || !refused.isEmpty else {
@@ -183,7 +185,7 @@ enum ReplayCommand: Command {
         for (n, reason) in refused {
             Console.out("  not authorized: \(n.hlc)  \(n.type)  \(n.id.short) by \(n.author.short): \(reason)")
         }
-        if let state { Console.out("now: " + (state.deleted ? "deleted" : RecordView.fieldsText(state.fields))) }
+        if let state { Console.out((asOf.map { "as of \($0): " } ?? "now: ") + (state.deleted ? "deleted" : RecordView.fieldsText(state.fields))) }
     }
 
     /// An event of the family whose body names a record (`replay --record`).

@@ -178,8 +178,17 @@ enum SyncCommand: Command {
         }
     }
 
+    /// This device's own changes the family does not count (its role
+    /// changed, or it was removed, before they arrived): event ids and why.
+    static func ownDenied(_ home: Home) -> [String: String] {
+        var out: [String: String] = [:]
+        for r in (try? home.projector.rejections()) ?? [] where r.author == home.deviceID { out[r.event.hex] = r.reason }
+        return out
+    }
+
     private static func lockedRound(_ home: Home) throws -> Round {
         let replicator = try home.replicator()
+        let deniedBefore = ownDenied(home)
         do {
             // A peer that refuses this device's writes (a read-only mount, a
             // full disk) still lets it read: the others' events are pulled,
@@ -219,8 +228,13 @@ enum SyncCommand: Command {
             let blobs = photos.unreadableOnPeer.map {
                 "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
             }
+            // This device's changes the round's events made the family refuse
+            // (a role changed to viewer while it wrote): said, not only listed by status.
+            let denied = ownDenied(home).filter { deniedBefore[$0.key] == nil }
+            let refusedHere = denied.isEmpty ? [] : ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
+                + Set(denied.values).sorted().joined(separator: "; ") + ". They stay in the log; 'famctl status' lists them."]
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies,
-                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs)
+                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere)
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
             throw failure(e, at: replicator.peer.label, probing: false)
