@@ -35,7 +35,10 @@ struct HelpGoldenTests {
         let a = try runner.run("record", "add", "--help")
         let b = try runner.run("--help", "record", "add")
         let c = try runner.run("record", "-h", "add")
-        #expect(a.stdout == b.stdout && b.stdout == c.stdout)
+        let d = try runner.run("help", "record", "add")
+        #expect(a.stdout == b.stdout && b.stdout == c.stdout && c.stdout == d.stdout)
         #expect(a.stdout.hasPrefix("OVERVIEW: Record something"))
+        let top = try runner.run("help"), plain = try runner.run("--help")
+        #expect(top.code == 0 && top.stdout == plain.stdout)
     }
 }

@@ -49,6 +49,8 @@ struct ArgumentParser {
     }
 
     func parse(_ args: [String], environment: [String: String]) throws(CLIError) -> Parsed {
+        // `famctl help [COMMAND…]` is `famctl [COMMAND…] --help`.
+        if args.first == "help" { return try parse(Array(args.dropFirst()) + ["--help"], environment: environment) }
         var words: [String] = []
         var command: (any Command.Type)?
         var rest: [String] = []   // tokens after the command words, in order
