@@ -10,7 +10,7 @@ enum RecordListCommand: Command {
         discussion: """
             With 'settings include-shared off' only this device's own records are listed.
             --json prints an array of objects: id, store, focus, at, fields, author,
-            deleted, updated (and derived values such as the EPDS score).
+            deleted, updated, updatedBy (and derived values such as the EPDS score).
             """,
         options: [
             .value("--focus", "F", "Only records of this care subject."),

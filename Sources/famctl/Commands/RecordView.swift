@@ -9,7 +9,8 @@ enum RecordView {
     static func any(_ v: JSONValue) -> Any { v }
 
     /// The object `record list --json` prints: id, store, focus, at, fields,
-    /// author (the creator's device id), deleted, updated, and derived values.
+    /// author (the creator's device id), deleted, updated, updatedBy (the
+    /// device that wrote the last version), and derived values.
     static func json(_ r: RecordState) -> [String: Any] {
         var o: [String: Any] = [
             "id": r.id.lowercasedText, "store": r.store, "focus": r.focus, "at": r.at ?? NSNull(),
