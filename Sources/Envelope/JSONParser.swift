@@ -234,6 +234,28 @@ extension JSONValue {
         return "line \(line), column \(column): \(what)"
     }
 
+    /// Why a JSON text taken from a person is refused.
+    public enum Refusal: Error, Equatable, Sendable {
+        /// A number that would not be kept as written (the token, as
+        /// written): see ``firstInexactNumber(in:)``.
+        case inexactNumber(String)
+        /// Not valid JSON: ``parseFailure(_:)``'s account.
+        case invalid(String)
+    }
+
+    /// ``parse(_:)`` for a text a person wrote (a store file, `--json-fields`):
+    /// the value, or why it is refused, a number it would not keep as
+    /// written (`1e400` included, which does not parse) first.
+    public static func parseKeepingNumbers(_ bytes: [UInt8]) -> Result<JSONValue, Refusal> {
+        let inexact = firstInexactNumber(in: bytes)
+        guard let value = parse(bytes) else {
+            if let n = inexact, Double(n) != nil { return .failure(.inexactNumber(n)) }
+            return .failure(.invalid(parseFailure(bytes) ?? "not valid JSON"))
+        }
+        if let n = inexact { return .failure(.inexactNumber(n)) }
+        return .success(value)
+    }
+
     /// Parses UTF-8 JSON text; `nil` when it is not exactly one valid JSON value.
     public static func parse(_ bytes: [UInt8]) -> JSONValue? { JSONParser.parse(bytes) }
     public static func parse(_ text: String) -> JSONValue? { JSONParser.parse(Array(text.utf8)) }

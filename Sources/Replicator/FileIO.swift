@@ -66,6 +66,13 @@ public enum FileIO {
         return reason(error)
     }
 
+    /// Whether a regular file is at `path` (not a folder, a device, a pipe),
+    /// links followed.
+    public static func isRegularFile(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
+    }
+
     /// Retries a syscall interrupted by a signal.
     public static func retrying(_ call: () -> Int) -> Int {
         while true {

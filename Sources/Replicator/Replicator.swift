@@ -410,7 +410,9 @@ public final class Replicator {
                     // The file is there, its bytes elsewhere: not missing (this
                     // device's own is not written again beside it).
                     if page.token == "listing" { listed.insert(real) }
-                    if !done.contains(real), !own.contains(name.description), !(object.path.hasPrefix(me.hex + "/") && (try? log.head(of: me, in: family).seq).map({ $0 >= name.lastSeq }) == true) {
+                    // (This device's own, whose events its log holds, whatever wrote the file.)
+                    let ownAndHeld = object.path.hasPrefix(me.hex + "/") && ((try? log.head(of: me, in: family).seq) ?? 0) >= name.lastSeq
+                    if !done.contains(real), !own.contains(name.description), !ownAndHeld {
                         report.notYetArrived.append((object.path, "an iCloud placeholder: the file's bytes are not on this machine yet (iCloud Drive downloads them when asked: open the folder, or choose Download Now; famctl reads it at a later sync)"))
                     }
                     continue
@@ -532,7 +534,7 @@ public final class Replicator {
     /// A file found unverifiable (cut short, still arriving, damaged) is not
     /// among them. Empty when no replicator has run on this log yet. Without
     /// a peer: a check made before every local write.
-    public static func namesDealtWith(inFolderOf device: DeviceID, family: FamilyID, log: EventLog) -> Set<String> {
+    public static func namesRead(inFolderOf device: DeviceID, family: FamilyID, log: EventLog) -> Set<String> {
         var out = Set<String>()
         try? log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2 AND status = 'read'")
             .forEachRow([.blob(family.bytes), .text(device.hex + "/%")]) { out.insert(String($0.text(0).dropFirst(device.hex.count + 1))) }

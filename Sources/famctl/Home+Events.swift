@@ -205,11 +205,10 @@ extension Home {
                                    try settle()
                                    try onIngested(base + i, report)
                                })
-            } catch where stored > 0 && !(error is ProjectionMoved) && CLIError(error, path: path).message.contains("nothing was written") {
-                // What the batches committed so far stored stays: a failure
-                // that would say nothing was written (a rebuild after them, or
-                // a later batch, on a full disk) says so instead. Others (the
-                // caller's own) go on as they are.
+            } catch where stored > 0 && (error is SQLiteError || error is EventLogError || error is CLIError) {
+                // What the batches committed so far stored stays: a failure of
+                // the log, the stores or a rebuild after them (a full disk)
+                // says so. The caller's own errors go on as they are.
                 throw Self.failedAfterStoring(stored, error, home: path)
             }
         }

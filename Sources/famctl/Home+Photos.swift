@@ -383,17 +383,18 @@ extension Home {
         }
     }
 
-    /// Evicts least-recently-used published blobs until the cache fits its limit.
-    /// How many more bytes the photo cache takes before its limit.
-    func photoCacheRoom() throws -> Int {
+    /// The bytes the photo cache holds.
+    private func photoCacheTotal() throws -> Int {
         try photoCacheTable()
-        let total = try log.database.statement("SELECT coalesce(sum(size), 0) FROM ph_cache").first { Int($0.int(0)) } ?? 0
-        return max(0, photoCacheBytes - total)
+        return try log.database.statement("SELECT coalesce(sum(size), 0) FROM ph_cache").first { Int($0.int(0)) } ?? 0
     }
 
+    /// How many more bytes the photo cache takes before its limit.
+    func photoCacheRoom() throws -> Int { max(0, photoCacheBytes - (try photoCacheTotal())) }
+
+    /// Evicts least-recently-used published blobs until the cache fits its limit.
     func evictPhotos() throws {
-        try photoCacheTable()
-        var total = try log.database.statement("SELECT coalesce(sum(size), 0) FROM ph_cache").first { Int($0.int(0)) } ?? 0
+        var total = try photoCacheTotal()
         guard total > photoCacheBytes else { return }
         var victims: [(String, Int)] = []
         try log.database.statement("SELECT blob, size FROM ph_cache WHERE unpublished = 0 ORDER BY last_used").forEachRow { victims.append(($0.text(0), Int($0.int(1)))) }

@@ -54,7 +54,7 @@ enum AcceptCommand: Command {
 
         // A --dir that cannot be made a folder is refused before the home
         // is touched (it used to be found after the home was in the family).
-        try location.prepare()
+        do throws(CLIError) { try location.prepare() } catch { throw CLIError(error.code, error.message + "; nothing was written", hint: error.hint) }
         let path = try Home.location(inv)
         // The bodies of the care subjects and records carried into the family.
         var carried: [EventBody] = []

@@ -118,12 +118,12 @@ enum Location {
 
     /// Creates a shared directory that does not exist yet (with any missing
     /// parents); refuses one that cannot be (a file in its place, no
-    /// permission). Called before anything is written, so that a bad
-    /// `--dir` leaves nothing half done.
-    func prepare() throws {
+    /// permission). `accept` calls it before anything is written, so that a
+    /// bad `--dir` leaves nothing half done.
+    func prepare() throws(CLIError) {
         guard case .directory(let d) = self else { return }
         do { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) } catch {
-            throw CLIError(.cantCreate, "cannot create the shared directory \(d): \(FileIO.reason(error, creating: d)); nothing was written")
+            throw CLIError(.cantCreate, "cannot create the shared directory \(d): \(FileIO.reason(error, creating: d))")
         }
     }
 
@@ -132,9 +132,7 @@ enum Location {
     func store(in home: Home) throws {
         switch self {
         case .directory(let d):
-            do { try prepare() } catch let e as CLIError {
-                throw CLIError(e.code, e.message.replacingOccurrences(of: "; nothing was written", with: ""), hint: e.hint)
-            }
+            try prepare()
             try home.state.set(.syncDirectory, d)
         case .peer(let p):
             try home.state.set(.syncPeer, p)

@@ -77,18 +77,10 @@ enum PhotoListCommand: Command {
         let photos = try home.projector.photos(record: record)
         let rows = photos.map { p -> [String: Any] in
             ["id": p.id.lowercasedText, "record": p.record?.lowercasedText ?? NSNull(), "type": p.mediaType, "size": p.size,
-             "here": Self.isFile(home.photoDirectory + "/" + p.blob), "author": p.creator.hex]
+             "here": FileIO.isRegularFile(home.photoDirectory + "/" + p.blob), "author": p.creator.hex]
         }
         if inv.json { Console.json(rows); return }
         for r in rows { Console.out("\(r["id"]!)  record \(r["record"]!)  \(r["type"]!)  \(r["size"]!) bytes  \((r["here"] as! Bool) ? "on this device" : "not fetched yet")") }
-    }
-}
-
-extension PhotoListCommand {
-    /// Whether a regular file is at `path` (a folder in a cached copy's place is no copy).
-    static func isFile(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
     }
 }
 
@@ -129,7 +121,7 @@ enum VerifyCommand: Command {
             let path = home.photoDirectory + "/" + p.blob
             guard FileManager.default.fileExists(atPath: path) else { continue }
             checked += 1
-            if !PhotoListCommand.isFile(path) { folders.append(path) }
+            if !FileIO.isRegularFile(path) { folders.append(path) }
             // Something in the cached copy's place that cannot be read (a
             // folder, no permission) is as damaged as bytes that do not match.
             guard let blob = try? FileIO.readFile(path), home.open(blob, p) != nil else {

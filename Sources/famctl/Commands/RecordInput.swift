@@ -12,17 +12,16 @@ enum RecordInput {
         if let text = inv.value("--json-fields") {
             // The strict reader: a key given twice is refused, not one of the
             // two kept; 38.0 stays a decimal, as in the stores' files.
-            let inexact = JSONValue.firstInexactNumber(in: Array(text.utf8))
-            guard case .object(let o)? = JSONValue.parse(text), inexact == nil else {
-                if let n = inexact, Double(n) != nil {
-                    throw .data("--json-fields: the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason))",
-                                hint: "Give it as a string (\"\(n)\") to keep every digit.")
-                }
-                if let why = JSONValue.parseFailure(Array(text.utf8)) { throw .data("--json-fields is not valid JSON: \(why)") }
-                throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
+            switch JSONValue.parseKeepingNumbers(Array(text.utf8)) {
+            case .success(.object(let o)):
+                for name in o.keys.sorted() { try checkFieldName(name) }
+                out = o
+            case .success: throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
+            case .failure(.inexactNumber(let n)):
+                throw .data("--json-fields: the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason))",
+                            hint: "Give it as a string (\"\(n)\") to keep every digit.")
+            case .failure(.invalid(let why)): throw .data("--json-fields is not valid JSON: \(why)")
             }
-            for name in o.keys.sorted() { try checkFieldName(name) }
-            out = o
         }
         for a in inv.positionals {
             guard let eq = a.firstIndex(of: "=") else { throw .data("'\(a)' is not field=value") }

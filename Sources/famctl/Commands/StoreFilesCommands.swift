@@ -352,21 +352,16 @@ enum ImportStoresCommand: Command {
         }
         // The strict reader, as for bodies: an object key given twice is
         // refused (JSONDecoder kept one of the two), and 38.0 stays the decimal it was exported as.
-        // Imported, it would become the nearest double, or 0 (or, too large,
-        // not parse at all): refused, not altered.
-        let bytes = [UInt8](data)
-        let inexact = JSONValue.firstInexactNumber(in: bytes)
-        guard case .array(let rows)? = JSONValue.parse(bytes), inexact == nil else {
-            if let n = inexact, Double(n) != nil {
-                failures.append("\(name): the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason)); write it as a string (\"\(n)\")")
-            } else if let why = JSONValue.parseFailure(bytes) {
-                failures.append("\(name): not valid JSON: \(why)")
-            } else {
-                failures.append("\(name): not a JSON array: a store file holds its rows in one [ … ]")
-            }
-            return nil
+        // A number it would not keep as written (it would become the nearest
+        // double, or 0) is refused, not altered.
+        switch JSONValue.parseKeepingNumbers([UInt8](data)) {
+        case .success(.array(let rows)): return rows
+        case .success: failures.append("\(name): not a JSON array: a store file holds its rows in one [ … ]")
+        case .failure(.inexactNumber(let n)):
+            failures.append("\(name): the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason)); write it as a string (\"\(n)\")")
+        case .failure(.invalid(let why)): failures.append("\(name): not valid JSON: \(why)")
         }
-        return rows
+        return nil
     }
 
     static func parseRow(_ row: JSONValue, store: StoreName) throws(CLIError) -> Row {

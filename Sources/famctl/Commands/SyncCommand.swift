@@ -84,12 +84,8 @@ enum SyncCommand: Command {
                     // An own segment that stays unreadable is said once a watch, not every round.
                     r.pulled.ownNotRestored.removeAll { warnedOwn.contains($0.path) }
                     warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path))
-                    let notYet = r.pulled.notYetArrived.map { $0.0 + "\u{0}" + $0.1 }
-                    r.pulled.notYetArrived = zip(r.pulled.notYetArrived, notYet).filter { !saidNotYet.contains($0.1) }.map(\.0)
-                    saidNotYet = Set(notYet)
-                    let warnings = r.warnings
-                    r.warnings.removeAll { saidWarnings.contains($0) }
-                    saidWarnings = Set(warnings)
+                    r.pulled.notYetArrived = Self.unsaid(r.pulled.notYetArrived, key: { $0.0 + "\u{0}" + $0.1 }, said: &saidNotYet)
+                    r.warnings = Self.unsaid(r.warnings, key: { $0 }, said: &saidWarnings)
                     if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
@@ -129,6 +125,15 @@ enum SyncCommand: Command {
         /// What the folder shows after the round that the user should know
         /// (``SyncCommand/warnings(_:replicator:)``), said on stderr.
         var warnings: [String] = []
+    }
+
+    /// Of `items`, those not said at the round before (by `key`); `said`
+    /// becomes this round's: what stays the same is said once a watch, and
+    /// again once it has been gone for a round.
+    static func unsaid<T>(_ items: [T], key: (T) -> String, said: inout Set<String>) -> [T] {
+        let keys = items.map(key)
+        defer { said = Set(keys) }
+        return zip(items, keys).filter { !said.contains($0.1) }.map(\.0)
     }
 
     /// Warnings about the state the round leaves, said at every round that
@@ -361,7 +366,6 @@ enum SyncCommand: Command {
             Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged in the shared folder (written again from its log)")
         }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
-
         for (file, n) in r.pulled.refused {
             Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were taken")
         }
@@ -469,10 +473,10 @@ extension Home {
         guard case .directory(let dir) = Location.stored(in: self) else { return nil }
         let folder = dir + "/" + family.description + "/" + deviceID.hex
         guard let names = Self.listQuickly(folder), !names.isEmpty else { return nil }
-        let judged = Replicator.namesDealtWith(inFolderOf: deviceID, family: family, log: log)
+        let read = Replicator.namesRead(inFolderOf: deviceID, family: family, log: log)
         var published: UInt64 = 0
         var file = ""
-        for name in names where !judged.contains(name) {
+        for name in names where !read.contains(name) {
             switch SharedFileName(name) {
             // A placeholder (its bytes not downloaded yet) names its events as well.
             case .segment(let s), .conflictCopy(let s), .placeholder(let s):
@@ -526,17 +530,11 @@ enum PeerCredentials {
         // A file FAMCTL_NETRC names must be there and be a file: sending no
         // login because of a typo in its path would only show as the
         // server's refusal. (A missing ~/.netrc just means no login.)
-        if let named {
+        if let named, !FileIO.isRegularFile(named) {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: named, isDirectory: &isDirectory) else {
-                throw CLIError(.usage, "FAMCTL_NETRC names \(named), which does not exist", hint: "Give the path of the netrc file holding this server's login, or unset FAMCTL_NETRC.")
-            }
-            guard !isDirectory.boolValue else {
-                throw CLIError(.usage, "FAMCTL_NETRC names \(named), which is a directory, not a netrc file", hint: "Give the path of the netrc file holding this server's login, or unset FAMCTL_NETRC.")
-            }
-            guard (try? FileManager.default.attributesOfItem(atPath: named))?[.type] as? FileAttributeType == .typeRegular else {
-                throw CLIError(.usage, "FAMCTL_NETRC names \(named), which is not a regular file (a device, a pipe)", hint: "Give the path of the netrc file holding this server's login, or unset FAMCTL_NETRC.")
-            }
+            let what = !FileManager.default.fileExists(atPath: named, isDirectory: &isDirectory) ? "which does not exist"
+                : isDirectory.boolValue ? "which is a directory, not a netrc file" : "which is not a regular file (a device, a pipe)"
+            throw CLIError(.usage, "FAMCTL_NETRC names \(named), \(what)", hint: "Give the path of the netrc file holding this server's login, or unset FAMCTL_NETRC.")
         }
         guard let path = named ?? home.map({ $0 + "/.netrc" }), FileManager.default.fileExists(atPath: path) else { return nil }
         if let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? NSNumber, mode.intValue & 0o077 != 0 {
