@@ -230,7 +230,8 @@ extension JSONValue {
         }
         let upTo = bytes[..<min(at, bytes.count)]
         let line = upTo.count { $0 == 0x0A } + 1
-        let column = upTo.count - ((upTo.lastIndex(of: 0x0A)).map { $0 + 1 } ?? 0) + 1
+        // Characters, not bytes: UTF-8 continuation bytes do not count.
+        let column = upTo[((upTo.lastIndex(of: 0x0A)).map { $0 + 1 } ?? upTo.startIndex)...].count { $0 & 0xC0 != 0x80 } + 1
         return "line \(line), column \(column): \(what)"
     }
 

@@ -39,6 +39,23 @@ struct CommandLineTests {
         #expect(replay.hasSuffix("result: OK"))
     }
 
+    /// Text output cannot be misread: a list item holding a comma, a text
+    /// holding a space or a quote, an empty text, are printed in quotes (as
+    /// in JSON); plain words are not; `log` prints fields as `record` does.
+    @Test func textOutputQuotesWhatWouldReadAsSomethingElse() throws {
+        let f = FamctlRunner()
+        _ = try f.ok("init", "--name", "Mum")
+        let baby = try f.ok("subject", "add", "baby", "--name", "Lily")
+        let id = try f.ok("record", "add", "--focus", baby, "--store", "solidFood",
+                          "--json-fields", #"{"foods":["rice, mashed","pear","say \"yum\""],"allergens":["egg"]}"#)
+        let shown = try f.ok("record", "show", id)
+        #expect(shown.contains(#"foods="rice, mashed",pear,"say \"yum\"""#) && shown.contains("allergens=egg"), "\(shown)")
+        #expect(try f.ok("log").contains(#"foods="rice, mashed",pear,"say \"yum\"""#))
+        let note = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=after lunch")
+        #expect(try f.ok("record", "show", note).contains(#"note="after lunch" wet=true"#))
+        #expect(try f.ok("record", "list").contains(#"note="after lunch" wet=true"#))
+    }
+
     @Test func homeFilesArePrivate() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Dad")

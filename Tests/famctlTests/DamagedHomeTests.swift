@@ -86,6 +86,6 @@ struct DamagedHomeTests {
         #expect(try r.ok("log").split(separator: "\n").count == events)
         try r.ok("record", "update", a, "mood=3", "note=after lunch")
         #expect(try r.ok("log").split(separator: "\n").count == events + 1)
-        #expect(try r.ok("record", "show", a).contains("note=after lunch"))
+        #expect(try r.ok("record", "show", a).contains("note=\"after lunch\""))
     }
 }

@@ -131,7 +131,7 @@ struct HouseholdTests {
         for r in [mum, dad] {
             let list = try r.ok("record", "list")
             #expect(list.contains("before removal"), "events up to the cut-off stay")
-            #expect(!list.contains("note=after removal"), "events after the cut-off are rejected")
+            #expect(!list.contains("note=\"after removal\""), "events after the cut-off are rejected")
             #expect(list.contains("secret after removal"), "remaining members read the new epoch")
             #expect(try Self.denied(r).values.contains { $0.hasPrefix("written after the author's removal") })
             #expect(try Self.members(r).contains { $0["name"] as? String == "Uncle" && $0["state"] as? String == "removed" })

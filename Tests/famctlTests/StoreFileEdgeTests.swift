@@ -94,7 +94,8 @@ struct StoreFileEdgeTests {
 
     /// A file refused as a whole says where (line and column) and, when it
     /// can tell, what: a syntax error, a byte-order mark, nesting too deep,
-    /// not an array, a folder in its place; and the summary counts files,
+    /// not an array, a folder in its place (columns count characters, not
+    /// bytes); and the summary counts files,
     /// not rows, for them.
     @Test func aFileRefusedAsAWholeSaysWhereAndWhat() throws {
         let (f, _) = try Self.homeWithBaby()
@@ -106,13 +107,15 @@ struct StoreFileEdgeTests {
         try Data((String(repeating: "[", count: 300) + String(repeating: "]", count: 300)).utf8).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
         try Data("{\"rows\": []}".utf8).write(to: URL(fileURLWithPath: dir + "/health.json"))
         try fm.createDirectory(atPath: dir + "/growth.json", withIntermediateDirectories: true)
+        // Columns count characters: "é" is two bytes.
+        try Data(#"[{"note":"café",}]"#.utf8).write(to: URL(fileURLWithPath: dir + "/milestone.json"))
         let r = try f.run("import", "stores", dir)
         #expect(r.code == 65)
         for said in ["feeding.json: not valid JSON: line 2, column 11: a syntax error here",
                      "sleep.json: not valid JSON: line 1, column 1: a byte-order mark",
                      "diaper.json: not valid JSON: line 1, column 257: arrays and objects nested more than 256 deep",
-                     "health.json: not a JSON array",
-                     "growth.json: cannot be read: ", "famctl: error: 5 file(s) refused as a whole; see above"] {
+                     "health.json: not a JSON array", "milestone.json: not valid JSON: line 1, column 17: a syntax error here",
+                     "growth.json: cannot be read: ", "famctl: error: 6 file(s) refused as a whole; see above"] {
             #expect(r.stderr.contains(said), "\(said): \(r.stderr)")
         }
     }

@@ -53,11 +53,11 @@ enum LogCommand: Command {
                     row["focus"] = r.focus
                     if let at = r.at { row["at"] = at }
                     row["fields"] = try JSONSerialization.jsonObject(with: Data(JSONValue.object(r.fields).jsonText.utf8))
-                    row["fieldsText"] = r.fields.keys.sorted().map { "\($0)=\(r.fields[$0]!)" }.joined(separator: " ")
+                    row["fieldsText"] = RecordView.fieldsText(r.fields)
                 } else if let sub = try? SubjectEvent(body) {
                     if let focus, sub.focus.description != focus { return }
                     row["subject"] = sub.focus.description
-                    row["fieldsText"] = sub.fields.keys.sorted().map { "\($0)=\(sub.fields[$0]!)" }.joined(separator: " ")
+                    row["fieldsText"] = RecordView.fieldsText(sub.fields)
                 } else if focus != nil { return }
             case .noKey(let epoch):
                 if focus != nil { return }

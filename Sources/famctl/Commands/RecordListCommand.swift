@@ -72,7 +72,7 @@ enum HistoryView {
         if h.operation == .put {
             // When it happened, as this version says (a change of `--at` alone is a change too).
             if case .string(let at)? = h.changes["$at"] { s += "  at \(at)" }
-            s += "  " + (f.isEmpty ? "(no field changes)" : RecordView.fieldsText(f).replacingOccurrences(of: "=null", with: "= (cleared)"))
+            s += "  " + (f.isEmpty ? "(no field changes)" : RecordView.fieldsText(f, cleared: " (cleared)"))
         }
         return s
     }

@@ -22,11 +22,33 @@ enum RecordView {
         return o
     }
 
-    static func fieldsText(_ f: [String: JSONValue]) -> String {
-        f.keys.sorted().map { k in
-            if case .array(let a) = f[k]! { return "\(k)=" + a.map(\.description).joined(separator: ",") }
-            return "\(k)=\(f[k]!)"
-        }.joined(separator: " ")
+    /// Fields as people read them: `key=value` pairs, sorted, separated by
+    /// spaces; a list's items separated by commas. A text that would read
+    /// as something else (empty, or holding a space, a double quote, a
+    /// control character, or, in a list, a comma) is printed in double
+    /// quotes, escaped as in JSON, so that `foods="a,b",c` is two items
+    /// and `note="fed well" side=left` two fields. `cleared` stands for a
+    /// null (a field a change removes), when given.
+    static func fieldsText(_ f: [String: JSONValue], cleared: String? = nil) -> String {
+        f.keys.sorted().map { k in "\(k)=" + valueText(f[k]!, cleared: cleared) }.joined(separator: " ")
+    }
+
+    /// One field's value as ``fieldsText(_:cleared:)`` prints it.
+    static func valueText(_ v: JSONValue, cleared: String? = nil) -> String {
+        switch v {
+        case .string(let s): return text(s, inList: false)
+        case .array(let items):
+            return items.map { if case .string(let s) = $0 { text(s, inList: true) } else { $0.jsonText } }.joined(separator: ",")
+        case .null: return cleared ?? v.jsonText
+        default: return v.jsonText
+        }
+    }
+
+    private static func text(_ s: String, inList: Bool) -> String {
+        let plain = !s.isEmpty && !s.unicodeScalars.contains {
+            $0 == "\"" || (inList && $0 == ",") || $0.properties.isWhitespace || $0.properties.generalCategory == .control
+        }
+        return plain ? s : JSONValue.string(s).jsonText
     }
 
     static func line(_ r: RecordState) -> String {
