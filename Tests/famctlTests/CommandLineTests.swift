@@ -54,6 +54,10 @@ struct CommandLineTests {
         let note = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=after lunch")
         #expect(try f.ok("record", "show", note).contains(#"note="after lunch" wet=true"#))
         #expect(try f.ok("record", "list").contains(#"note="after lunch" wet=true"#))
+        // The trail's "(cleared)" is a cleared field's only, not a text beginning with "null".
+        try f.ok("record", "update", note, "note=nullish", "dirty=true", "wet=")
+        let trail = try f.ok("record", "show", note, "--history")
+        #expect(trail.contains("dirty=true note=nullish wet= (cleared)"), "\(trail)")
     }
 
     @Test func homeFilesArePrivate() throws {
