@@ -9,8 +9,11 @@ import Envelope
 ///   cleared by a `null`);
 /// - `put` and `delete` are the newest put and delete, `firstPut` the oldest
 ///   put (its author is the creator);
-/// - a field is visible when it is not a meta field (`$store`, …), not
-///   cleared, and written after the newest delete.
+/// - a live entity shows every field that is not a meta field (`$store`,
+///   …) and not cleared, whenever it was written: a put newer than the
+///   newest delete (an edit made before its writer saw the delete) brings
+///   the entity back whole, with the edit, rather than with the edited
+///   fields alone.
 public struct EntityState: Sendable, Equatable {
     public struct Field: Sendable, Equatable {
         /// The value as canonical JSON text; `nil` when the winning write cleared it.
@@ -96,14 +99,14 @@ public struct EntityState: Sendable, Equatable {
         if delete.map({ $0 < version }) ?? true { delete = version }
     }
 
-    /// Visible fields: not meta, not cleared, written after the newest delete
-    /// (or every set field, when `afterDelete` is false: a photo's metadata
-    /// outlives its delete, for the trail).
+    /// Visible fields: not meta, not cleared; none once deleted (unless
+    /// `afterDelete` is false: a photo's metadata outlives its delete, for
+    /// the trail).
     public func visibleFields(afterDelete: Bool = true) -> [String: JSONValue] {
+        if afterDelete && isDeleted { return [:] }
         var out: [String: JSONValue] = [:]
         for (name, f) in fields where !name.hasPrefix("$") {
             guard let text = f.text else { continue }
-            if afterDelete, let d = delete, f.version <= d { continue }
             if let v = JSONValue.parse(text) { out[name] = v }
         }
         return out

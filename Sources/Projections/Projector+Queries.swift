@@ -78,6 +78,17 @@ extension Projector {
             """).first([.text(id.lowercasedText)]) { r in try Self.recordState(r, id: 0, put: 1) } ?? nil
     }
 
+    /// The names of the fields a record holds, visible or not (a deleted
+    /// record's would show again were it re-created), not cleared, meta
+    /// fields left out; empty when no event names it.
+    public func heldFieldNames(_ id: UUID) throws -> Set<String> {
+        try database.statement("SELECT put_version, delete_version, coalesce(first_put, put_version), fields FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1")
+            .first([.text(id.lowercasedText)]) { r in
+                let e = try Self.entityState(r, kind: "record", id: id.lowercasedText, put: 0)
+                return Set(e.fields.filter { !$0.key.hasPrefix("$") && $0.value.text != nil }.keys)
+            } ?? []
+    }
+
     /// Whether any event (put or delete) has named this record.
     public func recordExists(_ id: UUID) throws -> Bool {
         try database.statement("SELECT 1 FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.lowercasedText)]) { _ in true } ?? false
@@ -230,8 +241,6 @@ extension Projector {
             guard e.isLive else { return }
             for name in e.sortedFieldNames {
                 guard let f = e.fields[name], let text = f.text else { continue }
-                // Meta fields ($store, $focus, $at) always count; others only when written after the newest delete.
-                if !name.hasPrefix("$"), let d = e.delete, f.version <= d { continue }
                 h.update(item: Array(name.utf8))
                 h.update(item: Array(text.utf8))
             }

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 
-/// Records that a merge leaves breaking their store's rules (an update that
-/// outlives a concurrent delete, concurrent updates valid alone and not
-/// together, sleeps added at once on two phones) survive an export → import
+/// Records that a merge leaves breaking their store's rules (concurrent
+/// updates valid alone and not together, sleeps added at once on two
+/// phones) survive an export → import
 /// round trip: 'export stores' lists what each breaks in "problems", 'import
 /// stores' takes such a row as it is (warning), and still refuses a row that
-/// breaks a rule its "problems" do not list.
+/// breaks a rule its "problems" do not list. An update that outlives a
+/// concurrent delete breaks none: it brings the record back whole.
 struct ExportProblemsTests {
     typealias Household = TwoHomesTests.Household
 
@@ -29,7 +30,12 @@ struct ExportProblemsTests {
         return f
     }
 
-    @Test func aRecordRevivedByAnUpdateAfterADeleteRoundTrips() throws {
+    /// An update made on a device that had not seen a delete brings the
+    /// record back whole (not with the updated field alone, which broke
+    /// its store's rules), on every device; it can be edited and deleted
+    /// again; and an import re-creating the deleted id shows the row's
+    /// fields only, not those from before the delete.
+    @Test func aRecordEditedWhereItsDeleteWasNotSeenComesBackWhole() throws {
         let h = try Household()
         let baby = try h.mum.ok("subject", "add", "baby", "--name", "Lily")
         let id = try h.mum.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00", "amountMl=120")
@@ -37,65 +43,31 @@ struct ExportProblemsTests {
         try h.mum.ok("record", "delete", id)
         try h.dad.ok("record", "update", id, "note=burped twice")
         try h.exchange()
-        // The update outlived the delete: the record is back with its note alone.
-        let live = try Self.list(h.mum)
-        #expect(live.count == 1 && live[0]["id"] as? String == id)
-        #expect(live[0]["fields"] as? [String: String] == ["note": "burped twice"])
-
+        for f in [h.mum, h.dad] {
+            let live = try Self.list(f)
+            #expect(live.count == 1 && live[0]["id"] as? String == id)
+            let fields = live.first?["fields"] as? [String: Any] ?? [:]
+            #expect(fields.count == 4 && fields["kind"] as? String == "bottle" && fields["start"] as? String == "2026-11-29T08:00:00+01:00"
+                    && fields["amountMl"] as? Int == 120 && fields["note"] as? String == "burped twice", "\(live)")
+        }
+        #expect(try h.mum.ok("digest") == h.dad.ok("digest"))
         let dir = h.mum.root + "/export"
-        let out = try h.mum.ok("export", "stores", dir)
-        #expect(out.contains("1 record(s) break their store's rules after a merge"))
-        var rows = try Self.rows(dir, "feeding")
-        #expect(rows.count == 1)
-        #expect(rows[0]["problems"] as? [String] == ["feeding.kind: is required", "feeding.start: is required"])
+        #expect(!(try h.mum.ok("export", "stores", dir)).contains("break their store's rules"))
+        #expect(try Self.rows(dir, "feeding")[0]["problems"] == nil)
+        try h.mum.ok("record", "update", id, "amountMl=130")
+        try h.mum.ok("record", "delete", id)
+        try h.exchange()
+        #expect(try Self.list(h.dad).isEmpty)
 
-        let other = try Self.fresh()
-        let r = try other.run("import", "stores", dir)
-        #expect(r.code == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("feeding.json: 1 added"))
-        #expect(r.stderr.contains("warning: feeding.json[0]: imported as it is") && r.stderr.contains("feeding.kind: is required; feeding.start: is required"))
-        let imported = try Self.list(other)
-        #expect(imported.count == 1 && imported[0]["id"] as? String == id)
-        #expect(imported[0]["fields"] as? [String: String] == ["note": "burped twice"])
-        #expect(imported[0]["at"] as? String == live[0]["at"] as? String)
-        // Again: nothing changes, and nothing to warn about.
-        let again = try other.run("import", "stores", dir)
-        #expect(again.code == 0 && again.stdout.contains("feeding.json: 0 added, 0 updated, 1 unchanged"))
-        #expect(!again.stderr.contains("warning"))
-
-        // A row that does not list what it breaks is refused, as any bad row.
-        let listedOne = rows
-        rows[0]["problems"] = nil
-        try Self.write(rows, dir, "feeding")
-        let bare = try Self.fresh().run("import", "stores", dir)
-        #expect(bare.code == 65)
-        #expect(bare.stderr.contains("feeding.json[0]: feeding.kind: is required"))
-        // Listing one of the two is not enough: the other is named.
-        rows = listedOne
-        rows[0]["problems"] = ["feeding.kind: is required"]
-        try Self.write(rows, dir, "feeding")
-        let half = try Self.fresh().run("import", "stores", dir)
-        #expect(half.code == 65)
-        #expect(half.stderr.contains("feeding.json[0]: feeding.start: is required"))
-        // "problems" lists rules broken by what a merge can leave; a value of
-        // the wrong type is still refused whatever the row says.
-        rows = listedOne
-        rows[0]["fields"] = ["note": "x", "amountMl": 900]
-        rows[0]["problems"] = ["feeding.kind: is required", "feeding.start: is required"]
-        try Self.write(rows, dir, "feeding")
-        let wrong = try Self.fresh().run("import", "stores", dir)
-        #expect(wrong.code == 65)
-        #expect(wrong.stderr.contains("feeding.json[0]: feeding.amountMl"))
-        // Listing it does not excuse it either: only what a merge can leave may be listed.
-        rows[0]["problems"] = ["feeding.kind: is required", "feeding.start: is required", "feeding.amountMl: must be a number from 0 to 500"]
-        try Self.write(rows, dir, "feeding")
-        let listedValue = try Self.fresh().run("import", "stores", dir)
-        #expect(listedValue.code == 65, "\(listedValue.stderr)")
-        #expect(listedValue.stderr.contains("feeding.json[0]: feeding.amountMl: must be a number from 0 to 500"), "\(listedValue.stderr)")
-        rows[0]["problems"] = "everything"
-        try Self.write(rows, dir, "feeding")
-        let notAList = try Self.fresh().run("import", "stores", dir)
-        #expect(notAList.code == 65 && notAList.stderr.contains("\"problems\" must be an array of texts"))
+        // Re-created by an import with fewer fields: amountMl and note from before the delete stay gone.
+        try Self.write([["id": id, "focus": baby, "at": "2026-11-29T09:00:00+01:00",
+                         "fields": ["kind": "bottle", "start": "2026-11-29T09:00:00+01:00"]]], dir, "feeding")
+        #expect(try h.mum.ok("import", "stores", dir).contains("feeding.json: 1 added"))
+        try h.exchange()
+        for f in [h.mum, h.dad] {
+            let back = try Self.list(f)
+            #expect(back.count == 1 && back[0]["fields"] as? [String: String] == ["kind": "bottle", "start": "2026-11-29T09:00:00+01:00"], "\(back)")
+        }
     }
 
     @Test func concurrentUpdatesValidAloneAndNotTogetherRoundTrip() throws {
@@ -118,6 +90,41 @@ struct ExportProblemsTests {
         #expect(r.code == 0, "\(r.stderr)")
         let imported = try Self.list(other)
         #expect(imported.count == 1 && imported[0]["fields"] as? [String: Bool] == ["wet": false, "dirty": false])
+        #expect(r.stderr.contains("warning: diaper.json[0]: imported as it is"), "\(r.stderr)")
+        // Again: nothing changes, and nothing to warn about.
+        let again = try other.run("import", "stores", dir)
+        #expect(again.code == 0 && again.stdout.contains("diaper.json: 0 added, 0 updated, 1 unchanged"))
+        #expect(!again.stderr.contains("warning"))
+
+        // A row that does not list what it breaks is refused, as any bad row.
+        var changed = rows
+        changed[0]["problems"] = nil
+        try Self.write(changed, dir, "diaper")
+        let bare = try Self.fresh().run("import", "stores", dir)
+        #expect(bare.code == 65 && bare.stderr.contains("diaper.json[0]: diaper.wet,dirty: at least one"), "\(bare.stderr)")
+        // "problems" lists rules broken by what a merge can leave; a value of
+        // the wrong type is still refused whatever the row says.
+        changed = rows
+        changed[0]["fields"] = ["wet": false, "dirty": "no"]
+        try Self.write(changed, dir, "diaper")
+        let wrong = try Self.fresh().run("import", "stores", dir)
+        #expect(wrong.code == 65 && wrong.stderr.contains("diaper.json[0]: diaper.dirty"), "\(wrong.stderr)")
+        // Listing it does not excuse it either: only what a merge can leave may be listed.
+        changed[0]["problems"] = ["diaper.wet,dirty: at least one of wet and dirty must be true", "diaper.dirty: must be true or false"]
+        try Self.write(changed, dir, "diaper")
+        let listedValue = try Self.fresh().run("import", "stores", dir)
+        #expect(listedValue.code == 65 && listedValue.stderr.contains("diaper.json[0]: diaper.dirty"), "\(listedValue.stderr)")
+        changed[0]["problems"] = "everything"
+        try Self.write(changed, dir, "diaper")
+        let notAList = try Self.fresh().run("import", "stores", dir)
+        #expect(notAList.code == 65 && notAList.stderr.contains("\"problems\" must be an array of texts"))
+        // Rows of exports made before an update outliving a delete brought the
+        // record back whole list missing required fields: still taken.
+        try Self.write([["id": UUID().uuidString.lowercased(), "focus": baby, "at": "2026-11-29T09:00:00+01:00", "fields": ["note": "burped twice"],
+                         "problems": ["feeding.kind: is required", "feeding.start: is required"]]], dir, "feeding")
+        try FileManager.default.removeItem(atPath: dir + "/diaper.json")
+        let old = try Self.fresh().run("import", "stores", dir)
+        #expect(old.code == 0 && old.stdout.contains("feeding.json: 1 added"), "\(old.stderr)")
     }
 
     @Test func sleepsAddedAtOnceOnTwoPhonesRoundTrip() throws {

@@ -82,9 +82,8 @@ public struct StoreSchema: Sendable {
     /// ``validate(fields:focus:at:now:)`` checks them: the subject kind, each
     /// field's type and range (by name), the required fields, the entry-time
     /// rules, the cross-field rules. Empty for a valid record. A merged
-    /// record may break some (an update that outlives a concurrent delete
-    /// revives the record with the updated fields alone; two concurrent
-    /// updates may each be valid and not together).
+    /// record may break some (two concurrent updates may each be valid and
+    /// not together).
     public func violations(fields: [String: JSONValue], focus: FocusKey, at: Date?, now: Date?) -> [ValidationError] {
         let s = store.rawValue
         var out: [ValidationError] = []
@@ -108,10 +107,11 @@ public struct StoreSchema: Sendable {
         return out
     }
 
-    /// The rules a merge of valid changes can leave broken: a required field
-    /// missing (an update that outlives a concurrent delete brings the record
-    /// back with its own fields alone) and the cross-field rules (concurrent
-    /// updates, each valid alone). A value's type or range, the subject
+    /// The rules a merge of valid changes can leave broken: the cross-field
+    /// rules (concurrent updates, each valid alone), and a required field
+    /// missing (no merge leaves one now that an update outliving a
+    /// concurrent delete brings the record back whole, but exports made
+    /// before list it, and import still takes them). A value's type or range, the subject
     /// kind and the entry-time rules hold for every change a writer checked,
     /// and so for any merge of them.
     public func mergeViolations(fields: [String: JSONValue]) -> [ValidationError] {

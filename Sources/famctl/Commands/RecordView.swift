@@ -24,10 +24,11 @@ enum RecordView {
 
     /// Fields as people read them: `key=value` pairs, sorted, separated by
     /// spaces; a list's items separated by commas. A text that would read
-    /// as something else (empty, or holding a space, a double quote, a
-    /// control character, or, in a list, a comma) is printed in double
-    /// quotes, escaped as in JSON, so that `foods="a,b",c` is two items
-    /// and `note="fed well" side=left` two fields. `cleared` stands for a
+    /// as something else (empty, or holding a space, a double quote or, in
+    /// a list, a comma) is printed in double quotes, with a backslash before
+    /// each double quote and backslash in it, so that `foods="a,b",c` is
+    /// two items and `note="fed well" side=left` two fields. (Control
+    /// characters are shown escaped, quoted or not: ``Console``.) `cleared` stands for a
     /// null (a field a change removes), when given.
     static func fieldsText(_ f: [String: JSONValue], cleared: String? = nil) -> String {
         f.keys.sorted().map { k in "\(k)=" + valueText(f[k]!, cleared: cleared) }.joined(separator: " ")
@@ -46,9 +47,10 @@ enum RecordView {
 
     private static func text(_ s: String, inList: Bool) -> String {
         let plain = !s.isEmpty && !s.unicodeScalars.contains {
-            $0 == "\"" || (inList && $0 == ",") || $0.properties.isWhitespace || $0.properties.generalCategory == .control
+            $0 == "\"" || (inList && $0 == ",") || ($0.properties.isWhitespace && !PlainText.isControl($0))
         }
-        return plain ? s : JSONValue.string(s).jsonText
+        if plain { return s }
+        return "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     static func line(_ r: RecordState) -> String {

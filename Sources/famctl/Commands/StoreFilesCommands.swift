@@ -13,9 +13,9 @@ enum ExportStoresCommand: Command {
             at, fields, author, updated. This is the family app's UI data source; 'import
             stores' reads the same files back. Files are replaced atomically.
 
-            A record that a merge left breaking its store's rules (an update that outlived a
-            concurrent delete brings back the updated fields alone; two sleeps added at once
-            may overlap) is written as it is, with "problems": the rules it breaks. 'import
+            A record that a merge left breaking its store's rules (two concurrent updates each
+            valid alone, two sleeps added at once that overlap) is written as it is, with
+            "problems": the rules it breaks. 'import
             stores' takes such a row as it is, warning, when it breaks those rules and no other.
             """,
         positionals: [PositionalSpec(name: "DIR", help: "The directory to write (created if missing).")])
@@ -419,6 +419,11 @@ enum ImportStoresCommand: Command {
             if diff.isEmpty && !atChanged && current.focus == r.focus.description { return nil }
             return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: diff), false)
         }
-        return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: r.fields), true)
+        // A deleted id re-created: its fields from before the delete would
+        // show again (a live record shows every field it holds), so those
+        // the row does not have are cleared.
+        var fields = r.fields
+        for name in try home.projector.heldFieldNames(r.id) where fields[name] == nil { fields[name] = .null }
+        return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: fields), true)
     }
 }
