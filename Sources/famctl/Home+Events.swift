@@ -420,8 +420,22 @@ extension Home {
         } else if try state.get(.joinedRole) == Role.viewer.rawValue {
             // Joined, but the events that confirm it have not all arrived: the invitation decides.
             throw CLIError.data("this device joined as a viewer: it reads the family's records but cannot change them")
+        } else if awaitsInvitation {
+            Console.err("famctl: warning: " + Self.awaitingInvitation + "; what this device records counts, and is listed, once it arrives")
         }
     }
+
+    /// Whether the family's events are here but not the invitation this
+    /// device's join names: the owner made it and has not shared it yet.
+    /// The join is judged (and this device's changes with it) once it arrives.
+    var awaitsInvitation: Bool {
+        let h = projector.household
+        guard !h.isPrivate, h.owner != deviceID, h.members[deviceID] == nil, let join = h.refusedJoins[deviceID] else { return false }
+        return h.invites[join.invite] == nil
+    }
+
+    /// What `status` and the commands that write say while ``awaitsInvitation``.
+    static let awaitingInvitation = "the invitation this device joined with has not reached it yet (the owner's next 'famctl sync' shares it, this device's next sync brings it)"
 
     /// Why this device's join did not count, once the family's events held
     /// decide it (``Household/refusedJoin(of:)``); `nil` for a member, and

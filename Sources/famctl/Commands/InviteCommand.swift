@@ -46,8 +46,17 @@ enum InviteCommand: Command {
         let env = try home.append([LibraryEvent.inviteCreate(invite: id, role: role, expiresMs: expires, verifier: verifier, epoch: key.epoch).body])[0]
         let code = InviteCode(family: family, invite: id, secret: secret, owner: home.deviceID, key: key, role: role,
                               expiresMs: expires, issued: env.hlc, location: Location.stored(in: home).inviteLocation)
+        // The invitation is shared at once: a device that accepts the code
+        // before this one's next sync would otherwise find its join naming
+        // an invitation nobody has seen, and its records not counted.
+        let unpublished = SyncCommand.publishNow(home)
+        if let unpublished {
+            Console.err("famctl: warning: the invitation is not in the shared folder yet (\(unpublished))")
+            Console.err("famctl: Run 'famctl sync' before sending the code: until the invitation is there, the new device's join and what it records do not count.")
+        }
         if inv.json {
-            Console.json(["code": code.text, "invite": id.hex, "role": role.rawValue, "expires": TimeText.format(Date(timeIntervalSince1970: Double(expires) / 1000))])
+            Console.json(["code": code.text, "invite": id.hex, "role": role.rawValue, "expires": TimeText.format(Date(timeIntervalSince1970: Double(expires) / 1000)),
+                          "published": unpublished == nil])
         } else {
             Console.out(code.text)
         }

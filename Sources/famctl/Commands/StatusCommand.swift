@@ -50,7 +50,7 @@ enum StatusCommand: Command {
                 "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
                 "sleepOverlaps": overlaps.map { [$0.0.id.lowercasedText, $0.1.id.lowercasedText] },
                 "deferred": deferred,
-                "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(),
+                "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(), "awaitsInvitation": home.awaitsInvitation,
                 "members": household.members.values.filter(\.isActive).count,
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
             ] as [String: Any])
@@ -59,7 +59,8 @@ enum StatusCommand: Command {
         Console.out("device   \(home.deviceID.short) \"\(home.deviceName)\"")
         Console.out("home     \(home.path)")
         if let name = household.name {
-            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? "not a member"), \(household.members.values.filter(\.isActive).count) active member(s)")
+            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? (home.awaitsInvitation ? "joined, waiting for its invitation" : "not a member")), \(household.members.values.filter(\.isActive).count) active member(s)")
+            if myRole == nil, home.awaitsInvitation { Console.out("waiting  " + Home.awaitingInvitation) }
         } else if home.knownOwner != nil {
             Console.out("family   \(family) (key epoch \(key.epoch)); joined, waiting for the family's events")
         } else {

@@ -183,6 +183,23 @@ enum SyncCommand: Command {
         }
     }
 
+    /// Publishes this device's events not yet shared, now, without pulling
+    /// (an invitation's `invite.create`, so that the code works as soon as
+    /// it is sent): `nil` when done, else why not. A sync of this home
+    /// running meanwhile is waited for (it publishes them as well).
+    static func publishNow(_ home: Home) -> String? {
+        var failure: String?
+        do {
+            try FileIO.withExclusiveLock(home.path + "/" + lockFile, willWait: {}) {
+                let replicator = try home.replicator(probe: false)
+                do { _ = try replicator.publish() } catch let e as PeerError {
+                    failure = Self.failure(e, at: replicator.peer.label, probing: false).message
+                }
+            }
+        } catch let e as CLIError { failure = e.message } catch { failure = "\(error)" }
+        return failure
+    }
+
     /// This device's own changes the family does not count (its role
     /// changed, or it was removed, before they arrived): event ids and why.
     static func ownDenied(_ home: Home) -> [String: String] {
@@ -203,6 +220,7 @@ enum SyncCommand: Command {
             do { published = try replicator.publish() } catch let e as PeerError where !e.isTransient && !e.isOffline && e != .tokenExpired {
                 publishFailure = e
             }
+            let publishedHead = try home.log.head(of: home.deviceID, in: home.family).seq
             var pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
             if let publishFailure {
                 recordError(publishFailure, replicator)
@@ -210,6 +228,15 @@ enum SyncCommand: Command {
                              warnings: warnings(home, replicator: replicator))
             }
             pulled.carried = try replicator.carryOthersIfAsked()
+            // What the pull made this device write (the owner's key shares for
+            // members who joined) goes out in this round, not the next: a
+            // member who joined meanwhile gets its key from this sync.
+            if try home.log.head(of: home.deviceID, in: home.family).seq > publishedHead {
+                let more = try replicator.publish()
+                published.segments += more.segments
+                published.events += more.events
+                published.compacted += more.compacted
+            }
             let photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
             if home.prefetchPhotos {
                 // Only what fits in the cache as it stands: a photo fetched by

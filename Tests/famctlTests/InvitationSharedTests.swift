@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+
+/// `invite` shares the invitation at once, so that a device accepting the
+/// code before the owner's next sync is a member at once, its records
+/// counted; when it cannot be shared, `invite` says so, and the device that
+/// joined says what it waits for, until the invitation arrives.
+struct InvitationSharedTests {
+    static func family() throws -> (mum: FamctlRunner, baby: String, shared: String) {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Lily")
+        let shared = mum.root + "/shared"
+        try mum.ok("family", "create", "--name", "The Lins", "--dir", shared)
+        return (mum, baby, shared)
+    }
+
+    @Test func aCodeAcceptedBeforeTheOwnersNextSyncCountsAtOnce() throws {
+        let (mum, baby, _) = try Self.family()
+        let invited = try mum.run("invite")
+        #expect(invited.code == 0 && !invited.stderr.contains("warning"), "\(invited.stderr)")
+        let dad = FamctlRunner()
+        try dad.ok("accept", invited.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "--name", "Dad")
+        try dad.ok("sync")
+        let added = try dad.run("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        #expect(added.code == 0 && !added.stderr.contains("warning"), "\(added.stderr)")
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try dad.ok("record", "show", id).contains("wet=true"))
+        #expect(try dad.ok("status").contains("this device: member"))
+    }
+
+    @Test func anInvitationNotSharedIsSaidAndTheJoinWaitsForIt() throws {
+        let (mum, baby, shared) = try Self.family()
+        try mum.ok("sync")
+        // The shared folder is away (an unmounted drive) while the code is made.
+        try FileManager.default.moveItem(atPath: shared, toPath: shared + ".away")
+        let invited = try mum.run("invite", "--json")
+        try FileManager.default.moveItem(atPath: shared + ".away", toPath: shared)
+        #expect(invited.code == 0 && invited.stderr.contains("warning: the invitation is not in the shared folder yet")
+                && invited.stderr.contains("Run 'famctl sync' before sending the code"), "\(invited.stderr)")
+        let made = try #require(try JSONSerialization.jsonObject(with: Data(invited.stdout.utf8)) as? [String: Any])
+        #expect(made["published"] as? Bool == false)
+
+        let dad = FamctlRunner()
+        try dad.ok("accept", try #require(made["code"] as? String), "--name", "Dad")
+        try dad.ok("sync")
+        let added = try dad.run("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        #expect(added.code == 0 && added.stderr.contains("warning: the invitation this device joined with has not reached it yet"), "\(added.stderr)")
+        let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let status = try dad.ok("status")
+        #expect(status.contains("this device: joined, waiting for its invitation") && status.contains("waiting  the invitation this device joined with"), "\(status)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try dad.ok("status", "--json").utf8)) as? [String: Any])
+        #expect(json["awaitsInvitation"] as? Bool == true)
+
+        // The owner's sync shares it; the device's next sync brings it: a member, its record counted, everywhere.
+        try mum.ok("sync")
+        try dad.ok("sync")
+        try mum.ok("sync")
+        #expect(try dad.ok("status").contains("this device: member"))
+        #expect(try dad.ok("record", "show", id).contains("wet=true"))
+        #expect(try mum.ok("record", "show", id).contains("wet=true"))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
+    /// A device joining with a code made before a key rotation gets the
+    /// current key from the owner's next sync: the share the owner writes
+    /// on taking in the join goes out in the same round, not the one after.
+    @Test func aMemberInvitedBeforeARotationGetsTheKeyFromTheOwnersNextSync() throws {
+        let (mum, baby, _) = try Self.family()
+        let code = try mum.ok("invite")
+        try mum.ok("family", "rotate-key")
+        try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=under epoch one")
+        try mum.ok("sync")
+        let aunt = FamctlRunner()
+        try aunt.ok("accept", code, "--name", "Aunt")
+        try aunt.ok("sync")
+        let owners = try mum.ok("sync", "--json")
+        let published = try #require(try JSONSerialization.jsonObject(with: Data(owners.utf8)) as? [String: Any])
+        #expect((published["published"] as? Int ?? 0) >= 1, "\(owners)")
+        try aunt.ok("sync")
+        #expect(try aunt.ok("record", "list").contains("under epoch one"))
+        #expect(try aunt.ok("status").contains("key epoch 1"))
+        #expect(try mum.ok("digest") == aunt.ok("digest"))
+    }
+}
