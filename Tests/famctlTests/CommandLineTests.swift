@@ -60,6 +60,26 @@ struct CommandLineTests {
         #expect(trail.contains("dirty=true note=nullish wet= (cleared)"), "\(trail)")
     }
 
+    /// Output that cannot be written (a full disk: /dev/full) is an error,
+    /// exit 73, not a cut-short file taken for the whole; what the command
+    /// did stays done.
+    @Test func outputThatCannotBeWrittenIsAnError() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let baby = try f.ok("subject", "add", "baby", "--name", "Lily")
+        let added = try Subprocess.run("/bin/sh", ["-c", "exec \"$0\" \"$@\" > /dev/full", FamctlRunner.binary.path, "record", "add", "--focus", baby, "--store", "diaper", "wet=true"],
+                                       env: ["FAMCTL_HOME": f.home])
+        #expect(added.0 == 73 && added.1.contains("famctl: error: the output could not be written: No space left on device")
+                && added.1.contains("What the command did is done"), "\(added.1)")
+        #expect(try f.ok("record", "list").split(separator: "\n").count == 1)
+        let listed = try Subprocess.run("/bin/sh", ["-c", "exec \"$0\" \"$@\" > /dev/full", FamctlRunner.binary.path, "record", "list", "--json"], env: ["FAMCTL_HOME": f.home])
+        #expect(listed.0 == 73, "\(listed.1)")
+        let version = try Subprocess.run("/bin/sh", ["-c", "exec \"$0\" \"$@\" > /dev/full", FamctlRunner.binary.path, "--version"], env: [:])
+        #expect(version.0 == 73 && version.1.contains("Free some space"), "\(version.1)")
+        let fine = try Subprocess.run("/bin/sh", ["-c", "exec \"$0\" \"$@\" > /dev/null", FamctlRunner.binary.path, "record", "list"], env: ["FAMCTL_HOME": f.home])
+        #expect(fine.0 == 0 && fine.1.isEmpty)
+    }
+
     @Test func homeFilesArePrivate() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Dad")

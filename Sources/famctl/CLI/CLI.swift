@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import Replicator
+import Synchronization
 
 /// The entry point: parse, run, and turn every failure into a message on
 /// stderr and an exit code.
@@ -53,22 +54,35 @@ enum CLI {
         switch parsed {
         case .version:
             Console.out(version)
-            return ExitCode.ok.rawValue
+            return outputChecked(ExitCode.ok.rawValue, didWork: false)
         case .help(let text, let isError):
             if isError {
                 Console.text(text.hasSuffix("\n") ? text : text + "\n", toStandardError: true)
                 return ExitCode.usage.rawValue
             }
             Console.text(text)
-            return ExitCode.ok.rawValue
+            return outputChecked(ExitCode.ok.rawValue, didWork: false)
         case .run(let command, let invocation):
             do {
                 try command.run(invocation)
-                return ExitCode.ok.rawValue
+                return outputChecked(ExitCode.ok.rawValue, didWork: true)
             } catch {
                 return report(CLIError(error, path: (try? Home.location(invocation)) ?? "the home"))
             }
         }
+    }
+
+    /// `code`, unless standard output could not be written (a full disk, a
+    /// file-size limit, /dev/full, a closed descriptor): then 73 and why.
+    /// A script keeping the output (a record's id, a listing) must not take
+    /// a cut-short file for the whole. A reader that went away (EPIPE:
+    /// `famctl log | head`) is not a failure.
+    static func outputChecked(_ code: Int32, didWork: Bool) -> Int32 {
+        let failure = Console.outputFailure.load(ordering: .relaxed)
+        guard failure != 0, failure != EPIPE else { return code }
+        return report(CLIError(.cantCreate, "the output could not be written: \(String(cString: strerror(failure)))",
+                               hint: didWork ? "What the command did is done; only what it printed is lost. Free some space (or write elsewhere) and run a command that shows it again ('famctl record list', 'famctl log')."
+                                   : "Free some space, or write the output elsewhere."))
     }
 
     private static func report(_ e: CLIError) -> Int32 {
@@ -97,12 +111,19 @@ enum Console {
         writeAll(toStandardError ? 2 : 1, s)
     }
 
+    /// The first errno a write to standard output failed with (0: none):
+    /// ``CLI/outputChecked(_:didWork:)`` turns it into the exit code.
+    static let outputFailure = Atomic<Int32>(0)
+
     private static func writeAll(_ fd: Int32, _ s: String) {
         var bytes = Array(s.utf8)
         var off = 0
         while off < bytes.count {
             let n = bytes.withUnsafeMutableBytes { b in FileIO.retrying { write(fd, b.baseAddress! + off, b.count - off) } }
-            if n <= 0 { return }
+            if n <= 0 {
+                if fd == 1 { _ = outputFailure.compareExchange(expected: 0, desired: n < 0 ? errno : EIO, ordering: .relaxed) }
+                return
+            }
             off += n
         }
     }
