@@ -93,8 +93,14 @@ extension Home {
         return (new.epoch, sealed.count)
     }
 
-    /// The owner seals the current key to each active member who joined with
-    /// an older one (an invitation made before a rotation it then missed).
+    /// What the owner owes the family after taking in events: it records,
+    /// for each invitation used, whose join counted (`invite.used`: no
+    /// other join with that code counts afterwards, whatever its clock
+    /// says, so that a leaked code used again cannot take a member's place),
+    /// and seals the current key to each active member who joined with an
+    /// older one (an invitation made before a rotation it then missed).
+    /// One append: the events it writes are not owed again by the
+    /// ``settle()`` that follows.
     func shareKeysIfOwner() throws {
         guard projector.household.owner == deviceID, let current = try state.keyring.current(family: family) else { return }
         // A forked chain must not append, nor one whose own later events are
@@ -102,11 +108,16 @@ extension Home {
         // would read the same file again and again).
         guard try !log.isForked(deviceID, in: family), try log.pendingCount(of: deviceID, in: family) == 0 else { return }
         let h = projector.household
-        let missing = h.membersMissingKey(epoch: current.epoch)
-        guard !missing.isEmpty else { return }
-        // Each share is written under the key the member joined with: the one
-        // it can open. Only the sealed box inside carries the new key.
+        // Each record of a used invitation, and each share, is written under
+        // the key the member joined with: the one it can open. Only a share's
+        // sealed box carries the new key.
         var shares: [(EventBody, EpochKey)] = []
+        for invite in h.invites.values.sorted(by: { $0.created < $1.created }) where h.admitted[invite.id] == nil {
+            guard let used = invite.usedBy,
+                  let readable = try state.keyring.key(family: family, epoch: invite.epoch) else { continue }
+            shares.append((LibraryEvent.inviteUsed(invite: invite.id, member: used).body, readable))
+        }
+        let missing = h.membersMissingKey(epoch: current.epoch)
         for m in missing {
             let joinedEpoch = m.invite.flatMap { h.invites[$0]?.epoch } ?? 0
             guard let readable = try state.keyring.key(family: family, epoch: joinedEpoch) else { continue }

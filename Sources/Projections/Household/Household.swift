@@ -74,6 +74,11 @@ public struct Household: Sendable {
     public private(set) var rejected: [EventID: String] = [:]
     /// Each device's first join that did not count (a later one may have).
     public private(set) var refusedJoins: [DeviceID: RefusedJoin] = [:]
+    /// For each invitation, the device whose join the owner recorded as the
+    /// one that used it (`invite.used`, the first by version): no other
+    /// join with it counts, even one stamped earlier (a device whose clock
+    /// is behind, or a leaked code used again).
+    public private(set) var admitted: [InviteID: DeviceID] = [:]
     /// The highest key epoch a valid rotation announced.
     public private(set) var epoch: UInt32 = 0
     /// For each epoch, the devices its key was sealed to (rotation or share).
@@ -85,7 +90,13 @@ public struct Household: Sendable {
     public init() {}
 
     public init(entries: [Entry], family: FamilyID) {
-        for e in entries.sorted(by: { $0.version < $1.version }) {
+        let sorted = entries.sorted(by: { $0.version < $1.version })
+        // The owner's records of used invitations decide joins folded
+        // before them in version order too: read first.
+        for e in sorted where FamilyID.owned(by: e.author) == family {
+            if case .inviteUsed(let invite, let member) = e.event, admitted[invite] == nil { admitted[invite] = member }
+        }
+        for e in sorted {
             guard let why = apply(e, family: family) else { continue }
             rejected[e.id] = why
             if case .memberJoin(let invite, _, _, _) = e.event, refusedJoins[e.author] == nil {
@@ -122,6 +133,9 @@ public struct Household: Sendable {
             guard invite.created < e.version else { return "the join is not later than its invite" }
             if let r = invite.revoked, r < e.version { return "the invite was revoked" }
             guard e.version.hlc.milliseconds <= invite.expiresMs else { return "the invite had expired" }
+            if let used = admitted[id], used != e.author {
+                return "the invite was already used (the owner counted the join of device \(used.short))"
+            }
             guard invite.usedBy == nil else { return "the invite was already used" }
             guard JoinProof.verify(proof: proof, verifier: invite.verifier, family: family, invite: id, device: e.author) else {
                 return "the join does not prove possession of the invite secret"
@@ -142,6 +156,8 @@ public struct Household: Sendable {
             guard var invite = invites[id] else { return "no such invite \(id.hex.prefix(8))" }
             if invite.revoked == nil { invite.revoked = e.version }
             invites[id] = invite
+        case .inviteUsed(let id, _):
+            guard invites[id] != nil else { return "no such invite \(id.hex.prefix(8))" }
         case .memberRemove(let device, let cutoff):
             guard device != owner else { return "the owner cannot be removed" }
             guard var m = members[device] else { return "no such member \(device.short)" }
@@ -170,6 +186,7 @@ public struct Household: Sendable {
         switch e {
         case .inviteCreate: "invite"
         case .inviteRevoke: "revoke invites"
+        case .inviteUsed: "record whose join used an invitation"
         case .memberRemove: "remove members"
         case .memberRole: "change roles"
         case .keyRotate, .keyPrevious, .keyShare: "manage keys"

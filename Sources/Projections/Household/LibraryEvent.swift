@@ -12,6 +12,10 @@ public enum LibraryEvent: Sendable, Hashable {
     case inviteCreate(invite: InviteID, role: Role, expiresMs: UInt64, verifier: [UInt8], epoch: UInt32)
     /// `invite.revoke` {invite}.
     case inviteRevoke(invite: InviteID)
+    /// `invite.used` {invite, member}: the owner records whose join used the
+    /// invitation (the one it counted), so that no other join with it counts,
+    /// whatever its clock says.
+    case inviteUsed(invite: InviteID, member: DeviceID)
     /// `member.join` {invite, name, box, proof}: signed by the new device; `proof` is the
     /// invite key's signature over ``JoinProof/message(family:invite:device:)``.
     case memberJoin(invite: InviteID, name: String, box: [UInt8], proof: [UInt8])
@@ -31,7 +35,7 @@ public enum LibraryEvent: Sendable, Hashable {
 
     public static let schema = 1
     public static let types: Set<String> = [
-        "family.create", "invite.create", "invite.revoke", "member.join", "member.remove", "member.role",
+        "family.create", "invite.create", "invite.revoke", "invite.used", "member.join", "member.remove", "member.role",
         "key.rotate", "key.previous", "key.share",
     ]
 
@@ -42,6 +46,7 @@ public enum LibraryEvent: Sendable, Hashable {
         case .familyCreate: "family.create"
         case .inviteCreate: "invite.create"
         case .inviteRevoke: "invite.revoke"
+        case .inviteUsed: "invite.used"
         case .memberJoin: "member.join"
         case .memberRemove: "member.remove"
         case .memberRole: "member.role"
@@ -60,6 +65,8 @@ public enum LibraryEvent: Sendable, Hashable {
              "epoch": .int(Int64(epoch))]
         case .inviteRevoke(let invite):
             ["invite": .string(invite.hex)]
+        case .inviteUsed(let invite, let member):
+            ["invite": .string(invite.hex), "member": .string(member.hex)]
         case .memberJoin(let invite, let name, let box, let proof):
             ["invite": .string(invite.hex), "name": .string(name), "box": .string(Hex.encode(box)), "proof": .string(Hex.encode(proof))]
         case .memberRemove(let member, let cutoff):
@@ -108,6 +115,7 @@ public enum LibraryEvent: Sendable, Hashable {
         case "invite.create":
             self = .inviteCreate(invite: try invite(), role: try role(), expiresMs: UInt64(try int("expires")), verifier: try hex("verifier", 32), epoch: try epoch())
         case "invite.revoke": self = .inviteRevoke(invite: try invite())
+        case "invite.used": self = .inviteUsed(invite: try invite(), member: try device("member"))
         case "member.join": self = .memberJoin(invite: try invite(), name: try str("name"), box: try hex("box", 32), proof: try hex("proof", 64))
         case "member.remove": self = .memberRemove(member: try device("member"), cutoff: UInt64(try int("cutoff")))
         case "member.role": self = .memberRole(member: try device("member"), role: try role())
