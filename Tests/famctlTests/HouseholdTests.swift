@@ -108,6 +108,10 @@ struct HouseholdTests {
         let cased = try mum.run("member", "role", "gran", "member")
         #expect(cased.code == 65 && cased.stderr.contains("did you mean \"Gran\""), "\(cased.stderr)")
         #expect(try mum.ok("member", "role", String(device.prefix(6)), "member").contains("member"))
+        // The role it already has: nothing written.
+        let events = try Home.open(mum.home).log.count(in: Home.open(mum.home).family)
+        #expect(try mum.ok("member", "role", "Gran", "member") == "Gran is already a member; nothing was written")
+        #expect(try Home.open(mum.home).log.count(in: Home.open(mum.home).family) == events)
     }
 
     @Test func removedMemberIsCutOffAndCannotReadWhatFollows() throws {

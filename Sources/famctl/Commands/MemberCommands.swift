@@ -71,9 +71,11 @@ enum MemberRemoveCommand: Command {
         abstract: "Remove a device from the family (owner only) and rotate the family's key.",
         discussion: """
             The removal names a cut-off: the device's events after the last one this device
-            has seen are rejected everywhere. A new key is sealed to each remaining member,
-            so the removed device cannot read anything written afterwards. It keeps what
-            it already had.
+            has seen are rejected everywhere, also those it wrote earlier and had not shared
+            yet. A new key is sealed to each remaining member, so the removed device cannot
+            read what is written under it; the others write under it once it reaches them
+            (their next sync), and what they write before that stays readable to the removed
+            device. It keeps what it already had.
             """,
         positionals: [PositionalSpec(name: "MEMBER", help: "The member's name or device id (a prefix of at least 4 characters).")])
 
@@ -89,7 +91,7 @@ enum MemberRemoveCommand: Command {
         if inv.json {
             Console.json(["removed": m.device.hex, "cutoff": cutoff, "epoch": Int(rotated.epoch)])
         } else {
-            Console.out("Removed \(m.name) (\(m.device.short)); its events after seq \(cutoff) are rejected. Key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s).")
+            Console.out("Removed \(m.name) (\(m.device.short)); its events after seq \(cutoff) are rejected (the last of its events this device has; any it wrote and had not shared are rejected too). Key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s): what the others write is sealed under it once their next sync brings it.")
         }
     }
 }
@@ -112,7 +114,12 @@ enum MemberRoleCommand: Command {
         guard let role = Role(rawValue: inv.positionals[1]), role != .owner else { throw CLIError.data("'\(inv.positionals[1])' is neither member nor viewer") }
         guard m.device != home.deviceID else { throw CLIError.data("the owner's role cannot change") }
         guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was removed; a removed device has no role") }
+        if m.role == role {
+            // Nothing to write: the same role again changes no verdict.
+            if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue, "changed": false]) } else { Console.out("\(m.name) is already a \(role.rawValue); nothing was written") }
+            return
+        }
         try home.append([LibraryEvent.memberRole(member: m.device, role: role).body])
-        if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue]) } else { Console.out("\(m.name) is now a \(role.rawValue)") }
+        if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue, "changed": true]) } else { Console.out("\(m.name) is now a \(role.rawValue)") }
     }
 }

@@ -343,7 +343,7 @@ enum SyncCommand: Command {
         // earlier one): nothing it writes counts, nothing new is readable.
         let removed = home.isRemoved
         if removed {
-            Console.err("famctl: warning: this device was removed from the family: the family rejects what it writes from now on, and what the others write is sealed under a key it does not have")
+            Console.err("famctl: warning: this device was removed from the family: the family rejects what it writes from now on, and what the others write once the new key reaches them is sealed under a key it does not have")
             Console.err("famctl: It keeps the records it had. To take part again, ask the owner for a new invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'.")
         }
         // This device's own chain forked (a copied home, a restored backup
