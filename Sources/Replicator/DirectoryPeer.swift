@@ -32,7 +32,9 @@ public final class DirectoryPeer: Peer {
         case .unreadable(let p, let why): .unavailable("cannot read \(p): \(why)")
         case .denied: .denied(e.description)
         case .notWritable(let p, let why): .unsupported("cannot write into \(p): \(why)")
-        case .full: .full(e.description)
+        case .full, .overSizeLimit: .full(e.description)
+        case .ioError: .unavailable(e.description)
+        case .staging: .unsupported(e.description)
         }
     }
 

@@ -106,9 +106,13 @@ public final class SharedDirectory {
         let dir = familyPath + "/" + folderName
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        } catch {
+            throw .notWritable(dir, FileIO.reason(error, creating: dir))
+        }
+        do {
             try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw .notWritable(dir, FileIO.reason(error))
+            throw .staging(staging, FileIO.reason(error, creating: staging))
         }
         let final = dir + "/" + name
         var tmp = staging + "/\(name).\(getpid()).tmp"
@@ -125,7 +129,14 @@ public final class SharedDirectory {
             }
             try FileIO.fsyncDirectory(dir)
         } catch {
-            if let f = error as? FileIO.Failure, f.code == ENOSPC || f.code == EDQUOT { throw .full(dir, f.reason) }
+            if let f = error as? FileIO.Failure {
+                switch f.code {
+                case ENOSPC, EDQUOT: throw .full(dir, f.reason)
+                case EFBIG: throw .overSizeLimit(dir, f.reason)
+                case EIO: throw .ioError(dir, f.reason)
+                default: break
+                }
+            }
             throw .notWritable(dir, FileIO.reason(error))
         }
     }
@@ -163,6 +174,14 @@ public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
     case notWritable(String, String)
     /// No room to write into it: its disk is full or its quota used up.
     case full(String, String)
+    /// A file over this process's file-size limit (`ulimit -f`).
+    case overSizeLimit(String, String)
+    /// The disk (or the network file system) failed the write: a later
+    /// round may succeed.
+    case ioError(String, String)
+    /// This home's staging folder, where segments are written before they
+    /// are moved into the shared folder, cannot be made or written.
+    case staging(String, String)
 
     public var description: String {
         switch self {
@@ -172,6 +191,9 @@ public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
         case .denied(let p, let why): "cannot read \(p): \(why)"
         case .notWritable(let p, let why): "cannot write into \(p): \(why)"
         case .full(let p, let why): "cannot write into \(p): the disk holding the shared folder is full (or its quota used up): \(why)"
+        case .overSizeLimit(let p, let why): "cannot write into \(p): a file is over this process's file-size limit (ulimit -f): \(why)"
+        case .ioError(let p, let why): "cannot write into \(p): an I/O error (the disk, or the network file system): \(why)"
+        case .staging(let p, let why): "cannot write this home's staging folder \(p): \(why)"
         }
     }
 }

@@ -55,7 +55,7 @@ extension Home {
         let key = PhotoBlob.hedgedKey(random: log.randomSecret(32), hash: hash, id: idBytes)
         let blob = PhotoBlob.seal(bytes, id: idBytes, key: key)
         let blobName = Hex.encode(Sodium.blake2b256(blob))
-        try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try makePhotoDirectory()
         try FileIO.writeAtomically(blob, to: photoDirectory + "/" + blobName, mode: 0o600)
         try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 1)",
                              [.text(blobName), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
@@ -86,7 +86,7 @@ extension Home {
         try photoCacheTable()
         let present = try log.database.statement("SELECT 1 FROM ph_cache WHERE blob = ?1").first([.text(name)]) { _ in true } ?? false
         if present, FileManager.default.fileExists(atPath: photoDirectory + "/" + name) { return }
-        try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try makePhotoDirectory()
         try FileIO.writeAtomically(blob, to: photoDirectory + "/" + name, mode: 0o600)
         try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 1)",
                              [.text(name), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
@@ -160,7 +160,7 @@ extension Home {
                            hint: "If it was still arriving, try again later. If it stays damaged, remove \(Self.blobPath(p.blob)) from the family's shared folder "
                                + "or server: the next sync of a device that holds a good copy uploads it again. The record is unaffected.")
         }
-        try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try makePhotoDirectory()
         try FileIO.writeAtomically(blob, to: cached, mode: 0o600)
         try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 0)",
                              [.text(p.blob), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
@@ -402,6 +402,19 @@ extension Home {
             try? FileManager.default.removeItem(atPath: photoDirectory + "/" + blob)
             try log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
             total -= size
+        }
+    }
+}
+
+extension Home {
+    /// Makes the photo cache's folder if missing; one it cannot make (a
+    /// file in its place) is said so, with what to do.
+    func makePhotoDirectory() throws {
+        do {
+            try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CLIError(.cantCreate, "cannot make the photo cache's folder: \(FileIO.reason(error, creating: photoDirectory)); nothing was written",
+                           hint: "Move what is at \(photoDirectory) away; famctl makes the folder again.")
         }
     }
 }

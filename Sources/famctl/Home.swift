@@ -106,6 +106,10 @@ final class Home {
         guard FileManager.default.fileExists(atPath: idPath) else {
             throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(path)'.")
         }
+        guard FileIO.isRegularFile(idPath) else {
+            throw CLIError(.dataError, "\(idPath) is not a file (a folder, a device or a pipe is in its place)",
+                           hint: "Put this device's key file back (from a backup of this home); a device's key cannot be made again.")
+        }
         if let mode = (try? FileManager.default.attributesOfItem(atPath: idPath))?[.posixPermissions] as? NSNumber,
            mode.intValue & 0o077 != 0 {
             throw CLIError(.noInput, "\(idPath) is readable by others (mode \(String(mode.intValue & 0o777, radix: 8))); refusing to use it",
@@ -271,9 +275,22 @@ extension CLIError {
             self = CLIError(.tempFail, "\(error)",
                             hint: "This home is older than what it published (restored from a backup?), and its later events are still arriving. "
                                 + "Run 'famctl sync' until they are in; 'famctl status' counts what waits.")
+        case let e as FileIO.Failure where [ENOSPC, EDQUOT, EFBIG].contains(e.code):
+            // A file of the home (a photo's copy, say) on a full disk or over a file-size limit.
+            self = CLIError(.cantCreate, "cannot write in \(path): \(e.code == EFBIG ? "a file-size limit was reached (ulimit -f)" : "the disk is full (or its quota used up)"): \(e.reason); nothing was lost",
+                            hint: "Free some space (or raise the limit) and run the command again.")
+        case let e as FileIO.Failure where e.code == EIO:
+            self = CLIError(.tempFail, "I/O error in \(path): \(e.reason); nothing was lost", hint: "Check the disk, then try again.")
         default:
-            self = CLIError(.failure, "\(error)")
+            // Foundation's errors print as a bare domain and code: the system's words instead.
+            let ns = error as NSError
+            self = CLIError(.failure, ns.domain == NSCocoaErrorDomain || ns.domain == NSPOSIXErrorDomain ? FileIO.reason(error) + Self.pathSuffix(ns) : "\(error)")
         }
+    }
+
+    /// " (PATH)" for a Foundation file error that names its path.
+    private static func pathSuffix(_ ns: NSError) -> String {
+        (ns.userInfo[NSFilePathErrorKey] as? String).map { " (\($0))" } ?? ""
     }
 
     /// Maps a SQLite failure to an exit code and a message a person can act on.

@@ -80,6 +80,31 @@ struct CommandLineTests {
         #expect(fine.0 == 0 && fine.1.isEmpty)
     }
 
+    /// Something else in the place of a home's file or folder is named for
+    /// what it is: a folder as identity.key (not "readable by others"), a
+    /// file as the photo cache's folder (not a bare "File exists", exit 1).
+    @Test func somethingInAHomeFilesPlaceIsNamed() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        let key = f.home + "/identity.key"
+        try FileManager.default.moveItem(atPath: key, toPath: key + ".bak")
+        try FileManager.default.createDirectory(atPath: key, withIntermediateDirectories: false)
+        let keyless = try f.run("status")
+        #expect(keyless.code == 65 && keyless.stderr.contains("identity.key is not a file (a folder, a device or a pipe is in its place)"), "\(keyless.stderr)")
+        try FileManager.default.removeItem(atPath: key)
+        try FileManager.default.moveItem(atPath: key + ".bak", toPath: key)
+        try? FileManager.default.removeItem(atPath: f.home + "/photos")
+        FileManager.default.createFile(atPath: f.home + "/photos", contents: Data())
+        let photo = f.root + "/p.jpg"
+        FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3]))
+        let blocked = try f.run("photo", "add", record, photo)
+        #expect(blocked.code == 73 && blocked.stderr.contains("cannot make the photo cache's folder: \(f.home)/photos exists and is a file"), "\(blocked.stderr)")
+        try FileManager.default.removeItem(atPath: f.home + "/photos")
+        try f.ok("photo", "add", record, photo)
+    }
+
     @Test func homeFilesArePrivate() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Dad")

@@ -71,6 +71,38 @@ struct PermissionTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// A file-size limit (`ulimit -f`) is named for what it is, for a
+    /// photo's copy in the home and for its blob in the shared folder, and
+    /// so is the home's staging folder when a file is in its place: not
+    /// "check the permissions", not a bare `write: …` with exit 1.
+    @Test func aFileSizeLimitAndAStagingFileAreNamed() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("family", "create", "--name", "F", "--dir", f.root + "/shared")
+        try f.ok("subject", "add", "newMom")
+        try f.ok("sync")
+        let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        let photo = f.root + "/big.jpg"
+        FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 1_500_000)))
+        let limited = "ulimit -f 1024; '\(FamctlRunner.binary.path)' "
+        let (added, addedOut) = try ResourceFaultTests.shell(limited + "photo add \(record) '\(photo)'", env: ["FAMCTL_HOME": f.home])
+        #expect(added == 73 && addedOut.contains("a file-size limit was reached (ulimit -f)") && addedOut.contains("nothing was lost"), "exit \(added): \(addedOut)")
+        try f.ok("photo", "add", record, photo)
+        let (synced, syncedOut) = try ResourceFaultTests.shell(limited + "sync", env: ["FAMCTL_HOME": f.home])
+        #expect(synced == 73 && syncedOut.contains("a file is over this process's file-size limit (ulimit -f)")
+                && syncedOut.contains("raise the file-size limit") && !syncedOut.contains("permissions"), "exit \(synced): \(syncedOut)")
+        try? FileManager.default.removeItem(atPath: f.home + "/staging")
+        FileManager.default.createFile(atPath: f.home + "/staging", contents: Data())
+        try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let staged = try f.run("sync")
+        #expect(staged.code == 73 && staged.stderr.contains("cannot write this home's staging folder \(f.home)/staging"), "\(staged.stderr)")
+        try FileManager.default.removeItem(atPath: f.home + "/staging")
+        try f.ok("sync")
+        let blobs = (try FileManager.default.subpathsOfDirectory(atPath: f.root + "/shared")).filter { $0.contains("/blobs/") }
+        #expect(blobs.count == 1, "the photo is uploaded once the limit is gone: \(blobs)")
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
     /// The shared folder's disk full (a small tmpfs): exit 73 saying the
     /// disk is full and to free space, not to check permissions; the next
     /// sync, with room again, publishes everything.

@@ -293,7 +293,7 @@ enum SyncCommand: Command {
         }
         return probing
             ? CLIError(.dataError, "\(label): \(e)", hint: "Use a WebDAV server that honours If-Match and If-None-Match.")
-            : CLIError(.cantCreate, "\(label): \(e)", hint: "Check the folder's or server's permissions; nothing was lost.")
+            : CLIError(.cantCreate, "\(label): \(e)", hint: "Check that this device can write there (the folder's or server's permissions, a read-only mount, what is in the way); nothing was lost.")
     }
 
     /// What to do about a peer that refuses this device's login, is not a
@@ -301,7 +301,7 @@ enum SyncCommand: Command {
     static func hint(for error: PeerError) -> String? {
         switch error {
         case .full:
-            "Free some space there; the next sync writes what this one could not."
+            "Free some space there (or raise the file-size limit); the next sync writes what this one could not."
         case .loginRefused:
             "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
         case .notAFolder:
