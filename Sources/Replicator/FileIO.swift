@@ -105,6 +105,20 @@ public enum FileIO {
         return out
     }
 
+    /// Removes the temporary files ``writeAtomically(_:to:mode:)`` and
+    /// ``writeSecretAtomically(_:to:mode:)`` leave in `directory` when the
+    /// process writing them is killed (`NAME.tmp-PID`, as large as what was
+    /// being written): those of processes that are gone. Returns how many.
+    @discardableResult
+    public static func removeLeftoverTemporaries(in directory: String) -> Int {
+        var removed = 0
+        for name in (try? list(directory)) ?? [] {
+            guard let dash = name.range(of: ".tmp-", options: .backwards), let pid = Int32(name[dash.upperBound...]), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH, unlink(directory + "/" + name) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
     /// Writes `bytes` to `path` with mode 0600: to a temporary name beside it,
     /// fsync, rename over, fsync the directory.
     public static func writeSecretAtomically(_ bytes: SecretBytes, to path: String, mode: mode_t = 0o600) throws(Failure) {

@@ -98,6 +98,22 @@ public final class SharedDirectory {
         try publish(bytes, as: name, into: author.hex)
     }
 
+    /// Removes what a writer killed at its last step left in a device's
+    /// folder when its staging folder is on another file system
+    /// (`.famctl-PID-NAME.tmp`, up to a segment's 8 MiB, which a sync
+    /// engine copies to every device): files of no process of this machine
+    /// untouched for ten minutes (a write in flight, here or on the machine
+    /// of that device, takes seconds). The blobs' folder, everyone's, is left.
+    func removeLeftovers(in dir: String) {
+        let old = Date().addingTimeInterval(-600).timeIntervalSince1970
+        for name in (try? FileIO.list(dir)) ?? [] where name.hasPrefix(".famctl-") && name.hasSuffix(".tmp") {
+            guard let pid = name.dropFirst(".famctl-".count).split(separator: "-").first.flatMap({ Int32($0) }), pid > 0 else { continue }
+            var st = stat()
+            guard kill(pid, 0) != 0 && errno == ESRCH, lstat(dir + "/" + name, &st) == 0, Double(st.st_mtim.tv_sec) < old else { continue }
+            unlink(dir + "/" + name)
+        }
+    }
+
     /// Publishes `bytes` as `name` in the family's folder `folderName`
     /// (an author's, or `blobs` for photos), atomically.
     public func publish(_ bytes: [UInt8], as name: String, into folderName: String) throws(SharedDirectoryError) {
@@ -114,6 +130,7 @@ public final class SharedDirectory {
         } catch {
             throw .staging(staging, FileIO.reason(error, creating: staging))
         }
+        if folderName != "blobs" { removeLeftovers(in: dir) }
         let final = dir + "/" + name
         var tmp = staging + "/\(name).\(getpid()).tmp"
         do {

@@ -105,6 +105,35 @@ struct CommandLineTests {
         try f.ok("photo", "add", record, photo)
     }
 
+    /// What a famctl killed mid-write leaves is removed once its process
+    /// is gone: a photo's temporary copy in the cache (by the next photo
+    /// command or sync), a segment's in this device's own folder of the
+    /// shared folder (by the next publish). A running process's is kept.
+    @Test func leftoversOfKilledWritersAreRemoved() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let shared = f.root + "/shared"
+        try f.ok("family", "create", "--name", "F", "--dir", shared)
+        try f.ok("subject", "add", "newMom")
+        try f.ok("sync")
+        // The family's folder, and this device's in it: the only ones there.
+        let family = try #require(try FileManager.default.contentsOfDirectory(atPath: shared).first)
+        let me = try #require(try FileManager.default.contentsOfDirectory(atPath: "\(shared)/\(family)").first)
+        let gone: Int32 = 2_147_480_000   // no such process
+        try FileManager.default.createDirectory(atPath: f.home + "/photos", withIntermediateDirectories: true)
+        let photoLeft = f.home + "/photos/abc.tmp-\(gone)", photoLive = f.home + "/photos/def.tmp-\(getpid())"
+        let segmentLeft = "\(shared)/\(family)/\(me)/.famctl-\(gone)-x.seg.tmp", segmentLive = "\(shared)/\(family)/\(me)/.famctl-\(getpid())-y.seg.tmp"
+        for path in [photoLeft, photoLive, segmentLeft, segmentLive] {
+            FileManager.default.createFile(atPath: path, contents: Data(count: 1000))
+            // Untouched for an hour: a write in flight elsewhere is not.
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: path)
+        }
+        try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try f.ok("sync")
+        #expect(!FileManager.default.fileExists(atPath: photoLeft) && !FileManager.default.fileExists(atPath: segmentLeft))
+        #expect(FileManager.default.fileExists(atPath: photoLive) && FileManager.default.fileExists(atPath: segmentLive))
+    }
+
     @Test func homeFilesArePrivate() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Dad")

@@ -228,6 +228,8 @@ enum SyncCommand: Command {
                              warnings: warnings(home, replicator: replicator))
             }
             pulled.carried = try replicator.carryOthersIfAsked()
+            // A photo add or get killed while writing left its file behind.
+            FileIO.removeLeftoverTemporaries(in: home.photoDirectory)
             // What the pull made this device write (the owner's key shares for
             // members who joined) goes out in this round, not the next: a
             // member who joined meanwhile gets its key from this sync.
