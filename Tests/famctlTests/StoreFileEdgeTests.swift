@@ -13,6 +13,26 @@ struct StoreFileEdgeTests {
         return (f, try f.ok("subject", "add", "baby"))
     }
 
+    /// Two imports of the same files into one home at once: the second
+    /// waits for the first, says so, and then finds every row there; the
+    /// log holds each record's put once.
+    @Test func twoImportsAtOnceWriteEachRecordOnce() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let rows = (0..<1500).map { i in
+            ["id": UUID().uuidString.lowercased(), "focus": baby, "at": "2026-11-29T08:00:00Z", "fields": ["wet": true, "note": "row \(i)"]] as [String: Any]
+        }
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+        let bin = FamctlRunner.binary.path
+        let (code, out) = try ResourceFaultTests.shell("'\(bin)' import stores '\(dir)' & '\(bin)' import stores '\(dir)'; a=$?; wait $!; b=$?; exit $((a + b))",
+                                                        env: ["FAMCTL_HOME": f.home])
+        #expect(code == 0, "\(out)")
+        #expect(out.contains("diaper.json: 1500 added") && out.contains("diaper.json: 0 added, 0 updated, 1500 unchanged"), "\(out)")
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(try f.ok("status", "--json").utf8)) as? [String: Any])
+        #expect(status["events"] as? Int == 1501, "one subject and 1500 records: \(status["events"] ?? "-")")
+    }
+
     /// Decimals that are whole numbers (38.0) stay decimals through export
     /// and import: the imported home has the same digest, and importing a
     /// home's own export changes nothing.

@@ -112,8 +112,21 @@ enum ImportStoresCommand: Command {
         guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
             throw CLIError(.noInput, "no directory \(dir)")
         }
-        let home = try Home.open(Home.location(inv))
-        try home.checkCanWrite()
+        let path = try Home.location(inv)
+        try Home.open(path).checkCanWrite()
+        // Two imports at once would each find the same rows missing and
+        // both write them: the second waits, then finds them there.
+        try FileIO.withExclusiveLock(path + "/" + lockFile, willWait: {
+            Console.err("famctl: another import into this home is running; waiting for it to finish")
+        }) {
+            try importLocked(dir: dir, home: try Home.open(path), inv: inv)
+        }
+    }
+
+    /// The import's lock in the home.
+    static let lockFile = "import.lock"
+
+    private static func importLocked(dir: String, home: Home, inv: Invocation) throws {
         var failures: [String] = []
         var warnings: [String] = []
         var tallies: [(String, Tally)] = []
