@@ -346,6 +346,30 @@ struct HouseholdTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// A change that does not show because the record's last write is
+    /// dated later (a device whose clock is days ahead) is written, and
+    /// the command says so instead of printing the id alone.
+    @Test func anUpdateOutdoneByAFutureDatedWriteIsSaid() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try Self.exchange([mum, dad])
+        let dadHome = try Home.open(dad.home)
+        let (_, key) = try dadHome.currentKey()
+        let ahead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(3 * 86_400)), counter: 0)
+        try dadHome.append([(RecordEvent(kind: .put, record: try #require(UUID(uuidString: id)), store: "postpartum", focus: "newMom", at: nil,
+                                         fields: ["mood": .int(5)]).body, key)], after: ahead)
+        try Self.exchange([mum, dad])
+        let updated = try mum.run("record", "update", id, "mood=3")
+        #expect(updated.code == 0 && updated.stderr.contains("warning: mood keeps its value: the record's last change, by Dad, is dated")
+                && updated.stderr.contains("a device whose clock is ahead wrote it"), "\(updated.stderr)")
+        #expect(try mum.ok("record", "show", id).contains("mood=5"))
+        // A change that shows says nothing.
+        let shown = try dad.run("record", "update", id, "mood=4")
+        #expect(shown.code == 0 && shown.stderr.isEmpty, "\(shown.stderr)")
+    }
+
     @Test func aForgedFamilyCreateIsRejected() throws {
         let (mum, others) = try Self.family([("Dad", "member")])
         let dad = others[0]

@@ -62,6 +62,17 @@ enum RecordUpdateCommand: Command {
                                     hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
             }
         }
+        // A field whose last write is dated later than this change (a device
+        // whose clock is ahead wrote it) keeps that value on every device:
+        // the change is written, and said not to show.
+        if let after = try home.projector.record(id) {
+            let outdone = changes.keys.sorted().filter { name in (after.fields[name] ?? .null) != changes[name]! }
+            if !outdone.isEmpty {
+                let by = after.updated.author == home.deviceID ? "this device" : home.projector.household.members[after.updated.author]?.name ?? after.updated.author.short
+                Console.err("famctl: warning: \(outdone.joined(separator: ", ")) keep\(outdone.count == 1 ? "s" : "") \(outdone.count == 1 ? "its" : "their") value: the record's last change, by \(by), is dated \(TimeText.format(after.updated.hlc.date)), later than this one; "
+                            + "a device whose clock is ahead wrote it, and the later-dated write wins on every device. This change is in the log ('famctl record show --history').")
+            }
+        }
         if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
     }
 }
