@@ -229,6 +229,14 @@ public final class EventLog {
         }
     }
 
+    /// When the event at (`family`, `author`, `seq`) arrived, by this
+    /// device's clock (for the audit, and the owner's look at a join), if
+    /// the log holds it.
+    public func receivedAt(of author: DeviceID, seq: UInt64, in family: FamilyID) throws -> Date? {
+        try database.statement("SELECT received_at FROM events WHERE family = ?1 AND author = ?2 AND seq = ?3")
+            .first([.blob(family.bytes), .blob(author.bytes), .integer(Int64(seq))]) { Date(timeIntervalSince1970: Double($0.int(0)) / 1000) }
+    }
+
     /// A stored event as read back: its position in arrival order, when it
     /// arrived (local clock, for the audit only), and its verbatim bytes.
     public struct StoredEvent: Sendable {

@@ -101,6 +101,11 @@ extension Home {
     /// older one (an invitation made before a rotation it then missed).
     /// One append: the events it writes are not owed again by the
     /// ``settle()`` that follows.
+    /// How long after an invitation's expiry a join may reach the owner
+    /// before the owner is warned: a device that joined in time and synced
+    /// a little later is not suspect.
+    static let expiryGrace: TimeInterval = 3600
+
     func shareKeysIfOwner() throws {
         guard projector.household.owner == deviceID, let current = try state.keyring.current(family: family) else { return }
         // A forked chain must not append, nor one whose own later events are
@@ -116,6 +121,16 @@ extension Home {
             guard let used = invite.usedBy,
                   let readable = try state.keyring.key(family: family, epoch: invite.epoch) else { continue }
             shares.append((LibraryEvent.inviteUsed(invite: invite.id, member: used).body, readable))
+            // Expiry is judged by the join's own clock: one that reached the
+            // owner well after the invitation expired came from a device whose
+            // clock is behind (or was set back). Said once, as it is recorded.
+            let expires = Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000)
+            if let arrived = try log.receivedAt(of: used, seq: 1, in: family), arrived > expires.addingTimeInterval(Self.expiryGrace),
+               let m = h.members[used] {
+                Console.err("famctl: warning: \(m.name) (\(used.short)) joined with an invitation that had expired when its join reached this device "
+                            + "(expired \(TimeText.format(expires)), arrived \(TimeText.format(arrived))); its clock dates the join in time. "
+                            + "If you did not expect it, remove it: 'famctl member remove \(used.short)'.")
+            }
         }
         let missing = h.membersMissingKey(epoch: current.epoch)
         for m in missing {
