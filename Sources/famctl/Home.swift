@@ -157,6 +157,21 @@ final class Home {
         } catch {
             throw CLIError(.cantCreate, "cannot create \(path): \(FileIO.reason(error, creating: path))")
         }
+        // Two inits (or accepts) of one new home at once: the second waits,
+        // then finds the first's home, instead of both saying they made it
+        // and one device's key replacing the other's.
+        return try FileIO.withExclusiveLock(path + "/" + initLockFile) {
+            if fm.fileExists(atPath: path + "/" + identityFile) {
+                throw CLIError(.cantCreate, "\(path) is already a famctl home (made by another famctl at the same time)", hint: "Use it as it is, or pass another --home.")
+            }
+            return try createLocked(path, name: name, start: start)
+        }
+    }
+
+    /// The lock `init` and `accept` hold while they make a home.
+    static let initLockFile = "init.lock"
+
+    private static func createLocked(_ path: String, name: String, start: Start) throws -> Home {
         try Self.clearUnfinishedCreation(path)
         let identity = DeviceIdentity.generate()
         let log = try Self.openLog(path)

@@ -134,6 +134,22 @@ struct CommandLineTests {
         #expect(FileManager.default.fileExists(atPath: photoLive) && FileManager.default.fileExists(atPath: segmentLive))
     }
 
+    /// Two inits of one new home at once: one makes it, the other waits
+    /// and says the home exists (73); the device that said it was made is
+    /// the home's. (Both used to say "Created device", one key replacing
+    /// the other's.)
+    @Test func twoInitsOfOneHomeAtOnceMakeOneDevice() throws {
+        for _ in 0..<4 {
+            let f = FamctlRunner()
+            let bin = FamctlRunner.binary.path
+            let (_, out) = try ResourceFaultTests.shell("'\(bin)' init --name A & '\(bin)' init --name B; wait", env: ["FAMCTL_HOME": f.home])
+            let made = out.split(separator: "\n").filter { $0.hasPrefix("Created device ") }
+            #expect(made.count == 1 && out.contains("is already a famctl home"), "\(out)")
+            let status = try f.ok("status")
+            #expect(made.first.map { status.contains("device   " + $0.split(separator: " ")[2]) } == true, "\(made) vs \(status)")
+        }
+    }
+
     @Test func homeFilesArePrivate() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Dad")
