@@ -55,11 +55,7 @@ extension Home {
     /// connection): the log's file is checked (`quick_check`), then each
     /// projection file, newest first. `nil` when all check whole.
     static func damagedDatabase(home path: String) -> (path: String, isProjection: Bool)? {
-        func whole(_ file: String) -> Bool {
-            guard let db = try? Database(path: file, create: false, readOnly: true),
-                  let answer = try? db.statement("PRAGMA quick_check(1)").first([], { $0.text(0) }) else { return false }
-            return answer == "ok"
-        }
+        func whole(_ file: String) -> Bool { damage(of: file) == nil }
         let log = path + "/" + databaseFile
         if !whole(log) { return (log, false) }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
@@ -67,6 +63,14 @@ extension Home {
             .sorted { $0.1 > $1.1 }
         for (name, _) in names where !whole(path + "/" + name) { return (path + "/" + name, true) }
         return nil
+    }
+
+    /// What SQLite's `quick_check` finds wrong with a database file (its
+    /// first finding), or `nil` when it checks whole.
+    static func damage(of file: String) -> String? {
+        guard let db = try? Database(path: file, create: false, readOnly: true) else { return "it cannot be opened" }
+        guard let answer = try? db.statement("PRAGMA quick_check(1)").first([], { $0.text(0) }) else { return "it cannot be read as a database" }
+        return answer == "ok" ? nil : answer
     }
 
     /// Raised inside a transaction whose projection is no longer the current

@@ -52,6 +52,30 @@ struct DamagedHomeTests {
         #expect(try r.ok("digest") == before)
     }
 
+    /// A damaged page the digest does not read (an index of the stores):
+    /// `replay` says the projection's file is damaged and fails (3), as
+    /// SQLite's check finds, instead of "result: OK"; `rebuild` mends it.
+    @Test func replaySeesADamagedPageOfTheStores() throws {
+        let r = FamctlRunner()
+        _ = try Self.homeWithRecords(r)
+        let file = try Self.projectionFile(r)
+        var page = 0, size = 0
+        do {
+            let db = try Database(path: file)
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            page = try #require(try db.statement("SELECT rootpage FROM sqlite_master WHERE type = 'index' AND rootpage > 1 ORDER BY rootpage DESC LIMIT 1").first([]) { Int($0.int(0)) })
+            size = try #require(try db.statement("PRAGMA page_size").first([]) { Int($0.int(0)) })
+        }
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        for i in 0..<64 { bytes[(page - 1) * size + i] ^= 0x5A }
+        try bytes.write(to: URL(fileURLWithPath: file))
+        let replay = try r.run("replay")
+        #expect(replay.code == 3 && replay.stdout.contains("projection file: \(file) is damaged") && replay.stdout.hasSuffix("result: FAILED\n")
+                && replay.stderr.contains("famctl rebuild"), "\(replay.stdout) \(replay.stderr)")
+        try r.ok("rebuild")
+        #expect(try r.ok("replay").hasSuffix("result: OK"))
+    }
+
     /// `init` writes the device key last, so a home with a key had a log:
     /// without it, a command refuses (66) and makes no empty log in its place.
     @Test func aHomeWithoutItsLogIsRefusedAndNoEmptyLogIsMade() throws {

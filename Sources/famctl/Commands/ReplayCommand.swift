@@ -105,13 +105,17 @@ enum ReplayCommand: Command {
         let failed = Set(report.failures.compactMap(\.id))
         let (scratch, live, rebuilt) = try compare(home, failed: failed, until: until)
         let denied = try scratch.projector.rejections()
-        let agrees = until != nil || rebuilt == live
+        // Pages the digest does not read (an index) can be damaged too: the
+        // file is checked as SQLite checks it.
+        let projectionFile = home.path + "/" + home.projectionName
+        let damage = until == nil ? Home.damage(of: projectionFile) : nil
+        let agrees = until != nil || (rebuilt == live && damage == nil)
 
         if let recordID {
             let reasons = Dictionary(denied.map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
             let refused = naming.compactMap { n in reasons[n.id].map { (event: n, reason: $0) } }.sorted { $0.event.hlc < $1.event.hlc }
             try printTrail(recordID, projector: scratch.projector, home: home, refused: refused, json: inv.json, asOf: inv.value("--until"))
-            if !report.isIntact || !agrees { throw failure(report, agrees: agrees) }
+            if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage.map { (projectionFile, $0) }) }
             return
         }
         if until != nil {
@@ -135,20 +139,24 @@ enum ReplayCommand: Command {
                 "farFuture": report.farFuture.map { $0.id.hex },
                 "undecryptable": findings.noKey, "photosChecked": findings.photos,
                 "malformedPhotos": findings.badPhotos.map { ["id": $0.0.hex, "reason": $0.1] },
-                "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": agrees,
+                "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": rebuilt == live, "projectionDamage": damage ?? NSNull(),
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
                 "unreadable": findings.unreadable.map { ["id": $0.0.hex, "reason": $0.1.description] },
             ] as [String: Any])
         } else {
-            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied)
+            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied, damage: damage.map { (projectionFile, $0) })
         }
-        if !report.isIntact || !agrees { throw failure(report, agrees: agrees) }
+        if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage.map { (projectionFile, $0) }) }
     }
 
-    static func failure(_ report: AuditReport, agrees: Bool) -> CLIError {
+    static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil) -> CLIError {
         if !report.isIntact {
             return CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s")",
                             hint: "The events named above do not verify; the log has been altered or damaged.")
+        }
+        if let damage {
+            return CLIError(.integrity, "the live projection's file \(damage.file) is damaged (\(damage.finding))",
+                            hint: "The log itself verifies. 'famctl rebuild' builds the stores again from the log.")
         }
         return CLIError(.integrity, "the live projection differs from the state the log rebuilds to",
                         hint: "The projection tables were altered or damaged; the log itself verifies. 'famctl rebuild' rebuilds them from the log.")
@@ -203,7 +211,8 @@ enum ReplayCommand: Command {
         var unreadable: [(EventID, EnvelopeError)] = []
     }
 
-    static func print(_ r: AuditReport, home: Home, findings: BodyFindings, live: String, rebuilt: String, denied: [Projector.Rejection]) {
+    static func print(_ r: AuditReport, home: Home, findings: BodyFindings, live: String, rebuilt: String, denied: [Projector.Rejection],
+                      damage: (file: String, finding: String)? = nil) {
         Console.out("replay: \(r.eventCount) event\(r.eventCount == 1 ? "" : "s") from \(r.authors.count) author\(r.authors.count == 1 ? "" : "s") re-verified (bytes, ids, signatures, chains, bodies)")
         for a in r.authors {
             let me = a.author == home.deviceID ? " (this device)" : ""
@@ -232,7 +241,8 @@ enum ReplayCommand: Command {
         } else {
             Console.out("digest: live \(live) ≠ rebuilt \(rebuilt): the live projection does not match the log")
         }
-        if r.isIntact && live == rebuilt {
+        if let damage { Console.out("projection file: \(damage.file) is damaged (\(damage.finding))") }
+        if r.isIntact && live == rebuilt && damage == nil {
             Console.out("result: OK")
         } else {
             Console.out("integrity failures: \(r.failures.count)")
