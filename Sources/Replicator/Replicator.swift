@@ -160,6 +160,12 @@ public final class Replicator {
     }
 
     func publishedSeq() throws -> UInt64 {
+        try Self.publishedSeq(log: log, family: family)
+    }
+
+    /// The last seq of this device's chain in `family` that it published
+    /// (from `log`'s own record of it; 0 before the first publish).
+    public static func publishedSeq(log: EventLog, family: FamilyID) throws -> UInt64 {
         try log.database.statement("SELECT last_seq FROM r_published WHERE family = ?1").first([.blob(family.bytes)]) { UInt64($0.int(0)) } ?? 0
     }
 

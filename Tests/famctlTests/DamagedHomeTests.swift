@@ -76,6 +76,27 @@ struct DamagedHomeTests {
         #expect(try r.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// This device's last event taken out of its log after it was
+    /// published: writing would take its seq again (a fork the family
+    /// refuses); the write is refused, saying what happened.
+    @Test func aLogMissingWhatItPublishedRefusesToWrite() throws {
+        let r = FamctlRunner()
+        try r.ok("init", "--name", "Mum")
+        try r.ok("family", "create", "--name", "F", "--dir", r.root + "/shared")
+        try r.ok("subject", "add", "newMom")
+        try r.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try r.ok("sync")
+        do {
+            let db = try Database(path: r.home + "/famctl.sqlite")
+            try db.execute("DROP TRIGGER events_no_delete")
+            try db.run("DELETE FROM events WHERE pos = (SELECT max(pos) FROM events)")
+            #expect(db.changes == 1)
+        }
+        let refused = try r.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        #expect(refused.code == 65 && refused.stderr.contains("this device published its events up to seq 3, but its log ends at seq 2")
+                && refused.stderr.contains("famctl replay"), "\(refused.stderr)")
+    }
+
     /// `init` writes the device key last, so a home with a key had a log:
     /// without it, a command refuses (66) and makes no empty log in its place.
     @Test func aHomeWithoutItsLogIsRefusedAndNoEmptyLogIsMade() throws {

@@ -45,7 +45,7 @@ struct PeerSyncTests {
     /// stopped with SIGSTOP): the sync fails once FAMCTL_PEER_TIMEOUT passes
     /// with no byte, and waiting costs next to no CPU. (Over Foundation's
     /// URLSession the wait kept a core busy, some 100 000 wake-ups a second.)
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))   // against a hang: the test takes seconds, but shares two cores with the whole suite
     func aServerThatNeverAnswersCostsNoCPUWhileWaited() throws {
         // A listening socket that never accepts: the kernel completes the
         // connections in its backlog, and nothing is ever read or written.
@@ -255,7 +255,7 @@ struct PeerSyncTests {
     /// bytes counted as sent are those the network took. (The whole body
     /// used to sit in the send buffer at once, and the idle check then
     /// cut the upload off while it was still going out.)
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))   // against a hang: the test takes seconds, but shares two cores with the whole suite
     func aLargeUploadOverASlowLinkIsNotCutOff() throws {
         let server = try ScriptedHTTPServer { c in
             let length = c.request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }

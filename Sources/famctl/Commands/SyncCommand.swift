@@ -482,6 +482,17 @@ extension Home {
     /// then goes ahead unchecked. Over WebDAV nothing is checked: that would
     /// cost a request per write.
     func checkNotBehindOwnFolder() throws {
+        // The log itself says it published further than it holds: events
+        // were taken out of it (by hand, or a tool), not a restored backup
+        // (which restores that record too).
+        let head = try log.head(of: deviceID, in: family).seq
+        // (No record yet, before the first sync made the replicator's tables: nothing published.)
+        let published = (try? Replicator.publishedSeq(log: log, family: family)) ?? 0
+        if published > head {
+            throw CLIError(.dataError, "this device published its events up to seq \(published), but its log ends at seq \(head): events were taken out of its log; writing now would fork its chain, and the family would refuse what it writes",
+                           hint: "'famctl replay' audits the log. Restore \(Home.databaseFile) from a backup of this home that holds them, or join again as a new device from a new home "
+                               + "('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
+        }
         guard let ahead = try ownFolderAhead() else { return }
         throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(ahead.file)), but its log ends at seq \(ahead.head): writing now would fork its chain",
                        hint: Self.ownFolderAheadHint(head: ahead.head))
