@@ -36,8 +36,12 @@ var package = Package(
         .target(name: "Projections", dependencies: ["Envelope", "EventLog"]),
         .target(name: "Replicator", dependencies: ["Envelope", "EventLog", "CCurl"]),
         // The command-line tool ties them together.
+        // Released with the Swift runtime and Foundation linked in: a command
+        // starts in about two thirds of the time, with no shared Swift
+        // libraries to load and relocate (docs/performance.md, step 71).
         .executableTarget(
-            name: "famctl", dependencies: ["Envelope", "EventLog", "Projections", "Replicator"]),
+            name: "famctl", dependencies: ["Envelope", "EventLog", "Projections", "Replicator"],
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]),
         // A helper the crash-safety tests kill at random moments.
         .executableTarget(name: "famctl-crashloop", dependencies: ["Envelope", "EventLog"]),
 
@@ -56,4 +60,7 @@ var package = Package(
 
 for target in package.targets where target.type != .system {
     target.swiftSettings = (target.swiftSettings ?? []) + strict
+        // What each object file asks the linker for (the static runtime's
+        // libraries) follows from this flag at compile time too.
+        + [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]
 }
