@@ -191,7 +191,11 @@ extension Home {
     /// makes and switches projection files. Released when the process dies.
     private static func withProjectionLock<T>(home path: String, _ body: () throws -> T) throws -> T {
         do {
-            return try FileIO.withExclusiveLock(path + "/" + projectionLockFile, body)
+            // Held for as long as another process rebuilds the stores: a wait
+            // that could last minutes is said, not silent.
+            return try FileIO.withExclusiveLock(path + "/" + projectionLockFile, willWait: {
+                Console.err("famctl: another famctl is rebuilding this home's stores (\(projectionLockFile) is held); waiting for it to finish")
+            }, body)
         } catch let e as FileIO.Failure {
             throw CLIError(e.permissionDenied ? .cantCreate : .tempFail, "cannot lock \(path)/\(projectionLockFile): \(e.reason)",
                            hint: "Check the permissions of the home directory.")

@@ -140,6 +140,13 @@ struct HouseholdTests {
         let trail = try mum.ok("replay", "--record", late)
         #expect(trail.contains("no event naming it counts") && trail.contains("not authorized:")
                 && trail.contains("written after the author's removal"), "\(trail)")
+        // `log` takes the member's name, and marks what does not count.
+        let uncles = try mum.ok("log", "--author", "Uncle").split(separator: "\n")
+        #expect(uncles.count >= 3 && uncles.allSatisfy { !$0.contains("Mum") }, "\(uncles)")
+        #expect(uncles.filter { $0.contains("(not counted: written after the author's removal") }.count == 1
+                && uncles.contains { $0.contains(late) && $0.contains("(not counted:") }, "\(uncles)")
+        let logged = try JSONSerialization.jsonObject(with: Data(try mum.ok("log", "--author", "Uncle", "--json").utf8)) as? [[String: Any]] ?? []
+        #expect(logged.filter { $0["notCounted"] != nil }.count == 1)
 
         for r in [mum, dad] {
             let list = try r.ok("record", "list")

@@ -53,6 +53,18 @@ struct ProjectionFileTests {
         return (f, id, try f.ok("digest"))
     }
 
+    /// A rebuild waiting behind another process's hold of the projection
+    /// lock says so (it used to wait in silence), and goes on once it is free.
+    @Test func aRebuildWaitingForTheLockSaysSo() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let fd = open(f.home + "/" + Home.projectionLockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(fd >= 0 && flock(fd, LOCK_EX) == 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { close(fd) }
+        let r = try f.run("rebuild")
+        #expect(r.code == 0 && r.stderr.contains("another famctl is rebuilding this home's stores (projection.lock is held); waiting for it to finish"), "\(r.stderr)")
+    }
+
     @Test func aRebuildReplacesTheFileAndLeavesNoOther() throws {
         let (f, id, digest) = try Self.homeWithOneRecord(mood: 2)
         let before = try Self.currentFile(f.home)

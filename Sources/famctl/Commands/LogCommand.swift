@@ -9,7 +9,7 @@ enum LogCommand: Command {
         path: ["log"],
         abstract: "List the events in this device's log, oldest first by their clock.",
         options: [
-            .value("--author", "A", "Only events by this device: a device id, a prefix of one, or 'me'."),
+            .value("--author", "A", "Only events by this device: a member's name, a device id or a prefix of one, or 'me'."),
             .value("--focus", "F", "Only events about this care subject: its records and the subject itself."),
             .value("--since", "TIME", "Only events at or after this time (ISO-8601)."),
         ])
@@ -18,11 +18,23 @@ enum LogCommand: Command {
         let home = try Home.open(Home.location(inv))
         var authorPrefix: String?
         if let a = inv.value("--author") {
-            authorPrefix = a == "me" ? home.deviceID.hex : a.lowercased()
-            guard authorPrefix!.allSatisfy(\.isHexDigit), !authorPrefix!.isEmpty else {
-                throw CLIError.data("--author '\(a)' is not a device id (hex) or 'me'")
+            let named = home.projector.household.members.values.filter { $0.name == a }
+            if a == "me" {
+                authorPrefix = home.deviceID.hex
+            } else if named.count == 1 {
+                // A member's name, as the member commands take it.
+                authorPrefix = named[0].device.hex
+            } else if !a.isEmpty, a.allSatisfy(\.isHexDigit) {
+                authorPrefix = a.lowercased()
+            } else if named.count > 1 {
+                throw CLIError.data("\(named.count) members are called \"\(a)\"; give the device id", hint: "'famctl members' lists them.")
+            } else {
+                throw CLIError.data("--author '\(a)' is not a device id (hex), a member's name or 'me'", hint: "'famctl members' lists them.")
             }
         }
+        // Events the family's rules do not count (a removed device's, a
+        // viewer's…): listed as all are, marked with the reason.
+        let notCounted = Dictionary(try home.projector.rejections().map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
         var focus: String?
         if let f = inv.value("--focus") {
             guard let k = FocusKey(f) else { throw CLIError.data("--focus '\(f)' is not a care subject", hint: "Use baby:<UUID>, pregnancy or newMom.") }
@@ -43,6 +55,7 @@ enum LogCommand: Command {
                 "id": env.id.hex, "author": env.author.hex, "seq": env.seq,
                 "hlc": TimeText.format(env.hlc.date), "counter": Int(env.hlc.counter), "epoch": Int(env.epoch),
             ]
+            if let why = notCounted[env.id] { row["notCounted"] = why }
             switch try home.openBody(env) {
             case .body(let body):
                 row["type"] = body.type
@@ -88,6 +101,7 @@ enum LogCommand: Command {
                 line += "  \(store) \(r["focus"]!) \(r["record"]!)"
                 if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }
             }
+            if let why = r["notCounted"] as? String { line += "  (not counted: \(why))" }
             Console.out(line)
         }
     }
