@@ -226,6 +226,9 @@ extension JSONValue {
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { what = "a byte-order mark before the JSON (save the file as UTF-8 without BOM)" }
             else if String(validating: bytes, as: UTF8.self) == nil { what = "bytes that are not UTF-8 text" }
             else if i >= bytes.count { what = "the text ends before the JSON does" }
+            else if let escape = Self.surrogateEscape(in: bytes, near: i) {
+                what = "\\u\(escape), half of a UTF-16 surrogate pair without its other half (not a character)"
+            }
             else { what = "a syntax error here (or NaN or Infinity, a trailing comma, an object key given twice)" }
         }
         let upTo = bytes[..<min(at, bytes.count)]
@@ -233,6 +236,20 @@ extension JSONValue {
         // Characters, not bytes: UTF-8 continuation bytes do not count.
         let column = upTo[((upTo.lastIndex(of: 0x0A)).map { $0 + 1 } ?? upTo.startIndex)...].count { $0 & 0xC0 != 0x80 } + 1
         return "line \(line), column \(column): \(what)"
+    }
+
+    /// The four hex digits of a `\\uD800`–`\\uDFFF` escape that ends at or
+    /// just before `i` (where the parser stopped), if there is one.
+    static func surrogateEscape(in bytes: [UInt8], near i: Int) -> String? {
+        var k = max(0, i - 12)
+        while k + 6 <= min(bytes.count, i + 6) {
+            if bytes[k] == UInt8(ascii: "\\"), bytes[k + 1] == UInt8(ascii: "u"), [UInt8(ascii: "d"), UInt8(ascii: "D")].contains(bytes[k + 2]),
+               let digits = String(validating: bytes[(k + 2)..<(k + 6)], as: UTF8.self), let v = UInt16(digits, radix: 16), (0xD800...0xDFFF).contains(v) {
+                return digits
+            }
+            k += 1
+        }
+        return nil
     }
 
     /// Why a JSON text taken from a person is refused.

@@ -150,7 +150,8 @@ struct StoreFileEdgeTests {
         let id = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "--at", "2026-11-28T10:00:00Z")
         for (json, message) in [(#"{"$at":"2099-01-01T00:00:00Z"}"#, "'$at' is not a field name"), (#"{"":1}"#, "'' is not a field name"),
                                 (#"{"a-b":1}"#, "'a-b' is not a field name"), (#"{"mood":3,"mood":4}"#, "--json-fields is not valid JSON: line 1, column 19"),
-                                (#"{"mood":3.0}"#, "postpartum.mood: must be an integer")] {
+                                (#"{"mood":3.0}"#, "postpartum.mood: must be an integer"),
+                                (#"{"note":"a\ud800b"}"#, #"\ud800, half of a UTF-16 surrogate pair without its other half"#)] {
             let r = try f.run("record", "update", id, "--json-fields", json)
             #expect(r.code == 65 && r.stderr.contains(message), "\(json): \(r.code) \(r.stderr)")
         }
