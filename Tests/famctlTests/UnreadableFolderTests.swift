@@ -72,6 +72,28 @@ struct UnreadableFolderTests {
         }
     }
 
+    /// A device that joined with `--dir` naming another folder: its sync
+    /// finds not even the owner's folder there, and says so, with the way
+    /// out; pointed at the right one, it joins the family, and says nothing.
+    @Test func aJoinPointedAtTheWrongFolderIsSaid() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        let shared = mum.root + "/shared"
+        try mum.ok("family", "create", "--name", "F", "--dir", shared)
+        let code = try mum.ok("invite")
+        let dad = FamctlRunner()
+        let wrong = dad.root + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: wrong, withIntermediateDirectories: true)
+        try dad.ok("accept", code, "--name", "Dad", "--dir", wrong)
+        let lost = try dad.run("sync")
+        #expect(lost.code == 0 && lost.stderr.contains("the shared folder \(wrong) holds no folder of the family's owner")
+                && lost.stderr.contains("famctl settings sync --dir PATH"), "\(lost.stderr)")
+        try dad.ok("settings", "sync", "--dir", shared)
+        let found = try dad.run("sync")
+        #expect(found.code == 0 && !found.stderr.contains("holds no folder"), "\(found.stderr)")
+        #expect(try dad.ok("status").contains("this device: member"))
+    }
+
     /// A family moved to a new shared folder (`settings sync --dir`): the
     /// round that carries the others' events there does not warn that their
     /// folders are gone, nor do the rounds after.

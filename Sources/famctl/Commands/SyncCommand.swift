@@ -161,6 +161,14 @@ enum SyncCommand: Command {
                 out.append("famctl: warning: the shared folder \(dir) shows none of the \(before.count) other device folder(s) this device read before: "
                            + "is the shared drive not mounted (its empty mount point left)? Then what this sync wrote went to the local disk under it: mount it and sync again.")
             }
+            // Joined, the family's events not here yet, and not even the
+            // owner's folder in the shared folder: it may be the wrong one
+            // (`accept --dir` naming another folder), or not copied here yet.
+            if let owner = home.knownOwner, owner != home.deviceID, home.projector.household.isPrivate, !now.contains(owner.hex) {
+                out.append("famctl: warning: the shared folder \(dir) holds no folder of the family's owner (\(owner.short)), so none of the family's events: "
+                           + "if a sync engine is still copying them here, sync again later; otherwise this is not the family's shared folder: "
+                           + "'famctl settings sync --dir PATH' points this device at the one the owner set up.")
+            }
         }
         return out
     }
