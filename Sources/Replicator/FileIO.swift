@@ -105,18 +105,31 @@ public enum FileIO {
         return out
     }
 
+    /// Removes the files in `directory` that writers killed mid-file left:
+    /// those whose name `pid` reads a process id from, when no process of
+    /// this machine has that id and the file is unchanged for `age`
+    /// seconds. A running process's file is its file in the writing.
+    /// Returns how many were removed.
+    @discardableResult
+    public static func removeLeftovers(in directory: String, untouchedFor age: TimeInterval = 0, pid: (String) -> Int32?) -> Int {
+        let before = Date().addingTimeInterval(-age).timeIntervalSince1970
+        var removed = 0
+        for name in (try? list(directory)) ?? [] {
+            guard let id = pid(name), id > 0, kill(id, 0) != 0 && errno == ESRCH else { continue }
+            var st = stat()
+            guard age <= 0 || (lstat(directory + "/" + name, &st) == 0 && Double(st.st_mtim.tv_sec) < before) else { continue }
+            if unlink(directory + "/" + name) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
     /// Removes the temporary files ``writeAtomically(_:to:mode:)`` and
     /// ``writeSecretAtomically(_:to:mode:)`` leave in `directory` when the
     /// process writing them is killed (`NAME.tmp-PID`, as large as what was
-    /// being written): those of processes that are gone. Returns how many.
+    /// being written).
     @discardableResult
     public static func removeLeftoverTemporaries(in directory: String) -> Int {
-        var removed = 0
-        for name in (try? list(directory)) ?? [] {
-            guard let dash = name.range(of: ".tmp-", options: .backwards), let pid = Int32(name[dash.upperBound...]), pid > 0 else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH, unlink(directory + "/" + name) == 0 { removed += 1 }
-        }
-        return removed
+        removeLeftovers(in: directory) { name in name.range(of: ".tmp-", options: .backwards).flatMap { Int32(name[$0.upperBound...]) } }
     }
 
     /// Writes `bytes` to `path` with mode 0600: to a temporary name beside it,

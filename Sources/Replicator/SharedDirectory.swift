@@ -34,10 +34,8 @@ public final class SharedDirectory {
     /// (`NAME.PID.tmp`, up to a segment's 8 MiB each): files of processes
     /// that are gone. One of a process still running is its file in the writing.
     func removeLeftovers() {
-        for name in (try? FileIO.list(staging)) ?? [] where name.hasSuffix(".tmp") {
-            let parts = name.dropLast(4).split(separator: ".")
-            guard let pid = parts.last.flatMap({ Int32($0) }), pid > 0 else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink(staging + "/" + name) }
+        FileIO.removeLeftovers(in: staging) { name in
+            name.hasSuffix(".tmp") ? name.dropLast(4).split(separator: ".").last.flatMap { Int32($0) } : nil
         }
     }
 
@@ -105,12 +103,8 @@ public final class SharedDirectory {
     /// untouched for ten minutes (a write in flight, here or on the machine
     /// of that device, takes seconds). The blobs' folder, everyone's, is left.
     func removeLeftovers(in dir: String) {
-        let old = Date().addingTimeInterval(-600).timeIntervalSince1970
-        for name in (try? FileIO.list(dir)) ?? [] where name.hasPrefix(".famctl-") && name.hasSuffix(".tmp") {
-            guard let pid = name.dropFirst(".famctl-".count).split(separator: "-").first.flatMap({ Int32($0) }), pid > 0 else { continue }
-            var st = stat()
-            guard kill(pid, 0) != 0 && errno == ESRCH, lstat(dir + "/" + name, &st) == 0, Double(st.st_mtim.tv_sec) < old else { continue }
-            unlink(dir + "/" + name)
+        FileIO.removeLeftovers(in: dir, untouchedFor: 600) { name in
+            name.hasPrefix(".famctl-") && name.hasSuffix(".tmp") ? name.dropFirst(".famctl-".count).split(separator: "-").first.flatMap { Int32($0) } : nil
         }
     }
 

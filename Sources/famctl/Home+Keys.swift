@@ -93,6 +93,11 @@ extension Home {
         return (new.epoch, sealed.count)
     }
 
+    /// How long after an invitation's expiry a join may reach the owner
+    /// before the owner is warned: a device that joined in time and synced
+    /// a little later is not suspect.
+    static let expiryGrace: TimeInterval = 3600
+
     /// What the owner owes the family after taking in events: it records,
     /// for each invitation used, whose join counted (`invite.used`: no
     /// other join with that code counts afterwards, whatever its clock
@@ -101,11 +106,6 @@ extension Home {
     /// older one (an invitation made before a rotation it then missed).
     /// One append: the events it writes are not owed again by the
     /// ``settle()`` that follows.
-    /// How long after an invitation's expiry a join may reach the owner
-    /// before the owner is warned: a device that joined in time and synced
-    /// a little later is not suspect.
-    static let expiryGrace: TimeInterval = 3600
-
     func shareKeysIfOwner() throws {
         guard projector.household.owner == deviceID, let current = try state.keyring.current(family: family) else { return }
         // A forked chain must not append, nor one whose own later events are

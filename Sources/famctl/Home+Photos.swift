@@ -416,7 +416,5 @@ extension Home {
             throw CLIError(.cantCreate, "cannot make the photo cache's folder: \(FileIO.reason(error, creating: photoDirectory)); nothing was written",
                            hint: "Move what is at \(photoDirectory) away; famctl makes the folder again.")
         }
-        // What a photo add or get killed while writing left behind.
-        FileIO.removeLeftoverTemporaries(in: photoDirectory)
     }
 }

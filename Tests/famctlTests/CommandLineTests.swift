@@ -106,8 +106,8 @@ struct CommandLineTests {
     }
 
     /// What a famctl killed mid-write leaves is removed once its process
-    /// is gone: a photo's temporary copy in the cache (by the next photo
-    /// command or sync), a segment's in this device's own folder of the
+    /// is gone: a photo's temporary copy in the cache (by the next sync),
+    /// a segment's in this device's own folder of the
     /// shared folder (by the next publish). A running process's is kept.
     @Test func leftoversOfKilledWritersAreRemoved() throws {
         let f = FamctlRunner()

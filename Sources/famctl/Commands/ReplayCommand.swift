@@ -108,14 +108,14 @@ enum ReplayCommand: Command {
         // Pages the digest does not read (an index) can be damaged too: the
         // file is checked as SQLite checks it.
         let projectionFile = home.path + "/" + home.projectionName
-        let damage = until == nil ? Home.damage(of: projectionFile) : nil
+        let damage = until == nil ? Home.damage(of: projectionFile).map { (file: projectionFile, finding: $0) } : nil
         let agrees = until != nil || (rebuilt == live && damage == nil)
 
         if let recordID {
             let reasons = Dictionary(denied.map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
             let refused = naming.compactMap { n in reasons[n.id].map { (event: n, reason: $0) } }.sorted { $0.event.hlc < $1.event.hlc }
             try printTrail(recordID, projector: scratch.projector, home: home, refused: refused, json: inv.json, asOf: inv.value("--until"))
-            if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage.map { (projectionFile, $0) }) }
+            if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage) }
             return
         }
         if until != nil {
@@ -139,14 +139,14 @@ enum ReplayCommand: Command {
                 "farFuture": report.farFuture.map { $0.id.hex },
                 "undecryptable": findings.noKey, "photosChecked": findings.photos,
                 "malformedPhotos": findings.badPhotos.map { ["id": $0.0.hex, "reason": $0.1] },
-                "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": rebuilt == live, "projectionDamage": damage ?? NSNull(),
+                "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": rebuilt == live, "projectionDamage": damage?.finding ?? NSNull(),
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
                 "unreadable": findings.unreadable.map { ["id": $0.0.hex, "reason": $0.1.description] },
             ] as [String: Any])
         } else {
-            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied, damage: damage.map { (projectionFile, $0) })
+            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied, damage: damage)
         }
-        if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage.map { (projectionFile, $0) }) }
+        if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage) }
     }
 
     static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil) -> CLIError {
