@@ -40,8 +40,7 @@ var package = Package(
         // starts in about two thirds of the time, with no shared Swift
         // libraries to load and relocate (docs/performance.md, step 71).
         .executableTarget(
-            name: "famctl", dependencies: ["Envelope", "EventLog", "Projections", "Replicator"],
-            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]),
+            name: "famctl", dependencies: ["Envelope", "EventLog", "Projections", "Replicator"]),
         // A helper the crash-safety tests kill at random moments.
         .executableTarget(name: "famctl-crashloop", dependencies: ["Envelope", "EventLog"]),
 
@@ -63,4 +62,10 @@ for target in package.targets where target.type != .system {
         // What each object file asks the linker for (the static runtime's
         // libraries) follows from this flag at compile time too.
         + [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]
+    // Every executable links what its objects ask for, or a release build of
+    // all products (`swift build -c release`) fails to link.
+    if target.type == .executable {
+        target.linkerSettings = (target.linkerSettings ?? [])
+            + [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux], configuration: .release))]
+    }
 }

@@ -19,7 +19,13 @@ public final class DirectoryPeer: Peer {
 
     private func tag(_ path: String) -> String? {
         var st = stat()
-        guard stat(full(path), &st) == 0 else { return nil }
+        guard stat(full(path), &st) == 0 else {
+            // A symbolic link that leads nowhere (a loop, a target gone) is
+            // listed by its own times, so that reading it says what it is
+            // instead of the file passing unseen.
+            guard lstat(full(path), &st) == 0, st.st_mode & S_IFMT == S_IFLNK else { return nil }
+            return "link-\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ino)-\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
+        }
         // The change time too: a writer can set the modification time back,
         // nobody can set the change time.
         return "\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ino)-\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
@@ -74,6 +80,9 @@ public final class DirectoryPeer: Peer {
     public func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         guard let t = tag(path) else { throw .notFound }
         do { return (try FileIO.readFile(full(path)), t) } catch {
+            if t.hasPrefix("link-") {
+                throw .refused("\(full(path)) is a symbolic link whose target cannot be read (\(String(cString: strerror(error.code)))); replace it with the file, or remove it")
+            }
             if error.code == ENOENT { throw .notFound }
             // This one file cannot be read: not yet arrived. Too large, not
             // ours to read, not a file: refused until it changes; anything

@@ -26,6 +26,33 @@ struct UnreadableFolderTests {
         #expect(try dad.ok("record", "show", record).contains("mood=2"))
     }
 
+    /// A segment's name holding a symbolic link that leads nowhere (a loop,
+    /// a target gone): every round names it, with what to do, rather than
+    /// pass over it as if it were not there; once the file is back, its
+    /// events come in.
+    @Test func aSegmentThatIsABrokenLinkIsReported() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try mum.ok("sync")
+        let (folder, names) = try ICloudPlaceholderTests.segments(of: mum, in: family)
+        let name = try #require(names.last)
+        let path = folder + "/" + name
+        let fm = FileManager.default
+        try fm.moveItem(atPath: path, toPath: family.dir + "/away")
+        for target in [path, folder + "/nothing-here"] {
+            try fm.createSymbolicLink(atPath: path, withDestinationPath: target)
+            let out = try dad.ok("sync")
+            #expect(out.contains("not yet arrived: ") && out.contains(name) && out.contains("is a symbolic link whose target cannot be read"), "\(out)")
+            #expect(try dad.run("record", "show", record).code == 66)
+            try fm.removeItem(atPath: path)
+        }
+        try fm.moveItem(atPath: family.dir + "/away", toPath: path)
+        let back = try dad.ok("sync")
+        #expect(!back.contains("symbolic link") && back.contains("pulled"), "\(back)")
+        #expect(try dad.ok("record", "show", record).contains("mood=2"))
+    }
+
     /// A file where the shared folder, or the family's folder in it, should
     /// be: said at once (exit 65), not retried for half a minute and called
     /// temporary; once the folder is back, the sync works.
