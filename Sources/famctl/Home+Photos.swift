@@ -257,9 +257,7 @@ extension Home {
                 continue
             }
             uploaded += 1
-            do throws(PeerError) { try peer.create(Self.blobPath(blob), bytes) } catch {
-                guard error == .alreadyExists else { throw error }
-            }
+            try uploadBlob(blob, bytes, to: peer)
             try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
         }
         var repaired = 0
@@ -272,12 +270,7 @@ extension Home {
             for blob in live where !justPublished.contains(blob) && !listed.contains(Self.blobPath(blob)) {
                 guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob),
                       Hex.encode(Sodium.blake2b256(bytes)) == blob else { continue }
-                do throws(PeerError) {
-                    try peer.create(Self.blobPath(blob), bytes)
-                } catch {
-                    guard error == .alreadyExists else { throw error }
-                    continue
-                }
+                guard try uploadBlob(blob, bytes, to: peer) else { continue }
                 // Written by this device: it may erase it, should the photo be deleted.
                 try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(blob)])
                 repaired += 1
@@ -294,6 +287,30 @@ extension Home {
         return (uploaded + repaired, damaged.sorted(), unreadable)
     }
 
+    /// Writes `blob` into the peer's blob area unless it is there already,
+    /// and remembers the tag it was written with (`ph_seen`): should it be
+    /// damaged there before this device's next listing, that listing shows
+    /// another tag, and this device reads it back and replaces it
+    /// (``replaceDamagedBlobs(live:tags:peer:)``), instead of taking the
+    /// damaged one for the blob as first seen.
+    /// - Returns: whether this call wrote it.
+    @discardableResult
+    private func uploadBlob(_ blob: String, _ bytes: [UInt8], to peer: any Peer) throws -> Bool {
+        let tag: String
+        do throws(PeerError) { tag = try peer.replace(Self.blobPath(blob), bytes, expected: nil) } catch {
+            switch error {
+            case .alreadyExists, .conflict: return false
+            default: throw error
+            }
+        }
+        if !tag.isEmpty { try rememberSeen(blob, tag) }
+        return true
+    }
+
+    private func rememberSeen(_ blob: String, _ tag: String) throws {
+        try log.database.run("INSERT OR REPLACE INTO ph_seen(blob, tag) VALUES(?1, ?2)", [.text(blob), .text(tag)])
+    }
+
     /// The live blobs whose listed tag changed since this device first saw
     /// them listed, read back once: one that no longer matches its name is
     /// replaced by this device's cached copy when that one does. Returns
@@ -305,15 +322,12 @@ extension Home {
     private func replaceDamagedBlobs(live: Set<String>, tags: [String: String], peer: any Peer) throws -> (replaced: Int, unreadable: [String]) {
         var seen: [String: String] = [:]
         try log.database.statement("SELECT blob, tag FROM ph_seen").forEachRow { seen[$0.text(0)] = $0.text(1) }
-        func remember(_ blob: String, _ tag: String) throws {
-            try log.database.run("INSERT OR REPLACE INTO ph_seen(blob, tag) VALUES(?1, ?2)", [.text(blob), .text(tag)])
-        }
         var replaced = 0
         var unreadable: [String] = []
         for blob in live.sorted() {
             guard let tag = tags[Self.blobPath(blob)], !tag.isEmpty, seen[blob] != tag else { continue }
             // First seen: kept as it is, unread (a device reads no photo it was not asked for).
-            guard seen[blob] != nil else { try remember(blob, tag); continue }
+            guard seen[blob] != nil else { try rememberSeen(blob, tag); continue }
             guard let cached = try? FileIO.readFile(photoDirectory + "/" + blob), Hex.encode(Sodium.blake2b256(cached)) == blob else { continue }
             let there: (bytes: [UInt8], tag: String)
             do throws(PeerError) { there = try peer.getOnce(Self.blobPath(blob)) } catch {
@@ -322,13 +336,13 @@ extension Home {
                 if case .refused(let why) = error { unreadable.append("\(Self.blobPath(blob)): \(why)") }
                 continue
             }
-            guard Hex.encode(Sodium.blake2b256(there.bytes)) != blob else { try remember(blob, tag); continue }
+            guard Hex.encode(Sodium.blake2b256(there.bytes)) != blob else { try rememberSeen(blob, tag); continue }
             let newTag: String
             do throws(PeerError) { newTag = try peer.replace(Self.blobPath(blob), cached, expected: there.tag) } catch {
                 if error.isOffline { break }
                 continue
             }
-            try remember(blob, newTag)
+            try rememberSeen(blob, newTag)
             try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(blob)])
             replaced += 1
         }

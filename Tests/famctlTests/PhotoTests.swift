@@ -282,6 +282,31 @@ struct PhotoTests {
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: late.root + "/x.jpg"))) == original)
     }
 
+    /// A blob damaged in the folder before its uploader listed it again (its
+    /// photo's device the only one holding it) is replaced by that device at
+    /// its next round: the upload kept the tag it wrote, so the damaged one
+    /// is not taken for the blob as first seen.
+    @Test func aBlobDamagedRightAfterItsUploadIsReplacedByItsUploader() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        let (file, original) = try Self.jpegFile(mum, 30_000, marker: "UPLOADER")
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync")
+        let blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
+        try #require(blobs.count == 1)
+        let path = dir + "/" + blobs[0]
+        var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
+        bytes[bytes.count / 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        try dad.ok("sync")
+        let refused = try dad.run("photo", "get", photo, "--out", dad.root + "/x.jpg")
+        #expect(refused.code == 75 && refused.stderr.contains("damaged"), "\(refused.stderr)")
+        try mum.ok("sync")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) != bytes, "the damaged blob is still there")
+        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/x.jpg").contains("wrote \(original.count) bytes"))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: dad.root + "/x.jpg"))) == original)
+    }
+
     /// A device that had not heard of a photo's delete, and uploaded its
     /// blob again from its cache after the photo's device erased it, erases
     /// its own upload once the delete reaches it.
