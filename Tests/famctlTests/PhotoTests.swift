@@ -263,12 +263,7 @@ struct PhotoTests {
     @Test func aDamagedBlobIsReplacedFromACache() throws {
         let (mum, dad, dir, photo, original) = try Self.photoInDadsCache(marker: "DAMAGE")
         try dad.ok("sync")   // the blob listed, its tag kept unread
-        let blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
-        try #require(blobs.count == 1)
-        let path = dir + "/" + blobs[0]
-        var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
-        bytes[bytes.count / 2] ^= 0xFF
-        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let (path, bytes) = try Self.damageTheOnlyBlob(in: dir)
 
         let late = FamctlRunner()
         try late.ok("accept", try mum.ok("invite"), "--name", "Late", "--dir", dir)
@@ -277,9 +272,7 @@ struct PhotoTests {
         #expect(refused.code == 75 && refused.stderr.contains("damaged"), "\(refused.stderr)")
         // Dad's round finds the blob changed, reads it back, and puts his good copy there.
         try dad.ok("sync")
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) != bytes, "the damaged blob is still there")
-        #expect(try late.ok("photo", "get", photo, "--out", late.root + "/x.jpg").contains("wrote 30010 bytes"))
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: late.root + "/x.jpg"))) == original)
+        try Self.expectRepaired(path, damaged: bytes, fetchedBy: late, photo: photo, original: original)
     }
 
     /// A blob damaged in the folder before its uploader listed it again (its
@@ -291,20 +284,31 @@ struct PhotoTests {
         let (file, original) = try Self.jpegFile(mum, 30_000, marker: "UPLOADER")
         let photo = try mum.ok("photo", "add", record, file)
         try mum.ok("sync")
+        let (path, bytes) = try Self.damageTheOnlyBlob(in: dir)
+
+        try dad.ok("sync")
+        let refused = try dad.run("photo", "get", photo, "--out", dad.root + "/x.jpg")
+        #expect(refused.code == 75 && refused.stderr.contains("damaged"), "\(refused.stderr)")
+        try mum.ok("sync")
+        try Self.expectRepaired(path, damaged: bytes, fetchedBy: dad, photo: photo, original: original)
+    }
+
+    /// Flips a byte in the middle of the one blob in the shared folder `dir`.
+    static func damageTheOnlyBlob(in dir: String) throws -> (path: String, damaged: [UInt8]) {
         let blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
         try #require(blobs.count == 1)
         let path = dir + "/" + blobs[0]
         var bytes = [UInt8](FileManager.default.contents(atPath: path)!)
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return (path, bytes)
+    }
 
-        try dad.ok("sync")
-        let refused = try dad.run("photo", "get", photo, "--out", dad.root + "/x.jpg")
-        #expect(refused.code == 75 && refused.stderr.contains("damaged"), "\(refused.stderr)")
-        try mum.ok("sync")
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) != bytes, "the damaged blob is still there")
-        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/x.jpg").contains("wrote \(original.count) bytes"))
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: dad.root + "/x.jpg"))) == original)
+    /// The blob at `path` is no longer the damaged one, and `device` gets the photo whole.
+    static func expectRepaired(_ path: String, damaged: [UInt8], fetchedBy device: FamctlRunner, photo: String, original: [UInt8]) throws {
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) != damaged, "the damaged blob is still there")
+        #expect(try device.ok("photo", "get", photo, "--out", device.root + "/x.jpg").contains("wrote \(original.count) bytes"))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: device.root + "/x.jpg"))) == original)
     }
 
     /// A device that had not heard of a photo's delete, and uploaded its
