@@ -78,6 +78,13 @@ struct CommandLineTests {
         #expect(version.0 == 73 && version.1.contains("Free some space"), "\(version.1)")
         let fine = try Subprocess.run("/bin/sh", ["-c", "exec \"$0\" \"$@\" > /dev/null", FamctlRunner.binary.path, "record", "list"], env: ["FAMCTL_HOME": f.home])
         #expect(fine.0 == 0 && fine.1.isEmpty)
+        // A reader that stopped reading (`| head -1`; here one that reads
+        // nothing) is no failure: exit 0, not killed by SIGPIPE (141 to
+        // `set -o pipefail`), nothing on stderr.
+        for args in [["log"], ["record", "list"], ["--help"]] {
+            let gone = try Subprocess.run("/bin/bash", ["-c", "set -o pipefail; \"$0\" \"$@\" | exec true", FamctlRunner.binary.path] + args, env: ["FAMCTL_HOME": f.home])
+            #expect(gone.0 == 0 && gone.1.isEmpty, "\(args): exit \(gone.0): \(gone.1)")
+        }
     }
 
     /// Something else in the place of a home's file or folder is named for

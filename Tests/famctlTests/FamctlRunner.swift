@@ -33,10 +33,18 @@ final class FamctlRunner {
 
     /// Runs `famctl args…` with `FAMCTL_HOME` set to this runner's home (unless `env` overrides it).
     @discardableResult
-    func run(_ args: [String], env: [String: String] = [:]) throws -> Result {
+    /// - Parameter throughPath: when given, famctl is started by its name
+    ///   by `/bin/sh`, after running this shell text (setting `PATH`, a
+    ///   `cd`), as a user's shell starts it.
+    func run(_ args: [String], env: [String: String] = [:], throughPath: String? = nil) throws -> Result {
         let p = Process()
-        p.executableURL = Self.binary
-        p.arguments = args
+        if let throughPath {
+            p.executableURL = URL(fileURLWithPath: "/bin/sh")
+            p.arguments = ["-c", throughPath + "; exec famctl \"$@\"", "famctl"] + args
+        } else {
+            p.executableURL = Self.binary
+            p.arguments = args
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["FAMCTL_HOME"] = home
         environment["TZ"] = "UTC"

@@ -379,7 +379,10 @@ enum BenchCommand: Command {
     /// Runs this famctl binary with `args` (posix_spawn and wait4: Foundation's
     /// `Process` polls for the exit and would add its own ~50 ms), stdout to a file.
     static func spawn(_ args: [String], stdout: String) throws -> (status: Int32, seconds: Double, maxRSSMB: Double) {
-        let exe = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        // This very program, however it was started (through PATH, a
+        // relative path, a link): the kernel names it.
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
         var argv: [UnsafeMutablePointer<CChar>?] = ([exe] + args).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var actions = posix_spawn_file_actions_t()
