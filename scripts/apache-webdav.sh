@@ -7,7 +7,10 @@
 #
 # /ro/ serves the same collection read-only (writes answer 403), as a share
 # a login may only read; /nodot/ serves it refusing names that start with a
-# dot (403), as many servers do. With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
+# dot (403), as many servers do; /full/ serves it as a server with no room
+# left (writes answer 507 Insufficient Storage), /noblobs/ likewise for the
+# photos' blobs alone, and /broken/ as a server failing (500) on every write
+# into a device's folder. With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
 # Basic, a 401 with WWW-Authenticate otherwise). With WEBDAV_TLS=1 it serves
 # https:// with a self-signed certificate for 127.0.0.1, written to
 # BASE/cert.pem (what FAMCTL_PEER_CA_FILE names to trust it).
@@ -74,6 +77,7 @@ LoadModule authz_core_module $MODS/mod_authz_core.so
 LoadModule dav_module $MODS/mod_dav.so
 LoadModule dav_fs_module $MODS/mod_dav_fs.so
 LoadModule alias_module $MODS/mod_alias.so
+LoadModule rewrite_module $MODS/mod_rewrite.so
 $auth_modules
 $tls_modules
 $tls_server
@@ -105,6 +109,28 @@ $auth_location
     Require all denied
   </LimitExcept>
 </Location>
+Alias /full "$BASE/root/dav"
+<Location "/full">
+  Dav On
+$auth_location
+</Location>
+Alias /noblobs "$BASE/root/dav"
+<Location "/noblobs">
+  Dav On
+$auth_location
+</Location>
+Alias /broken "$BASE/root/dav"
+<Location "/broken">
+  Dav On
+$auth_location
+</Location>
+RewriteEngine On
+RewriteCond %{REQUEST_METHOD} ^(PUT|MKCOL|COPY|MOVE)$
+RewriteRule ^/full/ - [R=507,L]
+RewriteCond %{REQUEST_METHOD} ^PUT$
+RewriteRule ^/noblobs/[^/]+/blobs/ - [R=507,L]
+RewriteCond %{REQUEST_METHOD} ^(PUT|MKCOL)$
+RewriteRule ^/broken/[^/]+/[0-9a-f]{64}/ - [R=500,L]
 CONF
 }
 # A port some other program holds (a test's Syncthing, another server):

@@ -129,6 +129,11 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         if case .offline = self { true } else { false }
     }
 
+    /// The peer asked to wait before the next request.
+    public var isThrottled: Bool {
+        if case .throttled = self { true } else { false }
+    }
+
     /// Worth retrying after a pause.
     public var isTransient: Bool {
         switch self {

@@ -273,9 +273,13 @@ public final class WebDAVPeer: Peer {
     /// - Throws: ``PeerError/unsupported(_:)`` for a server that ignores them.
     public func probe() throws(PeerError) {
         do throws(PeerError) { try ensureCollection("") } catch {
-            // A share this login may only read refuses MKCOL too (403):
-            // what is there can still be pulled.
-            guard case .forbidden = error else { throw error }
+            // A share this login may only read refuses MKCOL too (403), as
+            // may a server with no room left (507): what is there can still
+            // be pulled.
+            switch error {
+            case .forbidden, .full: break
+            default: throw error
+            }
         }
         var name = ".famctl-probe-\(UUID().uuidString.lowercased())"
         defer { _ = try? send("DELETE", name) }
@@ -283,6 +287,10 @@ public final class WebDAVPeer: Peer {
         do throws(PeerError) {
             first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
         } catch {
+            // A server with no room left (507) takes no writes now: nothing
+            // will be written there, so there is nothing to check; the round
+            // pulls, and its publish reports the refusal.
+            if case .full = error { return }
             guard case .forbidden = error else { throw error }
             // Some servers refuse names that start with a dot (403) and take
             // others: the conditions are checked with such a name then. A
@@ -293,8 +301,10 @@ public final class WebDAVPeer: Peer {
             do throws(PeerError) {
                 first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
             } catch {
-                if case .forbidden = error { return }
-                throw error
+                switch error {
+                case .forbidden, .full: return
+                default: throw error
+                }
             }
         }
         guard [200, 201, 204].contains(first.status) else {

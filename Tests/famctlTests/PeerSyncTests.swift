@@ -161,6 +161,67 @@ struct PeerSyncTests {
         }
     }
 
+    /// A server that takes none of this device's writes but serves its
+    /// reads: full (507, at the probe too), full for the photos' blobs
+    /// alone, failing (500) on every write into the device's folder. Each
+    /// round still pulls the others' events and reports what it did, then
+    /// says why its own did not go out; a watch goes on.
+    @Test(.timeLimit(.minutes(3)))
+    func aServerThatTakesNoWritesStillLetsTheRoundPull() throws {
+        try ApacheWebDAV.with { url, _ in
+            let mum = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--peer", url)
+            try mum.ok("subject", "add", "newMom")
+            var devices: [String: FamctlRunner] = [:]
+            for way in ["full", "noblobs", "broken"] {
+                let r = FamctlRunner()
+                try r.ok("accept", try mum.ok("invite"), "--name", way, "--peer", url.replacingOccurrences(of: "/dav/", with: "/\(way)/"))
+                devices[way] = r
+            }
+            let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+            try mum.ok("sync")
+
+            let full = try #require(devices["full"])
+            let r = try full.run("sync")
+            #expect(r.code == 73 && r.stdout.contains("pulled") && r.stderr.contains("507"), "exit \(r.code): \(r.stdout) \(r.stderr)")
+            #expect(try full.ok("record", "show", record).contains("mood=4"), "a full server's events were not pulled")
+            // A watch says it, and goes on (it used to stop at the probe).
+            let watch = Process()
+            watch.executableURL = FamctlRunner.binary
+            watch.arguments = ["--home", full.home, "sync", "--watch", "--interval", "0.5"]
+            let log = full.root + "/watch.log"
+            #expect(FileManager.default.createFile(atPath: log, contents: nil))
+            let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            watch.standardOutput = out
+            watch.standardError = out
+            try watch.run()
+            Thread.sleep(forTimeInterval: 3)
+            let running = watch.isRunning
+            kill(watch.processIdentifier, SIGINT)
+            watch.waitUntilExit()
+            try out.close()
+            let said = try String(contentsOfFile: log, encoding: .utf8)
+            #expect(running && said.contains("507") && said.contains("the watch goes on"), "the watch stopped: \(said)")
+
+            // The events go out, the photo's blob does not: the report says
+            // what went out and came in, then why the photo did not.
+            let noblobs = try #require(devices["noblobs"])
+            try noblobs.ok("sync")
+            let (file, _) = try PhotoTests.jpegFile(noblobs, 20_000, marker: "NOROOM")
+            try noblobs.ok("photo", "add", record, file)
+            let p = try noblobs.run("sync")
+            #expect(p.code == 73 && p.stdout.contains("published") && p.stderr.contains("507"), "exit \(p.code): \(p.stdout) \(p.stderr)")
+            try mum.ok("sync")
+            #expect(try mum.ok("record", "show", record).contains("photos="), "the photo's event did not go out")
+
+            let broken = try #require(devices["broken"])
+            let b = try broken.run("sync")
+            #expect(b.code == 75 && b.stdout.contains("pulled") && b.stderr.contains("500"), "exit \(b.code): \(b.stdout) \(b.stderr)")
+            #expect(try broken.ok("record", "show", record).contains("mood=4"), "the events were not pulled past a failing write")
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aServerThatStallsAfterTheProbeCostsOneTimeout() throws {
         // Anything but the probe (the segment's upload, a listing): no answer.

@@ -221,11 +221,13 @@ enum SyncCommand: Command {
         let deniedBefore = ownDenied(home)
         do {
             // A peer that refuses this device's writes (a read-only mount, a
-            // full disk) still lets it read: the others' events are pulled,
-            // and the failure is said after the round's report.
+            // full disk, a server failing on this device's folder alone)
+            // still lets it read: the others' events are pulled, and the
+            // failure is said after the round's report. (A peer that is not
+            // there, or asks to wait, is not asked again this round.)
             var published = Replicator.PublishReport()
             var publishFailure: PeerError?
-            do { published = try replicator.publish() } catch let e as PeerError where !e.isTransient && !e.isOffline && e != .tokenExpired {
+            do { published = try replicator.publish() } catch let e as PeerError where !e.isOffline && e != .tokenExpired && !e.isThrottled {
                 publishFailure = e
             }
             let publishedHead = try home.log.head(of: home.deviceID, in: home.family).seq
@@ -247,7 +249,14 @@ enum SyncCommand: Command {
                 published.events += more.events
                 published.compacted += more.compacted
             }
-            let photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags)
+            let photos: (uploaded: Int, damagedOnlyCopies: [String], unreadableOnPeer: [String])
+            do { photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags) } catch let e as PeerError where !e.isOffline && !e.isThrottled {
+                // The events went out and came in: the report says so, then
+                // why the photos did not (a full server, say).
+                recordError(e, replicator)
+                return Round(published: published, pulled: pulled, publishFailure: failure(e, at: replicator.peer.label, probing: false),
+                             warnings: warnings(home, replicator: replicator, carried: pulled.carried))
+            }
             if home.prefetchPhotos {
                 // Only what fits in the cache as it stands: a photo fetched by
                 // evicting another (or one larger than the whole cache, evicted
