@@ -25,6 +25,7 @@ extension PreparedChange {
             return reader.read()
         }) else { return nil }
         self.version = version
+        carriedSince = nil   // a carried put is not of this shape
         type = RecordEvent.Kind.put.rawValue
         isChange = true
         self.change = change

@@ -117,6 +117,40 @@ public struct PreparedChange: Sendable, Equatable {
     /// The event's version, when the caller knew it (saves making it again).
     let version: Version?
 
+    /// For a put an `accept` carried into a family (the body's `carried`:
+    /// the HLC, 16 hex digits, at which the joining device last wrote the
+    /// entity on its own), that HLC: the put's fields and its put are
+    /// merged at that moment, not at the event's, so that what the family
+    /// wrote since (an edit, a delete) is not undone by an older copy that
+    /// joined later. Only an HLC below the event's own counts.
+    let carriedSince: HLC?
+
+    /// The body key of ``carriedSince``.
+    public static let carriedKey = "carried"
+
+    /// `body` with ``carriedSince`` set to `since`: a put an `accept`
+    /// carries into a family.
+    public static func carried(_ body: EventBody, since: HLC) -> EventBody {
+        let hex = String(since.rawValue, radix: 16)
+        var fields = body.object
+        fields[carriedKey] = .string(String(repeating: "0", count: 16 - hex.count) + hex)
+        return EventBody(type: body.type, schema: body.schema, fields: fields)
+    }
+
+    /// ``carriedSince`` as the body holds it (`nil`: not 16 hex digits).
+    static func carriedHLC(_ text: String?) -> HLC? {
+        guard let text, text.utf8.count == 16, let raw = UInt64(text, radix: 16) else { return nil }
+        return HLC(rawValue: raw)
+    }
+
+    /// What a put made by `version`'s event merges at: its own version, or
+    /// the earlier moment it was carried from (``carriedSince``). The
+    /// household judges the event by its own version all the same.
+    func writeVersion(_ version: Version) -> Version {
+        guard let since = carriedSince, since < version.hlc else { return version }
+        return Version(hlc: since, author: version.author)
+    }
+
     /// The row a put writes when its entity is new (no row yet), but for the
     /// event's version: the merge of its fields into an empty
     /// ``EntityState``, encoded. Made ahead with the rest, so that a rebuild
@@ -147,6 +181,7 @@ public struct PreparedChange: Sendable, Equatable {
     ///   envelope), when known.
     public init(_ body: EventBody, version: Version? = nil) {
         self.version = version
+        carriedSince = Self.carriedHLC(body.object[Self.carriedKey]?.stringValue)
         type = body.type
         isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type || PhotoEvent.Kind(rawValue: body.type) != nil
         do throws(EnvelopeError) {
@@ -167,7 +202,7 @@ public struct PreparedChange: Sendable, Equatable {
     public init?(recordBody bytes: [UInt8], version: Version) {
         if let canonical = PreparedChange(canonicalRecordPut: bytes, version: version) { self = canonical; return }
         guard let (outer, nested) = JSONValue.members(bytes, nested: "fields") else { return nil }
-        var type: String?, schema: Int64?, record: String?, store: String?, focus: String?, at: String?
+        var type: String?, schema: Int64?, record: String?, store: String?, focus: String?, at: String?, carried: String?
         for m in outer {
             if case .int(let v) = m.value, m.key == "schema" { schema = v; continue }
             // Any other known key must hold a string (`fields`, an object: read apart).
@@ -179,6 +214,7 @@ public struct PreparedChange: Sendable, Equatable {
             case "store": store = string
             case "focus": focus = string
             case "at": at = string; if string == nil { return nil }
+            case Self.carriedKey: carried = string
             case "schema", "fields": return nil
             default: continue   // a key this version does not know: kept by EventBody, not projected
             }
@@ -186,6 +222,7 @@ public struct PreparedChange: Sendable, Equatable {
         guard let type, let kind = RecordEvent.Kind(rawValue: type), let schema, schema >= 1, schema <= Int64(Int32.max),
               let record, let uuid = UUIDText.parse(record), let store, let focus else { return nil }
         self.version = version
+        carriedSince = Self.carriedHLC(carried)
         self.type = type
         isChange = true
         var fields: [Named] = []

@@ -147,7 +147,7 @@ extension Projector {
     public func subjects() throws -> [SubjectState] {
         try entities("subject").compactMap { key, e in
             guard let focus = FocusKey(key), let v = e.firstPut else { return nil }
-            return SubjectState(focus: focus, fields: e.visibleFields(afterDelete: false), creator: v.author, created: v)
+            return SubjectState(focus: focus, fields: e.visibleFields(afterDelete: false), creator: v.author, created: v, updated: e.put ?? v)
         }
     }
 

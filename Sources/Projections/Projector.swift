@@ -405,7 +405,7 @@ public final class Projector {
             return .rejected("\(e)")
         case .deferred(let reason): return try defer_(env, reason)
         case .put(let change):
-            try put(change, version: version, event: env.id)
+            try put(change, version: p.writeVersion(version), event: env.id)
             return change.result
         case .delete(let kind, let id, let result):
             try delete(kind: kind, id: id, version: version, event: env.id)

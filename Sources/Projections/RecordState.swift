@@ -23,6 +23,8 @@ public struct SubjectState: Sendable, Equatable {
     public let fields: [String: JSONValue]
     public let creator: DeviceID
     public let created: Version
+    /// Its newest put's version.
+    public let updated: Version
 
     public var kind: SubjectKind { SubjectKind(focus) }
     public var name: String? { fields["name"]?.stringValue }

@@ -13,6 +13,13 @@ struct MergePropertyTests {
         let env: SyncEnvelope
         let body: EventBody
         let record: RecordEvent
+        /// A put an `accept` carried: merged at this earlier moment.
+        var carriedSince: HLC? = nil
+
+        /// The version the write merges at (the event's own, or a carried put's).
+        var writeVersion: Version {
+            carriedSince.map { Version(hlc: $0, author: env.author) } ?? Version(env)
+        }
     }
 
     /// The obviously-correct model: for each record, the winning write of each
@@ -22,7 +29,7 @@ struct MergePropertyTests {
         var recs: [UUID: Rec] = [:]
 
         mutating func apply(_ g: Generated) {
-            let v = Version(g.env)
+            let v = g.writeVersion
             var r = recs[g.record.record] ?? Rec()
             switch g.record.kind {
             case .put:
@@ -88,11 +95,20 @@ struct MergePropertyTests {
             // Keep each author's chain valid: the clock must strictly increase.
             let lastHLC = out.last(where: { $0.env.author == authors[a].publicKey })?.env.hlc ?? .zero
             let stamped = hlc > lastHLC ? hlc : HLC(rawValue: lastHLC.rawValue + 1)
-            let env = try! SyncEnvelope.seal(body: r.body.encoded(), family: family, signer: authors[a], seq: seqs[a],
+            // Now and then a put is one an `accept` carried, merged at an
+            // earlier moment than its event's (a counter no other write of
+            // the author has, so that no two writes share a version).
+            var body = r.body
+            var since: HLC?
+            if r.kind == .put, rng.next() % 6 == 0 {
+                since = HLC(milliseconds: stamped.milliseconds - rng.next() % 4, counter: UInt16(1000 + seqs[a]))
+                body = PreparedChange.carried(body, since: since!)
+            }
+            let env = try! SyncEnvelope.seal(body: body.encoded(), family: family, signer: authors[a], seq: seqs[a],
                                              previous: prevs[a], hlc: stamped, key: key)
             prevs[a] = env.id
             clocks[a] = stamped.milliseconds
-            out.append(Generated(env: env, body: r.body, record: r))
+            out.append(Generated(env: env, body: body, record: r, carriedSince: since.flatMap { $0 < stamped ? $0 : nil }))
         }
         return out
     }
@@ -198,7 +214,7 @@ struct MergePropertyTests {
             // changes again) and however often each arrived, with the
             // changes each made.
             for id in model.recs.keys {
-                let expected = events.filter { $0.record.record == id }.sorted { Version($0.env) < Version($1.env) }.map { e in
+                let expected = events.filter { $0.record.record == id }.sorted { $0.writeVersion < $1.writeVersion }.map { e in
                     var changes = "{}"
                     if case .put(let put) = PreparedChange(e.body).change { changes = put.trail }
                     return "\(e.env.id.hex) \(e.record.kind == .put ? "put" : "delete") \(JSONValue.parse(changes)?.jsonText ?? "unreadable")"

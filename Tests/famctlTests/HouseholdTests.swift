@@ -455,6 +455,45 @@ struct HouseholdTests {
         #expect(try dad.run("accept", try mum.ok("invite"), "--name", "Again").code == 65)
     }
 
+    /// A device that imported an export of the family's own records, then
+    /// joins: what it carries is merged at the moment it last wrote each
+    /// record on its own, so the family's later edits and deletes of the
+    /// same ids stand, on every device; what it changed on its own since
+    /// (later than the family did) wins; and its own new records go in.
+    @Test func aJoinCarryingAnOlderCopyOfTheFamilysRecordsUndoesNothing() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        try mum.ok("subject", "add", "newMom", "--name", "Mum")
+        let feeding = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=old")
+        let deleted = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let mine = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        try mum.ok("export", "stores", mum.root + "/export")
+
+        try dad.ok("init", "--name", "Dad")
+        try dad.ok("import", "stores", mum.root + "/export")
+        // The family, after Dad's import: an edit, a delete.
+        try mum.ok("record", "update", feeding, "mood=5", "note=new")
+        try mum.ok("record", "delete", deleted)
+        // Dad, on his own, later still: an edit of another of them, and a new record.
+        try dad.ok("record", "update", mine, "note=dad's")
+        let new = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try mum.ok("sync")
+
+        let joined = try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", mum.root + "/shared")
+        #expect(joined.contains("Wrote 1 care subject(s) and 4 record(s)"), "\(joined)")
+        try dad.ok("sync")
+        try mum.ok("sync")
+        for device in [mum, dad] {
+            let f = try device.ok("record", "show", feeding)
+            #expect(f.contains("mood=5") && f.contains("note=new"), "an older copy undid the family's edit: \(f)")
+            #expect(try device.ok("record", "show", deleted).hasSuffix("(deleted)"), "an older copy brought a deleted record back")
+            #expect(try device.ok("record", "show", mine).contains("note=dad's"), "Dad's later edit of his copy was lost")
+            #expect(try device.ok("record", "show", new).contains("mood=4"))
+        }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
     /// `accept` failing after it switched the home to the family (here at a
     /// file-size limit, as on a full disk) loses nothing: it says so, and
     /// running it again writes the join and carries every record.

@@ -88,9 +88,17 @@ enum AcceptCommand: Command {
                     // first sync uploads them once the family's photo.put names them.
                     let records = try existing.projector.records()
                     let ids = Set(records.map(\.id))
-                    carried = try existing.projector.subjects().map { SubjectEvent(focus: $0.focus, fields: $0.fields).body }
+                    // Each put says when this device last wrote what it
+                    // carries (`carried`): what the family wrote since, an
+                    // edit or a delete of the same id (an export of the
+                    // family's own records imported here, say), is not
+                    // undone by this older copy.
+                    carried = try existing.projector.subjects().map { PreparedChange.carried(SubjectEvent(focus: $0.focus, fields: $0.fields).body, since: $0.updated.hlc) }
                         // (A record grown past one event by merged changes goes as several puts.)
-                        + (try records.flatMap { try RecordInput.fittingPuts(RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: $0.at, fields: $0.fields)) })
+                        + (try records.flatMap { r in
+                            try RecordInput.fittingPuts(RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: r.at, fields: r.fields))
+                                .map { PreparedChange.carried($0, since: r.updated.hlc) }
+                        })
                         + existing.projector.photos(includeDeleted: false).filter { $0.record.map(ids.contains) ?? false }
                             .map { PhotoEvent(kind: .put, photo: $0.id, fields: $0.putFields).body }
                 }
