@@ -152,6 +152,13 @@ extension Home {
                                hint: "If it stays so, remove \(Self.blobPath(p.blob)) from the family's shared folder or server: "
                                    + "the next sync of a device that holds a good copy uploads it again. The record is unaffected.")
             }
+            // A login refused, a certificate not trusted, a redirect: waiting
+            // will not mend them; said as `sync` says them (exit 65, 73).
+            if !error.isTransient, !error.isOffline, let hint = SyncCommand.hint(for: error) {
+                let failed = SyncCommand.failure(error, at: peer.label, probing: false)
+                throw CLIError(failed.code, "photo \(p.id.lowercasedText) could not be fetched: \(failed.message)",
+                               hint: hint + " The photo's record is unaffected.")
+            }
             throw CLIError(.tempFail, "photo \(p.id.lowercasedText) could not be fetched from the shared folder or server (\(error))",
                            hint: "The server did not answer in time, cut the answer short, or failed; try again later. The photo's record is unaffected.")
         }

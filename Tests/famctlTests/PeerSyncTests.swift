@@ -433,6 +433,20 @@ struct PeerSyncTests {
             #expect(good.code == 0 && good.stdout.contains("published 2 event(s)"), "\(good.stdout) \(good.stderr)")
             #expect(proxy.requests == 0, "the proxy saw \(proxy.requests) request(s)")
 
+            // A photo fetched with a wrong login: the same 65 and what to
+            // do, not a failure to wait out (75, "try again later").
+            let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+            let (file, _) = try PhotoTests.jpegFile(mum, 5_000, marker: "LOGIN")
+            let photo = try mum.ok("photo", "add", record, file)
+            try #require(try mum.run(["sync"], env: login).code == 0)
+            let dad = FamctlRunner()
+            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--peer", url)
+            try #require(try dad.run(["sync"], env: login).code == 0)
+            let wrong = try dad.run(["photo", "get", photo, "--out", dad.root + "/p.jpg"], env: login.merging(["FAMCTL_PEER_PASSWORD": "wrong"]) { $1 })
+            #expect(wrong.code == 65 && wrong.stderr.contains("login refused") && wrong.stderr.contains(loginHint) && !wrong.stderr.contains("try again later"),
+                    "exit \(wrong.code): \(wrong.stderr)")
+            #expect(try dad.run(["photo", "get", photo, "--out", dad.root + "/p.jpg"], env: login).code == 0)
+
             let other = FamctlRunner()
             try other.ok("init", "--name", "Other")
             try other.ok("family", "create", "--name", "G", "--peer", url + "no/such/")
