@@ -40,6 +40,10 @@ struct TamperTests {
             #expect(r.code == 3, "replay must exit 3 on a tampered row")
             #expect(r.stdout.contains("result: FAILED"))
             #expect(r.stderr.contains("integrity failure"))
+            // What to do, and what not: a rebuild trusts the log, so the
+            // live state keeps what the audit leaves out.
+            #expect(r.stderr.contains("'famctl rebuild' does not mend it") && r.stderr.contains("from a backup"), "\(r.stderr)")
+            #expect(!r.stdout.contains("the live projection does not match the log"), "\(r.stdout)")
             let failing = r.stdout.split(separator: "\n").filter { $0.contains("does not hash to its id") }
             #expect(failing.count == 1, "\(r.stdout)")
             // Only the altered event is blamed, not its intact successor.

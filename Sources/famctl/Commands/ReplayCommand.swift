@@ -152,7 +152,9 @@ enum ReplayCommand: Command {
     static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil) -> CLIError {
         if !report.isIntact {
             return CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s")",
-                            hint: "The events named above do not verify; the log has been altered or damaged.")
+                            hint: "The events named above do not verify; the log has been altered or damaged. 'famctl rebuild' does not mend it (a rebuild trusts the log). "
+                                + "Restore this home's \(Home.databaseFile) from a backup made before the damage; or join the family again as a new device from a new home "
+                                + "('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner): the other devices' copies of the events are whole.")
         }
         if let damage {
             return CLIError(.integrity, "the live projection's file \(damage.file) is damaged (\(damage.finding))",
@@ -239,7 +241,11 @@ enum ReplayCommand: Command {
         if live == rebuilt {
             Console.out("digest: \(live) (live projection = rebuilt from the log)")
         } else {
-            Console.out("digest: live \(live) ≠ rebuilt \(rebuilt): the live projection does not match the log")
+            Console.out(r.isIntact
+                ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection does not match the log"
+                // The live projection holds what the log holds; the audit's
+                // leaves out what does not verify. A rebuild keeps it.
+                : "digest: live \(live) ≠ rebuilt \(rebuilt): the rebuilt state leaves out the events that do not verify (below), which the live projection holds; 'famctl rebuild' does not change that")
         }
         if let damage { Console.out("projection file: \(damage.file) is damaged (\(damage.finding))") }
         if r.isIntact && live == rebuilt && damage == nil {
