@@ -83,7 +83,27 @@ extension Home {
         try checkNotBehindOwnFolder()
         let envs = try onCurrentProjection { try appendOnce(bodies, after: after, check: check) }
         try settle()
+        if let last = envs.last { Self.warnIfDatedAhead(last.hlc) }
         return envs
+    }
+
+    /// How far ahead of this device's clock its writes may be dated before
+    /// it says so (a clock merged from another device a little ahead is not
+    /// worth a word).
+    static let datedAheadWarning: TimeInterval = 3600
+
+    /// Says on stderr when this device's writes are dated well ahead of its
+    /// clock: its clock was set ahead at an earlier write (or it followed a
+    /// device whose clock was), and the hybrid clock never goes back. Until
+    /// that moment passes, its changes win over what the others write now,
+    /// and they are the ones warned ("keeps its value"); this device is told.
+    static func warnIfDatedAhead(_ hlc: HLC, now: Date = Date()) {
+        let ahead = hlc.date.timeIntervalSince(now)
+        guard ahead > datedAheadWarning else { return }
+        let span = ahead >= 1.5 * 86_400 ? "\(Int((ahead / 86_400).rounded())) days" : ahead >= 1.5 * 3600 ? "\(Int((ahead / 3600).rounded())) hours" : "over an hour"
+        Console.err("famctl: warning: this device's changes are dated \(TimeText.format(hlc.date)), \(span) ahead of its clock: a clock set ahead at an earlier change "
+            + "(or another device's, which it followed) keeps them so, since its dates never go back. Until then they win over the family's changes made meanwhile, "
+            + "whatever their order; nothing is lost, and once its clock reaches that moment its changes are dated by it again. 'famctl replay' lists events dated far ahead.")
     }
 
     /// Appends many bodies in batches of `size` events, each batch a

@@ -377,9 +377,14 @@ struct HouseholdTests {
         #expect(updated.code == 0 && updated.stderr.contains("warning: mood keeps its value: the record's last change, by Dad, is dated")
                 && updated.stderr.contains("a device whose clock is ahead wrote it"), "\(updated.stderr)")
         #expect(try mum.ok("record", "show", id).contains("mood=5"))
-        // A change that shows says nothing.
+        // Dad's next change shows, and his device says why it wins over
+        // the others' for days (a user trial: only the others were told).
         let shown = try dad.run("record", "update", id, "mood=4")
-        #expect(shown.code == 0 && shown.stderr.isEmpty, "\(shown.stderr)")
+        #expect(shown.code == 0 && !shown.stderr.contains("keeps its value")
+                && shown.stderr.contains("warning: this device's changes are dated") && shown.stderr.contains("3 days ahead of its clock"), "\(shown.stderr)")
+        // A change made with the dates back to the clock says nothing.
+        let plain = try mum.run("record", "update", id, "note=later")
+        #expect(plain.code == 0 && !plain.stderr.contains("ahead of its clock"), "\(plain.stderr)")
     }
 
     /// A join dated before its invitation's expiry that reaches the owner
