@@ -40,7 +40,10 @@ struct StoreRulesTests {
     func validRecordRoundTripsThroughAddListExportImport(_ v: Valid) throws {
         let x = try Fixture()
         let focus = x.focus(v.focus)
-        let id = try x.f.ok(["record", "add", "--focus", focus, "--store", v.store] + v.args)
+        let added = try x.f.run(["record", "add", "--focus", focus, "--store", v.store] + v.args)
+        // Every field it gives is the store's own: nothing to warn about.
+        #expect(added.code == 0 && added.stderr.isEmpty, "\(added.stderr)")
+        let id = added.stdout.trimmingCharacters(in: .newlines)
         let listed = try JSONSerialization.jsonObject(with: Data(try x.f.ok("record", "list", "--store", v.store, "--json").utf8)) as! [[String: Any]]
         #expect(listed.count == 1)
         #expect(listed[0]["id"] as? String == id)
@@ -130,6 +133,23 @@ struct StoreRulesTests {
     /// A number field typed as hex (`0x10`, which `Double` reads as 16) or
     /// `inf`/`nan` is refused naming the field, and nothing is written; a
     /// field no store knows keeps such text as text.
+    /// A field the store does not define is kept, and said: most often a
+    /// typo (`amountML`), which would leave the real field unset in silence
+    /// (a user trial). The nearest defined name is suggested.
+    @Test func anUndefinedFieldIsKeptAndSaidWithTheNearestName() throws {
+        let x = try Fixture()
+        let r = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00",
+                            "amountML=120", "colour=yellow", "photos=")
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("warning: feeding does not define 'amountML' (did you mean amountMl?); it is kept as given"), "\(r.stderr)")
+        #expect(r.stderr.contains("warning: feeding does not define 'colour'; it is kept as given"), "\(r.stderr)")
+        #expect(!r.stderr.contains("'photos'"), "\(r.stderr)")
+        let id = r.stdout.trimmingCharacters(in: .newlines)
+        #expect(try x.f.ok("record", "show", id).contains("amountML=120"))
+        let u = try x.f.run("record", "update", id, "sied=left")
+        #expect(u.code == 0 && u.stderr.contains("does not define 'sied' (did you mean side?)"), "\(u.stderr)")
+    }
+
     @Test func numbersAreDecimalOnly() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")

@@ -34,7 +34,39 @@ enum RecordInput {
                 throw .data("\(error)")
             }
         }
+        for name in out.keys.sorted() { if let warning = undefinedFieldWarning(name, schema: schema) { Console.err(warning) } }
         return out
+    }
+
+    /// What to say of a field the store does not define: kept as given (a
+    /// newer famctl's field, a family's own), but most often a typo, which
+    /// would otherwise leave the real field unset without a word. `nil` for
+    /// a defined field, and for `photos` (any record takes a photo list).
+    static func undefinedFieldWarning(_ name: String, schema: StoreSchema) -> String? {
+        guard schema.field(name) == nil, name != "photos" else { return nil }
+        let known = (schema.fields.map(\.name) + ["note", "source"])
+        let near = known.first { $0.lowercased() == name.lowercased() }
+            ?? known.map { ($0, editDistance($0.lowercased(), name.lowercased())) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+        return "famctl: warning: \(schema.store.rawValue) does not define '\(name)'\(near.map { " (did you mean \($0)?)" } ?? ""); it is kept as given "
+            + "(docs/cli.md, \"The ten stores\", lists each store's fields)."
+    }
+
+    /// Edit distance with adjacent transpositions (optimal string
+    /// alignment): `sied` is one from `side`. Names are short.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
     }
 
     /// A field's name: letters, digits and `_`, starting with a letter (so
