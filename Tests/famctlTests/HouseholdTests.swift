@@ -147,6 +147,21 @@ struct HouseholdTests {
                 && uncles.contains { $0.contains(late) && $0.contains("(not counted:") }, "\(uncles)")
         let logged = try JSONSerialization.jsonObject(with: Data(try mum.ok("log", "--author", "Uncle", "--json").utf8)) as? [[String: Any]] ?? []
         #expect(logged.filter { $0["notCounted"] != nil }.count == 1)
+        // A name in other letters' case is the member's; the start of
+        // one that is hex too ("Dad") is not taken for a device id with
+        // no events, but said, with the names it starts (a user trial).
+        #expect(try mum.ok("log", "--author", "uNCLE") == uncles.joined(separator: "\n"))
+        let dadHex = try Home.open(dad.home).deviceID.hex
+        if !dadHex.hasPrefix("da") {
+            let start = try mum.run("log", "--author", "Da")
+            #expect(start.code == 65 && start.stderr.contains("is the start of no device id; did you mean \"Dad\"?"), "\(start.stderr)")
+        }
+        #expect(try mum.ok("log", "--author", String(dadHex.prefix(6))).contains(String(dadHex.prefix(12))))
+        // In a family of its own, the device's own name is taken too.
+        let alone = FamctlRunner()
+        try alone.ok("init", "--name", "Mum's phone")
+        try alone.ok("subject", "add", "newMom")
+        #expect(try alone.ok("log", "--author", "Mum's phone").contains("subject.put"))
 
         for r in [mum, dad] {
             let list = try r.ok("record", "list")

@@ -18,16 +18,31 @@ enum LogCommand: Command {
         let home = try Home.open(Home.location(inv))
         var authorPrefix: String?
         if let a = inv.value("--author") {
-            let named = home.projector.household.members.values.filter { $0.name == a }
+            // The members' names, and this device's own (in a family of its
+            // own it is no member, but has a name).
+            var names = home.projector.household.members.values.map { (name: $0.name, device: $0.device) }
+            if let own = try home.state.get(.deviceName), !names.contains(where: { $0.device == home.deviceID }) { names.append((own, home.deviceID)) }
+            let named = names.filter { $0.name == a }
+            let folded = names.filter { $0.name.lowercased() == a.lowercased() }
             if a == "me" {
                 authorPrefix = home.deviceID.hex
             } else if named.count == 1 {
                 // A member's name, as the member commands take it.
                 authorPrefix = named[0].device.hex
+            } else if named.isEmpty, folded.count == 1 {
+                authorPrefix = folded[0].device.hex
             } else if !a.isEmpty, a.allSatisfy(\.isHexDigit) {
                 authorPrefix = a.lowercased()
-            } else if named.count > 1 {
-                throw CLIError.data("\(named.count) members are called \"\(a)\"; give the device id", hint: "'famctl members' lists them.")
+                // "Dad" is hex too: a prefix no device id has is most
+                // likely the start of a name, not an author with no events.
+                let devices = Set(try home.log.heads(in: home.family).keys).union(names.map(\.device))
+                if !devices.contains(where: { $0.hex.hasPrefix(a.lowercased()) }) {
+                    let like = names.filter { $0.name.lowercased().hasPrefix(a.lowercased()) }.map { "\"\($0.name)\"" }
+                    throw CLIError.data("--author '\(a)' is the start of no device id\(like.isEmpty ? " and no member's name" : "; did you mean \(like.joined(separator: " or "))?")",
+                                        hint: "Give a member's whole name (quoted), a device id or a prefix of one, or 'me'; 'famctl members' lists them.")
+                }
+            } else if named.count > 1 || folded.count > 1 {
+                throw CLIError.data("\(max(named.count, folded.count)) members are called \"\(a)\"; give the device id", hint: "'famctl members' lists them.")
             } else {
                 throw CLIError.data("--author '\(a)' is not a device id (hex), a member's name or 'me'", hint: "'famctl members' lists them.")
             }
