@@ -263,6 +263,12 @@ struct CommandLineTests {
             #expect(r.stderr.hasPrefix("famctl: error: "))
         }
         #expect(try f.ok("status").contains("0 in the log"))
+        // The change given where the id goes: the order is said.
+        let swapped = try f.run("record", "update", "amountMl=130", "01a237ca-e092-7719-b697-ba35d6ba1c3a")
+        #expect(swapped.code == 65 && swapped.stderr.contains("'amountMl=130' is not a record id")
+                && swapped.stderr.contains("Give the record's id first, then the changes"), "\(swapped.stderr)")
+        let bench = try f.run("bench", "--scale", "1001")
+        #expect(bench.code == 65 && bench.stderr.contains("is not a positive number up to 1000"), "\(bench.stderr)")
     }
 
     @Test func missingHomeSaysWhichPath() throws {

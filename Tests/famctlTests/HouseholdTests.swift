@@ -120,6 +120,9 @@ struct HouseholdTests {
         // The role it already has: nothing written.
         let events = try Home.open(mum.home).log.count(in: Home.open(mum.home).family)
         #expect(try mum.ok("member", "role", "Gran", "member") == "Gran is already a member; nothing was written")
+        // The role given first: the order is said (a user trial: "no member \"viewer\"").
+        let reversed = try mum.run("member", "role", "viewer", "Gran")
+        #expect(reversed.code == 64 && reversed.stderr.contains("give the member first, then the role: famctl member role Gran viewer"), "\(reversed.stderr)")
         #expect(try Home.open(mum.home).log.count(in: Home.open(mum.home).family) == events)
     }
 
@@ -140,6 +143,9 @@ struct HouseholdTests {
         let trail = try mum.ok("replay", "--record", late)
         #expect(trail.contains("no event naming it counts") && trail.contains("not authorized:")
                 && trail.contains("written after the author's removal"), "\(trail)")
+        // Its id, shown nowhere, points to the audit that says why.
+        let gone = try mum.run("record", "show", late)
+        #expect(gone.code == 66 && gone.stderr.contains("'famctl replay --record \(late)'"), "\(gone.stderr)")
         // `log` takes the member's name, and marks what does not count.
         let uncles = try mum.ok("log", "--author", "Uncle").split(separator: "\n")
         #expect(uncles.count >= 3 && uncles.allSatisfy { !$0.contains("Mum") }, "\(uncles)")

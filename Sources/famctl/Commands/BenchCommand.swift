@@ -38,7 +38,7 @@ enum BenchCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let scale = try inv.value("--scale").map { s -> Double in
-            guard let v = DecimalText.parse(s), v > 0, v <= 1000 else { throw CLIError.data("--scale '\(s)' is not a positive number") }
+            guard let v = DecimalText.parse(s), v > 0, v <= 1000 else { throw CLIError.data("--scale '\(s)' is not a positive number up to 1000") }
             return v
         } ?? 1
         let n = max(1000, Int(10_000 * scale))

@@ -58,7 +58,8 @@ enum MemberLookup {
             // A name differing only in case is most likely the one meant.
             let alike = h.members.values.filter { $0.name.lowercased() == text.lowercased() }.map(\.name)
             throw .data(byID.isEmpty ? "no member \"\(text)\"" : "'\(text)' matches \(byID.count) devices; give more of the id",
-                        hint: alike.count == 1 ? "Names are matched exactly: did you mean \"\(alike[0])\"?" : "'famctl members' lists them.")
+                        hint: alike.count == 1 ? "Names are matched exactly: did you mean \"\(alike[0])\"?"
+                            : "'famctl members' lists them; a device that joined is listed once its join reaches this device ('famctl sync').")
         }
         return byID[0]
     }
@@ -110,6 +111,10 @@ enum MemberRoleCommand: Command {
         let home = try Home.open(Home.location(inv))
         let h = home.projector.household
         guard h.owner == home.deviceID else { throw CLIError.data("only the family's owner can change roles") }
+        // The role first and the member second: said as such, not as "no member \"viewer\"".
+        if Role(rawValue: inv.positionals[0]) != nil, Role(rawValue: inv.positionals[1]) == nil {
+            throw CLIError.usage("give the member first, then the role: famctl member role \(inv.positionals[1]) \(inv.positionals[0])")
+        }
         let m = try MemberLookup.find(inv.positionals[0], in: h)
         guard let role = Role(rawValue: inv.positionals[1]), role != .owner else { throw CLIError.data("'\(inv.positionals[1])' is neither member nor viewer") }
         guard m.device != home.deviceID else { throw CLIError.data("the owner's role cannot change") }

@@ -96,7 +96,10 @@ enum RecordInput {
     }
 
     static func record(_ text: String) throws(CLIError) -> UUID {
-        guard let u = UUID(text: text) else { throw .data("'\(text)' is not a record id (a UUID)") }
+        guard let u = UUID(text: text) else {
+            // `field=value` where the id goes: the order, said.
+            throw .data("'\(text)' is not a record id (a UUID)", hint: text.contains("=") ? "Give the record's id first, then the changes: famctl record update ID field=value …" : nil)
+        }
         return u
     }
 
@@ -177,4 +180,14 @@ enum RecordInput {
 
     /// Fields with `null` (cleared) removed.
     static func present(_ f: [String: JSONValue]) -> [String: JSONValue] { f.filter { $0.value != .null } }
+}
+
+extension CLIError {
+    /// No record with that id in the stores: never written, not arrived
+    /// yet, or written by a device whose changes the family does not count
+    /// (a removed one, a viewer), which the audit of the id explains.
+    static func noRecord(_ id: UUID) -> CLIError {
+        CLIError(.noInput, "no record \(id.lowercasedText)",
+                 hint: "'famctl replay --record \(id.lowercasedText)' shows every event naming it in this device's log, and why none counts; one written elsewhere arrives with 'famctl sync'.")
+    }
 }

@@ -41,7 +41,7 @@ enum RecordShowCommand: Command {
     static func run(_ inv: Invocation) throws {
         let id = try RecordInput.record(inv.positionals[0])
         let home = try Home.open(Home.location(inv))
-        guard let r = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.lowercasedText)") }
+        guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         let history = inv.flag("--history") ? try home.projector.history(id) : []
         if inv.json {
             var o = RecordView.json(r)

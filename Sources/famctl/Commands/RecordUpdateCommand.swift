@@ -24,7 +24,7 @@ enum RecordUpdateCommand: Command {
         var inv = inv
         let id = try RecordInput.record(inv.positionals.removeFirst())
         let home = try Home.open(Home.location(inv))
-        guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.lowercasedText)") }
+        guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         guard !current.deleted else {
             throw CLIError.data("record \(id.lowercasedText) is deleted", hint: "Deleted records are not updated; add a new one.")
         }
@@ -87,7 +87,7 @@ enum RecordDeleteCommand: Command {
     static func run(_ inv: Invocation) throws {
         let id = try RecordInput.record(inv.positionals[0])
         let home = try Home.open(Home.location(inv))
-        guard let current = try home.projector.record(id) else { throw CLIError(.noInput, "no record \(id.lowercasedText)") }
+        guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         guard !current.deleted else { throw CLIError.data("record \(id.lowercasedText) is already deleted") }
         let event = RecordEvent(kind: .delete, record: id, store: current.store, focus: current.focus, at: nil, fields: [:])
         let envs = try home.append([event.body]) { try home.checkCanWrite() }
