@@ -308,6 +308,21 @@ extension JSONValue {
     /// What a number ``firstInexactNumber(in:)`` finds is, for messages.
     public static let inexactNumberReason = "beyond a 64-bit integer, more than 17 significant digits, or beyond the range of a double"
 
+    /// Why the number `token` (one ``isInexact(_:)`` holds inexact) would
+    /// not be kept as written, for messages: too many digits (give fewer),
+    /// or a size no double holds (give another number).
+    public static func inexactReason(_ token: String) -> (reason: String, fewerDigits: Bool) {
+        let mantissa = token.prefix { $0 != "e" && $0 != "E" }
+        if !mantissa.contains("."), mantissa.count == token.count {
+            return ("beyond a 64-bit integer", false)
+        }
+        var digits = mantissa.filter(\.isNumber).drop { $0 == "0" }
+        if mantissa.contains(".") { while digits.last == "0" { digits = digits.dropLast() } }
+        if digits.count > 17 { return ("more than 17 significant digits", true) }
+        let value = Double(token) ?? .infinity
+        return (!value.isFinite ? "too large for a double, at most about 1.8e308" : "too small for a double to keep exactly, at least about 2.2e-308 unless 0", false)
+    }
+
     /// Whether the number `token` would lose digits as ``JSONValue`` holds it.
     static func isInexact(_ token: String) -> Bool {
         let mantissa = token.prefix { $0 != "e" && $0 != "E" }

@@ -45,8 +45,9 @@ public struct StoreSchema: Sendable {
         // A number that would be rounded (or become 0) is refused as such,
         // not stored rounded nor called out of range.
         if case .number = spec.type, DecimalText.isDecimal(text), JSONValue.firstInexactNumber(in: Array(text.utf8)) != nil {
+            let why = JSONValue.inexactReason(text)
             throw ValidationError(store: store.rawValue, field: name,
-                                  rule: "\(text) cannot be kept as written (more than 17 significant digits, or beyond the range of a double); give fewer digits")
+                                  rule: "\(text) cannot be kept as written (\(why.reason))\(why.fewerDigits ? "; give fewer digits" : "")")
         }
         guard let v = spec.type.parse(text) else {
             throw ValidationError(store: store.rawValue, field: name, rule: "must be \(spec.type.expectation)")

@@ -18,8 +18,10 @@ enum RecordInput {
                 out = o
             case .success: throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
             case .failure(.inexactNumber(let n)):
-                throw .data("--json-fields: the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason))",
-                            hint: "Give it as a string (\"\(n)\") to keep every digit.")
+                let why = JSONValue.inexactReason(n)
+                throw .data("--json-fields: the number \(n) cannot be kept as written (\(why.reason))",
+                            hint: why.fewerDigits ? "Give fewer digits; in a field the store does not define, a string (\"\(n)\") keeps every digit."
+                                : "In a field the store does not define, a string (\"\(n)\") keeps it as written.")
             case .failure(.invalid(let why)): throw .data("--json-fields is not valid JSON: \(why)")
             }
         }
