@@ -329,6 +329,9 @@ struct StoreRulesTests {
         try x.f.ok("record", "update", id, "--at", "2026-11-29T07:30:00+01:00")
         let moved = try x.f.ok("record", "show", id, "--history").split(separator: "\n").last!
         #expect(moved.contains("at 2026-11-29T07:30:00+01:00"), "\(moved)")
+        // And in the log, as what the event changed (it showed the id alone).
+        let logged = try x.f.ok("log").split(separator: "\n").last!
+        #expect(logged.hasSuffix("\(id) at 2026-11-29T07:30:00+01:00 (no field changes)"), "\(logged)")
         try x.f.ok("record", "delete", id)
         #expect(try x.f.ok("record", "list").isEmpty)
         #expect(try x.f.ok("record", "list", "--include-deleted").contains("(deleted)"))

@@ -114,7 +114,12 @@ enum LogCommand: Command {
                 // time, so records made within a minute share their first
                 // eight characters, and the id is what `record show` takes.
                 line += "  \(store) \(r["focus"]!) \(r["record"]!)"
-                if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }
+                if let text = r["fieldsText"] as? String, !text.isEmpty {
+                    line += " " + text
+                } else if r["type"] as? String == RecordEvent.Kind.put.rawValue, let at = r["at"] as? String {
+                    // A put that moves the record in time alone: what it changed.
+                    line += " at \(at) (no field changes)"
+                }
             }
             if let why = r["notCounted"] as? String { line += "  (not counted: \(why))" }
             Console.out(line)

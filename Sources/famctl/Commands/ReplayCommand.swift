@@ -177,7 +177,9 @@ enum ReplayCommand: Command {
             throw CLIError(.noInput, "no event in the log names record \(id.lowercasedText)")
         }
         let refusedJSON = refused.map { n, reason in
-            ["event": n.id.hex, "author": n.author.hex, "type": n.type, "hlc": n.hlc.description, "reason": reason] as [String: Any]
+            // The time and the counter apart, as every other `hlc` of famctl's JSON.
+            ["event": n.id.hex, "author": n.author.hex, "type": n.type, "hlc": TimeText.format(n.hlc.date), "counter": Int(n.hlc.counter),
+             "reason": reason] as [String: Any]
         }
         if json {
             var o: [String: Any] = state.map(RecordView.json) ?? ["id": id.lowercasedText]
