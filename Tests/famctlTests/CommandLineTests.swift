@@ -51,6 +51,10 @@ struct CommandLineTests {
         let shown = try f.ok("record", "show", id)
         #expect(shown.contains(#"foods="rice, mashed",pear,"say \"yum\"""#) && shown.contains("allergens=egg"), "\(shown)")
         #expect(try f.ok("log").contains(#"foods="rice, mashed",pear,"say \"yum\"""#))
+        // An empty list is not taken for a cleared field (a record's last photo deleted).
+        try f.ok("record", "update", id, "--json-fields", #"{"allergens":[]}"#)
+        let emptied = try f.ok("record", "show", id)
+        #expect(emptied.contains("allergens=[] "), "\(emptied)")
         let note = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=after lunch")
         #expect(try f.ok("record", "show", note).contains(#"note="after lunch" wet=true"#))
         #expect(try f.ok("record", "list").contains(#"note="after lunch" wet=true"#))

@@ -39,6 +39,8 @@ enum RecordView {
         switch v {
         case .string(let s): return text(s, inList: false)
         case .array(let items):
+            // An empty list, not taken for a cleared field (`photos=`).
+            if items.isEmpty { return "[]" }
             return items.map { if case .string(let s) = $0 { text(s, inList: true) } else { $0.jsonText } }.joined(separator: ",")
         case .null: return cleared ?? v.jsonText
         default: return v.jsonText
