@@ -389,8 +389,16 @@ enum SyncCommand: Command {
             Console.err("famctl: warning: the only copy of photo \(photo), on this device, is damaged (its bytes no longer match their hash); it was not uploaded")
             Console.err("famctl: It cannot be recovered from this device: 'famctl photo delete \(photo)', then add it again from the original file.")
         }
+        // A round whose writes failed: how many of this device's events wait
+        // to go out, rather than a bare "published 0" taken for nothing to send.
+        var waiting = 0
+        if r.publishFailure != nil {
+            let head = try home.log.head(of: home.deviceID, in: home.family).seq
+            let published = (try? Replicator.publishedSeq(log: home.log, family: home.family)) ?? 0
+            waiting = head > published ? Int(head - published) : 0
+        }
         if json {
-            Console.json(["published": r.published.events, "segments": r.published.segments, "compacted": r.published.compacted,
+            Console.json(["published": r.published.events, "waiting": waiting, "segments": r.published.segments, "compacted": r.published.compacted,
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
@@ -399,7 +407,8 @@ enum SyncCommand: Command {
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
-                    + (r.published.compacted > 0 ? ", compacted \(r.published.compacted) small segments" : ""))
+                    + (r.published.compacted > 0 ? ", compacted \(r.published.compacted) small segments" : "")
+                    + (waiting > 0 ? "; \(waiting) event(s) of this device wait to go out (see below)" : ""))
         Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)")
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
         if r.pulled.carried > 0 {
