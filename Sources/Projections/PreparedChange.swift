@@ -139,7 +139,8 @@ public struct PreparedChange: Sendable, Equatable {
 
     /// ``carriedSince`` as the body holds it (`nil`: not 16 hex digits).
     static func carriedHLC(_ text: String?) -> HLC? {
-        guard let text, text.utf8.count == 16, let raw = UInt64(text, radix: 16) else { return nil }
+        guard let text, text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
+              let raw = UInt64(text, radix: 16) else { return nil }
         return HLC(rawValue: raw)
     }
 
@@ -181,7 +182,10 @@ public struct PreparedChange: Sendable, Equatable {
     ///   envelope), when known.
     public init(_ body: EventBody, version: Version? = nil) {
         self.version = version
-        carriedSince = Self.carriedHLC(body.object[Self.carriedKey]?.stringValue)
+        // Only a record's or a care subject's put is carried by `accept`;
+        // on anything else the key means nothing.
+        carriedSince = body.type == RecordEvent.Kind.put.rawValue || body.type == SubjectEvent.type
+            ? Self.carriedHLC(body.object[Self.carriedKey]?.stringValue) : nil
         type = body.type
         isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type || PhotoEvent.Kind(rawValue: body.type) != nil
         do throws(EnvelopeError) {

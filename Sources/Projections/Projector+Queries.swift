@@ -65,9 +65,12 @@ extension Projector {
         guard let fields = EntityState.decodeFields(r.blob(p + 6)) else { throw DamagedRow(kind: "record", id: text, value: "fields") }
         let del: Version? = r.isNull(p + 1) ? nil : Version(bytes: r.blob(p + 1))
         let e = EntityState(put: put, delete: del, firstPut: first, fields: fields)
+        let visible = e.visibleFields()
+        var versions: [String: Version] = [:]
+        for (name, f) in fields where visible[name] != nil || name == "$at" { versions[name] = f.version }
         return RecordState(
-            id: uuid, store: r.text(p + 3), focus: r.text(p + 4), at: r.isNull(p + 5) ? nil : r.text(p + 5), fields: e.visibleFields(),
-            creator: first.author, created: first, updated: max(put, del ?? put), deleted: e.isDeleted)
+            id: uuid, store: r.text(p + 3), focus: r.text(p + 4), at: r.isNull(p + 5) ? nil : r.text(p + 5), fields: visible,
+            creator: first.author, created: first, updated: max(put, del ?? put), deleted: e.isDeleted, fieldVersions: versions)
     }
 
     /// One record, live or deleted; `nil` when no event names it.

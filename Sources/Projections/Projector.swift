@@ -16,7 +16,9 @@ import Foundation
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
-    public static let schemaVersion = 11
+    /// 12: carried puts (`carried`) merge at their earlier moment; a
+    /// projection made before is rebuilt so that it does too.
+    public static let schemaVersion = 12
     public let database: Database
     /// The schema (`main`, or an attached database's name) holding the tables.
     public let schema: String

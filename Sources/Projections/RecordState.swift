@@ -15,6 +15,9 @@ public struct RecordState: Sendable, Equatable {
     /// The newest write (put or delete).
     public let updated: Version
     public let deleted: Bool
+    /// The version of the write each visible field (and `$at`) holds:
+    /// what an `accept` carries each at.
+    public var fieldVersions: [String: Version] = [:]
 }
 
 /// A care subject as projected.

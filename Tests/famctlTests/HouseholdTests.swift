@@ -504,7 +504,10 @@ struct HouseholdTests {
         // The family, after Dad's import: an edit, a delete.
         try mum.ok("record", "update", feeding, "mood=5", "note=new")
         try mum.ok("record", "delete", deleted)
-        // Dad, on his own, later still: an edit of another of them, and a new record.
+        // Dad, on his own, later still: another field of the edited record
+        // (each field merges as of its own write: Mum's mood stands), an
+        // edit of another of them, and a new record.
+        try dad.ok("record", "update", feeding, "intrusive=1")
         try dad.ok("record", "update", mine, "note=dad's")
         let new = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
         try mum.ok("sync")
@@ -516,6 +519,7 @@ struct HouseholdTests {
         for device in [mum, dad] {
             let f = try device.ok("record", "show", feeding)
             #expect(f.contains("mood=5") && f.contains("note=new"), "an older copy undid the family's edit: \(f)")
+            #expect(f.contains("intrusive=1"), "Dad's later field was lost: \(f)")
             #expect(try device.ok("record", "show", deleted).hasSuffix("(deleted)"), "an older copy brought a deleted record back")
             #expect(try device.ok("record", "show", mine).contains("note=dad's"), "Dad's later edit of his copy was lost")
             #expect(try device.ok("record", "show", new).contains("mood=4"))

@@ -94,11 +94,7 @@ enum AcceptCommand: Command {
                     // family's own records imported here, say), is not
                     // undone by this older copy.
                     carried = try existing.projector.subjects().map { PreparedChange.carried(SubjectEvent(focus: $0.focus, fields: $0.fields).body, since: $0.updated.hlc) }
-                        // (A record grown past one event by merged changes goes as several puts.)
-                        + (try records.flatMap { r in
-                            try RecordInput.fittingPuts(RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: r.at, fields: r.fields))
-                                .map { PreparedChange.carried($0, since: r.updated.hlc) }
-                        })
+                        + (try records.flatMap(Self.carriedPuts))
                         + existing.projector.photos(includeDeleted: false).filter { $0.record.map(ids.contains) ?? false }
                             .map { PhotoEvent(kind: .put, photo: $0.id, fields: $0.putFields).body }
                 }
@@ -166,6 +162,26 @@ enum AcceptCommand: Command {
                 + (carried > 0 ? ", with the \(carried) care subjects, records and photos it carries (kept until then)." : ".")
             throw CLIError(e.code, cause + ". The home is now in the family, but this device has not joined it yet",
                            hint: [e.hint, finish].compactMap { $0 }.joined(separator: " "))
+        }
+    }
+
+    /// A record carried into the family: one put for each moment this
+    /// device wrote some of its fields (and its `at`) on its own, each
+    /// carried at that moment (`carried`), so that every field merges as
+    /// of its own last write here, not as of the record's newest. (A group
+    /// grown past one event goes as several puts.)
+    static func carriedPuts(_ r: RecordState) throws -> [EventBody] {
+        let bytes = PreparedChange.carried(EventBody(type: "x", fields: [:]), since: .zero).encoded().count
+            - EventBody(type: "x", fields: [:]).encoded().count
+        var groups: [Version: [String: JSONValue]] = [:]
+        for (name, value) in r.fields { groups[r.fieldVersions[name] ?? r.updated, default: [:]][name] = value }
+        let atVersion = r.at == nil ? nil : r.fieldVersions["$at"] ?? r.updated
+        if let atVersion, groups[atVersion] == nil { groups[atVersion] = [:] }
+        if groups.isEmpty { groups[r.updated] = [:] }
+        return try groups.keys.sorted().flatMap { v in
+            try RecordInput.fittingPuts(RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: v == atVersion ? r.at : nil,
+                                                    fields: groups[v]!), reserve: bytes)
+                .map { PreparedChange.carried($0, since: v.hlc) }
         }
     }
 

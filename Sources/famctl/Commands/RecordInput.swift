@@ -148,8 +148,8 @@ enum RecordInput {
     /// fail, so it is bad data, said before anything is written.
     ///
     /// - Throws: ``CLIError`` (exit 65) naming the size and the limit.
-    static func checkFitsOneEvent(_ body: EventBody) throws(CLIError) {
-        let count = body.encoded().count
+    static func checkFitsOneEvent(_ body: EventBody, reserve: Int = 0) throws(CLIError) {
+        let count = body.encoded().count + reserve
         guard count > SyncEnvelope.maximumBody else { return }
         throw .data("the record is too large for one event: \(count) bytes encoded, over the limit of \(SyncEnvelope.maximumBody) bytes",
                     hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
@@ -161,8 +161,11 @@ enum RecordInput {
     /// (a record grown past one event by merged changes, carried into a
     /// family or imported). A single field too large for one event is
     /// refused.
-    static func fittingPuts(_ event: RecordEvent) throws(CLIError) -> [EventBody] {
-        if event.body.encoded().count <= SyncEnvelope.maximumBody { return [event.body] }
+    /// - Parameter reserve: bytes each put must leave for keys added to it
+    ///   afterwards (`accept`'s `carried`).
+    static func fittingPuts(_ event: RecordEvent, reserve: Int = 0) throws(CLIError) -> [EventBody] {
+        let limit = SyncEnvelope.maximumBody - reserve
+        if event.body.encoded().count <= limit { return [event.body] }
         var out: [EventBody] = []
         var current: [String: JSONValue] = [:]
         func put(_ fields: [String: JSONValue]) -> EventBody {
@@ -171,10 +174,10 @@ enum RecordInput {
         for name in event.fields.keys.sorted() {
             var trial = current
             trial[name] = event.fields[name]
-            if put(trial).encoded().count <= SyncEnvelope.maximumBody { current = trial; continue }
+            if put(trial).encoded().count <= limit { current = trial; continue }
             if !current.isEmpty { out.append(put(current)) }
             current = [name: event.fields[name]!]
-            try checkFitsOneEvent(put(current))
+            try checkFitsOneEvent(put(current), reserve: reserve)
         }
         out.append(put(current))
         return out
