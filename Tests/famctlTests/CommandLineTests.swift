@@ -269,8 +269,11 @@ struct CommandLineTests {
         #expect(try f.ok("status").contains("0 in the log"))
         // The change given where the id goes: the order is said.
         let swapped = try f.run("record", "update", "amountMl=130", "01a237ca-e092-7719-b697-ba35d6ba1c3a")
-        #expect(swapped.code == 65 && swapped.stderr.contains("'amountMl=130' is not a record id")
-                && swapped.stderr.contains("Give the record's id first, then the changes"), "\(swapped.stderr)")
+        #expect(swapped.code == 64 && swapped.stderr.contains("'amountMl=130' is not a record id")
+                && swapped.stderr.contains("give the record's id first, then the changes"), "\(swapped.stderr)")
+        // Other commands that take an id say nothing of changes.
+        let shown = try f.run("record", "show", "note=x")
+        #expect(shown.code == 65 && !shown.stderr.contains("changes"), "\(shown.stderr)")
         let bench = try f.run("bench", "--scale", "1001")
         #expect(bench.code == 65 && bench.stderr.contains("is not a positive number up to 1000"), "\(bench.stderr)")
     }

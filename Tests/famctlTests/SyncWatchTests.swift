@@ -20,6 +20,18 @@ struct SyncWatchTests {
         return (watch, out, log)
     }
 
+    /// A watch whose reader went away (`| head -1`) ends, exit 0, even with
+    /// nothing more to say: it does not go on syncing for nobody.
+    @Test(.timeLimit(.minutes(2)))
+    func aWatchWhoseReaderWentAwayEnds() throws {
+        let family = try SharedFamily()
+        let started = Date()
+        let r = try Subprocess.run("/usr/bin/timeout", ["30", "/bin/bash", "-c", "set -o pipefail; \"$0\" sync --watch --interval 0.5 | head -1",
+                                                         FamctlRunner.binary.path], env: ["FAMCTL_HOME": family.mum.home])
+        #expect(r.0 == 0 && r.1.hasPrefix("syncing every 0.5 s"), "exit \(r.0): \(r.1)")
+        #expect(Date().timeIntervalSince(started) < 20, "the watch went on without its reader")
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func watchPublishesChangesAndStopsOnInterrupt() throws {
         let family = try SharedFamily()

@@ -80,9 +80,11 @@ enum CLI {
     static func outputChecked(_ code: Int32, didWork: Bool) -> Int32 {
         let failure = Console.outputFailure.load(ordering: .relaxed)
         guard failure != 0, failure != EPIPE else { return code }
+        // Closed (`>&-`): no space to free.
+        let remedy = failure == EBADF ? "Give the command somewhere to write its output (a file, a pipe, the terminal)" : "Free some space (or write elsewhere)"
         return report(CLIError(.cantCreate, "the output could not be written: \(String(cString: strerror(failure)))",
-                               hint: didWork ? "What the command did is done; only what it printed is lost. Free some space (or write elsewhere) and run a command that shows it again ('famctl record list', 'famctl log')."
-                                   : "Free some space, or write the output elsewhere."))
+                               hint: didWork ? "What the command did is done; only what it printed is lost. \(remedy) and run a command that shows it again ('famctl record list', 'famctl log')."
+                                   : "\(remedy)."))
     }
 
     private static func report(_ e: CLIError) -> Int32 {
@@ -114,6 +116,16 @@ enum Console {
     /// The first errno a write to standard output failed with (0: none):
     /// ``CLI/outputChecked(_:didWork:)`` turns it into the exit code.
     static let outputFailure = Atomic<Int32>(0)
+
+    /// Whether standard output is a pipe whose reader went away: a write
+    /// failed with EPIPE, or the kernel says so without one (`poll` gives
+    /// POLLERR on a pipe's write end once its read end is closed), so that a
+    /// watch with nothing to say does not go on for nobody.
+    static var readerGone: Bool {
+        if outputFailure.load(ordering: .relaxed) == EPIPE { return true }
+        var p = pollfd(fd: 1, events: 0, revents: 0)
+        return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLERR) != 0
+    }
 
     private static func writeAll(_ fd: Int32, _ s: String) {
         var bytes = Array(s.utf8)

@@ -25,4 +25,5 @@ struct CLIError: Error, Sendable {
     }
 
     static func usage(_ message: String, hint: String? = nil) -> CLIError { CLIError(.usage, message, hint: hint) }
-    static func data(_ message: String, hint: String? = nil) -> CLIError { CLIError(.dataError, message, hint: hint) }}
+    static func data(_ message: String, hint: String? = nil) -> CLIError { CLIError(.dataError, message, hint: hint) }
+}

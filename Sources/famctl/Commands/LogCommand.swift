@@ -17,14 +17,16 @@ enum LogCommand: Command {
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         var authorPrefix: String?
-        if let a = inv.value("--author") {
+        if let given = inv.value("--author") {
+            // As names are kept: trimmed.
+            let a = given.trimmingCharacters(in: .whitespaces)
             // The members' names, and this device's own (in a family of its
             // own it is no member, but has a name).
             var names = home.projector.household.members.values.map { (name: $0.name, device: $0.device) }
             if let own = try home.state.get(.deviceName), !names.contains(where: { $0.device == home.deviceID }) { names.append((own, home.deviceID)) }
             let named = names.filter { $0.name == a }
             let folded = names.filter { $0.name.lowercased() == a.lowercased() }
-            if a == "me" {
+            if a.lowercased() == "me" {
                 authorPrefix = home.deviceID.hex
             } else if named.count == 1 {
                 // A member's name, as the member commands take it.

@@ -50,13 +50,14 @@ enum MemberLookup {
         let byName = h.members.values.filter { $0.name == text }
         if byName.count == 1 { return byName[0] }
         if byName.count > 1 { throw .data("\(byName.count) members are called \"\(text)\"; give the device id") }
+        // A name differing only in case is most likely the one meant.
+        let alike = h.members.values.filter { $0.name.lowercased() == text.lowercased() }.map(\.name)
         let byID = h.members.values.filter { $0.device.hex.hasPrefix(text.lowercased()) }
         if byID.count == 1, text.count < 4 {
+            if alike.count == 1 { throw .data("no member \"\(text)\"", hint: "Names are matched exactly: did you mean \"\(alike[0])\"?") }
             throw .data("'\(text)' is too short for a device id: give at least 4 of its characters", hint: "'famctl members' lists them.")
         }
         guard byID.count == 1 else {
-            // A name differing only in case is most likely the one meant.
-            let alike = h.members.values.filter { $0.name.lowercased() == text.lowercased() }.map(\.name)
             throw .data(byID.isEmpty ? "no member \"\(text)\"" : "'\(text)' matches \(byID.count) devices; give more of the id",
                         hint: alike.count == 1 ? "Names are matched exactly: did you mean \"\(alike[0])\"?"
                             : "'famctl members' lists them; a device that joined is listed once its join reaches this device ('famctl sync').")

@@ -52,7 +52,12 @@ enum PhotoGetCommand: Command {
         let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)
         // Written to standard output (a pipe): the photo is the output, the report goes to stderr.
         let toStandardOutput = Console.isStandardOutput(out)
-        do { try FileIO.writeOut(bytes, to: out, mode: 0o600) } catch { throw CLIError(.cantCreate, "cannot write \(out): \(error.reason)") }
+        do { try FileIO.writeOut(bytes, to: out, mode: 0o600) } catch {
+            // A reader that went away (`--out /dev/stdout | head -c 100`) is
+            // no failure, as for any other output.
+            if error.code == EPIPE { return }
+            throw CLIError(.cantCreate, "cannot write \(out): \(error.reason)")
+        }
         if inv.json {
             Console.json(["photo": id.lowercasedText, "bytes": bytes.count, "out": out], toStandardError: toStandardOutput)
         } else if toStandardOutput {

@@ -36,7 +36,8 @@ enum RecordInput {
                 throw .data("\(error)")
             }
         }
-        for name in out.keys.sorted() { if let warning = undefinedFieldWarning(name, schema: schema) { Console.err(warning) } }
+        // (Clearing one, `amountML=` to undo a typo, keeps nothing: not warned about.)
+        for name in out.keys.sorted() where out[name] != .null { if let warning = undefinedFieldWarning(name, schema: schema) { Console.err(warning) } }
         return out
     }
 
@@ -97,10 +98,15 @@ enum RecordInput {
         return d
     }
 
-    static func record(_ text: String) throws(CLIError) -> UUID {
+    /// - Parameter changesFollow: the id comes before `field=value`
+    ///   changes (`record update`): one given in its place is a mistake of
+    ///   order (64), said as such.
+    static func record(_ text: String, changesFollow: Bool = false) throws(CLIError) -> UUID {
         guard let u = UUID(text: text) else {
-            // `field=value` where the id goes: the order, said.
-            throw .data("'\(text)' is not a record id (a UUID)", hint: text.contains("=") ? "Give the record's id first, then the changes: famctl record update ID field=value …" : nil)
+            if changesFollow, text.contains("=") {
+                throw .usage("'\(text)' is not a record id (a UUID): give the record's id first, then the changes: famctl record update ID field=value …")
+            }
+            throw .data("'\(text)' is not a record id (a UUID)")
         }
         return u
     }

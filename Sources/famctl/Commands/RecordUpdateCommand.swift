@@ -22,7 +22,7 @@ enum RecordUpdateCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         var inv = inv
-        let id = try RecordInput.record(inv.positionals.removeFirst())
+        let id = try RecordInput.record(inv.positionals.removeFirst(), changesFollow: true)
         let home = try Home.open(Home.location(inv))
         guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         guard !current.deleted else {

@@ -48,7 +48,8 @@ enum RecordView {
     }
 
     private static func text(_ s: String, inList: Bool) -> String {
-        let plain = !s.isEmpty && !s.unicodeScalars.contains {
+        // (`[]` is how an empty list shows: a text that reads so is quoted.)
+        let plain = !s.isEmpty && s != "[]" && !s.unicodeScalars.contains {
             $0 == "\"" || (inList && $0 == ",") || ($0.properties.isWhitespace && !PlainText.isControl($0))
         }
         if plain { return s }

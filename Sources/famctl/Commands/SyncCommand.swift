@@ -71,6 +71,9 @@ enum SyncCommand: Command {
         let say: (String) -> Void = inv.json ? { Console.err("famctl: " + $0) } : { Console.out($0) }
         say("syncing every \(interval) s; Ctrl-C stops")
         while !stop.load(ordering: .relaxed) {
+            // Its reader gone (`sync --watch | head -1`, a `jq` that ended):
+            // nobody sees the rounds any more; the watch ends, exit 0.
+            if Console.readerGone { break }
             defer { usleep(100_000) }
             guard Date() >= retryAt else { continue }
             do {
