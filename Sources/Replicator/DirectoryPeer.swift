@@ -17,13 +17,15 @@ public final class DirectoryPeer: Peer {
 
     private func full(_ path: String) -> String { directory.familyPath + "/" + path }
 
-    private func tag(_ path: String) -> String? {
+    /// - Parameter links: a symbolic link that leads nowhere (a loop, a
+    ///   target gone) gets a tag of its own times, so that reading it says
+    ///   what it is instead of the file passing unseen. Without (a blob, a
+    ///   write that must not replace a file): it counts as absent, and the
+    ///   blob is uploaded again over it, as a missing one is.
+    private func tag(_ path: String, links: Bool = true) -> String? {
         var st = stat()
         guard stat(full(path), &st) == 0 else {
-            // A symbolic link that leads nowhere (a loop, a target gone) is
-            // listed by its own times, so that reading it says what it is
-            // instead of the file passing unseen.
-            guard lstat(full(path), &st) == 0, st.st_mode & S_IFMT == S_IFLNK else { return nil }
+            guard links, lstat(full(path), &st) == 0, st.st_mode & S_IFMT == S_IFLNK else { return nil }
             return "link-\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ino)-\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
         }
         // The change time too: a writer can set the modification time back,
@@ -57,20 +59,20 @@ public final class DirectoryPeer: Peer {
             // stands for: there, its bytes elsewhere, not to be uploaded again.
             let blob = name.hasPrefix(".") && name.hasSuffix(".blob.icloud") ? String(name.dropFirst().dropLast(".icloud".count)) : name
             guard blob.hasSuffix(".blob") else { return nil }
-            return tag("blobs/" + name).map { PeerObject(path: "blobs/" + blob, tag: $0) }
+            return tag("blobs/" + name, links: false).map { PeerObject(path: "blobs/" + blob, tag: $0) }
         }
         return ChangePage(objects: objects, token: "listing", moreComing: false, unreadableFolders: unreadable)
     }
 
     public func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
-        guard tag(path) == nil else { throw .alreadyExists }
+        guard tag(path, links: false) == nil else { throw .alreadyExists }
         let parts = path.split(separator: "/")
         guard parts.count == 2, parts[0] == "blobs" || DeviceID(hex: String(parts[0])) != nil else { throw .unsupported("bad path \(path)") }
         do { try directory.publish(bytes, as: String(parts[1]), into: String(parts[0])) } catch { throw map(error) }
     }
 
     public func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String {
-        guard tag(path) == expected else { throw .conflict(current: tag(path)) }
+        guard tag(path, links: expected != nil) == expected else { throw .conflict(current: tag(path)) }
         let parts = path.split(separator: "/")
         guard parts.count == 2 else { throw .unsupported("bad path \(path)") }
         do { try directory.publish(bytes, as: String(parts[1]), into: String(parts[0])) } catch { throw map(error) }

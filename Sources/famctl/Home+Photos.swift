@@ -257,14 +257,20 @@ extension Home {
         pending.removeAll { !live.contains($0) }
         var damaged: [String] = []
         var uploaded = 0
+        var uploadFailure: PeerError?
         for blob in pending {
             guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob) else { continue }
             guard Hex.encode(Sodium.blake2b256(bytes)) == blob else {
                 damaged.append(photoOf[blob] ?? blob)
                 continue
             }
+            do { try uploadBlob(blob, bytes, to: peer) } catch let e as PeerError where !e.isOffline {
+                // Refused (a full server): the deleted photos' blobs are
+                // still erased and the cache kept in bounds, then it is said.
+                uploadFailure = uploadFailure ?? e
+                continue
+            }
             uploaded += 1
-            try uploadBlob(blob, bytes, to: peer)
             try log.database.run("UPDATE ph_cache SET unpublished = 0 WHERE blob = ?1", [.text(blob)])
         }
         var repaired = 0
@@ -277,7 +283,10 @@ extension Home {
             for blob in live where !justPublished.contains(blob) && !listed.contains(Self.blobPath(blob)) {
                 guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob),
                       Hex.encode(Sodium.blake2b256(bytes)) == blob else { continue }
-                guard try uploadBlob(blob, bytes, to: peer) else { continue }
+                do { guard try uploadBlob(blob, bytes, to: peer) else { continue } } catch let e as PeerError where !e.isOffline {
+                    uploadFailure = uploadFailure ?? e
+                    continue
+                }
                 // Written by this device: it may erase it, should the photo be deleted.
                 try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(blob)])
                 repaired += 1
@@ -291,6 +300,7 @@ extension Home {
         }
         try erase(deleted.subtracting(live), uploadedHere: deletedOwn, live: live, from: peer)
         try evictPhotos()
+        if let uploadFailure { throw uploadFailure }
         return (uploaded + repaired, damaged.sorted(), unreadable)
     }
 
@@ -315,8 +325,14 @@ extension Home {
     }
 
     private func rememberSeen(_ blob: String, _ tag: String) throws {
-        try log.database.run("INSERT OR REPLACE INTO ph_seen(blob, tag) VALUES(?1, ?2)", [.text(blob), .text(tag)])
+        try log.database.run("INSERT OR REPLACE INTO ph_seen(blob, tag) VALUES(?1, ?2)", [.text(blob), .text(Self.strongTag(tag))])
     }
+
+    /// A tag without its weak mark: Apache gives a file changed within the
+    /// last second a weak ETag (`W/"…"`), the same one strong afterwards,
+    /// so the tag an upload got and the one the next listing shows compare
+    /// equal, and the blob is not read back for nothing.
+    static func strongTag(_ tag: String) -> String { tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
 
     /// The live blobs whose listed tag changed since this device first saw
     /// them listed, read back once: one that no longer matches its name is
@@ -332,7 +348,7 @@ extension Home {
         var replaced = 0
         var unreadable: [String] = []
         for blob in live.sorted() {
-            guard let tag = tags[Self.blobPath(blob)], !tag.isEmpty, seen[blob] != tag else { continue }
+            guard let tag = tags[Self.blobPath(blob)].map(Self.strongTag), !tag.isEmpty, seen[blob] != tag else { continue }
             // First seen: kept as it is, unread (a device reads no photo it was not asked for).
             guard seen[blob] != nil else { try rememberSeen(blob, tag); continue }
             guard let cached = try? FileIO.readFile(photoDirectory + "/" + blob), Hex.encode(Sodium.blake2b256(cached)) == blob else { continue }

@@ -208,13 +208,24 @@ struct PeerSyncTests {
 
             // The events go out, the photo's blob does not: the report says
             // what went out and came in, then why the photo did not.
+            // Mum's photo, fetched into its cache, then deleted by her.
+            let (mine, _) = try PhotoTests.jpegFile(mum, 5_000, marker: "MUMS")
+            let mumsPhoto = try mum.ok("photo", "add", record, mine)
+            try mum.ok("sync")
             let noblobs = try #require(devices["noblobs"])
             try noblobs.ok("sync")
+            try noblobs.ok("photo", "get", mumsPhoto, "--out", noblobs.root + "/m.jpg")
+            let cached = try FileManager.default.contentsOfDirectory(atPath: noblobs.home + "/photos")
+            try #require(cached.count == 1)
+            try mum.ok("photo", "delete", mumsPhoto)
+            try mum.ok("sync")
             let (file, _) = try PhotoTests.jpegFile(noblobs, 20_000, marker: "NOROOM")
             try noblobs.ok("photo", "add", record, file)
             let p = try noblobs.run("sync")
             #expect(p.code == 73 && p.stdout.contains("published") && p.stderr.contains("507") && !p.stdout.contains("wait to go out"),
                     "exit \(p.code): \(p.stdout) \(p.stderr)")
+            // Its upload refused, the round still erased the deleted photo's copy.
+            #expect(!FileManager.default.fileExists(atPath: noblobs.home + "/photos/" + cached[0]), "a deleted photo's copy was kept")
             try mum.ok("sync")
             #expect(try mum.ok("record", "show", record).contains("photos="), "the photo's event did not go out")
 
@@ -222,6 +233,28 @@ struct PeerSyncTests {
             let b = try broken.run("sync")
             #expect(b.code == 75 && b.stdout.contains("pulled") && b.stderr.contains("500"), "exit \(b.code): \(b.stdout) \(b.stderr)")
             #expect(try broken.ok("record", "show", record).contains("mood=4"), "the events were not pulled past a failing write")
+        }
+    }
+
+    /// The uploader keeps the tag its upload got, compared without
+    /// Apache's weak mark (a file changed within the last second gets
+    /// `W/"…"`, strong afterwards): its next rounds do not read the blob
+    /// back, as a changed one would be.
+    @Test(.timeLimit(.minutes(2)))
+    func anUploadedBlobIsNotReadBack() throws {
+        try ApacheWebDAV.with { url, directory in
+            let mum = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--peer", url)
+            try mum.ok("subject", "add", "newMom")
+            let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+            let (file, _) = try PhotoTests.jpegFile(mum, 5_000, marker: "ONCE")
+            try mum.ok("photo", "add", record, file)
+            // (Apache's tag of the blob turns strong a second after the upload.)
+            for _ in 0..<3 { try mum.ok("sync"); Thread.sleep(forTimeInterval: 1.2) }
+            let log = try String(contentsOfFile: directory + "/access.log", encoding: .utf8).split(separator: "\n")
+            #expect(log.contains { $0.hasPrefix("PUT ") && $0.contains("/blobs/") }, "the blob was not uploaded")
+            #expect(!log.contains { $0.hasPrefix("GET ") && $0.contains("/blobs/") }, "the uploader read its blob back: \(log.filter { $0.contains("/blobs/") })")
         }
     }
 

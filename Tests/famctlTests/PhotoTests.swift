@@ -293,6 +293,27 @@ struct PhotoTests {
         try Self.expectRepaired(path, damaged: bytes, fetchedBy: dad, photo: photo, original: original)
     }
 
+    /// A blob replaced by a symbolic link that leads nowhere (a loop, a
+    /// target gone) is taken for a missing one: the next round of a device
+    /// holding a good copy writes it again in the link's place.
+    @Test func aBlobReplacedByABrokenLinkIsWrittenAgain() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        let (file, original) = try Self.jpegFile(mum, 10_000, marker: "LINKED")
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync")
+        let (path, _) = try Self.damageTheOnlyBlob(in: dir)
+        for target in [path, dir + "/nowhere"] {
+            try FileManager.default.removeItem(atPath: path)
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+            let round = try mum.run("sync")
+            #expect(round.code == 0 && !round.stderr.contains("symbolic link"), "\(round.stderr)")
+            var st = stat()
+            #expect(lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG, "the link is still in the blob's place")
+        }
+        try dad.ok("sync")
+        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/x.jpg").contains("wrote \(original.count) bytes"))
+    }
+
     /// Flips a byte in the middle of the one blob in the shared folder `dir`.
     static func damageTheOnlyBlob(in dir: String) throws -> (path: String, damaged: [UInt8]) {
         let blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }

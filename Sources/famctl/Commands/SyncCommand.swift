@@ -258,7 +258,7 @@ enum SyncCommand: Command {
                 // why the photos did not (a full server, say).
                 recordError(e, replicator)
                 return Round(published: published, pulled: pulled, publishFailure: failure(e, at: replicator.peer.label, probing: false),
-                             warnings: warnings(home, replicator: replicator, carried: pulled.carried))
+                             warnings: warnings(home, replicator: replicator, carried: pulled.carried) + refusedHere(home, before: deniedBefore))
             }
             if home.prefetchPhotos {
                 // Only what fits in the cache as it stands: a photo fetched by
@@ -282,17 +282,20 @@ enum SyncCommand: Command {
             let blobs = photos.unreadableOnPeer.map {
                 "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
             }
-            // This device's changes the round's events made the family refuse
-            // (a role changed to viewer while it wrote): said, not only listed by status.
-            let denied = ownDenied(home).filter { deniedBefore[$0.key] == nil }
-            let refusedHere = denied.isEmpty ? [] : ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
-                + Set(denied.values).sorted().joined(separator: "; ") + ". They stay in the log; 'famctl status' lists them."]
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies,
-                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere)
+                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere(home, before: deniedBefore))
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
             throw failure(e, at: replicator.peer.label, probing: false)
         }
+    }
+
+    /// This device's changes the round's events made the family refuse (a
+    /// role changed to viewer while it wrote): said, not only listed by status.
+    private static func refusedHere(_ home: Home, before: [String: String]) -> [String] {
+        let denied = ownDenied(home).filter { before[$0.key] == nil }
+        return denied.isEmpty ? [] : ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
+            + Set(denied.values).sorted().joined(separator: "; ") + ". They stay in the log; 'famctl status' lists them."]
     }
 
     /// What `status` shows as the last error (`r_meta.last_error`).
