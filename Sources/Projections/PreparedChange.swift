@@ -130,12 +130,20 @@ public struct PreparedChange: Sendable, Equatable {
 
     /// `body` with ``carriedSince`` set to `since`: a put an `accept`
     /// carries into a family.
+    /// A record's put says `schema` 2 (schema 1 and `carried`): a reader
+    /// that knows only schema 1 keeps it in its log and applies it after
+    /// an upgrade (``Change/deferred(_:)``), rather than merge it at its
+    /// event's moment, unlike every reader that knows the key.
     public static func carried(_ body: EventBody, since: HLC) -> EventBody {
         let hex = String(since.rawValue, radix: 16)
         var fields = body.object
         fields[carriedKey] = .string(String(repeating: "0", count: 16 - hex.count) + hex)
-        return EventBody(type: body.type, schema: body.schema, fields: fields)
+        let schema = body.type == RecordEvent.Kind.put.rawValue ? max(body.schema, Self.carriedRecordSchema) : body.schema
+        return EventBody(type: body.type, schema: schema, fields: fields)
     }
+
+    /// The record schema that brought `carried`.
+    public static let carriedRecordSchema = 2
 
     /// ``carriedSince`` as the body holds it (`nil`: not 16 hex digits).
     static func carriedHLC(_ text: String?) -> HLC? {

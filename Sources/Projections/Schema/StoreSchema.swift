@@ -18,7 +18,10 @@ public struct FieldSpec: Sendable {
 /// cross-field rules. Fields not listed are kept as they are (forward
 /// compatibility) and typed without a schema on the command line.
 public struct StoreSchema: Sendable {
-    public static let version = 1
+    /// The newest record schema this famctl reads: 2 is schema 1 with a
+    /// put's `carried` (an `accept`'s; ``PreparedChange/carried(_:since:)``).
+    /// Records are written at schema 1 otherwise.
+    public static let version = 2
     /// How far in the future `at`/`start` may be at entry.
     public static let futureAllowance: TimeInterval = 5 * 60
     public static let maxDuration: TimeInterval = 24 * 3600
