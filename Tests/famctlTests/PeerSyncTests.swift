@@ -169,10 +169,7 @@ struct PeerSyncTests {
     @Test(.timeLimit(.minutes(3)))
     func aServerThatTakesNoWritesStillLetsTheRoundPull() throws {
         try ApacheWebDAV.with { url, _ in
-            let mum = FamctlRunner()
-            try mum.ok("init", "--name", "Mum")
-            try mum.ok("family", "create", "--name", "F", "--peer", url)
-            try mum.ok("subject", "add", "newMom")
+            let mum = try Self.owner(at: url)
             var devices: [String: FamctlRunner] = [:]
             for way in ["full", "noblobs", "broken"] {
                 let r = FamctlRunner()
@@ -236,6 +233,16 @@ struct PeerSyncTests {
         }
     }
 
+    /// Mum's new family on the WebDAV server at `url`, with the new mom as
+    /// its care subject.
+    static func owner(at url: String) throws -> FamctlRunner {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", url)
+        try mum.ok("subject", "add", "newMom")
+        return mum
+    }
+
     /// The uploader keeps the tag its upload got, compared without
     /// Apache's weak mark (a file changed within the last second gets
     /// `W/"…"`, strong afterwards): its next rounds do not read the blob
@@ -243,10 +250,7 @@ struct PeerSyncTests {
     @Test(.timeLimit(.minutes(2)))
     func anUploadedBlobIsNotReadBack() throws {
         try ApacheWebDAV.with { url, directory in
-            let mum = FamctlRunner()
-            try mum.ok("init", "--name", "Mum")
-            try mum.ok("family", "create", "--name", "F", "--peer", url)
-            try mum.ok("subject", "add", "newMom")
+            let mum = try Self.owner(at: url)
             let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
             let (file, _) = try PhotoTests.jpegFile(mum, 5_000, marker: "ONCE")
             try mum.ok("photo", "add", record, file)

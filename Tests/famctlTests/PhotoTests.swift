@@ -268,8 +268,7 @@ struct PhotoTests {
         let late = FamctlRunner()
         try late.ok("accept", try mum.ok("invite"), "--name", "Late", "--dir", dir)
         try late.ok("sync")
-        let refused = try late.run("photo", "get", photo, "--out", late.root + "/x.jpg")
-        #expect(refused.code == 75 && refused.stderr.contains("damaged"), "\(refused.stderr)")
+        try Self.expectRefusedAsDamaged(photo, by: late)
         // Dad's round finds the blob changed, reads it back, and puts his good copy there.
         try dad.ok("sync")
         try Self.expectRepaired(path, damaged: bytes, fetchedBy: late, photo: photo, original: original)
@@ -280,15 +279,11 @@ struct PhotoTests {
     /// its next round: the upload kept the tag it wrote, so the damaged one
     /// is not taken for the blob as first seen.
     @Test func aBlobDamagedRightAfterItsUploadIsReplacedByItsUploader() throws {
-        let (mum, dad, _, dir, record) = try Self.household()
-        let (file, original) = try Self.jpegFile(mum, 30_000, marker: "UPLOADER")
-        let photo = try mum.ok("photo", "add", record, file)
-        try mum.ok("sync")
+        let (mum, dad, dir, photo, original) = try Self.uploadedPhoto(marker: "UPLOADER")
         let (path, bytes) = try Self.damageTheOnlyBlob(in: dir)
 
         try dad.ok("sync")
-        let refused = try dad.run("photo", "get", photo, "--out", dad.root + "/x.jpg")
-        #expect(refused.code == 75 && refused.stderr.contains("damaged"), "\(refused.stderr)")
+        try Self.expectRefusedAsDamaged(photo, by: dad)
         try mum.ok("sync")
         try Self.expectRepaired(path, damaged: bytes, fetchedBy: dad, photo: photo, original: original)
     }
@@ -297,10 +292,7 @@ struct PhotoTests {
     /// target gone) is taken for a missing one: the next round of a device
     /// holding a good copy writes it again in the link's place.
     @Test func aBlobReplacedByABrokenLinkIsWrittenAgain() throws {
-        let (mum, dad, _, dir, record) = try Self.household()
-        let (file, original) = try Self.jpegFile(mum, 10_000, marker: "LINKED")
-        let photo = try mum.ok("photo", "add", record, file)
-        try mum.ok("sync")
+        let (mum, dad, dir, photo, original) = try Self.uploadedPhoto(marker: "LINKED")
         let (path, _) = try Self.damageTheOnlyBlob(in: dir)
         for target in [path, dir + "/nowhere"] {
             try FileManager.default.removeItem(atPath: path)
@@ -314,6 +306,16 @@ struct PhotoTests {
         #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/x.jpg").contains("wrote \(original.count) bytes"))
     }
 
+    /// A household whose owner added a photo and synced (uploading its
+    /// blob); Dad has not synced since.
+    static func uploadedPhoto(marker: String) throws -> (FamctlRunner, FamctlRunner, String, String, [UInt8]) {
+        let (mum, dad, _, dir, record) = try household()
+        let (file, original) = try jpegFile(mum, 20_000, marker: marker)
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("sync")
+        return (mum, dad, dir, photo, original)
+    }
+
     /// Flips a byte in the middle of the one blob in the shared folder `dir`.
     static func damageTheOnlyBlob(in dir: String) throws -> (path: String, damaged: [UInt8]) {
         let blobs = try FileManager.default.subpathsOfDirectory(atPath: dir).filter { $0.hasSuffix(".blob") }
@@ -323,6 +325,12 @@ struct PhotoTests {
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return (path, bytes)
+    }
+
+    /// `device` refuses the photo's copy on the peer as damaged (75), writing nothing.
+    static func expectRefusedAsDamaged(_ photo: String, by device: FamctlRunner) throws {
+        let refused = try device.run("photo", "get", photo, "--out", device.root + "/x.jpg")
+        #expect(refused.code == 75 && refused.stderr.contains("damaged"), "\(refused.stderr)")
     }
 
     /// The blob at `path` is no longer the damaged one, and `device` gets the photo whole.
