@@ -17,6 +17,12 @@ public final class RetryingPeer: Peer {
     /// Whether ``getOnce(_:)`` has waited out its one throttle.
     private var waitedOutAThrottleOnce = false
 
+    /// Every request asked for once, without the back-off: set by a caller
+    /// that has already waited one out this round (a publish that kept
+    /// failing) and goes on with what may still work (the pull), so that a
+    /// server that died meanwhile does not cost the round a second wait.
+    public var singleAttempts = false
+
     /// Whether the caller has given up (Ctrl-C in `sync --watch`): a wait
     /// ends within a tenth of a second of it, and the failure is then
     /// passed on instead of the request being made again.
@@ -67,7 +73,7 @@ public final class RetryingPeer: Peer {
                 return try op()
             } catch {
                 lastError = error
-                guard error.isTransient, attempt < attempts else { throw error }
+                guard error.isTransient, attempt < attempts, !singleAttempts else { throw error }
                 let wait: Double
                 if case .throttled(let after) = error, after.isFinite {
                     // Honoured as given, but never zero (no hammering); a

@@ -233,6 +233,24 @@ struct PeerSyncTests {
         }
     }
 
+    /// A server that passes the probe, then fails every request (500): the
+    /// publish waits its back-off out, and the pull that follows asks once,
+    /// not through a second back-off (which doubled the round).
+    @Test(.timeLimit(.minutes(2)))
+    func aServerFailingAfterTheProbeCostsOneBackOff() throws {
+        let server = try Self.passingTheProbe { c in c.write("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n") }
+        defer { server.stop() }
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", server.url)
+        let before = server.requests
+        let r = try mum.run("sync")
+        #expect(r.code == 75 && r.stderr.contains("500"), "exit \(r.code): \(r.stderr)")
+        // The probe's few, the publish's eight tries, and the pull's one.
+        let made = server.requests - before
+        #expect(made <= 8 + 8, "\(made) requests: the pull went through a back-off of its own")
+    }
+
     /// Mum's new family on the WebDAV server at `url`, with the new mom as
     /// its care subject.
     static func owner(at url: String) throws -> FamctlRunner {

@@ -232,6 +232,9 @@ enum SyncCommand: Command {
             var publishFailure: PeerError?
             do { published = try replicator.publish() } catch let e as PeerError where !e.isOffline && e != .tokenExpired && !e.isThrottled {
                 publishFailure = e
+                // Its retries waited one back-off out already: the pull asks
+                // once, so a server that died since costs no second one.
+                if e.isTransient { (replicator.peer as? RetryingPeer)?.singleAttempts = true }
             }
             let publishedHead = try home.log.head(of: home.deviceID, in: home.family).seq
             var pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
