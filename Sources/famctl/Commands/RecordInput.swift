@@ -36,6 +36,14 @@ enum RecordInput {
                 throw .data("\(error)")
             }
         }
+        // A defined field's name in other letters' case (`Note`, `amountML`)
+        // is a typo, not a field of its own: refused, naming the field.
+        for name in out.keys.sorted() where schema.field(name) == nil && out[name] != .null {
+            if let defined = (schema.fields.map(\.name) + ["note", "source"]).first(where: { $0.lowercased() == name.lowercased() }) {
+                throw .data("\(schema.store.rawValue).\(name): the store's field is '\(defined)' (field names are matched exactly)",
+                            hint: "Give it as \(defined)=…; a field of another name is kept as given, with a warning.")
+            }
+        }
         // (Clearing one, `amountML=` to undo a typo, keeps nothing: not warned about.)
         for name in out.keys.sorted() where out[name] != .null { if let warning = undefinedFieldWarning(name, schema: schema) { Console.err(warning) } }
         return out
