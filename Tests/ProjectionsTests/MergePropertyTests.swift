@@ -176,6 +176,14 @@ struct MergePropertyTests {
                 if replica == 5 { order += events.filter { _ in rng.next() % 4 == 0 }; order.shuffle(using: &rng) }
                 p.heldCapacity = 2
                 try p.bulk(expected: order.count) { for e in order { try p.apply(e.env, body: e.body) } }
+            } else if replica == 0 {
+                // Read from the bodies' bytes, as a rebuild reads them
+                // (``PreparedChange/init(recordBody:version:)``: the canonical
+                // reader, else the members' reader), not from an EventBody.
+                for e in order {
+                    let change = PreparedChange(recordBody: e.body.encoded(), version: Version(e.env)) ?? PreparedChange(e.body)
+                    try p.apply(e.env, prepared: change)
+                }
             } else {
                 for e in order { try p.apply(e.env, body: e.body) }
             }
