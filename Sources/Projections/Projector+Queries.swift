@@ -150,7 +150,9 @@ extension Projector {
     public func subjects() throws -> [SubjectState] {
         try entities("subject").compactMap { key, e in
             guard let focus = FocusKey(key), let v = e.firstPut else { return nil }
-            return SubjectState(focus: focus, fields: e.visibleFields(afterDelete: false), creator: v.author, created: v, updated: e.put ?? v)
+            let visible = e.visibleFields(afterDelete: false)
+            return SubjectState(focus: focus, fields: visible, creator: v.author, created: v, updated: e.put ?? v,
+                                fieldVersions: e.fields.filter { visible[$0.key] != nil }.mapValues(\.version))
         }
     }
 

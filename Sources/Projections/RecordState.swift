@@ -28,6 +28,8 @@ public struct SubjectState: Sendable, Equatable {
     public let created: Version
     /// Its newest put's version.
     public let updated: Version
+    /// The version of the write each visible field holds.
+    public var fieldVersions: [String: Version] = [:]
 
     public var kind: SubjectKind { SubjectKind(focus) }
     public var name: String? { fields["name"]?.stringValue }

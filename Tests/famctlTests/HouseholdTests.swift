@@ -494,6 +494,7 @@ struct HouseholdTests {
         try mum.ok("init", "--name", "Mum")
         try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
         try mum.ok("subject", "add", "newMom", "--name", "Mum")
+        try mum.ok("subject", "add", "pregnancy", "--due", "2027-03-01", "--name", "First")
         let feeding = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=old")
         let deleted = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         let mine = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
@@ -504,16 +505,18 @@ struct HouseholdTests {
         // The family, after Dad's import: an edit, a delete.
         try mum.ok("record", "update", feeding, "mood=5", "note=new")
         try mum.ok("record", "delete", deleted)
+        try mum.ok("subject", "add", "pregnancy", "--due", "2027-03-05")
         // Dad, on his own, later still: another field of the edited record
         // (each field merges as of its own write: Mum's mood stands), an
         // edit of another of them, and a new record.
         try dad.ok("record", "update", feeding, "intrusive=1")
+        try dad.ok("subject", "add", "pregnancy", "--name", "Bump")
         try dad.ok("record", "update", mine, "note=dad's")
         let new = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
         try mum.ok("sync")
 
         let joined = try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", mum.root + "/shared")
-        #expect(joined.contains("Wrote 1 care subject(s) and 4 record(s)"), "\(joined)")
+        #expect(joined.contains("Wrote 2 care subject(s) and 4 record(s)"), "\(joined)")
         try dad.ok("sync")
         try mum.ok("sync")
         for device in [mum, dad] {
@@ -523,6 +526,10 @@ struct HouseholdTests {
             #expect(try device.ok("record", "show", deleted).hasSuffix("(deleted)"), "an older copy brought a deleted record back")
             #expect(try device.ok("record", "show", mine).contains("note=dad's"), "Dad's later edit of his copy was lost")
             #expect(try device.ok("record", "show", new).contains("mood=4"))
+            // A care subject's fields likewise: Mum's due date, Dad's later name.
+            let subjects = try JSONSerialization.jsonObject(with: Data(try device.ok("subject", "list", "--json").utf8)) as? [[String: Any]] ?? []
+            let pregnancy = subjects.first { $0["focus"] as? String == "pregnancy" }
+            #expect(pregnancy?["due"] as? String == "2027-03-05" && pregnancy?["name"] as? String == "Bump", "\(subjects)")
         }
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }

@@ -93,7 +93,7 @@ enum AcceptCommand: Command {
                     // edit or a delete of the same id (an export of the
                     // family's own records imported here, say), is not
                     // undone by this older copy.
-                    carried = try existing.projector.subjects().map { PreparedChange.carried(SubjectEvent(focus: $0.focus, fields: $0.fields).body, since: $0.updated.hlc) }
+                    carried = try existing.projector.subjects().flatMap(Self.carriedPuts)
                         + (try records.flatMap(Self.carriedPuts))
                         + existing.projector.photos(includeDeleted: false).filter { $0.record.map(ids.contains) ?? false }
                             .map { PhotoEvent(kind: .put, photo: $0.id, fields: $0.putFields).body }
@@ -110,14 +110,14 @@ enum AcceptCommand: Command {
                     }
                 }
             }
-            home = try Self.finishing(carrying: carried.count, path: path) {
+            home = try Self.finishing(carrying: Self.items(carried), path: path) {
                 try existing.state.set(.deviceName, name)
                 return try Home.open(path)
             }
         } else {
             home = try Home.create(path, name: name, start: .joining(code.family, code.key, owner: code.owner))
         }
-        try Self.finishing(carrying: carried.count, path: path, joined: { ((try? home.log.head(of: home.deviceID, in: code.family).seq) ?? 0) > 0 }) {
+        try Self.finishing(carrying: Self.items(carried), path: path, joined: { ((try? home.log.head(of: home.deviceID, in: code.family).seq) ?? 0) > 0 }) {
             try location.store(in: home)
             try home.state.set(.joinedRole, code.role.rawValue)
             try home.state.set(.includeShared, inv.flag("--keep-private") ? "off" : "on")
@@ -128,7 +128,9 @@ enum AcceptCommand: Command {
             try home.append(bodies.map { ($0, code.key) }, after: code.issued, check: { try home.state.remove(.carryPending) })
         }
 
-        let subjects = carried.count { $0.type == SubjectEvent.type }, photos = carried.count { $0.type == PhotoEvent.Kind.put.rawValue }
+        // Subjects counted by focus, as records by id: one written at several moments went as several puts.
+        let subjects = Set(carried.filter { $0.type == SubjectEvent.type }.compactMap { $0["subject"]?.stringValue }).count
+        let photos = carried.count { $0.type == PhotoEvent.Kind.put.rawValue }
         // Records counted by id: one grown past one event went as several puts.
         let records = Set(carried.compactMap { body in (try? RecordEvent(body)).flatMap { $0 }?.record }).count
         if inv.json {
@@ -183,6 +185,24 @@ enum AcceptCommand: Command {
                                                     fields: groups[v]!), reserve: bytes)
                 .map { PreparedChange.carried($0, since: v.hlc) }
         }
+    }
+
+    /// How many care subjects, records and photos `bodies` carry (a record
+    /// or subject written at several moments goes as several puts).
+    static func items(_ bodies: [EventBody]) -> Int {
+        Set(bodies.map { b in
+            b.type + ":" + (b["subject"]?.stringValue ?? b["record"]?.stringValue ?? b["photo"]?.stringValue ?? "")
+        }).count
+    }
+
+    /// A care subject carried into the family, as a record is: one put per
+    /// moment this device wrote some of its fields (a subject with none, one
+    /// put at its newest write).
+    static func carriedPuts(_ s: SubjectState) -> [EventBody] {
+        var groups: [Version: [String: JSONValue]] = [:]
+        for (name, value) in s.fields { groups[s.fieldVersions[name] ?? s.updated, default: [:]][name] = value }
+        if groups.isEmpty { groups[s.updated] = [:] }
+        return groups.keys.sorted().map { PreparedChange.carried(SubjectEvent(focus: s.focus, fields: groups[$0]!).body, since: $0.hlc) }
     }
 
     /// What an interrupted `accept` was carrying into the family (see ``DeviceState/Key/carryPending``).
