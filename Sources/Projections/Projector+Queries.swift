@@ -65,12 +65,9 @@ extension Projector {
         guard let fields = EntityState.decodeFields(r.blob(p + 6)) else { throw DamagedRow(kind: "record", id: text, value: "fields") }
         let del: Version? = r.isNull(p + 1) ? nil : Version(bytes: r.blob(p + 1))
         let e = EntityState(put: put, delete: del, firstPut: first, fields: fields)
-        let visible = e.visibleFields()
-        var versions: [String: Version] = [:]
-        for (name, f) in fields where visible[name] != nil || name == "$at" { versions[name] = f.version }
         return RecordState(
-            id: uuid, store: r.text(p + 3), focus: r.text(p + 4), at: r.isNull(p + 5) ? nil : r.text(p + 5), fields: visible,
-            creator: first.author, created: first, updated: max(put, del ?? put), deleted: e.isDeleted, fieldVersions: versions)
+            id: uuid, store: r.text(p + 3), focus: r.text(p + 4), at: r.isNull(p + 5) ? nil : r.text(p + 5), fields: e.visibleFields(),
+            creator: first.author, created: first, updated: max(put, del ?? put), deleted: e.isDeleted)
     }
 
     /// One record, live or deleted; `nil` when no event names it.
@@ -95,6 +92,13 @@ extension Projector {
     /// Whether any event (put or delete) has named this record.
     public func recordExists(_ id: UUID) throws -> Bool {
         try database.statement("SELECT 1 FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.lowercasedText)]) { _ in true } ?? false
+    }
+
+    /// The version of the write each field of every entity of `kind`
+    /// (`record`, `subject`) holds, by id (`$at` and the other meta fields
+    /// too): what an `accept` carries each field at.
+    public func fieldVersions(_ kind: String) throws -> [String: [String: Version]] {
+        Dictionary(uniqueKeysWithValues: try entities(kind).map { id, e in (id, e.fields.mapValues(\.version)) })
     }
 
     /// Every entity of `kind` with a put, in id order.
@@ -150,9 +154,7 @@ extension Projector {
     public func subjects() throws -> [SubjectState] {
         try entities("subject").compactMap { key, e in
             guard let focus = FocusKey(key), let v = e.firstPut else { return nil }
-            let visible = e.visibleFields(afterDelete: false)
-            return SubjectState(focus: focus, fields: visible, creator: v.author, created: v, updated: e.put ?? v,
-                                fieldVersions: e.fields.filter { visible[$0.key] != nil }.mapValues(\.version))
+            return SubjectState(focus: focus, fields: e.visibleFields(afterDelete: false), creator: v.author, created: v, updated: e.put ?? v)
         }
     }
 

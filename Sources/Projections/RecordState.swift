@@ -15,9 +15,6 @@ public struct RecordState: Sendable, Equatable {
     /// The newest write (put or delete).
     public let updated: Version
     public let deleted: Bool
-    /// The version of the write each visible field (and `$at`) holds:
-    /// what an `accept` carries each at.
-    public var fieldVersions: [String: Version] = [:]
 }
 
 /// A care subject as projected.
@@ -28,8 +25,6 @@ public struct SubjectState: Sendable, Equatable {
     public let created: Version
     /// Its newest put's version.
     public let updated: Version
-    /// The version of the write each visible field holds.
-    public var fieldVersions: [String: Version] = [:]
 
     public var kind: SubjectKind { SubjectKind(focus) }
     public var name: String? { fields["name"]?.stringValue }

@@ -22,6 +22,9 @@ public final class SharedDirectory {
     /// Where files are written before being renamed in: outside the synced
     /// folder, so no sync engine ever sees a half-written file.
     let staging: String
+    /// The device folders whose killed writers' leftovers this instance
+    /// has removed (``removeLeftovers(in:)``).
+    private var cleaned: Set<String> = []
 
     public init(root: String, family: FamilyID, staging: String) {
         self.root = root
@@ -103,6 +106,9 @@ public final class SharedDirectory {
     /// untouched for ten minutes (a write in flight, here or on the machine
     /// of that device, takes seconds). The blobs' folder, everyone's, is left.
     func removeLeftovers(in dir: String) {
+        // Once a folder for this instance (a sync round), not at every
+        // segment it publishes there: it lists the whole folder.
+        guard cleaned.insert(dir).inserted else { return }
         FileIO.removeLeftovers(in: dir, untouchedFor: 600) { name in
             name.hasPrefix(".famctl-") && name.hasSuffix(".tmp") ? name.dropFirst(".famctl-".count).split(separator: "-").first.flatMap { Int32($0) } : nil
         }

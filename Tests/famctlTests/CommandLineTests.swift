@@ -95,9 +95,7 @@ struct CommandLineTests {
     /// what it is: a folder as identity.key (not "readable by others"), a
     /// file as the photo cache's folder (not a bare "File exists", exit 1).
     @Test func somethingInAHomeFilesPlaceIsNamed() throws {
-        let f = FamctlRunner()
-        try f.ok("init", "--name", "Mum")
-        try f.ok("subject", "add", "newMom")
+        let f = try FamctlRunner.mum()
         let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         let key = f.home + "/identity.key"
         try FileManager.default.moveItem(atPath: key, toPath: key + ".bak")
@@ -330,9 +328,7 @@ struct CommandLineTests {
     /// An empty path argument (an unset variable in a script) is refused,
     /// not taken for the current directory: nothing is written there.
     @Test func emptyPathArgumentsAreRefused() throws {
-        let f = FamctlRunner()
-        try f.ok("init", "--name", "Mum")
-        try f.ok("subject", "add", "newMom")
+        let f = try FamctlRunner.mum()
         let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         let cwd = f.root + "/cwd"
         try FileManager.default.createDirectory(atPath: cwd, withIntermediateDirectories: true)

@@ -80,10 +80,7 @@ struct DamagedHomeTests {
     /// published: writing would take its seq again (a fork the family
     /// refuses); the write is refused, saying what happened.
     @Test func aLogMissingWhatItPublishedRefusesToWrite() throws {
-        let r = FamctlRunner()
-        try r.ok("init", "--name", "Mum")
-        try r.ok("family", "create", "--name", "F", "--dir", r.root + "/shared")
-        try r.ok("subject", "add", "newMom")
+        let r = try FamctlRunner.mum(shared: true)
         try r.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         try r.ok("sync")
         do {

@@ -62,6 +62,21 @@ final class FamctlRunner {
 
     func run(_ args: String...) throws -> Result { try run(args) }
 
+    /// A device named Mum with the new mom as its care subject: in a family
+    /// of its own, or the owner of one over the WebDAV `peer` or, with
+    /// `shared`, over a shared folder in its root (`ROOT/shared`).
+    static func mum(shared: Bool = false, peer: String? = nil) throws -> FamctlRunner {
+        let r = FamctlRunner()
+        try r.ok("init", "--name", "Mum")
+        if let peer {
+            try r.ok("family", "create", "--name", "F", "--peer", peer)
+        } else if shared {
+            try r.ok("family", "create", "--name", "F", "--dir", r.root + "/shared")
+        }
+        try r.ok("subject", "add", "newMom")
+        return r
+    }
+
     /// Runs and requires exit 0; returns stdout without its final newline.
     @discardableResult
     func ok(_ args: String...) throws -> String { try ok(args) }

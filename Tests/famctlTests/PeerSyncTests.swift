@@ -169,7 +169,7 @@ struct PeerSyncTests {
     @Test(.timeLimit(.minutes(3)))
     func aServerThatTakesNoWritesStillLetsTheRoundPull() throws {
         try ApacheWebDAV.with { url, _ in
-            let mum = try Self.owner(at: url)
+            let mum = try FamctlRunner.mum(peer: url)
             var devices: [String: FamctlRunner] = [:]
             for way in ["full", "noblobs", "broken"] {
                 let r = FamctlRunner()
@@ -240,25 +240,13 @@ struct PeerSyncTests {
     func aServerFailingAfterTheProbeCostsOneBackOff() throws {
         let server = try Self.passingTheProbe { c in c.write("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n") }
         defer { server.stop() }
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--peer", server.url)
+        let mum = try FamctlRunner.mum(peer: server.url)
         let before = server.requests
         let r = try mum.run("sync")
         #expect(r.code == 75 && r.stderr.contains("500"), "exit \(r.code): \(r.stderr)")
         // The probe's few, the publish's eight tries, and the pull's one.
         let made = server.requests - before
         #expect(made <= 8 + 8, "\(made) requests: the pull went through a back-off of its own")
-    }
-
-    /// Mum's new family on the WebDAV server at `url`, with the new mom as
-    /// its care subject.
-    static func owner(at url: String) throws -> FamctlRunner {
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--peer", url)
-        try mum.ok("subject", "add", "newMom")
-        return mum
     }
 
     /// The uploader keeps the tag its upload got, compared without
@@ -268,7 +256,7 @@ struct PeerSyncTests {
     @Test(.timeLimit(.minutes(2)))
     func anUploadedBlobIsNotReadBack() throws {
         try ApacheWebDAV.with { url, directory in
-            let mum = try Self.owner(at: url)
+            let mum = try FamctlRunner.mum(peer: url)
             let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
             let (file, _) = try PhotoTests.jpegFile(mum, 5_000, marker: "ONCE")
             try mum.ok("photo", "add", record, file)
@@ -285,9 +273,7 @@ struct PeerSyncTests {
         // Anything but the probe (the segment's upload, a listing): no answer.
         let server = try Self.passingTheProbe { c in while c.write("") { usleep(100_000) } }
         defer { server.stop() }
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--peer", server.url)
+        let mum = try FamctlRunner.mum(peer: server.url)
         let started = Date()
         let r = try mum.run(["sync"], env: ["FAMCTL_PEER_TIMEOUT": "2"])
         let took = Date().timeIntervalSince(started)
@@ -318,9 +304,7 @@ struct PeerSyncTests {
     func ctrlCCutsShortARetryAfterWait() throws {
         let server = try Self.passingTheProbe { c in c.write("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\nContent-Length: 0\r\n\r\n") }
         defer { server.stop() }
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--peer", server.url)
+        let mum = try FamctlRunner.mum(peer: server.url)
         let watch = Process()
         watch.executableURL = FamctlRunner.binary
         watch.arguments = ["sync", "--watch"]

@@ -76,10 +76,7 @@ struct PermissionTests {
     /// so is the home's staging folder when a file is in its place: not
     /// "check the permissions", not a bare `write: …` with exit 1.
     @Test func aFileSizeLimitAndAStagingFileAreNamed() throws {
-        let f = FamctlRunner()
-        try f.ok("init", "--name", "Mum")
-        try f.ok("family", "create", "--name", "F", "--dir", f.root + "/shared")
-        try f.ok("subject", "add", "newMom")
+        let f = try FamctlRunner.mum(shared: true)
         try f.ok("sync")
         let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         let photo = f.root + "/big.jpg"

@@ -40,6 +40,9 @@ public struct StoreSchema: Sendable {
 
     public func field(_ name: String) -> FieldSpec? { (fields + Self.common).first { $0.name == name } }
 
+    /// The names of every field this store defines, its own and the common ones.
+    public var fieldNames: [String] { (fields + Self.common).map(\.name) }
+
     /// Types a `field=value` text by this schema; unknown fields are typed
     /// generically (integers, decimals, true/false, else text).
     public func parse(field name: String, text: String) throws(ValidationError) -> JSONValue {

@@ -93,8 +93,10 @@ enum AcceptCommand: Command {
                     // edit or a delete of the same id (an export of the
                     // family's own records imported here, say), is not
                     // undone by this older copy.
-                    carried = try existing.projector.subjects().flatMap(Self.carriedPuts)
-                        + (try records.flatMap(Self.carriedPuts))
+                    let subjectVersions = try existing.projector.fieldVersions("subject")
+                    let recordVersions = try existing.projector.fieldVersions("record")
+                    carried = try existing.projector.subjects().flatMap { Self.carriedPuts($0, versions: subjectVersions[$0.focus.description] ?? [:]) }
+                        + (try records.flatMap { try Self.carriedPuts($0, versions: recordVersions[$0.id.lowercasedText] ?? [:]) })
                         + existing.projector.photos(includeDeleted: false).filter { $0.record.map(ids.contains) ?? false }
                             .map { PhotoEvent(kind: .put, photo: $0.id, fields: $0.putFields).body }
                 }
@@ -128,11 +130,8 @@ enum AcceptCommand: Command {
             try home.append(bodies.map { ($0, code.key) }, after: code.issued, check: { try home.state.remove(.carryPending) })
         }
 
-        // Subjects counted by focus, as records by id: one written at several moments went as several puts.
-        let subjects = Set(carried.filter { $0.type == SubjectEvent.type }.compactMap { $0["subject"]?.stringValue }).count
-        let photos = carried.count { $0.type == PhotoEvent.Kind.put.rawValue }
-        // Records counted by id: one grown past one event went as several puts.
-        let records = Set(carried.compactMap { body in (try? RecordEvent(body)).flatMap { $0 }?.record }).count
+        let subjects = Self.items(carried, type: SubjectEvent.type), records = Self.items(carried, type: RecordEvent.Kind.put.rawValue)
+        let photos = Self.items(carried, type: PhotoEvent.Kind.put.rawValue)
         if inv.json {
             Console.json(["family": code.family.description, "device": home.deviceID.hex, "role": code.role.rawValue,
                           "carried": records, "carriedPhotos": photos, "includeShared": !inv.flag("--keep-private")] as [String: Any])
@@ -172,25 +171,37 @@ enum AcceptCommand: Command {
     /// carried at that moment (`carried`), so that every field merges as
     /// of its own last write here, not as of the record's newest. (A group
     /// grown past one event goes as several puts.)
-    static func carriedPuts(_ r: RecordState) throws -> [EventBody] {
-        let bytes = PreparedChange.carried(EventBody(type: "x", fields: [:]), since: .zero).encoded().count
-            - EventBody(type: "x", fields: [:]).encoded().count
-        var groups: [Version: [String: JSONValue]] = [:]
-        for (name, value) in r.fields { groups[r.fieldVersions[name] ?? r.updated, default: [:]][name] = value }
-        let atVersion = r.at == nil ? nil : r.fieldVersions["$at"] ?? r.updated
+    /// - Parameter versions: the version of the write each of its fields
+    ///   holds (``Projector/fieldVersions(_:)``).
+    static func carriedPuts(_ r: RecordState, versions: [String: Version]) throws -> [EventBody] {
+        var groups = byMoment(r.fields, versions: versions, newest: r.updated)
+        let atVersion = r.at == nil ? nil : versions["$at"] ?? r.updated
         if let atVersion, groups[atVersion] == nil { groups[atVersion] = [:] }
         if groups.isEmpty { groups[r.updated] = [:] }
         return try groups.keys.sorted().flatMap { v in
             try RecordInput.fittingPuts(RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: v == atVersion ? r.at : nil,
-                                                    fields: groups[v]!), reserve: bytes)
+                                                    fields: groups[v]!), reserve: carriedKeyBytes)
                 .map { PreparedChange.carried($0, since: v.hlc) }
         }
     }
 
-    /// How many care subjects, records and photos `bodies` carry (a record
-    /// or subject written at several moments goes as several puts).
-    static func items(_ bodies: [EventBody]) -> Int {
-        Set(bodies.map { b in
+    /// The bytes `carried` adds to a body: room each carried put leaves.
+    static let carriedKeyBytes = PreparedChange.carried(EventBody(type: "x", fields: [:]), since: .zero).encoded().count
+        - EventBody(type: "x", fields: [:]).encoded().count
+
+    /// `fields` grouped by the version of the write each holds (`newest`
+    /// for one without).
+    static func byMoment(_ fields: [String: JSONValue], versions: [String: Version], newest: Version) -> [Version: [String: JSONValue]] {
+        var groups: [Version: [String: JSONValue]] = [:]
+        for (name, value) in fields { groups[versions[name] ?? newest, default: [:]][name] = value }
+        return groups
+    }
+
+    /// How many care subjects, records and photos `bodies` carry, or of
+    /// those of `type`: counted by id, since a record or subject written at
+    /// several moments (or grown past one event) goes as several puts.
+    static func items(_ bodies: [EventBody], type: String? = nil) -> Int {
+        Set(bodies.filter { type == nil || $0.type == type }.map { b in
             b.type + ":" + (b["subject"]?.stringValue ?? b["record"]?.stringValue ?? b["photo"]?.stringValue ?? "")
         }).count
     }
@@ -198,9 +209,8 @@ enum AcceptCommand: Command {
     /// A care subject carried into the family, as a record is: one put per
     /// moment this device wrote some of its fields (a subject with none, one
     /// put at its newest write).
-    static func carriedPuts(_ s: SubjectState) -> [EventBody] {
-        var groups: [Version: [String: JSONValue]] = [:]
-        for (name, value) in s.fields { groups[s.fieldVersions[name] ?? s.updated, default: [:]][name] = value }
+    static func carriedPuts(_ s: SubjectState, versions: [String: Version]) -> [EventBody] {
+        var groups = byMoment(s.fields, versions: versions, newest: s.updated)
         if groups.isEmpty { groups[s.updated] = [:] }
         return groups.keys.sorted().map { PreparedChange.carried(SubjectEvent(focus: s.focus, fields: groups[$0]!).body, since: $0.hlc) }
     }

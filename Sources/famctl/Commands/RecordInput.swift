@@ -36,28 +36,27 @@ enum RecordInput {
                 throw .data("\(error)")
             }
         }
+        // Fields the store does not define, set (clearing one, `amountML=` to
+        // undo a typo, keeps nothing: not a concern).
+        let undefined = out.keys.sorted().filter { out[$0] != .null && schema.field($0) == nil }
         // A defined field's name in other letters' case (`Note`, `amountML`)
         // is a typo, not a field of its own: refused, naming the field.
-        for name in out.keys.sorted() where schema.field(name) == nil && out[name] != .null {
-            if let defined = (schema.fields.map(\.name) + ["note", "source"]).first(where: { $0.lowercased() == name.lowercased() }) {
+        for name in undefined {
+            if let defined = schema.fieldNames.first(where: { $0.lowercased() == name.lowercased() }) {
                 throw .data("\(schema.store.rawValue).\(name): the store's field is '\(defined)' (field names are matched exactly)",
                             hint: "Give it as \(defined)=…; a field of another name is kept as given, with a warning.")
             }
         }
-        // (Clearing one, `amountML=` to undo a typo, keeps nothing: not warned about.)
-        for name in out.keys.sorted() where out[name] != .null { if let warning = undefinedFieldWarning(name, schema: schema) { Console.err(warning) } }
+        // Any record takes a photo list.
+        for name in undefined where name != "photos" { Console.err(undefinedFieldWarning(name, schema: schema)) }
         return out
     }
 
     /// What to say of a field the store does not define: kept as given (a
     /// newer famctl's field, a family's own), but most often a typo, which
-    /// would otherwise leave the real field unset without a word. `nil` for
-    /// a defined field, and for `photos` (any record takes a photo list).
-    static func undefinedFieldWarning(_ name: String, schema: StoreSchema) -> String? {
-        guard schema.field(name) == nil, name != "photos" else { return nil }
-        let known = (schema.fields.map(\.name) + ["note", "source"])
-        let near = known.first { $0.lowercased() == name.lowercased() }
-            ?? known.map { ($0, editDistance($0.lowercased(), name.lowercased())) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+    /// would otherwise leave the real field unset without a word.
+    static func undefinedFieldWarning(_ name: String, schema: StoreSchema) -> String {
+        let near = schema.fieldNames.map { ($0, editDistance($0.lowercased(), name.lowercased())) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
         return "famctl: warning: \(schema.store.rawValue) does not define '\(name)'\(near.map { " (did you mean \($0)?)" } ?? ""); it is kept as given "
             + "(docs/cli.md, \"The ten stores\", lists each store's fields)."
     }
