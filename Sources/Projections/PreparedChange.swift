@@ -195,7 +195,7 @@ public struct PreparedChange: Sendable, Equatable {
         carriedSince = body.type == RecordEvent.Kind.put.rawValue || body.type == SubjectEvent.type
             ? Self.carriedHLC(body.object[Self.carriedKey]?.stringValue) : nil
         type = body.type
-        isChange = RecordEvent.Kind(rawValue: body.type) != nil || body.type == SubjectEvent.type || PhotoEvent.Kind(rawValue: body.type) != nil
+        isChange = RecordEvent.Kind(rawValue: body.type) != nil || SubjectEvent.Kind(rawValue: body.type) != nil || PhotoEvent.Kind(rawValue: body.type) != nil
         do throws(EnvelopeError) {
             change = try Self.read(body)
         } catch {
@@ -257,6 +257,7 @@ public struct PreparedChange: Sendable, Equatable {
             }
         }
         if let s = try SubjectEvent(body) {
+            if s.kind == .delete { return .delete(kind: "subject", id: s.focus.description, result: .subject(s.focus)) }
             return put("subject", s.focus.description, s.fields, meta: [("$kind", .string(SubjectKind(s.focus).rawValue))], .subject(s.focus))
         }
         return .ignored

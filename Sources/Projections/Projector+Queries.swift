@@ -150,14 +150,20 @@ extension Projector {
         try photos(includeDeleted: true).first { $0.id == id }
     }
 
-    /// Every care subject, in focus-key order.
-    public func subjects() throws -> [SubjectState] {
+    /// Every care subject, in focus-key order; with `includeRemoved`, the
+    /// removed ones too (``SubjectState/removed``, with the fields they
+    /// held).
+    public func subjects(includeRemoved: Bool = false) throws -> [SubjectState] {
         try entities("subject").compactMap { key, e in
-            guard let focus = FocusKey(key), let v = e.firstPut else { return nil }
-            return SubjectState(focus: focus, fields: e.visibleFields(afterDelete: false), creator: v.author, created: v, updated: e.put ?? v)
+            guard let focus = FocusKey(key), let v = e.firstPut, includeRemoved || !e.isDeleted else { return nil }
+            // (Added again after a removal: back whole, as a record.)
+            var s = SubjectState(focus: focus, fields: e.visibleFields(afterDelete: false), creator: v.author, created: v, updated: e.put ?? v)
+            s.removed = e.isDeleted
+            return s
         }
     }
 
+    /// The live care subject of that focus key.
     public func subject(_ focus: FocusKey) throws -> SubjectState? {
         try subjects().first { $0.focus == focus }
     }

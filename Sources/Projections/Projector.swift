@@ -10,15 +10,18 @@ import Foundation
 ///   version is the total order (hlc, author key); a `null` write clears it;
 /// - a delete is a tombstone with its own version; a record is live when its
 ///   newest put is newer than its newest delete;
-/// - a field is visible only when written after the newest delete, so a
-///   record re-created after a delete starts from what the re-creation wrote.
+/// - a live record shows every field it holds, whenever written (a put
+///   newer than a delete brings it back whole).
 ///
 /// Everything here is rebuilt from the log by ``reset()`` and applying every
 /// event again; applying incrementally gives the same state.
 public final class Projector {
     /// 12: carried puts (`carried`) merge at their earlier moment; a
     /// projection made before is rebuilt so that it does too.
-    public static let schemaVersion = 12
+    /// 13: `subject.delete`, which a famctl before ignored (not deferred):
+    /// a projection made before is rebuilt so that a removal it skipped
+    /// applies.
+    public static let schemaVersion = 13
     public let database: Database
     /// The schema (`main`, or an attached database's name) holding the tables.
     public let schema: String

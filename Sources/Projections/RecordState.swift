@@ -25,6 +25,8 @@ public struct SubjectState: Sendable, Equatable {
     public let created: Version
     /// Its newest put's version.
     public let updated: Version
+    /// Removed (`subject.delete`) and not added again since.
+    public var removed = false
 
     public var kind: SubjectKind { SubjectKind(focus) }
     public var name: String? { fields["name"]?.stringValue }

@@ -106,8 +106,13 @@ public final class Replicator {
     func republishMissing(listed: Set<String>) throws -> Int {
         var count = 0
         var own: [(String, UInt64, UInt64)] = []
-        try log.database.statement("SELECT name, first_seq, last_seq FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
-            own.append(($0.text(0), UInt64($0.int(1)), UInt64($0.int(2))))
+        var unconfirmed: [String] = []
+        try log.database.statement("SELECT name, first_seq, last_seq, size FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
+            if $0.int(3) == Self.unconfirmedSize { unconfirmed.append($0.text(0)) } else { own.append(($0.text(0), UInt64($0.int(1)), UInt64($0.int(2)))) }
+        }
+        // A create that was never answered, and whose file is not there: it never landed.
+        for name in unconfirmed where !listed.contains(me.hex + "/" + name) {
+            try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)])
         }
         for (name, first, last) in own where !listed.contains(me.hex + "/" + name) {
             // Damaged in the log since: not written (the next publish says why).
@@ -193,7 +198,10 @@ public final class Replicator {
     /// same name can only hold the same bytes.
     private func create(_ segment: Segment) throws -> (name: String, size: Int, created: Bool) {
         let bytes = segment.encoded()
-        let name = segment.name(for: bytes).description
+        return try create(segment, bytes: bytes, name: segment.name(for: bytes).description)
+    }
+
+    private func create(_ segment: Segment, bytes: [UInt8], name: String) throws -> (name: String, size: Int, created: Bool) {
         do throws(PeerError) {
             try peer.create(segment.author.hex + "/" + name, bytes)
         } catch {
@@ -203,13 +211,33 @@ public final class Replicator {
         return (name, bytes.count, true)
     }
 
-    /// Creates one of this device's segments (``create(_:)``) and records it as its own.
+    /// Records one of this device's segments as its own, unconfirmed
+    /// (``unconfirmedSize``), then creates it (``create(_:)``), then
+    /// confirms it with its size. In that order: a process killed after
+    /// the file landed (or a create whose answer was lost, the file
+    /// written all the same) leaves a file this device knows as its own,
+    /// which compaction merges and deletes like any other, not one left in
+    /// its folder for good once the next round writes a segment of another
+    /// range. An unconfirmed row whose file a full listing does not show
+    /// never landed: ``republishMissing(listed:)`` forgets it rather than
+    /// writing it (its events go out in the segment the next publish
+    /// writes).
     private func write(_ segment: Segment) throws -> String {
-        let (name, size, _) = try create(segment)
+        let bytes = segment.encoded()
+        let name = segment.name(for: bytes).description
+        let key: [SQLValue] = [.blob(family.bytes), .text(name)]
+        // A row already there (the same segment again) stays as it is until the create succeeds.
+        try log.database.run("INSERT OR IGNORE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
+                             key + [.integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Self.unconfirmedSize)])
+        _ = try create(segment, bytes: bytes, name: name)
         try log.database.run("INSERT OR REPLACE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
-                             [.blob(family.bytes), .text(name), .integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Int64(size))])
+                             key + [.integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Int64(bytes.count))])
         return name
     }
+
+    /// `r_own.size` of a segment recorded before its create was answered.
+    /// (Below ``smallSegment``: compaction merges it like a small one.)
+    public static let unconfirmedSize: Int64 = -1
 
     /// Merges this device's small segments into one, so its folder does not
     /// grow by a file per edit. Returns how many files it replaced.
@@ -302,6 +330,7 @@ public final class Replicator {
         var done = try doneFiles()
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
+        var unreadFolders = Set<String>()  // folders a listing could not read: their files unseen, not absent
         var tags: [String: String] = [:]   // the tag of each object a page showed
         // Files that failed before are read after everything new, so that
         // what keeps failing does not hold up what arrived since.
@@ -328,14 +357,12 @@ public final class Replicator {
                 report.eventsIngested += segments[i].segment.events.count
                 report.accepted += r.accepted.count
                 report.forks += r.count { if case .fork = $0 { true } else { false } }
-                let refused = r.count {
-                    switch $0 {
-                    case .badSignature, .malformed, .foreignFamily: true
-                    default: false
-                    }
-                }
+                let (refused, why) = Self.refusedEvents(r)
                 if refused > 0 { report.refused.append((segments[i].path, refused)) }
-                try mark(segments[i].path, "read", nil)
+                // A file with events that do not verify stays named by
+                // `status` for as long as the shared folder holds it
+                // (``partlyRefused()``), not in one round's output alone.
+                try mark(segments[i].path, "read", refused > 0 ? why : nil)
             }
         }
         func queue(_ path: String, _ segment: Segment) throws {
@@ -402,6 +429,7 @@ public final class Replicator {
             // A folder the listing could not read: its files are not known
             // to be absent, only unseen.
             for (folder, reason) in page.unreadableFolders {
+                unreadFolders.insert(folder)
                 report.notYetArrived.append((folder + "/", "the folder cannot be read: \(reason)"))
             }
             for object in page.objects.sorted(by: { $0.path < $1.path }) where !object.deleted {
@@ -459,6 +487,7 @@ public final class Replicator {
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             report.rewritten += try republishMissing(listed: listed)
+            try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)
         }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
         try setMeta("last_error", nil)
@@ -664,7 +693,45 @@ public final class Replicator {
         return out
     }
 
+    /// How many of a file's events do not verify, and what its `r_files`
+    /// reason says of them: `2 event(s) that do not verify (a bad signature)`.
+    static func refusedEvents(_ r: IngestReport) -> (count: Int, reason: String) {
+        var kinds: [String] = []
+        var count = 0
+        for (_, outcome) in r.outcomes {
+            let kind: String
+            switch outcome {
+            case .badSignature: kind = "a bad signature"
+            case .malformed: kind = "bytes that do not decode"
+            case .foreignFamily: kind = "another family's"
+            default: continue
+            }
+            count += 1
+            if !kinds.contains(kind) { kinds.append(kind) }
+        }
+        return (count, "\(count) event(s) that do not verify (\(kinds.joined(separator: ", "))); its other events were taken")
+    }
+
     // MARK: - Status
+
+    /// Files read whose events did not all verify (a forged or damaged
+    /// event among good ones), with what was wrong: until the file leaves
+    /// the shared folder (a full listing no longer shows it).
+    public func partlyRefused() throws -> [(path: String, reason: String)] {
+        var out: [(String, String)] = []
+        try log.database.statement("SELECT path, reason FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NOT NULL ORDER BY path")
+            .forEachRow([.blob(family.bytes)]) { out.append(($0.text(0), $0.text(1))) }
+        return out
+    }
+
+    /// Forgets the partly refused files a full listing no longer shows
+    /// (those in a folder it could not read are unseen, not gone).
+    private func forgetPartlyRefused(notIn listed: Set<String>, unreadFolders: Set<String>) throws {
+        for (path, _) in try partlyRefused() where !listed.contains(path) {
+            if let slash = path.firstIndex(of: "/"), unreadFolders.contains(String(path[..<slash])) { continue }
+            try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
+        }
+    }
 
     /// Files seen but not verifiable yet, with the reason.
     public func unverifiable() throws -> [(path: String, reason: String)] {

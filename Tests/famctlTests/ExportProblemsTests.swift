@@ -79,6 +79,16 @@ struct ExportProblemsTests {
         try h.dad.ok("record", "update", id, "dirty=false")
         try h.exchange()
         #expect(try h.mum.ok("digest") == h.dad.ok("digest"))
+        // `record show` says so (a user trial: only export did), and an
+        // unrelated change, refused, says the record broke the rule before.
+        let shown = try h.mum.run("record", "show", id)
+        #expect(shown.code == 0 && shown.stderr.contains("warning: the record breaks its store's rules (changes made on two devices merged): diaper.wet,dirty: at least one"), "\(shown.stderr)")
+        let shownJSON = try JSONSerialization.jsonObject(with: Data(try h.mum.ok("record", "show", id, "--json").utf8)) as! [String: Any]
+        #expect(shownJSON["brokenRules"] as? [String] == ["diaper.wet,dirty: at least one of wet and dirty must be true"], "\(shownJSON)")
+        let unrelated = try h.mum.run("record", "update", id, "color=yellow")
+        #expect(unrelated.code == 65 && unrelated.stderr.contains("(the record already broke this rule: changes made on two devices merged)"), "\(unrelated.stderr)")
+        let badValue = try h.mum.run("record", "update", id, "wet=maybe")
+        #expect(badValue.code == 65 && !badValue.stderr.contains("already broke"), "\(badValue.stderr)")
 
         let dir = h.dad.root + "/export"
         try h.dad.ok("export", "stores", dir)

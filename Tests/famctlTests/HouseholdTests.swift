@@ -123,7 +123,39 @@ struct HouseholdTests {
         // The role given first: the order is said (a user trial: "no member \"viewer\"").
         let reversed = try mum.run("member", "role", "viewer", "Gran")
         #expect(reversed.code == 64 && reversed.stderr.contains("give the member first, then the role: famctl member role Gran viewer"), "\(reversed.stderr)")
+        // A name the shell splits is given back quoted, ready to paste.
+        let quoted = try mum.run("member", "role", "viewer", "Gran's tablet")
+        #expect(quoted.code == 64 && quoted.stderr.contains(#"famctl member role 'Gran'\''s tablet' viewer"#), "\(quoted.stderr)")
+        // The start of a name: the whole name suggested.
+        let part = try mum.run("member", "role", "Gr", "member")
+        #expect(part.code == 65 && part.stderr.contains("no member \"Gr\"") && part.stderr.contains("Names are matched in full: did you mean \"Gran\"?"), "\(part.stderr)")
         #expect(try Home.open(mum.home).log.count(in: Home.open(mum.home).family) == events)
+    }
+
+    /// A new role, a removal and a revoked invitation reach the shared
+    /// folder at once, as an invitation does (a user trial: the revoked
+    /// code's holder looked like a member until the owner's next sync).
+    @Test func householdChangesArePublishedAtOnce() throws {
+        let family = try SharedFamily(["Dad", "Uncle"])
+        let (mum, dad) = (family.mum, family.members[0])
+        try mum.ok("member", "role", "Dad", "viewer")
+        try dad.ok("sync")   // Mum has not synced since
+        let refused = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        #expect(refused.code == 65 && refused.stderr.contains("viewers cannot change records"), "\(refused.stderr)")
+        try mum.ok("member", "remove", "Uncle")
+        try dad.ok("sync")
+        let members = try Self.members(dad)
+        #expect(members.contains { $0["name"] as? String == "Uncle" && $0["state"] as? String == "removed" }, "\(members)")
+        let code = try mum.ok("invite")
+        let id = try InviteCode(parsing: code).invite.hex
+        try mum.ok("invite", "--revoke", String(id.prefix(8)))
+        let late = FamctlRunner()
+        try late.ok("accept", code, "--name", "Late", "--dir", family.dir)
+        try late.ok("sync")
+        try dad.ok("sync")
+        let after = try Self.members(dad), denied = try Self.denied(dad)
+        #expect(!after.contains { $0["name"] as? String == "Late" }, "\(after)")
+        #expect(denied.values.contains { $0.hasPrefix("the invite was revoked") }, "\(denied)")
     }
 
     @Test func removedMemberIsCutOffAndCannotReadWhatFollows() throws {
@@ -340,6 +372,13 @@ struct HouseholdTests {
         }
         #expect(Set(verdicts.map { $0.split(separator: "\n").filter { $0.contains("active") }.map { $0.replacingOccurrences(of: " (this device)", with: "") }.sorted() }).count == 1,
                 "every replica lists the same members")
+        // A device whose join was refused is said to be no member, where the
+        // owner names it and where status lists its events.
+        let cDevice = try Home.open(c.home).deviceID
+        let removeC = try mum.run("member", "remove", String(cDevice.hex.prefix(8)))
+        #expect(removeC.code == 65 && removeC.stderr.contains("device \(cDevice.short) is not a member: its join was refused (the invite was revoked"), "\(removeC.stderr)")
+        let status = try mum.ok("status")
+        #expect(status.contains("\(cDevice.short) ? (its join was refused: not a member)"), "\(status)")
     }
 
     /// Whoever holds the family's key cannot make themselves its owner: the

@@ -61,6 +61,108 @@ struct OwnSegmentRepairTests {
     }
 }
 
+/// A segment created in the shared folder whose creator never learnt it
+/// (the process killed just after the file landed, or the server's answer
+/// lost): the device still knows the file as its own, and compaction
+/// deletes it, rather than leaving it in its folder for good once the
+/// next round writes a segment of another range (a robustness trial).
+struct LostCreateTests {
+    /// Creates, then fails as if the answer had been lost.
+    final class LosingAnswerPeer: Peer, @unchecked Sendable {
+        let inner: any Peer
+        init(_ inner: any Peer) { self.inner = inner }
+        var label: String { inner.label }
+        func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage { try inner.changes(since: token, limit: limit) }
+        func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
+            try inner.create(path, bytes)
+            throw .unavailable("the answer was lost")
+        }
+        func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String { try inner.replace(path, bytes, expected: expected) }
+        func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) { try inner.get(path) }
+        func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) { try inner.getOnce(path) }
+        func deleteOnce(_ path: String) throws(PeerError) { try inner.deleteOnce(path) }
+        func delete(_ path: String) throws(PeerError) { try inner.delete(path) }
+    }
+
+    /// Fails without creating (a server that refused, a folder gone).
+    final class RefusingPeer: Peer, @unchecked Sendable {
+        let inner: any Peer
+        init(_ inner: any Peer) { self.inner = inner }
+        var label: String { inner.label }
+        func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage { try inner.changes(since: token, limit: limit) }
+        func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) { throw .unavailable("refused") }
+        func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String { try inner.replace(path, bytes, expected: expected) }
+        func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) { try inner.get(path) }
+        func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) { try inner.getOnce(path) }
+        func deleteOnce(_ path: String) throws(PeerError) { try inner.deleteOnce(path) }
+        func delete(_ path: String) throws(PeerError) { try inner.delete(path) }
+    }
+
+    static func own(_ home: Home) throws -> [String: Int64] {
+        var out: [String: Int64] = [:]
+        try home.log.database.statement("SELECT name, size FROM r_own WHERE family = ?1").forEachRow([.blob(home.family.bytes)]) { out[$0.text(0)] = $0.int(1) }
+        return out
+    }
+
+    /// A create that failed without the file landing leaves a row for a
+    /// file that is not there: the next full listing forgets it rather
+    /// than writing it (a share that takes no writes still lets the round
+    /// pull), and the next publish writes its events.
+    @Test func aSegmentThatNeverLandedIsForgotten() throws {
+        let family = try SharedFamily()
+        let dad = family.dad
+        let home = try Home.open(dad.home)
+        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
+        let before = try Set(FileIO.list(folder))
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        let refusing = try Replicator(log: home.log, peer: RefusingPeer(try home.replicator().peer), family: home.family, me: home.deviceID)
+        #expect(throws: PeerError.self) { try refusing.publish() }
+        let rows = try Self.own(home)
+        let phantom = rows.filter { $0.value == Replicator.unconfirmedSize }.map(\.key)
+        #expect(phantom.count == 1, "\(rows)")
+        #expect(try Set(FileIO.list(folder)) == before)
+        // A round whose publish fails again still pulls, and forgets the row.
+        _ = try refusing.pull { try home.ingest(batches: $0, onIngested: $1) }
+        #expect(try Self.own(home)[phantom[0]] == nil)
+        // The next publish writes the same range (nothing new since) as a
+        // segment of its own, confirmed.
+        try dad.ok("sync")
+        #expect(try FileIO.list(folder).contains(phantom[0]))
+        #expect((try Self.own(home)[phantom[0]] ?? Replicator.unconfirmedSize) > 0)
+        try family.mum.ok("sync")
+        #expect(try family.mum.ok("digest") == dad.ok("digest"))
+    }
+
+    @Test func aSegmentWhoseCreateWasNotAnsweredIsCompactedAway() throws {
+        let family = try SharedFamily()
+        let dad = family.dad
+        let home = try Home.open(dad.home)
+        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        let losing = try Replicator(log: home.log, peer: LosingAnswerPeer(try home.replicator().peer), family: home.family, me: home.deviceID)
+        #expect(throws: PeerError.self) { try losing.publish() }
+        let lost = try Set(FileIO.list(folder).filter { $0.hasSuffix(".seg") })
+        func own() throws -> Set<String> {
+            var out = Set<String>()
+            try home.log.database.statement("SELECT name FROM r_own WHERE family = ?1").forEachRow([.blob(home.family.bytes)]) { out.insert($0.text(0)) }
+            return out
+        }
+        #expect(lost.isSubset(of: try own()), "the landed file is not known as this device's own")
+        // More records and rounds: compaction merges the small segments,
+        // the one whose answer was lost among them.
+        for i in 0..<10 {
+            try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)")
+            try dad.ok("sync")
+        }
+        let files = try Set(FileIO.list(folder).filter { $0.hasSuffix(".seg") })
+        let owned = try own()
+        #expect(files == owned, "files \(files.sorted()) but own \(owned.sorted())")
+        #expect(files.count < 8, "\(files.count) segments: not compacted")
+        try family.mum.ok("sync")
+        #expect(try family.mum.ok("digest") == dad.ok("digest"))
+    }
+}
+
 /// A peer that counts the objects read through it.
 final class CountingPeer: Peer, @unchecked Sendable {
     let inner: any Peer
@@ -99,6 +201,17 @@ struct RefusedEventsTests {
         let json = try mum.ok("sync", "--json")
         #expect(json.contains("\"refused\""))
         #expect(try mum.ok("digest") == dad.ok("digest"))
+        // Later rounds do not read it again, but status names it for as
+        // long as the shared folder holds it (a user trial: only the first
+        // round's output said so).
+        #expect(!(try mum.ok("sync")).contains("refused"))
+        let status = try mum.ok("status")
+        #expect(status.contains("refused: \(home.deviceID.hex)/\(name): 1 event(s) that do not verify (a bad signature); its other events were taken"), "\(status)")
+        let statusJSON = try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as! [String: Any]
+        #expect((statusJSON["refusedEvents"] as? [[String: String]])?.map { $0["file"] } == ["\(home.deviceID.hex)/\(name)"], "\(statusJSON)")
+        try FileManager.default.removeItem(atPath: dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + name)
+        try mum.ok("sync")
+        #expect(!(try mum.ok("status")).contains("refused:"))
     }
 }
 

@@ -389,9 +389,14 @@ struct PhotoTests {
     @Test func aPhotoWhoseDeleteIsRejectedLaterComesBackWithItsBytes() throws {
         let (family, photo, original) = try Self.dadsPhotoWithGranAMember(marker: "COMES-BACK")
         let (mum, dad, gran, dir) = (family.mum, family.dad, family.members[1], family.dir)
-        // Mum removes Gran; meanwhile Gran deletes the photo, and Dad's
-        // device, which added it, erases its blob.
-        try mum.ok("member", "remove", "Gran")
+        // Mum removes Gran while the shared folder is out of reach (the
+        // removal, published at once otherwise, waits for her next sync);
+        // meanwhile Gran deletes the photo, and Dad's device, which added
+        // it, erases its blob.
+        try FileManager.default.moveItem(atPath: dir, toPath: dir + ".away")
+        let removal = try mum.run("member", "remove", "Gran")
+        try FileManager.default.moveItem(atPath: dir + ".away", toPath: dir)
+        #expect(removal.code == 0 && removal.stderr.contains("the removal is written here but not in the shared folder yet"), "\(removal.stderr)")
         try gran.ok("photo", "delete", photo)
         try gran.ok("sync")
         try dad.ok("sync")

@@ -128,11 +128,11 @@ struct StoreRulesTests {
         Rejected(store: "postpartum", focus: "newMom", args: ["kind=pumping", "leftMl=501"], message: "postpartum.leftMl: must be a number from 0 to 500"),
         Rejected(store: "diaper", focus: "baby", args: ["wet=true", "note=\(String(repeating: "n", count: 2001))"], message: "diaper.note: must be at most 2000 characters"),
         Rejected(store: "diaper", focus: "baby", args: ["wet=true", "source=nocolon"], message: "diaper.source: must be {provider, recordId}"),
+        Rejected(store: "growth", focus: "baby", args: ["weightKg=6,4"], message: "growth.weightKg: must be a number from 0.3 to 250, written with a decimal point: 6.4, not 6,4"),
+        Rejected(store: "health", focus: "baby", args: ["kind=medication", "medication=vitamin D", "dose=1,000", "doseUnit=IU"],
+                 message: "health.dose: must be a number greater than 0, without a comma: 1000 or 1.000, not 1,000"),
     ]
 
-    /// A number field typed as hex (`0x10`, which `Double` reads as 16) or
-    /// `inf`/`nan` is refused naming the field, and nothing is written; a
-    /// field no store knows keeps such text as text.
     /// A field the store does not define is kept, and said: most often a
     /// typo (`amountML`), which would leave the real field unset in silence
     /// (a user trial). The nearest defined name is suggested.
@@ -153,6 +153,43 @@ struct StoreRulesTests {
         #expect(u.code == 0 && u.stderr.contains("does not define 'sied' (did you mean side?)"), "\(u.stderr)")
     }
 
+    /// A field named as one of the record's own properties (`at=…` for
+    /// `--at`, `focus=…`) or a value the store computes would read as that
+    /// property in `record list`: refused, saying how to give it, and
+    /// nothing is written (a user trial: `at=` was kept as a field).
+    @Test func aRecordsOwnPropertyIsNotAField() throws {
+        let x = try Fixture()
+        let start = "start=2026-11-29T08:00:00+01:00"
+        for (args, message) in [
+            (["at=2026-11-29T08:00:00+01:00"], "'at' is not a field: it is the record's time, given with --at"),
+            (["focus=pregnancy"], "'focus' is not a field: it is the record's care subject, given with --focus"),
+            (["store=sleep"], "'store' is not a field: it is the record's store, given with --store"),
+            (["id=1"], "'id' is not a field"),
+            (["deleted=true"], "'deleted' is not a field"),
+            (["updatedBy=me"], "'updatedBy' is not a field"),
+            (["--json-fields", #"{"at":"2026-11-29T08:00:00+01:00"}"#], "'at' is not a field"),
+        ] {
+            let r = try x.f.run(["record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", start] + args)
+            #expect(r.code == 65 && r.stderr.contains(message), "\(args): \(r.code) \(r.stderr)")
+        }
+        #expect(try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", start, "at=x").stderr.contains("--at 2026-11-29T08:15:00+01:00"))
+        let epds = try x.f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "epdsScore=4")
+        #expect(epds.code == 65 && epds.stderr.contains("'epdsScore' is not a field: postpartum computes it"), "\(epds.stderr)")
+        #expect(try x.f.ok("record", "list").isEmpty, "a refused record was written")
+        // In a store that does not derive it, the name is a field like any other.
+        let kept = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", start, "epdsScore=4")
+        #expect(kept.code == 0 && kept.stderr.contains("does not define 'epdsScore'"), "\(kept.stderr)")
+        let id = kept.stdout.trimmingCharacters(in: .newlines)
+        let u = try x.f.run("record", "update", id, "at=2026-11-29T09:00:00+01:00")
+        #expect(u.code == 65 && u.stderr.contains("'at' is not a field"), "\(u.stderr)")
+        // Clearing one is not setting it (a field of that name written before).
+        let clear = try x.f.run("record", "update", id, "at=")
+        #expect(clear.code == 64 && clear.stderr.contains("nothing to change"), "\(clear.stderr)")
+    }
+
+    /// A number field typed as hex (`0x10`, which `Double` reads as 16) or
+    /// `inf`/`nan` is refused naming the field, and nothing is written; a
+    /// field no store knows keeps such text as text.
     @Test func numbersAreDecimalOnly() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")

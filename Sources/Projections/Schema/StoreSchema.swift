@@ -56,6 +56,18 @@ public struct StoreSchema: Sendable {
                                   rule: "\(text) cannot be kept as written (\(why.reason))\(why.fewerDigits ? "; give fewer digits" : "")")
         }
         guard let v = spec.type.parse(text) else {
+            // `37,4`: a decimal comma, as many locales write it.
+            if case .number = spec.type, let comma = text.firstIndex(of: ","), text.filter({ $0 == "," }).count == 1,
+               DecimalText.isDecimal(text.replacingCharacters(in: comma...comma, with: ".")) {
+                let point = text.replacingCharacters(in: comma...comma, with: ".")
+                // Three digits after it: a thousands separator as likely (`1,000` IU).
+                if text[text.index(after: comma)...].count == 3 {
+                    throw ValidationError(store: store.rawValue, field: name,
+                                          rule: "must be \(spec.type.expectation), without a comma: \(text.replacingOccurrences(of: ",", with: "")) or \(point), not \(text)")
+                }
+                throw ValidationError(store: store.rawValue, field: name,
+                                      rule: "must be \(spec.type.expectation), written with a decimal point: \(point), not \(text)")
+            }
             throw ValidationError(store: store.rawValue, field: name, rule: "must be \(spec.type.expectation)")
         }
         return v
@@ -252,6 +264,11 @@ public struct StoreSchema: Sendable {
         }])
         return out
     }()
+
+    /// The names ``derived(store:fields:)`` gives its values in a store.
+    public static func derivedNames(store: String) -> [String] {
+        store == StoreName.postpartum.rawValue ? ["epdsScore", "epdsFlag"] : []
+    }
 
     /// Values derived for display, never stored: the EPDS score (0–30) and
     /// whether it needs attention (score ≥ 13, or any thought of self-harm:

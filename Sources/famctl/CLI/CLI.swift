@@ -19,6 +19,8 @@ enum CLI {
         MemberRemoveCommand.self,
         MemberRoleCommand.self,
         SubjectAddCommand.self,
+        SubjectUpdateCommand.self,
+        SubjectRemoveCommand.self,
         SubjectListCommand.self,
         RecordAddCommand.self,
         RecordUpdateCommand.self,

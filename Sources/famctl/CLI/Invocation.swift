@@ -71,7 +71,7 @@ struct ArgumentParser {
             let tok = args[i]
             if onlyPositionals {
                 // After `--` every word is an argument, never a command word.
-                guard command != nil else { throw Self.unknownCommand(words + [tok]) }
+                guard command != nil else { throw Self.unknownCommand(words + [tok], commands: commands, afterDashDash: true) }
                 rest.append(tok)
                 i += 1
                 continue
@@ -95,7 +95,7 @@ struct ArgumentParser {
                     if let c = commands.first(where: { $0.spec.path == words }) {
                         command = c
                     } else if !commands.contains(where: { $0.spec.path.starts(with: words) }) {
-                        throw Self.unknownCommand(words)
+                        throw Self.unknownCommand(words, commands: commands)
                     }
                 } else if command == nil {
                     if words.isEmpty { throw .usage("unknown option '\(name)'", hint: "Run 'famctl --help'.") }
@@ -158,9 +158,31 @@ struct ArgumentParser {
     }
 
     /// `words` name no command: the last one is not known after the ones before it.
-    static func unknownCommand(_ words: [String]) -> CLIError {
-        let known = words.dropLast().joined(separator: " ")
+    /// A word one or two edits from a known one (`recrd`) is suggested.
+    /// - Parameter afterDashDash: the word came after `--`, where every word
+    ///   is an argument: a command's words go before it.
+    static func unknownCommand(_ words: [String], commands: [any Command.Type], afterDashDash: Bool = false) -> CLIError {
+        let before = Array(words.dropLast())
+        let known = before.joined(separator: " ")
         let scope = known.isEmpty ? "famctl" : "famctl \(known)"
+        if afterDashDash {
+            return .usage("unknown command '\(words.joined(separator: " "))'", hint: "A command's words go before '--' (after it every word is an argument). Run '\(scope) --help' for the commands.")
+        }
+        let last = words.last ?? ""
+        var next = Set<String>()
+        for command in commands {
+            let path = command.spec.path
+            if path.count > before.count, Array(path.prefix(before.count)) == before { next.insert(path[before.count]) }
+        }
+        var near: String?
+        var nearest = 3
+        for word in next.sorted() {
+            let d = RecordInput.editDistance(word.lowercased(), last.lowercased())
+            if d < nearest { near = word; nearest = d }
+        }
+        if let near {
+            return .usage("unknown command '\(words.joined(separator: " "))'", hint: "Did you mean '\(scope) \(near)'? Run '\(scope) --help' for the commands.")
+        }
         return .usage("unknown command '\(words.joined(separator: " "))'", hint: "Run '\(scope) --help' for the commands.")
     }
 

@@ -39,7 +39,7 @@ enum LogCommand: Command {
                 // likely the start of a name, not an author with no events.
                 let devices = Set(try home.log.heads(in: home.family).keys).union(names.map(\.device))
                 if !devices.contains(where: { $0.hex.hasPrefix(a.lowercased()) }) {
-                    let like = names.filter { $0.name.lowercased().hasPrefix(a.lowercased()) }.map { "\"\($0.name)\"" }
+                    let like = names.filter { $0.name.lowercased().hasPrefix(a.lowercased()) }.map(\.name).sorted().map { "\"\($0)\"" }
                     throw CLIError.data("--author '\(a)' is the start of no device id\(like.isEmpty ? " and no member's name" : "; did you mean \(like.joined(separator: " or "))?")",
                                         hint: "Give a member's whole name (quoted), a device id or a prefix of one, or 'me'; 'famctl members' lists them.")
                 }

@@ -57,10 +57,22 @@ enum MemberLookup {
             if alike.count == 1 { throw .data("no member \"\(text)\"", hint: "Names are matched exactly: did you mean \"\(alike[0])\"?") }
             throw .data("'\(text)' is too short for a device id: give at least 4 of its characters", hint: "'famctl members' lists them.")
         }
+        if byID.isEmpty, text.count >= 4, let refused = h.refusedJoins.keys.sorted().first(where: { $0.hex.hasPrefix(text.lowercased()) }) {
+            throw .data("device \(refused.short) is not a member: its join was refused (\(h.refusedJoins[refused]!.reason))",
+                        hint: "Nothing of it counts in the family; there is nothing to remove or change. 'famctl status' lists the devices whose events this device holds.")
+        }
+        // A name given in part (`Grandma` for "Grandma's tablet").
+        let starting = h.members.values.map(\.name).filter { $0.lowercased().hasPrefix(text.lowercased()) && $0 != text }.sorted()
         guard byID.count == 1 else {
-            throw .data(byID.isEmpty ? "no member \"\(text)\"" : "'\(text)' matches \(byID.count) devices; give more of the id",
-                        hint: alike.count == 1 ? "Names are matched exactly: did you mean \"\(alike[0])\"?"
-                            : "'famctl members' lists them; a device that joined is listed once its join reaches this device ('famctl sync').")
+            let hint: String
+            if alike.count == 1 {
+                hint = "Names are matched exactly: did you mean \"\(alike[0])\"?"
+            } else if byID.isEmpty, !starting.isEmpty {
+                hint = "Names are matched in full: did you mean " + starting.prefix(3).map { "\"\($0)\"" }.joined(separator: " or ") + "?"
+            } else {
+                hint = "'famctl members' lists them; a device that joined is listed once its join reaches this device ('famctl sync')."
+            }
+            throw .data(byID.isEmpty ? "no member \"\(text)\"" : "'\(text)' matches \(byID.count) devices; give more of the id", hint: hint)
         }
         return byID[0]
     }
@@ -90,6 +102,9 @@ enum MemberRemoveCommand: Command {
         guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was already removed") }
         let cutoff = try home.log.head(of: m.device, in: home.family).seq
         let rotated = try home.appendRotatingKey(after: [LibraryEvent.memberRemove(member: m.device, cutoff: cutoff).body], excluding: m.device)
+        // Sent at once: until the others have it, what the removed device
+        // writes still counts for them.
+        SyncCommand.publishChange(home, what: "the removal")
         if inv.json {
             Console.json(["removed": m.device.hex, "cutoff": cutoff, "epoch": Int(rotated.epoch)])
         } else {
@@ -114,7 +129,7 @@ enum MemberRoleCommand: Command {
         guard h.owner == home.deviceID else { throw CLIError.data("only the family's owner can change roles") }
         // The role first and the member second: said as such, not as "no member \"viewer\"".
         if Role(rawValue: inv.positionals[0]) != nil, Role(rawValue: inv.positionals[1]) == nil {
-            throw CLIError.usage("give the member first, then the role: famctl member role \(inv.positionals[1]) \(inv.positionals[0])")
+            throw CLIError.usage("give the member first, then the role: famctl member role \(ShellWord.quoted(inv.positionals[1])) \(inv.positionals[0])")
         }
         let m = try MemberLookup.find(inv.positionals[0], in: h)
         guard let role = Role(rawValue: inv.positionals[1]), role != .owner else { throw CLIError.data("'\(inv.positionals[1])' is neither member nor viewer") }
@@ -126,6 +141,7 @@ enum MemberRoleCommand: Command {
             return
         }
         try home.append([LibraryEvent.memberRole(member: m.device, role: role).body])
+        SyncCommand.publishChange(home, what: "the new role")
         if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue, "changed": true]) } else { Console.out("\(m.name) is now a \(role.rawValue)") }
     }
 }

@@ -14,7 +14,10 @@ enum RecordInput {
             // two kept; 38.0 stays a decimal, as in the stores' files.
             switch JSONValue.parseKeepingNumbers(Array(text.utf8)) {
             case .success(.object(let o)):
-                for name in o.keys.sorted() { try checkFieldName(name) }
+                for name in o.keys.sorted() {
+                    try checkFieldName(name)
+                    if o[name] != .null { try checkNotReserved(name, schema: schema) }
+                }
                 out = o
             case .success: throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
             case .failure(.inexactNumber(let n)):
@@ -29,6 +32,8 @@ enum RecordInput {
             guard let eq = a.firstIndex(of: "=") else { throw .data("'\(a)' is not field=value") }
             let name = String(a[..<eq])
             try checkFieldName(name)
+            // (Clearing one, `at=`, is allowed: a field of that name written before.)
+            if a.index(after: eq) != a.endIndex { try checkNotReserved(name, schema: schema) }
             guard out[name] == nil else { throw .data("field '\(name)' given twice") }
             do throws(ValidationError) {
                 out[name] = try schema.parse(field: name, text: String(a[a.index(after: eq)...]))
@@ -87,6 +92,37 @@ enum RecordInput {
         }
     }
 
+    /// The names a record's view gives its own properties (`record list`
+    /// prints `id store focus at` before the fields, `--json` has them as
+    /// keys beside `fields`) and the values a store derives: a field of one
+    /// of these names would read as the property, or be hidden by it. Most
+    /// often the property was meant (`at=…` for `--at`): refused, saying how
+    /// to give it.
+    static let reservedNames: [String: String] = [
+        "id": "the record's id: 'famctl record add' makes one, 'famctl record update ID …' names it",
+        "store": "the record's store, given with --store",
+        "focus": "the record's care subject, given with --focus",
+        "at": "the record's time, given with --at",
+        "deleted": "whether the record is deleted: 'famctl record delete ID' deletes it",
+        "author": "the device that created the record, set by famctl",
+        "updated": "the time of the record's last change, set by famctl",
+        "updatedBy": "the device that wrote the record's last change, set by famctl",
+        "derived": "the values a store computes from the fields",
+    ]
+
+    static func checkNotReserved(_ name: String, schema: StoreSchema) throws(CLIError) {
+        guard schema.field(name) == nil else { return }
+        if let what = reservedNames[name] {
+            throw .data("'\(name)' is not a field: it is \(what)",
+                        hint: name == "at" ? "For example: --at 2026-11-29T08:15:00+01:00." : "Give the record's fields as field=value; docs/cli.md, \"The ten stores\", lists them.")
+        }
+        // A value the store computes (postpartum's epdsScore from epds).
+        if StoreSchema.derivedNames(store: schema.store.rawValue).contains(name) {
+            throw .data("'\(name)' is not a field: \(schema.store.rawValue) computes it from the fields it is derived from",
+                        hint: "Give those fields; 'famctl record show ID' prints the value.")
+        }
+    }
+
     static func focus(_ text: String) throws(CLIError) -> FocusKey {
         guard let f = FocusKey(text) else { throw .data("--focus '\(text)' is not a care subject", hint: "Use baby:<UUID>, pregnancy or newMom; 'famctl subject list' shows them.") }
         return f
@@ -137,6 +173,10 @@ enum RecordInput {
             if announced > held {
                 throw CLIError.data("\(store.rawValue).focus: no care subject \(focus) in what this device can read: the family's key is at epoch \(announced), and this device holds only epoch \(held) so far",
                                     hint: "The subject may be in events sealed under the new key. Run 'famctl sync' later: the owner's next rounds seal the key to this device.")
+            }
+            if try home.projector.subjects(includeRemoved: true).contains(where: { $0.focus == focus }) {
+                throw CLIError.data("\(store.rawValue).focus: care subject \(focus) is removed",
+                                    hint: "'famctl subject list' shows the care subjects.")
             }
             // In a family, a subject with an id was most likely added on
             // another device: a new one here would be another baby.

@@ -43,14 +43,22 @@ enum RecordShowCommand: Command {
         let home = try Home.open(Home.location(inv))
         guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         let history = inv.flag("--history") ? try home.projector.history(id) : []
+        let problems = RecordView.brokenRules(r)
         if inv.json {
             var o = RecordView.json(r)
             if inv.flag("--history") { o["history"] = history.map(HistoryView.json) }
+            if !problems.isEmpty { o["brokenRules"] = problems }
             Console.json(o)
             return
         }
         Console.out(RecordView.line(r))
         for h in history { Console.out("  " + HistoryView.line(h, home: home)) }
+        // Each change was checked when it was written; changes made on two
+        // devices at once can merge into a record that breaks a rule.
+        if !problems.isEmpty {
+            Console.err("famctl: warning: the record breaks its store's rules (changes made on two devices merged): \(problems.joined(separator: "; ")); "
+                        + "fix it with 'famctl record update \(id.lowercasedText) field=value …'.")
+        }
     }
 }
 

@@ -13,6 +13,7 @@ enum RecordUpdateCommand: Command {
             """,
         options: [
             .value("--at", "TIME", "Change when it happened (ISO-8601 with offset)."),
+            .value("--focus", "SUBJECT", "Move the record to another care subject (its focus key or name)."),
             RecordInput.jsonFieldsOption,
         ],
         positionals: [
@@ -30,13 +31,17 @@ enum RecordUpdateCommand: Command {
         }
         let store = try RecordInput.store(current.store)
         let changes = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
-        guard !changes.isEmpty || inv.value("--at") != nil else { throw CLIError.usage("famctl record update: nothing to change", hint: "Give field=value, field= or --at.") }
+        guard !changes.isEmpty || inv.value("--at") != nil || inv.value("--focus") != nil else {
+            throw CLIError.usage("famctl record update: nothing to change", hint: "Give field=value, field=, --at or --focus.")
+        }
+        let moveTo = try inv.value("--focus").map { try SubjectInput.subject($0, home: home).focus }
+        let newFocus = moveTo.map(\.description).flatMap { $0 == current.focus ? nil : $0 }
         // A change that leaves every value as it is would still be an event
         // (and a version in the record's history): refused, as an empty one is.
         let sameAt = inv.value("--at") == nil || inv.value("--at") == current.at
-        if sameAt, changes.allSatisfy({ name, value in value == .null ? current.fields[name] == nil : current.fields[name] == value }) {
+        if sameAt, newFocus == nil, changes.allSatisfy({ name, value in value == .null ? current.fields[name] == nil : current.fields[name] == value }) {
             throw CLIError.usage("famctl record update: nothing to change: record \(id.lowercasedText) already has "
-                                 + (changes.isEmpty ? "that time" : changes.keys.sorted().map { changes[$0] == .null ? "no field \($0)" : "that \($0)" }.joined(separator: ", ")),
+                                 + (changes.isEmpty ? (moveTo != nil ? "that care subject" : "that time") : changes.keys.sorted().map { changes[$0] == .null ? "no field \($0)" : "that \($0)" }.joined(separator: ", ")),
                                  hint: "'famctl record show \(id.lowercasedText)' shows its values.")
         }
         var merged = current.fields
@@ -49,14 +54,22 @@ enum RecordUpdateCommand: Command {
         }
         let at = newAt ?? current.at ?? TimeText.formatLocal(Date())
         let timeChanged = newAt != nil || changes["start"] != nil
-        guard let focus = FocusKey(current.focus) else { throw CLIError.data("record has an invalid focus '\(current.focus)'") }
-        let event = RecordEvent(kind: .put, record: id, store: current.store, focus: current.focus, at: newAt, fields: changes)
+        guard let focus = FocusKey(newFocus ?? current.focus) else { throw CLIError.data("record has an invalid focus '\(current.focus)'") }
+        let event = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: newAt, fields: changes)
+        let brokenBefore = RecordView.brokenRules(current)
         let envs = try home.append([event.body]) {
-            try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
+            do {
+                try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil)
+            } catch let e as CLIError where brokenBefore.contains(e.message) {
+                // Not this change's doing: the record broke the rule before
+                // (a merge), and a change must leave it valid.
+                throw CLIError(e.code, e.message + " (the record already broke this rule: changes made on two devices merged)",
+                               hint: "Give the fields the rule names with this change, e.g. 'famctl record update \(id.lowercasedText) field=value …', to make the record valid.")
+            }
             try RecordInput.checkFitsOneEvent(event.body)
             // The record as a whole must fit in one event too: its export is
             // imported, and it is carried into a family, as one put.
-            let whole = RecordEvent(kind: .put, record: id, store: current.store, focus: current.focus, at: at, fields: merged).body.encoded().count
+            let whole = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: at, fields: merged).body.encoded().count
             guard whole <= SyncEnvelope.maximumBody else {
                 throw CLIError.data("the record would be too large for one event as a whole: \(whole) bytes encoded, over the limit of \(SyncEnvelope.maximumBody) bytes",
                                     hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")

@@ -56,6 +56,14 @@ enum RecordView {
         return "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
+    /// The store rules a live record breaks as it stands (a merge of
+    /// changes each valid alone), each as `store.field: rule`; none for a
+    /// deleted record, or one of a store this famctl does not know.
+    static func brokenRules(_ r: RecordState) -> [String] {
+        guard !r.deleted, let store = StoreName(rawValue: r.store), let focus = FocusKey(r.focus) else { return [] }
+        return StoreSchema.schema(for: store).violations(fields: r.fields, focus: focus, at: nil, now: nil).map { "\($0)" }
+    }
+
     static func line(_ r: RecordState) -> String {
         var s = "\(r.id.lowercasedText)  \(r.at ?? "-")  \(r.store)  \(r.focus)"
         if r.deleted { s += "  (deleted)" }

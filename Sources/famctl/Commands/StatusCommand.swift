@@ -29,6 +29,7 @@ enum StatusCommand: Command {
         let pendingBy = try home.log.pendingByAuthor(in: family)
         let replicator = try? home.replicator(probe: false)
         let unverifiable = (try? replicator?.unverifiable()) ?? []
+        let partlyRefused = (try? replicator?.partlyRefused()) ?? []
         let lastSync = (try? replicator?.lastSync()) ?? nil
         let lastError = (try? replicator?.lastError()) ?? nil
         func name(_ d: DeviceID) -> String { household.members[d]?.name ?? (d == home.deviceID ? home.deviceName : "?") }
@@ -44,6 +45,7 @@ enum StatusCommand: Command {
                 },
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
+                "refusedEvents": partlyRefused.map { ["file": $0.path, "reason": $0.reason] },
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
@@ -69,7 +71,9 @@ enum StatusCommand: Command {
         Console.out("events   \(total) in the log, \(pending) waiting for earlier events")
         for a in authors {
             let h = heads[a]!
-            var line = "  \(a.short) \(name(a))\(a == home.deviceID ? " (this device)" : "")  seq \(h.seq), last event \(TimeText.format(h.hlc.date))"
+            var line = "  \(a.short) \(name(a))\(a == home.deviceID ? " (this device)" : "")"
+            if household.members[a] == nil, a != home.deviceID, household.refusedJoins[a] != nil { line += " (its join was refused: not a member)" }
+            line += "  seq \(h.seq), last event \(TimeText.format(h.hlc.date))"
             if let p = pendingBy[a], p > 0 { line += ", \(p) waiting for earlier events" }
             // Its key signed two histories: what it signed from there on counts on no device.
             if let point = home.forkPoints[a] { line += ", FORKED at seq \(point) (nothing from there on counts)" }
@@ -84,6 +88,8 @@ enum StatusCommand: Command {
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")")
         }
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
+        // Someone with the folder wrote (or damaged) events that no member signed.
+        for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for (a, b) in overlaps {
             Console.out("  sleeps overlap for \(a.focus): \(a.id.lowercasedText) and \(b.id.lowercasedText) (both kept)")

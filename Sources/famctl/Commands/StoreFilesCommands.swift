@@ -133,6 +133,11 @@ enum ImportStoresCommand: Command {
 
         // Subjects first, so records can refer to them.
         let existing = Dictionary(try home.projector.subjects().map { ($0.focus, $0) }, uniquingKeysWith: { a, _ in a })
+        // Removed subjects: a subjects.json row adds one again (with the
+        // row's fields alone); a record row naming one is refused, as
+        // `record add` refuses it.
+        let removed = Dictionary(try home.projector.subjects(includeRemoved: true).filter(\.removed).map { ($0.focus, $0.fields) },
+                                 uniquingKeysWith: { a, _ in a })
         var knownSubjects = Set(existing.keys)
         var subjectEvents: [EventBody] = []
         var subjectTally: Tally?
@@ -171,7 +176,13 @@ enum ImportStoresCommand: Command {
                 }
                 if current == nil { added += 1 } else { updated += 1 }
                 now[focus] = merged
-                events.append(SubjectEvent(focus: focus, fields: current == nil ? merged : changed).body)
+                var written = current == nil ? merged : changed
+                // Added again after a removal: the fields it held that the row
+                // does not give are cleared (a put brings a subject back whole).
+                if current == nil, let held = removed[focus] {
+                    for name in held.keys where written[name] == nil { written[name] = .null }
+                }
+                events.append(SubjectEvent(focus: focus, fields: written).body)
             }
             if bad {
                 refusedSubjects = named.subtracting(existing.keys)
@@ -215,6 +226,10 @@ enum ImportStoresCommand: Command {
                     rowOfID[r.id] = i
                     if refusedSubjects.contains(r.focus) {
                         throw CLIError.data("its care subject \(r.focus)'s row in subjects.json was refused (above): fix that file and import again")
+                    }
+                    if !knownSubjects.contains(r.focus), removed[r.focus] != nil {
+                        throw CLIError.data("its care subject \(r.focus) is removed ('famctl subject list --removed'): give the row another subject, "
+                                            + "or add the subject again (a row of subjects.json, or 'famctl subject add') and import again")
                     }
                     if !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
                     let change = try change(for: r, store: store, home: home)

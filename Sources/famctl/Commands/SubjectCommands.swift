@@ -10,35 +10,120 @@ enum SubjectAddCommand: Command {
         discussion: """
             A baby gets a new key baby:<UUID>; 'pregnancy' and 'newMom' have fixed keys
             (adding one again updates it). Records can only be added for a subject
-            that exists.
+            that exists. 'famctl subject update' changes a subject, 'famctl subject
+            remove' removes one.
             """,
-        options: [
-            .value("--name", "N", "The subject's name (any kind: a baby's name, a label for the pregnancy or the new mom)."),
-            .value("--birth", "DATE", "A baby's birth date, YYYY-MM-DD."),
-            .value("--sex", "S", "A baby's sex: female, male or other."),
-            .value("--due", "DATE", "The pregnancy's due date, YYYY-MM-DD."),
-        ],
+        options: SubjectInput.options,
         positionals: [PositionalSpec(name: "KIND", help: "baby, pregnancy or newMom.")])
 
     static func run(_ inv: Invocation) throws {
         guard let kind = SubjectKind(rawValue: inv.positionals[0]) else {
             throw CLIError.data("'\(inv.positionals[0])' is not a kind of care subject", hint: "Use baby, pregnancy or newMom.")
         }
-        var fields: [String: JSONValue] = [:]
-        for (opt, key) in [("--name", "name"), ("--birth", "birth"), ("--sex", "sex"), ("--due", "due")] {
-            if let v = inv.value(opt) { fields[key] = .string(v) }
-        }
-        do throws(ValidationError) { try SubjectEvent.validate(kind: kind, fields: fields) } catch {
-            throw CLIError.data("\(error)")
-        }
+        let fields = try SubjectInput.fields(inv, kind: kind, clearing: false)
         let focus: FocusKey = switch kind {
         case .baby: .baby(UUID())
         case .pregnancy: .pregnancy
         case .newMom: .newMom
         }
         let home = try Home.open(Home.location(inv))
-        try home.append([SubjectEvent(focus: focus, fields: fields).body]) { try home.checkCanWrite() }
+        // A second baby of the same name is most often the first one added
+        // again (on another device, or by a second try): said, not refused
+        // (twins' names may be alike in a nickname).
+        let same = kind == .baby ? try fields["name"]?.stringValue.flatMap { name in
+            try home.projector.subjects().first { $0.kind == .baby && $0.name?.lowercased() == name.lowercased() }
+        } : nil
+        // The pregnancy or the new mom added again after a removal: a new
+        // one, not the old one back (a put brings a subject back whole, so
+        // the fields it held and this add does not give are cleared).
+        var written = fields
+        if kind != .baby, let old = try home.projector.subjects(includeRemoved: true).first(where: { $0.focus == focus && $0.removed }) {
+            for name in old.fields.keys where written[name] == nil { written[name] = .null }
+        }
+        try home.append([SubjectEvent(focus: focus, fields: written).body]) { try home.checkCanWrite() }
+        if let same {
+            Console.err("famctl: warning: a baby named \(same.name ?? "") was already a care subject (\(same.focus)); this added another, \(focus). "
+                        + "If it is the same baby: famctl subject remove \(focus)")
+        }
         if inv.json { Console.json(["focus": focus.description, "kind": kind.rawValue]) } else { Console.out(focus.description) }
+    }
+}
+
+/// `famctl subject update FOCUS [--name N] [--birth DATE] [--sex S] [--due DATE]`
+enum SubjectUpdateCommand: Command {
+    static let spec = CommandSpec(
+        path: ["subject", "update"],
+        abstract: "Change a care subject's name, birth date, sex or due date; an empty value clears one.",
+        discussion: """
+            Only the changed fields are written; concurrent changes of different fields
+            by different family members both survive, as with records.
+            """,
+        options: SubjectInput.options,
+        positionals: [PositionalSpec(name: "SUBJECT", help: "Its focus key (baby:<UUID>, pregnancy, newMom) or its name.")])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let subject = try SubjectInput.subject(inv.positionals[0], home: home)
+        let changes = try SubjectInput.fields(inv, kind: subject.kind, clearing: true)
+        guard !changes.isEmpty else {
+            throw CLIError.usage("famctl subject update: nothing to change", hint: "Give \(SubjectInput.optionNames(subject.kind)); an empty value ('--name \"\"') clears one.")
+        }
+        guard !changes.allSatisfy({ name, value in value == .null ? subject.fields[name] == nil : subject.fields[name] == value }) else {
+            throw CLIError.usage("famctl subject update: nothing to change: \(subject.focus) already has those values",
+                                 hint: "'famctl subject list --json' shows them.")
+        }
+        let envs = try home.append([SubjectEvent(focus: subject.focus, fields: changes).body]) {
+            try home.checkCanWrite()
+            guard try home.projector.subject(subject.focus) != nil else { throw SubjectInput.removedMeanwhile(subject.focus) }
+        }
+        if inv.json { Console.json(["focus": subject.focus.description, "event": envs[0].id.hex]) } else { Console.out(subject.focus.description) }
+    }
+}
+
+/// `famctl subject remove FOCUS [--with-records]`
+enum SubjectRemoveCommand: Command {
+    static let spec = CommandSpec(
+        path: ["subject", "remove"],
+        abstract: "Remove a care subject (a tombstone event, kept in the log for the audit).",
+        discussion: """
+            A subject that still has records is kept unless --with-records is given,
+            which deletes its records in the same step; or move them first with
+            'famctl record update ID --focus OTHER'. Adding the pregnancy or the new mom
+            again adds a new one; a change of the subject written on a device that had
+            not seen the removal, dated after it, brings the old one back.
+            """,
+        options: [.flag("--with-records", "Delete the subject's records too.")],
+        positionals: [PositionalSpec(name: "SUBJECT", help: "Its focus key (baby:<UUID>, pregnancy, newMom) or its name.")])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let subject = try SubjectInput.subject(inv.positionals[0], home: home)
+        func liveRecords() throws -> [UUID] { try home.projector.records(.init(focus: subject.focus.description)).map(\.id) }
+        let records = try liveRecords()
+        let withRecords = inv.flag("--with-records")
+        if !records.isEmpty, !withRecords {
+            throw CLIError.data("\(subject.focus) has \(records.count) record(s); it is not removed",
+                                hint: "Give --with-records to delete them too, or move them first: famctl record update ID --focus OTHER "
+                                    + "('famctl record list --focus \(subject.focus)' lists them).")
+        }
+        let bodies = try records.map { id in
+            guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
+            return RecordEvent(kind: .delete, record: id, store: r.store, focus: r.focus, at: nil, fields: [:]).body
+        } + [SubjectEvent.delete(subject.focus).body]
+        let envs = try home.append(bodies) {
+            try home.checkCanWrite()
+            guard try home.projector.subject(subject.focus) != nil else { throw SubjectInput.removedMeanwhile(subject.focus) }
+            guard try Set(liveRecords()) == Set(records) else {
+                throw CLIError(.tempFail, "the records of \(subject.focus) changed while it was being removed; nothing was written",
+                                                hint: "Run the same command again.")
+            }
+        }
+        if inv.json {
+            Console.json(["focus": subject.focus.description, "event": envs.last!.id.hex, "deletedRecords": records.map(\.lowercasedText)])
+            return
+        }
+        Console.out(subject.focus.description)
+        if !records.isEmpty { Console.err("famctl: deleted \(records.count) record(s) of \(subject.focus) with it.") }
     }
 }
 
@@ -46,20 +131,22 @@ enum SubjectAddCommand: Command {
 enum SubjectListCommand: Command {
     static let spec = CommandSpec(
         path: ["subject", "list"],
-        abstract: "List the care subjects' focus keys, one per line (--json for names and dates).")
+        abstract: "List the care subjects' focus keys, one per line (--json for names and dates).",
+        options: [.flag("--removed", "List the removed subjects too, marked so.")])
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
-        let subjects = try home.projector.subjects()
+        let subjects = try home.projector.subjects(includeRemoved: inv.flag("--removed"))
         if inv.json {
             Console.json(subjects.map { s -> [String: Any] in
                 var o: [String: Any] = ["focus": s.focus.description, "kind": s.kind.rawValue, "addedBy": s.creator.hex]
+                if inv.flag("--removed") { o["removed"] = s.removed }
                 for (k, v) in s.fields { o[k] = RecordView.any(v) }
                 return o
             })
             return
         }
-        for s in subjects { Console.out(s.focus.description) }
+        for s in subjects { Console.out(s.focus.description + (s.removed ? "  (removed)" : "")) }
     }
 }
 

@@ -211,6 +211,21 @@ enum SyncCommand: Command {
         return failure
     }
 
+    /// Publishes a household change the others should have at once (a
+    /// revoked invitation, a removed member, a new role): until it is in
+    /// the shared folder, the device it concerns still looks to them as
+    /// it did. Nothing to do for a family with no shared folder or peer;
+    /// a failure is a warning (the change is in the log, and the next
+    /// `famctl sync` sends it).
+    /// - Returns: whether the change is in the shared folder (`nil`: no folder).
+    @discardableResult
+    static func publishChange(_ home: Home, what: String) -> Bool? {
+        if case .none = Location.stored(in: home) { return nil }
+        guard let failure = publishNow(home) else { return true }
+        Console.err("famctl: warning: \(what) is written here but not in the shared folder yet (\(failure)); run 'famctl sync' to send it: until then the others do not see it.")
+        return false
+    }
+
     /// This device's own changes the family does not count (its role
     /// changed, or it was removed, before they arrived): event ids and why.
     static func ownDenied(_ home: Home) -> [String: String] {

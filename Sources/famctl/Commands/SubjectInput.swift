@@ -1,0 +1,77 @@
+import Envelope
+import Foundation
+import Projections
+
+/// A care subject's options (`--name`, `--birth`, `--sex`, `--due`) as
+/// fields, and a subject named on the command line.
+enum SubjectInput {
+    static let options: [OptionSpec] = [
+        .value("--name", "N", "The subject's name (any kind: a baby's name, a label for the pregnancy or the new mom)."),
+        .value("--birth", "DATE", "A baby's birth date, YYYY-MM-DD (not after today)."),
+        .value("--sex", "S", "A baby's sex: female, male or other."),
+        .value("--due", "DATE", "The pregnancy's due date, YYYY-MM-DD."),
+    ]
+
+    static let optionFields = [("--name", "name"), ("--birth", "birth"), ("--sex", "sex"), ("--due", "due")]
+
+    /// The options a kind of subject takes, as a hint says them.
+    static func optionNames(_ kind: SubjectKind) -> String {
+        let allowed = SubjectEvent.allowedFields(kind: kind)
+        return optionFields.filter { allowed.contains($0.1) }.map(\.0).joined(separator: ", ")
+    }
+
+    /// The options given, as a subject's fields; with `clearing`, an empty
+    /// value is `null` (the field cleared).
+    ///
+    /// - Parameter today: the local date, `YYYY-MM-DD`: a birth after it is refused.
+    static func fields(_ inv: Invocation, kind: SubjectKind, clearing: Bool, today: String = todayLocal()) throws(CLIError) -> [String: JSONValue] {
+        var fields: [String: JSONValue] = [:]
+        for (opt, key) in optionFields {
+            guard let v = inv.value(opt) else { continue }
+            fields[key] = clearing && v.isEmpty ? .null : .string(v)
+        }
+        let allowed = SubjectEvent.allowedFields(kind: kind)
+        for name in fields.keys.sorted() where fields[name] == .null && !allowed.contains(name) {
+            throw .data("subject.\(name): is not a field of \(kind.rawValue) (use \(allowed.joined(separator: ", ")))")
+        }
+        do throws(ValidationError) { try SubjectEvent.validate(kind: kind, fields: fields.filter { $0.value != .null }) } catch {
+            throw .data("\(error)")
+        }
+        if let birth = fields["birth"]?.stringValue, birth > today {
+            throw .data("subject.birth: \(birth) is after today (\(today))", hint: "A baby expected later is the pregnancy: famctl subject add pregnancy --due \(birth).")
+        }
+        return fields
+    }
+
+    /// Today's date where this device is, `YYYY-MM-DD`.
+    static func todayLocal() -> String { String(TimeText.formatLocal(Date()).prefix(10)) }
+
+    /// The live care subject `text` names: its focus key, or its name
+    /// (letters' case aside) when one live subject has it.
+    static func subject(_ text: String, home: Home) throws -> SubjectState {
+        let live = try home.projector.subjects()
+        if let focus = FocusKey(text) {
+            if let s = live.first(where: { $0.focus == focus }) { return s }
+            if try home.projector.subjects(includeRemoved: true).contains(where: { $0.focus == focus }) {
+                throw CLIError(.noInput, "care subject \(focus) is removed",
+                               hint: SubjectKind(focus) == .baby ? "'famctl subject list --removed' shows it." : "Add it again: famctl subject add \(focus).")
+            }
+            throw CLIError(.noInput, "no care subject \(focus)", hint: "'famctl subject list' shows the care subjects; one added on another device arrives with 'famctl sync'.")
+        }
+        let exact = live.filter { $0.name == text }
+        let named = exact.count == 1 ? exact : live.filter { $0.name?.lowercased() == text.lowercased() }
+        if named.count == 1 { return named[0] }
+        if named.count > 1 {
+            throw CLIError.usage("\(named.count) care subjects are named '\(text)': \(named.map(\.focus.description).sorted().joined(separator: ", "))",
+                                 hint: "Name one by its focus key.")
+        }
+        throw CLIError(.noInput, "no care subject '\(text)' (neither a focus key nor the name of one)",
+                       hint: "Give baby:<UUID>, pregnancy, newMom or a subject's name; 'famctl subject list --json' shows them.")
+    }
+
+    /// The subject was removed between reading it and writing the change.
+    static func removedMeanwhile(_ focus: FocusKey) -> CLIError {
+        CLIError(.tempFail, "care subject \(focus) was removed meanwhile (a sync brought its removal); nothing was written",
+                 hint: "'famctl subject list --removed' shows it.")
+    }
+}

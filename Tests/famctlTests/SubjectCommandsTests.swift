@@ -1,0 +1,202 @@
+import Envelope
+import Foundation
+@testable import famctl
+import Projections
+import Testing
+
+/// `subject update`, `subject remove` and `record update --focus`: a care
+/// subject added with a typo, twice, or for the wrong baby can be put
+/// right (a user trial: none of them could).
+struct SubjectCommandsTests {
+    static func subjects(_ r: FamctlRunner, removed: Bool = false) throws -> [String: [String: Any]] {
+        let args = removed ? ["subject", "list", "--json", "--removed"] : ["subject", "list", "--json"]
+        let list = try JSONSerialization.jsonObject(with: Data(try r.ok(args).utf8)) as! [[String: Any]]
+        return Dictionary(uniqueKeysWithValues: list.map { ($0["focus"] as! String, $0) })
+    }
+
+    @Test func aSubjectIsUpdatedByKeyOrNameAndAFieldCleared() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily", "--birth", "2026-05-01")
+        #expect(try f.ok("subject", "update", "lily", "--sex", "female", "--birth", "2026-05-02") == lily)
+        #expect(try f.ok("subject", "update", lily, "--name", "Lilly") == lily)
+        var s = try #require(try Self.subjects(f)[lily])
+        #expect(s["name"] as? String == "Lilly" && s["birth"] as? String == "2026-05-02" && s["sex"] as? String == "female", "\(s)")
+        try f.ok("subject", "update", "Lilly", "--sex", "")
+        s = try #require(try Self.subjects(f)[lily])
+        #expect(s["sex"] == nil && s["name"] as? String == "Lilly", "\(s)")
+
+        let same = try f.run("subject", "update", lily, "--name", "Lilly")
+        #expect(same.code == 64 && same.stderr.contains("nothing to change"), "\(same.stderr)")
+        let none = try f.run("subject", "update", lily)
+        #expect(none.code == 64 && none.stderr.contains("--name, --birth, --sex"), "\(none.stderr)")
+        let wrong = try f.run("subject", "update", lily, "--due", "2027-01-01")
+        #expect(wrong.code == 65 && wrong.stderr.contains("subject.due: is not a field of baby"), "\(wrong.stderr)")
+        let wrongCleared = try f.run("subject", "update", lily, "--due", "")
+        #expect(wrongCleared.code == 65 && wrongCleared.stderr.contains("subject.due: is not a field of baby"), "\(wrongCleared.stderr)")
+        let missing = try f.run("subject", "update", "Tom", "--sex", "male")
+        #expect(missing.code == 66 && missing.stderr.contains("no care subject 'Tom'"), "\(missing.stderr)")
+        try f.ok("subject", "add", "pregnancy", "--due", "2027-03-01")
+        try f.ok("subject", "update", "pregnancy", "--due", "2027-03-08")
+        #expect(try Self.subjects(f)["pregnancy"]?["due"] as? String == "2027-03-08")
+        // Every change is an event in the log, by this device.
+        #expect(try f.ok("log").components(separatedBy: "subject.put").count - 1 == 6)
+    }
+
+    /// A birth after today is refused on add and update (most often the
+    /// year mistyped, or a baby still expected: the pregnancy).
+    @Test func aBirthAfterTodayIsRefused() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let next = Calendar(identifier: .gregorian).date(byAdding: .day, value: 2, to: Date())!
+        let later = String(TimeText.formatLocal(next).prefix(10))
+        let add = try f.run("subject", "add", "baby", "--name", "Tom", "--birth", later)
+        #expect(add.code == 65 && add.stderr.contains("subject.birth: \(later) is after today") && add.stderr.contains("subject add pregnancy --due \(later)"), "\(add.stderr)")
+        #expect(try f.ok("subject", "list").isEmpty)
+        let today = SubjectInput.todayLocal()
+        let tom = try f.ok("subject", "add", "baby", "--name", "Tom", "--birth", today)
+        let update = try f.run("subject", "update", tom, "--birth", later)
+        #expect(update.code == 65 && update.stderr.contains("is after today"), "\(update.stderr)")
+        #expect(try Self.subjects(f)[tom]?["birth"] as? String == today)
+    }
+
+    /// A second baby of the same name is said, naming both keys and how to
+    /// take the new one back; two of one name are then named by key.
+    @Test func aSecondBabyOfTheSameNameIsSaid() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let first = try f.ok("subject", "add", "baby", "--name", "Lily")
+        let again = try f.run("subject", "add", "baby", "--name", "lily")
+        let second = again.stdout.trimmingCharacters(in: .newlines)
+        #expect(again.code == 0 && again.stderr.contains("a baby named Lily was already a care subject (\(first)); this added another, \(second)")
+                && again.stderr.contains("famctl subject remove \(second)"), "\(again.stderr)")
+        #expect(!(try f.run("subject", "add", "baby", "--name", "Tom").stderr.contains("warning")))
+        // "Lily" names the one of that exact spelling; "LILY" either.
+        #expect(try f.ok("subject", "update", "Lily", "--sex", "female") == first)
+        let ambiguous = try f.run("subject", "update", "LILY", "--sex", "female")
+        #expect(ambiguous.code == 64 && ambiguous.stderr.contains("2 care subjects are named 'LILY'") && ambiguous.stderr.contains(second), "\(ambiguous.stderr)")
+        try f.ok("subject", "remove", second)
+        #expect(try Set(Self.subjects(f).keys).count == 2)
+    }
+
+    @Test func aSubjectWithRecordsIsRemovedOnlyWithThem() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily")
+        let tom = try f.ok("subject", "add", "baby", "--name", "Tom")
+        let r1 = try f.ok("record", "add", "--focus", lily, "--store", "diaper", "wet=true")
+        let r2 = try f.ok("record", "add", "--focus", lily, "--store", "growth", "weightKg=4.2")
+        let kept = try f.ok("record", "add", "--focus", tom, "--store", "diaper", "dirty=true")
+        let refused = try f.run("subject", "remove", "Lily")
+        #expect(refused.code == 65 && refused.stderr.contains("\(lily) has 2 record(s); it is not removed") && refused.stderr.contains("--with-records"), "\(refused.stderr)")
+        #expect(try Self.subjects(f)[lily] != nil)
+        let removed = try f.run("subject", "remove", lily, "--with-records")
+        #expect(removed.code == 0 && removed.stdout == lily + "\n" && removed.stderr.contains("deleted 2 record(s)"), "\(removed.stderr)")
+        #expect(try Self.subjects(f)[lily] == nil)
+        #expect(try Self.subjects(f, removed: true)[lily]?["removed"] as? Bool == true)
+        #expect(try f.ok("subject", "list", "--removed").contains("\(lily)  (removed)"))
+        for r in [r1, r2] { #expect(try f.ok("record", "show", r, "--json").contains("\"deleted\" : true")) }
+        #expect(try f.ok("record", "list") .contains(kept))
+        // Nothing more can be written for it; naming it says why.
+        let add = try f.run("record", "add", "--focus", lily, "--store", "diaper", "wet=true")
+        #expect(add.code == 65 && add.stderr.contains("diaper.focus: care subject \(lily) is removed"), "\(add.stderr)")
+        let update = try f.run("subject", "update", lily, "--name", "L")
+        #expect(update.code == 66 && update.stderr.contains("care subject \(lily) is removed"), "\(update.stderr)")
+        let twice = try f.run("subject", "remove", lily)
+        #expect(twice.code == 66 && twice.stderr.contains("is removed"), "\(twice.stderr)")
+        // One without records goes at once; the fixed subjects come back when added again.
+        try f.ok("subject", "add", "newMom", "--name", "Lin")
+        try f.ok("subject", "remove", "newMom")
+        #expect(try Self.subjects(f)["newMom"] == nil)
+        try f.ok("subject", "add", "newMom")
+        // A new one, not the old one back: the name it had is not brought back.
+        let again = try #require(try Self.subjects(f)["newMom"])
+        #expect(again["name"] == nil, "\(again)")
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
+    /// An import does not bring a removed subject back by the way: a
+    /// record row naming it is refused; a subjects.json row adds it again
+    /// with that row's fields alone.
+    @Test func anImportDoesNotBringARemovedSubjectBack() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily", "--sex", "female")
+        try f.ok("record", "add", "--focus", lily, "--store", "diaper", "wet=true")
+        let dir = f.root + "/export"
+        try f.ok("export", "stores", dir)
+        try f.ok("subject", "remove", lily, "--with-records")
+        let subjectsFile = dir + "/subjects.json"
+        try FileManager.default.removeItem(atPath: subjectsFile)
+        let refused = try f.run("import", "stores", dir)
+        #expect(refused.code == 65 && refused.stderr.contains("its care subject \(lily) is removed"), "\(refused.stderr)")
+        #expect(try Self.subjects(f)[lily] == nil)
+        // Named in subjects.json: added again, with the row's fields only.
+        try #"[{"focus":"\#(lily)","name":"Lily"}]"#.write(toFile: subjectsFile, atomically: true, encoding: .utf8)
+        let back = try f.run("import", "stores", dir)
+        #expect(back.code == 0, "\(back.stderr)")
+        let s = try #require(try Self.subjects(f)[lily])
+        #expect(s["name"] as? String == "Lily" && s["sex"] == nil, "\(s)")
+        #expect(try f.ok("record", "list", "--focus", lily).contains("wet=true"))
+    }
+
+    /// A record added for the wrong baby moves to the right one; the move
+    /// obeys the store's rules (a sleep of the other baby that overlaps, a
+    /// subject of the wrong kind).
+    @Test func aRecordMovesToAnotherSubject() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily")
+        let tom = try f.ok("subject", "add", "baby", "--name", "Tom")
+        try f.ok("subject", "add", "newMom")
+        let diaper = try f.ok("record", "add", "--focus", lily, "--store", "diaper", "wet=true")
+        #expect(try f.ok("record", "update", diaper, "--focus", "Tom") == diaper)
+        #expect(try f.ok("record", "list", "--focus", tom).contains(diaper))
+        #expect(!(try f.ok("record", "list", "--focus", lily).contains(diaper)))
+        #expect(try f.ok("record", "show", diaper).contains("wet=true"))
+        let same = try f.run("record", "update", diaper, "--focus", tom)
+        #expect(same.code == 64 && same.stderr.contains("already has that care subject"), "\(same.stderr)")
+        let kind = try f.run("record", "update", diaper, "--focus", "newMom")
+        #expect(kind.code == 65 && kind.stderr.contains("diaper.focus"), "\(kind.stderr)")
+        let nobody = try f.run("record", "update", diaper, "--focus", "Sam")
+        #expect(nobody.code == 66 && nobody.stderr.contains("no care subject 'Sam'"), "\(nobody.stderr)")
+        try f.ok("record", "add", "--focus", lily, "--store", "sleep", "start=2026-11-29T20:00:00+01:00", "end=2026-11-29T22:00:00+01:00")
+        let tomSleep = try f.ok("record", "add", "--focus", tom, "--store", "sleep", "start=2026-11-29T21:00:00+01:00", "end=2026-11-29T21:30:00+01:00")
+        let overlap = try f.run("record", "update", tomSleep, "--focus", lily)
+        #expect(overlap.code == 65 && overlap.stderr.contains("overlaps sleep"), "\(overlap.stderr)")
+        #expect(try f.ok("record", "list", "--focus", tom).contains(tomSleep))
+        // The move is a put in the record's history.
+        let shown = try JSONSerialization.jsonObject(with: Data(try f.ok("record", "show", diaper, "--history", "--json").utf8)) as! [String: Any]
+        #expect((shown["history"] as? [[String: Any]])?.count == 2, "\(shown)")
+    }
+
+    /// A removal reaches the other devices; a viewer's is refused by its
+    /// own famctl and, forged, by every member.
+    @Test func aRemovalSyncsAndAViewersIsRejected() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        let lily = try mum.ok("subject", "add", "baby", "--name", "Lily")
+        let tom = try mum.ok("subject", "add", "baby", "--name", "Tom")
+        let dad = FamctlRunner(), grandma = FamctlRunner()
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        try grandma.ok("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Grandma")
+        let all = [mum, dad, grandma]
+        for _ in 0..<2 { for r in all { try r.ok("sync") } }
+        #expect(try Set(Self.subjects(grandma).keys) == [lily, tom])
+        try dad.ok("subject", "remove", "Tom")
+        let viewer = try grandma.run("subject", "remove", "Lily")
+        #expect(viewer.code == 65 && viewer.stderr.contains("viewers cannot change"), "\(viewer.stderr)")
+        try Home.open(grandma.home).append([SubjectEvent.delete(try #require(FocusKey(lily))).body])
+        for _ in 0..<2 { for r in all { try r.ok("sync") } }
+        for r in all {
+            #expect(try Set(Self.subjects(r).keys) == [lily], "\(r.home)")
+            #expect(try Self.subjects(r, removed: true)[tom]?["removed"] as? Bool == true)
+        }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+        #expect(try dad.ok("digest") == grandma.ok("digest"))
+        let status = try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as! [String: Any]
+        let reasons = (status["unauthorized"] as! [[String: Any]]).map { $0["reason"] as! String }
+        #expect(reasons == ["viewers cannot change records or care subjects"], "\(reasons)")
+    }
+}
