@@ -612,10 +612,14 @@ public final class Replicator {
         do throws(PeerError) {
             (bytes, tag) = try peer.getOnce(path)
         } catch {
-            // Refused for what it is (not a file, too large, not readable):
-            // not what this device wrote, so written again over what was listed.
-            guard case .refused(let why) = error else {
-                return false   // gone (compacted, or removed: written again after a full listing) or failing: next round
+            // Refused for what it is (not a file, too large, not readable),
+            // or this login may not read it (a server's 403: the file's
+            // permissions): not what the others can take, so written again
+            // over what was listed; should that fail too, said.
+            let why: String
+            switch error {
+            case .refused(let w), .forbidden(let w), .denied(let w): why = w
+            default: return false   // gone (compacted, or removed: written again after a full listing) or failing: next round
             }
             (bytes, tag) = ([], listedTag)
             wrong = "it cannot be read (\(why))"
