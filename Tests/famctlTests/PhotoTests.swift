@@ -51,6 +51,31 @@ struct PhotoTests {
         return (mum, dad, dir, photo, original)
     }
 
+    /// Two devices add a photo to one record before either has synced the
+    /// other's: the record's list keeps one (one field, the newest write
+    /// wins), and `record show` names the other and the command that puts
+    /// it back.
+    @Test func aPhotoLeftOutOfTheListByAConcurrentAddIsNamed() throws {
+        let (mum, dad, _, _, record) = try Self.household()
+        let (mine, _) = try Self.jpegFile(mum, 2_000, marker: "MUMS")
+        let (his, _) = try Self.jpegFile(dad, 2_000, marker: "DADS")
+        let a = try mum.ok("photo", "add", record, mine)
+        let b = try dad.ok("photo", "add", record, his)
+        for r in [mum, dad, mum] { try r.ok("sync") }
+        let shown = try mum.run("record", "show", record)
+        let kept = shown.stdout.contains("photos=\(a)") ? a : b
+        let lost = kept == a ? b : a
+        #expect(shown.stdout.contains("photos=\(kept)") && !shown.stdout.contains(lost), "\(shown.stdout)")
+        #expect(shown.stderr.contains("warning: photo \(lost) of this record is not in its photos list"), "\(shown.stderr)")
+        let fix = "record update \(record) photos=\([kept, lost].joined(separator: ","))"
+        #expect(shown.stderr.contains(fix), "\(shown.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("record", "show", record, "--json").utf8)) as! [String: Any]
+        #expect(json["photosNotListed"] as? [String] == [lost], "\(json)")
+        try mum.ok(fix.split(separator: " ").map(String.init))
+        let after = try mum.run("record", "show", record)
+        #expect(after.stdout.contains(lost) && !after.stderr.contains("warning"), "\(after.stdout) \(after.stderr)")
+    }
+
     @Test func photoTravelsByteForByteAndIsDeletedEverywhere() throws {
         let (mum, dad, gran, dir, record) = try Self.household()
         let (file, original) = try Self.jpegFile(mum, 50_000, marker: "FIRST-CARROTS-PLAINTEXT-MARKER")

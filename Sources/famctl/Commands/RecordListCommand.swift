@@ -44,10 +44,17 @@ enum RecordShowCommand: Command {
         guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         let history = inv.flag("--history") ? try home.projector.history(id) : []
         let problems = RecordView.brokenRules(r)
+        // The record's photos list is one field: two devices adding a photo
+        // at once each wrote a list, and one list won. The photo the other
+        // names is still the record's (its photo.put says so).
+        var listed = Set<String>()
+        if case .array(let items)? = r.fields["photos"] { for case .string(let s) in items { listed.insert(s.lowercased()) } }
+        let unlisted = r.deleted ? [] : try home.projector.photos(record: id).map(\.id.lowercasedText).filter { !listed.contains($0) }.sorted()
         if inv.json {
             var o = RecordView.json(r)
             if inv.flag("--history") { o["history"] = history.map(HistoryView.json) }
             if !problems.isEmpty { o["brokenRules"] = problems }
+            if !unlisted.isEmpty { o["photosNotListed"] = unlisted }
             Console.json(o)
             return
         }
@@ -58,6 +65,11 @@ enum RecordShowCommand: Command {
         if !problems.isEmpty {
             Console.err("famctl: warning: the record breaks its store's rules (changes made on two devices merged): \(problems.joined(separator: "; ")); "
                         + "fix it with 'famctl record update \(id.lowercasedText) field=value …'.")
+        }
+        if !unlisted.isEmpty {
+            let all = listed.sorted() + unlisted
+            Console.err("famctl: warning: photo\(unlisted.count == 1 ? "" : "s") \(unlisted.joined(separator: ", ")) of this record \(unlisted.count == 1 ? "is" : "are") not in its photos list "
+                        + "(two devices added photos to it at once, and one list won): 'famctl record update \(id.lowercasedText) photos=\(all.joined(separator: ","))' puts \(unlisted.count == 1 ? "it" : "them") back.")
         }
     }
 }
