@@ -5,7 +5,7 @@ import Testing
 /// To accept a deliberate change: FAMCTL_UPDATE_GOLDEN=1 swift test --filter HelpGoldenTests.
 struct HelpGoldenTests {
     static let commands: [[String]] = [
-        [], ["init"], ["family"], ["family", "create"], ["family", "rotate-key"], ["invite"], ["accept"], ["members"], ["member"], ["member", "remove"], ["member", "role"], ["subject"], ["subject", "add"], ["subject", "update"], ["subject", "remove"], ["subject", "list"], ["record"], ["record", "add"], ["record", "update"],
+        [], ["init"], ["family"], ["family", "create"], ["family", "rotate-key"], ["invite"], ["accept"], ["members"], ["member"], ["member", "remove"], ["member", "role"], ["subject"], ["subject", "add"], ["subject", "update"], ["subject", "remove"], ["subject", "restore"], ["subject", "list"], ["record"], ["record", "add"], ["record", "update"],
         ["record", "delete"], ["record", "list"], ["record", "show"], ["digest"], ["log"], ["status"], ["replay"],
         ["export", "stores"], ["import", "stores"], ["settings", "include-shared"], ["settings", "photos"], ["settings", "sync"], ["sync"],
         ["photo", "add"], ["photo", "get"], ["photo", "list"], ["photo", "delete"], ["verify"], ["bench"], ["rebuild"],

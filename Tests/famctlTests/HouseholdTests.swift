@@ -687,13 +687,22 @@ struct RevokeRotatesTheKeyTests {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
         let code = try InviteCode(parsing: try mum.ok("invite"))
-        let other = try InviteCode(parsing: try mum.ok("invite"))
+        let otherText = try mum.ok("invite")
+        let other = try InviteCode(parsing: otherText)
         let prefix = String(code.invite.hex.prefix(8))
         #expect(try mum.ok("invite", "--revoke", prefix).contains("key rotated to epoch 1"))
         #expect(try mum.ok("invite", "--revoke", prefix).contains("was already revoked"))
         // An invitation made before that rotation carries the old key: revoking it needs no new one.
         #expect(try mum.ok("invite", "--revoke", String(other.invite.hex.prefix(8))).contains("no new rotation is needed"))
         #expect(try mum.ok("status").contains("key epoch 1"), "neither a second revoke nor an older invitation's rotates again")
+        // Whoever holds that older code holds only its key: the revocation
+        // is sealed with it, so a device that accepts it learns that its
+        // join does not count (a user trial: it took itself for a member).
+        let late = FamctlRunner()
+        try late.ok("accept", otherText, "--name", "Late")
+        let synced = try late.run("sync")
+        #expect(synced.stderr.contains("the invite was revoked"), "\(synced.stdout) \(synced.stderr)")
+        #expect(!(try late.ok("status")).contains("this device: member"))
         let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
         try mum.ok("sync")
         try dad.ok("sync")

@@ -67,35 +67,37 @@ struct OwnSegmentRepairTests {
 /// deletes it, rather than leaving it in its folder for good once the
 /// next round writes a segment of another range (a robustness trial).
 struct LostCreateTests {
-    /// Creates, then fails as if the answer had been lost.
-    final class LosingAnswerPeer: Peer, @unchecked Sendable {
+    /// A peer whose creates go through `create` (given the inner peer):
+    /// one that writes and then fails as if the answer had been lost, or
+    /// one that fails without writing.
+    final class CreateHookPeer: Peer, @unchecked Sendable {
         let inner: any Peer
-        init(_ inner: any Peer) { self.inner = inner }
-        var label: String { inner.label }
-        func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage { try inner.changes(since: token, limit: limit) }
-        func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
-            try inner.create(path, bytes)
-            throw .unavailable("the answer was lost")
+        let hook: (any Peer, String, [UInt8]) throws(PeerError) -> Void
+        init(_ inner: any Peer, create hook: @escaping (any Peer, String, [UInt8]) throws(PeerError) -> Void) {
+            self.inner = inner
+            self.hook = hook
         }
-        func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String { try inner.replace(path, bytes, expected: expected) }
-        func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) { try inner.get(path) }
-        func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) { try inner.getOnce(path) }
-        func deleteOnce(_ path: String) throws(PeerError) { try inner.deleteOnce(path) }
-        func delete(_ path: String) throws(PeerError) { try inner.delete(path) }
-    }
-
-    /// Fails without creating (a server that refused, a folder gone).
-    final class RefusingPeer: Peer, @unchecked Sendable {
-        let inner: any Peer
-        init(_ inner: any Peer) { self.inner = inner }
         var label: String { inner.label }
         func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage { try inner.changes(since: token, limit: limit) }
-        func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) { throw .unavailable("refused") }
+        func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) { try hook(inner, path, bytes) }
         func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String { try inner.replace(path, bytes, expected: expected) }
         func get(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) { try inner.get(path) }
         func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) { try inner.getOnce(path) }
         func deleteOnce(_ path: String) throws(PeerError) { try inner.deleteOnce(path) }
         func delete(_ path: String) throws(PeerError) { try inner.delete(path) }
+
+        /// Creates, then fails as if the answer had been lost.
+        static func losingAnswers(_ inner: any Peer) -> CreateHookPeer {
+            CreateHookPeer(inner) { (peer, path, bytes) throws(PeerError) in
+                try peer.create(path, bytes)
+                throw .unavailable("the answer was lost")
+            }
+        }
+
+        /// Fails without creating (a server that refused, a folder gone).
+        static func refusing(_ inner: any Peer) -> CreateHookPeer {
+            CreateHookPeer(inner) { (_, _, _) throws(PeerError) in throw .unavailable("refused") }
+        }
     }
 
     static func own(_ home: Home) throws -> [String: Int64] {
@@ -115,7 +117,7 @@ struct LostCreateTests {
         let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
         let before = try Set(FileIO.list(folder))
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
-        let refusing = try Replicator(log: home.log, peer: RefusingPeer(try home.replicator().peer), family: home.family, me: home.deviceID)
+        let refusing = try Replicator(log: home.log, peer: CreateHookPeer.refusing(try home.replicator().peer), family: home.family, me: home.deviceID)
         #expect(throws: PeerError.self) { try refusing.publish() }
         let rows = try Self.own(home)
         let phantom = rows.filter { $0.value == Replicator.unconfirmedSize }.map(\.key)
@@ -139,7 +141,7 @@ struct LostCreateTests {
         let home = try Home.open(dad.home)
         let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
-        let losing = try Replicator(log: home.log, peer: LosingAnswerPeer(try home.replicator().peer), family: home.family, me: home.deviceID)
+        let losing = try Replicator(log: home.log, peer: CreateHookPeer.losingAnswers(try home.replicator().peer), family: home.family, me: home.deviceID)
         #expect(throws: PeerError.self) { try losing.publish() }
         let lost = try Set(FileIO.list(folder).filter { $0.hasSuffix(".seg") })
         func own() throws -> Set<String> {

@@ -199,4 +199,112 @@ struct SubjectCommandsTests {
         let reasons = (status["unauthorized"] as! [[String: Any]]).map { $0["reason"] as! String }
         #expect(reasons == ["viewers cannot change records or care subjects"], "\(reasons)")
     }
+
+    /// A removed subject comes back with `subject restore`, with its
+    /// fields; the records deleted with it stay deleted. Named by a name
+    /// it had, it is said to be removed.
+    @Test func aRemovedSubjectIsRestored() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let noah = try f.ok("subject", "add", "baby", "--name", "Noah", "--birth", "2026-01-02")
+        let r = try f.ok("record", "add", "--focus", "Noah", "--store", "diaper", "wet=true")
+        try f.ok("subject", "remove", "Noah", "--with-records")
+        let byName = try f.run("subject", "update", "Noah", "--sex", "male")
+        #expect(byName.code == 66 && byName.stderr.contains("care subject 'Noah' (\(noah)) is removed") && byName.stderr.contains("famctl subject restore \(noah)"), "\(byName.stderr)")
+        let live = try f.run("subject", "restore", "newMom")
+        #expect(live.code == 66, "\(live.stderr)")
+        #expect(try f.ok("subject", "restore", "Noah") == noah)
+        let s = try #require(try Self.subjects(f)[noah])
+        #expect(s["name"] as? String == "Noah" && s["birth"] as? String == "2026-01-02", "\(s)")
+        #expect(try f.ok("record", "show", r, "--json").contains("\"deleted\" : true"))
+        let again = try f.run("subject", "restore", noah)
+        #expect(again.code == 65 && again.stderr.contains("is not removed"), "\(again.stderr)")
+        // Named by name in --focus too, for adding and listing.
+        let added = try f.ok("record", "add", "--focus", "noah", "--store", "diaper", "dirty=true")
+        #expect(try f.ok("record", "list", "--focus", "Noah").contains(added))
+    }
+
+    /// A baby added twice: `subject remove --move-records-to` moves its
+    /// records to the one kept and removes it, in one step; a record that
+    /// cannot move (a store the other subject's kind does not take) stops
+    /// it, naming the record, and nothing is written.
+    @Test func aDuplicateSubjectIsMergedIntoTheOther() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily")
+        let twin = try f.ok("subject", "add", "baby", "--name", "Lily again")
+        try f.ok("subject", "add", "newMom")
+        let mine = try f.ok("record", "add", "--focus", lily, "--store", "diaper", "wet=true")
+        let moved = [try f.ok("record", "add", "--focus", twin, "--store", "diaper", "dirty=true"),
+                     try f.ok("record", "add", "--focus", twin, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00")]
+        let wrongKind = try f.run("subject", "remove", twin, "--move-records-to", "newMom")
+        #expect(wrongKind.code == 65 && wrongKind.stderr.contains("cannot move to newMom") && wrongKind.stderr.contains("nothing was written"), "\(wrongKind.stderr)")
+        #expect(try Self.subjects(f)[twin] != nil)
+        let both = try f.run("subject", "remove", twin, "--with-records", "--move-records-to", lily)
+        #expect(both.code == 64, "\(both.stderr)")
+        let merged = try f.run("subject", "remove", "Lily again", "--move-records-to", "Lily")
+        #expect(merged.code == 0 && merged.stdout == twin + "\n" && merged.stderr.contains("moved 2 record(s) of \(twin) to \(lily)"), "\(merged.stderr)")
+        let list = try f.ok("record", "list", "--focus", lily)
+        #expect(([mine] + moved).allSatisfy(list.contains), "\(list)")
+        #expect(try Self.subjects(f)[twin] == nil)
+        #expect(try f.ok("record", "show", moved[0]).contains("dirty=true"))
+        let history = try f.ok("record", "show", moved[0], "--history")
+        #expect(history.contains("(moved to \(lily))"), "\(history)")
+    }
+
+    /// A record a device adds for a subject while another removes it stays
+    /// live under the removed subject on every device; status says so, with
+    /// what to do.
+    @Test func recordsOfARemovedSubjectAreSaid() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        let noah = try mum.ok("subject", "add", "baby", "--name", "Noah")
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        for _ in 0..<2 { for r in [mum, dad] { try r.ok("sync") } }
+        try mum.ok("subject", "remove", noah)
+        let orphan = try dad.ok("record", "add", "--focus", noah, "--store", "diaper", "wet=true")
+        for _ in 0..<2 { for r in [mum, dad] { try r.ok("sync") } }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+        for r in [mum, dad] {
+            let status = try r.ok("status")
+            #expect(status.contains("1 record(s) of the removed care subject \(noah)") && status.contains("famctl subject restore \(noah)"), "\(status)")
+            let json = try JSONSerialization.jsonObject(with: Data(try r.ok("status", "--json").utf8)) as! [String: Any]
+            #expect((json["recordsOfRemovedSubjects"] as? [String: Int]) == [noah: 1], "\(json)")
+        }
+        let update = try mum.run("record", "update", orphan, "color=yellow")
+        #expect(update.code == 65 && update.stderr.contains("--focus OTHER") && update.stderr.contains("subject restore \(noah)"), "\(update.stderr)")
+    }
+
+    /// Two sleeps of one baby that a merge left overlapping can still have
+    /// their other fields changed; `record show` names the overlap.
+    @Test func sleepsAMergeLeftOverlappingCanBeEdited() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Lily")
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        for _ in 0..<2 { for r in [mum, dad] { try r.ok("sync") } }
+        let a = try mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T13:00:00+01:00", "end=2026-11-29T14:00:00+01:00")
+        let b = try dad.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T13:10:00+01:00", "end=2026-11-29T14:10:00+01:00")
+        for _ in 0..<2 { for r in [mum, dad] { try r.ok("sync") } }
+        let shown = try mum.run("record", "show", a)
+        #expect(shown.stderr.contains("overlaps sleep \(b)"), "\(shown.stderr)")
+        #expect(try mum.ok("record", "update", a, "location=cot") == a)
+        #expect(try mum.ok("record", "update", b, "nap=true") == b)
+        // A change of its times must still not overlap.
+        let moved = try mum.run("record", "update", b, "end=2026-11-29T14:20:00+01:00")
+        #expect(moved.code == 65 && moved.stderr.contains("overlaps sleep"), "\(moved.stderr)")
+    }
+
+    /// A baby renamed to another baby's name: said, as on add.
+    @Test func aRenameToAnotherBabysNameIsSaid() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily")
+        let max = try f.ok("subject", "add", "baby", "--name", "Max")
+        let r = try f.run("subject", "update", max, "--name", "lily")
+        #expect(r.code == 0 && r.stderr.contains("warning: \(lily) is a baby named Lily too"), "\(r.stderr)")
+        #expect(!(try f.run("subject", "update", max, "--name", "Maxi")).stderr.contains("warning"))
+    }
 }

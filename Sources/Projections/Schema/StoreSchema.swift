@@ -63,7 +63,8 @@ public struct StoreSchema: Sendable {
                 // Three digits after it: a thousands separator as likely (`1,000` IU).
                 if text[text.index(after: comma)...].count == 3 {
                     throw ValidationError(store: store.rawValue, field: name,
-                                          rule: "must be \(spec.type.expectation), without a comma: \(text.replacingOccurrences(of: ",", with: "")) or \(point), not \(text)")
+                                          rule: "must be \(spec.type.expectation), without a comma: \(text.replacingOccurrences(of: ",", with: "")) for \(text) as a whole number, "
+                                              + "or \(DecimalText.parse(point).map { JSONValue.double($0).jsonText } ?? point) for a decimal comma; not \(text)")
                 }
                 throw ValidationError(store: store.rawValue, field: name,
                                       rule: "must be \(spec.type.expectation), written with a decimal point: \(point), not \(text)")

@@ -21,6 +21,7 @@ enum CLI {
         SubjectAddCommand.self,
         SubjectUpdateCommand.self,
         SubjectRemoveCommand.self,
+        SubjectRestoreCommand.self,
         SubjectListCommand.self,
         RecordAddCommand.self,
         RecordUpdateCommand.self,

@@ -112,7 +112,14 @@ enum InviteCommand: Command {
         // the key after it).
         let current = try home.currentKey().1.epoch
         guard invite.epoch >= current else {
-            try home.append([LibraryEvent.inviteRevoke(invite: invite.id).body])
+            // Sealed with the key the code carries (as `invite.used` is): the
+            // device holding the code holds only that one, and must be able
+            // to read that its join does not count (a user trial: under the
+            // current key it could not, and took itself for a member).
+            guard let codeKey = try home.state.keyring.key(family: home.family, epoch: invite.epoch) else {
+                throw CLIError.data("this device does not hold the key of epoch \(invite.epoch), which invitation \(invite.id.hex) carries")
+            }
+            try home.append([(LibraryEvent.inviteRevoke(invite: invite.id).body, codeKey)])
             // Sent at once, as the invitation was: until the others have it,
             // a join with the code looks to them like a member's.
             SyncCommand.publishChange(home, what: "the revocation")

@@ -14,7 +14,7 @@ enum RecordAddCommand: Command {
             before the id is printed. docs/cli.md lists every store's fields.
             """,
         options: [
-            .value("--focus", "FOCUS", "(required) The care subject: baby:<UUID>, pregnancy or newMom."),
+            .value("--focus", "FOCUS", "(required) The care subject: baby:<UUID>, pregnancy, newMom, or its name."),
             .value("--store", "STORE", "(required) One of: \(StoreName.list)."),
             .value("--at", "TIME", "When it happened, ISO-8601 with offset (default: the start field, else now)."),
             RecordInput.jsonFieldsOption,
@@ -22,12 +22,13 @@ enum RecordAddCommand: Command {
         positionals: [PositionalSpec(name: "field=value", help: "A field of the record.", optional: true, repeating: true)])
 
     static func run(_ inv: Invocation) throws {
-        let focus = try RecordInput.focus(try inv.required("--focus"))
+        let focusText = try inv.required("--focus")
         let store = try RecordInput.store(try inv.required("--store"))
         let fields = RecordInput.present(try RecordInput.fields(inv, schema: StoreSchema.schema(for: store)))
         let now = Date()
         let at = inv.value("--at") ?? fields["start"]?.stringValue ?? TimeText.formatLocal(now)
         let home = try Home.open(Home.location(inv))
+        let focus = try RecordInput.focus(focusText, home: home)
         let id = RecordIdentifier.make()
         let event = RecordEvent(kind: .put, record: id, store: store.rawValue, focus: focus.description, at: at, fields: fields)
         let envs = try home.append([event.body]) {

@@ -112,12 +112,13 @@ enum RecordInput {
 
     static func checkNotReserved(_ name: String, schema: StoreSchema) throws(CLIError) {
         guard schema.field(name) == nil else { return }
-        if let what = reservedNames[name] {
+        // (In any letters' case: `AT=…` is the time mistyped, not a field.)
+        if let (reserved, what) = reservedNames.first(where: { $0.key.lowercased() == name.lowercased() }) {
             throw .data("'\(name)' is not a field: it is \(what)",
-                        hint: name == "at" ? "For example: --at 2026-11-29T08:15:00+01:00." : "Give the record's fields as field=value; docs/cli.md, \"The ten stores\", lists them.")
+                        hint: reserved == "at" ? "For example: --at 2026-11-29T08:15:00+01:00." : "Give the record's fields as field=value; docs/cli.md, \"The ten stores\", lists them.")
         }
         // A value the store computes (postpartum's epdsScore from epds).
-        if StoreSchema.derivedNames(store: schema.store.rawValue).contains(name) {
+        if StoreSchema.derivedNames(store: schema.store.rawValue).contains(where: { $0.lowercased() == name.lowercased() }) {
             throw .data("'\(name)' is not a field: \(schema.store.rawValue) computes it from the fields it is derived from",
                         hint: "Give those fields; 'famctl record show ID' prints the value.")
         }
@@ -126,6 +127,20 @@ enum RecordInput {
     static func focus(_ text: String) throws(CLIError) -> FocusKey {
         guard let f = FocusKey(text) else { throw .data("--focus '\(text)' is not a care subject", hint: "Use baby:<UUID>, pregnancy or newMom; 'famctl subject list' shows them.") }
         return f
+    }
+
+    /// `--focus`: a focus key, or the name of a care subject this device
+    /// knows (live; `removed` too, for a listing of what is left of one).
+    static func focus(_ text: String, home: Home, removed: Bool = false) throws -> FocusKey {
+        if let f = FocusKey(text) { return f }
+        let subjects = try home.projector.subjects(includeRemoved: removed)
+        let exact = subjects.filter { $0.name == text }
+        let named = exact.count == 1 ? exact : subjects.filter { $0.name?.lowercased() == text.lowercased() }
+        if named.count == 1 { return named[0].focus }
+        if named.count > 1 {
+            throw CLIError.usage("\(named.count) care subjects are named '\(text)': \(named.map(\.focus.description).sorted().joined(separator: ", "))", hint: "Give --focus one of the keys.")
+        }
+        throw CLIError.data("--focus '\(text)' is not a care subject", hint: "Use baby:<UUID>, pregnancy, newMom or a subject's name; 'famctl subject list --json' shows them.")
     }
 
     static func store(_ text: String) throws(CLIError) -> StoreName {
@@ -156,7 +171,12 @@ enum RecordInput {
 
     /// Validates a record's full field set and the rules that need the
     /// projection (the subject exists; sleeps of one baby do not overlap).
-    static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, fields: [String: JSONValue], now: Date?) throws {
+    /// - Parameter overlap: whether to check that a sleep does not overlap
+    ///   another of the same baby (an update that leaves its times and its
+    ///   subject as they are does not: two sleeps a merge left overlapping
+    ///   can still have their other fields changed).
+    static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, fields: [String: JSONValue], now: Date?,
+                         overlap: Bool = true) throws {
         try home.checkCanWrite()
         let schema = StoreSchema.schema(for: store)
         do throws(ValidationError) {
@@ -176,7 +196,8 @@ enum RecordInput {
             }
             if try home.projector.subjects(includeRemoved: true).contains(where: { $0.focus == focus }) {
                 throw CLIError.data("\(store.rawValue).focus: care subject \(focus) is removed",
-                                    hint: "'famctl subject list' shows the care subjects.")
+                                    hint: id == nil ? "'famctl subject list' shows the care subjects; 'famctl subject restore \(focus)' brings it back."
+                                        : "Move the record to another subject ('famctl record update \(id!.lowercasedText) --focus OTHER … '), or bring this one back: famctl subject restore \(focus).")
             }
             // In a family, a subject with an id was most likely added on
             // another device: a new one here would be another baby.
@@ -187,7 +208,7 @@ enum RecordInput {
             }
             throw CLIError.data("\(store.rawValue).focus: no care subject \(focus)", hint: "Add it first: famctl subject add \(SubjectKind(focus).rawValue) …")
         }
-        if store == .sleep, let start = StoreSchema.time(fields["start"]),
+        if overlap, store == .sleep, let start = StoreSchema.time(fields["start"]),
            let other = try home.projector.overlappingSleep(focus: focus.description, start: start, end: StoreSchema.time(fields["end"]), excluding: id) {
             // The field that runs into the other sleep: the start when it lies
             // inside it, else the end (or its absence: still going on).

@@ -13,15 +13,15 @@ enum RecordListCommand: Command {
             deleted, updated, updatedBy (and derived values such as the EPDS score).
             """,
         options: [
-            .value("--focus", "F", "Only records of this care subject."),
+            .value("--focus", "F", "Only records of this care subject (its focus key or name)."),
             .value("--store", "S", "Only records of this store."),
             .flag("--include-deleted", "Also list deleted records."),
         ])
 
     static func run(_ inv: Invocation) throws {
-        let focus = try inv.value("--focus").map { try RecordInput.focus($0).description }
         let store = try inv.value("--store").map { try RecordInput.store($0).rawValue }
         let home = try Home.open(Home.location(inv))
+        let focus = try inv.value("--focus").map { try RecordInput.focus($0, home: home, removed: true).description }
         let records = try home.projector.records(.init(
             focus: focus, store: store, includeDeleted: inv.flag("--include-deleted"),
             creator: home.includeShared ? nil : home.deviceID))
@@ -43,7 +43,12 @@ enum RecordShowCommand: Command {
         let home = try Home.open(Home.location(inv))
         guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         let history = inv.flag("--history") ? try home.projector.history(id) : []
-        let problems = RecordView.brokenRules(r)
+        var problems = RecordView.brokenRules(r)
+        // A sleep a merge left overlapping another of the same baby (both kept).
+        if !r.deleted, r.store == StoreName.sleep.rawValue, let start = StoreSchema.time(r.fields["start"]),
+           let other = try home.projector.overlappingSleep(focus: r.focus, start: start, end: StoreSchema.time(r.fields["end"]), excluding: id) {
+            problems.append("sleep.start,end: overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))")
+        }
         // The record's photos list is one field: two devices adding a photo
         // at once each wrote a list, and one list won. The photo the other
         // names is still the record's (its photo.put says so).
@@ -59,7 +64,16 @@ enum RecordShowCommand: Command {
             return
         }
         Console.out(RecordView.line(r))
-        for h in history { Console.out("  " + HistoryView.line(h, home: home)) }
+        // A put that names another subject than the one before moved the record.
+        var focus: String?
+        for h in history {
+            var line = "  " + HistoryView.line(h, home: home)
+            if case .string(let f)? = h.changes["$focus"] {
+                if let before = focus, before != f { line += "  (moved to \(f))" }
+                focus = f
+            }
+            Console.out(line)
+        }
         // Each change was checked when it was written; changes made on two
         // devices at once can merge into a record that breaks a rule.
         if !problems.isEmpty {
@@ -80,7 +94,8 @@ enum HistoryView {
         ["event": h.event.hex, "author": h.version.author.hex, "hlc": TimeText.format(h.version.hlc.date),
          "counter": Int(h.version.hlc.counter), "op": h.operation.rawValue,
          "fields": h.changes.filter { !$0.key.hasPrefix("$") }.mapValues(RecordView.any),
-         "at": { if case .string(let at)? = h.changes["$at"] { at } else { NSNull() } }() as Any]
+         "at": { if case .string(let at)? = h.changes["$at"] { at } else { NSNull() } }() as Any,
+         "focus": { if case .string(let f)? = h.changes["$focus"] { f } else { NSNull() } }() as Any]
     }
 
     static func line(_ h: HistoryEntry, home: Home?) -> String {

@@ -20,6 +20,9 @@ enum StatusCommand: Command {
         let total = try home.log.count()
         let authors = heads.keys.sorted()
         let subjects = try home.projector.subjects()
+        // Records a device added (or changed) for a subject while another
+        // removed it, neither having seen the other's change.
+        let removedSubjects = Set(try home.projector.subjects(includeRemoved: true).filter(\.removed).map(\.focus.description))
         let records = try home.projector.records()
         let overlaps = try home.projector.sleepOverlaps()
         let deferred = try home.projector.deferredCount()
@@ -50,6 +53,7 @@ enum StatusCommand: Command {
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
                 "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
+                "recordsOfRemovedSubjects": Dictionary(grouping: records.filter { removedSubjects.contains($0.focus) }, by: \.focus).mapValues(\.count),
                 "sleepOverlaps": overlaps.map { [$0.0.id.lowercasedText, $0.1.id.lowercasedText] },
                 "deferred": deferred,
                 "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(), "awaitsInvitation": home.awaitsInvitation,
@@ -91,6 +95,10 @@ enum StatusCommand: Command {
         // Someone with the folder wrote (or damaged) events that no member signed.
         for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
+        for (focus, n) in Dictionary(grouping: records.filter { removedSubjects.contains($0.focus) }, by: \.focus).mapValues(\.count).sorted(by: { $0.key < $1.key }) {
+            Console.out("  \(n) record(s) of the removed care subject \(focus) (written where the removal had not arrived): "
+                        + "'famctl record list --focus \(focus)' lists them; move them with 'famctl record update ID --focus OTHER', or bring it back: famctl subject restore \(focus)")
+        }
         for (a, b) in overlaps {
             Console.out("  sleeps overlap for \(a.focus): \(a.id.lowercasedText) and \(b.id.lowercasedText) (both kept)")
         }

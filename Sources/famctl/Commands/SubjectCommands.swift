@@ -76,6 +76,36 @@ enum SubjectUpdateCommand: Command {
             try home.checkCanWrite()
             guard try home.projector.subject(subject.focus) != nil else { throw SubjectInput.removedMeanwhile(subject.focus) }
         }
+        // A baby renamed to another baby's name: most often a slip (`add` says the same).
+        if subject.kind == .baby, let name = changes["name"]?.stringValue,
+           let same = try home.projector.subjects().first(where: { $0.focus != subject.focus && $0.kind == .baby && $0.name?.lowercased() == name.lowercased() }) {
+            Console.err("famctl: warning: \(same.focus) is a baby named \(same.name ?? name) too; the two are told apart by their keys.")
+        }
+        if inv.json { Console.json(["focus": subject.focus.description, "event": envs[0].id.hex]) } else { Console.out(subject.focus.description) }
+    }
+}
+
+/// `famctl subject restore SUBJECT`
+enum SubjectRestoreCommand: Command {
+    static let spec = CommandSpec(
+        path: ["subject", "restore"],
+        abstract: "Bring back a removed care subject, with the fields it had.",
+        discussion: """
+            The records deleted with it ('subject remove --with-records') stay deleted;
+            'famctl record list --focus KEY --include-deleted' lists them.
+            """,
+        positionals: [PositionalSpec(name: "SUBJECT", help: "Its focus key or its name ('famctl subject list --removed' shows them).")])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        let subject = try SubjectInput.removedSubject(inv.positionals[0], home: home)
+        // A put newer than the removal: the subject is back, whole.
+        let envs = try home.append([SubjectEvent(focus: subject.focus, fields: [:]).body]) {
+            try home.checkCanWrite()
+            guard try home.projector.subject(subject.focus) == nil else {
+                throw CLIError(.tempFail, "care subject \(subject.focus) was brought back meanwhile (a sync); nothing was written")
+            }
+        }
         if inv.json { Console.json(["focus": subject.focus.description, "event": envs[0].id.hex]) } else { Console.out(subject.focus.description) }
     }
 }
@@ -87,43 +117,80 @@ enum SubjectRemoveCommand: Command {
         abstract: "Remove a care subject (a tombstone event, kept in the log for the audit).",
         discussion: """
             A subject that still has records is kept unless --with-records is given,
-            which deletes its records in the same step; or move them first with
-            'famctl record update ID --focus OTHER'. Adding the pregnancy or the new mom
-            again adds a new one; a change of the subject written on a device that had
-            not seen the removal, dated after it, brings the old one back.
+            which deletes its records in the same step, or --move-records-to, which
+            moves them to another subject (a baby added twice: its records go to the
+            one kept). Adding the pregnancy or the new mom again adds a new one; a
+            change of the subject written on a device that had not seen the removal,
+            dated after it, brings the old one back ('famctl subject restore' too).
             """,
-        options: [.flag("--with-records", "Delete the subject's records too.")],
-        positionals: [PositionalSpec(name: "SUBJECT", help: "Its focus key (baby:<UUID>, pregnancy, newMom) or its name.")])
+        options: [
+            .flag("--with-records", "Delete the subject's records too."),
+            .value("--move-records-to", "SUBJECT", "Move the subject's records to this one (its focus key or name)."),
+        ],
+        positionals: [PositionalSpec(name: "SUBJECT", help: "Its focus key (baby:<UUID>, pregnancy, newMom) or its name.")],
+        choices: [OptionChoice(names: ["--with-records", "--move-records-to"])])
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let subject = try SubjectInput.subject(inv.positionals[0], home: home)
-        func liveRecords() throws -> [UUID] { try home.projector.records(.init(focus: subject.focus.description)).map(\.id) }
+        func liveRecords() throws -> [RecordState] { try home.projector.records(.init(focus: subject.focus.description)) }
         let records = try liveRecords()
         let withRecords = inv.flag("--with-records")
-        if !records.isEmpty, !withRecords {
+        let target = try inv.value("--move-records-to").map { try SubjectInput.subject($0, home: home) }
+        if let target, target.focus == subject.focus {
+            throw CLIError.usage("--move-records-to names \(subject.focus), the subject being removed", hint: "Name the subject its records go to.")
+        }
+        if !records.isEmpty, !withRecords, target == nil {
             throw CLIError.data("\(subject.focus) has \(records.count) record(s); it is not removed",
-                                hint: "Give --with-records to delete them too, or move them first: famctl record update ID --focus OTHER "
+                                hint: "Give --with-records to delete them too, or --move-records-to OTHER to move them to another subject "
                                     + "('famctl record list --focus \(subject.focus)' lists them).")
         }
-        let bodies = try records.map { id in
-            guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
-            return RecordEvent(kind: .delete, record: id, store: r.store, focus: r.focus, at: nil, fields: [:]).body
-        } + [SubjectEvent.delete(subject.focus).body]
-        let envs = try home.append(bodies) {
-            try home.checkCanWrite()
-            guard try home.projector.subject(subject.focus) != nil else { throw SubjectInput.removedMeanwhile(subject.focus) }
-            guard try Set(liveRecords()) == Set(records) else {
-                throw CLIError(.tempFail, "the records of \(subject.focus) changed while it was being removed; nothing was written",
-                                                hint: "Run the same command again.")
+        let recordBodies = records.map { r in
+            if let target {
+                // A put naming the other subject, every field as it is.
+                RecordEvent(kind: .put, record: r.id, store: r.store, focus: target.focus.description, at: nil, fields: [:]).body
+            } else {
+                RecordEvent(kind: .delete, record: r.id, store: r.store, focus: r.focus, at: nil, fields: [:]).body
             }
         }
+        let envs = try home.append(recordBodies + [SubjectEvent.delete(subject.focus).body]) {
+            try home.checkCanWrite()
+            guard try home.projector.subject(subject.focus) != nil else { throw SubjectInput.removedMeanwhile(subject.focus) }
+            guard try Set(liveRecords().map(\.id)) == Set(records.map(\.id)) else {
+                throw CLIError(.tempFail, "the records of \(subject.focus) changed while it was being removed; nothing was written",
+                               hint: "Run the same command again.")
+            }
+            // Each record must suit its new subject (its kind; a sleep not
+            // overlapping one of the other baby's): checked as a move by
+            // `record update --focus` is, the first that does not named.
+            if let target {
+                guard try home.projector.subject(target.focus) != nil else { throw SubjectInput.removedMeanwhile(target.focus) }
+                for r in records {
+                    guard let store = StoreName(rawValue: r.store) else { continue }
+                    do {
+                        try RecordInput.validate(home: home, id: r.id, store: store, focus: target.focus, at: r.at ?? TimeText.formatLocal(Date()),
+                                                 fields: r.fields, now: nil)
+                    } catch let e as CLIError {
+                        throw CLIError(e.code, "record \(r.id.lowercasedText) cannot move to \(target.focus): \(e.message); nothing was written",
+                                       hint: "Move or delete that record first ('famctl record update ID --focus …', 'famctl record delete ID').")
+                    }
+                }
+            }
+        }
+        let ids = records.map(\.id.lowercasedText)
         if inv.json {
-            Console.json(["focus": subject.focus.description, "event": envs.last!.id.hex, "deletedRecords": records.map(\.lowercasedText)])
+            var o: [String: Any] = ["focus": subject.focus.description, "event": envs.last!.id.hex]
+            if let target { o["movedRecords"] = ids; o["movedTo"] = target.focus.description } else { o["deletedRecords"] = ids }
+            Console.json(o)
             return
         }
         Console.out(subject.focus.description)
-        if !records.isEmpty { Console.err("famctl: deleted \(records.count) record(s) of \(subject.focus) with it.") }
+        if records.isEmpty { return }
+        if let target {
+            Console.err("famctl: moved \(records.count) record(s) of \(subject.focus) to \(target.focus).")
+        } else {
+            Console.err("famctl: deleted \(records.count) record(s) of \(subject.focus) with it.")
+        }
     }
 }
 

@@ -54,19 +54,40 @@ enum SubjectInput {
             if let s = live.first(where: { $0.focus == focus }) { return s }
             if try home.projector.subjects(includeRemoved: true).contains(where: { $0.focus == focus }) {
                 throw CLIError(.noInput, "care subject \(focus) is removed",
-                               hint: SubjectKind(focus) == .baby ? "'famctl subject list --removed' shows it." : "Add it again: famctl subject add \(focus).")
+                               hint: "'famctl subject list --removed' shows it; 'famctl subject restore \(focus)' brings it back.")
             }
             throw CLIError(.noInput, "no care subject \(focus)", hint: "'famctl subject list' shows the care subjects; one added on another device arrives with 'famctl sync'.")
         }
         let exact = live.filter { $0.name == text }
         let named = exact.count == 1 ? exact : live.filter { $0.name?.lowercased() == text.lowercased() }
         if named.count == 1 { return named[0] }
+        if named.isEmpty, let gone = try home.projector.subjects(includeRemoved: true).first(where: { $0.removed && $0.name?.lowercased() == text.lowercased() }) {
+            throw CLIError(.noInput, "care subject '\(text)' (\(gone.focus)) is removed",
+                           hint: "'famctl subject list --removed' shows it; 'famctl subject restore \(gone.focus)' brings it back.")
+        }
         if named.count > 1 {
             throw CLIError.usage("\(named.count) care subjects are named '\(text)': \(named.map(\.focus.description).sorted().joined(separator: ", "))",
                                  hint: "Name one by its focus key.")
         }
         throw CLIError(.noInput, "no care subject '\(text)' (neither a focus key nor the name of one)",
                        hint: "Give baby:<UUID>, pregnancy, newMom or a subject's name; 'famctl subject list --json' shows them.")
+    }
+
+    /// The removed care subject `text` names: its focus key, or its name.
+    static func removedSubject(_ text: String, home: Home) throws -> SubjectState {
+        let removed = try home.projector.subjects(includeRemoved: true).filter(\.removed)
+        if let focus = FocusKey(text) {
+            if let s = removed.first(where: { $0.focus == focus }) { return s }
+            if try home.projector.subject(focus) != nil { throw CLIError.data("care subject \(focus) is not removed") }
+            throw CLIError(.noInput, "no care subject \(focus)", hint: "'famctl subject list --removed' shows the removed ones.")
+        }
+        let named = removed.filter { $0.name?.lowercased() == text.lowercased() }
+        if named.count == 1 { return named[0] }
+        if named.count > 1 {
+            throw CLIError.usage("\(named.count) removed care subjects are named '\(text)': \(named.map(\.focus.description).sorted().joined(separator: ", "))",
+                                 hint: "Name one by its focus key.")
+        }
+        throw CLIError(.noInput, "no removed care subject '\(text)'", hint: "'famctl subject list --removed' shows the removed ones.")
     }
 
     /// The subject was removed between reading it and writing the change.
