@@ -555,6 +555,17 @@ public final class Replicator {
             guard segment.author == folder, segment.author == promised.author, segment.family == family else { throw .wrongFolder }
             if case .segment = kind, segment.firstSeq != promised.firstSeq || segment.lastSeq != promised.lastSeq { throw .nameMismatch }
         } catch {
+            // A whole segment, every event of which this log holds already,
+            // under a name that promises other seqs (a copy renamed, by
+            // mistake or to make its author wait, since a device does not
+            // write past what its folder names): nothing to wait for. Read,
+            // and named by `status` while it stays (``partlyRefused()``).
+            if error == .nameMismatch, let copy = try? Segment(decoding: bytes), copy.author == folder, copy.family == family,
+               try copy.events.allSatisfy({ bytes in try (try? SyncEnvelope(decoding: bytes)).map { try log.contains($0) } ?? false }) {
+                try mark(path, "read", "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq); "
+                         + "its events are held already")
+                return .done
+            }
             report.notYetArrived.append((path, error.description))
             try mark(path, "unverifiable", error.description, tag: Self.judgedTag(tag))
             return .notYet

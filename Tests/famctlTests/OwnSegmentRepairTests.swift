@@ -165,6 +165,38 @@ struct LostCreateTests {
     }
 }
 
+/// A copy of a device's segment put in its folder under a name that says
+/// later seqs: the device would not write past what its folder names (a
+/// fork, were those events real), so its writes wait, until a sync reads
+/// the copy and finds only events its log holds; status then names the
+/// file (a user trial: anyone with the folder could stop a device writing
+/// until the file was removed by hand).
+struct MisnamedCopyTests {
+    @Test func aRenamedCopyOfOwnEventsHoldsWritesOnlyUntilASyncReadsIt() throws {
+        let family = try SharedFamily()
+        let dad = family.dad
+        let (home, newest, path) = try OwnSegmentRepairTests.dadsNewSegment(family)
+        let name = try #require(SegmentName(parsing: newest))
+        let head = try home.log.head(of: home.deviceID, in: home.family).seq
+        // The same bytes, named as if they held seqs past the log's head.
+        let forged = newest.replacingOccurrences(of: String(format: "%016llx-%016llx", name.firstSeq, name.lastSeq),
+                                                 with: String(format: "%016llx-%016llx", head + 5, head + 9))
+        #expect(forged != newest)
+        let folder = (path as NSString).deletingLastPathComponent
+        try FileManager.default.copyItem(atPath: path, toPath: folder + "/" + forged)
+        let held = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        #expect(held.code == 75 && held.stderr.contains("writing now would fork its chain"), "\(held.stderr)")
+        let synced = try dad.run("sync")
+        #expect(synced.code == 0, "\(synced.stderr)")
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        let status = try dad.ok("status")
+        #expect(status.contains("refused: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq) under a name that says seqs \(head + 5)–\(head + 9)"), "\(status)")
+        try dad.ok("sync")
+        try family.mum.ok("sync")
+        #expect(try family.mum.ok("digest") == dad.ok("digest"))
+    }
+}
+
 /// A peer that counts the objects read through it.
 final class CountingPeer: Peer, @unchecked Sendable {
     let inner: any Peer
