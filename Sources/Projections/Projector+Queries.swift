@@ -204,14 +204,17 @@ extension Projector {
         public let event: EventID
         public let author: DeviceID
         public let reason: String
+        /// The event's seq in its author's chain (a record, subject or
+        /// photo change's; `nil` for a household event's).
+        public var seq: UInt64? = nil
     }
 
     /// Every rejected event: library events the fold refused, and record or
     /// subject changes by authors not allowed to make them.
     public func rejections() throws -> [Rejection] {
         var out: [Rejection] = []
-        try database.prepare("SELECT event, author, reason FROM \(schema).p_rejected ORDER BY event").forEachRow { r in
-            out.append(Rejection(event: EventID(bytes: r.blob(0)), author: DeviceID(bytes: r.blob(1)), reason: r.text(2)))
+        try database.prepare("SELECT event, author, reason, seq FROM \(schema).p_rejected ORDER BY event").forEachRow { r in
+            out.append(Rejection(event: EventID(bytes: r.blob(0)), author: DeviceID(bytes: r.blob(1)), reason: r.text(2), seq: UInt64(r.int(3))))
         }
         var authors: [EventID: DeviceID] = [:]
         try database.prepare("SELECT event, version FROM \(schema).p_library").forEachRow { r in

@@ -740,6 +740,7 @@ struct OwnChangesRefusedTests {
         try mum.ok("sync")
         let synced = try dad.run("sync")
         #expect(synced.code == 0 && synced.stderr.contains("1 of this device's change(s) are not counted by the family: viewers cannot change records"), "\(synced.stderr)")
+        #expect(synced.stderr.contains("Not counted: record \(id) (diaper, a change)."), "\(synced.stderr)")
         #expect(try dad.run("record", "show", id).code == 66)
         #expect(!(try dad.run("sync").stderr.contains("not counted")), "said again for the same change")
     }

@@ -75,8 +75,13 @@ struct SubjectCommandsTests {
         #expect(try f.ok("subject", "update", "Lily", "--sex", "female") == first)
         let ambiguous = try f.run("subject", "update", "LILY", "--sex", "female")
         #expect(ambiguous.code == 64 && ambiguous.stderr.contains("2 care subjects are named 'LILY'") && ambiguous.stderr.contains(second), "\(ambiguous.stderr)")
+        // Status names the pair, with the command that merges them.
+        let status = try f.ok("status")
+        let pair = [first, second].sorted()
+        #expect(status.contains("2 babies are named") && status.contains("famctl subject remove \(pair[1]) --move-records-to \(pair[0])"), "\(status)")
         try f.ok("subject", "remove", second)
         #expect(try Set(Self.subjects(f).keys).count == 2)
+        #expect(!(try f.ok("status")).contains("babies are named"))
     }
 
     @Test func aSubjectWithRecordsIsRemovedOnlyWithThem() throws {

@@ -129,7 +129,15 @@ struct ArgumentParser {
             if !positionalOnly && tok.hasPrefix("-") && tok.count > 1 {
                 let (name, inline) = Self.split(tok)
                 guard let opt = command.spec.option(named: name) else {
-                    throw .usage("famctl \(command.spec.name): unknown option '\(name)'", hint: "Run 'famctl \(command.spec.name) --help'.")
+                    // One or two letters off a known option (`--jsn`): suggested.
+                    var near: String?
+                    var nearest = 3
+                    for known in (command.spec.options.map(\.name) + ["--json", "--home", "--help"]).sorted() {
+                        let d = RecordInput.editDistance(known, name)
+                        if d < nearest { near = known; nearest = d }
+                    }
+                    throw .usage("famctl \(command.spec.name): unknown option '\(name)'",
+                                 hint: (near.map { "Did you mean \($0)? " } ?? "") + "Run 'famctl \(command.spec.name) --help'.")
                 }
                 if opt.valueName != nil {
                     let v: String

@@ -23,6 +23,10 @@ enum StatusCommand: Command {
         // Records a device added (or changed) for a subject while another
         // removed it, neither having seen the other's change.
         let removedSubjects = Set(try home.projector.subjects(includeRemoved: true).filter(\.removed).map(\.focus.description))
+        // Babies of one name (letters' case aside): most often one baby
+        // added on two devices before either synced.
+        let sameName = Dictionary(grouping: subjects.filter { $0.kind == .baby && $0.name != nil }, by: { $0.name!.lowercased() })
+            .values.filter { $0.count > 1 }.map { $0.map(\.focus.description).sorted() }.sorted { $0[0] < $1[0] }
         let records = try home.projector.records()
         let overlaps = try home.projector.sleepOverlaps()
         let deferred = try home.projector.deferredCount()
@@ -53,6 +57,7 @@ enum StatusCommand: Command {
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
                 "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
+                "sameNameBabies": sameName,
                 "recordsOfRemovedSubjects": Dictionary(grouping: records.filter { removedSubjects.contains($0.focus) }, by: \.focus).mapValues(\.count),
                 "sleepOverlaps": overlaps.map { [$0.0.id.lowercasedText, $0.1.id.lowercasedText] },
                 "deferred": deferred,
@@ -95,6 +100,11 @@ enum StatusCommand: Command {
         // Someone with the folder wrote (or damaged) events that no member signed.
         for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
         Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
+        for keys in sameName {
+            let name = subjects.first { $0.focus.description == keys[0] }?.name ?? ""
+            Console.out("  \(keys.count) babies are named \(name): \(keys.joined(separator: ", ")); if one baby was added twice, "
+                        + "'famctl subject remove \(keys[1]) --move-records-to \(keys[0])' merges them")
+        }
         for (focus, n) in Dictionary(grouping: records.filter { removedSubjects.contains($0.focus) }, by: \.focus).mapValues(\.count).sorted(by: { $0.key < $1.key }) {
             Console.out("  \(n) record(s) of the removed care subject \(focus) (written where the removal had not arrived): "
                         + "'famctl record list --focus \(focus)' lists them; move them with 'famctl record update ID --focus OTHER', or bring it back: famctl subject restore \(focus)")

@@ -312,8 +312,18 @@ enum SyncCommand: Command {
     /// role changed to viewer while it wrote): said, not only listed by status.
     private static func refusedHere(_ home: Home, before: [String: String]) -> [String] {
         let denied = ownDenied(home).filter { before[$0.key] == nil }
-        return denied.isEmpty ? [] : ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
-            + Set(denied.values).sorted().joined(separator: "; ") + ". They stay in the log; 'famctl status' lists them."]
+        guard !denied.isEmpty else { return [] }
+        // Which records (a user trial: the count alone did not say what to write again).
+        var named: [String] = []
+        for r in (try? home.projector.rejections()) ?? [] where r.author == home.deviceID && denied[r.event.hex] != nil {
+            guard named.count < 5, let seq = r.seq,
+                  let env = try? home.log.chain(of: home.deviceID, in: home.family, seqs: seq...seq).first,
+                  case .body(let body)? = try? home.openBody(env), let change = try? RecordEvent(body) else { continue }
+            named.append("record \(change.record.lowercasedText) (\(change.store), \(change.kind == .put ? "a change" : "a delete"))")
+        }
+        let which = named.isEmpty ? "" : " Not counted: " + named.joined(separator: ", ") + (denied.count > named.count ? ", …" : "") + "."
+        return ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
+            + Set(denied.values).sorted().joined(separator: "; ") + "." + which + " They stay in the log; 'famctl status' lists them."]
     }
 
     /// What `status` shows as the last error (`r_meta.last_error`).
