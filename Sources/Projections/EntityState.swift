@@ -58,12 +58,16 @@ public struct EntityState: Sendable, Equatable {
     /// Merges a put at `version` that sets each named field to `value`,
     /// already written as canonical JSON in `text` (`nil`: cleared by a `null`),
     /// so that a caller storing the values in the history too encodes them once.
-    public mutating func merge(put changes: [PreparedChange.Written], version: Version) {
+    /// - Parameter overriding: fields written at another version than the
+    ///   put's (a put's `$focus` at the version its writer held,
+    ///   ``PreparedChange/focusSince``).
+    public mutating func merge(put changes: [PreparedChange.Written], version: Version, overriding: [String: Version] = [:]) {
         if put.map({ $0 < version }) ?? true { put = version }
         if firstPut.map({ $0 > version }) ?? true { firstPut = version }
         for w in changes {
-            if let old = fields[w.name], old.version >= version { continue }
-            fields[w.name] = Field(text: w.text.map { String(decoding: $0, as: UTF8.self) }, version: version)
+            let at = overriding.isEmpty ? version : overriding[w.name] ?? version
+            if let old = fields[w.name], old.version >= at { continue }
+            fields[w.name] = Field(text: w.text.map { String(decoding: $0, as: UTF8.self) }, version: at)
             // A meta field's value is read back from its text (a put keeps no values, only texts).
             if Self.isMeta(w.name) { copyMeta(name: w.name, value: w.text.flatMap { JSONValue.parse(Array($0))?.stringValue }) }
         }

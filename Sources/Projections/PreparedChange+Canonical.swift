@@ -26,6 +26,7 @@ extension PreparedChange {
         }) else { return nil }
         self.version = version
         carriedSince = nil   // a carried put is not of this shape
+        focusSince = nil     // nor one that keeps its focus
         type = RecordEvent.Kind.put.rawValue
         isChange = true
         self.change = change

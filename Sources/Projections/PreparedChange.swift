@@ -145,6 +145,46 @@ public struct PreparedChange: Sendable, Equatable {
     /// The record schema that brought `carried`.
     public static let carriedRecordSchema = 2
 
+    /// For a record's put that does not move it (a change of other fields):
+    /// the version of the `$focus` its writer held, which the put's `focus`
+    /// repeats. The put writes `$focus` at that version rather than its
+    /// own, so it never undoes a move (`record update --focus`) its writer
+    /// had not seen: every put names the record's subject, and otherwise
+    /// the later one, a change of a note say, would win over the move.
+    /// Only a version below the put's own counts.
+    let focusSince: Version?
+
+    /// The body key of ``focusSince``: the version as 80 lowercase hex
+    /// digits (its 40 bytes: the HLC big-endian, then the author).
+    public static let focusSinceKey = "focusSince"
+
+    /// The record schema that brought `focusSince`: a reader that knows
+    /// only schema 2 keeps such a put in its log and applies it once
+    /// upgraded, rather than let it undo a move.
+    public static let focusSinceRecordSchema = 3
+
+    /// `body`, a record's put, saying that its focus is the one written at
+    /// `since` (``focusSince``).
+    public static func keepingFocus(_ body: EventBody, since: Version) -> EventBody {
+        var fields = body.object
+        fields[focusSinceKey] = .string(Hex.encode(since.bytes))
+        return EventBody(type: body.type, schema: max(body.schema, focusSinceRecordSchema), fields: fields)
+    }
+
+    /// ``focusSince`` as the body holds it (`nil`: not 80 lowercase hex digits).
+    static func focusVersion(_ text: String?) -> Version? {
+        guard let text, text.utf8.count == 80, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
+              let bytes = Hex.decode(text) else { return nil }
+        return Version(bytes: bytes)
+    }
+
+    /// The version a put made by `version`'s event writes `$focus` at, when
+    /// not its own (``focusSince``, below the put's write version).
+    func focusWriteVersion(_ version: Version) -> Version? {
+        guard let since = focusSince, since < writeVersion(version) else { return nil }
+        return since
+    }
+
     /// ``carriedSince`` as the body holds it (`nil`: not 16 hex digits).
     static func carriedHLC(_ text: String?) -> HLC? {
         guard let text, text.utf8.count == 16, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }),
@@ -194,6 +234,7 @@ public struct PreparedChange: Sendable, Equatable {
         // on anything else the key means nothing.
         carriedSince = body.type == RecordEvent.Kind.put.rawValue || body.type == SubjectEvent.type
             ? Self.carriedHLC(body.object[Self.carriedKey]?.stringValue) : nil
+        focusSince = body.type == RecordEvent.Kind.put.rawValue ? Self.focusVersion(body.object[Self.focusSinceKey]?.stringValue) : nil
         type = body.type
         isChange = RecordEvent.Kind(rawValue: body.type) != nil || SubjectEvent.Kind(rawValue: body.type) != nil || PhotoEvent.Kind(rawValue: body.type) != nil
         do throws(EnvelopeError) {
@@ -214,7 +255,7 @@ public struct PreparedChange: Sendable, Equatable {
     public init?(recordBody bytes: [UInt8], version: Version) {
         if let canonical = PreparedChange(canonicalRecordPut: bytes, version: version) { self = canonical; return }
         guard let (outer, nested) = JSONValue.members(bytes, nested: "fields") else { return nil }
-        var type: String?, schema: Int64?, record: String?, store: String?, focus: String?, at: String?, carried: String?
+        var type: String?, schema: Int64?, record: String?, store: String?, focus: String?, at: String?, carried: String?, focusSince: String?
         for m in outer {
             if case .int(let v) = m.value, m.key == "schema" { schema = v; continue }
             // Any other known key must hold a string (`fields`, an object: read apart).
@@ -227,6 +268,7 @@ public struct PreparedChange: Sendable, Equatable {
             case "focus": focus = string
             case "at": at = string; if string == nil { return nil }
             case Self.carriedKey: carried = string
+            case Self.focusSinceKey: focusSince = string
             case "schema", "fields": return nil
             default: continue   // a key this version does not know: kept by EventBody, not projected
             }
@@ -235,6 +277,7 @@ public struct PreparedChange: Sendable, Equatable {
               let record, let uuid = UUIDText.parse(record), let store, let focus else { return nil }
         self.version = version
         carriedSince = Self.carriedHLC(carried)
+        self.focusSince = type == RecordEvent.Kind.put.rawValue ? Self.focusVersion(focusSince) : nil
         self.type = type
         isChange = true
         var fields: [Named] = []

@@ -89,6 +89,17 @@ extension Projector {
             } ?? []
     }
 
+    /// The version of the write a record's `$focus` holds (the put that
+    /// last set or moved its subject), `nil` when no put names it: what a
+    /// change that keeps the subject says it repeats
+    /// (``PreparedChange/keepingFocus(_:since:)``).
+    public func focusVersion(_ id: UUID) throws -> Version? {
+        try database.statement("SELECT put_version, delete_version, coalesce(first_put, put_version), fields FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1")
+            .first([.text(id.lowercasedText)]) { r in
+                try Self.entityState(r, kind: "record", id: id.lowercasedText, put: 0).fields["$focus"]?.version
+            } ?? nil
+    }
+
     /// Whether any event (put or delete) has named this record.
     public func recordExists(_ id: UUID) throws -> Bool {
         try database.statement("SELECT 1 FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1").first([.text(id.lowercasedText)]) { _ in true } ?? false

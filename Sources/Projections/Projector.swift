@@ -20,8 +20,9 @@ public final class Projector {
     /// projection made before is rebuilt so that it does too.
     /// 13: `subject.delete`, which a famctl before ignored (not deferred):
     /// a projection made before is rebuilt so that a removal it skipped
-    /// applies.
-    public static let schemaVersion = 13
+    /// applies. 14: record schema 3 (`focusSince`), which a famctl before
+    /// deferred.
+    public static let schemaVersion = 14
     public let database: Database
     /// The schema (`main`, or an attached database's name) holding the tables.
     public let schema: String
@@ -410,7 +411,7 @@ public final class Projector {
             return .rejected("\(e)")
         case .deferred(let reason): return try defer_(env, reason)
         case .put(let change):
-            try put(change, version: p.writeVersion(version), event: env.id)
+            try put(change, version: p.writeVersion(version), focusVersion: p.focusWriteVersion(version), event: env.id)
             return change.result
         case .delete(let kind, let id, let result):
             try delete(kind: kind, id: id, version: version, event: env.id)
@@ -604,8 +605,17 @@ public final class Projector {
         values.append(.integer(Self.view(kind: kind, focus: e.focus, store: e.store)))
     }
 
-    private func put(_ change: PreparedChange.Put, version: Version, event: EventID) throws {
+    /// - Parameter focusVersion: the version `$focus` is written at, when
+    ///   not the put's (``PreparedChange/focusWriteVersion(_:)``): such a
+    ///   put is merged field by field even when it creates its entity (the
+    ///   row made ahead has every field at the put's version).
+    private func put(_ change: PreparedChange.Put, version: Version, focusVersion: Version? = nil, event: EventID) throws {
         let (kind, id) = (change.kind, change.id)
+        if let focusVersion {
+            var (row, e) = try loadForWrite(kind: kind, id: id)
+            e.merge(put: change.written, version: version, overriding: ["$focus": focusVersion])
+            return try save(kind: kind, id: id, row: row, e, entry: HistoryEntryRow(version: version, event: event, op: "put", changes: change.trail))
+        }
         if self.written == nil {
             // Outside a rebuild's pass, the entity is first taken to be new
             // (a record added or imported, most of what arrives from the

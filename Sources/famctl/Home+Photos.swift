@@ -66,7 +66,7 @@ extension Home {
         let update = RecordEvent(kind: .put, record: record.id, store: record.store, focus: record.focus, at: nil,
                                  fields: ["photos": .array(existing + [.string(id.lowercasedText)])])
         do {
-            try append([meta.body, update.body]) { try checkCanWrite() }
+            try append([meta.body, try RecordInput.keepingFocus(update.body, of: record.id, home: self)]) { try checkCanWrite() }
         } catch {
             // Refused or failed: the blob must not be uploaded as an orphan.
             try? log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blobName)])

@@ -15,6 +15,9 @@ struct MergePropertyTests {
         let record: RecordEvent
         /// A put an `accept` carried: merged at this earlier moment.
         var carriedSince: HLC? = nil
+        /// A put that keeps its record's subject: `$focus` written at this
+        /// earlier version (when below the put's write version).
+        var focusSince: Version? = nil
 
         /// The version the write merges at (the event's own, or a carried put's).
         var writeVersion: Version {
@@ -36,8 +39,11 @@ struct MergePropertyTests {
                 if r.put.map({ v > $0 }) ?? true { r.put = v }
                 if r.first.map({ v < $0 }) ?? true { r.first = v }
                 for (k, value) in g.record.fields where r.fields[k].map({ v > $0.0 }) ?? true { r.fields[k] = (v, value) }
-                var meta = [("$store", JSONValue.string(g.record.store)), ("$focus", .string(g.record.focus))]
+                var meta = [("$store", JSONValue.string(g.record.store))]
                 if let at = g.record.at { meta.append(("$at", .string(at))) }
+                // `$focus` at the version the put says it keeps, when earlier.
+                let fv = g.focusSince.flatMap { $0 < v ? $0 : nil } ?? v
+                if r.fields["$focus"].map({ fv > $0.0 }) ?? true { r.fields["$focus"] = (fv, .string(g.record.focus)) }
                 for (k, value) in meta where r.fields[k].map({ v > $0.0 }) ?? true { r.fields[k] = (v, value) }
             case .delete:
                 if r.del.map({ v > $0 }) ?? true { r.del = v }
@@ -104,11 +110,20 @@ struct MergePropertyTests {
                 since = HLC(milliseconds: stamped.milliseconds - rng.next() % 4, counter: UInt16(1000 + seqs[a]))
                 body = PreparedChange.carried(body, since: since!)
             }
+            // Now and then a put keeps its subject: `$focus` at an earlier
+            // version (a counter no other write has), or, now and then, a
+            // later one, which does not count.
+            var focusSince: Version?
+            if r.kind == .put, rng.next() % 4 == 0 {
+                let ms = rng.next() % 5 == 0 ? stamped.milliseconds + 1 : stamped.milliseconds - rng.next() % 6
+                focusSince = Version(hlc: HLC(milliseconds: ms, counter: UInt16(20_000 + seqs[a])), author: authors[Int(rng.next() % UInt64(authors.count))].publicKey)
+                body = PreparedChange.keepingFocus(body, since: focusSince!)
+            }
             let env = try! SyncEnvelope.seal(body: body.encoded(), family: family, signer: authors[a], seq: seqs[a],
                                              previous: prevs[a], hlc: stamped, key: key)
             prevs[a] = env.id
             clocks[a] = stamped.milliseconds
-            out.append(Generated(env: env, body: body, record: r, carriedSince: since.flatMap { $0 < stamped ? $0 : nil }))
+            out.append(Generated(env: env, body: body, record: r, carriedSince: since.flatMap { $0 < stamped ? $0 : nil }, focusSince: focusSince))
         }
         return out
     }
@@ -199,6 +214,7 @@ struct MergePropertyTests {
                 let r = model.recs[s.id]
                 #expect(s.store == r?.fields["$store"]?.1.stringValue, "seed \(seed) replica \(replica): store of \(s.id)")
                 #expect(s.at == r?.fields["$at"]?.1.stringValue, "seed \(seed) replica \(replica): at of \(s.id)")
+                #expect(s.focus == r?.fields["$focus"]?.1.stringValue, "seed \(seed) replica \(replica): focus of \(s.id)")
                 #expect(s.created == r?.first, "seed \(seed) replica \(replica): creation of \(s.id)")
             }
             // Ordered by the moment (`at_ms`), whatever the offset.

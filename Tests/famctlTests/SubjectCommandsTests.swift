@@ -312,4 +312,38 @@ struct SubjectCommandsTests {
         #expect(r.code == 0 && r.stderr.contains("warning: \(lily) is a baby named Lily too"), "\(r.stderr)")
         #expect(!(try f.run("subject", "update", max, "--name", "Maxi")).stderr.contains("warning"))
     }
+
+    /// A move is not undone by a change of other fields written on a device
+    /// that had not seen it, whichever is later (every put names the
+    /// record's subject; a change that keeps it says which write of the
+    /// subject it repeats). Of two moves, the later wins, on every device.
+    @Test func aMoveSurvivesAConcurrentChangeOfOtherFields() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        let lily = try mum.ok("subject", "add", "baby", "--name", "Lily")
+        let max = try mum.ok("subject", "add", "baby", "--name", "Max")
+        let sam = try mum.ok("subject", "add", "baby", "--name", "Sam")
+        let r = try mum.ok("record", "add", "--focus", lily, "--store", "diaper", "wet=true")
+        let both = try mum.ok("record", "add", "--focus", lily, "--store", "diaper", "dirty=true")
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        for _ in 0..<2 { for d in [mum, dad] { try d.ok("sync") } }
+        // Mum moves both; Dad, later and unaware, changes the colour of one
+        // and moves the other elsewhere.
+        try mum.ok("record", "update", r, "--focus", max)
+        try mum.ok("record", "update", both, "--focus", max)
+        try dad.ok("record", "update", r, "color=yellow")
+        try dad.ok("record", "update", both, "--focus", sam)   // a second move, later: wins
+        for _ in 0..<2 { for d in [mum, dad] { try d.ok("sync") } }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+        for d in [mum, dad] {
+            let shown = try JSONSerialization.jsonObject(with: Data(try d.ok("record", "show", r, "--json").utf8)) as! [String: Any]
+            #expect(shown["focus"] as? String == max && (shown["fields"] as? [String: Any])?["color"] as? String == "yellow", "\(shown)")
+            #expect(try d.ok("record", "list", "--focus", sam).contains(both))
+        }
+        // The same after a rebuild from the log.
+        try mum.ok("rebuild")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+        #expect(try mum.ok("record", "list", "--focus", max).contains(r))
+    }
 }

@@ -19,9 +19,11 @@ public struct FieldSpec: Sendable {
 /// compatibility) and typed without a schema on the command line.
 public struct StoreSchema: Sendable {
     /// The newest record schema this famctl reads: 2 is schema 1 with a
-    /// put's `carried` (an `accept`'s; ``PreparedChange/carried(_:since:)``).
-    /// Records are written at schema 1 otherwise.
-    public static let version = 2
+    /// put's `carried` (an `accept`'s; ``PreparedChange/carried(_:since:)``),
+    /// 3 with a put's `focusSince` (a change that does not move the record;
+    /// ``PreparedChange/keepingFocus(_:since:)``). Records are written at
+    /// schema 1 otherwise.
+    public static let version = 3
     /// How far in the future `at`/`start` may be at entry.
     public static let futureAllowance: TimeInterval = 5 * 60
     public static let maxDuration: TimeInterval = 24 * 3600

@@ -104,7 +104,8 @@ enum PhotoDeleteCommand: Command {
         if let rid = photo.record, let r = try home.projector.record(rid), !r.deleted,
            case .array(let list)? = r.fields["photos"] {
             let kept = list.filter { $0.stringValue?.lowercased() != id.lowercasedText }
-            bodies.append(RecordEvent(kind: .put, record: rid, store: r.store, focus: r.focus, at: nil, fields: ["photos": .array(kept)]).body)
+            bodies.append(try RecordInput.keepingFocus(RecordEvent(kind: .put, record: rid, store: r.store, focus: r.focus, at: nil, fields: ["photos": .array(kept)]).body,
+                                                      of: rid, home: home))
         }
         try home.append(bodies) { try home.checkCanWrite() }
         if inv.json { Console.json(["deleted": id.lowercasedText]) } else { Console.out(id.lowercasedText) }

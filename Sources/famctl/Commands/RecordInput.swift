@@ -257,6 +257,22 @@ enum RecordInput {
         return out
     }
 
+    /// `body`, a put of a record that already names `focus`, said to keep
+    /// that subject (``PreparedChange/keepingFocus(_:since:)``): its
+    /// `$focus` is written at the version this device holds, so that it
+    /// never undoes a move to another subject made elsewhere that has not
+    /// reached this device. A put that moves the record, or creates it,
+    /// is left as it is.
+    static func keepingFocus(_ body: EventBody, of id: UUID, home: Home) throws -> EventBody {
+        guard let current = try home.projector.record(id), body["focus"]?.stringValue == current.focus,
+              let since = try home.projector.focusVersion(id) else { return body }
+        return PreparedChange.keepingFocus(body, since: since)
+    }
+
+    /// The bytes ``keepingFocus(_:of:home:)`` adds to a body, at most.
+    static let keepingFocusBytes = PreparedChange.keepingFocus(EventBody(type: "x", fields: [:]), since: Version(hlc: .zero, author: DeviceID(bytes: [UInt8](repeating: 0, count: 32))))
+        .encoded().count - EventBody(type: "x", fields: [:]).encoded().count
+
     /// Fields with `null` (cleared) removed.
     static func present(_ f: [String: JSONValue]) -> [String: JSONValue] { f.filter { $0.value != .null } }
 }

@@ -56,8 +56,9 @@ enum RecordUpdateCommand: Command {
         let timeChanged = newAt != nil || changes["start"] != nil
         guard let focus = FocusKey(newFocus ?? current.focus) else { throw CLIError.data("record has an invalid focus '\(current.focus)'") }
         let event = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: newAt, fields: changes)
+        let body = try RecordInput.keepingFocus(event.body, of: id, home: home)
         let brokenBefore = RecordView.brokenRules(current)
-        let envs = try home.append([event.body]) {
+        let envs = try home.append([body]) {
             do {
                 try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil,
                                          overlap: changes["start"] != nil || changes["end"] != nil || newFocus != nil)
@@ -67,7 +68,7 @@ enum RecordUpdateCommand: Command {
                 throw CLIError(e.code, e.message + " (the record already broke this rule: changes made on two devices merged)",
                                hint: "Give the fields the rule names with this change, e.g. 'famctl record update \(id.lowercasedText) field=value …', to make the record valid.")
             }
-            try RecordInput.checkFitsOneEvent(event.body)
+            try RecordInput.checkFitsOneEvent(body)
             // The record as a whole must fit in one event too: its export is
             // imported, and it is carried into a family, as one put.
             let whole = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: at, fields: merged).body.encoded().count

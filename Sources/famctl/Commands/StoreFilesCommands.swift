@@ -264,7 +264,8 @@ enum ImportStoresCommand: Command {
                         // the whole file's append (and the import) instead.
                         // (A record grown past one event by merged changes is
                         // written as several puts.)
-                        events.append(contentsOf: try RecordInput.fittingPuts(event))
+                        events.append(contentsOf: try RecordInput.fittingPuts(event, reserve: isNew ? 0 : RecordInput.keepingFocusBytes)
+                            .map { isNew ? $0 : try RecordInput.keepingFocus($0, of: r.id, home: home) })
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
                         if !broken.isEmpty {
                             fileWarnings.append("\(file)[\(i)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(broken.joined(separator: "; "))")
