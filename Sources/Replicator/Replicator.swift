@@ -297,6 +297,10 @@ public final class Replicator {
         /// signature, bytes that do not decode, another family's): each
         /// path with how many; the file's other events were taken.
         public var refused: [(path: String, events: Int)] = []
+        /// Files read whole under a name that does not say what they hold
+        /// (a renamed copy), with what they hold: marked read with that
+        /// reason once ingested, so that `status` names them.
+        var misnamed: [String: String] = [:]
         /// This device's own segments that the others cannot read (not a
         /// file any more, not readable, damaged) and that could not be
         /// written again: each path with what is wrong. Until something
@@ -362,7 +366,7 @@ public final class Replicator {
                 // A file with events that do not verify stays named by
                 // `status` for as long as the shared folder holds it
                 // (``partlyRefused()``), not in one round's output alone.
-                try mark(segments[i].path, "read", refused > 0 ? why : nil)
+                try mark(segments[i].path, "read", refused > 0 ? why : report.misnamed[segments[i].path])
             }
         }
         func queue(_ path: String, _ segment: Segment) throws {
@@ -560,10 +564,17 @@ public final class Replicator {
             // mistake or to make its author wait, since a device does not
             // write past what its folder names): nothing to wait for. Read,
             // and named by `status` while it stays (``partlyRefused()``).
-            if error == .nameMismatch, let copy = try? Segment(decoding: bytes), copy.author == folder, copy.family == family,
-               try copy.events.allSatisfy({ bytes in try (try? SyncEnvelope(decoding: bytes)).map { try log.contains($0) } ?? false }) {
-                try mark(path, "read", "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq); "
-                         + "its events are held already")
+            // Its events are taken as any (each is verified), whether this log
+            // holds them yet or not (the original may come later in the round).
+            if error == .nameMismatch, let copy = try? Segment(decoding: bytes), copy.author == folder, copy.family == family {
+                report.misnamed[path] = "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"
+                return .segment(copy)
+            }
+            // A whole segment of another author or family under this folder's
+            // name: nothing of this folder's author to wait for (its events
+            // are read from their own folder). Read, and named by `status`.
+            if error == .wrongFolder, let other = try? Segment(decoding: bytes) {
+                try mark(path, "read", "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") under a name of this folder's; nothing here is this folder's")
                 return .done
             }
             report.notYetArrived.append((path, error.description))

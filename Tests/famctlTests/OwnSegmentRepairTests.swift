@@ -195,6 +195,46 @@ struct MisnamedCopyTests {
         try family.mum.ok("sync")
         #expect(try family.mum.ok("digest") == dad.ok("digest"))
     }
+
+    /// Read in the same round as the original (whose events the log did
+    /// not hold yet), the copy is taken for what it is all the same, not
+    /// left "not yet arrived" for an hour.
+    @Test func aRenamedCopyReadWithItsOriginalIsNamedAtOnce() throws {
+        let family = try SharedFamily()
+        let (home, newest, path) = try OwnSegmentRepairTests.dadsNewSegment(family)
+        let name = try #require(SegmentName(parsing: newest))
+        let forged = newest.replacingOccurrences(of: String(format: "%016llx-%016llx", name.firstSeq, name.lastSeq),
+                                                 with: String(format: "%016llx-%016llx", name.lastSeq + 40, name.lastSeq + 41))
+        try FileManager.default.copyItem(atPath: path, toPath: (path as NSString).deletingLastPathComponent + "/" + forged)
+        let out = try family.mum.run("sync")
+        #expect(out.code == 0 && !out.stdout.contains("not yet arrived"), "\(out.stdout)")
+        let status = try family.mum.ok("status")
+        #expect(status.contains("refused: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq)"), "\(status)")
+        #expect(try family.mum.ok("digest") == family.dad.ok("digest"))
+    }
+
+    /// Another author's segment renamed into a device's folder holds none
+    /// of that device's events: its writes wait only until a sync reads it.
+    @Test func anotherAuthorsSegmentInADevicesFolderHoldsItBackOnlyUntilRead() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let (_, newest, path) = try OwnSegmentRepairTests.dadsNewSegment(family)
+        let mumHome = try Home.open(mum.home)
+        let name = try #require(SegmentName(parsing: newest))
+        let head = try mumHome.log.head(of: mumHome.deviceID, in: mumHome.family).seq
+        let planted = newest.replacingOccurrences(of: String(format: "%016llx-%016llx", name.firstSeq, name.lastSeq),
+                                                  with: String(format: "%016llx-%016llx", head + 90, head + 90))
+            .replacingOccurrences(of: name.author.hex, with: mumHome.deviceID.hex)
+        let mumFolder = family.dir + "/" + mumHome.family.description + "/" + mumHome.deviceID.hex
+        try FileManager.default.copyItem(atPath: path, toPath: mumFolder + "/" + planted)
+        #expect(try mum.run("subject", "add", "pregnancy").code == 75)
+        try mum.ok("sync")
+        try mum.ok("subject", "add", "pregnancy")
+        let status = try mum.ok("status")
+        #expect(status.contains("refused: \(mumHome.deviceID.hex)/\(planted): a segment of author \(name.author.short)"), "\(status)")
+        for r in [mum, dad, mum] { try r.ok("sync") }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
 }
 
 /// A peer that counts the objects read through it.
