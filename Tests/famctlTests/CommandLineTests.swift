@@ -31,6 +31,8 @@ struct CommandLineTests {
         let rows = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [[String: Any]]
         #expect(rows.count == 5)
         #expect((rows[2]["fields"] as? [String: Any])?["amountMl"] as? Int == 120)
+        // A subject's put shows its fields too.
+        #expect(rows.contains { $0["subject"] as? String == baby && ($0["fields"] as? [String: Any])?["name"] as? String == "Lily" }, "\(rows)")
         let status = try f.ok("status")
         #expect(status.contains("5 in the log"))
         #expect(status.contains("3 live, 2 care subjects"))

@@ -87,6 +87,7 @@ enum LogCommand: Command {
                 } else if let sub = try? SubjectEvent(body) {
                     if let focus, sub.focus.description != focus { return }
                     row["subject"] = sub.focus.description
+                    if sub.kind == .put { row["fields"] = sub.fields.mapValues(RecordView.any) }
                     row["fieldsText"] = RecordView.fieldsText(sub.fields)
                 } else if focus != nil { return }
             case .noKey(let epoch):
