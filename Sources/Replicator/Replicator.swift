@@ -559,13 +559,14 @@ public final class Replicator {
             guard segment.author == folder, segment.author == promised.author, segment.family == family else { throw .wrongFolder }
             if case .segment = kind, segment.firstSeq != promised.firstSeq || segment.lastSeq != promised.lastSeq { throw .nameMismatch }
         } catch {
-            // A whole segment, every event of which this log holds already,
-            // under a name that promises other seqs (a copy renamed, by
-            // mistake or to make its author wait, since a device does not
-            // write past what its folder names): nothing to wait for. Read,
-            // and named by `status` while it stays (``partlyRefused()``).
-            // Its events are taken as any (each is verified), whether this log
-            // holds them yet or not (the original may come later in the round).
+            // A whole segment of this folder's author under a name that
+            // promises other seqs (a copy renamed, by mistake or to make its
+            // author wait, since a device does not write past what its folder
+            // names): nothing to wait for. Its events are taken as any (each
+            // is verified), whether this log holds them yet or not (the
+            // original may come later in the round); the file is marked read
+            // with what it holds, and `status` names it while it stays
+            // (``partlyRefused()``).
             if error == .nameMismatch, let copy = try? Segment(decoding: bytes), copy.author == folder, copy.family == family {
                 report.misnamed[path] = "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"
                 return .segment(copy)

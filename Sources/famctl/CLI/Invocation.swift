@@ -130,12 +130,7 @@ struct ArgumentParser {
                 let (name, inline) = Self.split(tok)
                 guard let opt = command.spec.option(named: name) else {
                     // One or two letters off a known option (`--jsn`): suggested.
-                    var near: String?
-                    var nearest = 3
-                    for known in (command.spec.options.map(\.name) + ["--json", "--home", "--help"]).sorted() {
-                        let d = RecordInput.editDistance(known, name)
-                        if d < nearest { near = known; nearest = d }
-                    }
+                    let near = RecordInput.nearest(name, among: command.spec.options.map(\.name) + ["--json", "--home", "--help"])
                     throw .usage("famctl \(command.spec.name): unknown option '\(name)'",
                                  hint: (near.map { "Did you mean \($0)? " } ?? "") + "Run 'famctl \(command.spec.name) --help'.")
                 }
@@ -177,18 +172,8 @@ struct ArgumentParser {
             return .usage("unknown command '\(words.joined(separator: " "))'", hint: "A command's words go before '--' (after it every word is an argument). Run '\(scope) --help' for the commands.")
         }
         let last = words.last ?? ""
-        var next = Set<String>()
-        for command in commands {
-            let path = command.spec.path
-            if path.count > before.count, Array(path.prefix(before.count)) == before { next.insert(path[before.count]) }
-        }
-        var near: String?
-        var nearest = 3
-        for word in next.sorted() {
-            let d = RecordInput.editDistance(word.lowercased(), last.lowercased())
-            if d < nearest { near = word; nearest = d }
-        }
-        if let near {
+        let next = commands.map { $0.spec.path }.filter { $0.count > before.count && Array($0.prefix(before.count)) == before }.map { $0[before.count] }
+        if let near = RecordInput.nearest(last, among: next) {
             return .usage("unknown command '\(words.joined(separator: " "))'", hint: "Did you mean '\(scope) \(near)'? Run '\(scope) --help' for the commands.")
         }
         return .usage("unknown command '\(words.joined(separator: " "))'", hint: "Run '\(scope) --help' for the commands.")

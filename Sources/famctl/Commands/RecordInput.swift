@@ -61,9 +61,22 @@ enum RecordInput {
     /// newer famctl's field, a family's own), but most often a typo, which
     /// would otherwise leave the real field unset without a word.
     static func undefinedFieldWarning(_ name: String, schema: StoreSchema) -> String {
-        let near = schema.fieldNames.map { ($0, editDistance($0.lowercased(), name.lowercased())) }.filter { $0.1 <= 2 }.min { $0.1 < $1.1 }?.0
+        let near = nearest(name, among: schema.fieldNames)
         return "famctl: warning: \(schema.store.rawValue) does not define '\(name)'\(near.map { " (did you mean \($0)?)" } ?? ""); it is kept as given "
             + "(docs/cli.md, \"The ten stores\", lists each store's fields)."
+    }
+
+    /// The word of `candidates` fewest edits from `word` (letters' case
+    /// aside), when at most `within`; of several as near, the first in
+    /// sorted order: what a "did you mean" suggests.
+    static func nearest(_ word: String, among candidates: [String], within: Int = 2) -> String? {
+        var near: String?
+        var nearest = within + 1
+        for candidate in Set(candidates).sorted() {
+            let d = editDistance(candidate.lowercased(), word.lowercased())
+            if d < nearest { near = candidate; nearest = d }
+        }
+        return near
     }
 
     /// Edit distance with adjacent transpositions (optimal string
@@ -133,13 +146,9 @@ enum RecordInput {
     /// knows (live; `removed` too, for a listing of what is left of one).
     static func focus(_ text: String, home: Home, removed: Bool = false) throws -> FocusKey {
         if let f = FocusKey(text) { return f }
-        let subjects = try home.projector.subjects(includeRemoved: removed)
-        let exact = subjects.filter { $0.name == text }
-        let named = exact.count == 1 ? exact : subjects.filter { $0.name?.lowercased() == text.lowercased() }
+        let named = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: removed))
         if named.count == 1 { return named[0].focus }
-        if named.count > 1 {
-            throw CLIError.usage("\(named.count) care subjects are named '\(text)': \(named.map(\.focus.description).sorted().joined(separator: ", "))", hint: "Give --focus one of the keys.")
-        }
+        if named.count > 1 { throw SubjectInput.ambiguous(text, named, hint: "Give --focus one of the keys.") }
         throw CLIError.data("--focus '\(text)' is not a care subject", hint: "Use baby:<UUID>, pregnancy, newMom or a subject's name; 'famctl subject list --json' shows them.")
     }
 

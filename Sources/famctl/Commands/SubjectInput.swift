@@ -49,25 +49,22 @@ enum SubjectInput {
     /// The live care subject `text` names: its focus key, or its name
     /// (letters' case aside) when one live subject has it.
     static func subject(_ text: String, home: Home) throws -> SubjectState {
-        let live = try home.projector.subjects()
+        let all = try home.projector.subjects(includeRemoved: true)
+        let live = all.filter { !$0.removed }
         if let focus = FocusKey(text) {
             if let s = live.first(where: { $0.focus == focus }) { return s }
-            if try home.projector.subjects(includeRemoved: true).contains(where: { $0.focus == focus }) {
+            if all.contains(where: { $0.focus == focus }) {
                 throw CLIError(.noInput, "care subject \(focus) is removed",
                                hint: "'famctl subject list --removed' shows it; 'famctl subject restore \(focus)' brings it back.")
             }
             throw CLIError(.noInput, "no care subject \(focus)", hint: "'famctl subject list' shows the care subjects; one added on another device arrives with 'famctl sync'.")
         }
-        let exact = live.filter { $0.name == text }
-        let named = exact.count == 1 ? exact : live.filter { $0.name?.lowercased() == text.lowercased() }
+        let named = Self.named(text, in: live)
         if named.count == 1 { return named[0] }
-        if named.isEmpty, let gone = try home.projector.subjects(includeRemoved: true).first(where: { $0.removed && $0.name?.lowercased() == text.lowercased() }) {
+        if named.count > 1 { throw Self.ambiguous(text, named) }
+        if let gone = Self.named(text, in: all.filter(\.removed)).first {
             throw CLIError(.noInput, "care subject '\(text)' (\(gone.focus)) is removed",
                            hint: "'famctl subject list --removed' shows it; 'famctl subject restore \(gone.focus)' brings it back.")
-        }
-        if named.count > 1 {
-            throw CLIError.usage("\(named.count) care subjects are named '\(text)': \(named.map(\.focus.description).sorted().joined(separator: ", "))",
-                                 hint: "Name one by its focus key.")
         }
         throw CLIError(.noInput, "no care subject '\(text)' (neither a focus key nor the name of one)",
                        hint: "Give baby:<UUID>, pregnancy, newMom or a subject's name; 'famctl subject list --json' shows them.")
@@ -81,13 +78,23 @@ enum SubjectInput {
             if try home.projector.subject(focus) != nil { throw CLIError.data("care subject \(focus) is not removed") }
             throw CLIError(.noInput, "no care subject \(focus)", hint: "'famctl subject list --removed' shows the removed ones.")
         }
-        let named = removed.filter { $0.name?.lowercased() == text.lowercased() }
+        let named = Self.named(text, in: removed)
         if named.count == 1 { return named[0] }
-        if named.count > 1 {
-            throw CLIError.usage("\(named.count) removed care subjects are named '\(text)': \(named.map(\.focus.description).sorted().joined(separator: ", "))",
-                                 hint: "Name one by its focus key.")
-        }
+        if named.count > 1 { throw Self.ambiguous(text, named, what: "removed care subjects") }
         throw CLIError(.noInput, "no removed care subject '\(text)'", hint: "'famctl subject list --removed' shows the removed ones.")
+    }
+
+    /// The subjects of `subjects` that `text` names: the one of exactly
+    /// that name when there is one, else those of that name in any
+    /// letters' case.
+    static func named(_ text: String, in subjects: [SubjectState]) -> [SubjectState] {
+        let exact = subjects.filter { $0.name == text }
+        return exact.count == 1 ? exact : subjects.filter { $0.name?.lowercased() == text.lowercased() }
+    }
+
+    /// A name several subjects have (exit 64), listing their keys.
+    static func ambiguous(_ text: String, _ named: [SubjectState], what: String = "care subjects", hint: String = "Name one by its focus key.") -> CLIError {
+        CLIError.usage("\(named.count) \(what) are named '\(text)': \(named.map(\.focus.description).sorted().joined(separator: ", "))", hint: hint)
     }
 
     /// The subject was removed between reading it and writing the change.
