@@ -82,14 +82,15 @@ struct MigrationTests {
         #expect(halts >= 7, "the NOT NULL rules of the seven columns inserted are still checked")
         #expect(calls.isEmpty, "the insert calls SQL functions: \(calls)")
         #expect(aborts.isEmpty, "the insert may abort: \(aborts)")
-        // The rules still hold: a seq of 0 is refused, and the rows before
-        // it in the same statement go with the caller's transaction.
+        // The rules still hold: a seq of 0 is refused, and the row before
+        // it in the same statement (kept by `OR FAIL`) goes with the
+        // caller's transaction.
         let env = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: DeviceIdentity.generate(), family: Author.family, key: Author.key)[0]
+        func row(seq: Int64) -> [SQLValue] {
+            [.blob(env.id.bytes), .blob(env.family.bytes), .blob(env.author.bytes), .integer(seq), .blob(env.hlc.bigEndianBytes), .integer(1), .blob(env.bytes)]
+        }
         #expect(throws: SQLiteError.self) {
-            try log.database.transaction {
-                try log.database.run("INSERT OR FAIL INTO events(id, family, author, seq, hlc, received_at, bytes) VALUES (?1, ?2, ?3, 0, ?4, 1, ?5)",
-                                     [.blob(env.id.bytes), .blob(env.family.bytes), .blob(env.author.bytes), .blob(env.hlc.bigEndianBytes), .blob(env.bytes)])
-            }
+            try log.database.transaction { try log.database.run(log.insertSQL(rows: 2), row(seq: 2) + row(seq: 0)) }
         }
         #expect(try log.count() == 1)
     }
