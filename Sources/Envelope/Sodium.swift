@@ -66,6 +66,31 @@ public enum Sodium {
         return out
     }
 
+    /// Unkeyed BLAKE2b-256 of all of `data` and of its first `count` bytes,
+    /// in one pass over the bytes: the state after the first `count` is
+    /// copied (it holds no pointers) and finished apart. The same values as
+    /// ``blake2b256(_:)`` of each; a segment's reader needs both (its name
+    /// hashes the whole file, its checksum all but the last 32 bytes).
+    public static func blake2b256(_ data: UnsafeRawBufferPointer, andOfFirst count: Int) -> (all: [UInt8], first: [UInt8]) {
+        ensureReady()
+        precondition((0...data.count).contains(count), "a prefix of the data")
+        var all = [UInt8](repeating: 0, count: 32)
+        var first = [UInt8](repeating: 0, count: 32)
+        let size = crypto_generichash_statebytes()
+        withUnsafeTemporaryAllocation(byteCount: 2 * size, alignment: 64) { buffer in
+            let state = OpaquePointer(buffer.baseAddress!)
+            let copy = OpaquePointer(buffer.baseAddress!.advanced(by: size))
+            let bytes = data.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            _ = crypto_generichash_init(state, nil, 0, 32)
+            _ = crypto_generichash_update(state, bytes, UInt64(count))
+            UnsafeMutableRawPointer(copy).copyMemory(from: buffer.baseAddress!, byteCount: size)
+            _ = first.withUnsafeMutableBytes { crypto_generichash_final(copy, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), 32) }
+            _ = crypto_generichash_update(state, bytes.map { $0 + count }, UInt64(data.count - count))
+            _ = all.withUnsafeMutableBytes { crypto_generichash_final(state, $0.baseAddress!.assumingMemoryBound(to: UInt8.self), 32) }
+        }
+        return (all, first)
+    }
+
     /// Bare Ed25519 detached signature (`crypto_sign_detached`).
     static func sign(_ message: UnsafeRawBufferPointer, secretKey: SecretBytes) -> [UInt8] {
         ensureReady()

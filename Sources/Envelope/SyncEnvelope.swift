@@ -82,18 +82,10 @@ public struct SyncEnvelope: Sendable, Hashable {
     }
 
     private init(decoding bytes: [UInt8], id: EventID?, neighbour: SyncEnvelope? = nil) throws(EnvelopeError) {
-        guard bytes.count >= Self.minimumCount else { throw .truncated(count: bytes.count) }
-        guard bytes.withUnsafeBytes({ $0.loadUnaligned(as: UInt64.self) }) == Self.tagWord else { throw .badTag }
-        guard Self.readableVersions.contains(bytes[8]) else { throw .unsupportedVersion(bytes[8]) }
-        guard bytes[9] == 0 else { throw .reservedFlags(bytes[9]) }
-        let declared = Int(Self.uint(bytes, at: 134, count: 4))
-        let actual = bytes.count - Self.headerCount - Self.signatureCount
-        guard declared <= Self.maximumCiphertext else { throw .tooLarge(declared) }
-        guard declared == actual else { throw .lengthMismatch(declared: declared, actual: actual) }
-        let seq = Self.uint(bytes, at: 58, count: 8)
-        guard seq >= 1 else { throw .zeroSequence }
-        let firstEvent = bytes[66..<98].allSatisfy { $0 == 0 }
-        guard (seq == 1) == firstEvent else { throw .previousMismatch(seq: seq) }
+        let checked = bytes.withUnsafeBytes { b -> Result<UInt64, EnvelopeError> in
+            do throws(EnvelopeError) { return .success(try Self.checkStructure(of: b)) } catch { return .failure(error) }
+        }
+        let seq = try checked.get()
 
         self.bytes = bytes
         self.id = id ?? Self.id(of: bytes)
@@ -110,6 +102,34 @@ public struct SyncEnvelope: Sendable, Hashable {
         self.seq = seq
         self.hlc = HLC(rawValue: Self.uint(bytes, at: 98, count: 8))
         self.epoch = UInt32(Self.uint(bytes, at: 106, count: 4))
+    }
+
+    /// Checks what ``init(decoding:)`` checks of the structure (length, tag,
+    /// version, flags, the declared ciphertext length, the seq and the
+    /// previous id's presence) on bytes in place, without hashing the id or
+    /// making arrays, and returns the seq. A segment's reader checks each of
+    /// its envelopes so (family, author and seq in place), and leaves the
+    /// id to the ingest, which decodes every envelope again.
+    /// - Throws: ``EnvelopeError``, as ``init(decoding:)`` would.
+    public static func checkStructure(of bytes: UnsafeRawBufferPointer) throws(EnvelopeError) -> UInt64 {
+        func uint(at offset: Int, count: Int) -> UInt64 {
+            var v: UInt64 = 0
+            for i in offset..<(offset + count) { v = v << 8 | UInt64(bytes[i]) }
+            return v
+        }
+        guard bytes.count >= Self.minimumCount else { throw .truncated(count: bytes.count) }
+        guard bytes.loadUnaligned(as: UInt64.self) == Self.tagWord else { throw .badTag }
+        guard Self.readableVersions.contains(bytes[8]) else { throw .unsupportedVersion(bytes[8]) }
+        guard bytes[9] == 0 else { throw .reservedFlags(bytes[9]) }
+        let declared = Int(uint(at: 134, count: 4))
+        let actual = bytes.count - Self.headerCount - Self.signatureCount
+        guard declared <= Self.maximumCiphertext else { throw .tooLarge(declared) }
+        guard declared == actual else { throw .lengthMismatch(declared: declared, actual: actual) }
+        let seq = uint(at: 58, count: 8)
+        guard seq >= 1 else { throw .zeroSequence }
+        let firstEvent = bytes[66..<98].allSatisfy { $0 == 0 }
+        guard (seq == 1) == firstEvent else { throw .previousMismatch(seq: seq) }
+        return seq
     }
 
     /// The event id of well-formed envelope bytes: BLAKE2b-256 of the

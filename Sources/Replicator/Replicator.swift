@@ -554,8 +554,9 @@ public final class Replicator {
         }
         let segment: Segment
         do throws(SegmentError) {
-            if case .segment = kind, !promised.matches(bytes) { throw .nameMismatch }
-            segment = try Segment(decoding: bytes)
+            let hashes = Segment.Hashes(of: bytes)
+            if case .segment = kind, !promised.matches(fileHash: hashes.file) { throw .nameMismatch }
+            segment = try Segment(decoding: bytes, hashes: hashes)
             guard segment.author == folder, segment.author == promised.author, segment.family == family else { throw .wrongFolder }
             if case .segment = kind, segment.firstSeq != promised.firstSeq || segment.lastSeq != promised.lastSeq { throw .nameMismatch }
         } catch {

@@ -55,8 +55,11 @@ public struct SegmentName: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether `bytes` are the content this name promises.
-    public func matches(_ bytes: [UInt8]) -> Bool {
-        Sodium.constantTimeEqual(Array(Sodium.blake2b256(bytes).prefix(Self.hashHexCount / 2)), contentHash)
+    public func matches(_ bytes: [UInt8]) -> Bool { matches(fileHash: Sodium.blake2b256(bytes)) }
+
+    /// ``matches(_:)`` with the file's BLAKE2b-256 found already (``Segment/Hashes``).
+    public func matches(fileHash: [UInt8]) -> Bool {
+        Sodium.constantTimeEqual(Array(fileHash.prefix(Self.hashHexCount / 2)), contentHash)
     }
 
     static func hex16(_ v: UInt64) -> String {
