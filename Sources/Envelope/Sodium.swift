@@ -77,9 +77,11 @@ public enum Sodium {
         var all = [UInt8](repeating: 0, count: 32)
         var first = [UInt8](repeating: 0, count: 32)
         let size = crypto_generichash_statebytes()
-        withUnsafeTemporaryAllocation(byteCount: 2 * size, alignment: 64) { buffer in
+        // The copy 64-byte aligned as the state is, whatever its size.
+        let stride = (size + 63) & ~63
+        withUnsafeTemporaryAllocation(byteCount: stride + size, alignment: 64) { buffer in
             let state = OpaquePointer(buffer.baseAddress!)
-            let copy = OpaquePointer(buffer.baseAddress!.advanced(by: size))
+            let copy = OpaquePointer(buffer.baseAddress!.advanced(by: stride))
             let bytes = data.baseAddress?.assumingMemoryBound(to: UInt8.self)
             _ = crypto_generichash_init(state, nil, 0, 32)
             _ = crypto_generichash_update(state, bytes, UInt64(count))

@@ -20,8 +20,8 @@ public enum FileIO {
         public var description: String { reason }
     }
 
-    static func failure(_ what: String) -> Failure {
-        let e = errno
+    static func failure(_ what: String, code: Int32 = errno) -> Failure {
+        let e = code
         return Failure(reason: "\(what): \(String(cString: strerror(e)))", permissionDenied: e == EACCES || e == EPERM, code: e)
     }
 
@@ -191,10 +191,7 @@ public enum FileIO {
             }
             count = total
         }
-        if let code = failedWith {
-            errno = code
-            throw failure("read \(path)")
-        }
+        if let code = failedWith { throw failure("read \(path)", code: code) }
         return out
     }
 

@@ -553,8 +553,8 @@ public final class Replicator {
             return .notYet
         }
         let segment: Segment
+        let hashes = Segment.Hashes(of: bytes)
         do throws(SegmentError) {
-            let hashes = Segment.Hashes(of: bytes)
             if case .segment = kind, !promised.matches(fileHash: hashes.file) { throw .nameMismatch }
             segment = try Segment(decoding: bytes, hashes: hashes)
             guard segment.author == folder, segment.author == promised.author, segment.family == family else { throw .wrongFolder }
@@ -568,14 +568,14 @@ public final class Replicator {
             // original may come later in the round); the file is marked read
             // with what it holds, and `status` names it while it stays
             // (``partlyRefused()``).
-            if error == .nameMismatch, let copy = try? Segment(decoding: bytes), copy.author == folder, copy.family == family {
+            if error == .nameMismatch, let copy = try? Segment(decoding: bytes, hashes: hashes), copy.author == folder, copy.family == family {
                 report.misnamed[path] = "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"
                 return .segment(copy)
             }
             // A whole segment of another author or family under this folder's
             // name: nothing of this folder's author to wait for (its events
             // are read from their own folder). Read, and named by `status`.
-            if error == .wrongFolder, let other = try? Segment(decoding: bytes) {
+            if error == .wrongFolder, let other = try? Segment(decoding: bytes, hashes: hashes) {
                 try mark(path, "read", "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") under a name of this folder's; nothing here is this folder's")
                 return .done
             }

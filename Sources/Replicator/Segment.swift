@@ -70,13 +70,21 @@ public struct Segment: Sendable {
     public struct Hashes: Sendable {
         public let file: [UInt8]
         public let checksumMatches: Bool
+        /// The length and last bytes of the file they are the hashes of
+        /// (``Segment/init(decoding:hashes:)`` checks it was given that file's).
+        let count: Int
+        let tail: [UInt8]
 
         public init(of b: [UInt8]) {
             let end = max(0, b.count - 32)
             let (all, first) = b.withUnsafeBytes { Sodium.blake2b256($0, andOfFirst: end) }
             file = all
-            checksumMatches = b.count >= 32 && b.withUnsafeBytes { Sodium.constantTimeEqual(first, Array($0[end...])) }
+            count = b.count
+            tail = Array(b[end...])
+            checksumMatches = b.count >= 32 && Sodium.constantTimeEqual(first, tail)
         }
+
+        func areOf(_ b: [UInt8]) -> Bool { b.count == count && b[max(0, b.count - 32)...].elementsEqual(tail) }
     }
 
     /// Parses and checks a segment's structure: tag, version, checksum, counts,
@@ -95,7 +103,9 @@ public struct Segment: Sendable {
     /// whole file twice and copying it for its checksum made up two thirds
     /// of a read's instructions, on the thread that ingests, while the
     /// other cores waited for the next files.)
+    /// - Precondition: `hashes` are those of `b`.
     public init(decoding b: [UInt8], hashes: Hashes) throws(SegmentError) {
+        precondition(hashes.areOf(b), "the hashes of another file")
         guard b.count >= Self.headerCount + 32 else { throw .truncated(b.count) }
         guard Array(b[0..<8]) == Self.tag else { throw .notASegment }
         guard b[8] == Self.version else { throw .unsupportedVersion(b[8]) }
