@@ -112,20 +112,15 @@ public struct SyncEnvelope: Sendable, Hashable {
     /// id to the ingest, which decodes every envelope again.
     /// - Throws: ``EnvelopeError``, as ``init(decoding:)`` would.
     public static func checkStructure(of bytes: UnsafeRawBufferPointer) throws(EnvelopeError) -> UInt64 {
-        func uint(at offset: Int, count: Int) -> UInt64 {
-            var v: UInt64 = 0
-            for i in offset..<(offset + count) { v = v << 8 | UInt64(bytes[i]) }
-            return v
-        }
         guard bytes.count >= Self.minimumCount else { throw .truncated(count: bytes.count) }
         guard bytes.loadUnaligned(as: UInt64.self) == Self.tagWord else { throw .badTag }
         guard Self.readableVersions.contains(bytes[8]) else { throw .unsupportedVersion(bytes[8]) }
         guard bytes[9] == 0 else { throw .reservedFlags(bytes[9]) }
-        let declared = Int(uint(at: 134, count: 4))
+        let declared = Int(Self.uint(bytes, at: 134, count: 4))
         let actual = bytes.count - Self.headerCount - Self.signatureCount
         guard declared <= Self.maximumCiphertext else { throw .tooLarge(declared) }
         guard declared == actual else { throw .lengthMismatch(declared: declared, actual: actual) }
-        let seq = uint(at: 58, count: 8)
+        let seq = Self.uint(bytes, at: 58, count: 8)
         guard seq >= 1 else { throw .zeroSequence }
         let firstEvent = bytes[66..<98].allSatisfy { $0 == 0 }
         guard (seq == 1) == firstEvent else { throw .previousMismatch(seq: seq) }
@@ -325,7 +320,7 @@ public struct SyncEnvelope: Sendable, Hashable {
         return out
     }
 
-    static func uint(_ b: [UInt8], at offset: Int, count: Int) -> UInt64 {
+    static func uint<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, at offset: Int, count: Int) -> UInt64 where Bytes.Index == Int {
         var v: UInt64 = 0
         for i in offset..<offset + count { v = v << 8 | UInt64(b[i]) }
         return v

@@ -20,9 +20,8 @@ public enum FileIO {
         public var description: String { reason }
     }
 
-    static func failure(_ what: String, code: Int32 = errno) -> Failure {
-        let e = code
-        return Failure(reason: "\(what): \(String(cString: strerror(e)))", permissionDenied: e == EACCES || e == EPERM, code: e)
+    static func failure(_ what: String, code e: Int32 = errno) -> Failure {
+        Failure(reason: "\(what): \(String(cString: strerror(e)))", permissionDenied: e == EACCES || e == EPERM, code: e)
     }
 
     public static func reason(_ error: any Error) -> String {
