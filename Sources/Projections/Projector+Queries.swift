@@ -70,6 +70,21 @@ extension Projector {
             creator: first.author, created: first, updated: max(put, del ?? put), deleted: e.isDeleted)
     }
 
+    /// How many live records each care subject has (those ``records(_:)``
+    /// lists), counted by SQLite without reading a record's fields: what
+    /// `status` shows of a home of a million events in a pass over the
+    /// table rather than every record held in memory.
+    public func liveRecordCounts() throws -> [String: Int] {
+        var out: [String: Int] = [:]
+        try database.prepare("""
+            SELECT focus, count(*) FROM \(schema).p_entities
+            WHERE kind = 'record' AND put_version IS NOT NULL AND store IS NOT NULL AND focus IS NOT NULL
+              AND (delete_version IS NULL OR put_version > delete_version)
+            GROUP BY focus
+            """).forEachRow { out[$0.text(0)] = Int($0.int(1)) }
+        return out
+    }
+
     /// One record, live or deleted; `nil` when no event names it.
     public func record(_ id: UUID) throws -> RecordState? {
         try database.statement("""
@@ -286,19 +301,68 @@ extension Projector {
     }
 
     /// Pairs of live sleep records of the same baby whose intervals overlap
-    /// (possible after a merge; refused at entry).
-    public func sleepOverlaps() throws -> [(RecordState, RecordState)] {
-        let sleeps = try records(RecordQuery(store: StoreName.sleep.rawValue))
-        var out: [(RecordState, RecordState)] = []
-        for (_, group) in Dictionary(grouping: sleeps, by: \.focus).sorted(by: { $0.key < $1.key }) {
-            let spans = group.compactMap { r in Self.span(r).map { (r, $0) } }.sorted { $0.1.0 < $1.1.0 }
-            for i in spans.indices {
-                for j in spans.index(after: i)..<spans.endIndex where Self.overlap(spans[i].1, spans[j].1) {
-                    out.append((spans[i].0, spans[j].0))
-                }
+    /// (possible after a merge; refused at entry): by focus, then in the
+    /// order of the first sleep's start, then of the second's.
+    ///
+    /// One pass over the sleeps, holding each one's id and interval only,
+    /// then a sweep in start order per focus: a sleep is compared with the
+    /// earlier ones still going on at its start (and those of the same
+    /// start), not with every earlier one, so a home of 140 000 sleeps is
+    /// not 10^10 comparisons. ``overlap(_:_:)`` judges each pair.
+    public func sleepOverlaps() throws -> [SleepOverlap] {
+        var byFocus: [String: [SleepSpan]] = [:]
+        try database.prepare(Self.recordsSQL(schema: schema, oneView: false))
+            .forEachRow([.null, .text(StoreName.sleep.rawValue), .integer(0)]) { r in
+                guard let state = try Self.recordState(r, id: 0, put: 1), let span = Self.span(state) else { return }
+                byFocus[state.focus, default: []].append(SleepSpan(id: state.id, start: span.0, end: span.1))
             }
+        var out: [SleepOverlap] = []
+        for (focus, sleeps) in byFocus.sorted(by: { $0.key < $1.key }) {
+            out += Self.overlappingPairs(sleeps).map { SleepOverlap(focus: focus, first: sleeps[$0.0].id, second: sleeps[$0.1].id) }
         }
         return out
+    }
+
+    /// Two live sleeps of one care subject whose intervals overlap.
+    public struct SleepOverlap: Sendable, Equatable {
+        public let focus: String
+        /// The one that starts first (of two that start together, the one
+        /// whose `at`, then id, comes first).
+        public let first: UUID
+        public let second: UUID
+    }
+
+    /// A sleep's id and interval (``span(_:)``).
+    struct SleepSpan: Sendable {
+        let id: UUID
+        let start: Date
+        let end: Date
+    }
+
+    /// The pairs `(i, j)` of `spans` that overlap, `i` before `j` once the
+    /// spans are put in start order (a stable sort: spans that start
+    /// together keep their order in `spans`), sorted by `i`, then `j`: the
+    /// pairs that comparing every span with every later one finds.
+    ///
+    /// A span that started before the current one and ended at or before
+    /// its start overlaps no span that starts later: it leaves the set of
+    /// spans still going on, and only that set is compared with each next
+    /// span (an open sleep stays in it for good, and overlaps each later
+    /// one that it pairs with).
+    static func overlappingPairs(_ spans: [SleepSpan]) -> [(Int, Int)] {
+        let order = spans.indices.sorted { a, b in spans[a].start != spans[b].start ? spans[a].start < spans[b].start : a < b }
+        var going: [Int] = []   // positions in `order`
+        var pairs: [(Int, Int)] = []
+        for (j, s) in order.enumerated() {
+            let start = spans[s].start
+            going.removeAll { spans[order[$0]].start < start && spans[order[$0]].end <= start }
+            for i in going where overlap((spans[order[i]].start, spans[order[i]].end), (start, spans[s].end)) {
+                pairs.append((i, j))
+            }
+            going.append(j)
+        }
+        pairs.sort { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+        return pairs.map { (order[$0.0], order[$0.1]) }
     }
 
     /// The live sleep of `focus` that `[start, end]` would overlap, if any

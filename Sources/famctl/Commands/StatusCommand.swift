@@ -27,7 +27,9 @@ enum StatusCommand: Command {
         // added on two devices before either synced.
         let sameName = Dictionary(grouping: subjects.filter { $0.kind == .baby && $0.name != nil }, by: { $0.name!.lowercased() })
             .values.filter { $0.count > 1 }.map { $0.map(\.focus.description).sorted() }.sorted { $0[0] < $1[0] }
-        let records = try home.projector.records()
+        let recordCounts = try home.projector.liveRecordCounts()
+        let recordCount = recordCounts.values.reduce(0, +)
+        let removedCounts = recordCounts.filter { removedSubjects.contains($0.key) }
         let overlaps = try home.projector.sleepOverlaps()
         let deferred = try home.projector.deferredCount()
         let household = home.projector.household
@@ -56,10 +58,10 @@ enum StatusCommand: Command {
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
-                "subjects": subjects.count, "records": records.count, "includeShared": home.includeShared,
+                "subjects": subjects.count, "records": recordCount, "includeShared": home.includeShared,
                 "sameNameBabies": sameName,
-                "recordsOfRemovedSubjects": Dictionary(grouping: records.filter { removedSubjects.contains($0.focus) }, by: \.focus).mapValues(\.count),
-                "sleepOverlaps": overlaps.map { [$0.0.id.lowercasedText, $0.1.id.lowercasedText] },
+                "recordsOfRemovedSubjects": removedCounts,
+                "sleepOverlaps": overlaps.map { [$0.first.lowercasedText, $0.second.lowercasedText] },
                 "deferred": deferred,
                 "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(), "awaitsInvitation": home.awaitsInvitation,
                 "members": household.members.values.filter(\.isActive).count,
@@ -99,18 +101,18 @@ enum StatusCommand: Command {
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
         // Someone with the folder wrote (or damaged) events that no member signed.
         for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
-        Console.out("records  \(records.count) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
+        Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for keys in sameName {
             let name = subjects.first { $0.focus.description == keys[0] }?.name ?? ""
             Console.out("  \(keys.count) babies are named \(name): \(keys.joined(separator: ", ")); if one baby was added twice, "
                         + "'famctl subject remove \(keys[1]) --move-records-to \(keys[0])' merges them")
         }
-        for (focus, n) in Dictionary(grouping: records.filter { removedSubjects.contains($0.focus) }, by: \.focus).mapValues(\.count).sorted(by: { $0.key < $1.key }) {
+        for (focus, n) in removedCounts.sorted(by: { $0.key < $1.key }) {
             Console.out("  \(n) record(s) of the removed care subject \(focus) (written where the removal had not arrived): "
                         + "'famctl record list --focus \(focus)' lists them; move them with 'famctl record update ID --focus OTHER', or bring it back: famctl subject restore \(focus)")
         }
-        for (a, b) in overlaps {
-            Console.out("  sleeps overlap for \(a.focus): \(a.id.lowercasedText) and \(b.id.lowercasedText) (both kept)")
+        for o in overlaps {
+            Console.out("  sleeps overlap for \(o.focus): \(o.first.lowercasedText) and \(o.second.lowercasedText) (both kept)")
         }
         if deferred > 0 { Console.out("  \(deferred) record events for stores or schemas this famctl does not know yet (kept; applied after an upgrade)") }
         Console.out("denied   \(denied.isEmpty ? "none" : "\(denied.count) event(s) not authorized (kept in the log)")")

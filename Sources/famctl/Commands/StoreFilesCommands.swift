@@ -35,7 +35,7 @@ enum ExportStoresCommand: Command {
             return .object(o)
         }
         try write(.array(subjects), to: dir + "/subjects.json")
-        let overlapping = Set(try home.projector.sleepOverlaps().flatMap { [$0.0.id, $0.1.id] })
+        let overlapping = Set(try home.projector.sleepOverlaps().flatMap { [$0.first, $0.second] })
         var withProblems = 0
         for store in StoreName.allCases {
             let schema = StoreSchema.schema(for: store)

@@ -1,0 +1,108 @@
+import Envelope
+import Foundation
+@testable import Projections
+import Testing
+
+/// `status` and `export stores` name the live sleeps of one care subject
+/// whose intervals overlap. The sweep that finds them must find exactly the
+/// pairs that comparing every sleep with every later one finds, in the same
+/// order, whatever the intervals: equal starts, open sleeps, sleeps of no
+/// length, an end before its start.
+struct SleepOverlapTests {
+    /// The former search, kept as the reference: every span against every
+    /// later one, in start order.
+    static func everyPair(_ spans: [Projector.SleepSpan]) -> [(Int, Int)] {
+        let order = spans.indices.sorted { a, b in spans[a].start != spans[b].start ? spans[a].start < spans[b].start : a < b }
+        var out: [(Int, Int)] = []
+        for i in order.indices {
+            for j in order.index(after: i)..<order.endIndex
+            where Projector.overlap((spans[order[i]].start, spans[order[i]].end), (spans[order[j]].start, spans[order[j]].end)) {
+                out.append((order[i], order[j]))
+            }
+        }
+        return out
+    }
+
+    static func randomSpans(_ rng: inout SplitMix, count: Int) -> [Projector.SleepSpan] {
+        // A coarse grid of minutes, so that starts and ends often coincide.
+        (0..<count).map { _ in
+            let start = Date(timeIntervalSince1970: 1_790_000_000 + Double(rng.next() % 40) * 60)
+            let end: Date
+            switch rng.next() % 10 {
+            case 0: end = .distantFuture                                  // still going on
+            case 1: end = start                                           // no length
+            case 2: end = start.addingTimeInterval(-Double(rng.next() % 5 + 1) * 60)   // before its start
+            default: end = start.addingTimeInterval(Double(rng.next() % 12 + 1) * 60)
+            }
+            return Projector.SleepSpan(id: UUID(), start: start, end: end)
+        }
+    }
+
+    @Test(arguments: 0..<200)
+    func theSweepFindsThePairsEveryComparisonFinds(seed: UInt64) {
+        var rng = SplitMix(seed: seed)
+        let spans = Self.randomSpans(&rng, count: Int(rng.next() % 60))
+        let swept = Projector.overlappingPairs(spans)
+        let reference = Self.everyPair(spans)
+        #expect(swept.map { [$0.0, $0.1] } == reference.map { [$0.0, $0.1] }, "seed \(seed): \(spans.count) spans")
+    }
+
+    @Test func sleepsOneAfterAnotherDoNotOverlapAndTouchingOnesDoNot() {
+        let t0 = Date(timeIntervalSince1970: 1_790_000_000)
+        let spans = (0..<1_000).map { i in
+            Projector.SleepSpan(id: UUID(), start: t0.addingTimeInterval(Double(i) * 3_600), end: t0.addingTimeInterval(Double(i) * 3_600 + 3_600))
+        }
+        #expect(Projector.overlappingPairs(spans).isEmpty)
+        // One open sleep among them overlaps every later one, and only those.
+        var withOpen = spans
+        withOpen[500] = Projector.SleepSpan(id: UUID(), start: spans[500].start, end: .distantFuture)
+        let pairs = Projector.overlappingPairs(withOpen)
+        #expect(pairs.count == 499)
+        #expect(pairs.allSatisfy { $0.0 == 500 && $0.1 > 500 })
+    }
+
+    /// Through the projection: random sleeps of two babies (some deleted,
+    /// some without a start) give the pairs the reference finds among the
+    /// live sleeps that ``Projector/records(_:)`` lists, by focus.
+    @Test(arguments: 0..<12)
+    func aProjectionsOverlapsAreThoseOfItsLiveSleeps(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed)
+        let (dir, p) = try MergePropertyTests.projector()
+        defer { withExtendedLifetime(dir) {} }
+        let gen = Gen()
+        let focuses = [MergePropertyTests.babyFocus, "baby:1c9e7a52-0d4b-4f3e-8a61-2b7d9e0c5f13"]
+        var ms: UInt64 = 1_795_000_000_000
+        var ids: [UUID] = []
+        for _ in 0..<(40 + Int(rng.next() % 40)) {
+            ms += 1
+            if !ids.isEmpty, rng.next() % 8 == 0 {
+                let id = ids[Int(rng.next() % UInt64(ids.count))]
+                let e = gen.raw(by: Int(rng.next() % 3), RecordEvent(kind: .delete, record: id, store: "sleep", focus: focuses[0], at: nil, fields: [:]).body, ms: ms)
+                try p.apply(e.env, body: e.body)
+                continue
+            }
+            let minute = Int(rng.next() % 30)
+            let start = String(format: "2026-11-29T08:%02d:00Z", minute)
+            var fields: [String: JSONValue] = ["start": .string(start)]
+            switch rng.next() % 6 {
+            case 0: break                                                    // still going on
+            case 1: fields["start"] = nil                                    // no start: no interval
+            default: fields["end"] = .string(String(format: "2026-11-29T08:%02d:00Z", min(59, minute + Int(rng.next() % 10))))
+            }
+            let id = UUID()
+            ids.append(id)
+            let e = gen.raw(by: Int(rng.next() % 3), RecordEvent(kind: .put, record: id, store: "sleep", focus: focuses[Int(rng.next() % 2)],
+                                                                 at: fields["start"]?.stringValue, fields: fields).body, ms: ms)
+            try p.apply(e.env, body: e.body)
+        }
+        let live = try p.records(.init(store: "sleep"))
+        var expected: [Projector.SleepOverlap] = []
+        for (focus, group) in Dictionary(grouping: live, by: \.focus).sorted(by: { $0.key < $1.key }) {
+            let spans = group.compactMap { r in Projector.span(r).map { Projector.SleepSpan(id: r.id, start: $0.0, end: $0.1) } }
+            expected += Self.everyPair(spans).map { Projector.SleepOverlap(focus: focus, first: spans[$0.0].id, second: spans[$0.1].id) }
+        }
+        let found = try p.sleepOverlaps()
+        #expect(found == expected, "seed \(seed)")
+        #expect(seed != 0 || !found.isEmpty, "the first seed's history has overlapping sleeps")
+    }
+}
