@@ -73,7 +73,9 @@ extension Projector {
     /// How many live records each care subject has (those ``records(_:)``
     /// lists), counted by SQLite without reading a record's fields: what
     /// `status` shows of a home of a million events in a pass over the
-    /// table rather than every record held in memory.
+    /// table rather than every record held in memory. A row whose values
+    /// cannot be read back is counted, not reported: the commands that
+    /// read records (`record list`, `export stores`) say it is damaged.
     public func liveRecordCounts() throws -> [String: Int] {
         var out: [String: Int] = [:]
         try database.prepare("""

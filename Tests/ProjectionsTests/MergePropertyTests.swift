@@ -221,6 +221,7 @@ struct MergePropertyTests {
             let moments = states.compactMap { $0.at.flatMap(TimeValue.parse) }
             #expect(moments == moments.sorted(), "seed \(seed) replica \(replica): records out of time order")
             #expect(try p.records().count == model.recs.keys.filter { model.live($0) }.count)
+            #expect(try p.liveRecordCounts() == Dictionary(grouping: try p.records(), by: \.focus).mapValues(\.count))
             // Through the view index (a focus and a store given): the same
             // records, in the same order, as picked out of them all.
             for focus in ["newMom", Self.babyFocus] {

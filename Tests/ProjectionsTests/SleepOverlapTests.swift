@@ -10,7 +10,9 @@ import Testing
 /// length, an end before its start.
 struct SleepOverlapTests {
     /// The former search, kept as the reference: every span against every
-    /// later one, in start order.
+    /// later one, in start order. (The former code sorted by start with the
+    /// standard library's sort, which keeps spans of one start in their
+    /// order; the explicit tie-break here says so.)
     static func everyPair(_ spans: [Projector.SleepSpan]) -> [(Int, Int)] {
         let order = spans.indices.sorted { a, b in spans[a].start != spans[b].start ? spans[a].start < spans[b].start : a < b }
         var out: [(Int, Int)] = []
@@ -87,7 +89,7 @@ struct SleepOverlapTests {
             switch rng.next() % 6 {
             case 0: break                                                    // still going on
             case 1: fields["start"] = nil                                    // no start: no interval
-            default: fields["end"] = .string(String(format: "2026-11-29T08:%02d:00Z", min(59, minute + Int(rng.next() % 10))))
+            default: fields["end"] = .string(String(format: "2026-11-29T08:%02d:00Z", max(0, min(59, minute + Int(rng.next() % 13) - 2))))   // some before their start
             }
             let id = UUID()
             ids.append(id)
@@ -103,6 +105,9 @@ struct SleepOverlapTests {
         }
         let found = try p.sleepOverlaps()
         #expect(found == expected, "seed \(seed)")
+        // What `status` counts is what `records` lists.
+        let counts = try p.liveRecordCounts()
+        #expect(counts == Dictionary(grouping: try p.records(), by: \.focus).mapValues(\.count), "seed \(seed)")
         #expect(seed != 0 || !found.isEmpty, "the first seed's history has overlapping sleeps")
     }
 }
