@@ -1,4 +1,5 @@
 import Envelope
+import Foundation
 
 /// One projected entity (a record, a care subject or a photo): the merge
 /// state of every field it was ever given, as one row of `p_entities`.
@@ -96,6 +97,48 @@ public struct EntityState: Sendable, Equatable {
     /// offset (the `at_ms` column, for ordering and ranges).
     public var atMilliseconds: Int64? {
         at.flatMap(TimeValue.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) }
+    }
+
+    /// A sleep's interval as the projection indexes it (the columns
+    /// `span_start_ms` and `span_end_ms`), so that the sleeps a new one may
+    /// overlap are found by a range of the index rather than by reading
+    /// every sleep of the baby (``Projector/overlappingSleep(focus:start:end:excluding:)``).
+    public struct SpanKey: Sendable, Equatable {
+        /// The start, in milliseconds since 1970, rounded down.
+        public let start: Int64
+        /// The later of the start and the end (an open sleep's end is
+        /// `Date.distantFuture`), the same way: two intervals that overlap
+        /// (``Projector/overlap(_:_:)``) then have keys that overlap too,
+        /// whatever their ends, their rounding, or an end before a start.
+        public let end: Int64
+
+        /// The key of a sleep record's interval; `nil` for another store's
+        /// record, a subject, or a sleep without a readable start (which
+        /// overlaps nothing). `start` and `end` are the visible `start` and
+        /// `end` read as times (``StoreSchema/time(_:)``).
+        public init?(store: String?, start: Date?, end: Date?) {
+            guard store == StoreName.sleep.rawValue, let start else { return nil }
+            self.start = Self.milliseconds(start)
+            self.end = Self.milliseconds(max(start, end ?? .distantFuture))
+        }
+
+        /// A field's canonical JSON text read as a time, as
+        /// ``StoreSchema/time(_:)`` reads the field's value.
+        public static func time<Bytes: Collection<UInt8>>(json: Bytes?) -> Date? {
+            json.flatMap { JSONValue.parse(Array($0)) }.flatMap { StoreSchema.time($0) }
+        }
+
+        public static func milliseconds(_ date: Date) -> Int64 {
+            Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        }
+    }
+
+    /// This state's ``SpanKey``: from its `start` and `end` fields, cleared
+    /// ones left out (a deleted record's too: the queries leave it out).
+    public var spanKey: SpanKey? {
+        guard store == StoreName.sleep.rawValue else { return nil }
+        return SpanKey(store: store, start: SpanKey.time(json: fields["start"]?.text?.utf8),
+                       end: SpanKey.time(json: fields["end"]?.text?.utf8))
     }
 
     /// Merges a delete (a tombstone) at `version`.

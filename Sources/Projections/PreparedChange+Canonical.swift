@@ -163,7 +163,15 @@ private struct CanonicalPutReader {
         e.store = storeText
         e.focus = text(focus)
         e.at = at.map(text)
-        let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
+        var spanKey: EntityState.SpanKey?
+        if storeText == StoreName.sleep.rawValue {
+            // A field's value as the body holds it (canonical JSON; `nil`: null, cleared).
+            func time(_ name: String) -> Date? {
+                fields.first { b[$0.name].elementsEqual(name.utf8) }?.value.flatMap { EntityState.SpanKey.time(json: b[$0]) }
+            }
+            spanKey = EntityState.SpanKey(store: storeText, start: time("start"), end: time("end"))
+        }
+        let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList, spanKey: spanKey)
         // The id as the projection stores it: the body's text when it is
         // already lowercase (as famctl writes it), checked by `parse` above.
         let id = b[record].contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }

@@ -211,6 +211,9 @@ public struct PreparedChange: Sendable, Equatable {
         let atMilliseconds: Int64?
         /// The `fields` column after its versions (every field at version index 0).
         let fieldList: [UInt8]
+        /// A sleep's interval, for the span columns (``EntityState/spanKey``
+        /// of the new row, read here, on the core that made the row).
+        let spanKey: EntityState.SpanKey?
 
         /// The new row's state and `fields` column, for the event at `version`.
         func row(at version: Version) -> (EntityState, [UInt8]) {
@@ -367,7 +370,12 @@ public struct PreparedChange: Sendable, Equatable {
         let byteOrder = written.allSatisfy { $0.name.utf8.allSatisfy { $0 < 0x80 } }
             ? written : written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         EntityState.encodeFieldList(written: byteOrder, into: &fieldList)
-        let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList)
+        // (A field of JSON null is cleared: no time, as in ``EntityState/spanKey``.)
+        let spanKey = e.store == StoreName.sleep.rawValue
+            ? EntityState.SpanKey(store: e.store, start: StoreSchema.time(named.first { $0.name == "start" }?.value),
+                                  end: StoreSchema.time(named.first { $0.name == "end" }?.value))
+            : nil
+        let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList, spanKey: spanKey)
         let spans = ranges.map { r in Put.Span(name: 0..<0, value: r) }
         return .put(Put(kind: kind, id: id, trail: trail, spans: spans, names: named.map(\.name), fresh: fresh, result: result))
     }

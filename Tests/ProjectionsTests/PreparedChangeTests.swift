@@ -118,8 +118,10 @@ struct PreparedChangeTests {
     func aCanonicalPutIsCopiedNotReadAndMakesTheSameChange(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         let author = SigningKey(seed: [UInt8](repeating: UInt8(seed % 200 + 1), count: 32)).publicKey
-        let names = ["amountMl", "side", "note", "é-note", "Zeta", "$store", "$x", "!bang", "a", "ab", "weightKg", "fields"]
-        var canonical = 0, declined = 0
+        let names = ["amountMl", "side", "note", "é-note", "Zeta", "$store", "$x", "!bang", "a", "ab", "weightKg", "fields", "start", "end"]
+        // A sleep's interval is read by both readers too (``PreparedChange/FreshRow/spanKey``).
+        let times = ["2026-11-29T08:00:00+01:00", "2026-11-29T07:59:59.999Z", "2026-11-29T09:00:00Z", "not a time", "2026-13-01T00:00:00Z"]
+        var canonical = 0, declined = 0, spans = 0
         for round in 0..<300 {
             var fields: [String: JSONValue] = [:]
             let plain = rng.next() % 2 == 0   // half of the puts: only values famctl's own records hold
@@ -137,10 +139,12 @@ struct PreparedChangeTests {
                     }
                     if case .array(let items) = v { v = .array(items.map(plainScalar)) } else { v = plainScalar(v) }
                 }
+                if n == "start" || n == "end", rng.next() % 4 != 0 { v = .string(times[Int(rng.next() % UInt64(times.count))]) }
                 fields[n] = v
             }
             let kind: RecordEvent.Kind = rng.next() % 10 == 0 ? .delete : .put
             let store = rng.next() % 10 == 0 ? "unknownStore" : ["feeding", "postpartum", "sleep"][Int(rng.next() % 3)]
+            if store == "sleep", rng.next() % 2 == 0 { fields["start"] = .string(times[Int(rng.next() % 3)]) }
             let at: String? = rng.next() % 4 == 0 ? nil : "2026-11-29T08:00:00+01:00"
             let record = UUID()
             let body = RecordEvent(kind: kind, record: record, store: store, focus: "baby:\(UUID())".lowercased(), at: at, fields: fields).body
@@ -165,11 +169,13 @@ struct PreparedChangeTests {
             #expect(kind == .put, "a delete read as a put: \(text)")
             #expect(general != nil, "read canonically, refused by the general reader: \(text)")
             #expect(fast == general, "seed \(seed): the canonical reader differs on \(text)")
+            if case .put(let put) = fast.change, put.fresh.spanKey != nil { spans += 1 }
             // And the whole direct path gives the same; so does an append's, which knows no version yet.
             #expect(PreparedChange(recordBody: bytes, version: version) == general)
             #expect(PreparedChange(canonicalRecordPut: bytes, version: nil) == (try? EventBody(decoding: bytes)).map { PreparedChange($0) })
         }
         #expect(canonical > 60 && declined > 30, "seed \(seed): \(canonical) read canonically, \(declined) declined: both paths must be exercised")
+        #expect(spans > 5, "seed \(seed): only \(spans) sleeps with an interval read canonically")
     }
 
     /// The bodies famctl's records are made of take the canonical path:

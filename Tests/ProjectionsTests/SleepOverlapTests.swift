@@ -110,4 +110,91 @@ struct SleepOverlapTests {
         #expect(counts == Dictionary(grouping: try p.records(), by: \.focus).mapValues(\.count), "seed \(seed)")
         #expect(seed != 0 || !found.isEmpty, "the first seed's history has overlapping sleeps")
     }
+
+    /// The former check at entry, kept as the reference: every live sleep of
+    /// the baby read, in time order, the first that overlaps returned.
+    static func readingEvery(_ p: Projector, focus: String, start: Date, end: Date?, excluding: Set<UUID>) throws -> RecordState? {
+        let new = (start, end ?? .distantFuture)
+        for r in try p.records(.init(focus: focus, store: "sleep")) where !excluding.contains(r.id) {
+            if let s = Projector.span(r), Projector.overlap(s, new) { return r }
+        }
+        return nil
+    }
+
+    /// `record add` and `record update` of a sleep read only the sleeps whose
+    /// interval's key meets the new one's (the index of `span_end_ms`,
+    /// `span_start_ms`): for random histories of sleeps (new ones, later
+    /// puts that move or clear their ends, deletes, re-creations, times a
+    /// fraction of a millisecond apart), each projection, made event by
+    /// event or by a rebuild's bulk pass, finds for every new interval the
+    /// sleep that reading every sleep finds.
+    @Test(arguments: 0..<16)
+    func aNewSleepsOverlapThroughTheIndexIsTheOneReadingEveryFinds(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed &+ 1_000)
+        let gen = Gen()
+        let focuses = [MergePropertyTests.babyFocus, "baby:1c9e7a52-0d4b-4f3e-8a61-2b7d9e0c5f13"]
+        // Minutes of one morning, now and then a fraction of a millisecond past one.
+        func time(_ minute: Int) -> String {
+            let m = max(0, min(59, minute))
+            return String(format: "2026-11-29T08:%02d:00", m) + ["Z", ".0004Z", ".9996Z", "+00:00"][Int(rng.next() % 4)]
+        }
+        var events: [MergePropertyTests.Generated] = []
+        var ids: [(UUID, String)] = []
+        var ms: UInt64 = 1_795_000_000_000
+        for _ in 0..<(30 + Int(rng.next() % 50)) {
+            ms += 1
+            let a = Int(rng.next() % 3)
+            if !ids.isEmpty, rng.next() % 3 == 0 {
+                let (id, focus) = ids[Int(rng.next() % UInt64(ids.count))]
+                if rng.next() % 3 == 0 {
+                    events.append(gen.raw(by: a, RecordEvent(kind: .delete, record: id, store: "sleep", focus: focus, at: nil, fields: [:]).body, ms: ms))
+                } else {
+                    // A later put of the same sleep: a new end, cleared, or a new start (re-created if it was deleted).
+                    var fields: [String: JSONValue] = ["end": rng.next() % 3 == 0 ? .null : .string(time(Int(rng.next() % 60)))]
+                    if rng.next() % 3 == 0 { fields["start"] = .string(time(Int(rng.next() % 60))) }
+                    events.append(gen.raw(by: a, RecordEvent(kind: .put, record: id, store: "sleep", focus: focus, at: nil, fields: fields).body, ms: ms))
+                }
+                continue
+            }
+            let minute = Int(rng.next() % 50)
+            var fields: [String: JSONValue] = ["start": .string(time(minute))]
+            switch rng.next() % 8 {
+            case 0: break                                                   // still going on
+            case 1: fields["end"] = .string(time(minute))                   // no length
+            case 2: fields["end"] = .string(time(minute - 3))               // before its start
+            default: fields["end"] = .string(time(minute + Int(rng.next() % 10) + 1))
+            }
+            let id = UUID()
+            let focus = focuses[Int(rng.next() % 2)]
+            ids.append((id, focus))
+            events.append(gen.raw(by: a, RecordEvent(kind: .put, record: id, store: "sleep", focus: focus, at: fields["start"]?.stringValue, fields: fields).body, ms: ms))
+        }
+        let (dir1, oneByOne) = try MergePropertyTests.projector()
+        for e in events { try oneByOne.apply(e.env, body: e.body) }
+        let (dir2, bulk) = try MergePropertyTests.projector()
+        bulk.heldCapacity = [2, 16, 4_096][Int(seed % 3)]
+        try bulk.database.transaction(.immediate) {
+            try bulk.bulk(expected: events.count) { for e in events { try bulk.apply(e.env, body: e.body) } }
+        }
+        defer { withExtendedLifetime((dir1, dir2)) {} }
+        var found = 0
+        for _ in 0..<150 {
+            let focus = focuses[Int(rng.next() % 2)]
+            let minute = Int(rng.next() % 60)
+            let start = try #require(TimeValue.parse(time(minute)))
+            let end: Date? = switch rng.next() % 6 {
+            case 0: nil
+            case 1: start
+            default: TimeValue.parse(time(minute + Int(rng.next() % 6)))
+            }
+            let excluding = Set(ids.filter { _ in rng.next() % 5 == 0 }.map(\.0))
+            let expected = try Self.readingEvery(oneByOne, focus: focus, start: start, end: end, excluding: excluding)
+            if expected != nil { found += 1 }
+            for p in [oneByOne, bulk] {
+                let got = try p.overlappingSleep(focus: focus, start: start, end: end, excluding: excluding)
+                #expect(got?.id == expected?.id, "seed \(seed): \(start) – \(String(describing: end)) of \(focus)")
+            }
+        }
+        #expect(found > 10 && found < 150, "seed \(seed): \(found) of 150 new sleeps overlap: both answers must be exercised")
+    }
 }

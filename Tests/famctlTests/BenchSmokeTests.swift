@@ -22,7 +22,7 @@ struct BenchSmokeTests {
         #expect(((json["bareSignPerSecond"] as? NSNumber)?.doubleValue ?? 0) > 0)
         let rows = try #require(json["rows"] as? [[String: Any]])
         func row(_ prefix: String) -> [String: Any]? { rows.first { ($0["metric"] as? String)?.hasPrefix(prefix) == true } }
-        for name in ["append (batched)", "ingest", "rebuild projections", "peak RSS of the rebuild process", "sync of 1 new event", "first sync of a new device", "record add"] {
+        for name in ["append (batched)", "ingest", "rebuild projections", "peak RSS of the rebuild process", "sync of 1 new event", "first sync of a new device", "record add,", "record add of a sleep"] {
             let found = row(name)
             #expect(found != nil, "no row \(name)")
             let value = (found?["value"] as? NSNumber)?.doubleValue ?? 0
