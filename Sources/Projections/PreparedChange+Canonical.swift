@@ -165,9 +165,19 @@ private struct CanonicalPutReader {
         e.at = at.map(text)
         var spanKey: EntityState.SpanKey?
         if storeText == StoreName.sleep.rawValue {
-            // A field's value as the body holds it (canonical JSON; `nil`: null, cleared).
-            func time(_ name: String) -> Date? {
-                fields.first { b[$0.name].elementsEqual(name.utf8) }?.value.flatMap { EntityState.SpanKey.time(json: b[$0]) }
+            // A field's value as the body holds it (canonical JSON; `nil`:
+            // null, cleared). A string without escapes, as a time is, is
+            // parsed in place; anything else as JSON first, as the merged
+            // state's value is (``EntityState/SpanKey/time(json:)``).
+            func time(_ name: StaticString) -> Date? {
+                guard let field = fields.first(where: { $0.name.count == name.utf8CodeUnitCount
+                                                        && memcmp(b.baseAddress! + $0.name.lowerBound, name.utf8Start, $0.name.count) == 0 }),
+                      let v = field.value else { return nil }
+                if v.count >= 2, b[v.lowerBound] == UInt8(ascii: "\""), b[v.upperBound - 1] == UInt8(ascii: "\""),
+                   !b[(v.lowerBound + 1)..<(v.upperBound - 1)].contains(UInt8(ascii: "\\")) {
+                    return TimeValue.parse(text((v.lowerBound + 1)..<(v.upperBound - 1)))
+                }
+                return EntityState.SpanKey.time(json: b[v])
             }
             spanKey = EntityState.SpanKey(store: storeText, start: time("start"), end: time("end"))
         }

@@ -245,7 +245,9 @@ public final class Projector {
             newRows = nil
             historyRows = nil
         }
-        try database.execute("DROP INDEX IF EXISTS \(schema).p_entities_view; DROP INDEX IF EXISTS \(schema).p_entities_spans")
+        // The sleeps' index stays: a few of the rows, their keys nearly in
+        // order; made at the end, it cost a second pass over the table.
+        try database.execute("DROP INDEX IF EXISTS \(schema).p_entities_view")
         let result = try body()
         try newRows?.flush()
         try writeHeld(all: true)
@@ -266,7 +268,6 @@ public final class Projector {
         try database.execute("PRAGMA threads=\(max(threads, 1))")
         defer { try? database.execute("PRAGMA threads=\(threads)") }
         try database.execute("CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(view, at_ms)")
-        try database.execute(Self.spansIndex(schema: schema))
         return result
     }
 
