@@ -34,11 +34,27 @@ enum TimeText {
     }
 
     /// UTC with milliseconds: `2026-11-29T17:40:01.123Z`.
+    ///
+    /// One formatter for the process: making one loads ICU's date symbols,
+    /// about 140 µs, which `famctl log` paid for every event (14.5 s for a
+    /// log of 100 000 events).
     static func format(_ d: Date) -> String {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.string(from: d)
+        utc.lock.withLock { utc.formatter.string(from: d) }
     }
+
+    /// A formatter and the lock its use is under (a formatter is not known
+    /// to be safe to use from two threads at once).
+    private final class SharedFormatter: @unchecked Sendable {
+        let lock = NSLock()
+        let formatter: ISO8601DateFormatter
+
+        init(_ options: ISO8601DateFormatter.Options) {
+            formatter = ISO8601DateFormatter()
+            formatter.formatOptions = options
+        }
+    }
+
+    private static let utc = SharedFormatter([.withInternetDateTime, .withFractionalSeconds])
 
     /// Local time with its offset, to the second: `2026-11-29T18:40:01+01:00`.
     static func formatLocal(_ d: Date) -> String {

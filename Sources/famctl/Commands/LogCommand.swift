@@ -63,7 +63,10 @@ enum LogCommand: Command {
             since = HLC(milliseconds: HLC.milliseconds(of: d), counter: 0)
         }
 
+        // Text is printed event by event, so that a log of a million events
+        // is not held in memory; `--json` prints one array, made first.
         var rows: [[String: Any]] = []
+        var printed = 0
         try home.log.forEachEvent(order: .hlc) { stored in
             if let p = authorPrefix, !stored.author.hex.hasPrefix(p) { return }
             if let since, stored.hlc < since { return }
@@ -82,13 +85,19 @@ enum LogCommand: Command {
                     row["store"] = r.store
                     row["focus"] = r.focus
                     if let at = r.at { row["at"] = at }
-                    row["fields"] = try JSONSerialization.jsonObject(with: Data(JSONValue.object(r.fields).jsonText.utf8))
-                    row["fieldsText"] = RecordView.fieldsText(r.fields)
+                    if inv.json {
+                        row["fields"] = try JSONSerialization.jsonObject(with: Data(JSONValue.object(r.fields).jsonText.utf8))
+                    } else {
+                        row["fieldsText"] = RecordView.fieldsText(r.fields)
+                    }
                 } else if let sub = try? SubjectEvent(body) {
                     if let focus, sub.focus.description != focus { return }
                     row["subject"] = sub.focus.description
-                    if sub.kind == .put { row["fields"] = sub.fields.mapValues(RecordView.any) }
-                    row["fieldsText"] = RecordView.fieldsText(sub.fields)
+                    if inv.json {
+                        if sub.kind == .put { row["fields"] = sub.fields.mapValues(RecordView.any) }
+                    } else {
+                        row["fieldsText"] = RecordView.fieldsText(sub.fields)
+                    }
                 } else if focus != nil { return }
             case .noKey(let epoch):
                 if focus != nil { return }
@@ -97,35 +106,42 @@ enum LogCommand: Command {
                 if focus != nil { return }
                 row["type"] = "(unreadable: \(e))"
             }
-            rows.append(row)
+            if inv.json {
+                rows.append(row)
+            } else {
+                Console.out(Self.line(row))
+                printed += 1
+            }
         }
 
         if inv.json {
-            Console.json(rows.map { $0.filter { $0.key != "fieldsText" } })
+            Console.json(rows)
             return
         }
-        if rows.isEmpty { Console.out("(no events)"); return }
-        for r in rows {
-            let author = (r["author"] as! String).prefix(12)
-            var line = "\(r["hlc"]!)  \(author) #\(r["seq"]!)  \(String((r["id"] as! String).prefix(12)))  \(r["type"]!)"
-            if let subject = r["subject"] as? String {
-                line += "  \(subject)"
-                if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }
-            }
-            if let store = r["store"] as? String {
-                // The whole record id: new ids begin with their creation
-                // time, so records made within a minute share their first
-                // eight characters, and the id is what `record show` takes.
-                line += "  \(store) \(r["focus"]!) \(r["record"]!)"
-                if let text = r["fieldsText"] as? String, !text.isEmpty {
-                    line += " " + text
-                } else if r["type"] as? String == RecordEvent.Kind.put.rawValue, let at = r["at"] as? String {
-                    // A put that moves the record in time alone: what it changed.
-                    line += " at \(at) (no field changes)"
-                }
-            }
-            if let why = r["notCounted"] as? String { line += "  (not counted: \(why))" }
-            Console.out(line)
+        if printed == 0 { Console.out("(no events)") }
+    }
+
+    /// One event's line of text output.
+    static func line(_ r: [String: Any]) -> String {
+        let author = (r["author"] as! String).prefix(12)
+        var line = "\(r["hlc"]!)  \(author) #\(r["seq"]!)  \(String((r["id"] as! String).prefix(12)))  \(r["type"]!)"
+        if let subject = r["subject"] as? String {
+            line += "  \(subject)"
+            if let text = r["fieldsText"] as? String, !text.isEmpty { line += " " + text }
         }
+        if let store = r["store"] as? String {
+            // The whole record id: new ids begin with their creation
+            // time, so records made within a minute share their first
+            // eight characters, and the id is what `record show` takes.
+            line += "  \(store) \(r["focus"]!) \(r["record"]!)"
+            if let text = r["fieldsText"] as? String, !text.isEmpty {
+                line += " " + text
+            } else if r["type"] as? String == RecordEvent.Kind.put.rawValue, let at = r["at"] as? String {
+                // A put that moves the record in time alone: what it changed.
+                line += " at \(at) (no field changes)"
+            }
+        }
+        if let why = r["notCounted"] as? String { line += "  (not counted: \(why))" }
+        return line
     }
 }
