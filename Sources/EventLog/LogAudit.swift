@@ -41,7 +41,20 @@ public struct AuditReport: Sendable {
     public var isIntact: Bool { failures.isEmpty }
 }
 
+/// One stored event as an audit's workers leave it: decoded (its id
+/// hashed) and its signature checked.
+struct AuditedEvent: Sendable {
+    let stored: EventLog.StoredEvent
+    let decoded: Result<SyncEnvelope, EnvelopeError>
+    let signatureValid: Bool
+}
+
 extension EventLog {
+    /// Events an audit's worker checks at a time, and how many such blocks
+    /// may be checked or under way past the one being judged.
+    static let auditBlock = 64
+    static let auditWindow = 16
+
     /// How far ahead of arrival an event's clock may be before it is flagged.
     public static let futureSkewAllowance: TimeInterval = 5 * 60
 
@@ -67,7 +80,9 @@ extension EventLog {
             report.failures.append(AuditFailure(id: e.id, author: e.author, seq: e.seq, reason: reason))
         }
 
-        try forEachEvent(order: .chain, in: family) { stored in
+        /// One event's checks, in chain order.
+        func judge(_ audited: AuditedEvent) throws {
+            let stored = audited.stored
             report.eventCount += 1
             if current?.author != stored.author || current?.family != stored.family {
                 if let c = current { report.authors.append(c) }
@@ -78,14 +93,16 @@ extension EventLog {
             current!.lastHLC = max(current!.lastHLC, stored.hlc)
 
             let env: SyncEnvelope
-            do throws(EnvelopeError) { env = try SyncEnvelope(decoding: stored.bytes) } catch {
+            switch audited.decoded {
+            case .success(let e): env = e
+            case .failure(let error):
                 fail(stored, "stored bytes are not an envelope: \(error)")
                 head = Head(seq: stored.seq, id: stored.id, hlc: stored.hlc)
                 return
             }
             var problems: [String] = []
             if env.id != stored.id { problems.append("content does not hash to its id (bytes altered; hash is \(env.id.short))") }
-            if !env.hasValidSignature { problems.append("signature does not verify") }
+            if !audited.signatureValid { problems.append("signature does not verify") }
             if env.author != stored.author || env.seq != stored.seq || env.hlc != stored.hlc || env.family != stored.family {
                 problems.append("index columns disagree with the signed header")
             }
@@ -103,6 +120,40 @@ extension EventLog {
             // Chain on the stored id: an altered event is blamed once, not its intact successor too.
             head = Head(seq: stored.seq, id: stored.id, hlc: stored.hlc)
         }
+        // Decoding (the id's hash) and the signature check of each event do
+        // not depend on the others: they run on every core, a block of
+        // events at a time, a window of blocks ahead, while this thread
+        // judges each event in chain order as it comes back. (One core
+        // checked the 100 003 events of the bench's home in 6 s of `replay`'s 10.)
+        let stream = OrderedStream<[StoredEvent], [AuditedEvent]>(workers: Parallel.cores > 1 ? Parallel.cores : 0) { block in
+            block.map { stored in
+                do throws(EnvelopeError) {
+                    let env = try SyncEnvelope(decoding: stored.bytes)
+                    return AuditedEvent(stored: stored, decoded: .success(env), signatureValid: env.hasValidSignature)
+                } catch {
+                    return AuditedEvent(stored: stored, decoded: .failure(error), signatureValid: false)
+                }
+            }
+        }
+        defer { stream.close() }
+        var block: [StoredEvent] = []
+        block.reserveCapacity(Self.auditBlock)
+        func judgeOldest() throws {
+            let done = stream.take()
+            for audited in done { try judge(audited) }
+            stream.release(done)
+        }
+        try forEachEvent(order: .chain, in: family) { stored in
+            block.append(stored)
+            guard block.count == Self.auditBlock else { return }
+            stream.submit(block)
+            block = []
+            block.reserveCapacity(Self.auditBlock)
+            while stream.pending > Self.auditWindow { try judgeOldest() }
+        }
+        if !block.isEmpty { stream.submit(block) }
+        while stream.pending > 0 { try judgeOldest() }
+
         if let c = current { report.authors.append(c) }
 
         report.forks = try forkProofs().filter { family == nil || $0.family == family }
