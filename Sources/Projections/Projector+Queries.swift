@@ -23,6 +23,13 @@ extension Projector {
     /// order; otherwise every record is looked at.
     public func records(_ q: RecordQuery = RecordQuery()) throws -> [RecordState] {
         var out: [RecordState] = []
+        try forEachRecord(q) { out.append($0) }
+        return out
+    }
+
+    /// The records of ``records(_:)``, in its order, one at a time, none
+    /// held after `body` returns: how `record list` prints a million.
+    public func forEachRecord(_ q: RecordQuery = RecordQuery(), _ body: (RecordState) throws -> Void) throws {
         let oneView = q.focus != nil && q.store != nil
         let stmt = try database.prepare(Self.recordsSQL(schema: schema, oneView: oneView))
         let focus: SQLValue = q.focus.map { .text($0) } ?? .null
@@ -32,10 +39,9 @@ extension Projector {
         try stmt.forEachRow(values) { r in
             if let state = try Self.recordState(r, id: 0, put: 1) {
                 if let c = q.creator, state.creator != c { return }
-                out.append(state)
+                try body(state)
             }
         }
-        return out
     }
 
     /// The query of ``records(_:)``: `?1` the focus, `?2` the store, `?3`

@@ -22,11 +22,16 @@ enum RecordListCommand: Command {
         let store = try inv.value("--store").map { try RecordInput.store($0).rawValue }
         let home = try Home.open(Home.location(inv))
         let focus = try inv.value("--focus").map { try RecordInput.focus($0, home: home, removed: true).description }
-        let records = try home.projector.records(.init(
-            focus: focus, store: store, includeDeleted: inv.flag("--include-deleted"),
-            creator: home.includeShared ? nil : home.deviceID))
-        if inv.json { Console.json(records.map(RecordView.json)); return }
-        for r in records { Console.out(RecordView.line(r)) }
+        let query = Projector.RecordQuery(focus: focus, store: store, includeDeleted: inv.flag("--include-deleted"),
+                                          creator: home.includeShared ? nil : home.deviceID)
+        if inv.json { Console.json(try home.projector.records(query).map(RecordView.json)); return }
+        // Each record's line made as it is read, the records not held (a
+        // million of them took gigabytes); printed once all are read, so that
+        // a damaged row fails the command before anything is printed, never
+        // leaving a partial list that looks whole.
+        var lines: [String] = []
+        try home.projector.forEachRecord(query) { lines.append(RecordView.line($0)) }
+        for line in lines { Console.out(line) }
     }
 }
 
