@@ -50,9 +50,11 @@ struct AuditedEvent: Sendable {
 }
 
 extension EventLog {
-    /// Events an audit's worker checks at a time, and how many such blocks
-    /// may be checked or under way past the one being judged.
+    /// Events an audit's worker checks at a time (fewer when they pass
+    /// `auditBlockBytes`), and how many such blocks may be checked or under
+    /// way past the one being judged.
     static let auditBlock = 64
+    static let auditBlockBytes = 1 << 20
     static let auditWindow = 16
 
     /// How far ahead of arrival an event's clock may be before it is flagged.
@@ -137,6 +139,7 @@ extension EventLog {
         }
         defer { stream.close() }
         var block: [StoredEvent] = []
+        var blockBytes = 0
         block.reserveCapacity(Self.auditBlock)
         func judgeOldest() throws {
             let done = stream.take()
@@ -145,9 +148,13 @@ extension EventLog {
         }
         try forEachEvent(order: .chain, in: family) { stored in
             block.append(stored)
-            guard block.count == Self.auditBlock else { return }
+            blockBytes += stored.bytes.count
+            // Large events (bodies up to 1 MiB) make shorter blocks: what is
+            // held ahead stays within the window's blocks of `auditBlockBytes`.
+            guard block.count == Self.auditBlock || blockBytes >= Self.auditBlockBytes else { return }
             stream.submit(block)
             block = []
+            blockBytes = 0
             block.reserveCapacity(Self.auditBlock)
             while stream.pending > Self.auditWindow { try judgeOldest() }
         }

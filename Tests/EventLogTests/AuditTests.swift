@@ -66,4 +66,33 @@ struct AuditTests {
         // The intact events, the successors of damaged ones among them, in chain order.
         #expect(visited == chainOrder.map(\.id).filter { expected[$0] == nil }, "seed \(seed)")
     }
+
+    /// Large events make shorter blocks (``EventLog/auditBlockBytes``): all
+    /// are checked, in order, a damaged one among them blamed alone.
+    @Test func largeEventsAreAuditedInShorterBlocks() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let author = DeviceIdentity.generate()
+        let big = String(repeating: "n", count: 300_000)
+        for _ in 0..<4 {
+            _ = try log.append(bodies: (0..<10).map { Array("{\"type\":\"t\",\"schema\":1,\"n\":\"\(big)\($0)\"}".utf8) },
+                               as: author, family: Author.family, key: Author.key)
+        }
+        var chain: [(id: EventID, bytes: [UInt8])] = []
+        try log.forEachEvent(order: .chain, in: Author.family) { chain.append(($0.id, $0.bytes)) }
+        #expect(chain.count == 40 && chain[0].bytes.count > 300_000)
+        try log.database.execute("DROP TRIGGER events_no_update")
+        var damaged = chain[23].bytes
+        damaged[damaged.count - 5] ^= 0x01
+        try log.database.run("UPDATE events SET bytes = ?1 WHERE id = ?2", [.blob(damaged), .blob(chain[23].id.bytes)])
+        var visited: [EventID] = []
+        let report = try log.audit(family: Author.family) { env in
+            visited.append(env.id)
+            return nil
+        }
+        #expect(report.eventCount == 40)
+        #expect(report.failures.map(\.id) == [chain[23].id])
+        #expect(report.failures.first?.reason.hasPrefix("signature does not verify") == true)
+        #expect(visited == chain.map(\.id).filter { $0 != chain[23].id })
+    }
 }

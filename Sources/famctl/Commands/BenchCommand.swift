@@ -302,9 +302,13 @@ enum BenchCommand: Command {
             rows.append(Row(name: "record add, \(n) events in the log (median)", value: times[times.count / 2], unit: "ms", bound: 50, boundName: "50 ms target", target: "≤ 1.00"))
             // A sleep is checked against the baby's other sleeps before it is
             // written (an overlap is refused): an hour's sleep every two hours
-            // back from now, none overlapping another.
+            // back from now, none overlapping another, nor the workload's
+            // (a record every five minutes at most from its start); should the
+            // workload reach today (past about a million records), back from
+            // its start instead.
             var sleeps: [Double] = []
-            let now = Date()
+            let workloadEnd = Date(timeIntervalSince1970: Double(BenchWorkload.start) + Double(n) * 300)
+            let now = workloadEnd < Date().addingTimeInterval(-86_400) ? Date() : Date(timeIntervalSince1970: Double(BenchWorkload.start))
             let iso = ISO8601DateFormatter()
             for i in 0..<11 {
                 let start = now.addingTimeInterval(-Double(i + 1) * 7_200)
