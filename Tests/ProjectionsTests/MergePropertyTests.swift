@@ -130,6 +130,19 @@ struct MergePropertyTests {
 
     static let babyFocus = "baby:6f0d9c1e-3c2a-4b7e-9a55-0c8d2b1e4f77"
 
+    /// `events` applied to one projection event by event, and to another
+    /// by a rebuild's bulk pass (holding 2, 16 or 4 096 entities, by seed).
+    static func projectedBothWays(_ events: [Generated], seed: UInt64) throws -> (TempDir, Projector, TempDir, Projector) {
+        let (dir1, oneByOne) = try projector()
+        for e in events { try oneByOne.apply(e.env, body: e.body) }
+        let (dir2, bulk) = try projector()
+        bulk.heldCapacity = [2, 16, 4_096][Int(seed % 3)]
+        try bulk.database.transaction(.immediate) {
+            try bulk.bulk(expected: events.count) { for e in events { try bulk.apply(e.env, body: e.body) } }
+        }
+        return (dir1, oneByOne, dir2, bulk)
+    }
+
     static func projector() throws -> (TempDir, Projector) {
         let dir = TempDir()
         let db = try Database(path: dir.path + "/p.sqlite")
@@ -404,13 +417,7 @@ struct MergePropertyTests {
             if !later.isEmpty, rng.next() % 4 == 0 { events.append(later.removeFirst()) }
         }
         events += later
-        let (dir1, oneByOne) = try Self.projector()
-        for e in events { try oneByOne.apply(e.env, body: e.body) }
-        let (dir2, bulk) = try Self.projector()
-        bulk.heldCapacity = [2, 16, 4_096][Int(seed % 3)]
-        try bulk.database.transaction(.immediate) {
-            try bulk.bulk(expected: events.count) { for e in events { try bulk.apply(e.env, body: e.body) } }
-        }
+        let (dir1, oneByOne, dir2, bulk) = try Self.projectedBothWays(events, seed: seed)
         #expect(try bulk.digest() == oneByOne.digest(), "seed \(seed)")
         let all = try bulk.records(.init(includeDeleted: true))
         #expect(all.count == ids.count, "seed \(seed): every record has its row")

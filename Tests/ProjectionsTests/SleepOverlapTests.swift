@@ -169,13 +169,7 @@ struct SleepOverlapTests {
             ids.append((id, focus))
             events.append(gen.raw(by: a, RecordEvent(kind: .put, record: id, store: "sleep", focus: focus, at: fields["start"]?.stringValue, fields: fields).body, ms: ms))
         }
-        let (dir1, oneByOne) = try MergePropertyTests.projector()
-        for e in events { try oneByOne.apply(e.env, body: e.body) }
-        let (dir2, bulk) = try MergePropertyTests.projector()
-        bulk.heldCapacity = [2, 16, 4_096][Int(seed % 3)]
-        try bulk.database.transaction(.immediate) {
-            try bulk.bulk(expected: events.count) { for e in events { try bulk.apply(e.env, body: e.body) } }
-        }
+        let (dir1, oneByOne, dir2, bulk) = try MergePropertyTests.projectedBothWays(events, seed: seed)
         defer { withExtendedLifetime((dir1, dir2)) {} }
         var found = 0
         for _ in 0..<150 {
