@@ -112,12 +112,11 @@ public struct EntityState: Sendable, Equatable {
         /// whatever their ends, their rounding, or an end before a start.
         public let end: Int64
 
-        /// The key of a sleep record's interval; `nil` for another store's
-        /// record, a subject, or a sleep without a readable start (which
-        /// overlaps nothing). `start` and `end` are the visible `start` and
-        /// `end` read as times (``StoreSchema/time(_:)``).
-        public init?(store: String?, start: Date?, end: Date?) {
-            guard store == StoreName.sleep.rawValue, let start else { return nil }
+        /// The key of a sleep's interval: its visible `start` and `end` read
+        /// as times (``StoreSchema/time(_:)``; `end` `nil`: still going on).
+        /// A sleep without a readable start has none (it overlaps nothing),
+        /// nor has a row of another store.
+        public init(start: Date, end: Date?) {
             self.start = Self.milliseconds(start)
             self.end = Self.milliseconds(max(start, end ?? .distantFuture))
         }
@@ -136,9 +135,8 @@ public struct EntityState: Sendable, Equatable {
     /// This state's ``SpanKey``: from its `start` and `end` fields, cleared
     /// ones left out (a deleted record's too: the queries leave it out).
     public var spanKey: SpanKey? {
-        guard store == StoreName.sleep.rawValue else { return nil }
-        return SpanKey(store: store, start: SpanKey.time(json: fields["start"]?.text?.utf8),
-                       end: SpanKey.time(json: fields["end"]?.text?.utf8))
+        guard store == StoreName.sleep.rawValue, let start = SpanKey.time(json: fields["start"]?.text?.utf8) else { return nil }
+        return SpanKey(start: start, end: SpanKey.time(json: fields["end"]?.text?.utf8))
     }
 
     /// Merges a delete (a tombstone) at `version`.

@@ -179,7 +179,7 @@ private struct CanonicalPutReader {
                 }
                 return EntityState.SpanKey.time(json: b[v])
             }
-            spanKey = EntityState.SpanKey(store: storeText, start: time("start"), end: time("end"))
+            spanKey = time("start").map { EntityState.SpanKey(start: $0, end: time("end")) }
         }
         let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList, spanKey: spanKey)
         // The id as the projection stores it: the body's text when it is

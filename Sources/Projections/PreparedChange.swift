@@ -371,10 +371,8 @@ public struct PreparedChange: Sendable, Equatable {
             ? written : written.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         EntityState.encodeFieldList(written: byteOrder, into: &fieldList)
         // (A field of JSON null is cleared: no time, as in ``EntityState/spanKey``.)
-        let spanKey = e.store == StoreName.sleep.rawValue
-            ? EntityState.SpanKey(store: e.store, start: StoreSchema.time(named.first { $0.name == "start" }?.value),
-                                  end: StoreSchema.time(named.first { $0.name == "end" }?.value))
-            : nil
+        let start = e.store == StoreName.sleep.rawValue ? StoreSchema.time(named.first { $0.name == "start" }?.value) : nil
+        let spanKey = start.map { EntityState.SpanKey(start: $0, end: StoreSchema.time(named.first { $0.name == "end" }?.value)) }
         let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList, spanKey: spanKey)
         let spans = ranges.map { r in Put.Span(name: 0..<0, value: r) }
         return .put(Put(kind: kind, id: id, trail: trail, spans: spans, names: named.map(\.name), fresh: fresh, result: result))

@@ -44,11 +44,15 @@ extension Projector {
         }
     }
 
+    /// The columns ``recordState(_:id:put:)`` reads, from `id` (0) and
+    /// `put_version` (1) on.
+    static let recordColumns = "id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields"
+
     /// The query of ``records(_:)``: `?1` the focus, `?2` the store, `?3`
     /// whether deleted records count, and with `oneView` `?4` their view.
     static func recordsSQL(schema: String, oneView: Bool) -> String {
         """
-        SELECT id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields FROM \(schema).p_entities
+        SELECT \(Self.recordColumns) FROM \(schema).p_entities
         WHERE \(oneView ? "view = ?4 AND " : "")kind = 'record' AND put_version IS NOT NULL
           AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
           AND (?3 OR delete_version IS NULL OR put_version > delete_version)
@@ -96,7 +100,7 @@ extension Projector {
     /// One record, live or deleted; `nil` when no event names it.
     public func record(_ id: UUID) throws -> RecordState? {
         try database.statement("""
-            SELECT id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields FROM \(schema).p_entities
+            SELECT \(Self.recordColumns) FROM \(schema).p_entities
             WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
             """).first([.text(id.lowercasedText)]) { r in try Self.recordState(r, id: 0, put: 1) } ?? nil
     }
@@ -390,10 +394,10 @@ extension Projector {
     public func overlappingSleep(focus: String, start: Date, end: Date?, excluding: Set<UUID>) throws -> RecordState? {
         let new = (start, end ?? .distantFuture)
         let store = StoreName.sleep.rawValue
-        guard let key = EntityState.SpanKey(store: store, start: start, end: end) else { return nil }
+        let key = EntityState.SpanKey(start: start, end: end)
         var found: RecordState?
         try database.statement("""
-            SELECT id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields FROM \(schema).p_entities
+            SELECT \(Self.recordColumns) FROM \(schema).p_entities
             WHERE view = ?3 AND span_end_ms IS NOT NULL AND span_end_ms >= ?4 AND span_start_ms <= ?5
               AND kind = 'record' AND put_version IS NOT NULL AND focus = ?1 AND store = ?2
               AND (delete_version IS NULL OR put_version > delete_version)
