@@ -72,17 +72,26 @@ public final class Database {
     static let libraryConfigured: Bool = famctl_sqlite3_disable_memstatus() == SQLITE_OK
         && famctl_sqlite3_statement_journal_spill(Int32(statementJournalInMemory)) == SQLITE_OK
 
-    /// How much of a statement journal stays in memory. A statement of
-    /// several rows in a transaction (the log's insert of a block of
-    /// events, the projection's of a batch of rows) keeps the pages it
-    /// changes that existed before it, to undo it alone if it fails; past
-    /// SQLite's default of 64 KiB (two of our pages) that journal went to a
-    /// temporary file. In a new device's first sync of 20 005 events that
-    /// was 110 MB of writes, two thirds of everything the sync wrote (its
-    /// system time: 0.119 s before, 0.101 s after, means of 12 runs). 8 MiB
-    /// holds any such statement's journal; a larger one (no statement of
-    /// ours is expected to be) still spills.
-    public static let statementJournalInMemory = 8 << 20
+    /// How much of a statement journal stays in memory: all of it (`-1`).
+    /// A statement of several rows in a transaction (the log's insert of a
+    /// block of events, the projection's of a batch of rows) keeps the
+    /// pages it changes that existed before it, to undo it alone if it
+    /// fails; past SQLite's default of 64 KiB (two of our pages) that
+    /// journal went to a temporary file. In a new device's first sync of
+    /// 20 005 events that was 110 MB of writes, two thirds of everything the
+    /// sync wrote (its system time: 0.119 s before, 0.101 s after, means of
+    /// 12 runs). Our statements are bounded (blocks and batches of rows), so
+    /// their journals are too.
+    ///
+    /// Never a threshold above 128 KiB: SQLite (3.40 at least) keeps the
+    /// journal in memory as one chunk of the threshold's size, and moves it
+    /// to the file with one write, which its unix layer cuts short beyond
+    /// 128 KiB and reports as SQLITE_FULL ("database or disk is full", no
+    /// system error), rolling the whole transaction back. With 8 MiB here, a
+    /// CREATE INDEX in a write-ahead-log file failed so once the cache wrote
+    /// out more than 8 MiB of the transaction's pages through the statement's
+    /// journal (`DatabaseSettingsTests`).
+    public static let statementJournalInMemory = -1
 
     deinit {
         cache.removeAll()

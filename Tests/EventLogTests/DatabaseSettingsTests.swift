@@ -84,4 +84,27 @@ struct DatabaseSettingsTests {
         #expect(written == 0, "the statements wrote \(written) bytes before any commit: their journals spilled to a file")
         #expect(try db.prepare("SELECT count(*) FROM t").first { $0.int(0) } == 0)
     }
+
+    /// A statement that changes many pages the transaction wrote before
+    /// it, in a write-ahead-log file: its statement journal outgrows any
+    /// threshold, and must neither spill with SQLite's cut-short write
+    /// (SQLITE_FULL: "database or disk is full", the transaction rolled
+    /// back) nor fail otherwise. Here a CREATE INDEX after 16 MB of rows,
+    /// with a cache smaller than them, as a bulk rebuild makes its index.
+    @Test func aStatementWithALargeJournalSucceedsInAWriteAheadLogFile() throws {
+        #expect(Database.libraryConfigured)
+        let dir = TempDir()
+        let db = try Database(path: dir.path + "/large.sqlite")
+        #expect(try db.prepare("PRAGMA journal_mode").first { $0.text(0) } == "wal")
+        try db.transaction {
+            try db.execute("""
+                CREATE TABLE t(k TEXT PRIMARY KEY, v TEXT, n INTEGER, pad TEXT);
+                WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 60000)
+                INSERT INTO t SELECT hex(randomblob(8)), 'view' || (i % 100), i, hex(randomblob(100)) FROM r;
+                PRAGMA cache_size=-8192;
+                """)
+            try db.execute("CREATE INDEX t_v ON t(v, n)")
+        }
+        #expect(try db.prepare("SELECT count(*) FROM t INDEXED BY t_v WHERE v = 'view7'").first { $0.int(0) } == 600)
+    }
 }
