@@ -283,14 +283,6 @@ extension Home {
         return result
     }
 
-    /// Events a rebuild opens together (a block of ``OrderedStream``).
-    static let openBlock = 32
-
-    /// How many blocks a rebuild opens ahead of the projection, at most,
-    /// when a worker opens them (none when they are opened inline, on one
-    /// core).
-    static var openWindow: Int { Parallel.cores > 1 ? 16 : 0 }
-
     /// A rebuild's work inside its transaction (``rebuildProjections(unlessRebuilt:)``
     /// makes the file it writes to): keys
     /// first, then the household (all library events, in version order), then
@@ -313,35 +305,15 @@ extension Home {
             let known = try projector.libraryEventIDs()
             try projector.reset(keepingLibrary: true)
             complete = true
-            // Bodies are opened on another core, in blocks of 32, up to 16
-            // blocks ahead of the projection (with the keys held when the
-            // pass starts: a key learned on the way makes another pass).
-            // One worker: the projecting thread, which the pass waits for,
-            // does about as much work as the opening, and with a worker on
-            // every core it got two thirds of a core.
             let held = try state.keyring.keys(family: family)
-            let keys = ReadOnlyKeys(keys: held)
             // The pass opens with these: the projection it builds reflects them.
             try projector.noteKeys(held.keys)
             let unopened = UnopenedCount()
-            let opener = OrderedStream<[EventLog.StoredBytes], [OpenedEvent?]>(workers: Parallel.cores - 1) { block in
-                var last: SyncEnvelope?
-                return block.map { stored in
-                    guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id, sharingWith: last) else {
-                        unopened.add()
-                        return nil
-                    }
-                    last = env
-                    guard let prepared = keys.open(env) else {
-                        if keys.failsToOpen(env) { unopened.add() }
-                        return nil
-                    }
-                    return OpenedEvent(env: env, prepared: prepared)
-                }
-            }
-            defer { opener.close() }
-            func project(_ opened: [OpenedEvent?]) throws {
-                for case let opened? in opened where !isPastForkPoint(opened.env) {
+            // The log's last position bounds the family's events (a count
+            // would read the whole log once more).
+            try projector.bulk(expected: Int(try log.lastPosition())) {
+                try forEachOpened(keys: ReadOnlyKeys(keys: held), unopened: unopened, skip: { known.contains($0.id) }) { opened in
+                    guard !isPastForkPoint(opened.env) else { return }
                     if opened.prepared.isLibraryType {
                         if let event = opened.prepared.libraryEvent, try learnKey(from: event, author: opened.env.author) { complete = false }
                         if case .library = try projector.apply(opened.env, prepared: opened.prepared) { complete = false }
@@ -349,32 +321,6 @@ extension Home {
                         try projector.apply(opened.env, prepared: opened.prepared)
                     }
                 }
-            }
-            /// Projects the oldest block opened (and gives it back to the
-            /// workers to free: deallocating what another core made was a
-            /// measurable part of this thread's work).
-            func projectOldest() throws {
-                let opened = opener.take()
-                try project(opened)
-                opener.release(opened)
-            }
-            // The log's last position bounds the family's events (a count
-            // would read the whole log once more).
-            try projector.bulk(expected: Int(try log.lastPosition())) {
-                var block: [EventLog.StoredBytes] = []
-                block.reserveCapacity(Self.openBlock)
-                try log.forEachEventBytes(in: family) { stored in
-                    if known.contains(stored.id) { return }
-                    block.append(stored)
-                    if block.count == Self.openBlock {
-                        opener.submit(block)
-                        block = []
-                        block.reserveCapacity(Self.openBlock)
-                        while opener.pending > Self.openWindow { try projectOldest() }
-                    }
-                }
-                if !block.isEmpty { opener.submit(block) }
-                while opener.pending > 0 { try projectOldest() }
             }
             unopenedInRebuild = unopened.value
         }
@@ -481,54 +427,4 @@ extension Home {
 
     /// Whether the view shows the whole family's records (default) or only this device's.
     var includeShared: Bool { (try? state.get(.includeShared)) != "off" }
-}
-
-/// An event a rebuild's worker opened. A class, so that the projecting
-/// thread takes each out of its block with one retain rather than one for
-/// every array and string inside (atomic operations on memory the other
-/// core wrote, about a fifth of that thread's time in `perf`).
-private final class OpenedEvent: Sendable {
-    let env: SyncEnvelope
-    let prepared: PreparedChange
-
-    init(env: SyncEnvelope, prepared: PreparedChange) {
-        self.env = env
-        self.prepared = prepared
-    }
-}
-
-/// The family's keys, read (never written) by the workers that open bodies
-/// during one ``Home/ingest(_:)`` or ``Home/rebuildProjections(unlessRebuilt:)`` call,
-/// which owns them and outlives them.
-/// `EpochKey` is not `Sendable` so that secrets do not wander between threads
-/// by accident; this is the one deliberate, bounded exception.
-private struct ReadOnlyKeys: @unchecked Sendable {
-    let keys: [UInt32: EpochKey]
-
-    /// Whether a key for `env`'s epoch is held and its body still does not
-    /// open: damaged bytes, not a key still to come. (Asked only of events
-    /// ``open(_:)`` gave no change for.)
-    func failsToOpen(_ env: SyncEnvelope) -> Bool {
-        guard let key = keys[env.epoch] else { return false }
-        return (try? env.openBody(with: key)) == nil
-    }
-
-    /// The change the event's body makes; `nil` when no key is held for
-    /// its epoch or the body does not open (``Home/openBody(_:)`` says why).
-    /// A record event is read straight from its bytes; any other body, or
-    /// one of an unusual shape, through an ``EventBody``.
-    func open(_ env: SyncEnvelope) -> PreparedChange? {
-        guard let key = keys[env.epoch], let plain = try? env.openBody(with: key) else { return nil }
-        let version = Version(env)
-        if let change = PreparedChange(recordBody: plain, version: version) { return change }
-        guard let body = try? EventBody(decoding: plain) else { return nil }
-        return PreparedChange(body, version: version)
-    }
-}
-
-/// Events a rebuild's workers could not open, counted across threads.
-private final class UnopenedCount: Sendable {
-    private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
 }

@@ -15,9 +15,62 @@ final class ScratchProjection {
         guard let dir = mkdtemp(&template) else { throw CLIError(.cantCreate, "cannot create a scratch directory in \(NSTemporaryDirectory())") }
         directory = String(cString: dir)
         database = try Database(path: directory + "/scratch.sqlite")
-        try database.execute("PRAGMA synchronous=OFF")
+        // A file nobody else reads, removed afterwards: no write-ahead log
+        // (its pages are written once, not to the log and then the file),
+        // no fsync.
+        try database.execute("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF")
         projector = try Projector(database: database, family: family)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// Projects `home`'s events as its live projection is built: household
+    /// events first, then the rest, each group in chain order, opened with
+    /// the keys `home` holds; a forked author's events only up to its fork
+    /// point. Left out: events after log position `mark`, the `failed`
+    /// ones, and with `until`, those whose clock is after it.
+    ///
+    /// Two passes over the log, in one bulk write, the events opened on
+    /// another core as a rebuild's are. Whether an event is a household
+    /// one is known once its body is open: the first pass opens only the
+    /// events of `householdHint` (the live projection's household events)
+    /// and applies those that are household events, the second opens the
+    /// rest. The hint decides which events are opened first, never what
+    /// is applied: should the second pass meet a household event, the hint
+    /// missed it, and this returns false, its transaction rolled back (the
+    /// caller makes the projection again in a new scratch, without a
+    /// hint). With no hint, the first pass opens every event.
+    ///
+    /// - Returns: whether the projection was made.
+    func rebuild(from home: Home, upTo mark: Int64, leavingOut failed: Set<EventID>, until: HLC?, householdHint: Set<EventID>?) throws -> Bool {
+        let keys = ReadOnlyKeys(keys: try home.state.keyring.keys(family: home.family))
+        let unopened = UnopenedCount()
+        var household = Set<EventID>()
+        func included(_ env: SyncEnvelope) -> Bool { until.map { env.hlc <= $0 } ?? true && !home.isPastForkPoint(env) }
+        do {
+            try database.transaction(.immediate) {
+                try projector.bulk(expected: Int(mark)) {
+                    try home.forEachOpened(keys: keys, upTo: mark, unopened: unopened,
+                                           skip: { failed.contains($0.id) || !(householdHint?.contains($0.id) ?? true) }) { opened in
+                        guard opened.prepared.isLibraryType, included(opened.env) else { return }
+                        household.insert(opened.env.id)
+                        try projector.apply(opened.env, prepared: opened.prepared)
+                    }
+                    try home.forEachOpened(keys: keys, upTo: mark, unopened: unopened,
+                                           skip: { failed.contains($0.id) || household.contains($0.id) }) { opened in
+                        guard included(opened.env) else { return }
+                        if opened.prepared.isLibraryType { throw HintMissed() }
+                        try projector.apply(opened.env, prepared: opened.prepared)
+                    }
+                }
+            }
+        } catch is HintMissed {
+            return false
+        }
+        return true
+    }
+
+    /// The second pass of ``rebuild(from:upTo:leavingOut:until:householdHint:)``
+    /// met a household event its hint did not name.
+    private struct HintMissed: Error {}
 }

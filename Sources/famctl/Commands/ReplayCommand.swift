@@ -39,25 +39,20 @@ enum ReplayCommand: Command {
         while true {
             attempt += 1
             if try home.state.get(.projectionFile) != home.projectionName { try home.followCurrentProjection() }
-            let (live, mark, last, current) = try home.log.database.transaction(.deferred) { () throws -> (String, Int64, Int64, Bool) in
+            let (live, mark, last, current, hint) = try home.log.database.transaction(.deferred) { () throws -> (String, Int64, Int64, Bool, Set<EventID>) in
                 // The projection file first: a writer commits the log's file before it.
                 try home.projector.refresh()
                 let digest = Hex.encode(try home.projector.digest())
                 let mark = try home.projector.mark()
                 let current = try home.state.get(.projectionFile) == home.projectionName && (try home.projectionSettingsMatch())
-                return (digest, mark, try home.log.lastPosition(), current)
+                return (digest, mark, try home.log.lastPosition(), current, try home.projector.libraryEventIDs())
             }
-            let scratch = try ScratchProjection(family: home.family)
-            try scratch.database.transaction(.immediate) {
-                for libraryPass in [true, false] {
-                    try home.log.forEachEvent(order: .chain, in: home.family) { stored in
-                        guard stored.position <= mark, !failed.contains(stored.id), until.map({ stored.hlc <= $0 }) ?? true,
-                              let env = try? SyncEnvelope(decoding: stored.bytes), !home.isPastForkPoint(env),
-                              case .body(let body) = try home.openBody(env),
-                              LibraryEvent.isLibrary(body) == libraryPass else { return }
-                        try scratch.projector.apply(env, body: body)
-                    }
-                }
+            // The live projection's household events say which events to
+            // open first (a hint: see `ScratchProjection.rebuild`).
+            var scratch = try ScratchProjection(family: home.family)
+            if try !scratch.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: hint) {
+                scratch = try ScratchProjection(family: home.family)
+                _ = try scratch.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: nil)
             }
             let rebuilt = Hex.encode(try scratch.projector.digest())
             let lastNow = try home.log.lastPosition(), fileNow = try home.state.get(.projectionFile)
