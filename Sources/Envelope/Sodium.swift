@@ -238,6 +238,16 @@ public final class Blake2bHasher {
         update(bytes)
     }
 
+    /// ``update(item:)-([UInt8])`` of bytes held elsewhere, without a copy.
+    public func update(item bytes: UnsafeRawBufferPointer) {
+        withUnsafeBytes(of: UInt64(bytes.count).bigEndian) { update(unsafe: $0) }
+        update(unsafe: bytes)
+    }
+
+    private func update(unsafe b: UnsafeRawBufferPointer) {
+        _ = crypto_generichash_update(OpaquePointer(state), b.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(b.count))
+    }
+
     /// The 32-byte hash. Call once.
     public func finalize() -> [UInt8] {
         var out = [UInt8](repeating: 0, count: 32)

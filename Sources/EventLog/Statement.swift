@@ -211,4 +211,14 @@ public struct Row {
         guard n > 0, let p = sqlite3_column_blob(statement.handle, i) else { return [] }
         return Array(UnsafeRawBufferPointer(start: p, count: n))
     }
+    /// The bytes of column `i` as stored (a blob's, or a text's UTF-8),
+    /// without a copy: SQLite's own buffer, valid until the statement steps
+    /// again, so only inside the callback that was given this row, and
+    /// never kept beyond it.
+    public func unsafeBytes(_ i: Int32) -> UnsafeRawBufferPointer {
+        // `sqlite3_column_blob` first, then the size, as SQLite advises.
+        let p = sqlite3_column_blob(statement.handle, i)
+        let n = Int(sqlite3_column_bytes(statement.handle, i))
+        return UnsafeRawBufferPointer(start: n > 0 ? p : nil, count: n)
+    }
 }

@@ -267,41 +267,6 @@ extension Projector {
         try database.statement("SELECT count(*) FROM \(schema).p_deferred").first { Int($0.int(0)) } ?? 0
     }
 
-    /// A BLAKE2b-256 of the projected state: every subject and record, in key
-    /// order, with its liveness and its visible fields (names and canonical
-    /// JSON values). Two devices holding the same events print the same digest.
-    public func digest() throws -> [UInt8] {
-        let h = Blake2bHasher()
-        h.update(item: Array("famctl-digest-v1".utf8))
-        // The household: name, owner, members (role, state), rejected library events.
-        h.update(item: Array((household.name ?? "").utf8))
-        h.update(item: household.owner?.bytes ?? [])
-        for m in household.members.values.sorted(by: { $0.device < $1.device }) {
-            h.update(item: m.device.bytes)
-            h.update(item: Array("\(m.name)|\(m.role.rawValue)|\(m.cutoff.map(String.init) ?? "-")".utf8))
-        }
-        for (id, _) in household.rejected.sorted(by: { $0.key.hex < $1.key.hex }) { h.update(item: id.bytes) }
-        try database.prepare("SELECT kind, id, put_version, delete_version, NULL, fields FROM \(schema).p_entities ORDER BY kind, id").forEachRow { r in
-            let kind = r.text(0), id = r.text(1)
-            let e = try Self.entityState(r, kind: kind, id: id, put: 2)
-            switch kind {
-            case "record", "photo": guard UUID(text: id) != nil else { throw DamagedRow(kind: kind, id: id, value: "id") }
-            case "subject": guard FocusKey(id) != nil else { throw DamagedRow(kind: kind, id: id, value: "id") }
-            default: break
-            }
-            h.update(item: Array(kind.utf8))
-            h.update(item: Array(id.utf8))
-            h.update(item: [e.isLive ? 1 : 0])
-            guard e.isLive else { return }
-            for name in e.sortedFieldNames {
-                guard let f = e.fields[name], let text = f.text else { continue }
-                h.update(item: Array(name.utf8))
-                h.update(item: Array(text.utf8))
-            }
-        }
-        return h.finalize()
-    }
-
     /// The interval a sleep covers: an open sleep (no `end`) is still going on.
     static func span(_ r: RecordState) -> (Date, Date)? {
         guard let s = StoreSchema.time(r.fields["start"]) else { return nil }
