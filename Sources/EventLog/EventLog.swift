@@ -192,11 +192,20 @@ public final class EventLog {
     }
 
     /// Every author with a chain in `family` and the head of that chain.
+    ///
+    /// The authors are found by skipping through the chain index (each the
+    /// first after the one before), and each head by one lookup there: a few
+    /// reads per author, however long the chains. (Comparing every event's
+    /// seq with its chain's last took 0.78 s of `status` at 1M events.)
     public func heads(in family: FamilyID) throws -> [DeviceID: Head] {
         var out: [DeviceID: Head] = [:]
         try database.statement("""
-            SELECT author, seq, id, hlc FROM events e
-            WHERE family = ?1 AND seq = (SELECT max(seq) FROM events WHERE family = e.family AND author = e.author)
+            WITH RECURSIVE authors(author) AS (
+                SELECT (SELECT min(author) FROM events WHERE family = ?1)
+                UNION ALL
+                SELECT (SELECT min(author) FROM events WHERE family = ?1 AND author > authors.author) FROM authors WHERE authors.author IS NOT NULL)
+            SELECT e.author, e.seq, e.id, e.hlc FROM authors JOIN events e
+            ON e.family = ?1 AND e.author = authors.author AND e.seq = (SELECT max(seq) FROM events WHERE family = ?1 AND author = authors.author)
             """).forEachRow([.blob(family.bytes)]) { r in
             out[DeviceID(bytes: r.blob(0))] = Head(seq: UInt64(r.int(1)), id: EventID(bytes: r.blob(2)), hlc: HLC(bigEndianBytes: r.blob(3)) ?? .zero)
         }
