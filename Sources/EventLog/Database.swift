@@ -80,17 +80,21 @@ public final class Database {
     /// journal went to a temporary file. In a new device's first sync of
     /// 20 005 events that was 110 MB of writes, two thirds of everything the
     /// sync wrote (its system time: 0.119 s before, 0.101 s after, means of
-    /// 12 runs). Our statements are bounded (blocks and batches of rows), so
-    /// their journals are too.
+    /// 12 runs). A statement's journal holds the pages it changes that
+    /// existed before it, and in a write-ahead-log file also every such page
+    /// the cache writes out while it runs: our statements change bounded
+    /// numbers of rows, so their journals stay near the page cache's size;
+    /// the largest is a migration's index made again over the whole log
+    /// (tens of MB at 1M events, once).
     ///
-    /// Never a threshold above 128 KiB: SQLite (3.40 at least) keeps the
-    /// journal in memory as one chunk of the threshold's size, and moves it
-    /// to the file with one write, which its unix layer cuts short beyond
-    /// 128 KiB and reports as SQLITE_FULL ("database or disk is full", no
-    /// system error), rolling the whole transaction back. With 8 MiB here, a
-    /// CREATE INDEX in a write-ahead-log file failed so once the cache wrote
-    /// out more than 8 MiB of the transaction's pages through the statement's
-    /// journal (`DatabaseSettingsTests`).
+    /// Never a threshold of 128 KiB or more: SQLite (3.40 at least) keeps
+    /// the journal in memory as one chunk of the threshold's size, and moves
+    /// it to the file with one write, which its unix layer cuts to the low
+    /// 17 bits of the length and reports as SQLITE_FULL ("database or disk
+    /// is full", no system error), rolling the whole transaction back. With
+    /// 8 MiB here, a CREATE INDEX in a write-ahead-log file failed so once
+    /// the cache wrote out more than 8 MiB of the transaction's pages
+    /// through the statement's journal (`DatabaseSettingsTests`).
     public static let statementJournalInMemory = -1
 
     deinit {

@@ -3,6 +3,7 @@ import Projections
 
 /// The family's keys, read (never written) by the workers that open bodies
 /// during one ``Home/ingest(_:)`` or ``Home/rebuildProjections(unlessRebuilt:)`` call,
+/// or one scratch projection of `replay` (``ScratchProjection/rebuild(from:upTo:leavingOut:until:householdHint:)``),
 /// which owns them and outlives them.
 /// `EpochKey` is not `Sendable` so that secrets do not wander between threads
 /// by accident; this is the one deliberate, bounded exception.

@@ -91,6 +91,8 @@ struct DatabaseSettingsTests {
     /// (SQLITE_FULL: "database or disk is full", the transaction rolled
     /// back) nor fail otherwise. Here a CREATE INDEX after 16 MB of rows,
     /// with a cache smaller than them, as a bulk rebuild makes its index.
+    /// (With ``Database/statementJournalInMemory`` at 8 MiB, as it was, this
+    /// CREATE INDEX fails with SQLITE_FULL: checked by setting it so.)
     @Test func aStatementWithALargeJournalSucceedsInAWriteAheadLogFile() throws {
         #expect(Database.libraryConfigured)
         let dir = TempDir()

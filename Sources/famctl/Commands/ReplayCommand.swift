@@ -39,20 +39,33 @@ enum ReplayCommand: Command {
         while true {
             attempt += 1
             if try home.state.get(.projectionFile) != home.projectionName { try home.followCurrentProjection() }
-            let (live, mark, last, current, hint) = try home.log.database.transaction(.deferred) { () throws -> (String, Int64, Int64, Bool, Set<EventID>) in
+            let (live, mark, last, current) = try home.log.database.transaction(.deferred) { () throws -> (String, Int64, Int64, Bool) in
                 // The projection file first: a writer commits the log's file before it.
                 try home.projector.refresh()
                 let digest = Hex.encode(try home.projector.digest())
                 let mark = try home.projector.mark()
                 let current = try home.state.get(.projectionFile) == home.projectionName && (try home.projectionSettingsMatch())
-                return (digest, mark, try home.log.lastPosition(), current, try home.projector.libraryEventIDs())
+                return (digest, mark, try home.log.lastPosition(), current)
             }
+            // The hint: the live projection's household events, and the
+            // events it rejected (among them household events of a malformed
+            // body, which never reach the household), read on their own
+            // (any moment will do). None when they cannot be read (a damaged
+            // page of the file, which would also fail the read transaction
+            // above at its commit): the damage is the finding, reported
+            // below, and the scratch is made without a hint.
+            let hint = try? home.projector.libraryEventIDs().union(home.projector.rejections().map(\.event))
             // The live projection's household events say which events to
             // open first (a hint: see `ScratchProjection.rebuild`).
             var scratch = try ScratchProjection(family: home.family)
             if try !scratch.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: hint) {
                 scratch = try ScratchProjection(family: home.family)
-                _ = try scratch.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: nil)
+                // Without a hint the first pass opens every event: the second
+                // cannot meet a household event it did not apply.
+                guard try scratch.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: nil) else {
+                    throw CLIError(.failure, "replay could not rebuild the state from the log: a household event appeared between its two passes over the log",
+                                   hint: "Run 'famctl replay' again.")
+                }
             }
             let rebuilt = Hex.encode(try scratch.projector.digest())
             let lastNow = try home.log.lastPosition(), fileNow = try home.state.get(.projectionFile)
