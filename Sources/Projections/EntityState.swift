@@ -295,10 +295,13 @@ public struct EntityState: Sendable, Equatable {
         out.append(UInt8(n))
     }
 
-    static func varint(_ b: [UInt8], _ i: inout Int) -> Int? {
+    /// A LEB128 varint of up to 35 bits at `i` of `b` (an array, or bytes
+    /// read in place), `i` moved past it; `nil` when it runs off the end or
+    /// is longer.
+    static func varint<Bytes: RandomAccessCollection<UInt8>>(_ b: Bytes, _ i: inout Int) -> Int? where Bytes.Index == Int {
         var n: UInt64 = 0
         var shift: UInt64 = 0
-        while i < b.count, shift < 35 {
+        while i < b.endIndex, shift < 35 {
             let byte = b[i]
             i += 1
             n |= UInt64(byte & 0x7F) << shift

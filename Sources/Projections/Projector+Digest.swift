@@ -113,15 +113,15 @@ struct DigestRow {
         let b = fields
         guard b.first == 1 else { return false }
         var i = 1
-        guard let nv = Self.varint(b, &i), nv <= b.count / 40, nv * 40 <= b.count - i else { return false }
+        guard let nv = EntityState.varint(b, &i), nv <= b.count / 40, nv * 40 <= b.count - i else { return false }
         i += nv * 40
-        guard let nf = Self.varint(b, &i), nf <= b.count else { return false }
+        guard let nf = EntityState.varint(b, &i), nf <= b.count else { return false }
         var previous: Range<Int>?
         for _ in 0..<nf {
-            guard let nl = Self.varint(b, &i), nl <= b.count - i else { return false }
+            guard let nl = EntityState.varint(b, &i), nl <= b.count - i else { return false }
             let name = i..<(i + nl)
             i += nl
-            guard let vi = Self.varint(b, &i), vi < nv, let tl = Self.varint(b, &i) else { return false }
+            guard let vi = EntityState.varint(b, &i), vi < nv, let tl = EntityState.varint(b, &i) else { return false }
             let nameBytes = UnsafeRawBufferPointer(rebasing: b[name])
             guard Self.isUTF8(nameBytes) else { return false }
             if let previous, !Self.precedes(UnsafeRawBufferPointer(rebasing: b[previous]), nameBytes) { return false }
@@ -134,20 +134,6 @@ struct DigestRow {
             }
         }
         return i == b.count
-    }
-
-    /// ``EntityState``'s varint, in place.
-    private static func varint(_ b: UnsafeRawBufferPointer, _ i: inout Int) -> Int? {
-        var n: UInt64 = 0
-        var shift: UInt64 = 0
-        while i < b.count, shift < 35 {
-            let byte = b[i]
-            i += 1
-            n |= UInt64(byte & 0x7F) << shift
-            if byte < 0x80 { return Int(n) }
-            shift += 7
-        }
-        return nil
     }
 
     /// Whether `a` comes strictly before `b` in byte order (a prefix first).
