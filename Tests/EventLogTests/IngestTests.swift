@@ -261,6 +261,8 @@ struct IngestTests {
     /// Property: for random sets of chains from several authors, delivered in
     /// random order with duplicates and in random batches, every log ends with
     /// every event, nothing pending, heads equal, and an intact audit.
+    static var otherFamily: FamilyID { FamilyID(string: "a0a0a0a0-0000-4000-8000-0000000000f2")! }
+
     @Test(arguments: 0..<12)
     func anyDeliveryOrderConverges(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
@@ -292,6 +294,12 @@ struct IngestTests {
             #expect(try log.count() == all.count)
             #expect(try log.pendingCount() == 0)
             #expect(try log.audit(family: Author.family).isIntact)
+            // The first author also writes a longer chain in another family,
+            // which the family's heads must not see.
+            let elsewhere = Author(seed: 1, family: Self.otherFamily)
+            let other = (0..<30).map { _ in elsewhere.next() }
+            #expect(try log.ingest(other.map(\.bytes), family: Self.otherFamily).outcomes.allSatisfy { $0.outcome == .accepted })
+            #expect(try log.heads(in: Self.otherFamily) == [elsewhere.id: EventLog.Head(seq: 30, id: other[29].id, hlc: other[29].hlc)])
             heads.append(try log.heads(in: Author.family))
         }
         #expect(heads.allSatisfy { $0 == heads[0] })
