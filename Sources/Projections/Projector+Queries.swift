@@ -287,8 +287,8 @@ extension Projector {
     /// (``EntityState/SpanKey``, the sleeps' index), so the keys alone, read
     /// from that index, name the sleeps that may overlap another
     /// (``sleepsThatMayOverlap(_:)``): with 140 000 sleeps of one baby and
-    /// none overlapping, none is read. Those are read (in the order every
-    /// record is), and a sweep in start order per focus compares each with
+    /// none overlapping, none is read. Those are read, one by one (in the
+    /// order every record is listed in), and a sweep in start order per focus compares each with
     /// the earlier ones still going on at its start (and those of the same
     /// start), not with every earlier one. ``overlap(_:_:)`` judges each pair.
     public func sleepOverlaps() throws -> [SleepOverlap] {
@@ -298,17 +298,34 @@ extension Projector {
         var candidates: [Int64] = []
         for sleeps in keys.values { candidates += Self.sleepsThatMayOverlap(sleeps) }
         guard !candidates.isEmpty else { return [] }
-        var byFocus: [String: [SleepSpan]] = [:]
-        let list = "[" + candidates.map(String.init).joined(separator: ",") + "]"
-        try database.prepare("""
-            SELECT \(Self.recordColumns) FROM \(schema).p_entities
-            WHERE entity IN (SELECT value FROM json_each(?1)) AND kind = 'record' AND put_version IS NOT NULL AND store = ?2
+        // Each read by its row number, then put in the order every record
+        // is listed in (`ORDER BY at_ms, id`: no moment first; ids are
+        // lowercase ASCII, so their order as strings is SQLite's).
+        var read: [(atMs: Int64?, id: String, state: RecordState)] = []
+        let one = try database.prepare("""
+            SELECT \(Self.recordColumns), at_ms FROM \(schema).p_entities
+            WHERE entity = ?1 AND kind = 'record' AND put_version IS NOT NULL AND store = ?2
               AND (delete_version IS NULL OR put_version > delete_version)
-            ORDER BY at_ms, id
-            """).forEachRow([.text(list), .text(StoreName.sleep.rawValue)]) { r in
-                guard let state = try Self.recordState(r, id: 0, put: 1), let span = Self.span(state) else { return }
-                byFocus[state.focus, default: []].append(SleepSpan(id: state.id, start: span.0, end: span.1))
+            """)
+        for entity in candidates {
+            try one.forEachRow([.integer(entity), .text(StoreName.sleep.rawValue)]) { r in
+                guard let state = try Self.recordState(r, id: 0, put: 1) else { return }
+                read.append((r.isNull(8) ? nil : r.int(8), r.text(0), state))
             }
+        }
+        read.sort { a, b in
+            switch (a.atMs, b.atMs) {
+            case let (x?, y?) where x != y: x < y
+            case (nil, _?): true
+            case (_?, nil): false
+            default: a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+            }
+        }
+        var byFocus: [String: [SleepSpan]] = [:]
+        for (_, _, state) in read {
+            guard let span = Self.span(state) else { continue }
+            byFocus[state.focus, default: []].append(SleepSpan(id: state.id, start: span.0, end: span.1))
+        }
         var out: [SleepOverlap] = []
         for (focus, sleeps) in byFocus.sorted(by: { $0.key < $1.key }) {
             out += Self.overlappingPairs(sleeps).map { SleepOverlap(focus: focus, first: sleeps[$0.0].id, second: sleeps[$0.1].id) }
