@@ -8,7 +8,8 @@ import Foundation
 ///
 /// The caller bounds what is held: it submits while fewer than some number
 /// are ``pending``, and takes the oldest output otherwise (``OrderedWork``
-/// does this for a range of blocks). Submitting and taking happen on one
+/// does this for a range of blocks, ``streamBlocks(of:window:blockWeight:weight:feed:consume:)``
+/// for items read one by one). Submitting and taking happen on one
 /// thread, the owner's. With no workers (one core) the transform runs
 /// inline, in ``submit(_:)``.
 ///

@@ -138,28 +138,11 @@ extension EventLog {
             }
         }
         defer { stream.close() }
-        var block: [StoredEvent] = []
-        var blockBytes = 0
-        block.reserveCapacity(Self.auditBlock)
-        func judgeOldest() throws {
-            let done = stream.take()
-            for audited in done { try judge(audited) }
-            stream.release(done)
-        }
-        try forEachEvent(order: .chain, in: family) { stored in
-            block.append(stored)
-            blockBytes += stored.bytes.count
-            // Large events (bodies up to 1 MiB) make shorter blocks: what is
-            // held ahead stays within the window's blocks of `auditBlockBytes`.
-            guard block.count == Self.auditBlock || blockBytes >= Self.auditBlockBytes else { return }
-            stream.submit(block)
-            block = []
-            blockBytes = 0
-            block.reserveCapacity(Self.auditBlock)
-            while stream.pending > Self.auditWindow { try judgeOldest() }
-        }
-        if !block.isEmpty { stream.submit(block) }
-        while stream.pending > 0 { try judgeOldest() }
+        // Large events (bodies up to 1 MiB) make shorter blocks: what is
+        // held ahead stays within the window's blocks of `auditBlockBytes`.
+        try stream.streamBlocks(of: Self.auditBlock, window: Self.auditWindow, blockWeight: Self.auditBlockBytes, weight: { $0.bytes.count },
+                                feed: { add in try forEachEvent(order: .chain, in: family, add) },
+                                consume: { for audited in $0 { try judge(audited) } })
 
         if let c = current { report.authors.append(c) }
 

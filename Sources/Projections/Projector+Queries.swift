@@ -288,9 +288,10 @@ extension Projector {
     /// from that index, name the sleeps that may overlap another
     /// (``sleepsThatMayOverlap(_:)``): with 140 000 sleeps of one baby and
     /// none overlapping, none is read. Those are read, one by one (in the
-    /// order every record is listed in), and a sweep in start order per focus compares each with
-    /// the earlier ones still going on at its start (and those of the same
-    /// start), not with every earlier one. ``overlap(_:_:)`` judges each pair.
+    /// order every record is listed in), and a sweep in start order per
+    /// focus compares each with the earlier ones still going on at its
+    /// start (and those of the same start), not with every earlier one.
+    /// ``overlap(_:_:)`` judges each pair.
     public func sleepOverlaps() throws -> [SleepOverlap] {
         var keys: [Int64: [KeyedSleep]] = [:]
         try database.prepare("SELECT view, span_start_ms, span_end_ms, entity FROM \(schema).p_entities WHERE span_end_ms IS NOT NULL")

@@ -17,7 +17,9 @@ extension Home {
     /// (those under a key not held are left out uncounted).
     ///
     /// Bodies are opened on another core, in blocks of ``openBlock``, up to
-    /// ``openWindow`` blocks ahead of `project`. One worker: the projecting
+    /// ``openWindow`` blocks ahead of `project` (each block given back to
+    /// the worker to free: deallocating what another core made was a
+    /// measurable part of the projecting thread's work). One worker: the projecting
     /// thread, which the pass waits for, does about as much work as the
     /// opening, and with a worker on every core it got two thirds of a core.
     ///
@@ -42,27 +44,8 @@ extension Home {
             }
         }
         defer { opener.close() }
-        /// Projects the oldest block opened (and gives it back to the
-        /// workers to free: deallocating what another core made was a
-        /// measurable part of this thread's work).
-        func projectOldest() throws {
-            let opened = opener.take()
-            for case let event? in opened { try project(event) }
-            opener.release(opened)
-        }
-        var block: [EventLog.StoredBytes] = []
-        block.reserveCapacity(Self.openBlock)
-        try log.forEachEventBytes(in: family, upTo: mark) { stored in
-            if skip(stored) { return }
-            block.append(stored)
-            if block.count == Self.openBlock {
-                opener.submit(block)
-                block = []
-                block.reserveCapacity(Self.openBlock)
-                while opener.pending > Self.openWindow { try projectOldest() }
-            }
-        }
-        if !block.isEmpty { opener.submit(block) }
-        while opener.pending > 0 { try projectOldest() }
+        try opener.streamBlocks(of: Self.openBlock, window: Self.openWindow,
+                                feed: { add in try log.forEachEventBytes(in: family, upTo: mark) { if !skip($0) { try add($0) } } },
+                                consume: { for case let event? in $0 { try project(event) } })
     }
 }

@@ -11,6 +11,37 @@ struct OrderedStreamTests {
     /// random number pending, as a rebuild does), the transform and the
     /// owner pausing at random: the outputs must be a plain `map` of the
     /// inputs, in order.
+    /// Items streamed in blocks (``OrderedStream/streamBlocks(of:window:blockWeight:weight:feed:consume:)``),
+    /// with random block sizes, weights and windows: every item is consumed
+    /// once, in order; a block is cut at its count or once its weight
+    /// reaches the limit, never later; no more than the window is pending.
+    @Test(arguments: [(1, 0), (2, 1), (3, 2), (4, 3)])
+    func blocksStreamEveryItemInOrder(seed: UInt64, workers: Int) throws {
+        var rng = SplitMixRNG(seed: seed)
+        for _ in 0..<20 {
+            let items = (0..<Int(rng.next() % 300)).map { _ in Int(rng.next() % 50) }
+            let count = Int(rng.next() % 8) + 1, limit = Int(rng.next() % 120) + 1, window = Int(rng.next() % 4)
+            let stream = OrderedStream<[Int], [Int]>(workers: workers) { $0 }
+            defer { stream.close() }
+            var consumed: [Int] = []
+            var blocks: [[Int]] = []
+            try stream.streamBlocks(of: count, window: window, blockWeight: limit, weight: { $0 },
+                                    feed: { add in for x in items { try add(x) } },
+                                    consume: { block in
+                                        #expect(stream.pending <= window, "\(stream.pending) blocks pending past a window of \(window)")
+                                        blocks.append(block)
+                                        consumed += block
+                                    })
+            #expect(consumed == items)
+            for (k, b) in blocks.enumerated() {
+                #expect(!b.isEmpty && b.count <= count)
+                // Every block but the last was cut exactly at its count or at the weight limit.
+                if k < blocks.count - 1 { #expect(b.count == count || b.reduce(0, +) >= limit) }
+                #expect(b.dropLast().reduce(0, +) < limit, "a block went on past its weight limit")
+            }
+        }
+    }
+
     @Test(arguments: [(1, 0), (2, 1), (3, 2), (4, 3)])
     func outputsComeBackInOrder(seed: UInt64, workers: Int) {
         var rng = SplitMixRNG(seed: seed)
