@@ -127,6 +127,26 @@ public struct EntityState: Sendable, Equatable {
             json.flatMap { JSONValue.parse(Array($0)) }.flatMap { StoreSchema.time($0) }
         }
 
+        /// The key's length class: the number of bits of `end - start`
+        /// (0 for none), so that `end - start < 2^lengthClass`. The sleeps'
+        /// index is by view, class and start: for each class, a sleep that
+        /// ends at or after a moment `s` starts after `s - 2^class`, so the
+        /// keys that meet `[s, e]` lie in a range of starts of at most
+        /// `e - s + 2^class` per class, whatever the baby's history holds
+        /// (``Projector/overlappingSleep(focus:start:end:excluding:)``).
+        public var lengthClass: Int64 {
+            let (length, overflow) = end.subtractingReportingOverflow(start)
+            return overflow ? 64 : Int64(UInt64(bitPattern: length).bitWidth - UInt64(bitPattern: length).leadingZeroBitCount)
+        }
+
+        /// The lowest start a key of `lengthClass` that ends at or after
+        /// `moment` can have (`Int64.min` when every start can).
+        public static func lowestStart(endingAtOrAfter moment: Int64, lengthClass: Int64) -> Int64 {
+            guard lengthClass < 63 else { return .min }
+            let (lowest, overflow) = moment.subtractingReportingOverflow(Int64(1) << lengthClass)
+            return overflow ? .min : lowest + 1
+        }
+
         public static func milliseconds(_ date: Date) -> Int64 {
             Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         }

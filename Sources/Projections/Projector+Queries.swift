@@ -300,8 +300,7 @@ extension Projector {
         for sleeps in keys.values { candidates += Self.sleepsThatMayOverlap(sleeps) }
         guard !candidates.isEmpty else { return [] }
         // Each read by its row number, then put in the order every record
-        // is listed in (`ORDER BY at_ms, id`: no moment first; ids are
-        // lowercase ASCII, so their order as strings is SQLite's).
+        // is listed in (``listedBefore(_:_:)``).
         var read: [(atMs: Int64?, id: String, state: RecordState)] = []
         let one = try database.prepare("""
             SELECT \(Self.recordColumns), at_ms FROM \(schema).p_entities
@@ -314,14 +313,7 @@ extension Projector {
                 read.append((r.isNull(8) ? nil : r.int(8), r.text(0), state))
             }
         }
-        read.sort { a, b in
-            switch (a.atMs, b.atMs) {
-            case let (x?, y?) where x != y: x < y
-            case (nil, _?): true
-            case (_?, nil): false
-            default: a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
-            }
-        }
+        read.sort { a, b in Self.listedBefore((a.atMs, a.id), (b.atMs, b.id)) }
         var byFocus: [String: [SleepSpan]] = [:]
         for (_, _, state) in read {
             guard let span = Self.span(state) else { continue }
@@ -418,27 +410,54 @@ extension Projector {
     /// be replaced, say).
     ///
     /// Only the sleeps whose interval's key (``EntityState/SpanKey``) meets
-    /// the new one's are read, through the index of the keys: with 140 000
-    /// sleeps of one baby, a new sleep is compared with the few around it,
-    /// not read against all of them. Each is then judged by
-    /// ``overlap(_:_:)``, as before; the first in time order is returned.
+    /// the new one's are read, through the index of the keys by view,
+    /// length class and start: for each class the baby's sleeps have (a
+    /// few: minutes, hours, still going on), the keys that start between
+    /// the lowest start a key of that class ending at or after the new
+    /// start can have and the new end. So with 140 000 sleeps of one baby a
+    /// new sleep is compared with the few around it, as old or as recent as
+    /// it may be. Each is then judged by ``overlap(_:_:)``, as before; the
+    /// first in the order records are listed in is returned.
     public func overlappingSleep(focus: String, start: Date, end: Date?, excluding: Set<UUID>) throws -> RecordState? {
         let new = (start, end ?? .distantFuture)
         let store = StoreName.sleep.rawValue
         let key = EntityState.SpanKey(start: start, end: end)
-        var found: RecordState?
-        try database.statement("""
-            SELECT \(Self.recordColumns) FROM \(schema).p_entities
-            WHERE view = ?3 AND span_end_ms IS NOT NULL AND span_end_ms >= ?4 AND span_start_ms <= ?5
+        let view = Self.view(kind: "record", focus: focus, store: store)
+        let nextClass = try database.statement("""
+            SELECT span_class FROM \(schema).p_entities
+            WHERE view = ?1 AND span_end_ms IS NOT NULL AND span_class > ?2 ORDER BY span_class LIMIT 1
+            """)
+        let meeting = try database.statement("""
+            SELECT \(Self.recordColumns), at_ms FROM \(schema).p_entities
+            WHERE view = ?3 AND span_end_ms IS NOT NULL AND span_class = ?4 AND span_start_ms BETWEEN ?5 AND ?6 AND span_end_ms >= ?7
               AND kind = 'record' AND put_version IS NOT NULL AND focus = ?1 AND store = ?2
               AND (delete_version IS NULL OR put_version > delete_version)
-            ORDER BY at_ms, id
-            """).forEachRow([.text(focus), .text(store), .integer(Self.view(kind: "record", focus: focus, store: store)),
-                             .integer(key.start), .integer(key.end)]) { row in
-                guard found == nil, let r = try Self.recordState(row, id: 0, put: 1), !excluding.contains(r.id),
+            """)
+        var found: (atMs: Int64?, id: String, state: RecordState)?
+        var lengthClass = Int64.min
+        while let next = try nextClass.first([.integer(view), .integer(lengthClass)], { $0.int(0) }) {
+            lengthClass = next
+            let lowest = EntityState.SpanKey.lowestStart(endingAtOrAfter: key.start, lengthClass: lengthClass)
+            try meeting.forEachRow([.text(focus), .text(store), .integer(view), .integer(lengthClass),
+                                    .integer(lowest), .integer(key.end), .integer(key.start)]) { row in
+                guard let r = try Self.recordState(row, id: 0, put: 1), !excluding.contains(r.id),
                       let s = Self.span(r), Self.overlap(s, new) else { return }
-                found = r
+                let candidate = (row.isNull(8) ? nil : row.int(8), row.text(0), r)
+                if found.map({ Self.listedBefore((candidate.0, candidate.1), ($0.atMs, $0.id)) }) ?? true { found = candidate }
             }
-        return found
+        }
+        return found?.state
+    }
+
+    /// Whether a record of moment `a.atMs` and id `a.id` is listed before
+    /// one of `b` (`ORDER BY at_ms, id`: no moment first; ids are
+    /// lowercase ASCII, so their order as strings is SQLite's).
+    static func listedBefore(_ a: (atMs: Int64?, id: String), _ b: (atMs: Int64?, id: String)) -> Bool {
+        switch (a.atMs, b.atMs) {
+        case let (x?, y?) where x != y: x < y
+        case (nil, _?): true
+        case (_?, nil): false
+        default: a.id.utf8.lexicographicallyPrecedes(b.id.utf8)
+        }
     }
 }

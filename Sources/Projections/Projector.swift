@@ -22,8 +22,10 @@ public final class Projector {
     /// a projection made before is rebuilt so that a removal it skipped
     /// applies. 14: record schema 3 (`focusSince`), which a famctl before
     /// deferred. 15: the sleeps' intervals indexed (`span_start_ms`,
-    /// `span_end_ms`, ``EntityState/SpanKey``).
-    public static let schemaVersion = 15
+    /// `span_end_ms`, ``EntityState/SpanKey``). 16: indexed by their
+    /// length class too (`span_class`, ``EntityState/SpanKey/lengthClass``),
+    /// so that a sleep older than most of the baby's reads few keys.
+    public static let schemaVersion = 16
     public let database: Database
     /// The schema (`main`, or an attached database's name) holding the tables.
     public let schema: String
@@ -53,7 +55,7 @@ public final class Projector {
                 kind TEXT NOT NULL, id TEXT NOT NULL,
                 put_version BLOB, delete_version BLOB, first_put BLOB,
                 store TEXT, focus TEXT, at TEXT, at_ms INTEGER, fields BLOB NOT NULL, view INTEGER NOT NULL,
-                span_start_ms INTEGER, span_end_ms INTEGER,
+                span_start_ms INTEGER, span_end_ms INTEGER, span_class INTEGER,
                 created_version BLOB, created_event BLOB NOT NULL, created_op TEXT NOT NULL, created_changes TEXT,
                 UNIQUE(kind, id));
             CREATE INDEX IF NOT EXISTS \(schema).p_entities_view ON p_entities(view, at_ms);
@@ -72,12 +74,13 @@ public final class Projector {
             "SELECT put_version, delete_version, coalesce(first_put, put_version), fields, store, focus, at, entity, created_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
         // An entity that has a row already is left as it is (see `put`).
         insertStatement = try database.prepare("""
-            INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+            INSERT INTO \(schema).p_entities(\(Self.insertColumns)) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)
             ON CONFLICT(kind, id) DO NOTHING
             """)
         updateStatement = try database.prepare("""
             UPDATE \(schema).p_entities SET put_version = ?3, delete_version = ?4, first_put = ?5, store = ?6, focus = ?7, at = ?8, at_ms = ?9, fields = ?10,
-                view = ?11, span_start_ms = ?12, span_end_ms = ?13, created_version = coalesce(created_version, ?14), created_changes = coalesce(created_changes, ?15)
+                view = ?11, span_start_ms = ?12, span_end_ms = ?13, span_class = ?14,
+                created_version = coalesce(created_version, ?15), created_changes = coalesce(created_changes, ?16)
             WHERE entity = ?1
             """)
         historyStatement = try database.prepare(
@@ -205,14 +208,16 @@ public final class Projector {
     private var historyRows: RowBatch?
 
     /// The columns an insert of an entity's row writes, in order.
-    static let insertColumns = "kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields, view, span_start_ms, span_end_ms, created_version, created_event, created_op, created_changes"
+    static let insertColumns = "kind, id, put_version, delete_version, first_put, store, focus, at, at_ms, fields, view, span_start_ms, span_end_ms, span_class, created_version, created_event, created_op, created_changes"
 
     /// The index of the sleeps' intervals (``EntityState/SpanKey``), of the
-    /// rows that have one: a sleep's possible overlaps are the rows of its
-    /// view whose key ends at or after its start, among which those that
-    /// start at or before its end are read from the index alone.
+    /// rows that have one, by view, length class and start: a sleep's
+    /// possible overlaps are, in each class of its view, the keys whose
+    /// start lies between the lowest start a key of that class ending at or
+    /// after its start can have (``EntityState/SpanKey/lowestStart(endingAtOrAfter:lengthClass:)``)
+    /// and its end, whose ends are then compared from the index alone.
     static func spansIndex(schema: String) -> String {
-        "CREATE INDEX IF NOT EXISTS \(schema).p_entities_spans ON p_entities(view, span_end_ms, span_start_ms) WHERE span_end_ms IS NOT NULL"
+        "CREATE INDEX IF NOT EXISTS \(schema).p_entities_spans ON p_entities(view, span_class, span_start_ms, span_end_ms) WHERE span_end_ms IS NOT NULL"
     }
     /// The columns of a history row, in order.
     static let historyColumns = "entity, version, event, op, changes"
@@ -237,7 +242,7 @@ public final class Projector {
         // (`subjournalPageIfRequired`, 11 640 pages copied). Nothing undoes
         // a statement alone here: a row that breaks a constraint fails the
         // statement, and the error rolls the rebuild's whole transaction back.
-        newRows = RowBatch(database: database, head: "INSERT OR FAIL INTO \(schema).p_entities(\(Self.insertColumns)) VALUES", columns: 17)
+        newRows = RowBatch(database: database, head: "INSERT OR FAIL INTO \(schema).p_entities(\(Self.insertColumns)) VALUES", columns: 18)
         historyRows = RowBatch(database: database, head: "INSERT OR IGNORE INTO \(schema).p_history(\(Self.historyColumns)) VALUES", columns: 5)
         defer {
             written = nil
@@ -538,10 +543,10 @@ public final class Projector {
             // A bulk pass: inserted with the next new entities.
             return try newRows.add(kind: kind, id: id, fill)
         }
-        // Sized for the insert's seventeen values: appending the history
-        // columns to a literal of thirteen reallocated it for every new entity.
+        // Sized for the insert's eighteen values: appending the history
+        // columns to a literal of fourteen reallocated it for every new entity.
         var values: [SQLValue] = []
-        values.reserveCapacity(17)
+        values.reserveCapacity(18)
         fill(&values)
         try insertStatement.run(values)
     }
@@ -549,7 +554,7 @@ public final class Projector {
     /// Updates an existing entity's row to `e`.
     private func writeRow(kind: String, id: String, row: StoredRow, _ e: EntityState) throws {
         var values: [SQLValue] = []
-        values.reserveCapacity(15)
+        values.reserveCapacity(16)
         appendColumns(of: e, to: &values, first: .integer(row.entity), kind: kind, id: id)
         values.append(.blob(row.created))
         values.append(row.creatingChanges.map { .text($0) } ?? .null)
@@ -602,7 +607,7 @@ public final class Projector {
         return viewFeed(h, native)
     }
 
-    /// The thirteen values the insert and the update share (`?1` is the kind for
+    /// The fourteen values the insert and the update share (`?1` is the kind for
     /// an insert, the row number for an update).
     private func appendColumns(of e: EntityState, to values: inout [SQLValue], first: SQLValue, kind: String, id: String) {
         values.append(first)
@@ -619,6 +624,7 @@ public final class Projector {
         let span = e.spanKey
         values.append(span.map { .integer($0.start) } ?? .null)
         values.append(span.map { .integer($0.end) } ?? .null)
+        values.append(span.map { .integer($0.lengthClass) } ?? .null)
     }
 
     /// - Parameter focusVersion: the version `$focus` is written at, when
@@ -673,6 +679,7 @@ public final class Projector {
             values.append(.integer(Self.view(kind: change.kind, focus: change.fresh.state.focus, store: change.fresh.state.store)))
             values.append(change.fresh.spanKey.map { .integer($0.start) } ?? .null)
             values.append(change.fresh.spanKey.map { .integer($0.end) } ?? .null)
+            values.append(change.fresh.spanKey.map { .integer($0.lengthClass) } ?? .null)
             values.append(.null)   // created_version: the put's own
             values.append(.blob(event.bytes))
             values.append(.text("put"))
@@ -680,7 +687,7 @@ public final class Projector {
         }
         if let newRows { return try newRows.add(kind: change.kind, id: change.id, fill) }
         var values: [SQLValue] = []
-        values.reserveCapacity(17)
+        values.reserveCapacity(18)
         fill(&values)
         try insertStatement.run(values)
     }

@@ -155,10 +155,14 @@ struct SleepOverlapTests {
         var rng = SplitMix(seed: seed &+ 1_000)
         let gen = Gen()
         let focuses = [MergePropertyTests.babyFocus, "baby:1c9e7a52-0d4b-4f3e-8a61-2b7d9e0c5f13"]
-        // Minutes of one morning, now and then a fraction of a millisecond past one.
+        // Minutes from the morning of one day to that of the third (sleeps
+        // of minutes, hours and days: several length classes), now and then
+        // a fraction of a millisecond past one.
         func time(_ minute: Int) -> String {
-            let m = max(0, min(59, minute))
-            return String(format: "2026-11-29T08:%02d:00", m) + ["Z", ".0004Z", ".9996Z", "+00:00"][Int(rng.next() % 4)]
+            let m = max(0, min(2 * 1_440 + 59, minute))
+            let (day, hour, min) = (29 + (8 * 60 + m) / 1_440, (8 + m / 60) % 24, m % 60)
+            return String(format: "2026-%02d-%02dT%02d:%02d:00", day > 30 ? 12 : 11, day > 30 ? day - 30 : day, hour, min)
+                + ["Z", ".0004Z", ".9996Z", "+00:00"][Int(rng.next() % 4)]
         }
         var events: [MergePropertyTests.Generated] = []
         var ids: [(UUID, String)] = []
@@ -184,6 +188,7 @@ struct SleepOverlapTests {
             case 0: break                                                   // still going on
             case 1: fields["end"] = .string(time(minute))                   // no length
             case 2: fields["end"] = .string(time(minute - 3))               // before its start
+            case 3: fields["end"] = .string(time(minute + Int(rng.next() % 3_000)))  // hours or days
             default: fields["end"] = .string(time(minute + Int(rng.next() % 10) + 1))
             }
             let id = UUID()
@@ -198,9 +203,10 @@ struct SleepOverlapTests {
             let focus = focuses[Int(rng.next() % 2)]
             let minute = Int(rng.next() % 60)
             let start = try #require(TimeValue.parse(time(minute)))
-            let end: Date? = switch rng.next() % 6 {
+            let end: Date? = switch rng.next() % 7 {
             case 0: nil
             case 1: start
+            case 2: TimeValue.parse(time(minute + Int(rng.next() % 3_000)))
             default: TimeValue.parse(time(minute + Int(rng.next() % 6)))
             }
             let excluding = Set(ids.filter { _ in rng.next() % 5 == 0 }.map(\.0))
@@ -212,5 +218,96 @@ struct SleepOverlapTests {
             }
         }
         #expect(found > 10 && found < 150, "seed \(seed): \(found) of 150 new sleeps overlap: both answers must be exercised")
+    }
+
+    /// A new sleep's check reads the keys near it, however old it is: with
+    /// one baby's 3 000 sleeps of half an hour to a day and a half, one
+    /// after another (and one still going on), checking a new sleep before
+    /// all of them, among them, or after them takes SQLite's steps for the
+    /// sleeps it overlaps and a bounded number more, not steps for every
+    /// sleep (the former index by end read every key of a sleep older than
+    /// all), and finds what reading every sleep finds.
+    @Test func aNewSleepsCheckReadsFewKeysWhereverItFalls() throws {
+        var rng = SplitMix(seed: 77)
+        let gen = Gen()
+        let focus = MergePropertyTests.babyFocus
+        let first = Date(timeIntervalSince1970: 1_700_000_000)
+        let iso = ISO8601DateFormatter()
+        func text(_ d: Date) -> String { iso.string(from: d) }
+        var events: [MergePropertyTests.Generated] = []
+        var t = first
+        for i in 0..<3_000 {
+            let length = TimeInterval(1_800 + Int(rng.next() % (i % 50 == 0 ? 129_600 : 7_200)))
+            var fields: [String: JSONValue] = ["start": .string(text(t))]
+            if i < 2_999 { fields["end"] = .string(text(t + length)) }
+            events.append(gen.raw(by: i % 3, RecordEvent(kind: .put, record: UUID(), store: "sleep", focus: focus, at: text(t), fields: fields).body,
+                                  ms: 1_795_000_000_000 + UInt64(i)))
+            t += length + TimeInterval(60 + Int(rng.next() % 600))
+        }
+        let (dir1, oneByOne, dir2, bulk) = try MergePropertyTests.projectedBothWays(events, seed: 0)
+        defer { withExtendedLifetime((dir1, dir2)) {} }
+        let last = t
+        let cases: [(String, Date, Date?)] = [
+            ("before all", first - 7_200, first - 3_600),
+            ("before all, touching the first", first - 3_600, first),
+            ("over the first", first - 600, first + 600),
+            ("among them", first + (last.timeIntervalSince(first)) / 2, first + (last.timeIntervalSince(first)) / 2 + 900),
+            ("a day among them", first + 86_400 * 20, first + 86_400 * 21),
+            ("still going on, among them", first + 86_400 * 30, nil),
+            ("after all", last + 86_400, last + 90_000),
+        ]
+        var overlapping = 0
+        for (name, start, end) in cases {
+            let expected = try Self.readingEvery(oneByOne, focus: focus, start: start, end: end, excluding: [])
+            if expected != nil { overlapping += 1 }
+            // The sleeps it overlaps, each of which is read whatever the index.
+            let near = try oneByOne.records(.init(focus: focus, store: "sleep"))
+                .filter { r in Projector.span(r).map { Projector.overlap($0, (start, end ?? .distantFuture)) } ?? false }.count
+            for p in [oneByOne, bulk] {
+                _ = p.database.statementSteps(reset: true)
+                let got = try p.overlappingSleep(focus: focus, start: start, end: end, excluding: [])
+                let steps = p.database.statementSteps()
+                #expect(got?.id == expected?.id, "\(name): the sleep found differs")
+                #expect(steps < 600 + 80 * near, "\(name): \(steps) steps of SQLite for one check, \(near) sleeps overlapping")
+            }
+        }
+        #expect(overlapping >= 4 && overlapping < cases.count, "both answers are exercised: \(overlapping)")
+    }
+
+    /// A key's length class bounds its length (`end - start < 2^class`,
+    /// the smallest such class), and the lowest start of a class's keys
+    /// that end at or after a moment is exact: no such key starts before
+    /// it, and the longest key of the class starting there ends at the
+    /// moment. Lengths of none, one, around powers of two and of an open
+    /// sleep; moments anywhere, up to the ends of `Int64`.
+    @Test(arguments: 0..<20)
+    func theLowestStartOfALengthClassIsExact(seed: UInt64) {
+        var rng = SplitMix(seed: seed &+ 5_000)
+        let open = EntityState.SpanKey.milliseconds(.distantFuture)
+        for _ in 0..<2_000 {
+            let start = Int64(bitPattern: rng.next() % (1 << 46)) - (1 << 45)
+            let power = Int64(1) << (rng.next() % 40)
+            let end = switch rng.next() % 6 {
+            case 0: start
+            case 1: open
+            case 2: start + power - 1
+            case 3: start + power
+            default: start + Int64(rng.next() % 100_000_000)
+            }
+            let key = EntityState.SpanKey(start: Date(timeIntervalSince1970: Double(start) / 1000), end: Date(timeIntervalSince1970: Double(end) / 1000))
+            let c = key.lengthClass
+            let length = key.end - key.start
+            #expect(c >= 0 && c < 63 && length < Int64(1) << c && (c == 0 || length >= Int64(1) << (c - 1)), "\(key): class \(c)")
+            let moment = switch rng.next() % 4 {
+            case 0: key.end - Int64(rng.next() % 1_000)
+            case 1: Int64(bitPattern: rng.next())
+            default: key.end + Int64(rng.next() % 1_000) - 500
+            }
+            let lowest = EntityState.SpanKey.lowestStart(endingAtOrAfter: moment, lengthClass: c)
+            if key.end >= moment { #expect(key.start >= lowest, "\(key) ends at or after \(moment) but starts before \(lowest)") }
+            if lowest > .min { #expect(lowest + ((Int64(1) << c) - 1) == moment, "\(moment), class \(c): \(lowest) is not the lowest") }
+        }
+        #expect(EntityState.SpanKey.lowestStart(endingAtOrAfter: .min + 5, lengthClass: 3) == .min)
+        #expect(EntityState.SpanKey.lowestStart(endingAtOrAfter: 0, lengthClass: 63) == .min)
     }
 }
