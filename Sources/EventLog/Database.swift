@@ -143,6 +143,19 @@ public final class Database {
         return total
     }
 
+    /// The most parameters one statement may take
+    /// (`SQLITE_LIMIT_VARIABLE_NUMBER`): 32 766 since SQLite 3.32, 999
+    /// before, less where a build or ``lowerVariableLimit(to:)`` set it
+    /// lower. Statements of many rows size themselves by it.
+    public var variableLimit: Int { Int(sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, -1)) }
+
+    /// Lowers ``variableLimit`` for this connection (SQLite never raises it
+    /// past its build's): a new SQLite working as an older one does, for
+    /// tests of the statements that size themselves by it.
+    public func lowerVariableLimit(to limit: Int) {
+        _ = sqlite3_limit(handle, SQLITE_LIMIT_VARIABLE_NUMBER, Int32(clamping: max(1, min(limit, variableLimit))))
+    }
+
     /// Whether no transaction is open (`sqlite3_get_autocommit`).
     public var isAutocommit: Bool { sqlite3_get_autocommit(handle) != 0 }
 

@@ -26,13 +26,22 @@ final class RowBatch {
     /// Prepared inserts of `n` rows, by `n`: 1, 2, 4, … ``maxRows``.
     private var statements: [Int: Statement] = [:]
 
-    /// At most this many rows a statement (a power of two).
-    static let maxRows = 64
+    /// At most this many rows a statement: a power of two, at most
+    /// ``rowLimit``, and at most as many as the connection's limit on a
+    /// statement's parameters allows (``Database/variableLimit``: an
+    /// SQLite before 3.32 takes 999, 55 rows of the entities' 18 columns,
+    /// so 32 there).
+    let maxRows: Int
+
+    /// Rows a statement where the parameters' limit allows more.
+    static let rowLimit = 64
 
     init(database: Database, head: String, columns: Int) {
         self.database = database
         self.head = head
         self.columns = columns
+        let fitting = max(1, min(Self.rowLimit, database.variableLimit / max(1, columns)))
+        maxRows = 1 << (Int.bitWidth - 1 - fitting.leadingZeroBitCount)
     }
 
     /// Adds one row, its values appended by `fill`, and inserts the batch
@@ -62,7 +71,7 @@ final class RowBatch {
         keys.append((kind, id))
         rows += 1
         bytes += size
-        if rows >= Self.maxRows || bytes >= Statement.copiedLimit * 3 / 4 { try flush() }
+        if rows >= maxRows || bytes >= Statement.copiedLimit * 3 / 4 { try flush() }
     }
 
     /// Whether a row of this entity is waiting.
@@ -76,9 +85,9 @@ final class RowBatch {
     func flush() throws {
         guard rows > 0 else { return }
         defer { discard() }
-        if rows == Self.maxRows { return try statement(rows: rows).run(values) }
+        if rows == maxRows { return try statement(rows: rows).run(values) }
         var done = 0
-        var size = Self.maxRows
+        var size = maxRows
         while done < rows {
             while size > rows - done { size /= 2 }
             try statement(rows: size).run(Array(values[(done * columns)..<((done + size) * columns)]))
