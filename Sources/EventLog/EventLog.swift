@@ -212,6 +212,21 @@ public final class EventLog {
         return out
     }
 
+    /// The families the log holds events of, found by skipping through the
+    /// chain index (each the first after the one before): a few reads per
+    /// family, however many events.
+    public func families() throws -> [FamilyID] {
+        var out: [FamilyID] = []
+        try database.statement("""
+            WITH RECURSIVE f(family) AS (
+                SELECT (SELECT min(family) FROM events)
+                UNION ALL
+                SELECT (SELECT min(family) FROM events WHERE family > f.family) FROM f WHERE f.family IS NOT NULL)
+            SELECT family FROM f WHERE family IS NOT NULL
+            """).forEachRow { out.append(FamilyID(bytes: $0.blob(0))) }
+        return out
+    }
+
     /// How far ahead of this device's wall clock a remote clock may pull the
     /// local one. Events stamped further ahead are accepted and flagged by the
     /// audit, but not followed: one forged end-of-range timestamp must not

@@ -130,8 +130,19 @@ enum Console {
         return poll(&p, 1, 0) == 1 && p.revents & Int16(POLLERR) != 0
     }
 
+    /// Bytes famctl made ready to print (lines already escaped), written
+    /// as they are: what a command that streams its output writes a buffer
+    /// of lines at a time with.
+    static func bytes(_ bytes: [UInt8]) {
+        writeAll(1, bytes)
+    }
+
     private static func writeAll(_ fd: Int32, _ s: String) {
-        var bytes = Array(s.utf8)
+        writeAll(fd, Array(s.utf8))
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+        var bytes = bytes
         var off = 0
         while off < bytes.count {
             let n = bytes.withUnsafeMutableBytes { b in FileIO.retrying { write(fd, b.baseAddress! + off, b.count - off) } }

@@ -45,6 +45,15 @@ enum PrettyJSON {
         return out
     }
 
+    /// `value` written as it is inside a structure `indent` levels deep:
+    /// an item of a top-level array is written at level 1 (what a command
+    /// that streams an array writes each item as).
+    static func bytes(_ value: JSONValue, indent: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        write(value, indent: indent, into: &out)
+        return out
+    }
+
     private static func write(_ value: JSONValue, indent: Int, into out: inout [UInt8]) {
         func newline(_ level: Int) {
             out.append(0x0A)

@@ -48,12 +48,30 @@ enum RecordView {
     }
 
     private static func text(_ s: String, inList: Bool) -> String {
-        // (`[]` is how an empty list shows: a text that reads so is quoted.)
-        let plain = !s.isEmpty && s != "[]" && !s.unicodeScalars.contains {
+        if !needsQuotes(s, inList: inList) { return s }
+        return "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    /// Whether ``valueText(_:cleared:)`` quotes the text `s`: empty, `[]`
+    /// (how an empty list shows), or holding a double quote, in a list a
+    /// comma, or a space of any kind but a control character (those are
+    /// shown escaped).
+    static func needsQuotes(_ s: String, inList: Bool) -> Bool {
+        // ASCII, most texts: the one space that is no control character is
+        // U+0020 (tabs and line breaks are controls), so the bytes tell.
+        let utf8 = s.utf8
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            return utf8.isEmpty || s == "[]" || utf8.contains { $0 == 0x22 || $0 == 0x20 || (inList && $0 == 0x2C) }
+        }
+        return needsQuotesByScalars(s, inList: inList)
+    }
+
+    /// ``needsQuotes(_:inList:)`` judged scalar by scalar, by their Unicode
+    /// properties (what it does for any text that is not all ASCII).
+    static func needsQuotesByScalars(_ s: String, inList: Bool) -> Bool {
+        s.isEmpty || s == "[]" || s.unicodeScalars.contains {
             $0 == "\"" || (inList && $0 == ",") || ($0.properties.isWhitespace && !PlainText.isControl($0))
         }
-        if plain { return s }
-        return "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     /// The store rules a live record breaks as it stands (a merge of
