@@ -100,7 +100,7 @@ public struct EntityState: Sendable, Equatable {
     }
 
     /// A sleep's interval as the projection indexes it (the columns
-    /// `span_start_ms` and `span_end_ms`), so that the sleeps a new one may
+    /// `span_start_ms`, `span_end_ms` and `span_class`), so that the sleeps a new one may
     /// overlap are found by a range of the index rather than by reading
     /// every sleep of the baby (``Projector/overlappingSleep(focus:start:end:excluding:)``).
     public struct SpanKey: Sendable, Equatable {

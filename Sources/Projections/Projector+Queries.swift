@@ -16,6 +16,12 @@ extension Projector {
             self.includeDeleted = includeDeleted
             self.creator = creator
         }
+
+        /// Whether a record the query's rows hold is listed: the query's
+        /// creator, when it has one, created it.
+        public func admits(_ record: RecordState) -> Bool {
+            creator.map { record.creator == $0 } ?? true
+        }
     }
 
     /// Records matching the query, oldest `at` first as a moment, whatever its offset (then by id).
@@ -30,18 +36,24 @@ extension Projector {
     /// The records of ``records(_:)``, in its order, one at a time, none
     /// held after `body` returns: how `record list` prints a million.
     public func forEachRecord(_ q: RecordQuery = RecordQuery(), _ body: (RecordState) throws -> Void) throws {
+        try forEachRecordRow(q) { row in
+            if let state = try row.state(), q.admits(state) { try body(state) }
+        }
+    }
+
+    /// The rows ``forEachRecord(_:_:)`` reads, in its order, each copied
+    /// out of SQLite but not read yet (``StoredRecordRow/state()`` reads it,
+    /// on any thread, and ``RecordQuery/admits(_:)`` applies the query's
+    /// creator): what a command that lists a million records reads here and
+    /// makes into lines on every core.
+    public func forEachRecordRow(_ q: RecordQuery = RecordQuery(), _ body: (StoredRecordRow) throws -> Void) throws {
         let oneView = q.focus != nil && q.store != nil
         let stmt = try database.prepare(Self.recordsSQL(schema: schema, oneView: oneView))
         let focus: SQLValue = q.focus.map { .text($0) } ?? .null
         let store: SQLValue = q.store.map { .text($0) } ?? .null
         var values = [focus, store, .integer(q.includeDeleted ? 1 : 0)]
         if oneView { values.append(.integer(Self.view(kind: "record", focus: q.focus, store: q.store))) }
-        try stmt.forEachRow(values) { r in
-            if let state = try Self.recordState(r, id: 0, put: 1) {
-                if let c = q.creator, state.creator != c { return }
-                try body(state)
-            }
-        }
+        try stmt.forEachRow(values) { r in try body(StoredRecordRow(r, id: 0, put: 1)) }
     }
 
     /// The columns ``recordState(_:id:put:)`` reads, from `id` (0) and
@@ -65,19 +77,7 @@ extension Projector {
     /// first put has not arrived (an update came first: no store, no focus).
     /// - Throws: ``DamagedRow`` when a value of the row cannot be read.
     static func recordState(_ r: Row, id i: Int32, put p: Int32) throws(DamagedRow) -> RecordState? {
-        let text = r.text(i)
-        guard let uuid = UUID(text: text) else { throw DamagedRow(kind: "record", id: text, value: "id") }
-        guard let put = Version(bytes: r.blob(p)), let first = Version(bytes: r.blob(p + 2)),
-              r.isNull(p + 1) || Version(bytes: r.blob(p + 1)) != nil else {
-            throw DamagedRow(kind: "record", id: text, value: "versions")
-        }
-        guard !r.isNull(p + 3), !r.isNull(p + 4) else { return nil }
-        guard let fields = EntityState.decodeFields(r.blob(p + 6)) else { throw DamagedRow(kind: "record", id: text, value: "fields") }
-        let del: Version? = r.isNull(p + 1) ? nil : Version(bytes: r.blob(p + 1))
-        let e = EntityState(put: put, delete: del, firstPut: first, fields: fields)
-        return RecordState(
-            id: uuid, store: r.text(p + 3), focus: r.text(p + 4), at: r.isNull(p + 5) ? nil : r.text(p + 5), fields: e.visibleFields(),
-            creator: first.author, created: first, updated: max(put, del ?? put), deleted: e.isDeleted)
+        try StoredRecordRow(r, id: i, put: p).state()
     }
 
     /// How many live records each care subject has (those ``records(_:)``

@@ -3,8 +3,9 @@ import Projections
 
 /// The family's keys, read (never written) by the workers that open bodies
 /// during one ``Home/ingest(_:)`` or ``Home/rebuildProjections(unlessRebuilt:)`` call,
-/// or one scratch projection of `replay` (``ScratchProjection/rebuild(from:upTo:leavingOut:until:householdHint:)``),
-/// which owns them and outlives them.
+/// one scratch projection of `replay` (``ScratchProjection/rebuild(from:upTo:leavingOut:until:householdHint:)``),
+/// or one listing of `famctl log` (``LogEntries``), which owns them and
+/// outlives them.
 /// `EpochKey` is not `Sendable` so that secrets do not wander between threads
 /// by accident; this is the one deliberate, bounded exception.
 struct ReadOnlyKeys: @unchecked Sendable {

@@ -39,11 +39,13 @@ enum TimeText {
     /// about 140 µs, which `famctl log` paid for every event (14.5 s for a
     /// log of 100 000 events).
     ///
-    /// Times from 1970 to 9999 (all a clock of this log holds) are written
-    /// here, by arithmetic, what the formatter writes for them
-    /// (`TimeTextTests` compares the two): the formatter's lock, taken by
-    /// every line `famctl log` makes on two cores at once, cost more than
-    /// the formatting. Others go to the formatter.
+    /// Times from 1970 to 9999 (every clock a device stamps today) are
+    /// written here, by arithmetic, as the formatter writes them, rounded
+    /// to the nearest millisecond (`StreamedListingTests` compares the
+    /// two): the formatter's lock, taken by every line `famctl log` makes
+    /// on two cores at once, cost more than the formatting. Others (a
+    /// clock stamped far ahead: an HLC holds 48 bits of milliseconds, to
+    /// the year 10889) go to the formatter.
     static func format(_ d: Date) -> String {
         let t = (d.timeIntervalSince1970 * 1000).rounded()
         guard t >= 0, t < 253_402_300_800_000 else { return formatByFoundation(d) }

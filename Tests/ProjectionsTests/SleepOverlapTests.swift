@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import EventLog
 @testable import Projections
 import Testing
 
@@ -144,8 +145,8 @@ struct SleepOverlapTests {
     }
 
     /// `record add` and `record update` of a sleep read only the sleeps whose
-    /// interval's key meets the new one's (the index of `span_end_ms`,
-    /// `span_start_ms`): for random histories of sleeps (new ones, later
+    /// interval's key meets the new one's (the index of `span_class`,
+    /// `span_start_ms`, `span_end_ms`): for random histories of sleeps (new ones, later
     /// puts that move or clear their ends, deletes, re-creations, times a
     /// fraction of a millisecond apart), each projection, made event by
     /// event or by a rebuild's bulk pass, finds for every new interval the
@@ -309,5 +310,29 @@ struct SleepOverlapTests {
         }
         #expect(EntityState.SpanKey.lowestStart(endingAtOrAfter: .min + 5, lengthClass: 3) == .min)
         #expect(EntityState.SpanKey.lowestStart(endingAtOrAfter: 0, lengthClass: 63) == .min)
+    }
+
+    /// The order of the sleeps found (``Projector/listedBefore(_:_:)``) is
+    /// SQLite's `ORDER BY at_ms, id`, by which records are listed: no moment
+    /// first, equal moments by id; on random rows of few moments and ids
+    /// sharing their first characters.
+    @Test(arguments: 0..<10)
+    func theOrderOfTheSleepsFoundIsSQLitesOrder(seed: UInt64) throws {
+        var rng = SplitMix(seed: seed &+ 9_000)
+        let dir = TempDir()
+        defer { withExtendedLifetime(dir) {} }
+        let db = try Database(path: dir.path + "/o.sqlite")
+        try db.execute("CREATE TABLE t(at_ms INTEGER, id TEXT NOT NULL)")
+        var rows: [(atMs: Int64?, id: String)] = []
+        for _ in 0..<200 {
+            let at: Int64? = rng.next() % 4 == 0 ? nil : [-5, 0, 7, 1_795_000_000_000][Int(rng.next() % 4)]
+            let id = "0192" + String(format: "%04x", Int(rng.next() % 3)) + "-" + UUID().uuidString.lowercased().dropFirst(9)
+            rows.append((at, id))
+            try db.run("INSERT INTO t(at_ms, id) VALUES(?1, ?2)", [at.map { .integer($0) } ?? .null, .text(id)])
+        }
+        var bySQLite: [String] = []
+        try db.statement("SELECT id FROM t ORDER BY at_ms, id").forEachRow { bySQLite.append($0.text(0)) }
+        let bySwift = rows.sorted { Projector.listedBefore(($0.atMs, $0.id), ($1.atMs, $1.id)) }.map(\.id)
+        #expect(bySwift == bySQLite, "seed \(seed)")
     }
 }

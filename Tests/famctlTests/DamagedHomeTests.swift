@@ -43,7 +43,18 @@ struct DamagedHomeTests {
             #expect(out.code == 65, "famctl \(args.joined(separator: " ")) exited \(out.code): \(out.stdout) \(out.stderr)")
             #expect(out.stderr.contains("the stores' file \(file) is damaged"), "\(out.stderr)")
             #expect(out.stderr.contains("famctl rebuild"))
-            #expect(!out.stdout.contains(b), "famctl \(args.joined(separator: " ")) printed a partial answer")
+            if args.starts(with: ["record", "list"]) {
+                // A streamed list may print the records before the damaged
+                // one, never as if they were all: the text ends saying it is
+                // incomplete, the JSON array is left open.
+                if args.last == "--json" {
+                    #expect((try? JSONSerialization.jsonObject(with: Data(out.stdout.utf8))) == nil, "a partial array that parses: \(out.stdout)")
+                } else {
+                    #expect(out.stdout.hasSuffix("records; the error follows)\n") || out.stdout.hasSuffix("record; the error follows)\n"), "\(out.stdout)")
+                }
+            } else {
+                #expect(!out.stdout.contains(b), "famctl \(args.joined(separator: " ")) printed a partial answer")
+            }
         }
         #expect(!FileManager.default.fileExists(atPath: r.root + "/export/postpartum.json"))
         try r.ok("rebuild")

@@ -142,10 +142,9 @@ enum Console {
     }
 
     private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
-        var bytes = bytes
         var off = 0
         while off < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { b in FileIO.retrying { write(fd, b.baseAddress! + off, b.count - off) } }
+            let n = bytes.withUnsafeBytes { b in FileIO.retrying { write(fd, b.baseAddress! + off, b.count - off) } }
             if n <= 0 {
                 if fd == 1 { _ = outputFailure.compareExchange(expected: 0, desired: n < 0 ? errno : EIO, ordering: .relaxed) }
                 return

@@ -66,75 +66,9 @@ enum LogCommand: Command {
         let entries = LogEntries(
             keys: try Dictionary(home.log.families().map { ($0, ReadOnlyKeys(keys: try home.state.keyring.keys(family: $0))) }, uniquingKeysWith: { a, _ in a }),
             notCounted: notCounted, authorPrefix: authorPrefix, since: since, focus: focus, json: inv.json)
-        try print(entries, of: home.log)
+        try StreamedListing(json: inv.json, name: "log", unit: "event", empty: "(no events)", make: entries.entry)
+            .print { add in try home.log.forEachEvent(order: .hlc) { try add($0) } }
     }
-
-    /// Streams the log's events, oldest first by their clock, to standard
-    /// output: read here, in blocks of ``block``, each block's entries made
-    /// on the other cores (decoded, opened, formatted and escaped) up to
-    /// ``window`` blocks ahead, and written here in order, 64 KiB at a time.
-    /// So the first lines come at once and memory stays flat however long
-    /// the log (holding every line until the end took 425 MB and 20 s at
-    /// 1M events, on one core). Reading stops once the reader of a pipe
-    /// went away (`famctl log | head`).
-    ///
-    /// Should reading fail halfway, what was printed does not look whole:
-    /// a text listing ends with a line saying it is incomplete, and the JSON
-    /// array is left open; the error follows on stderr, with its exit code.
-    static func print(_ entries: LogEntries, of log: EventLog) throws {
-        let stream = OrderedStream<[EventLog.StoredEvent], [[UInt8]]>(workers: Parallel.cores) { block in
-            block.compactMap(entries.entry)
-        }
-        defer { stream.close() }
-        var out: [UInt8] = entries.json ? [UInt8(ascii: "[")] : []
-        out.reserveCapacity(Self.flushSize + 4_096)
-        var printed = 0
-        struct ReaderGone: Error {}
-        do {
-            try stream.streamBlocks(of: Self.block, window: Self.window,
-                                    feed: { add in try log.forEachEvent(order: .hlc) { try add($0) } },
-                                    consume: { made in
-                for entry in made {
-                    if entries.json {
-                        if printed > 0 { out.append(UInt8(ascii: ",")) }
-                        out += Self.itemIndent
-                    }
-                    out += entry
-                    if !entries.json { out.append(0x0A) }
-                    printed += 1
-                }
-                if out.count >= Self.flushSize {
-                    Console.bytes(out)
-                    out.removeAll(keepingCapacity: true)
-                    if Console.outputFailure.load(ordering: .relaxed) != 0 { throw ReaderGone() }
-                }
-            })
-        } catch is ReaderGone {
-            return
-        } catch {
-            if !entries.json {
-                out += Array("(log incomplete: reading it failed after \(printed) event\(printed == 1 ? "" : "s"); the error follows)\n".utf8)
-            }
-            Console.bytes(out)
-            throw error
-        }
-        if entries.json {
-            // As ``Console/json(_:compact:toStandardError:)`` prints an array.
-            out += Array((printed == 0 ? "\n\n]\n" : "\n]\n").utf8)
-        } else if printed == 0 {
-            out += Array("(no events)\n".utf8)
-        }
-        Console.bytes(out)
-    }
-
-    /// Events read and made into entries together (a block of the stream).
-    static let block = 64
-    /// How many blocks are made ahead of the printing, at most.
-    static let window = 32
-    /// Output written once this many bytes wait.
-    static let flushSize = 64 << 10
-    /// Before each item of the JSON array: a new line, one level in.
-    static let itemIndent: [UInt8] = Array("\n  ".utf8)
 
     /// One event's line of text output.
     static func line(_ r: [String: Any]) -> String {
@@ -162,8 +96,8 @@ enum LogCommand: Command {
 }
 
 /// What `famctl log` prints of each event: made from the event's stored
-/// bytes alone, on any thread (``LogCommand/print(_:of:)`` makes them on
-/// every core), with the keys and verdicts read before.
+/// bytes alone, on any thread (``StreamedListing`` makes them on every
+/// core), with the keys and verdicts read before.
 struct LogEntries: Sendable {
     /// Each family's keys the log's events may be sealed with.
     let keys: [FamilyID: ReadOnlyKeys]
@@ -177,7 +111,7 @@ struct LogEntries: Sendable {
     /// The event's line (escaped, without its newline) or its JSON object
     /// (as an item of the top-level array), or `nil` when the filters leave
     /// it out or its bytes do not decode.
-    func entry(_ stored: EventLog.StoredEvent) -> [UInt8]? {
+    func entry(_ stored: EventLog.StoredEvent) throws -> [UInt8]? {
         if let authorPrefix, !stored.author.hex.hasPrefix(authorPrefix) { return nil }
         if let since, stored.hlc < since { return nil }
         guard let env = try? SyncEnvelope(decoding: stored.bytes) else { return nil }
@@ -197,7 +131,7 @@ struct LogEntries: Sendable {
                 if let at = r.at { row["at"] = at }
                 if json {
                     // Read back by JSONSerialization, as `log --json` always printed them.
-                    row["fields"] = (try? JSONSerialization.jsonObject(with: Data(JSONValue.object(r.fields).jsonText.utf8))) ?? JSONValue.object(r.fields)
+                    row["fields"] = try JSONSerialization.jsonObject(with: Data(JSONValue.object(r.fields).jsonText.utf8))
                 } else {
                     row["fieldsText"] = RecordView.fieldsText(r.fields)
                 }

@@ -24,14 +24,16 @@ enum RecordListCommand: Command {
         let focus = try inv.value("--focus").map { try RecordInput.focus($0, home: home, removed: true).description }
         let query = Projector.RecordQuery(focus: focus, store: store, includeDeleted: inv.flag("--include-deleted"),
                                           creator: home.includeShared ? nil : home.deviceID)
-        if inv.json { Console.json(try home.projector.records(query).map(RecordView.json)); return }
-        // Each record's line made as it is read, the records not held (a
-        // million of them took gigabytes); printed once all are read, so that
-        // a damaged row fails the command before anything is printed, never
-        // leaving a partial list that looks whole.
-        var lines: [String] = []
-        try home.projector.forEachRecord(query) { lines.append(RecordView.line($0)) }
-        for line in lines { Console.out(line) }
+        // Streamed: rows read here, each made into its line or JSON item on
+        // every core, printed in order as they are ready (a million
+        // records held until the end took 409 MB, 4.4 GB as JSON). A
+        // damaged row ends the listing with a line saying it is incomplete
+        // (the JSON array left open), never a partial list that looks whole.
+        let json = inv.json
+        try StreamedListing(json: json, name: "list", unit: "record", empty: nil) { (row: StoredRecordRow) in
+            guard let r = try row.state(), query.admits(r) else { return nil }
+            return json ? PrettyJSON.bytes(PrettyJSON.value(RecordView.json(r)), indent: 1) : Array(TerminalText.escaped(RecordView.line(r)).utf8)
+        }.print { add in try home.projector.forEachRecordRow(query) { try add($0) } }
     }
 }
 
