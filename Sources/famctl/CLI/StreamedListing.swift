@@ -71,20 +71,24 @@ struct StreamedListing<Item: Sendable> {
         var lastWrite = DispatchTime.now().uptimeNanoseconds
         // A failure to read ends the reading, not the listing: the items
         // read before it are still made and printed, then the error is
-        // thrown. (An error of `add`, the printing's own, passes through.)
+        // thrown. An error of `add` (the printing's own: an item that could
+        // not be made, the reader gone) is kept here and thrown once `feed`
+        // returns, whatever `feed` made of it; no item is added after it.
         var readError: (any Error)?
         do {
             try stream.streamBlocks(of: Self.block, window: Self.window, feed: { add in
-                var fromPrinting = false
+                var printError: (any Error)?
                 do {
                     try withoutActuallyEscaping(add) { add in
                         try feed { item in
-                            do { try add(item) } catch { fromPrinting = true; throw error }
+                            if let printError { throw printError }
+                            do { try add(item) } catch { printError = error; throw error }
                         }
                     }
-                } catch where !fromPrinting {
-                    readError = error
+                } catch {
+                    if printError == nil { readError = error }
                 }
+                if let printError { throw printError }
             }, consume: { made in
                 for entry in made.entries {
                     if json {
@@ -98,17 +102,24 @@ struct StreamedListing<Item: Sendable> {
                 if let error = made.error { throw error }
                 // Written once enough waits, or once some waited a while (a
                 // listing narrowed by a filter prints its few lines as they
-                // are found, not at the end).
+                // are found, not at the end; checked as blocks are printed).
+                // A reader gone (a failed write, or a pipe whose reader
+                // closed it: `| head` done) ends the reading.
                 let now = DispatchTime.now().uptimeNanoseconds
-                if out.count >= Self.flushSize || (!out.isEmpty && now - lastWrite >= Self.flushDelay) {
-                    Console.bytes(out)
-                    out.removeAll(keepingCapacity: true)
+                if out.count >= Self.flushSize || now - lastWrite >= Self.flushDelay {
+                    if !out.isEmpty {
+                        Console.bytes(out)
+                        out.removeAll(keepingCapacity: true)
+                    }
                     lastWrite = now
-                    if Console.outputFailure.load(ordering: .relaxed) != 0 { throw ReaderGone() }
+                    if Console.outputFailure.load(ordering: .relaxed) != 0 || Console.readerGone { throw ReaderGone() }
                 }
             })
             if let readError { throw readError }
         } catch is ReaderGone {
+            // Nobody reads what follows; a failure to read met before is
+            // still reported.
+            if let readError { throw readError }
             return
         } catch {
             if !json {
