@@ -57,21 +57,26 @@ enum TimeText {
         utc.lock.withLock { utc.formatter.string(from: d) }
     }
 
-    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of a moment from 1970 to 9999, in
-    /// milliseconds since 1970 (days to a civil date: H. Hinnant's
-    /// `civil_from_days`).
-    static func formatUTC(milliseconds ms: Int64) -> String {
-        let days = ms / 86_400_000
-        var rest = ms % 86_400_000
+    /// The proleptic Gregorian date `days` days after 1970-01-01 (before it
+    /// when negative): Howard Hinnant's `civil_from_days`, exact for any
+    /// day a clock or a record names.
+    static func civil(days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = days + 719_468
-        let era = z / 146_097
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
         let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
         let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
         let mp = (5 * doy + 2) / 153
         let day = doy - (153 * mp + 2) / 5 + 1
         let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ` of a moment from 1970 to 9999, in
+    /// milliseconds since 1970.
+    static func formatUTC(milliseconds ms: Int64) -> String {
+        var rest = ms % 86_400_000
+        let (year, month, day) = civil(days: ms / 86_400_000)
         let hour = rest / 3_600_000; rest %= 3_600_000
         let minute = rest / 60_000; rest %= 60_000
         let second = rest / 1_000

@@ -229,6 +229,15 @@ struct StreamedListingTests {
             moments.append(Double.random(in: 1.6e9..<2.0e9, using: &rng))
         }
         moments += [-0.0005, -1, -86_400.5, 253_402_300_800, 1e13]
+        // The civil date by arithmetic (also the bench's record times),
+        // before 1970 too, is the Gregorian calendar's.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        for days in [-100_000, -1, 0, 59, 60, 2_932_896] + (0..<2_000).map({ _ in Int64.random(in: -100_000...2_932_896, using: &rng) }) {
+            let c = calendar.dateComponents([.year, .month, .day], from: Date(timeIntervalSince1970: Double(days) * 86_400))
+            let civil = TimeText.civil(days: Int64(days))
+            #expect(civil.year == Int64(c.year!) && civil.month == Int64(c.month!) && civil.day == Int64(c.day!), "day \(days): \(civil) against \(c)")
+        }
         for m in moments {
             let d = Date(timeIntervalSince1970: m)
             #expect(TimeText.format(d) == TimeText.formatByFoundation(d), "\(m)")

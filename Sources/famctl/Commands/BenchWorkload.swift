@@ -202,20 +202,12 @@ struct BenchWorkload {
     // MARK: - Times
 
     /// Seconds since 1970 as `YYYY-MM-DDTHH:MM:SS+08:00` (the civil date by
-    /// Howard Hinnant's `civil_from_days`: a formatter per record is slow).
+    /// arithmetic, ``TimeText/civil(days:)``: a formatter per record is slow).
     static func text(_ seconds: Int64) -> String {
         let local = seconds + 8 * 3600
         let days = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
         let secs = local - days * 86_400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let (year, month, day) = TimeText.civil(days: days)
         func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
         return "\(year)-\(two(month))-\(two(day))T\(two(secs / 3600)):\(two(secs / 60 % 60)):\(two(secs % 60))+08:00"
     }
