@@ -12,7 +12,13 @@ extension Home {
     }
 
     func openBody(_ env: SyncEnvelope) throws -> OpenedBody {
-        guard let key = try state.keyring.key(family: env.family, epoch: env.epoch) else { return .noKey(epoch: env.epoch) }
+        Self.openBody(env, with: try state.keyring.key(family: env.family, epoch: env.epoch))
+    }
+
+    /// The event's body opened with `key`, the key of its family and epoch
+    /// if this device holds it (any thread: `log` opens bodies on every core).
+    static func openBody(_ env: SyncEnvelope, with key: EpochKey?) -> OpenedBody {
+        guard let key else { return .noKey(epoch: env.epoch) }
         do throws(EnvelopeError) {
             return .body(try EventBody(decoding: env.openBody(with: key)))
         } catch {

@@ -25,9 +25,8 @@ struct StreamedListing<Item: Sendable> {
     let unit: String
     /// The line a text listing of nothing prints, if any.
     let empty: String?
-    /// One item's entry: its line (escaped, without its newline) or its
-    /// JSON item (``PrettyJSON/bytes(_:indent:)`` at level 1); `nil` to leave
-    /// it out. Called on any thread.
+    /// One item's entry (``StreamedEntry``: its line, or its item of the
+    /// JSON array); `nil` to leave it out. Called on any thread.
     let make: @Sendable (Item) throws -> [UInt8]?
 
     /// Items read and made into entries together.
@@ -92,8 +91,9 @@ struct StreamedListing<Item: Sendable> {
             }, consume: { made in
                 for entry in made.entries {
                     if json {
+                        // Before each item: a comma after the one before, a new line, one level in.
                         if printed > 0 { out.append(UInt8(ascii: ",")) }
-                        out += Self.itemIndent
+                        out.append(contentsOf: "\n  ".utf8)
                     }
                     out += entry
                     if !json { out.append(0x0A) }
@@ -136,7 +136,19 @@ struct StreamedListing<Item: Sendable> {
         }
         Console.bytes(out)
     }
+}
 
-    /// Before each item of the JSON array: a new line, one level in.
-    private static var itemIndent: [UInt8] { Array("\n  ".utf8) }
+/// The entries of a ``StreamedListing``, as ``Console`` would print them.
+enum StreamedEntry {
+    /// A line for people, its control characters escaped as
+    /// ``Console/out(_:)`` escapes them (without its newline).
+    static func line(_ text: String) -> [UInt8] {
+        Array(TerminalText.escaped(text).utf8)
+    }
+
+    /// An item of the JSON array, written as ``Console/json(_:compact:toStandardError:)``
+    /// writes the items of a top-level array (one level in).
+    static func item(_ value: Any) -> [UInt8] {
+        PrettyJSON.bytes(PrettyJSON.value(value), indent: 1)
+    }
 }

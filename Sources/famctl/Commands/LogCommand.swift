@@ -120,7 +120,7 @@ struct LogEntries: Sendable {
             "hlc": TimeText.format(env.hlc.date), "counter": Int(env.hlc.counter), "epoch": Int(env.epoch),
         ]
         if let why = notCounted[env.id] { row["notCounted"] = why }
-        switch open(env) {
+        switch Home.openBody(env, with: keys[env.family]?.keys[env.epoch]) {
         case .body(let body):
             row["type"] = body.type
             if let r = try? RecordEvent(body) {
@@ -151,17 +151,6 @@ struct LogEntries: Sendable {
             if focus != nil { return nil }
             row["type"] = "(unreadable: \(e))"
         }
-        if json { return PrettyJSON.bytes(PrettyJSON.value(row), indent: 1) }
-        return Array(TerminalText.escaped(LogCommand.line(row)).utf8)
-    }
-
-    /// The event's body, as ``Home/openBody(_:)`` opens it.
-    private func open(_ env: SyncEnvelope) -> Home.OpenedBody {
-        guard let key = keys[env.family]?.keys[env.epoch] else { return .noKey(epoch: env.epoch) }
-        do throws(EnvelopeError) {
-            return .body(try EventBody(decoding: env.openBody(with: key)))
-        } catch {
-            return .failed(error)
-        }
+        return json ? StreamedEntry.item(row) : StreamedEntry.line(LogCommand.line(row))
     }
 }

@@ -32,7 +32,7 @@ enum RecordListCommand: Command {
         let json = inv.json
         try StreamedListing(json: json, name: "list", unit: "record", empty: nil) { (row: StoredRecordRow) in
             guard let r = try row.state(), query.admits(r) else { return nil }
-            return json ? PrettyJSON.bytes(PrettyJSON.value(RecordView.json(r)), indent: 1) : Array(TerminalText.escaped(RecordView.line(r)).utf8)
+            return json ? StreamedEntry.item(RecordView.json(r)) : StreamedEntry.line(RecordView.line(r))
         }.print { add in try home.projector.forEachRecordRow(query) { try add($0) } }
     }
 }
