@@ -96,7 +96,13 @@ public struct EntityState: Sendable, Equatable {
     /// The winning `$at` as a moment in milliseconds since 1970, whatever its
     /// offset (the `at_ms` column, for ordering and ranges).
     public var atMilliseconds: Int64? {
-        at.flatMap(TimeValue.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded(.down)) }
+        at.flatMap(TimeValue.parse).map(Self.milliseconds)
+    }
+
+    /// A moment in whole milliseconds since 1970, rounded down (`at_ms`,
+    /// a sleep's span).
+    public static func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// A sleep's interval as the projection indexes it (the columns
@@ -117,8 +123,8 @@ public struct EntityState: Sendable, Equatable {
         /// A sleep without a readable start has none (it overlaps nothing),
         /// nor has a row of another store.
         public init(start: Date, end: Date?) {
-            self.start = Self.milliseconds(start)
-            self.end = Self.milliseconds(max(start, end ?? .distantFuture))
+            self.start = EntityState.milliseconds(start)
+            self.end = EntityState.milliseconds(max(start, end ?? .distantFuture))
         }
 
         /// A field's canonical JSON text read as a time, as
@@ -145,10 +151,6 @@ public struct EntityState: Sendable, Equatable {
             guard lengthClass < 63 else { return .min }
             let (lowest, overflow) = moment.subtractingReportingOverflow(Int64(1) << lengthClass)
             return overflow ? .min : lowest + 1
-        }
-
-        public static func milliseconds(_ date: Date) -> Int64 {
-            Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         }
     }
 

@@ -7,13 +7,15 @@ import Foundation
 /// that, on any thread. (What `record list` reads on one thread and makes
 /// into lines on every core.)
 public struct StoredRecordRow: Sendable {
-    let id: String
+    /// The id as stored (a UUID's lowercase text in a sound row).
+    public let id: String
     let put: [UInt8]
     let delete: [UInt8]?
     let firstPut: [UInt8]
     let store: String?
     let focus: String?
-    let at: String?
+    /// The winning `$at`, as written.
+    public let at: String?
     let fields: [UInt8]
 
     /// The row's values, from `id` (column `i`) and `put_version` (column

@@ -122,8 +122,8 @@ public enum FileIO {
         return removed
     }
 
-    /// Removes the temporary files ``writeAtomically(_:to:mode:)`` and
-    /// ``writeSecretAtomically(_:to:mode:)`` leave in `directory` when the
+    /// Removes the temporary files an ``AtomicFile`` (``writeAtomically(_:to:mode:)``,
+    /// ``writeSecretAtomically(_:to:mode:)``) leaves in `directory` when the
     /// process writing them is killed (`NAME.tmp-PID`, as large as what was
     /// being written).
     @discardableResult
@@ -131,26 +131,16 @@ public enum FileIO {
         removeLeftovers(in: directory) { name in name.range(of: ".tmp-", options: .backwards).flatMap { Int32(name[$0.upperBound...]) } }
     }
 
-    /// Writes `bytes` to `path` with mode 0600: to a temporary name beside it,
-    /// fsync, rename over, fsync the directory.
+    /// Writes `bytes` to `path` with mode 0600 as an ``AtomicFile``: to a
+    /// temporary name beside it, fsync, rename over, fsync the directory.
     public static func writeSecretAtomically(_ bytes: SecretBytes, to path: String, mode: mode_t = 0o600) throws(Failure) {
-        let tmp = path + ".tmp-\(getpid())"
-        let fd = Int32(retrying { Int(open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) })
-        guard fd >= 0 else { throw failure("open") }
-        var ok = true
+        let file = try AtomicFile(path: path, mode: mode)
+        var failed: Failure?
         bytes.withUnsafeBytes { b in
-            var off = 0
-            while off < b.count {
-                let n = retrying { write(fd, b.baseAddress! + off, b.count - off) }
-                if n <= 0 { ok = false; return }
-                off += n
-            }
+            do throws(Failure) { try file.write(b) } catch { failed = error }
         }
-        if !ok { let f = failure("write"); close(fd); unlink(tmp); throw f }
-        guard fsync(fd) == 0 else { let f = failure("fsync"); close(fd); unlink(tmp); throw f }
-        close(fd)
-        guard rename(tmp, path) == 0 else { let f = failure("rename"); unlink(tmp); throw f }
-        try fsyncDirectory((path as NSString).deletingLastPathComponent)
+        if let failed { throw failed }
+        try file.commit()
     }
 
     /// Reads a whole regular file (at most `limit` bytes). Anything else at

@@ -308,7 +308,7 @@ extension Home {
             let held = try state.keyring.keys(family: family)
             // The pass opens with these: the projection it builds reflects them.
             try projector.noteKeys(held.keys)
-            let unopened = UnopenedCount()
+            let unopened = AtomicCount()
             // The log's last position bounds the family's events (a count
             // would read the whole log once more).
             try projector.bulk(expected: Int(try log.lastPosition())) {

@@ -26,7 +26,7 @@ extension Home {
     /// - Parameters:
     ///   - mark: only events at or before this log position.
     ///   - skip: events left out before they are opened.
-    func forEachOpened(keys: ReadOnlyKeys, upTo mark: Int64 = .max, unopened: UnopenedCount,
+    func forEachOpened(keys: ReadOnlyKeys, upTo mark: Int64 = .max, unopened: AtomicCount,
                        skip: (EventLog.StoredBytes) -> Bool, _ project: (OpenedEvent) throws -> Void) throws {
         let opener = OrderedStream<[EventLog.StoredBytes], [OpenedEvent?]>(workers: Parallel.cores - 1) { block in
             var last: SyncEnvelope?

@@ -1,6 +1,5 @@
 import Envelope
 import Projections
-import Synchronization
 
 /// An event a worker of ``Home/forEachOpened(keys:upTo:unopened:skip:_:)`` opened. A class, so that the projecting
 /// thread takes each out of its block with one retain rather than one for
@@ -16,9 +15,3 @@ final class OpenedEvent: Sendable {
     }
 }
 
-/// Events the workers of ``Home/forEachOpened(keys:upTo:unopened:skip:_:)`` could not open, counted across threads.
-final class UnopenedCount: Sendable {
-    private let count = Atomic<Int>(0)
-    func add() { count.add(1, ordering: .relaxed) }
-    var value: Int { count.load(ordering: .relaxed) }
-}

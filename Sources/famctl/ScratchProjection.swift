@@ -44,7 +44,7 @@ final class ScratchProjection {
     /// - Returns: whether the projection was made.
     func rebuild(from home: Home, upTo mark: Int64, leavingOut failed: Set<EventID>, until: HLC?, householdHint: Set<EventID>?) throws -> Bool {
         let keys = ReadOnlyKeys(keys: try home.state.keyring.keys(family: home.family))
-        let unopened = UnopenedCount()
+        let unopened = AtomicCount()
         var household = Set<EventID>()
         func included(_ env: SyncEnvelope) -> Bool { until.map { env.hlc <= $0 } ?? true && !home.isPastForkPoint(env) }
         do {

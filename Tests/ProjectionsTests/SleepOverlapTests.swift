@@ -284,7 +284,7 @@ struct SleepOverlapTests {
     @Test(arguments: 0..<20)
     func theLowestStartOfALengthClassIsExact(seed: UInt64) {
         var rng = SplitMix(seed: seed &+ 5_000)
-        let open = EntityState.SpanKey.milliseconds(.distantFuture)
+        let open = EntityState.milliseconds(.distantFuture)
         for _ in 0..<2_000 {
             let start = Int64(bitPattern: rng.next() % (1 << 46)) - (1 << 45)
             let power = Int64(1) << (rng.next() % 40)

@@ -265,4 +265,95 @@ struct StreamedListingTests {
         }
         #expect(quoted > 1_000 && quoted < 2 * texts.count - 1_000)
     }
+
+    struct DiskFull: Error {}
+
+    /// What a ``StreamedListing`` wrote, through an injected output.
+    final class Written {
+        var chunks: [[UInt8]] = []
+        var gone = false
+        var failAfter = Int.max
+        var attempts = 0
+        var text: String { String(decoding: chunks.joined(), as: UTF8.self) }
+        var output: ListingOutput {
+            ListingOutput(write: { bytes in
+                self.attempts += 1
+                if self.chunks.count >= self.failAfter { throw DiskFull() }
+                self.chunks.append(bytes)
+            }, gone: { self.gone })
+        }
+    }
+
+    /// A listing of the numbers fed that `every` divides.
+    static func numbers(_ output: ListingOutput, every: Int = 1_000, flushSize: Int = 64 << 10, flushDelay: UInt64 = 200_000_000) -> StreamedListing<Int> {
+        StreamedListing(json: false, name: "list", unit: "number", empty: nil, output: output, flushSize: flushSize, flushDelay: flushDelay) { i in
+            i % every == 0 ? StreamedEntry.line("number \(i)") : nil
+        }
+    }
+
+    /// Once the output says nobody reads it, the reading stops within the
+    /// blocks already made (not at the end of a million items), and the
+    /// listing returns without an error; read to its end otherwise.
+    @Test func aReaderGoneStopsTheReading() throws {
+        let written = Written()
+        var fed = 0
+        let printed = try Self.numbers(written.output, every: 1, flushSize: 1).print { add in
+            for i in 0..<1_000_000 {
+                fed += 1
+                if fed == 5_000 { written.gone = true }
+                try add(i)
+            }
+        }
+        let window = StreamedListing<Int>.block * (StreamedListing<Int>.window + 2)
+        #expect(fed < 5_000 + window, "read \(fed) items for a reader gone after 5 000")
+        #expect(printed <= fed && written.text == (0..<printed).map { "number \($0)\n" }.joined(), "\(printed)")
+
+        let all = Written()
+        var allFed = 0
+        let allPrinted = try Self.numbers(all.output).print { add in
+            for i in 0..<200_000 { allFed += 1; try add(i) }
+        }
+        #expect(allFed == 200_000 && allPrinted == 200)
+        #expect(all.text == (0..<200).map { "number \($0 * 1_000)\n" }.joined())
+    }
+
+    /// A listing narrowed by a filter (few entries among many items) writes
+    /// what it found after about `flushDelay`, while it is still reading:
+    /// not only once its buffer fills or the reading ends.
+    @Test func aFewEntriesAreWrittenWhileTheReadingGoesOn() throws {
+        let written = Written()
+        var sawFirst = false
+        let started = Date()
+        try Self.numbers(written.output, flushDelay: 50_000_000).print { add in
+            var i = 0
+            // Items that are left out (all but each thousandth), until
+            // the first entry was written, for at most 20 s.
+            while Date().timeIntervalSince(started) < 20 {
+                try add(i)
+                i += 1
+                if i % 64 == 0, !written.chunks.isEmpty { sawFirst = true; break }
+                if i % 64 == 0 { usleep(200) }
+            }
+        }
+        #expect(sawFirst, "the first entries were written while the reading went on")
+        #expect(written.text.hasPrefix("number 0\n"))
+        #expect(Date().timeIntervalSince(started) < 10)
+    }
+
+    /// An output that fails (a full disk) stops the listing: its error is
+    /// thrown as it is, the reading stops, and nothing is written after the
+    /// failure, not even the line saying the listing is incomplete.
+    @Test func aFailedWriteStopsTheListing() throws {
+        let written = Written()
+        written.failAfter = 3
+        var fed = 0
+        #expect(throws: DiskFull.self) {
+            try Self.numbers(written.output, every: 1, flushSize: 1).print { add in
+                for i in 0..<1_000_000 { fed += 1; try add(i) }
+            }
+        }
+        #expect(written.chunks.count == 3 && written.attempts == 4, "\(written.attempts) writes tried")
+        #expect(fed < 10_000, "read \(fed) items after the output failed")
+        #expect(!written.text.contains("incomplete"))
+    }
 }
