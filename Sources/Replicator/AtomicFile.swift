@@ -25,7 +25,14 @@ public final class AtomicFile {
         self.path = path
         let temporary = path + ".tmp-\(getpid())"
         self.temporary = temporary
-        let fd = Int32(FileIO.retrying { Int(open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)) })
+        // A new file of its own: whatever has the name already (a file an
+        // earlier process of this pid left, a link put there) is removed,
+        // never written through nor kept with its own permissions.
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        var fd = Int32(FileIO.retrying { Int(open(temporary, flags, mode)) })
+        if fd < 0, errno == EEXIST, unlink(temporary) == 0 {
+            fd = Int32(FileIO.retrying { Int(open(temporary, flags, mode)) })
+        }
         guard fd >= 0 else { throw FileIO.failure("open") }
         self.fd = fd
     }
@@ -62,7 +69,12 @@ public final class AtomicFile {
         close(fd)
         fd = -1
         guard rename(temporary, path) == 0 else { let f = FileIO.failure("rename"); unlink(temporary); throw f }
-        try FileIO.fsyncDirectory((path as NSString).deletingLastPathComponent)
+        do {
+            try FileIO.fsyncDirectory((path as NSString).deletingLastPathComponent)
+        } catch {
+            throw FileIO.Failure(reason: "\(error.reason) (the new file is in place, but a crash now may lose it)",
+                                 permissionDenied: error.permissionDenied, code: error.code)
+        }
     }
 
     /// Removes the temporary file; `path` keeps what it held. Does nothing

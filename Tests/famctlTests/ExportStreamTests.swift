@@ -51,9 +51,12 @@ struct ExportStreamTests {
         #expect(out.contains("postpartum.json: 4000") && out.contains("growth.json: 1"), "\(out)")
         let home = try Home.open(f.home)
         for store in StoreName.allCases {
-            let records = try home.projector.records(.init(store: store.rawValue)).sorted { a, b in
-                (a.at.flatMap(TimeValue.parse) ?? .distantPast, a.id.lowercasedText) < (b.at.flatMap(TimeValue.parse) ?? .distantPast, b.id.lowercasedText)
+            // Those without a time first, then by moment, then by id.
+            func key(_ r: RecordState) -> (Int, Date, String) {
+                let moment = r.at.flatMap(TimeValue.parse)
+                return (moment == nil ? 0 : 1, moment ?? .distantPast, r.id.lowercasedText)
             }
+            let records = try home.projector.records(.init(store: store.rawValue)).sorted { key($0) < key($1) }
             let expected = PrettyJSON.bytes(.array(records.map { ExportStoresCommand.row($0, problems: []) })) + [0x0A]
             let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir + "/\(store.rawValue).json")))
             let differsAt = written.indices.first { $0 < expected.count && written[$0] != expected[$0] } ?? (written.count == expected.count ? nil : min(written.count, expected.count))
@@ -65,15 +68,18 @@ struct ExportStreamTests {
         let moods = try ExportProblemsTests.rows(dir, "postpartum")
         let milliseconds = moods.map { EntityState.milliseconds(TimeValue.parse($0["at"] as! String)!) }
         #expect(Set(milliseconds).count < 150, "many records share a millisecond")
+        // What SQLite's order alone (whole milliseconds, then id) would give
+        // differs: the exact order within a millisecond is what is tested.
         let ids = moods.map { $0["id"] as! String }
-        #expect(ids != ids.sorted(), "ids alone would order them otherwise")
+        let byMillisecond = zip(milliseconds, ids).sorted { $0 < $1 }.map(\.1)
+        #expect(ids != byMillisecond, "the whole milliseconds alone would order them otherwise")
         #expect(try String(contentsOfFile: dir + "/sleep.json", encoding: .utf8) == "[\n\n]\n")
     }
 
     /// A row damaged in the middle of a store: the export fails naming the
     /// stores' file and `rebuild`, and that store's file keeps what the
     /// export before wrote, byte for byte; no temporary file is left, and
-    /// one a killed export left is removed by the next.
+    /// one a killed export left (ten minutes untouched) is removed by the next.
     @Test func aStoreThatCannotBeReadKeepsItsFile() throws {
         let f = try Self.homeWithCloseMoods(3_000, seed: 3)
         let dir = f.root + "/export"
@@ -102,12 +108,39 @@ struct ExportStreamTests {
         try gone.run()
         gone.waitUntilExit()
         let leftover = dir + "/sleep.json.tmp-\(gone.processIdentifier)", mine = dir + "/notes.txt.tmp-\(gone.processIdentifier)"
-        for path in [leftover, mine] { try Data("{".utf8).write(to: URL(fileURLWithPath: path)) }
+        let recent = dir + "/growth.json.tmp-\(gone.processIdentifier)"
+        for path in [leftover, mine, recent] { try Data("{".utf8).write(to: URL(fileURLWithPath: path)) }
+        for path in [leftover, mine] {
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3_600)], ofItemAtPath: path)
+        }
         try f.ok("rebuild")
         try f.ok("export", "stores", dir)
         #expect(try ExportProblemsTests.rows(dir, "postpartum").count == 3_001)
         #expect(!FileManager.default.fileExists(atPath: leftover))
-        #expect(FileManager.default.fileExists(atPath: mine))
+        #expect(FileManager.default.fileExists(atPath: mine), "a file of the user's")
+        #expect(FileManager.default.fileExists(atPath: recent), "perhaps another machine's export, writing")
+    }
+
+    /// A file that cannot be written to its end (a size limit, as a full
+    /// disk would): the export fails with 73 naming the file, which keeps
+    /// what the export before wrote; no temporary file is left.
+    @Test func aFileThatCannotBeWrittenKeepsWhatItHeld() throws {
+        let f = try Self.homeWithCloseMoods(3_000, seed: 4)
+        let dir = f.root + "/export"
+        try f.ok("export", "stores", dir)
+        let before = try Data(contentsOf: URL(fileURLWithPath: dir + "/postpartum.json"))
+        #expect(before.count > 200 * 512)
+        try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        // Files of at most 100 KiB; writing past it fails with EFBIG (SIGXFSZ ignored).
+        let limited = try Subprocess.run("/bin/sh", ["-c", "trap '' XFSZ; ulimit -f 200; exec \"$0\" \"$@\"",
+                                                     FamctlRunner.binary.path, "export", "stores", dir], env: ["FAMCTL_HOME": f.home])
+        #expect(limited.0 == 73, "\(limited.0) \(limited.1)")
+        #expect(limited.1.contains("cannot write \(dir)/postpartum.json"), "\(limited.1)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/postpartum.json")) == before)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir)
+        #expect(!names.contains { $0.contains(".tmp-") }, "\(names)")
+        try f.ok("export", "stores", dir)
+        #expect(try ExportProblemsTests.rows(dir, "postpartum").count == 3_001)
     }
 
     /// An ``AtomicFile`` is in place only once committed: written in pieces,

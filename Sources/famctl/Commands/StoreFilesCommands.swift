@@ -30,9 +30,11 @@ enum ExportStoresCommand: Command {
             throw CLIError(.cantCreate, "cannot create \(dir): \(FileIO.reason(error, creating: dir))")
         }
         // What an export killed halfway left: its files' temporary names
-        // (`feeding.json.tmp-PID`, the process gone). Nothing else is touched.
+        // (`feeding.json.tmp-PID`, no such process here, untouched for ten
+        // minutes: the folder may be shared with another machine, whose
+        // export may be writing). Nothing else is touched.
         let names = Set(StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"])
-        FileIO.removeLeftovers(in: dir) { name in
+        FileIO.removeLeftovers(in: dir, untouchedFor: 600) { name in
             guard let r = name.range(of: ".tmp-", options: .backwards), names.contains(String(name[..<r.lowerBound])) else { return nil }
             return Int32(name[r.upperBound...])
         }
@@ -89,8 +91,9 @@ enum ExportStoresCommand: Command {
 
     /// The live records of `store` in the order of its file: by time, those
     /// without one first, then by id. SQLite reads them by `at_ms, id` (the
-    /// time in whole milliseconds); the few that share a millisecond are put
-    /// in exact time order here.
+    /// time in whole milliseconds); those that share a millisecond are held
+    /// together and put in exact time order here (so memory grows with the
+    /// largest such group, a few records in a household's stores).
     static func forEachInFileOrder(_ home: Home, store: StoreName, _ body: (StoredRecordRow) throws -> Void) throws {
         var run: [(at: Date?, row: StoredRecordRow)] = []
         var runMilliseconds: Int64?
