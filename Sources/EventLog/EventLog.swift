@@ -293,18 +293,25 @@ public final class EventLog {
     /// Streams stored events in the given order without loading them all.
     public enum Order: Sendable { case arrival, chain, hlc }
 
-    public func forEachEvent(order: Order = .arrival, after position: Int64 = 0, in family: FamilyID? = nil, _ body: (StoredEvent) throws -> Void) throws {
+    /// With `since`, only the events whose clock is at or after it, found
+    /// through the clock's index (`log --since` of the last minute reads the
+    /// last minute's events, not the whole log).
+    public func forEachEvent(order: Order = .arrival, after position: Int64 = 0, in family: FamilyID? = nil, since: HLC? = nil,
+                             _ body: (StoredEvent) throws -> Void) throws {
         let orderBy = switch order {
         case .arrival: "pos"
         case .chain: "family, author, seq"
         case .hlc: "hlc, author"
         }
-        // Not cached: a caller may nest reads inside the callback.
+        // Not cached: a caller may nest reads inside the callback. The clock
+        // is stored as 8 big-endian bytes: compared as a blob, in its order.
         let stmt = try Statement(database: database, sql: """
             SELECT pos, received_at, id, family, author, seq, hlc, bytes FROM events
-            WHERE pos > ?1 AND (?2 IS NULL OR family = ?2) ORDER BY \(orderBy)
+            WHERE pos > ?1 AND (?2 IS NULL OR family = ?2)\(since == nil ? "" : " AND hlc >= ?3") ORDER BY \(orderBy)
             """)
-        try stmt.forEachRow([.integer(position), family.map { .blob($0.bytes) } ?? .null]) { r in
+        var values: [SQLValue] = [.integer(position), family.map { .blob($0.bytes) } ?? .null]
+        if let since { values.append(.blob(since.bigEndianBytes)) }
+        try stmt.forEachRow(values) { r in
             try body(StoredEvent(
                 position: r.int(0), receivedAt: Date(timeIntervalSince1970: Double(r.int(1)) / 1000),
                 id: EventID(bytes: r.blob(2)), family: FamilyID(bytes: r.blob(3)), author: DeviceID(bytes: r.blob(4)),
@@ -319,7 +326,7 @@ public final class EventLog {
     }
 
     /// Streams the id and bytes of every event of `family` in chain order
-    /// (author, then seq): ``forEachEvent(order:after:in:_:)`` without the
+    /// (author, then seq): ``forEachEvent(order:after:in:since:_:)`` without the
     /// columns a rebuild does not use, which were a tenth of its reading.
     /// With `mark`, only those at or before that log position (`+pos`: read
     /// in the order of the chain's index, never a range of positions sorted).

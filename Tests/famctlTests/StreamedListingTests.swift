@@ -58,6 +58,36 @@ struct StreamedListingTests {
         #expect(json.stdout.hasPrefix("[\n  {\n    \"author\" : ") && json.stdout.hasSuffix("\n  }\n]\n"), "\(json.stdout.suffix(40))")
     }
 
+    /// `log --since T` lists exactly the lines of `log` whose clock is at or
+    /// after T, in the same order; and it reads only those events from the
+    /// log (the clock's index), not every event to judge each.
+    @Test func sinceListsAndReadsOnlyTheEventsFromThatTime() throws {
+        let f = try Self.homeWithMoods(6_000)
+        var clocks: [(hlc: HLC, id: String)] = []
+        do {
+            let db = try Database(path: f.home + "/famctl.sqlite", create: false, readOnly: true)
+            try db.statement("SELECT hlc, id FROM events ORDER BY hlc, author").forEachRow {
+                clocks.append((HLC(bigEndianBytes: $0.blob(0))!, $0.blob(1).map { String(format: "%02x", $0) }.joined()))
+            }
+        }
+        let all = try f.ok("log").split(separator: "\n")
+        #expect(all.count == clocks.count)
+        let home = try Home.open(f.home)
+        for k in [0, 1, 2_999, 4_500, clocks.count - 1] {
+            let since = HLC(milliseconds: clocks[k].hlc.milliseconds, counter: 0)
+            let expected = zip(clocks, all).filter { $0.0.hlc >= since }.map(\.1)
+            #expect(expected.count >= clocks.count - k)
+            let listed = try f.ok("log", "--since", TimeText.format(since.date)).split(separator: "\n")
+            #expect(listed == expected, "--since \(TimeText.format(since.date)): \(listed.count) lines against \(expected.count)")
+            var read = 0
+            try home.log.forEachEvent(order: .hlc, since: since) { _ in read += 1 }
+            #expect(read == expected.count, "read \(read) events for \(expected.count)")
+        }
+        let later = TimeText.format(clocks.last!.hlc.date.addingTimeInterval(1))
+        let none = try f.ok("log", "--since", later)
+        #expect(none == "(no events)", "\(none)")
+    }
+
     /// The log's pages damaged halfway: every event before the damage is
     /// printed (the log's first events by clock, none dropped on the way
     /// out), then a line saying the listing is incomplete, never a listing

@@ -67,7 +67,7 @@ enum LogCommand: Command {
             keys: try Dictionary(home.log.families().map { ($0, ReadOnlyKeys(keys: try home.state.keyring.keys(family: $0))) }, uniquingKeysWith: { a, _ in a }),
             notCounted: notCounted, authorPrefix: authorPrefix, since: since, focus: focus, json: inv.json)
         try StreamedListing(json: inv.json, name: "log", unit: "event", empty: "(no events)", make: entries.entry)
-            .print { add in try home.log.forEachEvent(order: .hlc) { try add($0) } }
+            .print { add in try home.log.forEachEvent(order: .hlc, since: since) { try add($0) } }
     }
 
     /// One event's line of text output.
