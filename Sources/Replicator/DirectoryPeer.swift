@@ -36,7 +36,7 @@ public final class DirectoryPeer: Peer {
     private func map(_ e: SharedDirectoryError) -> PeerError {
         switch e {
         case .missing(let p): .offline("the shared directory \(p) is missing (unmounted, or not created yet)")
-        case .notADirectory: .notAFolder(e.description)
+        case .notADirectory, .link: .notAFolder(e.description)
         case .unreadable(let p, let why): .unavailable("cannot read \(p): \(why)")
         case .denied: .denied(e.description)
         case .notWritable(let p, let why): .unsupported("cannot write into \(p): \(why)")
@@ -95,9 +95,13 @@ public final class DirectoryPeer: Peer {
     }
 
     public func delete(_ path: String) throws(PeerError) {
-        guard unlink(full(path)) == 0 else {
-            if errno == ENOENT { throw .notFound }
-            throw .unavailable(String(cString: strerror(errno)))
+        let parts = path.split(separator: "/")
+        guard parts.count == 2 else { throw .unsupported("bad path \(path)") }
+        let e: Int32
+        do { e = try directory.remove(String(parts[1]), in: String(parts[0])) } catch { throw map(error) }
+        guard e == 0 else {
+            if e == ENOENT { throw .notFound }
+            throw .unavailable(String(cString: strerror(e)))
         }
     }
 }

@@ -98,8 +98,8 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The URL is not a place to keep objects: not a WebDAV collection, or
     /// the collection that should hold it does not exist.
     case notACollection(String)
-    /// A shared folder, or the family's folder in it, is a file: waiting
-    /// will not make it a folder.
+    /// A shared folder, or the family's folder in it, is a file (or a
+    /// folder of it a symbolic link): waiting will not make it a folder.
     case notAFolder(String)
     /// This user may not read the shared folder (no permission): asking
     /// again will not change it.

@@ -120,6 +120,8 @@ public final class SharedDirectory {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { throw .missing(root) }
         let dir = familyPath + "/" + folderName
+        // Neither folder is made through a link (see below).
+        for path in [familyPath, dir] where Self.isLink(path) { throw .link(path) }
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         } catch {
@@ -130,21 +132,29 @@ public final class SharedDirectory {
         } catch {
             throw .staging(staging, FileIO.reason(error, creating: staging))
         }
+        // The folder is reached through no symbolic link: a sync engine may
+        // bring one from another machine (Syncthing copies links as links),
+        // and a link in its place would send this device's files into any
+        // folder of this machine it may write. Opened once, without
+        // following a link at either level, and written through its
+        // descriptor, so that a link put there meanwhile is not followed
+        // either.
+        let folder = try openRealFolder(folderName)
+        defer { close(folder) }
         if folderName != "blobs" { removeLeftovers(in: dir) }
-        let final = dir + "/" + name
-        var tmp = staging + "/\(name).\(getpid()).tmp"
+        let tmp = staging + "/\(name).\(getpid()).tmp"
         do {
             try write(bytes, to: tmp)
-            if rename(tmp, final) != 0 {
+            if renameat(AT_FDCWD, tmp, folder, name) != 0 {
                 let e = errno
                 unlink(tmp)
                 guard e == EXDEV else { throw FileIO.Failure(reason: "rename: \(String(cString: strerror(e)))", permissionDenied: e == EACCES, code: e) }
                 // Another file system: stage beside the target under a name no reader accepts.
-                tmp = dir + "/.famctl-\(getpid())-\(name).tmp"
-                try write(bytes, to: tmp)
-                guard rename(tmp, final) == 0 else { let f = FileIO.failure("rename"); unlink(tmp); throw f }
+                let beside = ".famctl-\(getpid())-\(name).tmp"
+                try write(bytes, to: beside, in: folder)
+                guard renameat(folder, beside, folder, name) == 0 else { let f = FileIO.failure("rename"); unlinkat(folder, beside, 0); throw f }
             }
-            try FileIO.fsyncDirectory(dir)
+            guard fsync(folder) == 0 else { throw FileIO.failure("fsync directory") }
         } catch {
             if let f = error as? FileIO.Failure {
                 switch f.code {
@@ -158,22 +168,66 @@ public final class SharedDirectory {
         }
     }
 
-    private func write(_ bytes: [UInt8], to path: String) throws(FileIO.Failure) {
-        let fd = Int32(FileIO.retrying { Int(open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0o644)) })
+    /// Writes `bytes` to a new file at `path` (relative to the folder
+    /// `dir` opened, else to the working directory), never through a link.
+    private func write(_ bytes: [UInt8], to path: String, in dir: Int32 = AT_FDCWD) throws(FileIO.Failure) {
+        let fd = Int32(FileIO.retrying { Int(openat(dir, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW, 0o644)) })
         guard fd >= 0 else { throw FileIO.failure("open \(path)") }
         var off = 0
         while off < bytes.count {
             let n = bytes.withUnsafeBytes { b in FileIO.retrying { Glibc.write(fd, b.baseAddress! + off, b.count - off) } }
-            if n <= 0 { let f = FileIO.failure("write"); close(fd); unlink(path); throw f }
+            if n <= 0 { let f = FileIO.failure("write"); close(fd); unlinkat(dir, path, 0); throw f }
             off += n
         }
-        guard fsync(fd) == 0 else { let f = FileIO.failure("fsync"); close(fd); unlink(path); throw f }
+        guard fsync(fd) == 0 else { let f = FileIO.failure("fsync"); close(fd); unlinkat(dir, path, 0); throw f }
         close(fd)
+    }
+
+    /// The family's folder `folderName`, opened (a descriptor to close)
+    /// without following a symbolic link, at the family's level or its own.
+    /// - Throws: ``SharedDirectoryError/link(_:)`` for a link,
+    ///   ``SharedDirectoryError/notADirectory(_:)`` for a file.
+    private func openRealFolder(_ folderName: String) throws(SharedDirectoryError) -> Int32 {
+        let family = Int32(FileIO.retrying { Int(open(familyPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) })
+        guard family >= 0 else { throw Self.folderFailure(familyPath) }
+        defer { close(family) }
+        let fd = Int32(FileIO.retrying { Int(openat(family, folderName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) })
+        guard fd >= 0 else { throw Self.folderFailure(familyPath + "/" + folderName) }
+        return fd
+    }
+
+    private static func isLink(_ path: String) -> Bool {
+        var st = stat()
+        return lstat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFLNK
+    }
+
+    /// Why a folder of the family did not open (`errno` as the open left it).
+    private static func folderFailure(_ path: String) -> SharedDirectoryError {
+        let e = errno
+        if isLink(path) { return .link(path) }
+        if e == ENOTDIR { return .notADirectory(path) }
+        return .notWritable(path, String(cString: strerror(e)))
+    }
+
+    /// Removes `name` from the family's folder `folderName`, never through
+    /// a link in place of the folder.
+    /// - Returns: 0, or the `errno` of the removal (`ENOENT`: not there).
+    /// - Throws: when the folder is a link or not a folder.
+    public func remove(_ name: String, in folderName: String) throws(SharedDirectoryError) -> Int32 {
+        let folder: Int32
+        do {
+            folder = try openRealFolder(folderName)
+        } catch {
+            if case .notWritable = error, access(familyPath + "/" + folderName, F_OK) != 0, errno == ENOENT { return ENOENT }
+            throw error
+        }
+        defer { close(folder) }
+        return unlinkat(folder, name, 0) == 0 ? 0 : errno
     }
 
     /// Removes one of this device's own files (after compaction).
     public func removeOwn(_ name: String, author: DeviceID) {
-        unlink(folder(author) + "/" + name)
+        _ = try? remove(name, in: author.hex)
     }
 }
 
@@ -185,6 +239,10 @@ public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
     /// The shared folder, or the family's folder in it, is a file (or
     /// something else that holds no files): waiting will not make it one.
     case notADirectory(String)
+    /// The family's folder, or a device's folder in it, is a symbolic
+    /// link: famctl does not write through one (it could lead anywhere on
+    /// this machine).
+    case link(String)
     case unreadable(String, String)
     /// This user may not read it: asking again will not change that.
     case denied(String, String)
@@ -204,6 +262,7 @@ public enum SharedDirectoryError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .missing(let p): "the shared directory \(p) is missing (unmounted, or not created yet)"
         case .notADirectory(let p): "\(p) is not a folder (a file is in its place)"
+        case .link(let p): "\(p) is a symbolic link, not a folder: famctl writes only into real folders in the shared folder (a link, which a sync engine may bring from another machine, could send this device's files anywhere on it)"
         case .unreadable(let p, let why): "cannot read \(p): \(why)"
         case .denied(let p, let why): "cannot read \(p): \(why)"
         case .notWritable(let p, let why): "cannot write into \(p): \(why)"

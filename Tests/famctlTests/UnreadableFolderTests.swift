@@ -171,3 +171,37 @@ struct UnreadableFolderTests {
         #expect(Date().timeIntervalSince(started) < 10, "retried as a temporary failure")
     }
 }
+
+/// A device's folder, or the family's folder, that is a symbolic link (a
+/// sync engine such as Syncthing brings links from other machines as links)
+/// is never written through: the sync says what it is and what to do, the
+/// link's target gets nothing, and once a real folder is back the events go
+/// out.
+struct LinkedFolderTests {
+    @Test func aFolderThatIsALinkIsNotWrittenThrough() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try dad.ok("sync")
+        let (folder, _) = try ICloudPlaceholderTests.segments(of: dad, in: family)
+        let familyFolder = (folder as NSString).deletingLastPathComponent
+        let fm = FileManager.default
+        let elsewhere = family.dir + "-elsewhere"
+        try fm.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        defer { try? fm.removeItem(atPath: elsewhere) }
+        for (n, linked) in [folder, familyFolder].enumerated() {
+            try fm.moveItem(atPath: linked, toPath: linked + ".away")
+            try fm.createSymbolicLink(atPath: linked, withDestinationPath: elsewhere)
+            let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(n + 3)")
+            let round = try dad.run("sync")
+            #expect(round.code == 65, "a sync through a linked folder: exit \(round.code): \(round.stdout)")
+            #expect(round.stderr.contains("\(linked) is a symbolic link, not a folder") && round.stderr.contains("Move the file or link away"), "\(round.stderr)")
+            let written = try fm.contentsOfDirectory(atPath: elsewhere)
+            #expect(written.isEmpty, "the sync wrote through the link: \(written)")
+            try fm.removeItem(atPath: linked)
+            try fm.moveItem(atPath: linked + ".away", toPath: linked)
+            try dad.ok("sync")
+            try mum.ok("sync")
+            #expect(try mum.ok("record", "show", record).contains("mood=\(n + 3)"))
+        }
+    }
+}

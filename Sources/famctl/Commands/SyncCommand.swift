@@ -358,7 +358,7 @@ enum SyncCommand: Command {
         case .loginRefused:
             "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
         case .notAFolder:
-            "Move the file away, or give the family a folder ('famctl settings sync --dir PATH'); waiting will not help."
+            "Move the file or link away (famctl makes the folder), or give the family a folder ('famctl settings sync --dir PATH'); waiting will not help."
         case .notACollection:
             "Check the URL: it must name a WebDAV collection that exists (a folder the server shares over WebDAV)."
         case .untrustedCertificate:
