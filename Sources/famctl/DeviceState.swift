@@ -48,10 +48,11 @@ final class DeviceState {
         try database.execute("""
             CREATE TABLE IF NOT EXISTS device_settings(key TEXT PRIMARY KEY, value TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS epoch_keys(
-                family BLOB NOT NULL, epoch INTEGER NOT NULL, key BLOB NOT NULL CHECK(length(key) = 32),
+                family BLOB NOT NULL, epoch INTEGER NOT NULL, key BLOB NOT NULL CHECK(length(key) = 32), key_check BLOB,
                 PRIMARY KEY(family, epoch));
             """)
         keyring = Keyring(database: database)
+        try keyring.addChecks()
     }
 
     func get(_ key: Key) throws -> String? {
@@ -68,25 +69,91 @@ final class DeviceState {
 }
 
 /// The family's epoch keys this device holds.
+///
+/// Each key is stored with a check value (`key_check`, ``check(_:family:)``)
+/// and every key read is checked against it: a key damaged on disk (a flipped
+/// bit that SQLite's own checks do not see) would otherwise seal this
+/// device's next events so that no other device can open them, and make its
+/// own rebuild drop every record it can no longer open. A key that fails its
+/// check is refused, with what to do, and nothing is written with it.
 final class Keyring {
     let database: Database
     init(database: Database) { self.database = database }
 
+    /// The check value stored with `key`: a 16-byte keyed BLAKE2b, keyed with
+    /// the key, of a fixed label, the family and the epoch. It says nothing
+    /// of the key to whoever reads the file (the key is beside it anyway),
+    /// and a damaged key or a damaged check no longer match.
+    static func check(_ key: EpochKey, family: FamilyID) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 16)
+        let e = key.epoch
+        let message = Array("famctl epoch key check v1".utf8) + family.bytes + [UInt8(e >> 24), UInt8(e >> 16 & 0xFF), UInt8(e >> 8 & 0xFF), UInt8(e & 0xFF)]
+        out.withUnsafeMutableBytes { o in
+            key.key.withUnsafeBytes { k in
+                Sodium.blake2b(into: o, key: k) { update in message.withUnsafeBytes { update($0) } }
+            }
+        }
+        return out
+    }
+
+    /// Adds the `key_check` column to a home made before it, and a check to
+    /// every key stored without one (as it is then: a key damaged before
+    /// this is not told apart).
+    func addChecks() throws {
+        let has = try database.statement("SELECT 1 FROM pragma_table_info('epoch_keys') WHERE name = 'key_check'").first { _ in true } ?? false
+        if !has {
+            do {
+                try database.execute("ALTER TABLE epoch_keys ADD COLUMN key_check BLOB")
+            } catch {
+                // Another process may have added it meanwhile.
+                guard error.message.contains("duplicate column") else { throw error }
+            }
+        }
+        var unchecked: [(FamilyID, EpochKey)] = []
+        try database.statement("SELECT family, epoch, key FROM epoch_keys WHERE key_check IS NULL").forEachRow {
+            let family = $0.blob(0), key = $0.blob(2)
+            guard family.count == 16, key.count == 32 else { return }   // refused when read
+            unchecked.append((FamilyID(bytes: family), EpochKey(epoch: UInt32(truncatingIfNeeded: $0.int(1)), key: SecretBytes(key))))
+        }
+        for (family, key) in unchecked {
+            try database.run("UPDATE epoch_keys SET key_check = ?1 WHERE family = ?2 AND epoch = ?3 AND key_check IS NULL",
+                             [.blob(Self.check(key, family: family)), .blob(family.bytes), .integer(Int64(key.epoch))])
+        }
+    }
+
     func store(_ key: EpochKey, family: FamilyID) throws {
-        try database.run("INSERT OR IGNORE INTO epoch_keys(family, epoch, key) VALUES(?1, ?2, ?3)",
-                         [.blob(family.bytes), .integer(Int64(key.epoch)), .blob(key.key.copyBytes())])
+        try database.run("INSERT OR IGNORE INTO epoch_keys(family, epoch, key, key_check) VALUES(?1, ?2, ?3, ?4)",
+                         [.blob(family.bytes), .integer(Int64(key.epoch)), .blob(key.key.copyBytes()), .blob(Self.check(key, family: family))])
+    }
+
+    /// The key of a row (`epoch`, `key`, `key_check` in columns `at`,
+    /// `at + 1`, `at + 2`), once it passes its check.
+    private func checked(_ row: Row, at i: Int32, family: FamilyID) throws -> EpochKey {
+        let epoch = UInt32(truncatingIfNeeded: row.int(i))
+        let bytes = row.blob(i + 1)
+        guard bytes.count == 32 else { throw Self.damaged(epoch: epoch) }
+        let key = EpochKey(epoch: epoch, key: SecretBytes(bytes))
+        if row.isNull(i + 2) { return key }
+        guard Sodium.constantTimeEqual(row.blob(i + 2), Self.check(key, family: family)) else { throw Self.damaged(epoch: epoch) }
+        return key
+    }
+
+    static func damaged(epoch: UInt32) -> CLIError {
+        CLIError(.dataError, "the family's key of epoch \(epoch) in this home's famctl.sqlite is damaged (it no longer matches its check value); nothing was written or read with it",
+                 hint: "Restore famctl.sqlite from a backup taken before the damage, then run 'famctl sync'. Without one: this device's events are in the shared folder, and a new home that joins the family with a new invitation from its owner reads them all.")
     }
 
     func key(family: FamilyID, epoch: UInt32) throws -> EpochKey? {
-        try database.statement("SELECT key FROM epoch_keys WHERE family = ?1 AND epoch = ?2")
-            .first([.blob(family.bytes), .integer(Int64(epoch))]) { EpochKey(epoch: epoch, key: SecretBytes($0.blob(0))) }
+        try database.statement("SELECT epoch, key, key_check FROM epoch_keys WHERE family = ?1 AND epoch = ?2")
+            .first([.blob(family.bytes), .integer(Int64(epoch))]) { try checked($0, at: 0, family: family) }
     }
 
     /// Every key held for `family`, by epoch.
     func keys(family: FamilyID) throws -> [UInt32: EpochKey] {
         var out: [UInt32: EpochKey] = [:]
-        try database.statement("SELECT epoch, key FROM epoch_keys WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
-            out[UInt32($0.int(0))] = EpochKey(epoch: UInt32($0.int(0)), key: SecretBytes($0.blob(1)))
+        try database.statement("SELECT epoch, key, key_check FROM epoch_keys WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
+            let key = try checked($0, at: 0, family: family)
+            out[key.epoch] = key
         }
         return out
     }
@@ -100,7 +167,7 @@ final class Keyring {
     }
 
     func current(family: FamilyID) throws -> EpochKey? {
-        try database.statement("SELECT epoch, key FROM epoch_keys WHERE family = ?1 ORDER BY epoch DESC LIMIT 1")
-            .first([.blob(family.bytes)]) { EpochKey(epoch: UInt32($0.int(0)), key: SecretBytes($0.blob(1))) }
+        try database.statement("SELECT epoch, key, key_check FROM epoch_keys WHERE family = ?1 ORDER BY epoch DESC LIMIT 1")
+            .first([.blob(family.bytes)]) { try checked($0, at: 0, family: family) }
     }
 }
