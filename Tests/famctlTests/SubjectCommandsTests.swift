@@ -347,3 +347,33 @@ struct SubjectCommandsTests {
         #expect(try mum.ok("record", "list", "--focus", max).contains(r))
     }
 }
+
+/// A care subject is named the same way wherever a command takes one, and
+/// a near miss says what was meant (a user trial: `log --focus Lily` said
+/// Lily was no care subject; a removed subject's name did too).
+struct FocusByNameTests {
+    @Test func everyCommandTakesASubjectsNameAndSaysWhatIsWrongWithIt() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily", "--birth", "2026-05-01")
+        let tom = try f.ok("subject", "add", "baby", "--name", "Tom", "--birth", "2026-05-01")
+        let a = try f.ok("record", "add", "--focus", "lily", "--store", "diaper", "wet=true")
+        let b = try f.ok("record", "add", "--focus", tom, "--store", "diaper", "wet=true")
+        let log = try f.ok("log", "--focus", "Lily")
+        #expect(log.contains(a) && !log.contains(b), "\(log)")
+        #expect(try f.ok("log", "--focus", lily) == log)
+
+        try f.ok("subject", "remove", "Tom", "--with-records")
+        #expect(try f.ok("log", "--focus", "Tom").contains(b), "a removed subject's events are listed by its name")
+        let byName = try f.run("record", "add", "--focus", "Tom", "--store", "diaper", "wet=true")
+        let byKey = try f.run("record", "add", "--focus", tom, "--store", "diaper", "wet=true")
+        #expect(byName.code == 65 && byName.stderr == byKey.stderr && byName.stderr.contains("care subject \(tom) is removed"), "\(byName.stderr)")
+
+        let store = try f.run("record", "list", "--store", "Diaper")
+        #expect(store.code == 65 && store.stderr.contains("did you mean 'diaper'?"), "\(store.stderr)")
+        let word = try f.run("record", "add", "--focus", "Lily", "--store", "feeding", "amountMl")
+        #expect(word.code == 65 && word.stderr.contains("for example amountMl=VALUE"), "\(word.stderr)")
+        let member = try f.run("member", "remove", "Dad")
+        #expect(member.code == 65 && member.stderr.contains("this device has no family yet"), "\(member.stderr)")
+    }
+}

@@ -10,7 +10,7 @@ enum LogCommand: Command {
         abstract: "List the events in this device's log, oldest first by their clock.",
         options: [
             .value("--author", "A", "Only events by this device: a member's name, a device id or a prefix of one, or 'me'."),
-            .value("--focus", "F", "Only events about this care subject: its records and the subject itself."),
+            .value("--focus", "F", "Only events about this care subject (its focus key or name): its records and the subject itself."),
             .value("--since", "TIME", "Only events at or after this time (ISO-8601)."),
         ])
 
@@ -54,8 +54,7 @@ enum LogCommand: Command {
         let notCounted = Dictionary(try home.projector.rejections().map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
         var focus: String?
         if let f = inv.value("--focus") {
-            guard let k = FocusKey(f) else { throw CLIError.data("--focus '\(f)' is not a care subject", hint: "Use baby:<UUID>, pregnancy or newMom.") }
-            focus = k.description
+            focus = try RecordInput.focus(f, home: home, removed: true).description
         }
         var since: HLC?
         if let s = inv.value("--since") {

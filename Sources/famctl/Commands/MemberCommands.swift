@@ -96,7 +96,7 @@ enum MemberRemoveCommand: Command {
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let h = home.projector.household
-        guard h.owner == home.deviceID else { throw CLIError.data("only the family's owner can remove members") }
+        try home.requireOwner(toDo: "remove members")
         let m = try MemberLookup.find(inv.positionals[0], in: h)
         guard m.device != home.deviceID else { throw CLIError.data("the owner cannot remove itself") }
         guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was already removed") }
@@ -126,7 +126,7 @@ enum MemberRoleCommand: Command {
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let h = home.projector.household
-        guard h.owner == home.deviceID else { throw CLIError.data("only the family's owner can change roles") }
+        try home.requireOwner(toDo: "change roles")
         // The role first and the member second: said as such, not as "no member \"viewer\"".
         if Role(rawValue: inv.positionals[0]) != nil, Role(rawValue: inv.positionals[1]) == nil {
             throw CLIError.usage("give the member first, then the role: famctl member role \(ShellWord.quoted(inv.positionals[1])) \(inv.positionals[0])")

@@ -29,7 +29,10 @@ enum RecordInput {
             }
         }
         for a in inv.positionals {
-            guard let eq = a.firstIndex(of: "=") else { throw .data("'\(a)' is not field=value") }
+            guard let eq = a.firstIndex(of: "=") else {
+                throw .data("'\(a)' is not field=value",
+                            hint: "Give each field as name=value, with no space around '=' (for example \(a)=VALUE); docs/cli.md lists the fields of each store.")
+            }
             let name = String(a[..<eq])
             try checkFieldName(name)
             // (Clearing one, `at=`, is allowed: a field of that name written before.)
@@ -144,16 +147,28 @@ enum RecordInput {
 
     /// `--focus`: a focus key, or the name of a care subject this device
     /// knows (live; `removed` too, for a listing of what is left of one).
+    /// The name of a removed subject alone gives its key even when
+    /// `removed` is false, so that the change is refused as one for a removed
+    /// subject, with how to restore it, as its key would be.
     static func focus(_ text: String, home: Home, removed: Bool = false) throws -> FocusKey {
         if let f = FocusKey(text) { return f }
         let named = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: removed))
         if named.count == 1 { return named[0].focus }
         if named.count > 1 { throw SubjectInput.ambiguous(text, named, hint: "Give --focus one of the keys.") }
+        if !removed {
+            let gone = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: true))
+            if gone.count == 1 { return gone[0].focus }
+        }
         throw CLIError.data("--focus '\(text)' is not a care subject", hint: "Use baby:<UUID>, pregnancy, newMom or a subject's name; 'famctl subject list --json' shows them.")
     }
 
     static func store(_ text: String) throws(CLIError) -> StoreName {
-        guard let s = StoreName(rawValue: text) else { throw .data("--store '\(text)' is not a store", hint: "Use one of: \(StoreName.list).") }
+        guard let s = StoreName(rawValue: text) else {
+            if let near = StoreName.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) {
+                throw .data("--store '\(text)' is not a store; did you mean '\(near.rawValue)'?", hint: "Store names are written as listed: \(StoreName.list).")
+            }
+            throw .data("--store '\(text)' is not a store", hint: "Use one of: \(StoreName.list).")
+        }
         return s
     }
 
