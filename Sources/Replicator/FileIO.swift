@@ -72,6 +72,14 @@ public enum FileIO {
         return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
     }
 
+    /// The size of the regular file at `path` (links followed); `nil` when
+    /// there is none.
+    public static func size(_ path: String) -> Int64? {
+        var st = stat()
+        guard stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int64(st.st_size)
+    }
+
     /// Retries a syscall interrupted by a signal.
     public static func retrying(_ call: () -> Int) -> Int {
         while true {

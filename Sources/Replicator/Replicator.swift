@@ -737,7 +737,7 @@ public final class Replicator {
             count += 1
             if !kinds.contains(kind) { kinds.append(kind) }
         }
-        return (count, "\(count) event(s) that do not verify (\(kinds.joined(separator: ", "))); its other events were taken")
+        return (count, "\(count) event(s) that do not verify (\(kinds.joined(separator: ", "))); its other events were checked on their own (any after it in its author's chain wait for a good copy of it)")
     }
 
     // MARK: - Status

@@ -103,6 +103,13 @@ final class Home {
                                : "The home belongs to another user, or its permissions were changed; nothing was touched.")
         }
         let idPath = path + "/" + identityFile
+        var link = stat()
+        if lstat(idPath, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            // Its mode is the link's, its target anyone's: a `chmod` would
+            // change the target, wherever it is.
+            throw CLIError(.dataError, "\(idPath) is a symbolic link; famctl reads this device's key only from a file in the home",
+                           hint: "Put the key file itself in its place (copy the file the link leads to over the link, then 'chmod 600' it), or restore it from a backup of this home; nothing was touched.")
+        }
         guard FileManager.default.fileExists(atPath: idPath) else {
             throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(path)'.")
         }
@@ -127,6 +134,14 @@ final class Home {
         }
         // `init` writes the key last, so a home with a key has had its log:
         // opened without it, SQLite would make an empty one in its place.
+        // An empty file with no write-ahead log beside it holds no log
+        // either (SQLite would write a new, empty one into it).
+        if FileIO.size(path + "/" + databaseFile) == 0, (FileIO.size(path + "/" + databaseFile + "-wal") ?? 0) == 0 {
+            throw CLIError(.dataError, "\(path + "/" + databaseFile) is empty (0 bytes): this device's event log is gone; nothing was written into it",
+                           hint: "Restore \(databaseFile) (with its -wal file, if any) from a backup of this home. Without it, this device's "
+                               + "chain cannot go on: join the family again from a new home ('famctl accept CODE --name NAME --home NEWDIR'); "
+                               + "the family's other devices hold what it had published.")
+        }
         guard FileManager.default.fileExists(atPath: path + "/" + databaseFile) else {
             throw CLIError(.noInput, "\(path) holds this device's key but not its event log (\(databaseFile) is missing); nothing was created",
                            hint: "Restore \(databaseFile) (with its -wal file, if any) from a backup of this home. Without it, this device's "

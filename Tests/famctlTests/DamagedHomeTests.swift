@@ -1,4 +1,5 @@
 import EventLog
+import Replicator
 import Foundation
 import Testing
 
@@ -126,6 +127,44 @@ struct DamagedHomeTests {
         #expect(!FileManager.default.fileExists(atPath: r.home + "/famctl.sqlite"))
         // `init` still refuses the home: it has a device key.
         #expect(try r.run("init", "--name", "Again").code == 73)
+    }
+
+    /// An empty log file (0 bytes, no write-ahead log beside it) holds no
+    /// log either: refused (65), and SQLite is not let write a new, empty
+    /// log into it.
+    @Test func anEmptyLogFileIsRefusedAndLeftEmpty() throws {
+        let r = FamctlRunner()
+        _ = try Self.homeWithRecords(r)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: r.home + "/famctl.sqlite" + suffix) }
+        #expect(FileManager.default.createFile(atPath: r.home + "/famctl.sqlite", contents: Data()))
+        for args in [["status"], ["record", "list"], ["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3"]] {
+            let out = try r.run(args)
+            #expect(out.code == 65, "famctl \(args.joined(separator: " ")) exited \(out.code)")
+            #expect(out.stderr.contains("famctl.sqlite is empty (0 bytes)") && out.stderr.contains("Restore famctl.sqlite"), "\(out.stderr)")
+        }
+        #expect(FileIO.size(r.home + "/famctl.sqlite") == 0, "something was written into the empty log file")
+    }
+
+    /// An `identity.key` that is a symbolic link is refused for what it is
+    /// (its mode is the link's; a `chmod` of it would change its target),
+    /// and the target is left as it was.
+    @Test func anIdentityKeyThatIsALinkIsRefusedForWhatItIs() throws {
+        let r = FamctlRunner()
+        _ = try Self.homeWithRecords(r)
+        let key = r.home + "/identity.key", elsewhere = r.root + "/identity.key"
+        let fm = FileManager.default
+        try fm.moveItem(atPath: key, toPath: elsewhere)
+        try fm.createSymbolicLink(atPath: key, withDestinationPath: elsewhere)
+        for target in [elsewhere, r.root + "/nowhere"] {
+            try fm.removeItem(atPath: key)
+            try fm.createSymbolicLink(atPath: key, withDestinationPath: target)
+            let out = try r.run("record", "list")
+            #expect(out.code == 65 && out.stderr.contains("identity.key is a symbolic link") && !out.stderr.contains("chmod 600 \(key)"), "\(out.stderr)")
+        }
+        #expect((try fm.attributesOfItem(atPath: elsewhere)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        try fm.removeItem(atPath: key)
+        try fm.moveItem(atPath: elsewhere, toPath: key)
+        #expect(try r.ok("record", "list").contains("mood=3"))
     }
 
     /// An update that leaves every value as it is writes no event (64, as an

@@ -456,7 +456,7 @@ enum SyncCommand: Command {
         }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
         for (file, n) in r.pulled.refused {
-            Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were taken")
+            Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were checked on their own (any after it in its author's chain wait for a good copy of it)")
         }
     }
 }
