@@ -6,4 +6,7 @@ signal(SIGXFSZ, SIG_IGN)
 // A reader that went away (`famctl log | head -1`) is not a failure: the
 // write says EPIPE, and the command finishes what it was doing, exit 0.
 signal(SIGPIPE, SIG_IGN)
-exit(CLI.main(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment))
+// The arguments' bytes, as given: `CommandLine.arguments` would replace
+// what is not UTF-8 without a word.
+let argv = (1..<Int(CommandLine.argc)).map { i in CommandLine.unsafeArgv[i].map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? [] }
+exit(CLI.main(argv: argv, environment: ProcessInfo.processInfo.environment))

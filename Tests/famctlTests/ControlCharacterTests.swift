@@ -82,3 +82,24 @@ struct ControlCharacterTests {
         #expect((roster["members"] as! [[String: Any]]).contains { $0["name"] as? String == "Mum\u{1b}]0;owned\u{7}" })
     }
 }
+
+/// An argument that is not UTF-8 (a terminal set to Latin-1) is refused,
+/// saying which and what to do, rather than taken with its bytes replaced
+/// (a name stored as "Zo\u{FFFD}" and synced to everyone); UTF-8 text,
+/// accents and all, is taken as given.
+struct NonUTF8ArgumentTests {
+    @Test func anArgumentThatIsNotUTF8IsRefusedNotRepaired() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let before = try f.ok("record", "list")
+        let dir = FamctlRunner.binary.deletingLastPathComponent().path
+        let latin1 = try f.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"],
+                               throughPath: "PATH='\(dir)':$PATH; set -- \"$@\" \"note=$(printf 'Zo\\353')\"")
+        #expect(latin1.code == 65 && latin1.stderr.contains("argument 9 (note=Zo\u{FFFD}) is not UTF-8 text; nothing was done")
+                && latin1.stderr.contains("LANG=C.UTF-8"), "exit \(latin1.code): \(latin1.stderr)")
+        #expect(try f.ok("record", "list") == before, "a record was written from a repaired argument")
+        let id = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=Zoë")
+        #expect(try f.ok("record", "show", id).contains("note=Zoë"))
+    }
+}

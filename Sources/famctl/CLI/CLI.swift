@@ -47,6 +47,22 @@ enum CLI {
         BenchCommand.self,
     ]
 
+    /// `main`, for the process's own arguments as the system gave them:
+    /// one that is not UTF-8 text is refused (65) rather than taken with
+    /// its bytes replaced (U+FFFD in a name or a note, a path that names
+    /// another file), which is what `CommandLine.arguments` would give.
+    static func main(argv: [[UInt8]], environment: [String: String]) -> Int32 {
+        var args: [String] = []
+        for (i, bytes) in argv.enumerated() {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                return report(CLIError(.dataError, "argument \(i + 1) (\(ShellWord.quoted(String(decoding: bytes, as: UTF8.self)))) is not UTF-8 text; nothing was done",
+                                       hint: "famctl takes its arguments as UTF-8: set the terminal or the script's locale to UTF-8 (for example LANG=C.UTF-8), or give the text again."))
+            }
+            args.append(text)
+        }
+        return main(args, environment: environment)
+    }
+
     static func main(_ args: [String], environment: [String: String]) -> Int32 {
         let parsed: ArgumentParser.Parsed
         do {
