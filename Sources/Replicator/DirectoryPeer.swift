@@ -89,7 +89,8 @@ public final class DirectoryPeer: Peer {
             // This one file cannot be read: not yet arrived. Too large, not
             // ours to read, not a file: refused until it changes; anything
             // else (an I/O error, a placeholder still downloading) may pass.
-            if error.permissionDenied || error.code == EFBIG || error.notRegularFile { throw .refused(error.reason) }
+            if error.notRegularFile { throw .refused(error.reason + "; move it out of the shared folder (only files are read there)") }
+            if error.permissionDenied || error.code == EFBIG { throw .refused(error.reason) }
             throw .unsupported(error.reason)
         }
     }
