@@ -44,6 +44,62 @@ public final class Statement {
         }
     }
 
+    /// Runs to completion, its values bound by `bind`, one after another
+    /// (`?1, ?2, …`), from memory the caller owns: texts and blobs are
+    /// bound where they lie, not copied, so what `bind` points to must stay
+    /// as it is until this returns. (No array of ``SQLValue`` is made: a
+    /// caller that keeps its rows as bytes binds them straight from there.)
+    public func run(bindingInPlace bind: (inout InPlaceBinding) throws(SQLiteError) -> Void) throws(SQLiteError) {
+        precondition(!stepping, "statement used again while it steps: \(sql)")
+        stepping = true
+        sqlite3_reset(handle)
+        defer {
+            sqlite3_reset(handle)
+            sqlite3_clear_bindings(handle)
+            stepping = false
+        }
+        var binding = InPlaceBinding(handle: handle, statement: self)
+        try bind(&binding)
+        while try step() {}
+    }
+
+    /// The values of one ``run(bindingInPlace:)``, bound in turn.
+    public struct InPlaceBinding {
+        let handle: OpaquePointer
+        /// Only for an error's message (`unowned(unsafe)`: an `unowned`
+        /// reference was retained and released at every value bound).
+        unowned(unsafe) let statement: Statement
+        var index: Int32 = 1
+
+        public mutating func null() throws(SQLiteError) {
+            try check(sqlite3_bind_null(handle, index))
+        }
+
+        public mutating func integer(_ n: Int64) throws(SQLiteError) {
+            try check(sqlite3_bind_int64(handle, index, n))
+        }
+
+        public mutating func real(_ d: Double) throws(SQLiteError) {
+            try check(sqlite3_bind_double(handle, index, d))
+        }
+
+        /// UTF-8 text of `count` bytes at `start` (never a null pointer:
+        /// SQLite binds that as NULL, not '').
+        public mutating func text(_ start: UnsafeRawPointer, count: Int) throws(SQLiteError) {
+            try check(famctl_sqlite3_bind_text_static(handle, index, start.assumingMemoryBound(to: CChar.self), Int32(count)))
+        }
+
+        /// A blob of `count` bytes at `start`.
+        public mutating func blob(_ start: UnsafeRawPointer, count: Int) throws(SQLiteError) {
+            try check(count == 0 ? sqlite3_bind_zeroblob(handle, index, 0) : famctl_sqlite3_bind_blob_static(handle, index, start, Int32(count)))
+        }
+
+        private mutating func check(_ rc: Int32) throws(SQLiteError) {
+            guard rc == SQLITE_OK else { throw statement.database.error(rc, sql: statement.sql) }
+            index += 1
+        }
+    }
+
     /// Calls `body` for each row.
     public func forEachRow(_ values: [SQLValue] = [], _ body: (Row) throws -> Void) throws {
         try withBound(values) { while try step() { try body(Row(statement: self)) } }

@@ -181,7 +181,7 @@ private struct CanonicalPutReader {
             }
             spanKey = time("start").map { EntityState.SpanKey(start: $0, end: time("end")) }
         }
-        let fresh = PreparedChange.FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList, spanKey: spanKey)
+        let fresh = PreparedChange.FreshRow(kind: "record", state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList, spanKey: spanKey)
         // The id as the projection stores it: the body's text when it is
         // already lowercase (as famctl writes it), checked by `parse` above.
         let id = b[record].contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "F") }

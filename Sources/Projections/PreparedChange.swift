@@ -214,6 +214,16 @@ public struct PreparedChange: Sendable, Equatable {
         /// A sleep's interval, for the span columns (``EntityState/spanKey``
         /// of the new row, read here, on the core that made the row).
         let spanKey: EntityState.SpanKey?
+        /// The `view` column (``Projector/view(kind:focus:store:)``).
+        let view: Int64
+
+        init(kind: String, state: EntityState, atMilliseconds: Int64?, fieldList: [UInt8], spanKey: EntityState.SpanKey?) {
+            self.state = state
+            self.atMilliseconds = atMilliseconds
+            self.fieldList = fieldList
+            self.spanKey = spanKey
+            view = Projector.view(kind: kind, focus: state.focus, store: state.store)
+        }
 
         /// The new row's state and `fields` column, for the event at `version`.
         func row(at version: Version) -> (EntityState, [UInt8]) {
@@ -226,6 +236,21 @@ public struct PreparedChange: Sendable, Equatable {
         /// The new row's `fields` column, for the event at `version`.
         func column(at version: Version) -> [UInt8] {
             EntityState.encodeFields(version: version, fieldList: fieldList)
+        }
+
+        /// The length of ``column(at:)``.
+        func columnCount(at version: Version) -> Int { 2 + version.bytes.count + fieldList.count }
+
+        /// Writes ``column(at:)`` to `out`, ``columnCount(at:)`` bytes.
+        func writeColumn(at version: Version, into out: UnsafeMutableRawBufferPointer) {
+            precondition(out.count == columnCount(at: version))
+            // ``EntityState/encodeFields(version:fieldList:)``: one version, then the list.
+            out[0] = 1
+            out[1] = 1
+            version.bytes.withUnsafeBytes { out.baseAddress!.advanced(by: 2).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            fieldList.withUnsafeBytes { f in
+                if f.count > 0 { out.baseAddress!.advanced(by: 2 + version.bytes.count).copyMemory(from: f.baseAddress!, byteCount: f.count) }
+            }
         }
     }
 
@@ -373,7 +398,7 @@ public struct PreparedChange: Sendable, Equatable {
         // (A field of JSON null is cleared: no time, as in ``EntityState/spanKey``.)
         let start = e.store == StoreName.sleep.rawValue ? StoreSchema.time(named.first { $0.name == "start" }?.value) : nil
         let spanKey = start.map { EntityState.SpanKey(start: $0, end: StoreSchema.time(named.first { $0.name == "end" }?.value)) }
-        let fresh = FreshRow(state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList, spanKey: spanKey)
+        let fresh = FreshRow(kind: kind, state: e, atMilliseconds: e.atMilliseconds, fieldList: fieldList, spanKey: spanKey)
         let spans = ranges.map { r in Put.Span(name: 0..<0, value: r) }
         return .put(Put(kind: kind, id: id, trail: trail, spans: spans, names: named.map(\.name), fresh: fresh, result: result))
     }

@@ -522,7 +522,7 @@ public final class Projector {
             if entry.version.bytes != row.created {
                 let values: [SQLValue] = [.integer(row.entity), .blob(entry.version.bytes), .blob(entry.event.bytes), .text(entry.op), .text(entry.changes)]
                 if let historyRows {
-                    try historyRows.add { $0.append(contentsOf: values) }
+                    try historyRows.add(values)
                 } else {
                     try historyStatement.run(values)
                 }
@@ -541,7 +541,10 @@ public final class Projector {
         }
         if let newRows {
             // A bulk pass: inserted with the next new entities.
-            return try newRows.add(kind: kind, id: id, fill)
+            var values: [SQLValue] = []
+            values.reserveCapacity(18)
+            fill(&values)
+            return try newRows.add(values)
         }
         // Sized for the insert's eighteen values: appending the history
         // columns to a literal of fourteen reallocated it for every new entity.
@@ -665,31 +668,34 @@ public final class Projector {
     /// string and array of which was a retain and a release of memory the
     /// worker's core wrote).
     private func insertFresh(_ change: PreparedChange.Put, version: Version, event: EventID) throws {
-        func fill(_ values: inout [SQLValue]) {
-            values.append(.text(change.kind))
-            values.append(.text(change.id))
-            values.append(.blob(version.bytes))
-            values.append(.null)   // delete_version
-            values.append(.null)   // first_put: the put's own (see `save`)
-            values.append(change.fresh.state.store.map { .text($0) } ?? .null)
-            values.append(change.fresh.state.focus.map { .text($0) } ?? .null)
-            values.append(change.fresh.state.at.map { .text($0) } ?? .null)
-            values.append(change.fresh.atMilliseconds.map { .integer($0) } ?? .null)
-            values.append(.blob(change.fresh.column(at: version)))
-            values.append(.integer(Self.view(kind: change.kind, focus: change.fresh.state.focus, store: change.fresh.state.store)))
-            values.append(change.fresh.spanKey.map { .integer($0.start) } ?? .null)
-            values.append(change.fresh.spanKey.map { .integer($0.end) } ?? .null)
-            values.append(change.fresh.spanKey.map { .integer($0.lengthClass) } ?? .null)
-            values.append(.null)   // created_version: the put's own
-            values.append(.blob(event.bytes))
-            values.append(.text("put"))
-            values.append(.null)   // created_changes: the row's fields
-        }
-        if let newRows { return try newRows.add(kind: change.kind, id: change.id, fill) }
-        var values: [SQLValue] = []
-        values.reserveCapacity(18)
-        fill(&values)
-        try insertStatement.run(values)
+        if let newRows { return try newRows.add { Self.freshRow(change, version: version, event: event, into: &$0) } }
+        var row = SQLValueRow(capacity: 18)
+        Self.freshRow(change, version: version, event: event, into: &row)
+        try insertStatement.run(row.values)
+    }
+
+    /// The values of ``insertFresh(_:version:event:)``'s row, in the
+    /// order of ``insertColumns``.
+    @inline(__always)
+    private static func freshRow<Sink: RowSink>(_ change: PreparedChange.Put, version: Version, event: EventID, into r: inout Sink) {
+        r.text(change.kind)
+        r.text(change.id)
+        r.blob(version.bytes)
+        r.null()   // delete_version
+        r.null()   // first_put: the put's own (see `save`)
+        r.text(change.fresh.state.store)
+        r.text(change.fresh.state.focus)
+        r.text(change.fresh.state.at)
+        r.integer(change.fresh.atMilliseconds)
+        r.blob(count: change.fresh.columnCount(at: version)) { change.fresh.writeColumn(at: version, into: $0) }
+        r.integer(change.fresh.view)
+        r.integer(change.fresh.spanKey?.start)
+        r.integer(change.fresh.spanKey?.end)
+        r.integer(change.fresh.spanKey?.lengthClass)
+        r.null()   // created_version: the put's own
+        r.blob(event.bytes)
+        r.text("put")
+        r.null()   // created_changes: the row's fields
     }
 
     private func delete(kind: String, id: String, version: Version, event: EventID) throws {
