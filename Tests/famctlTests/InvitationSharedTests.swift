@@ -29,6 +29,27 @@ struct InvitationSharedTests {
         #expect(try dad.ok("status").contains("this device: member"))
     }
 
+    /// A mistyped --dir is created (a sync engine may not have brought the
+    /// folder yet), and said: this device would otherwise sync alone.
+    @Test func aSharedFolderThatDidNotExistIsSaidAtAccept() throws {
+        let (mum, _, shared) = try Self.family()
+        let code = try mum.ok("invite")
+        let dad = FamctlRunner()
+        let typo = shared + "d"
+        let joined = try dad.run("accept", code, "--name", "Dad", "--dir", typo)
+        #expect(joined.code == 0, "\(joined.stderr)")
+        #expect(joined.stderr.contains("note: the shared directory \(typo) did not exist; it was created, empty")
+                && joined.stderr.contains("'famctl settings sync --dir PATH' changes it"), "\(joined.stderr)")
+        #expect(FileManager.default.fileExists(atPath: typo))
+        // Pointed at the family's folder, it syncs with the family.
+        try dad.ok("settings", "sync", "--dir", shared)
+        try dad.ok("sync")
+        #expect(try dad.ok("status").contains("this device: member"))
+        let grandma = FamctlRunner()
+        let right = try grandma.run("accept", try mum.ok("invite"), "--name", "Grandma", "--dir", shared)
+        #expect(right.code == 0 && !right.stderr.contains("did not exist"), "\(right.stderr)")
+    }
+
     @Test func anInvitationNotSharedIsSaidAndTheJoinWaitsForIt() throws {
         let (mum, baby, shared) = try Self.family()
         try mum.ok("sync")

@@ -89,6 +89,8 @@ struct StoreRulesTests {
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-27T08:00:00+01:00", "end=2026-11-29T07:00:00+01:00"], message: "feeding.end: must be within 24 hours of start"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=\(soon)"], message: "feeding.start: must not be more than 5 minutes in the future"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00"], message: "feeding.start: must be an ISO-8601 time with offset"),
+        Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=0026-11-29T08:00:00+01:00"], message: "feeding.start: must not be before 1900 (is the year mistyped?)"),
+        Rejected(store: "diaper", focus: "baby", args: ["--at", "1899-12-31T23:59:59Z", "wet=true"], message: "diaper.at: must not be before 1900 (is the year mistyped?)"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "side=middle"], message: "feeding.side: must be one of left/right/both"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "milk=juice"], message: "feeding.milk: must be one of breastMilk/formula/mixed"),
         Rejected(store: "feeding", focus: "newMom", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00"], message: "feeding.focus: feeding records are for baby, not newMom"),

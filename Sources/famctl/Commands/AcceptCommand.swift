@@ -54,6 +54,8 @@ enum AcceptCommand: Command {
 
         // A --dir that cannot be made a folder is refused before the home
         // is touched (it used to be found after the home was in the family).
+        var createdFolder: String?
+        if case .directory(let d) = location, !FileManager.default.fileExists(atPath: d) { createdFolder = d }
         do throws(CLIError) { try location.prepare() } catch { throw CLIError(error.code, error.message + "; nothing was written", hint: error.hint) }
         let path = try Home.location(inv)
         // The bodies of the care subjects and records carried into the family.
@@ -143,6 +145,13 @@ enum AcceptCommand: Command {
             Console.out("Wrote \(what) of this device into the family.")
         }
         Console.out(inv.flag("--keep-private") ? "View: this device's own records only." : "View: the whole family's records.")
+        if let createdFolder {
+            // A mistyped path would otherwise go unnoticed: this device
+            // syncs into a folder nobody else reads.
+            Console.err("famctl: note: the shared directory \(createdFolder) did not exist; it was created, empty. If the family's folder is "
+                + "elsewhere (a mistyped path), 'famctl settings sync --dir PATH' changes it; if the sync engine has not brought it here "
+                + "yet, point it at this folder: 'famctl sync' takes the family's events once they arrive.")
+        }
     }
 
     /// Runs a step after the home is in the family: should it fail, the
