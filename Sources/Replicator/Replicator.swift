@@ -569,14 +569,14 @@ public final class Replicator {
             // with what it holds, and `status` names it while it stays
             // (``partlyRefused()``).
             if error == .nameMismatch, let copy = try? Segment(decoding: bytes, hashes: hashes), copy.author == folder, copy.family == family {
-                report.misnamed[path] = "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"
+                report.misnamed[path] = Self.misplacedMark + "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"
                 return .segment(copy)
             }
             // A whole segment of another author or family under this folder's
             // name: nothing of this folder's author to wait for (its events
             // are read from their own folder). Read, and named by `status`.
             if error == .wrongFolder, let other = try? Segment(decoding: bytes, hashes: hashes) {
-                try mark(path, "read", "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") under a name of this folder's; nothing here is this folder's")
+                try mark(path, "read", Self.misplacedMark + "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") under a name of this folder's; nothing here is this folder's")
                 return .done
             }
             report.notYetArrived.append((path, error.description))
@@ -759,6 +759,18 @@ public final class Replicator {
             if let slash = path.firstIndex(of: "/"), unreadFolders.contains(String(path[..<slash])) { continue }
             try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
         }
+    }
+
+    /// Begins the reason kept for a file read whole that is misplaced (a
+    /// copy under a name saying other seqs, another author's segment under
+    /// this folder's name): its events were taken as any, none refused.
+    /// Not shown: ``misplaced(_:)`` tells it from a refusal, and strips it.
+    static let misplacedMark = "misplaced: "
+
+    /// Whether a reason of ``partlyRefused()`` is a misplaced file's
+    /// rather than a refusal, and the reason as said to a user.
+    public static func misplaced(_ reason: String) -> (misplaced: Bool, reason: String) {
+        reason.hasPrefix(misplacedMark) ? (true, String(reason.dropFirst(misplacedMark.count))) : (false, reason)
     }
 
     /// Files seen but not verifiable yet, with the reason.

@@ -190,7 +190,11 @@ struct MisnamedCopyTests {
         #expect(synced.code == 0, "\(synced.stderr)")
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         let status = try dad.ok("status")
-        #expect(status.contains("refused: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq) under a name that says seqs \(head + 5)–\(head + 9)"), "\(status)")
+        #expect(status.contains("misplaced: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq) under a name that says seqs \(head + 5)–\(head + 9) (its events were read as any others; the file can be removed from the shared folder)"), "\(status)")
+        #expect(!status.contains("refused:"), "nothing of a misplaced copy is refused: \(status)")
+        let statusJSON = try #require(JSONSerialization.jsonObject(with: Data(dad.ok("status", "--json").utf8)) as? [String: Any])
+        #expect((statusJSON["misplacedFiles"] as? [[String: String]])?.map { $0["file"] } == ["\(home.deviceID.hex)/\(forged)"], "\(statusJSON)")
+        #expect((statusJSON["refusedEvents"] as? [Any])?.isEmpty == true, "\(statusJSON)")
         try dad.ok("sync")
         try family.mum.ok("sync")
         #expect(try family.mum.ok("digest") == dad.ok("digest"))
@@ -209,7 +213,7 @@ struct MisnamedCopyTests {
         let out = try family.mum.run("sync")
         #expect(out.code == 0 && !out.stdout.contains("not yet arrived"), "\(out.stdout)")
         let status = try family.mum.ok("status")
-        #expect(status.contains("refused: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq)"), "\(status)")
+        #expect(status.contains("misplaced: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq)"), "\(status)")
         #expect(try family.mum.ok("digest") == family.dad.ok("digest"))
     }
 
@@ -231,7 +235,7 @@ struct MisnamedCopyTests {
         try mum.ok("sync")
         try mum.ok("subject", "add", "pregnancy")
         let status = try mum.ok("status")
-        #expect(status.contains("refused: \(mumHome.deviceID.hex)/\(planted): a segment of author \(name.author.short)"), "\(status)")
+        #expect(status.contains("misplaced: \(mumHome.deviceID.hex)/\(planted): a segment of author \(name.author.short)"), "\(status)")
         for r in [mum, dad, mum] { try r.ok("sync") }
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }

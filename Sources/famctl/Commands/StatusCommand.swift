@@ -38,7 +38,14 @@ enum StatusCommand: Command {
         let pendingBy = try home.log.pendingByAuthor(in: family)
         let replicator = try? home.replicator(probe: false)
         let unverifiable = (try? replicator?.unverifiable()) ?? []
-        let partlyRefused = (try? replicator?.partlyRefused()) ?? []
+        // Files read whose events did not all verify, and files read whole
+        // that are misplaced (their events taken: nothing was refused).
+        let filesOfNote = ((try? replicator?.partlyRefused()) ?? []).map { f in
+            let (misplaced, reason) = Replicator.misplaced(f.reason)
+            return (path: f.path, reason: reason, misplaced: misplaced)
+        }
+        let partlyRefused = filesOfNote.filter { !$0.misplaced }
+        let misplaced = filesOfNote.filter(\.misplaced)
         let lastSync = (try? replicator?.lastSync()) ?? nil
         let lastError = (try? replicator?.lastError()) ?? nil
         func name(_ d: DeviceID) -> String { household.members[d]?.name ?? (d == home.deviceID ? home.deviceName : "?") }
@@ -55,6 +62,7 @@ enum StatusCommand: Command {
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
                 "refusedEvents": partlyRefused.map { ["file": $0.path, "reason": $0.reason] },
+                "misplacedFiles": misplaced.map { ["file": $0.path, "reason": $0.reason] },
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
@@ -101,6 +109,9 @@ enum StatusCommand: Command {
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
         // Someone with the folder wrote (or damaged) events that no member signed.
         for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
+        for u in misplaced {
+            Console.out("  misplaced: \(u.path): \(u.reason) (its events were read as any others; the file can be removed from the shared folder)")
+        }
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for keys in sameName {
             let name = subjects.first { $0.focus.description == keys[0] }?.name ?? ""
