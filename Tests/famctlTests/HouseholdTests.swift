@@ -416,7 +416,7 @@ struct HouseholdTests {
             #expect(!members.contains { $0["device"] as? String == intruder.deviceID.hex }, "\(members)")
             #expect(try r.ok("record", "list").contains("dad's record"))
             let reasons = try Self.denied(r)
-            #expect(reasons[join.id.hex]?.hasPrefix("the invite was already used (the owner counted the join of device \(dadHome.deviceID.short))") == true, "\(reasons)")
+            #expect(reasons[join.id.hex]?.hasPrefix("the invite was already used: the owner counted the join of device \(dadHome.deviceID.short)") == true, "\(reasons)")
         }
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }

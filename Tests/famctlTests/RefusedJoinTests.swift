@@ -42,7 +42,7 @@ struct RefusedJoinTests {
         for r in [f.mum, x, y, f.mum] { try r.ok("sync") }
         let synced = try y.run("sync")
         #expect(synced.code == 0)
-        #expect(synced.stderr.contains("warning: this device is not a member of the family: its join was refused (the invite was already used (the owner counted the join of device \(try Home.open(x.home).deviceID.short)))"), "\(synced.stderr)")
+        #expect(synced.stderr.contains("warning: this device is not a member of the family: its join was refused (the invite was already used: the owner counted the join of device \(try Home.open(x.home).deviceID.short))"), "\(synced.stderr)")
         let json = try JSONSerialization.jsonObject(with: Data(try y.ok("sync", "--json").utf8)) as! [String: Any]
         #expect((json["joinRefused"] as? String)?.hasPrefix("the invite was already used") == true)
 

@@ -134,7 +134,7 @@ public struct Household: Sendable {
             if let r = invite.revoked, r < e.version { return "the invite was revoked" }
             guard e.version.hlc.milliseconds <= invite.expiresMs else { return "the invite had expired" }
             if let used = admitted[id], used != e.author {
-                return "the invite was already used (the owner counted the join of device \(used.short))"
+                return "the invite was already used: the owner counted the join of device \(used.short)"
             }
             guard invite.usedBy == nil else { return "the invite was already used" }
             guard JoinProof.verify(proof: proof, verifier: invite.verifier, family: family, invite: id, device: e.author) else {
