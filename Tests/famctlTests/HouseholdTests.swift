@@ -198,6 +198,11 @@ struct HouseholdTests {
             #expect(start.code == 65 && start.stderr.contains("is the start of no device id; did you mean \"Dad\"?"), "\(start.stderr)")
         }
         #expect(try mum.ok("log", "--author", String(dadHex.prefix(6))).contains(String(dadHex.prefix(12))))
+        // The start of a name that is not hex ("Unc"), or a part of it, is said too.
+        let part = try mum.run("log", "--author", "ncl")
+        #expect(part.code == 65 && part.stderr.contains("--author 'ncl' is not a device id (hex), a member's name or 'me'; did you mean \"Uncle\"?"), "\(part.stderr)")
+        let none = try mum.run("log", "--author", "Zz")
+        #expect(none.code == 65 && none.stderr.contains("a member's name or 'me'\n"), "\(none.stderr)")
         // In a family of its own, the device's own name is taken too.
         let alone = FamctlRunner()
         try alone.ok("init", "--name", "Mum's phone")

@@ -46,7 +46,10 @@ enum LogCommand: Command {
             } else if named.count > 1 || folded.count > 1 {
                 throw CLIError.data("\(max(named.count, folded.count)) members are called \"\(a)\"; give the device id", hint: "'famctl members' lists them.")
             } else {
-                throw CLIError.data("--author '\(a)' is not a device id (hex), a member's name or 'me'", hint: "'famctl members' lists them.")
+                // The start or a part of a name ("Gran" for "Grandma").
+                let like = names.filter { !a.isEmpty && $0.name.lowercased().contains(a.lowercased()) }.map(\.name).sorted().map { "\"\($0)\"" }
+                throw CLIError.data("--author '\(a)' is not a device id (hex), a member's name or 'me'\(like.isEmpty ? "" : "; did you mean \(like.joined(separator: " or "))?")",
+                                    hint: "'famctl members' lists them.")
             }
         }
         // Events the family's rules do not count (a removed device's, a
