@@ -60,6 +60,8 @@ public final class Statement {
         }
         var binding = InPlaceBinding(handle: handle, statement: self)
         try bind(&binding)
+        // One left unbound would be NULL, silently.
+        precondition(binding.index - 1 == sqlite3_bind_parameter_count(handle), "\(binding.index - 1) values bound of \(sqlite3_bind_parameter_count(handle)): \(sql)")
         while try step() {}
     }
 

@@ -41,8 +41,8 @@ final class RowBatch {
     static let rowLimit = 64
 
     /// The rows waiting are inserted once their texts and blobs take this
-    /// many bytes (a row is never cut: one larger than this is inserted on
-    /// its own).
+    /// many bytes (a row is never cut: one larger than this goes in with
+    /// those waiting before it, the arena grown to hold it).
     static let byteLimit = 48 << 10
 
     /// One value of a row waiting.

@@ -743,8 +743,9 @@ public final class Replicator {
     // MARK: - Status
 
     /// Files read whose events did not all verify (a forged or damaged
-    /// event among good ones), with what was wrong: until the file leaves
-    /// the shared folder (a full listing no longer shows it).
+    /// event among good ones), or that are misplaced (``misplaced(_:)``
+    /// tells which), with what was wrong: until the file leaves the shared
+    /// folder (a full listing no longer shows it).
     public func partlyRefused() throws -> [(path: String, reason: String)] {
         var out: [(String, String)] = []
         try log.database.statement("SELECT path, reason FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NOT NULL ORDER BY path")
@@ -770,7 +771,10 @@ public final class Replicator {
     /// Whether a reason of ``partlyRefused()`` is a misplaced file's
     /// rather than a refusal, and the reason as said to a user.
     public static func misplaced(_ reason: String) -> (misplaced: Bool, reason: String) {
-        reason.hasPrefix(misplacedMark) ? (true, String(reason.dropFirst(misplacedMark.count))) : (false, reason)
+        if reason.hasPrefix(misplacedMark) { return (true, String(reason.dropFirst(misplacedMark.count))) }
+        // As a famctl before the mark kept them (a file read is not read again).
+        let unmarked = reason.hasPrefix("a copy of seqs ") || (reason.hasPrefix("a segment of ") && reason.contains(" under a name of this folder's"))
+        return (unmarked, reason)
     }
 
     /// Files seen but not verifiable yet, with the reason.

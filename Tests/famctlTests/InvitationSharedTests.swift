@@ -48,6 +48,11 @@ struct InvitationSharedTests {
         let grandma = FamctlRunner()
         let right = try grandma.run("accept", try mum.ok("invite"), "--name", "Grandma", "--dir", shared)
         #expect(right.code == 0 && !right.stderr.contains("did not exist"), "\(right.stderr)")
+        // With --json the note goes to stderr all the same; stdout stays JSON.
+        let grandpa = FamctlRunner()
+        let json = try grandpa.run("accept", try mum.ok("invite"), "--name", "Grandpa", "--dir", typo + "2", "--json")
+        #expect(json.code == 0 && json.stderr.contains("note: the shared directory \(typo)2 did not exist"), "\(json.stderr)")
+        #expect((try? JSONSerialization.jsonObject(with: Data(json.stdout.utf8))) is [String: Any], "\(json.stdout)")
     }
 
     @Test func anInvitationNotSharedIsSaidAndTheJoinWaitsForIt() throws {

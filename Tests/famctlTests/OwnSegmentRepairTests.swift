@@ -190,7 +190,7 @@ struct MisnamedCopyTests {
         #expect(synced.code == 0, "\(synced.stderr)")
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         let status = try dad.ok("status")
-        #expect(status.contains("misplaced: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq) under a name that says seqs \(head + 5)–\(head + 9) (its events were read as any others; the file can be removed from the shared folder)"), "\(status)")
+        #expect(status.contains("misplaced: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq) under a name that says seqs \(head + 5)–\(head + 9) (nothing in it was refused; the file can be removed from the shared folder)"), "\(status)")
         #expect(!status.contains("refused:"), "nothing of a misplaced copy is refused: \(status)")
         let statusJSON = try #require(JSONSerialization.jsonObject(with: Data(dad.ok("status", "--json").utf8)) as? [String: Any])
         #expect((statusJSON["misplacedFiles"] as? [[String: String]])?.map { $0["file"] } == ["\(home.deviceID.hex)/\(forged)"], "\(statusJSON)")

@@ -209,6 +209,38 @@ struct StoreRulesTests {
         #expect(interval.code == 65 && interval.stderr.contains("--interval '0x10' is not a number"), "\(interval.stderr)")
     }
 
+    /// A year before 1900 is a mistyped one: refused at entry, as written
+    /// at its own offset; one stored already (imported, or from an older
+    /// famctl) keeps its time through updates of its other fields.
+    @Test func aYearBefore1900IsRefusedAtEntryAsWritten() throws {
+        let x = try Fixture()
+        // 1900 as written, though 1899 in UTC: taken.
+        try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "--at", "1900-01-01T00:30:00+01:00", "wet=true")
+        // 1899 as written, though 1900 in UTC: refused, with the time in this year as an example.
+        let late = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "--at", "1899-12-31T23:30:00-01:00", "wet=true")
+        let year = Calendar(identifier: .gregorian).component(.year, from: Date())
+        #expect(late.code == 65 && late.stderr.contains("diaper.at: must not be before 1900 (is the year mistyped?)")
+                && late.stderr.contains("'1899-12-31T23:30:00-01:00' is in the year 1899; give the time again with the year in full, for example \(year)-12-31T23:30:00-01:00"),
+                "\(late.stderr)")
+        let id = try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "--at", "2026-11-29T08:00:00+01:00", "wet=true")
+        let moved = try x.f.run("record", "update", id, "--at", "0026-11-29T08:00:00+01:00")
+        #expect(moved.code == 65 && moved.stderr.contains("diaper.at: must not be before 1900"), "\(moved.stderr)")
+        let started = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=0126-11-29T08:00:00+01:00")
+        #expect(started.code == 65 && started.stderr.contains("sleep.start: must not be before 1900"), "\(started.stderr)")
+        // Imported from a file (an export of such a record): kept as it is, and its other fields change.
+        let dir = x.f.root + "/old"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let old = "0f0e0d0c-0b0a-4909-8807-060504030201"
+        try Data(#"[{"id":"\#(old)","focus":"\#(x.baby)","at":"0026-11-29T08:00:00+01:00","fields":{"wet":true}}]"#.utf8)
+            .write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+        try x.f.ok("import", "stores", dir)
+        try x.f.ok("record", "update", old, "dirty=true")
+        let shown = try x.f.ok("record", "show", old, "--json")
+        let record = try #require(JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
+        #expect(record["at"] as? String == "0026-11-29T08:00:00+01:00", "\(shown)")
+        #expect((record["fields"] as? [String: Any])?["dirty"] as? Bool == true, "\(shown)")
+    }
+
     @Test func everyRuleIsRefusedWithStoreFieldAndRule() throws {
         let x = try Fixture()
         for r in Self.rejected {

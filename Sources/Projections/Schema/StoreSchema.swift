@@ -26,10 +26,6 @@ public struct StoreSchema: Sendable {
     public static let version = 3
     /// How far in the future `at`/`start` may be at entry.
     public static let futureAllowance: TimeInterval = 5 * 60
-    /// The earliest `at`/`start` taken at entry, 1900-01-01T00:00:00Z: a
-    /// care record before it is a mistyped year (`0026` for `2026`), which
-    /// would otherwise sort before everything, for good, on every device.
-    public static let earliest = Date(timeIntervalSince1970: -2_208_988_800)
     public static let maxDuration: TimeInterval = 24 * 3600
 
     public let store: StoreName
@@ -127,12 +123,6 @@ public struct StoreSchema: Sendable {
             }
             if let at, at > now.addingTimeInterval(Self.futureAllowance) {
                 out.append(ValidationError(store: s, field: "at", rule: "must not be more than 5 minutes in the future"))
-            }
-            if let start = Self.time(fields["start"]), start < Self.earliest {
-                out.append(ValidationError(store: s, field: "start", rule: "must not be before 1900 (is the year mistyped?)"))
-            }
-            if let at, at < Self.earliest {
-                out.append(ValidationError(store: s, field: "at", rule: "must not be before 1900 (is the year mistyped?)"))
             }
         }
         out += brokenRules(fields)

@@ -132,6 +132,13 @@ enum AcceptCommand: Command {
             try home.append(bodies.map { ($0, code.key) }, after: code.issued, check: { try home.state.remove(.carryPending) })
         }
 
+        if let createdFolder {
+            // A mistyped path would otherwise go unnoticed: this device
+            // syncs into a folder nobody else reads.
+            Console.err("famctl: note: the shared directory \(createdFolder) did not exist; it was created, empty. If the family's folder is "
+                + "elsewhere (a mistyped path), 'famctl settings sync --dir PATH' changes it; if the sync engine has not brought it here "
+                + "yet, point it at this folder: 'famctl sync' takes the family's events once they arrive.")
+        }
         let subjects = Self.items(carried, type: SubjectEvent.type), records = Self.items(carried, type: RecordEvent.Kind.put.rawValue)
         let photos = Self.items(carried, type: PhotoEvent.Kind.put.rawValue)
         if inv.json {
@@ -145,13 +152,6 @@ enum AcceptCommand: Command {
             Console.out("Wrote \(what) of this device into the family.")
         }
         Console.out(inv.flag("--keep-private") ? "View: this device's own records only." : "View: the whole family's records.")
-        if let createdFolder {
-            // A mistyped path would otherwise go unnoticed: this device
-            // syncs into a folder nobody else reads.
-            Console.err("famctl: note: the shared directory \(createdFolder) did not exist; it was created, empty. If the family's folder is "
-                + "elsewhere (a mistyped path), 'famctl settings sync --dir PATH' changes it; if the sync engine has not brought it here "
-                + "yet, point it at this folder: 'famctl sync' takes the family's events once they arrive.")
-        }
     }
 
     /// Runs a step after the home is in the family: should it fail, the

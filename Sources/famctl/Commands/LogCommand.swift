@@ -39,7 +39,7 @@ enum LogCommand: Command {
                 // likely the start of a name, not an author with no events.
                 let devices = Set(try home.log.heads(in: home.family).keys).union(names.map(\.device))
                 if !devices.contains(where: { $0.hex.hasPrefix(a.lowercased()) }) {
-                    let like = names.filter { $0.name.lowercased().hasPrefix(a.lowercased()) }.map(\.name).sorted().map { "\"\($0)\"" }
+                    let like = Self.namesHolding(a, names.map(\.name))
                     throw CLIError.data("--author '\(a)' is the start of no device id\(like.isEmpty ? " and no member's name" : "; did you mean \(like.joined(separator: " or "))?")",
                                         hint: "Give a member's whole name (quoted), a device id or a prefix of one, or 'me'; 'famctl members' lists them.")
                 }
@@ -47,7 +47,7 @@ enum LogCommand: Command {
                 throw CLIError.data("\(max(named.count, folded.count)) members are called \"\(a)\"; give the device id", hint: "'famctl members' lists them.")
             } else {
                 // The start or a part of a name ("Gran" for "Grandma").
-                let like = names.filter { !a.isEmpty && $0.name.lowercased().contains(a.lowercased()) }.map(\.name).sorted().map { "\"\($0)\"" }
+                let like = Self.namesHolding(a, names.map(\.name))
                 throw CLIError.data("--author '\(a)' is not a device id (hex), a member's name or 'me'\(like.isEmpty ? "" : "; did you mean \(like.joined(separator: " or "))?")",
                                     hint: "'famctl members' lists them.")
             }
@@ -70,6 +70,13 @@ enum LogCommand: Command {
             notCounted: notCounted, authorPrefix: authorPrefix, since: since, focus: focus, json: inv.json)
         try StreamedListing(json: inv.json, name: "log", unit: "event", empty: "(no events)", make: entries.entry)
             .print { add in try home.log.forEachEvent(order: .hlc, since: since) { try add($0) } }
+    }
+
+    /// The names that hold `word` (letters' case aside), each once, quoted:
+    /// what a `--author` that is no name nor device id may have meant.
+    static func namesHolding(_ word: String, _ names: [String]) -> [String] {
+        guard !word.isEmpty else { return [] }
+        return Set(names.filter { $0.lowercased().contains(word.lowercased()) }).sorted().map { "\"\($0)\"" }
     }
 
     /// One event's line of text output.

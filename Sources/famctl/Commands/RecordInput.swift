@@ -180,6 +180,28 @@ enum RecordInput {
         return d
     }
 
+    /// The earliest year of a record's `at` or `start` taken at entry
+    /// (`record add`, and `record update` when it changes them): a care
+    /// record before it is a mistyped year (`0026` for `2026`), which would
+    /// sort before everything, for good, on every device. Records already
+    /// stored so (by an older famctl) are left alone: merges, imports and
+    /// updates of their other fields do not check it.
+    static let earliestYear = 1900
+
+    /// The year a time's text begins with (`YYYY-`), as written: at its
+    /// own offset, not in UTC.
+    static func yearAsWritten(_ text: String) -> Int? {
+        let u = Array(text.utf8.prefix(5))
+        guard u.count == 5, u[4] == UInt8(ascii: "-"), u[..<4].allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return u[..<4].reduce(0) { $0 * 10 + Int($1 - 48) }
+    }
+
+    /// `text` with this year in place of its own, as an example.
+    static func earliestExample(_ text: String) -> String {
+        let year = Calendar(identifier: .gregorian).component(.year, from: Date())
+        return String(year) + text.dropFirst(4)
+    }
+
     /// - Parameter changesFollow: the id comes before `field=value`
     ///   changes (`record update`): one given in its place is a mistake of
     ///   order (64), said as such.
@@ -209,6 +231,13 @@ enum RecordInput {
             throw CLIError.data("\(error)")
         }
         _ = try time(at, option: "--at")
+        if now != nil {
+            for (name, text) in [("start", fields["start"]?.stringValue), ("at", at)] {
+                guard let text, let year = yearAsWritten(text), year < earliestYear else { continue }
+                throw CLIError.data("\(store.rawValue).\(name): must not be before \(earliestYear) (is the year mistyped?)",
+                                    hint: "'\(text)' is in the year \(year); give the time again with the year in full, for example \(earliestExample(text)).")
+            }
+        }
         if try home.projector.subject(focus) == nil {
             // The family's key moved on and this device has not received the
             // new one: the subject may well be in the events it cannot open yet.

@@ -110,7 +110,7 @@ enum StatusCommand: Command {
         // Someone with the folder wrote (or damaged) events that no member signed.
         for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
         for u in misplaced {
-            Console.out("  misplaced: \(u.path): \(u.reason) (its events were read as any others; the file can be removed from the shared folder)")
+            Console.out("  misplaced: \(u.path): \(u.reason) (nothing in it was refused; the file can be removed from the shared folder)")
         }
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for keys in sameName {
