@@ -50,6 +50,21 @@ public final class Statement {
     /// as it is until this returns. (No array of ``SQLValue`` is made: a
     /// caller that keeps its rows as bytes binds them straight from there.)
     public func run(bindingInPlace bind: (inout InPlaceBinding) throws(SQLiteError) -> Void) throws(SQLiteError) {
+        try whileStepping { () throws(SQLiteError) in
+            var binding = InPlaceBinding(handle: handle, statement: self)
+            try bind(&binding)
+            // One left unbound would be NULL, silently.
+            precondition(binding.index - 1 == sqlite3_bind_parameter_count(handle), "\(binding.index - 1) values bound of \(sqlite3_bind_parameter_count(handle)): \(sql)")
+            while try step() {}
+        }
+    }
+
+    /// Runs `body` with the statement reset, and resets it and clears its
+    /// bindings after. A statement used again inside its own loop would
+    /// restart it, and could free what its outer values are bound to: a
+    /// bug to stop at once, not to step over.
+    @inline(__always)
+    private func whileStepping<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
         precondition(!stepping, "statement used again while it steps: \(sql)")
         stepping = true
         sqlite3_reset(handle)
@@ -58,11 +73,7 @@ public final class Statement {
             sqlite3_clear_bindings(handle)
             stepping = false
         }
-        var binding = InPlaceBinding(handle: handle, statement: self)
-        try bind(&binding)
-        // One left unbound would be NULL, silently.
-        precondition(binding.index - 1 == sqlite3_bind_parameter_count(handle), "\(binding.index - 1) values bound of \(sqlite3_bind_parameter_count(handle)): \(sql)")
-        while try step() {}
+        return try body()
     }
 
     /// The values of one ``run(bindingInPlace:)``, bound in turn.
@@ -120,30 +131,21 @@ public final class Statement {
     /// callgrind. Small values are first copied end to end into a buffer
     /// the statement keeps for this; larger ones are bound where they lie.
     func withBound<R>(_ values: [SQLValue], _ body: () throws -> R) throws -> R {
-        // A statement used again inside its own loop would restart it, and
-        // could free the buffer its outer values are bound into: a bug to
-        // stop at once, not to step over.
-        precondition(!stepping, "statement used again while it steps: \(sql)")
-        stepping = true
-        sqlite3_reset(handle)
-        defer {
-            sqlite3_reset(handle)
-            sqlite3_clear_bindings(handle)
-            stepping = false
-        }
-        var bytes = 0
-        for v in values {
-            switch v {
-            case .text(let t): bytes += t.utf8.count
-            case .blob(let b): bytes += b.count
-            default: break
+        try whileStepping { () throws -> R in
+            var bytes = 0
+            for v in values {
+                switch v {
+                case .text(let t): bytes += t.utf8.count
+                case .blob(let b): bytes += b.count
+                default: break
+                }
             }
+            if bytes <= Self.copiedLimit {
+                try bindCopies(values, bytes: bytes)
+                return try body()
+            }
+            return try bindInPlace(values, from: 0, body)
         }
-        if bytes <= Self.copiedLimit {
-            try bindCopies(values, bytes: bytes)
-            return try body()
-        }
-        return try bindInPlace(values, from: 0, body)
     }
 
     /// The most bytes of text and blobs a binding copies into ``scratch``
@@ -158,7 +160,7 @@ public final class Statement {
     /// the reset that ends ``withBound(_:_:)``.
     private var scratch: UnsafeMutableRawBufferPointer?
 
-    /// Set while ``withBound(_:_:)`` runs.
+    /// Set while ``withBound(_:_:)`` or ``run(bindingInPlace:)`` runs.
     private var stepping = false
 
     /// Each value bound in turn; text and blobs copied into ``scratch``
