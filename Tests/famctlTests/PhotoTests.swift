@@ -555,7 +555,15 @@ struct PhotoTests {
         let deleted = try dad.ok("photo", "add", record, try Self.jpegFile(dad, 9_000, marker: "DELETED").path)
         try dad.ok("photo", "delete", deleted)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos").count == 2)
-        try dad.ok("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Dad")
+        // A viewer's invitation on a home with records of its own is
+        // refused, nothing written, unless said (they would no longer show).
+        let code = try mum.ok("invite", "--role", "viewer")
+        let digestBefore = try dad.ok("digest")
+        let refused = try dad.run("accept", code, "--name", "Dad")
+        #expect(refused.code == 65 && refused.stderr.contains("this device has 1 record(s) and 1 care subject(s) of its own, and the invitation is a viewer's")
+                && refused.stderr.contains("accept with --without-own-records"), "\(refused.stderr)")
+        #expect(try dad.ok("record", "show", record).contains(record) && dad.ok("digest") == digestBefore, "nothing written")
+        try dad.ok("accept", code, "--name", "Dad", "--without-own-records")
         do {
             let home = try Home.open(dad.home)
             try home.log.database.run("UPDATE ph_cache SET last_used = ?1", [.integer(Int64(Date().timeIntervalSince1970 * 1000) - 7_200_000)])

@@ -26,6 +26,9 @@ struct SettingsSyncTests {
         #expect(first.contains("of this device's segment(s) missing from the shared folder (from its log)"), "\(first)")
         #expect(first.contains("segment(s) of the other devices' events into the new location"), "\(first)")
         #expect(!(try mum.ok("sync")).contains("other devices' events"), "carried once")
+        // The folder it syncs through already, given again: nothing moves, nothing is written again.
+        #expect(try mum.ok("settings", "sync", "--dir", moved) == "sync: shared directory \(moved) (unchanged: this device syncs there already)")
+        #expect(!(try mum.ok("sync")).contains("other devices' events"), "not carried again")
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
         for f in [dad, mum, dad] { try f.ok("sync") }
         #expect(try mum.ok("digest") == dad.ok("digest"))

@@ -22,6 +22,7 @@ enum AcceptCommand: Command {
             .value("--peer", "URL", "The WebDAV peer, as this device reaches it."),
             .flag("--merge", "Show the whole family's records (the default)."),
             .flag("--keep-private", "Show only this device's own records."),
+            .flag("--without-own-records", "With a viewer invitation, join although this device has records of its own: they stay in its log, no longer shown."),
         ],
         positionals: [PositionalSpec(name: "CODE", help: "The invitation code from 'famctl invite'.")],
         choices: [OptionChoice(names: ["--dir", "--peer"]), OptionChoice(names: ["--merge", "--keep-private"])])
@@ -81,6 +82,18 @@ enum AcceptCommand: Command {
                 guard existing.projector.household.isPrivate, existing.knownOwner == nil else {
                     throw CLIError.data("this device already belongs to the family \"\(existing.projector.household.name ?? existing.family.description)\"",
                                         hint: "A device belongs to one family; join from a new home (--home DIR).")
+                }
+                // A viewer cannot write: nothing is carried, and what this
+                // device recorded on its own stays in its private chain,
+                // no longer shown. Said before, not found after.
+                if !code.role.canWrite, !inv.flag("--without-own-records") {
+                    let records = try existing.projector.records().count, subjects = try existing.projector.subjects().count
+                    if records + subjects > 0 {
+                        throw CLIError.data("this device has \(records) record(s) and \(subjects) care subject(s) of its own, and the invitation is a viewer's: "
+                                            + "a viewer's records are not carried into the family, and they would no longer show on this device; nothing was written",
+                                            hint: "Ask the owner for a member's invitation, which carries them into the family. Or keep a copy first "
+                                                + "('famctl export stores DIR') and accept with --without-own-records, or accept from a new home (--home NEWDIR).")
+                    }
                 }
                 // What it recorded on its own goes into the family, under the same ids
                 // (a viewer cannot write, so a viewer's stay in its private chain).

@@ -182,7 +182,14 @@ enum SettingsSyncCommand: Command {
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: false)
-        if case .none = location {} else {
+        // The location it has already: nothing to move (the others' events
+        // are not written there again).
+        let unchanged = switch (location, Location.stored(in: home)) {
+        case (.directory(let a), .directory(let b)): a == b
+        case (.peer(let a), .peer(let b)): a == b
+        default: false
+        }
+        if case .none = location {} else if !unchanged {
             try location.store(in: home)
             // One location at a time: the other kind is forgotten.
             switch location {
@@ -199,6 +206,7 @@ enum SettingsSyncCommand: Command {
         case .none: (nil, nil)
         }
         if inv.json { Console.json(["dir": dir ?? NSNull(), "peer": peer ?? NSNull()] as [String: Any]); return }
-        Console.out(dir.map { "sync: shared directory \($0)" } ?? peer.map { "sync: WebDAV peer \($0)" } ?? "sync: none set (give --dir PATH or --peer URL)")
+        Console.out((dir.map { "sync: shared directory \($0)" } ?? peer.map { "sync: WebDAV peer \($0)" } ?? "sync: none set (give --dir PATH or --peer URL)")
+                    + (unchanged ? " (unchanged: this device syncs there already)" : ""))
     }
 }

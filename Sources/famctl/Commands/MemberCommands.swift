@@ -85,12 +85,14 @@ enum MemberRemoveCommand: Command {
         abstract: "Remove a device from the family (owner only) and rotate the family's key.",
         discussion: """
             The removal names a cut-off: the device's events after the last one this device
-            has seen are rejected everywhere, also those it wrote earlier and had not shared
-            yet. A new key is sealed to each remaining member, so the removed device cannot
+            has are rejected everywhere, also those it wrote earlier that have not reached
+            this device. A shared folder holding such events is refused (sync first), unless
+            --now is given. A new key is sealed to each remaining member, so the removed device cannot
             read what is written under it; the others write under it once it reaches them
             (their next sync), and what they write before that stays readable to the removed
             device. It keeps what it already had.
             """,
+        options: [.flag("--now", "Remove at once, although the shared folder holds events of the device this device has not read: they are rejected.")],
         positionals: [PositionalSpec(name: "MEMBER", help: "The member's name or device id (a prefix of at least 4 characters).")])
 
     static func run(_ inv: Invocation) throws {
@@ -100,6 +102,13 @@ enum MemberRemoveCommand: Command {
         let m = try MemberLookup.find(inv.positionals[0], in: h)
         guard m.device != home.deviceID else { throw CLIError.data("the owner cannot remove itself") }
         guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was already removed") }
+        // Events it shared that this device has not read yet would fall
+        // after the cut-off: written while a member, rejected all the same.
+        if !inv.flag("--now"), let ahead = try home.folderAhead(of: m.device) {
+            throw CLIError(.tempFail, "the shared folder holds \(m.name)'s events up to seq \(ahead.published) (\(ahead.file)), but this device has them only up to seq \(ahead.head): "
+                           + "removing now would reject those it has not read; nothing was written",
+                           hint: "Run 'famctl sync' first, then remove (the cut-off is the last of its events this device has). To remove at once, rejecting them, add --now.")
+        }
         let cutoff = try home.log.head(of: m.device, in: home.family).seq
         let rotated = try home.appendRotatingKey(after: [LibraryEvent.memberRemove(member: m.device, cutoff: cutoff).body], excluding: m.device)
         // Sent at once: until the others have it, what the removed device
@@ -108,7 +117,7 @@ enum MemberRemoveCommand: Command {
         if inv.json {
             Console.json(["removed": m.device.hex, "cutoff": cutoff, "epoch": Int(rotated.epoch)])
         } else {
-            Console.out("Removed \(m.name) (\(m.device.short)); its events after seq \(cutoff) are rejected (the last of its events this device has; any it wrote and had not shared are rejected too). Key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s): what the others write is sealed under it once their next sync brings it.")
+            Console.out("Removed \(m.name) (\(m.device.short)); its events after seq \(cutoff) are rejected (the last of its events this device has; any later ones are rejected too, wherever they are). Key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s): what the others write is sealed under it once their next sync brings it.")
         }
     }
 }

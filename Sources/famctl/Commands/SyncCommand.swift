@@ -569,22 +569,27 @@ extension Home {
     /// This device's own folder naming events of its chain past its log
     /// that no sync of this home has read (see ``checkNotBehindOwnFolder()``):
     /// the highest seq named, the file naming it, and the log's head.
-    func ownFolderAhead() throws -> (published: UInt64, file: String, head: UInt64)? {
+    func ownFolderAhead() throws -> (published: UInt64, file: String, head: UInt64)? { try folderAhead(of: deviceID) }
+
+    /// `device`'s folder in the shared folder naming events of its chain
+    /// past this log that no sync of this home has read (`nil` over WebDAV,
+    /// or when the folder cannot be listed at once).
+    func folderAhead(of device: DeviceID) throws -> (published: UInt64, file: String, head: UInt64)? {
         guard case .directory(let dir) = Location.stored(in: self) else { return nil }
-        let folder = dir + "/" + family.description + "/" + deviceID.hex
+        let folder = dir + "/" + family.description + "/" + device.hex
         guard let names = Self.listQuickly(folder), !names.isEmpty else { return nil }
-        let read = Replicator.namesRead(inFolderOf: deviceID, family: family, log: log)
+        let read = Replicator.namesRead(inFolderOf: device, family: family, log: log)
         var published: UInt64 = 0
         var file = ""
         for name in names where !read.contains(name) {
             switch SharedFileName(name) {
             // A placeholder (its bytes not downloaded yet) names its events as well.
             case .segment(let s), .conflictCopy(let s), .placeholder(let s):
-                if s.author == deviceID, s.lastSeq > published { (published, file) = (s.lastSeq, name) }
+                if s.author == device, s.lastSeq > published { (published, file) = (s.lastSeq, name) }
             case .other: continue
             }
         }
-        let head = try log.head(of: deviceID, in: family).seq
+        let head = try log.head(of: device, in: family).seq
         return published > head ? (published, file, head) : nil
     }
 
