@@ -530,7 +530,10 @@ struct PhotoTests {
         // A record deleted before joining stays private, with its photo.
         let gone = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
         let hidden = try dad.ok("photo", "add", gone, try Self.jpegFile(dad, 9_000, marker: "NOT-FOR-THE-FAMILY").path)
-        try dad.ok("record", "delete", gone)
+        // The record's photos are not deleted with it: said, with the commands that would.
+        let deleted = try dad.run("record", "delete", gone)
+        #expect(deleted.code == 0 && deleted.stderr.contains("note: the record's 1 photo(s) are not deleted with it")
+                && deleted.stderr.contains("famctl photo delete \(hidden)"), "\(deleted.stderr)")
         let joined = try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
         #expect(joined.contains("Wrote 1 care subject(s), 1 record(s) and 1 photo(s)"), "\(joined)")
         for r in [dad, mum, dad, mum] { try r.ok("sync") }

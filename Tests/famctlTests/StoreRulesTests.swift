@@ -91,6 +91,9 @@ struct StoreRulesTests {
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00"], message: "feeding.start: must be an ISO-8601 time with offset"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=0026-11-29T08:00:00+01:00"], message: "feeding.start: must not be before 1900 (is the year mistyped?)"),
         Rejected(store: "diaper", focus: "baby", args: ["--at", "1899-12-31T23:59:59Z", "wet=true"], message: "diaper.at: must not be before 1900 (is the year mistyped?)"),
+        Rejected(store: "milestone", focus: "baby", args: ["--json-fields", #"{"title":""}"#], message: "milestone.title: must not be empty"),
+        Rejected(store: "vaccination", focus: "newMom", args: ["--json-fields", #"{"vaccine":" \t"}"#], message: "vaccination.vaccine: must not be empty"),
+        Rejected(store: "health", focus: "baby", args: ["kind=symptom", "--json-fields", #"{"symptom":"  "}"#], message: "health.symptom: is required when kind is symptom"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "side=middle"], message: "feeding.side: must be one of left/right/both"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "milk=juice"], message: "feeding.milk: must be one of breastMilk/formula/mixed"),
         Rejected(store: "feeding", focus: "newMom", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00"], message: "feeding.focus: feeding records are for baby, not newMom"),
@@ -239,6 +242,31 @@ struct StoreRulesTests {
         let record = try #require(JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
         #expect(record["at"] as? String == "0026-11-29T08:00:00+01:00", "\(shown)")
         #expect((record["fields"] as? [String: Any])?["dirty"] as? Bool == true, "\(shown)")
+    }
+
+    /// A store file is checked as `record add` checks: a defined field's
+    /// name in other letters' case is a bad row, a field the store does not
+    /// define is warned about, with the name it most likely meant.
+    @Test func importRefusesAFieldInOtherCaseAndWarnsOfATypo() throws {
+        let x = try Fixture()
+        let dir = x.f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        func feeding(_ field: String) throws {
+            try #"[{"id":"0b6f3a52-5f0e-4c53-9a43-0d6c6fd1b7a1","focus":"\#(x.baby)","at":"2026-11-29T08:00:00+01:00","fields":{"kind":"bottle","start":"2026-11-29T08:00:00+01:00","\#(field)":90}}]"#
+                .write(toFile: dir + "/feeding.json", atomically: true, encoding: .utf8)
+        }
+        try feeding("amountML")
+        let wrongCase = try x.f.run("import", "stores", dir)
+        #expect(wrongCase.code == 65 && wrongCase.stderr.contains("feeding.json[0]: feeding.amountML: the store's field is 'amountMl' (field names are matched exactly)"),
+                "\(wrongCase.stderr)")
+        #expect(try x.f.ok("record", "list").isEmpty)
+        try feeding("amuontMl")
+        let typo = try x.f.run("import", "stores", dir)
+        #expect(typo.code == 0 && typo.stderr.contains("warning: feeding.json[0]: feeding does not define 'amuontMl' (did you mean amountMl?); it is kept as given"),
+                "\(typo.stderr)")
+        try feeding("amountMl")
+        let right = try x.f.run("import", "stores", dir)
+        #expect(right.code == 0 && !right.stderr.contains("does not define"), "\(right.stderr)")
     }
 
     @Test func everyRuleIsRefusedWithStoreFieldAndRule() throws {
@@ -515,6 +543,12 @@ struct StoreRulesTests {
         #expect(first.stderr.contains("subjects.json: nothing imported from this file"), "\(first.stderr)")
         #expect(first.stderr.contains("diaper.json[0]: its care subject \(baby)'s row in subjects.json was refused"), "\(first.stderr)")
         #expect(try f.ok("subject", "list").isEmpty, "no bare subject made")
+        // A file that cannot be read at all (a byte-order mark) holds them back as well.
+        try subjects("\u{FEFF}" + #"[{"focus":"\#(baby)","kind":"baby","name":"Rose"}]"#)
+        let unread = try f.run("import", "stores", dir)
+        #expect(unread.code == 65 && unread.stderr.contains("diaper.json[0]: its care subject \(baby) is not on this device, and subjects.json, which may hold it, could not be read"),
+                "\(unread.stderr)")
+        #expect(try f.ok("subject", "list").isEmpty && f.ok("record", "list").isEmpty, "no bare subject made")
 
         try subjects(#"[{"focus":"\#(baby)","kind":"baby","name":"Rose"}]"#)
         let fixed = try f.ok("import", "stores", dir)

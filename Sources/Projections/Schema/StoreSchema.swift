@@ -117,6 +117,12 @@ public struct StoreSchema: Sendable {
             if let why = spec.type.violation(fields[spec.name]!) { out.append(ValidationError(store: s, field: spec.name, rule: why)) }
         }
         out += missingRequired(fields)
+        // A required text given empty, or only spaces, says nothing.
+        for spec in self.fields where spec.required {
+            if case .text = spec.type, Self.isBlank(fields[spec.name]) {
+                out.append(ValidationError(store: s, field: spec.name, rule: "must not be empty"))
+            }
+        }
         if let now {
             if let start = Self.time(fields["start"]), start > now.addingTimeInterval(Self.futureAllowance) {
                 out.append(ValidationError(store: s, field: "start", rule: "must not be more than 5 minutes in the future"))
@@ -149,6 +155,9 @@ public struct StoreSchema: Sendable {
     }
 
     public static func time(_ v: JSONValue?) -> Date? { v?.stringValue.flatMap(TimeValue.parse) }
+
+    /// A text that is empty or only white space.
+    static func isBlank(_ v: JSONValue?) -> Bool { v?.stringValue.map { $0.allSatisfy(\.isWhitespace) } ?? false }
 
     public static func schema(for store: StoreName) -> StoreSchema { all[store]! }
 
@@ -226,9 +235,9 @@ public struct StoreSchema: Sendable {
             switch f["kind"]?.stringValue {
             case "temperature" where f["temperatureC"] == nil:
                 ValidationError(store: store.rawValue, field: "temperatureC", rule: "is required when kind is temperature")
-            case "symptom" where f["symptom"] == nil:
+            case "symptom" where f["symptom"] == nil || isBlank(f["symptom"]):
                 ValidationError(store: store.rawValue, field: "symptom", rule: "is required when kind is symptom")
-            case "medication" where f["medication"] == nil:
+            case "medication" where f["medication"] == nil || isBlank(f["medication"]):
                 ValidationError(store: store.rawValue, field: "medication", rule: "is required when kind is medication")
             default: nil
             }

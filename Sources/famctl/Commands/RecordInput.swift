@@ -49,12 +49,7 @@ enum RecordInput {
         let undefined = out.keys.sorted().filter { out[$0] != .null && schema.field($0) == nil }
         // A defined field's name in other letters' case (`Note`, `amountML`)
         // is a typo, not a field of its own: refused, naming the field.
-        for name in undefined {
-            if let defined = schema.fieldNames.first(where: { $0.lowercased() == name.lowercased() }) {
-                throw .data("\(schema.store.rawValue).\(name): the store's field is '\(defined)' (field names are matched exactly)",
-                            hint: "Give it as \(defined)=…; a field of another name is kept as given, with a warning.")
-            }
-        }
+        try checkFieldCase(undefined, schema: schema)
         // Any record takes a photo list.
         for name in undefined where name != "photos" { Console.err(undefinedFieldWarning(name, schema: schema)) }
         return out
@@ -64,9 +59,25 @@ enum RecordInput {
     /// newer famctl's field, a family's own), but most often a typo, which
     /// would otherwise leave the real field unset without a word.
     static func undefinedFieldWarning(_ name: String, schema: StoreSchema) -> String {
+        "famctl: warning: " + undefinedField(name, schema: schema)
+    }
+
+    /// ``undefinedFieldWarning(_:schema:)`` without its prefix.
+    static func undefinedField(_ name: String, schema: StoreSchema) -> String {
         let near = nearest(name, among: schema.fieldNames)
-        return "famctl: warning: \(schema.store.rawValue) does not define '\(name)'\(near.map { " (did you mean \($0)?)" } ?? ""); it is kept as given "
+        return "\(schema.store.rawValue) does not define '\(name)'\(near.map { " (did you mean \($0)?)" } ?? ""); it is kept as given "
             + "(docs/cli.md, \"The ten stores\", lists each store's fields)."
+    }
+
+    /// A defined field's name in other letters' case (`Note`, `amountML`):
+    /// a typo, not a field of its own, refused naming the field.
+    static func checkFieldCase(_ names: some Sequence<String>, schema: StoreSchema) throws(CLIError) {
+        for name in names where schema.field(name) == nil {
+            if let defined = schema.fieldNames.first(where: { $0.lowercased() == name.lowercased() }) {
+                throw .data("\(schema.store.rawValue).\(name): the store's field is '\(defined)' (field names are matched exactly)",
+                            hint: "Give it as \(defined)=…; a field of another name is kept as given, with a warning.")
+            }
+        }
     }
 
     /// The word of `candidates` fewest edits from `word` (letters' case

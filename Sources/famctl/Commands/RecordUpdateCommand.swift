@@ -106,6 +106,17 @@ enum RecordDeleteCommand: Command {
         guard !current.deleted else { throw CLIError.data("record \(id.lowercasedText) is already deleted") }
         let event = RecordEvent(kind: .delete, record: id, store: current.store, focus: current.focus, at: nil, fields: [:])
         let envs = try home.append([event.body]) { try home.checkCanWrite() }
-        if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
+        // Its photos are photos of their own (a photo.put each): they stay,
+        // and are still shared, until deleted. Said, not left to be found.
+        let photos = try home.projector.photos(record: id).map(\.id.lowercasedText).sorted()
+        if inv.json {
+            Console.json(["id": id.lowercasedText, "event": envs[0].id.hex, "photosKept": photos] as [String: Any])
+        } else {
+            Console.out(id.lowercasedText)
+        }
+        if !photos.isEmpty {
+            Console.err("famctl: note: the record's \(photos.count) photo(s) are not deleted with it; they stay in the family's photos until deleted: "
+                        + photos.map { "famctl photo delete \($0)" }.joined(separator: "; "))
+        }
     }
 }

@@ -201,7 +201,11 @@ enum ImportStoresCommand: Command {
         var subjectTally: Tally?
         // New subjects of a refused subjects.json: the records naming them wait for it.
         var refusedSubjects: Set<FocusKey> = []
-        if let rows = try readArray(dir + "/subjects.json", failures: &failures) {
+        let subjectRows = try readArray(dir + "/subjects.json", failures: &failures)
+        // A subjects.json that could not be read at all (not JSON, a
+        // byte-order mark): any subject not here yet may be in it.
+        let subjectsUnread = subjectRows == nil && FileManager.default.fileExists(atPath: dir + "/subjects.json")
+        if let rows = subjectRows {
             var events: [EventBody] = []
             var bad = false
             var (added, updated, unchanged) = (0, 0, 0)
@@ -285,6 +289,9 @@ enum ImportStoresCommand: Command {
                     if refusedSubjects.contains(r.focus) {
                         throw CLIError.data("its care subject \(r.focus)'s row in subjects.json was refused (above): fix that file and import again")
                     }
+                    if subjectsUnread, !knownSubjects.contains(r.focus) {
+                        throw CLIError.data("its care subject \(r.focus) is not on this device, and subjects.json, which may hold it, could not be read (above): fix that file and import again")
+                    }
                     if !knownSubjects.contains(r.focus), removed[r.focus] != nil {
                         throw CLIError.data("its care subject \(r.focus) is removed ('famctl subject list --removed'): give the row another subject, "
                                             + "or add the subject again (a row of subjects.json, or 'famctl subject add') and import again")
@@ -325,6 +332,11 @@ enum ImportStoresCommand: Command {
                         events.append(contentsOf: try RecordInput.fittingPuts(event, reserve: isNew ? 0 : RecordInput.keepingFocusBytes)
                             .map { isNew ? $0 : try RecordInput.keepingFocus($0, of: r.id, home: home) })
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
+                        // A field the store does not define, most often a typo (any record takes a photo list).
+                        let schema = StoreSchema.schema(for: store)
+                        for name in r.fields.keys.sorted() where name != "photos" && schema.field(name) == nil {
+                            fileWarnings.append("\(file)[\(i)]: " + RecordInput.undefinedField(name, schema: schema))
+                        }
                         if !broken.isEmpty {
                             fileWarnings.append("\(file)[\(i)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(broken.joined(separator: "; "))")
                             if broken.contains(ExportStoresCommand.sleepOverlap) { warnedOverlap.insert(i) }
@@ -477,6 +489,7 @@ enum ImportStoresCommand: Command {
     /// (`fileIDs`: the file's records, this row's among them, replace theirs).
     static func validate(_ r: Row, store: StoreName, home: Home, replacing fileIDs: Set<UUID>) throws -> [String] {
         let schema = StoreSchema.schema(for: store)
+        try RecordInput.checkFieldCase(r.fields.keys.sorted(), schema: schema)
         let broken = schema.violations(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date()).map(\.description)
         // Only what a merge can leave may be listed: a value of the wrong
         // type or range, another subject's store, a time in the future are
