@@ -267,6 +267,13 @@ struct StoreRulesTests {
         try feeding("amountMl")
         let right = try x.f.run("import", "stores", dir)
         #expect(right.code == 0 && !right.stderr.contains("does not define"), "\(right.stderr)")
+        // A store file given for its directory, or a directory of none: said, exit 66.
+        let file = try x.f.run("import", "stores", dir + "/feeding.json")
+        #expect(file.code == 66 && file.stderr.contains("feeding.json is a file, not a directory") && file.stderr.contains("famctl import stores \(dir)"), "\(file.stderr)")
+        let empty = x.f.root + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let none = try x.f.run("import", "stores", empty)
+        #expect(none.code == 66 && none.stderr.contains("no store files in \(empty)"), "\(none.stderr)")
     }
 
     @Test func everyRuleIsRefusedWithStoreFieldAndRule() throws {
@@ -572,6 +579,10 @@ struct StoreRulesTests {
         let row = #"[{"id":"44444444-4444-4444-8444-444444444444","focus":"newMom","at":"2026-11-29T08:00:00+01:00","fields":{"kind":"mood","mood":3}}]"#
         try row.write(toFile: dir + "/Postpartum.json", atomically: true, encoding: .utf8)
         try "not json".write(toFile: dir + "/notes.txt", atomically: true, encoding: .utf8)
+        // Alone, it leaves the directory without a store file: refused, naming it.
+        let alone = try x.f.run("import", "stores", dir)
+        #expect(alone.code == 66 && alone.stderr.contains("Not read: Postpartum.json (the files' names are matched exactly)"), "\(alone.stderr)")
+        try "[]".write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
         let r = try x.f.run("import", "stores", dir)
         #expect(r.code == 0)
         #expect(r.stderr.contains("warning: Postpartum.json was not read"), "\(r.stderr)")

@@ -167,8 +167,20 @@ enum ImportStoresCommand: Command {
     static func run(_ inv: Invocation) throws {
         let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
         var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
-            throw CLIError(.noInput, "no directory \(dir)")
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) else { throw CLIError(.noInput, "no directory \(dir)") }
+        guard isDir.boolValue else {
+            let parent = (dir as NSString).deletingLastPathComponent
+            throw CLIError(.noInput, "\(dir) is a file, not a directory",
+                           hint: "Give the directory that holds the store files (feeding.json … subjects.json), as 'famctl export stores' writes it: famctl import stores \(ShellWord.quoted(parent))")
+        }
+        // None of the store files: a wrong directory, not an empty export
+        // (which writes every file, each an empty list).
+        let storeFiles = StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"]
+        guard storeFiles.contains(where: { FileManager.default.fileExists(atPath: dir + "/" + $0) }) else {
+            let misnamed = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.lowercased().hasSuffix(".json") }.sorted()
+            throw CLIError(.noInput, "no store files in \(dir) (feeding.json … subjects.json); nothing was imported"
+                           + (misnamed.isEmpty ? "" : ". Not read: \(misnamed.joined(separator: ", ")) (the files' names are matched exactly)"),
+                           hint: "Give the directory 'famctl export stores' wrote (or one holding files of the same names).")
         }
         let path = try Home.location(inv)
         try Home.open(path).checkCanWrite()
