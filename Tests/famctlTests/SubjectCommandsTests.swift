@@ -82,6 +82,13 @@ struct SubjectCommandsTests {
         try f.ok("subject", "remove", second)
         #expect(try Set(Self.subjects(f).keys).count == 2)
         #expect(!(try f.ok("status")).contains("babies are named"))
+        // The listings take the name as the live baby's, not the removed one's too.
+        let record = try f.ok("record", "add", "--focus", "LILY", "--store", "diaper", "wet=true")
+        #expect(try f.ok("record", "list", "--focus", "LILY").contains(record))
+        #expect(try f.ok("log", "--focus", "LILY").contains("record.put"))
+        // A store name a letter off is suggested.
+        let typo = try f.run("record", "add", "--focus", "Lily", "--store", "feedng", "kind=bottle")
+        #expect(typo.code == 65 && typo.stderr.contains("--store 'feedng' is not a store; did you mean 'feeding'?"), "\(typo.stderr)")
     }
 
     @Test func aSubjectWithRecordsIsRemovedOnlyWithThem() throws {

@@ -165,6 +165,9 @@ enum RecordInput {
         if let f = FocusKey(text) { return f }
         let named = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: removed))
         if named.count == 1 { return named[0].focus }
+        // A live subject and a removed one of the same name (a baby added
+        // twice, one removed into the other): the live one is meant.
+        if named.count > 1, case let live = named.filter({ !$0.removed }), live.count == 1 { return live[0].focus }
         if named.count > 1 { throw SubjectInput.ambiguous(text, named, hint: "Give --focus one of the keys.") }
         if !removed {
             let gone = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: true))
@@ -177,6 +180,9 @@ enum RecordInput {
         guard let s = StoreName(rawValue: text) else {
             if let near = StoreName.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) {
                 throw .data("--store '\(text)' is not a store; did you mean '\(near.rawValue)'?", hint: "Store names are written as listed: \(StoreName.list).")
+            }
+            if let near = nearest(text, among: StoreName.allCases.map(\.rawValue)) {
+                throw .data("--store '\(text)' is not a store; did you mean '\(near)'?", hint: "Store names are written as listed: \(StoreName.list).")
             }
             throw .data("--store '\(text)' is not a store", hint: "Use one of: \(StoreName.list).")
         }
