@@ -231,6 +231,11 @@ struct SubjectCommandsTests {
         #expect(try f.ok("record", "show", r, "--json").contains("\"deleted\" : true"))
         let again = try f.run("subject", "restore", noah)
         #expect(again.code == 65 && again.stderr.contains("is not removed"), "\(again.stderr)")
+        let againByName = try f.run("subject", "restore", "Noah")
+        #expect(againByName.code == 65 && againByName.stderr.contains("care subject \(noah) ('Noah') is not removed"), "\(againByName.stderr)")
+        // A birth date's year mistyped is refused as a record's time is.
+        let year = try f.run("subject", "update", "Noah", "--birth", "0026-01-02")
+        #expect(year.code == 65 && year.stderr.contains("subject.birth: 0026-01-02 is before 1900 (is the year mistyped?)"), "\(year.stderr)")
         // Named by name in --focus too, for adding and listing.
         let added = try f.ok("record", "add", "--focus", "noah", "--store", "diaper", "dirty=true")
         #expect(try f.ok("record", "list", "--focus", "Noah").contains(added))

@@ -37,6 +37,12 @@ enum SubjectInput {
         do throws(ValidationError) { try SubjectEvent.validate(kind: kind, fields: fields.filter { $0.value != .null }) } catch {
             throw .data("\(error)")
         }
+        for key in ["birth", "due"] {
+            if let date = fields[key]?.stringValue, let year = RecordInput.yearAsWritten(date), year < RecordInput.earliestYear {
+                throw .data("subject.\(key): \(date) is before \(RecordInput.earliestYear) (is the year mistyped?)",
+                            hint: "Give the date again with the year in full, for example \(RecordInput.earliestExample(date)).")
+            }
+        }
         if let birth = fields["birth"]?.stringValue, birth > today {
             throw .data("subject.birth: \(birth) is after today (\(today))", hint: "A baby expected later is the pregnancy: famctl subject add pregnancy --due \(birth).")
         }
@@ -81,6 +87,9 @@ enum SubjectInput {
         let named = Self.named(text, in: removed)
         if named.count == 1 { return named[0] }
         if named.count > 1 { throw Self.ambiguous(text, named, what: "removed care subjects") }
+        // The name of a live subject: not removed, as its key says (65).
+        let live = Self.named(text, in: try home.projector.subjects())
+        if live.count == 1 { throw CLIError.data("care subject \(live[0].focus) ('\(text)') is not removed") }
         throw CLIError(.noInput, "no removed care subject '\(text)'", hint: "'famctl subject list --removed' shows the removed ones.")
     }
 
