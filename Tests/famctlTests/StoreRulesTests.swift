@@ -451,6 +451,11 @@ struct StoreRulesTests {
         let trail = try x.f.ok("replay", "--record", id)
         #expect(trail.split(separator: "\n").filter { $0.contains(" put ") || $0.contains(" delete ") }.count == 4)
         #expect(trail.hasSuffix("now: deleted"))
+        // Before its first event: said as such, not as a record no event names.
+        let early = try x.f.run("replay", "--record", id, "--until", "2020-01-01T00:00:00Z")
+        #expect(early.code == 66 && early.stderr.contains("no event of the family up to") && early.stderr.contains("without --until shows them"), "\(early.stderr)")
+        let unknown = try x.f.run("replay", "--record", "0f8e2d4c-5b6a-4978-8c1d-2e3f4a5b6c7d")
+        #expect(unknown.code == 66 && unknown.stderr.contains("no event of the family names record 0f8e2d4c-5b6a-4978-8c1d-2e3f4a5b6c7d"), "\(unknown.stderr)")
     }
 
     @Test func replayUntilShowsTheStateAsOfAMoment() throws {

@@ -182,7 +182,13 @@ enum ReplayCommand: Command {
         let history = try projector.history(id)
         let state = history.isEmpty ? nil : try projector.record(id)
         guard state != nil || !refused.isEmpty else {
-            throw CLIError(.noInput, "no event in the log names record \(id.lowercasedText)")
+            if let asOf {
+                throw CLIError(.noInput, "no event of the family up to \(asOf) names record \(id.lowercasedText)",
+                               hint: "Its events may all be later: 'famctl replay --record \(id.lowercasedText)' without --until shows them.")
+            }
+            throw CLIError(.noInput, "no event of the family names record \(id.lowercasedText)",
+                           hint: "'famctl log' lists every event of the log, those this device wrote before it joined the family too "
+                               + "(a private chain of its own, verified by replay but in no view).")
         }
         let refusedJSON = refused.map { n, reason in
             // The time and the counter apart, as every other `hlc` of famctl's JSON.
