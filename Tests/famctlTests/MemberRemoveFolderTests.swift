@@ -1,4 +1,6 @@
+@testable import famctl
 import Foundation
+import Replicator
 import Testing
 
 /// A removal's cut-off is the last of the member's events the owner has:
@@ -29,5 +31,39 @@ struct MemberRemoveFolderTests {
         try mum.ok("member", "remove", "Uncle", "--now")
         try mum.ok("sync")
         #expect(try mum.run("record", "show", late).code == 66, "after the cut-off: rejected")
+    }
+}
+
+/// A device whose first events have not arrived (its first segment
+/// missing from the folder) while later ones have: `status` names it, with
+/// what it waits for, rather than leaving its events counted under no one.
+struct WaitingAuthorTests {
+    @Test func anAuthorOfWhichOnlyLaterEventsArrivedIsNamed() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        let dir = mum.root + "/shared"
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        try mum.ok("subject", "add", "newMom")
+        let aunt = FamctlRunner()
+        try aunt.ok("accept", try mum.ok("invite"), "--name", "Aunt", "--dir", dir)
+        try aunt.ok("sync")
+        for mood in ["2", "3"] { try aunt.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=" + mood) }
+        try aunt.ok("sync")
+        let home = try Home.open(aunt.home)
+        let folder = dir + "/" + home.family.description + "/" + home.deviceID.hex
+        let segments = try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.sorted()
+        #expect(segments.count == 2, "\(segments)")
+        try FileManager.default.removeItem(atPath: folder + "/" + segments[0])
+        try mum.ok("sync")
+        let status = try mum.ok("status")
+        #expect(status.contains("  \(home.deviceID.short) ?  no event yet, 2 waiting for earlier events (its first event, seq 1, has not arrived)"), "\(status)")
+        let json = try #require(JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])
+        let authors = json["authors"] as? [[String: Any]] ?? []
+        #expect(authors.contains { $0["author"] as? String == home.deviceID.hex && $0["seq"] as? Int == 0 && $0["pending"] as? Int == 2 }, "\(authors)")
+        // Once the author writes its segment again, all is in.
+        try aunt.ok("sync")
+        try mum.ok("sync")
+        #expect(!(try mum.ok("status")).contains("no event yet"))
+        #expect(try mum.ok("digest") == aunt.ok("digest"))
     }
 }
