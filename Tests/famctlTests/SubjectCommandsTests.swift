@@ -89,6 +89,8 @@ struct SubjectCommandsTests {
         // A store name a letter off is suggested.
         let typo = try f.run("record", "add", "--focus", "Lily", "--store", "feedng", "kind=bottle")
         #expect(typo.code == 65 && typo.stderr.contains("--store 'feedng' is not a store; did you mean 'feeding'?"), "\(typo.stderr)")
+        let name = try f.run("record", "add", "--focus", "Lilly", "--store", "diaper", "wet=true")
+        #expect(name.code == 65 && name.stderr.contains("--focus 'Lilly' is not a care subject; did you mean 'Lily'?"), "\(name.stderr)")
     }
 
     @Test func aSubjectWithRecordsIsRemovedOnlyWithThem() throws {

@@ -173,6 +173,12 @@ enum RecordInput {
             let gone = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: true))
             if gone.count == 1 { return gone[0].focus }
         }
+        // A name a letter or two off (Lilly for Lily), or a key in other letters' case (newmom).
+        let live = try home.projector.subjects()
+        let candidates = live.compactMap(\.name) + live.map(\.focus.description)
+        if let near = nearest(text, among: candidates) {
+            throw CLIError.data("--focus '\(text)' is not a care subject; did you mean '\(near)'?", hint: "'famctl subject list' shows the care subjects.")
+        }
         throw CLIError.data("--focus '\(text)' is not a care subject", hint: "Use baby:<UUID>, pregnancy, newMom or a subject's name; 'famctl subject list --json' shows them.")
     }
 
