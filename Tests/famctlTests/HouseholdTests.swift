@@ -610,6 +610,9 @@ struct HouseholdTests {
                     // Until the join is written, the device writes nothing else into the family.
                     let early = try dad.run("subject", "add", "baby")
                     #expect(early.code == 65 && early.stderr.contains("has not finished joining"), "\(early.stderr)")
+                    // Finished with a viewer's code instead, the records would stay behind: refused.
+                    let viewer = try dad.run("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Dad")
+                    #expect(viewer.code == 65 && viewer.stderr.contains("the join this home began was to carry 41 care subject(s), record(s) and photo(s)"), "\(viewer.stderr)")
                     let again = try dad.ok("accept", code, "--name", "Dad")
                     #expect(again.contains("Wrote 1 care subject(s) and 40 record(s)"), "\(blocks) blocks, the retry: \(again)")
                 } else {

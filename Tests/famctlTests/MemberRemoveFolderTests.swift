@@ -32,6 +32,30 @@ struct MemberRemoveFolderTests {
         try mum.ok("sync")
         #expect(try mum.run("record", "show", late).code == 66, "after the cut-off: rejected")
     }
+
+    /// Events that arrived but wait for an earlier one (its file missing
+    /// from the folder) would fall after the cut-off too.
+    @Test func eventsWaitingForEarlierOnesHoldTheRemovalBack() throws {
+        let family = try SharedFamily(["Aunt"])
+        let (mum, aunt) = (family.mum, family.members[0])
+        let first = try aunt.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try aunt.ok("sync")
+        let second = try aunt.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try aunt.ok("sync")
+        let home = try Home.open(aunt.home)
+        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
+        let segments = try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.sorted()
+        try FileManager.default.moveItem(atPath: folder + "/" + segments[segments.count - 2], toPath: family.folderOwner.root + "/away.seg")
+        try mum.ok("sync")
+        let held = try mum.run("member", "remove", "Aunt")
+        #expect(held.code == 75 && held.stderr.contains("1 of Aunt's events on this device wait for earlier ones that have not arrived")
+                && held.stderr.contains("--now removes at once"), "\(held.stderr)")
+        try aunt.ok("sync")   // writes its missing segment again
+        try mum.ok("sync")
+        try mum.ok("member", "remove", "Aunt")
+        try mum.ok("sync")
+        for r in [first, second] { #expect(try mum.ok("record", "show", r).contains(r)) }
+    }
 }
 
 /// A device whose first events have not arrived (its first segment

@@ -1,4 +1,5 @@
 @testable import famctl
+@testable import Replicator
 import Foundation
 import Testing
 
@@ -28,7 +29,12 @@ struct SettingsSyncTests {
         #expect(!(try mum.ok("sync")).contains("other devices' events"), "carried once")
         // The folder it syncs through already, given again: nothing moves, nothing is written again.
         #expect(try mum.ok("settings", "sync", "--dir", moved) == "sync: shared directory \(moved) (unchanged: this device syncs there already)")
-        #expect(!(try mum.ok("sync")).contains("other devices' events"), "not carried again")
+        #expect(try Home.open(mum.home).replicator(probe: false).meta("carry_others") == nil, "not asked to carry again")
+        // A new, empty drive mounted at the same path: the others' events are written there again.
+        try FileManager.default.removeItem(atPath: moved)
+        #expect(try mum.ok("settings", "sync", "--dir", moved).hasSuffix("(unchanged; the next sync writes there the other devices' events this device holds, whose folders are missing)"))
+        #expect(FileManager.default.fileExists(atPath: moved), "created, as a new location is")
+        #expect(try mum.ok("sync").contains("segment(s) of the other devices' events into the new location"))
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
         for f in [dad, mum, dad] { try f.ok("sync") }
         #expect(try mum.ok("digest") == dad.ok("digest"))

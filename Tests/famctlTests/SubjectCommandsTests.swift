@@ -86,6 +86,11 @@ struct SubjectCommandsTests {
         let record = try f.ok("record", "add", "--focus", "LILY", "--store", "diaper", "wet=true")
         #expect(try f.ok("record", "list", "--focus", "LILY").contains(record))
         #expect(try f.ok("log", "--focus", "LILY").contains("record.put"))
+        // Spelt as the removed one is ("lily"): still the live one.
+        #expect(try f.ok("record", "list", "--focus", "lily").contains(record))
+        // A short word suggests nothing it is merely a letter or two from.
+        let short = try f.run("record", "add", "--focus", "Li", "--store", "diaper", "wet=true")
+        #expect(short.code == 65 && !short.stderr.contains("did you mean"), "\(short.stderr)")
         // A store name a letter off is suggested.
         let typo = try f.run("record", "add", "--focus", "Lily", "--store", "feedng", "kind=bottle")
         #expect(typo.code == 65 && typo.stderr.contains("--store 'feedng' is not a store; did you mean 'feeding'?"), "\(typo.stderr)")

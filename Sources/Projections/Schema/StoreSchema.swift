@@ -117,12 +117,6 @@ public struct StoreSchema: Sendable {
             if let why = spec.type.violation(fields[spec.name]!) { out.append(ValidationError(store: s, field: spec.name, rule: why)) }
         }
         out += missingRequired(fields)
-        // A required text given empty, or only spaces, says nothing.
-        for spec in self.fields where spec.required {
-            if case .text = spec.type, Self.isBlank(fields[spec.name]) {
-                out.append(ValidationError(store: s, field: spec.name, rule: "must not be empty"))
-            }
-        }
         if let now {
             if let start = Self.time(fields["start"]), start > now.addingTimeInterval(Self.futureAllowance) {
                 out.append(ValidationError(store: s, field: "start", rule: "must not be more than 5 minutes in the future"))
@@ -158,6 +152,20 @@ public struct StoreSchema: Sendable {
 
     /// A text that is empty or only white space.
     static func isBlank(_ v: JSONValue?) -> Bool { v?.stringValue.map { $0.allSatisfy(\.isWhitespace) } ?? false }
+
+    /// The texts among `written` (the fields a change writes; all of a new
+    /// record's) that the record needs (a required text, or the symptom or
+    /// medication its kind needs) and that say nothing: empty or only
+    /// spaces. An entry rule, checked where a text is entered (`record
+    /// add`, `record update`, a new record of `import stores`): records
+    /// stored so before it are read, merged, exported and imported again
+    /// as they are.
+    public func blankNeededTexts(fields: [String: JSONValue], written: Set<String>) -> [ValidationError] {
+        var needed = Set(self.fields.filter { if case .text = $0.type { $0.required } else { false } }.map(\.name))
+        if store == .health, let kind = fields["kind"]?.stringValue, ["symptom", "medication"].contains(kind) { needed.insert(kind) }
+        return needed.intersection(written).sorted().filter { Self.isBlank(fields[$0]) }
+            .map { ValidationError(store: store.rawValue, field: $0, rule: "must not be empty") }
+    }
 
     public static func schema(for store: StoreName) -> StoreSchema { all[store]! }
 
@@ -235,9 +243,9 @@ public struct StoreSchema: Sendable {
             switch f["kind"]?.stringValue {
             case "temperature" where f["temperatureC"] == nil:
                 ValidationError(store: store.rawValue, field: "temperatureC", rule: "is required when kind is temperature")
-            case "symptom" where f["symptom"] == nil || isBlank(f["symptom"]):
+            case "symptom" where f["symptom"] == nil:
                 ValidationError(store: store.rawValue, field: "symptom", rule: "is required when kind is symptom")
-            case "medication" where f["medication"] == nil || isBlank(f["medication"]):
+            case "medication" where f["medication"] == nil:
                 ValidationError(store: store.rawValue, field: "medication", rule: "is required when kind is medication")
             default: nil
             }

@@ -77,7 +77,15 @@ enum AcceptCommand: Command {
                 // An earlier accept switched the home but did not get to write
                 // the join: finish it, with what that accept was carrying.
                 // (A viewer's invitation carries none, whichever code the first attempt used.)
-                carried = code.role.canWrite ? try Self.pendingCarry(existing.state) : []
+                let pending = try Self.pendingCarry(existing.state)
+                // Finished with a viewer's code, what the first attempt was
+                // to carry would stay private, no longer shown: said first.
+                if !code.role.canWrite, !pending.isEmpty, !inv.flag("--without-own-records") {
+                    throw CLIError.data("the join this home began was to carry \(pending.count) care subject(s), record(s) and photo(s) of this device into the family, "
+                                        + "and the invitation is a viewer's: they would not be carried, and would no longer show on this device; nothing was written",
+                                        hint: "Finish with the member's invitation the join began with, or accept with --without-own-records.")
+                }
+                carried = code.role.canWrite ? pending : []
             } else {
                 guard existing.projector.household.isPrivate, existing.knownOwner == nil else {
                     throw CLIError.data("this device already belongs to the family \"\(existing.projector.household.name ?? existing.family.description)\"",
@@ -87,7 +95,7 @@ enum AcceptCommand: Command {
                 // device recorded on its own stays in its private chain,
                 // no longer shown. Said before, not found after.
                 if !code.role.canWrite, !inv.flag("--without-own-records") {
-                    let records = try existing.projector.records().count, subjects = try existing.projector.subjects().count
+                    let records = try existing.projector.liveRecordCounts().values.reduce(0, +), subjects = try existing.projector.subjects().count
                     if records + subjects > 0 {
                         throw CLIError.data("this device has \(records) record(s) and \(subjects) care subject(s) of its own, and the invitation is a viewer's: "
                                             + "a viewer's records are not carried into the family, and they would no longer show on this device; nothing was written",

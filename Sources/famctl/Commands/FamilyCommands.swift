@@ -189,6 +189,15 @@ enum SettingsSyncCommand: Command {
         case (.peer(let a), .peer(let b)): a == b
         default: false
         }
+        var refill = false
+        if unchanged, case .directory(let d) = location {
+            try location.prepare()
+            // A new drive mounted at the same path: the devices' folders the
+            // log has events of are missing there; they are written again.
+            let base = d + "/" + home.family.description + "/"
+            refill = try home.log.heads(in: home.family).keys.contains { $0 != home.deviceID && !FileManager.default.fileExists(atPath: base + $0.hex) }
+            if refill { try home.replicator(probe: false).askToCarryOthers() }
+        }
         if case .none = location {} else if !unchanged {
             try location.store(in: home)
             // One location at a time: the other kind is forgotten.
@@ -207,6 +216,7 @@ enum SettingsSyncCommand: Command {
         }
         if inv.json { Console.json(["dir": dir ?? NSNull(), "peer": peer ?? NSNull()] as [String: Any]); return }
         Console.out((dir.map { "sync: shared directory \($0)" } ?? peer.map { "sync: WebDAV peer \($0)" } ?? "sync: none set (give --dir PATH or --peer URL)")
-                    + (unchanged ? " (unchanged: this device syncs there already)" : ""))
+                    + (!unchanged ? "" : refill ? " (unchanged; the next sync writes there the other devices' events this device holds, whose folders are missing)"
+                        : " (unchanged: this device syncs there already)"))
     }
 }

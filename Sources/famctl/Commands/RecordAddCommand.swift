@@ -32,7 +32,7 @@ enum RecordAddCommand: Command {
         let id = RecordIdentifier.make()
         let event = RecordEvent(kind: .put, record: id, store: store.rawValue, focus: focus.description, at: at, fields: fields)
         let envs = try home.append([event.body]) {
-            try RecordInput.validate(home: home, id: nil, store: store, focus: focus, at: at, fields: fields, now: now)
+            try RecordInput.validate(home: home, id: nil, store: store, focus: focus, at: at, fields: fields, now: now, written: Set(fields.keys))
             try RecordInput.checkFitsOneEvent(event.body)
         }
         if inv.json {

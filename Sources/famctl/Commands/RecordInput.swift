@@ -84,11 +84,15 @@ enum RecordInput {
     /// aside), when at most `within`; of several as near, the first in
     /// sorted order: what a "did you mean" suggests.
     static func nearest(_ word: String, among candidates: [String], within: Int = 2) -> String? {
+        // A short word is a letter or two off almost any short name: the
+        // edits allowed grow with its length (none for one or two letters
+        // but case, one for three or four), and leave some of the name.
+        let limit = min(within, max(0, (word.count - 1) / 2))
         var near: String?
-        var nearest = within + 1
+        var nearest = limit + 1
         for candidate in Set(candidates).sorted() {
             let d = editDistance(candidate.lowercased(), word.lowercased())
-            if d < nearest { near = candidate; nearest = d }
+            if d < nearest, d < candidate.count { near = candidate; nearest = d }
         }
         return near
     }
@@ -163,6 +167,9 @@ enum RecordInput {
     /// subject, with how to restore it, as its key would be.
     static func focus(_ text: String, home: Home, removed: Bool = false) throws -> FocusKey {
         if let f = FocusKey(text) { return f }
+        // A live subject of that name (in any letters' case) before a removed one.
+        let liveNamed = SubjectInput.named(text, in: try home.projector.subjects())
+        if removed, liveNamed.count == 1 { return liveNamed[0].focus }
         let named = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: removed))
         if named.count == 1 { return named[0].focus }
         // A live subject and a removed one of the same name (a baby added
@@ -244,8 +251,10 @@ enum RecordInput {
     ///   another of the same baby (an update that leaves its times and its
     ///   subject as they are does not: two sleeps a merge left overlapping
     ///   can still have their other fields changed).
+    /// - Parameter written: the fields the change writes (all of a new
+    ///   record's), checked for texts the record needs given empty.
     static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, fields: [String: JSONValue], now: Date?,
-                         overlap: Bool = true) throws {
+                         overlap: Bool = true, written: Set<String> = []) throws {
         try home.checkCanWrite()
         let schema = StoreSchema.schema(for: store)
         do throws(ValidationError) {
@@ -253,6 +262,7 @@ enum RecordInput {
         } catch {
             throw CLIError.data("\(error)")
         }
+        if let blank = schema.blankNeededTexts(fields: fields, written: written).first { throw CLIError.data("\(blank)") }
         _ = try time(at, option: "--at")
         if now != nil {
             for (name, text) in [("start", fields["start"]?.stringValue), ("at", at)] {

@@ -61,7 +61,7 @@ enum RecordUpdateCommand: Command {
         let envs = try home.append([body]) {
             do {
                 try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil,
-                                         overlap: changes["start"] != nil || changes["end"] != nil || newFocus != nil)
+                                         overlap: changes["start"] != nil || changes["end"] != nil || newFocus != nil, written: Set(changes.keys))
             } catch let e as CLIError where brokenBefore.contains(e.message) {
                 // Not this change's doing: the record broke the rule before
                 // (a merge), and a change must leave it valid.

@@ -346,6 +346,11 @@ enum ImportStoresCommand: Command {
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
                         // A field the store does not define, most often a typo (any record takes a photo list).
                         let schema = StoreSchema.schema(for: store)
+                        // A text it needs, empty: kept (an export of a record
+                        // stored so moves with its home), and said.
+                        for blank in schema.blankNeededTexts(fields: r.fields, written: isNew ? Set(r.fields.keys) : []) {
+                            fileWarnings.append("\(file)[\(i)]: \(blank) (imported as it is)")
+                        }
                         for name in r.fields.keys.sorted() where name != "photos" && schema.field(name) == nil {
                             fileWarnings.append("\(file)[\(i)]: " + RecordInput.undefinedField(name, schema: schema))
                         }

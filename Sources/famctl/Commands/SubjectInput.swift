@@ -90,6 +90,7 @@ enum SubjectInput {
         // The name of a live subject: not removed, as its key says (65).
         let live = Self.named(text, in: try home.projector.subjects())
         if live.count == 1 { throw CLIError.data("care subject \(live[0].focus) ('\(text)') is not removed") }
+        if live.count > 1 { throw CLIError.data("the care subjects named '\(text)' (\(live.map(\.focus.description).sorted().joined(separator: ", "))) are not removed") }
         throw CLIError(.noInput, "no removed care subject '\(text)'", hint: "'famctl subject list --removed' shows the removed ones.")
     }
 
