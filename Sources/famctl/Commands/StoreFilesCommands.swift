@@ -162,7 +162,9 @@ enum ImportStoresCommand: Command {
             """,
         positionals: [PositionalSpec(name: "DIR", help: "The directory holding feeding.json … and subjects.json.")])
 
-    struct Tally { var added = 0, updated = 0, unchanged = 0 }
+    /// `recreated`: of the added, records deleted on this device before
+    /// (an old export brings them back: said, not counted as merely new).
+    struct Tally { var added = 0, updated = 0, unchanged = 0, recreated = 0 }
 
     static func run(_ inv: Invocation) throws {
         let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
@@ -344,6 +346,7 @@ enum ImportStoresCommand: Command {
                         events.append(contentsOf: try RecordInput.fittingPuts(event, reserve: isNew ? 0 : RecordInput.keepingFocusBytes)
                             .map { isNew ? $0 : try RecordInput.keepingFocus($0, of: r.id, home: home) })
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
+                        if isNew, try home.projector.record(r.id)?.deleted == true { tally.recreated += 1 }
                         // A field the store does not define, most often a typo (any record takes a photo list).
                         let schema = StoreSchema.schema(for: store)
                         // A text it needs, empty: kept (an export of a record
@@ -393,7 +396,7 @@ enum ImportStoresCommand: Command {
         let ignored = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
-            Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged]) }),
+            Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged, "recreated": $0.1.recreated]) }),
                           "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged] as [String: Any] } ?? NSNull(),
                           "errors": failures, "warnings": warnings, "ignored": ignored])
         } else {
@@ -403,7 +406,8 @@ enum ImportStoresCommand: Command {
                 Console.out("subjects.json: \(t.added) added, " + (t.updated > 0 ? "\(t.updated) updated, " : "") + "\(t.unchanged) already there")
             }
             for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
-                Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged")
+                Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged"
+                            + (t.recreated > 0 ? " (of the added, \(t.recreated) deleted on this device before, brought back)" : ""))
             }
             if tallies.allSatisfy({ $0.1.added + $0.1.updated + $0.1.unchanged == 0 }) && failures.isEmpty {
                 Console.out("no records found in \(dir)")
