@@ -287,6 +287,17 @@ struct StoreRulesTests {
         #expect(none.code == 66 && none.stderr.contains("no store files in \(empty)"), "\(none.stderr)")
     }
 
+    /// A value the shell split at its spaces: the hint says to quote it.
+    @Test func aWordWithoutEqualsSaysHowToQuoteTheValueBeforeIt() throws {
+        let x = try Fixture()
+        let split = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "wet=true", "note=after", "lunch")
+        #expect(split.code == 65 && split.stderr.contains("'lunch' is not field=value")
+                && split.stderr.contains("quote the whole value, as the shell otherwise splits it at spaces: note='after lunch'"), "\(split.stderr)")
+        let alone = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "wet")
+        #expect(alone.code == 65 && alone.stderr.contains("(for example wet=VALUE)"), "\(alone.stderr)")
+        #expect(try x.f.ok("record", "list").isEmpty)
+    }
+
     @Test func everyRuleIsRefusedWithStoreFieldAndRule() throws {
         let x = try Fixture()
         for r in Self.rejected {

@@ -28,8 +28,17 @@ enum RecordInput {
             case .failure(.invalid(let why)): throw .data("--json-fields is not valid JSON: \(why)")
             }
         }
-        for a in inv.positionals {
+        for (i, a) in inv.positionals.enumerated() {
             guard let eq = a.firstIndex(of: "=") else {
+                // A word after field=value most often belongs to its value,
+                // split by the shell (`note=after lunch`): quote the value.
+                if i > 0, let before = inv.positionals[..<i].last(where: { $0.contains("=") }) {
+                    let words = inv.positionals[inv.positionals[..<i].lastIndex(of: before)!...i].joined(separator: " ")
+                    let name = before[..<before.firstIndex(of: "=")!]
+                    throw .data("'\(a)' is not field=value",
+                                hint: "If it belongs to the value before it, quote the whole value, as the shell otherwise splits it at spaces: "
+                                    + "\(name)=\(ShellWord.quoted(String(words.dropFirst(name.count + 1)))). Each field is name=value, with no space around '='.")
+                }
                 throw .data("'\(a)' is not field=value",
                             hint: "Give each field as name=value, with no space around '=' (for example \(a)=VALUE); docs/cli.md lists the fields of each store.")
             }
