@@ -278,6 +278,13 @@ struct StoreRulesTests {
         let again = try x.f.run("record", "update", "1b6f3a52-5f0e-4c53-9a43-0d6c6fd1b7a1", "--json-fields", #"{"title":" "}"#)
         #expect(again.code == 65 && again.stderr.contains("milestone.title: must not be empty"), "\(again.stderr)")
         try FileManager.default.removeItem(atPath: dir + "/milestone.json")
+        // Keys nothing reads are said, once for the file.
+        try #"[{"id":"2b6f3a52-5f0e-4c53-9a43-0d6c6fd1b7a1","focus":"\#(x.baby)","at":"2026-11-29T08:00:00+01:00","fields":{"wet":true},"deleted":true,"fieldz":{"dirty":true}},{"id":"3b6f3a52-5f0e-4c53-9a43-0d6c6fd1b7a1","focus":"\#(x.baby)","at":"2026-11-29T09:00:00+01:00","fields":{"wet":true},"deleted":true}]"#
+            .write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
+        let keys = try x.f.run("import", "stores", dir)
+        #expect(keys.code == 0 && keys.stderr.contains("warning: diaper.json: not read in its rows: \"deleted\", \"fieldz\"")
+                && keys.stderr.components(separatedBy: "not read in its rows").count == 2, "\(keys.stderr)")
+        try FileManager.default.removeItem(atPath: dir + "/diaper.json")
         // A store file given for its directory, or a directory of none: said, exit 66.
         let file = try x.f.run("import", "stores", dir + "/feeding.json")
         #expect(file.code == 66 && file.stderr.contains("feeding.json is a file, not a directory") && file.stderr.contains("famctl import stores \(dir)"), "\(file.stderr)")

@@ -366,6 +366,17 @@ enum ImportStoresCommand: Command {
                     fileFailures.append("\(file)[\(i)]: \(e.message)")
                 }
             }
+            // Keys a row may hold that nothing reads (`"deleted": true`, a
+            // misspelt "fieldz"): said once a file, not dropped without a word.
+            let read: Set<String> = ["id", "focus", "at", "store", "fields", "problems", "author", "updated"]
+            let unread = Set(rows.flatMap { row -> [String] in
+                guard case .object(let o) = row else { return [] }
+                return o.keys.filter { !read.contains($0) }
+            }).sorted()
+            if !unread.isEmpty {
+                fileWarnings.append("\(file): not read in its rows: \(unread.map { "\"\(TerminalText.escaped($0))\"" }.joined(separator: ", ")) "
+                                    + "(a row gives \"id\", \"focus\", \"at\", \"fields\" and \"problems\"; a record's fields go in \"fields\"; a row is imported live)")
+            }
             // A changed sleep whose overlap only a later row showed.
             for row in overlapRows.subtracting(warnedOverlap).sorted() {
                 fileWarnings.append("\(file)[\(row)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(ExportStoresCommand.sleepOverlap)")
