@@ -63,11 +63,8 @@ struct MemberRemoveFolderTests {
 /// what it waits for, rather than leaving its events counted under no one.
 struct WaitingAuthorTests {
     @Test func anAuthorOfWhichOnlyLaterEventsArrivedIsNamed() throws {
-        let mum = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
+        let mum = try FamctlRunner.mum(shared: true)
         let dir = mum.root + "/shared"
-        try mum.ok("family", "create", "--name", "F", "--dir", dir)
-        try mum.ok("subject", "add", "newMom")
         let aunt = FamctlRunner()
         try aunt.ok("accept", try mum.ok("invite"), "--name", "Aunt", "--dir", dir)
         try aunt.ok("sync")
