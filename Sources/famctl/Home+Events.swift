@@ -423,7 +423,8 @@ extension Home {
 
     /// What a device whose join was refused can do.
     static let joinAgainHint = "Ask the family's owner for a new invitation and accept it in a new home: "
-        + "'famctl accept CODE --name NAME --home NEWDIR' (this home's join is written and cannot be replaced)."
+        + "'famctl accept CODE --name NAME --home NEWDIR' (this home's join is written and cannot be replaced). "
+        + "What this device recorded before it joined: 'famctl export stores DIR --before-joining' here, then 'famctl import stores DIR --home NEWDIR'."
 
     /// Whether the view shows the whole family's records (default) or only this device's.
     var includeShared: Bool { (try? state.get(.includeShared)) != "off" }

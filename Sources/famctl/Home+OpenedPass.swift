@@ -26,8 +26,10 @@ extension Home {
     /// - Parameters:
     ///   - mark: only events at or before this log position.
     ///   - skip: events left out before they are opened.
-    func forEachOpened(keys: ReadOnlyKeys, upTo mark: Int64 = .max, unopened: AtomicCount,
+    ///   - of: the family whose events are opened (this home's by default).
+    func forEachOpened(keys: ReadOnlyKeys, upTo mark: Int64 = .max, unopened: AtomicCount, of chosen: FamilyID? = nil,
                        skip: (EventLog.StoredBytes) -> Bool, _ project: (OpenedEvent) throws -> Void) throws {
+        let family = chosen ?? family
         let opener = OrderedStream<[EventLog.StoredBytes], [OpenedEvent?]>(workers: Parallel.cores - 1) { block in
             var last: SyncEnvelope?
             return block.map { stored in

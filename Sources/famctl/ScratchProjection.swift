@@ -43,20 +43,26 @@ final class ScratchProjection {
     ///
     /// - Returns: whether the projection was made.
     func rebuild(from home: Home, upTo mark: Int64, leavingOut failed: Set<EventID>, until: HLC?, householdHint: Set<EventID>?) throws -> Bool {
-        let keys = ReadOnlyKeys(keys: try home.state.keyring.keys(family: home.family))
+        try rebuild(from: home, family: home.family, upTo: mark, leavingOut: failed, until: until, householdHint: householdHint)
+    }
+
+    /// The same for another family the log holds: the private chain this
+    /// device wrote before it joined one (`export stores --before-joining`).
+    func rebuild(from home: Home, family: FamilyID, upTo mark: Int64, leavingOut failed: Set<EventID>, until: HLC?, householdHint: Set<EventID>?) throws -> Bool {
+        let keys = ReadOnlyKeys(keys: try home.state.keyring.keys(family: family))
         let unopened = AtomicCount()
         var household = Set<EventID>()
         func included(_ env: SyncEnvelope) -> Bool { until.map { env.hlc <= $0 } ?? true && !home.isPastForkPoint(env) }
         do {
             try database.transaction(.immediate) {
                 try projector.bulk(expected: Int(mark)) {
-                    try home.forEachOpened(keys: keys, upTo: mark, unopened: unopened,
+                    try home.forEachOpened(keys: keys, upTo: mark, unopened: unopened, of: family,
                                            skip: { failed.contains($0.id) || !(householdHint?.contains($0.id) ?? true) }) { opened in
                         guard opened.prepared.isLibraryType, included(opened.env) else { return }
                         household.insert(opened.env.id)
                         try projector.apply(opened.env, prepared: opened.prepared)
                     }
-                    try home.forEachOpened(keys: keys, upTo: mark, unopened: unopened,
+                    try home.forEachOpened(keys: keys, upTo: mark, unopened: unopened, of: family,
                                            skip: { failed.contains($0.id) || household.contains($0.id) }) { opened in
                         guard included(opened.env) else { return }
                         if opened.prepared.isLibraryType { throw HintMissed() }

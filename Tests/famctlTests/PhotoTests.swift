@@ -567,6 +567,16 @@ struct PhotoTests {
                 && refused.stderr.contains("accept with --without-own-records"), "\(refused.stderr)")
         #expect(try dad.ok("record", "show", record).contains(record) && dad.ok("digest") == digestBefore, "nothing written")
         try dad.ok("accept", code, "--name", "Dad", "--without-own-records")
+        // No view shows them now; the export of what it recorded before joining does.
+        #expect(try dad.run("record", "show", record).code == 66)
+        let before = dad.root + "/before"
+        #expect(try dad.ok("export", "stores", before, "--before-joining").contains("exported 1 records and 1 subjects"))
+        let other = FamctlRunner()
+        try other.ok("init", "--name", "Dad's new phone")
+        try other.ok("import", "stores", before)
+        #expect(try other.ok("record", "show", record).contains("mood=4"))
+        let notJoined = try mum.run("export", "stores", mum.root + "/x", "--before-joining")
+        #expect(notJoined.code == 64 && notJoined.stderr.contains("this device has not joined a family"), "\(notJoined.stderr)")
         do {
             let home = try Home.open(dad.home)
             try home.log.database.run("UPDATE ph_cache SET last_used = ?1", [.integer(Int64(Date().timeIntervalSince1970 * 1000) - 7_200_000)])

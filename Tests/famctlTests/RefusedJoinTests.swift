@@ -55,6 +55,25 @@ struct RefusedJoinTests {
         let again = try y.run("accept", try f.mum.ok("invite"), "--name", "Y")
         #expect(again.code == 65 && again.stderr.contains("this device's join was refused (the invite was already used"), "\(again.stderr)")
 
+        // A device with records of its own that joins with the used code:
+        // its carried records are rejected with its join, and what it
+        // recorded before joining is still there to export, and to import
+        // in the new home.
+        let z = FamctlRunner()
+        try z.ok("init", "--name", "Z")
+        try z.ok("subject", "add", "newMom")
+        let own = try z.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try z.ok("accept", f.code, "--name", "Z", "--dir", f.dir)
+        for r in [z, f.mum, z] { try r.ok("sync") }
+        #expect(try z.run("record", "show", own).code == 66, "rejected with its join")
+        let hint = try z.run("accept", try f.mum.ok("invite"), "--name", "Z")
+        #expect(hint.stderr.contains("'famctl export stores DIR --before-joining' here"), "\(hint.stderr)")
+        try z.ok("export", "stores", z.root + "/before", "--before-joining")
+        let fresh = FamctlRunner()
+        try fresh.ok("accept", try f.mum.ok("invite"), "--name", "Z2", "--dir", f.dir)
+        try fresh.ok("import", "stores", z.root + "/before")
+        #expect(try fresh.ok("record", "show", own).contains("mood=2"))
+
         // The device that joined first is a member and writes; its sync warns of nothing.
         try x.ok("record", "add", "--focus", f.baby, "--store", "diaper", "wet=true")
         #expect(!(try x.run("sync").stderr.contains("warning")))

@@ -100,7 +100,7 @@ enum AcceptCommand: Command {
                         throw CLIError.data("this device has \(records) record(s) and \(subjects) care subject(s) of its own, and the invitation is a viewer's: "
                                             + "a viewer's records are not carried into the family, and they would no longer show on this device; nothing was written",
                                             hint: "Ask the owner for a member's invitation, which carries them into the family. Or keep a copy first "
-                                                + "('famctl export stores DIR') and accept with --without-own-records, or accept from a new home (--home NEWDIR).")
+                                                + "('famctl export stores DIR') and accept with --without-own-records ('famctl export stores DIR --before-joining' writes them later too), or accept from a new home (--home NEWDIR).")
                     }
                 }
                 // What it recorded on its own goes into the family, under the same ids

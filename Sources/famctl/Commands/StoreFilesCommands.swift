@@ -19,11 +19,29 @@ enum ExportStoresCommand: Command {
             "problems": the rules it breaks. 'import
             stores' takes such a row as it is, warning, when it breaks those rules and no other.
             """,
+        options: [.flag("--before-joining", "Write what this device recorded before it joined its family (its private chain), which no view shows.")],
         positionals: [PositionalSpec(name: "DIR", help: "The directory to write (created if missing).")])
 
     static func run(_ inv: Invocation) throws {
         let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
         let home = try Home.open(Home.location(inv))
+        // The private chain of a device that joined a family: its records
+        // from before are in no view when they were not carried (a viewer's
+        // invitation, or a join the family refused). Projected from the log
+        // into a scratch file, then written as any export.
+        var scratch: ScratchProjection?
+        if inv.flag("--before-joining") {
+            let own = FamilyID.owned(by: home.deviceID)
+            guard home.family != own else {
+                throw CLIError.usage("this device has not joined a family (its records are its family's: a plain 'famctl export stores DIR' writes them)")
+            }
+            let s = try ScratchProjection(family: own)
+            _ = try s.rebuild(from: home, family: own, upTo: try home.projector.mark(), leavingOut: [], until: nil, householdHint: nil)
+            scratch = s
+        }
+        let projector = scratch?.projector ?? home.projector
+        // Its file stays until the export is written.
+        defer { withExtendedLifetime(scratch) {} }
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
@@ -39,13 +57,13 @@ enum ExportStoresCommand: Command {
             return Int32(name[r.upperBound...])
         }
         var counts: [String: Int] = [:]
-        let subjects = try home.projector.subjects().map { s -> JSONValue in
+        let subjects = try projector.subjects().map { s -> JSONValue in
             var o: [String: JSONValue] = ["focus": .string(s.focus.description), "kind": .string(s.kind.rawValue)]
             for (k, v) in s.fields { o[k] = v }
             return .object(o)
         }
         try write(.array(subjects), to: dir + "/subjects.json")
-        let overlapping = Set(try home.projector.sleepOverlaps().flatMap { [$0.first, $0.second] })
+        let overlapping = Set(try projector.sleepOverlaps().flatMap { [$0.first, $0.second] })
         let withProblems = AtomicCount()
         for store in StoreName.allCases {
             let schema = StoreSchema.schema(for: store)
@@ -64,7 +82,7 @@ enum ExportStoresCommand: Command {
                     let problems = Self.problems(of: r, schema: schema, overlapping: overlapping)
                     if !problems.isEmpty { withProblems.add() }
                     return PrettyJSON.bytes(Self.row(r, problems: problems), indent: 1)
-                }.print { add in try forEachInFileOrder(home, store: store) { try add($0) } }
+                }.print { add in try forEachInFileOrder(projector, store: store) { try add($0) } }
                 try file.commit()
             } catch let e as FileIO.Failure {
                 throw cantWrite(path, e)
@@ -94,7 +112,7 @@ enum ExportStoresCommand: Command {
     /// time in whole milliseconds); those that share a millisecond are held
     /// together and put in exact time order here (so memory grows with the
     /// largest such group, a few records in a household's stores).
-    static func forEachInFileOrder(_ home: Home, store: StoreName, _ body: (StoredRecordRow) throws -> Void) throws {
+    static func forEachInFileOrder(_ projector: Projector, store: StoreName, _ body: (StoredRecordRow) throws -> Void) throws {
         var run: [(at: Date?, row: StoredRecordRow)] = []
         var runMilliseconds: Int64?
         func flush() throws {
@@ -104,7 +122,7 @@ enum ExportStoresCommand: Command {
             for item in run { try body(item.row) }
             run.removeAll(keepingCapacity: true)
         }
-        try home.projector.forEachRecordRow(.init(store: store.rawValue)) { row in
+        try projector.forEachRecordRow(.init(store: store.rawValue)) { row in
             let at = row.at.flatMap(TimeValue.parse)
             let milliseconds = at.map(EntityState.milliseconds)  // as the projection's `at_ms`
             if run.isEmpty || milliseconds != runMilliseconds {
