@@ -592,6 +592,12 @@ struct StoreRulesTests {
                 "\(unread.stderr)")
         #expect(try f.ok("subject", "list").isEmpty && f.ok("record", "list").isEmpty, "no bare subject made")
 
+        // A birth after today, as subject add refuses it.
+        try subjects(#"[{"focus":"\#(baby)","kind":"baby","name":"Rose","birth":"2999-01-01"}]"#)
+        let unborn = try f.run("import", "stores", dir)
+        #expect(unborn.code == 65 && unborn.stderr.contains("subjects.json[0]: subject.birth: 2999-01-01 is after today"), "\(unborn.stderr)")
+        #expect(try f.ok("subject", "list").isEmpty)
+
         try subjects(#"[{"focus":"\#(baby)","kind":"baby","name":"Rose"}]"#)
         let fixed = try f.ok("import", "stores", dir)
         #expect(fixed.contains("subjects.json: 1 added, 0 already there") && fixed.contains("diaper.json: 1 added"), "\(fixed)")

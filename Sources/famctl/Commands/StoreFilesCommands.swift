@@ -268,6 +268,11 @@ enum ImportStoresCommand: Command {
                 do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: merged) } catch {
                     failures.append("subjects.json[\(i)]: \(error)"); bad = true; continue
                 }
+                // A birth the row changes is checked as `subject add` checks it: not after today.
+                if let birth = changed["birth"]?.stringValue, birth > SubjectInput.todayLocal() {
+                    failures.append("subjects.json[\(i)]: subject.birth: \(birth) is after today (\(SubjectInput.todayLocal())); a baby expected later is the pregnancy (\"due\")")
+                    bad = true; continue
+                }
                 if current == nil { added += 1 } else { updated += 1 }
                 now[focus] = merged
                 var written = current == nil ? merged : changed
