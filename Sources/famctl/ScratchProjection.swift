@@ -42,13 +42,12 @@ final class ScratchProjection {
     /// hint). With no hint, the first pass opens every event.
     ///
     /// - Returns: whether the projection was made.
+    ///
+    /// The family is the scratch's own (``Projector/family``): the home's,
+    /// or another the log holds, such as the private chain this device
+    /// wrote before it joined one (`export stores --before-joining`).
     func rebuild(from home: Home, upTo mark: Int64, leavingOut failed: Set<EventID>, until: HLC?, householdHint: Set<EventID>?) throws -> Bool {
-        try rebuild(from: home, family: home.family, upTo: mark, leavingOut: failed, until: until, householdHint: householdHint)
-    }
-
-    /// The same for another family the log holds: the private chain this
-    /// device wrote before it joined one (`export stores --before-joining`).
-    func rebuild(from home: Home, family: FamilyID, upTo mark: Int64, leavingOut failed: Set<EventID>, until: HLC?, householdHint: Set<EventID>?) throws -> Bool {
+        let family = projector.family
         let keys = ReadOnlyKeys(keys: try home.state.keyring.keys(family: family))
         let unopened = AtomicCount()
         var household = Set<EventID>()

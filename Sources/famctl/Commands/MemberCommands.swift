@@ -105,16 +105,18 @@ enum MemberRemoveCommand: Command {
         // Events it shared that this device has not read yet would fall
         // after the cut-off: written while a member, rejected all the same.
         let unsure = " If it never does (a file damaged or cut short for good, or named falsely: 'famctl status' says so), --now removes at once, rejecting them."
-        if !inv.flag("--now"), let ahead = try home.folderAhead(of: m.device) {
-            throw CLIError(.tempFail, "the shared folder holds \(m.name)'s events up to seq \(ahead.published) (\(ahead.file)), but this device has them only up to seq \(ahead.head): "
-                           + "removing now would reject those it has not read; nothing was written",
-                           hint: "Run 'famctl sync' first, then remove (the cut-off is the last of its events this device has)." + unsure)
-        }
-        // Arrived, but waiting for earlier ones: past the cut-off too.
-        if !inv.flag("--now"), let waiting = try home.log.pendingByAuthor(in: home.family)[m.device], waiting > 0 {
-            throw CLIError(.tempFail, "\(waiting) of \(m.name)'s events on this device wait for earlier ones that have not arrived: "
-                           + "removing now would reject them with those; nothing was written",
-                           hint: "Run 'famctl sync' until its earlier events are in ('famctl status' shows what waits), then remove." + unsure)
+        if !inv.flag("--now") {
+            if let ahead = try home.folderAhead(of: m.device) {
+                throw CLIError(.tempFail, "the shared folder holds \(m.name)'s events up to seq \(ahead.published) (\(ahead.file)), but this device has them only up to seq \(ahead.head): "
+                               + "removing now would reject those it has not read; nothing was written",
+                               hint: "Run 'famctl sync' first, then remove (the cut-off is the last of its events this device has)." + unsure)
+            }
+            // Arrived, but waiting for earlier ones: past the cut-off too.
+            if let waiting = try home.log.pendingByAuthor(in: home.family)[m.device], waiting > 0 {
+                throw CLIError(.tempFail, "\(waiting) of \(m.name)'s events on this device wait for earlier ones that have not arrived: "
+                               + "removing now would reject them with those; nothing was written",
+                               hint: "Run 'famctl sync' until its earlier events are in ('famctl status' shows what waits), then remove." + unsure)
+            }
         }
         let cutoff = try home.log.head(of: m.device, in: home.family).seq
         let rotated = try home.appendRotatingKey(after: [LibraryEvent.memberRemove(member: m.device, cutoff: cutoff).body], excluding: m.device)

@@ -176,21 +176,17 @@ enum RecordInput {
     /// subject, with how to restore it, as its key would be.
     static func focus(_ text: String, home: Home, removed: Bool = false) throws -> FocusKey {
         if let f = FocusKey(text) { return f }
-        // A live subject of that name (in any letters' case) before a removed one.
-        let liveNamed = SubjectInput.named(text, in: try home.projector.subjects())
-        if removed, liveNamed.count == 1 { return liveNamed[0].focus }
-        let named = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: removed))
-        if named.count == 1 { return named[0].focus }
-        // A live subject and a removed one of the same name (a baby added
-        // twice, one removed into the other): the live one is meant.
-        if named.count > 1, case let live = named.filter({ !$0.removed }), live.count == 1 { return live[0].focus }
-        if named.count > 1 { throw SubjectInput.ambiguous(text, named, hint: "Give --focus one of the keys.") }
-        if !removed {
-            let gone = SubjectInput.named(text, in: try home.projector.subjects(includeRemoved: true))
-            if gone.count == 1 { return gone[0].focus }
-        }
-        // A name a letter or two off (Lilly for Lily), or a key in other letters' case (newmom).
         let live = try home.projector.subjects()
+        // A live subject of that name (in any letters' case) before a removed
+        // one (a baby added twice, one removed into the other).
+        let liveNamed = SubjectInput.named(text, in: live)
+        if liveNamed.count == 1 { return liveNamed[0].focus }
+        let all = try home.projector.subjects(includeRemoved: true)
+        let named = removed ? SubjectInput.named(text, in: all) : liveNamed
+        if named.count > 1 { throw SubjectInput.ambiguous(text, named, hint: "Give --focus one of the keys.") }
+        let gone = SubjectInput.named(text, in: all)
+        if gone.count == 1 { return gone[0].focus }
+        // A name a letter or two off (Lilly for Lily), or a key in other letters' case (newmom).
         let candidates = live.compactMap(\.name) + live.map(\.focus.description)
         if let near = nearest(text, among: candidates) {
             throw CLIError.data("--focus '\(text)' is not a care subject; did you mean '\(near)'?", hint: "'famctl subject list' shows the care subjects.")

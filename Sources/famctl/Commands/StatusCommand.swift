@@ -51,6 +51,8 @@ enum StatusCommand: Command {
         // Authors of which only events waiting for earlier ones are here
         // (their first event has not arrived): named too, not left out.
         let waitingOnly = pendingBy.filter { heads[$0.key] == nil && $0.value > 0 }.keys.sorted()
+        /// How many of `a`'s files have not arrived whole yet.
+        func notArrived(_ a: DeviceID) -> Int { unverifiable.count { $0.path.hasPrefix(a.hex) } }
         func name(_ d: DeviceID) -> String { household.members[d]?.name ?? (d == home.deviceID ? home.deviceName : "?") }
 
         if inv.json {
@@ -59,11 +61,11 @@ enum StatusCommand: Command {
                 "family": family.description, "epoch": Int(key.epoch), "events": total, "pending": pending,
                 "authors": authors.map { a in
                     ["author": a.hex, "name": name(a), "seq": heads[a]!.seq, "last": TimeText.format(heads[a]!.hlc.date), "me": a == home.deviceID,
-                     "pending": pendingBy[a] ?? 0, "unverifiable": unverifiable.filter { $0.path.hasPrefix(a.hex) }.count,
+                     "pending": pendingBy[a] ?? 0, "unverifiable": notArrived(a),
                      "forkedAt": home.forkPoints[a].map { Int($0) as Any } ?? NSNull()] as [String: Any]
                 } + waitingOnly.map { a in
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
-                     "unverifiable": unverifiable.filter { $0.path.hasPrefix(a.hex) }.count, "forkedAt": NSNull()] as [String: Any]
+                     "unverifiable": notArrived(a), "forkedAt": NSNull()] as [String: Any]
                 },
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
@@ -102,14 +104,12 @@ enum StatusCommand: Command {
             if let p = pendingBy[a], p > 0 { line += ", \(p) waiting for earlier events" }
             // Its key signed two histories: what it signed from there on counts on no device.
             if let point = home.forkPoints[a] { line += ", FORKED at seq \(point) (nothing from there on counts)" }
-            let u = unverifiable.filter { $0.path.hasPrefix(a.hex) }.count
-            if u > 0 { line += ", \(u) file(s) not yet arrived" }
+            if case let u = notArrived(a), u > 0 { line += ", \(u) file(s) not yet arrived" }
             Console.out(line)
         }
         for a in waitingOnly {
             var line = "  \(a.short) \(name(a))  no event yet, \(pendingBy[a]!) waiting for earlier events (its first event, seq 1, has not arrived)"
-            let u = unverifiable.filter { $0.path.hasPrefix(a.hex) }.count
-            if u > 0 { line += ", \(u) file(s) not yet arrived" }
+            if case let u = notArrived(a), u > 0 { line += ", \(u) file(s) not yet arrived" }
             Console.out(line)
         }
         if let point = home.forkPoints[home.deviceID] {

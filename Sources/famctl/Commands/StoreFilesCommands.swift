@@ -36,7 +36,7 @@ enum ExportStoresCommand: Command {
                 throw CLIError.usage("this device has not joined a family (its records are its family's: a plain 'famctl export stores DIR' writes them)")
             }
             let s = try ScratchProjection(family: own)
-            _ = try s.rebuild(from: home, family: own, upTo: try home.projector.mark(), leavingOut: [], until: nil, householdHint: nil)
+            _ = try s.rebuild(from: home, upTo: try home.projector.mark(), leavingOut: [], until: nil, householdHint: nil)
             scratch = s
         }
         let projector = scratch?.projector ?? home.projector
@@ -51,7 +51,7 @@ enum ExportStoresCommand: Command {
         // (`feeding.json.tmp-PID`, no such process here, untouched for ten
         // minutes: the folder may be shared with another machine, whose
         // export may be writing). Nothing else is touched.
-        let names = Set(StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"])
+        let names = Set(Self.fileNames)
         FileIO.removeLeftovers(in: dir, untouchedFor: 600) { name in
             guard let r = name.range(of: ".tmp-", options: .backwards), names.contains(String(name[..<r.lowerBound])) else { return nil }
             return Int32(name[r.upperBound...])
@@ -97,6 +97,9 @@ enum ExportStoresCommand: Command {
             Console.out("\(withProblemsCount) record(s) break their store's rules after a merge; written as they are, with \"problems\"")
         }
     }
+
+    /// The files an export writes: each store's, then the care subjects'.
+    static let fileNames = StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"]
 
     /// A record's item in its store's file.
     static func row(_ r: RecordState, problems: [String]) -> JSONValue {
@@ -195,8 +198,7 @@ enum ImportStoresCommand: Command {
         }
         // None of the store files: a wrong directory, not an empty export
         // (which writes every file, each an empty list).
-        let storeFiles = StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"]
-        guard storeFiles.contains(where: { FileManager.default.fileExists(atPath: dir + "/" + $0) }) else {
+        guard ExportStoresCommand.fileNames.contains(where: { FileManager.default.fileExists(atPath: dir + "/" + $0) }) else {
             let misnamed = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.lowercased().hasSuffix(".json") }.sorted()
             throw CLIError(.noInput, "no store files in \(dir) (feeding.json … subjects.json); nothing was imported"
                            + (misnamed.isEmpty ? "" : ". Not read: \(misnamed.joined(separator: ", ")) (the files' names are matched exactly)"),
@@ -361,7 +363,8 @@ enum ImportStoresCommand: Command {
                     }
                     switch change {
                     case nil: tally.unchanged += 1
-                    case (let event, let isNew)?:
+                    case (let event, let isNew, let recreated)?:
+                        if recreated { tally.recreated += 1 }
                         // Checked here, with the row's index: sealing it would fail
                         // the whole file's append (and the import) instead.
                         // (A record grown past one event by merged changes is
@@ -369,7 +372,6 @@ enum ImportStoresCommand: Command {
                         events.append(contentsOf: try RecordInput.fittingPuts(event, reserve: isNew ? 0 : RecordInput.keepingFocusBytes)
                             .map { isNew ? $0 : try RecordInput.keepingFocus($0, of: r.id, home: home) })
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
-                        if isNew, try home.projector.record(r.id)?.deleted == true { tally.recreated += 1 }
                         // A field the store does not define, most often a typo (any record takes a photo list).
                         let schema = StoreSchema.schema(for: store)
                         // A text it needs, empty: kept (an export of a record
@@ -426,7 +428,7 @@ enum ImportStoresCommand: Command {
 
         // A JSON file that is none of the store files is not read: said, so
         // that a misnamed one ("Feeding.json", "feedings.json") is noticed.
-        let known = Set(StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"])
+        let known = Set(ExportStoresCommand.fileNames)
         let ignored = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
@@ -564,21 +566,23 @@ enum ImportStoresCommand: Command {
     }
 
     /// The event that brings the projection to this row, or `nil` when it already matches.
-    static func change(for r: Row, store: StoreName, home: Home) throws -> (RecordEvent, isNew: Bool)? {
-        if let current = try home.projector.record(r.id), !current.deleted {
+    /// `recreated`: the record is new as a live one, deleted on this device before.
+    static func change(for r: Row, store: StoreName, home: Home) throws -> (RecordEvent, isNew: Bool, recreated: Bool)? {
+        let current = try home.projector.record(r.id)
+        if let current, !current.deleted {
             guard current.store == store.rawValue else { throw CLIError.data("record \(r.id.lowercasedText) already exists in \(current.store)") }
             var diff: [String: JSONValue] = [:]
             for (k, v) in r.fields where current.fields[k] != v { diff[k] = v }
             for k in current.fields.keys where r.fields[k] == nil { diff[k] = .null }
             let atChanged = current.at != r.at
             if diff.isEmpty && !atChanged && current.focus == r.focus.description { return nil }
-            return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: diff), false)
+            return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: diff), false, false)
         }
         // A deleted id re-created: its fields from before the delete would
         // show again (a live record shows every field it holds), so those
         // the row does not have are cleared.
         var fields = r.fields
         for name in try home.projector.heldFieldNames(r.id) where fields[name] == nil { fields[name] = .null }
-        return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: fields), true)
+        return (RecordEvent(kind: .put, record: r.id, store: store.rawValue, focus: r.focus.description, at: r.at, fields: fields), true, current != nil)
     }
 }
