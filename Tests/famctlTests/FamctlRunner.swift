@@ -1,4 +1,8 @@
+import Envelope
+import Projections
+@testable import famctl
 import Foundation
+
 import Testing
 
 /// Runs the built `famctl` binary as a user would, in a temporary home.
@@ -86,6 +90,24 @@ final class FamctlRunner {
         let r = try run(args)
         #expect(r.code == 0, "famctl \(args.joined(separator: " ")) exited \(r.code): \(r.stderr)")
         return r.stdout.hasSuffix("\n") ? String(r.stdout.dropLast()) : r.stdout
+    }
+
+    /// `accept` as by a device that could not read the family's events
+    /// first (its folder not synced yet): made against an empty folder of
+    /// its own, then pointed at `dir` (else the code's folder). Its join is
+    /// written whatever the events say, and judged once they arrive.
+    func acceptUnread(_ code: String, name: String, dir: String? = nil) throws {
+        let empty = root + "/not-synced-yet"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        try ok("accept", code, "--name", name, "--dir", empty)
+        guard let folder = dir ?? Self.folder(of: code) else { throw CocoaError(.fileNoSuchFile) }
+        try ok("settings", "sync", "--dir", folder)
+    }
+
+    /// The shared folder an invitation code names.
+    static func folder(of code: String) -> String? {
+        guard let parsed = try? InviteCode(parsing: code), case .directory(let d) = parsed.location else { return nil }
+        return d
     }
 }
 

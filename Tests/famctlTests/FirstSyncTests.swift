@@ -27,7 +27,12 @@ struct FirstSyncTests {
                         fields: ["kind": .string("mood"), "mood": .int(Int64(i % 5 + 1))]).body
         })
         let gran = FamctlRunner()
-        try gran.ok("accept", try mum.ok("invite"), "--name", "Gran", "--dir", dir)
+        // Accepted where the family's events are not (accept would read them
+        // there), then pointed at the family's folder: nothing pulled yet.
+        let empty = gran.root + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        try gran.ok("accept", try mum.ok("invite"), "--name", "Gran", "--dir", empty)
+        try gran.ok("settings", "sync", "--dir", dir)
         try mum.ok("sync")
         return (mum, gran, dir)
     }

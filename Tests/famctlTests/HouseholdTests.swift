@@ -150,7 +150,7 @@ struct HouseholdTests {
         let id = try InviteCode(parsing: code).invite.hex
         try mum.ok("invite", "--revoke", String(id.prefix(8)))
         let late = FamctlRunner()
-        try late.ok("accept", code, "--name", "Late", "--dir", family.dir)
+        try late.acceptUnread(code, name: "Late", dir: family.dir)
         try late.ok("sync")
         try dad.ok("sync")
         let after = try Self.members(dad), denied = try Self.denied(dad)
@@ -334,7 +334,7 @@ struct HouseholdTests {
         let revokedID = try InviteCode(parsing: revokedCode).invite.hex
         try mum.ok("invite", "--revoke", String(revokedID.prefix(8)))
         let c = FamctlRunner()
-        try c.ok("accept", revokedCode, "--name", "C")
+        try c.acceptUnread(revokedCode, name: "C")
         // Forged: a join that names a real invitation but proves a wrong secret.
         let forgedCode = try InviteCode(parsing: try mum.ok("invite"))
         let forger = FamctlRunner()
@@ -707,7 +707,7 @@ struct RevokeRotatesTheKeyTests {
         // is sealed with it, so a device that accepts it learns that its
         // join does not count (a user trial: it took itself for a member).
         let late = FamctlRunner()
-        try late.ok("accept", otherText, "--name", "Late")
+        try late.acceptUnread(otherText, name: "Late")
         let synced = try late.run("sync")
         #expect(synced.stderr.contains("the invite was revoked"), "\(synced.stdout) \(synced.stderr)")
         #expect(!(try late.ok("status")).contains("this device: member"))

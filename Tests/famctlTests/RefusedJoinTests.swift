@@ -55,16 +55,19 @@ struct RefusedJoinTests {
         let again = try y.run("accept", try f.mum.ok("invite"), "--name", "Y")
         #expect(again.code == 65 && again.stderr.contains("this device's join was refused (the invite was already used"), "\(again.stderr)")
 
-        // A device with records of its own that joins with the used code:
-        // its carried records are rejected with its join, and what it
-        // recorded before joining is still there to export, and to import
-        // in the new home.
+        // A device with records of its own that joins with a code another
+        // device used first, before that device's join reached the shared
+        // folder: its carried records are rejected with its join, and what
+        // it recorded before joining is still there to export, and to
+        // import in the new home.
         let z = FamctlRunner()
         try z.ok("init", "--name", "Z")
         try z.ok("subject", "add", "newMom")
         let own = try z.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
-        try z.ok("accept", f.code, "--name", "Z", "--dir", f.dir)
-        for r in [z, f.mum, z] { try r.ok("sync") }
+        let raced = try f.mum.ok("invite")
+        let w = try f.accept(raced, name: "W")
+        try z.ok("accept", raced, "--name", "Z", "--dir", f.dir)
+        for r in [w, f.mum, z] { try r.ok("sync") }
         #expect(try z.run("record", "show", own).code == 66, "rejected with its join")
         let hint = try z.run("accept", try f.mum.ok("invite"), "--name", "Z")
         #expect(hint.stderr.contains("'famctl export stores DIR --before-joining' here"), "\(hint.stderr)")
@@ -79,11 +82,80 @@ struct RefusedJoinTests {
         #expect(!(try x.run("sync").stderr.contains("warning")))
     }
 
+    /// `accept` reads the family's events already in the shared folder
+    /// before it writes the join: a code another device has used is
+    /// refused there, nothing is written, and the home is as it was — its
+    /// own records still shown, and carried by the next invitation.
+    @Test func anInvitationKnownUsedIsRefusedBeforeTheJoinIsWritten() throws {
+        let f = try Family()
+        let x = try f.accept(f.code, name: "X")
+        for r in [x, f.mum] { try r.ok("sync") }
+        let xID = try Home.open(x.home).deviceID
+
+        let z = FamctlRunner()
+        try z.ok("init", "--name", "Z")
+        try z.ok("subject", "add", "newMom")
+        let own = try z.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        let refused = try z.run("accept", f.code, "--name", "Z", "--dir", f.dir)
+        #expect(refused.code == 65, "\(refused.stdout)")
+        #expect(refused.stderr.contains("this invitation cannot be used any more: device \(xID.short) \"X\" joined the family with it already; "
+                                        + "nothing was written into the family, and this home is as it was (its 1 care subject(s) and 1 record(s) stay its own)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("Ask the family's owner for a new invitation"))
+        let home = try Home.open(z.home)
+        #expect(home.family == FamilyID.owned(by: home.deviceID) && home.knownOwner == nil)
+        #expect(try home.log.head(of: home.deviceID, in: try Home.open(f.mum.home).family).seq == 0, "no join written")
+        #expect(try z.ok("record", "list").contains("mood=2"), "its own records are shown again")
+        try z.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+
+        // A new invitation carries them (the second record too) into the family.
+        #expect(try z.ok("accept", try f.mum.ok("invite"), "--name", "Z", "--dir", f.dir).contains("Wrote 1 care subject(s) and 2 record(s)"))
+        for r in [z, f.mum] { try r.ok("sync") }
+        #expect(try f.mum.ok("record", "show", own).contains("mood=2"))
+
+        // A home that accept makes is left with no family, and takes the next code.
+        let fresh = FamctlRunner()
+        let again = try fresh.run("accept", f.code, "--name", "F", "--dir", f.dir)
+        #expect(again.code == 65 && again.stderr.contains("and the home \(fresh.home) was made with no family"), "\(again.stderr)")
+        try fresh.ok("accept", try f.mum.ok("invite"), "--name", "F", "--dir", f.dir)
+        try fresh.ok("sync")
+        try f.mum.ok("sync")
+        #expect(try f.mum.ok("members").contains("F "))
+    }
+
+    /// Where the family's events cannot be read (the peer down), the join
+    /// is written all the same, as before: a join needs no round-trip.
+    @Test func anUnreachablePeerDoesNotHoldTheJoinBack() throws {
+        let f = try Family()
+        let z = FamctlRunner()
+        // A port nothing listens on: the connection is refused at once.
+        let r = try z.run("accept", f.code, "--name", "Z", "--peer", "http://127.0.0.1:9/dav/")
+        #expect(r.code == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("famctl: note: the family's events could not be read before joining ("), "\(r.stderr)")
+        #expect(r.stderr.contains("'famctl sync' tells."))
+        let home = try Home.open(z.home)
+        #expect(try home.log.head(of: home.deviceID, in: home.family).seq == 1, "the join is written")
+    }
+
+    @Test func anInvitationKnownRevokedIsRefusedBeforeTheJoinIsWritten() throws {
+        let f = try Family()
+        let invite = try #require(try f.mum.ok("invite", "--list").split(separator: " ").first.map(String.init))
+        try f.mum.ok("invite", "--revoke", invite)
+        let z = FamctlRunner()
+        let refused = try z.run("accept", f.code, "--name", "Z", "--dir", f.dir)
+        #expect(refused.code == 65 && refused.stderr.contains("this invitation cannot be used any more: the owner revoked it"), "\(refused.stderr)")
+    }
+
+    /// The revocation had not reached the device's folder when it accepted:
+    /// the join is written, and refused once the owner's events arrive.
     @Test func aDeviceThatAcceptedARevokedInvitationIsRefused() throws {
         let f = try Family()
         let invite = try #require(try f.mum.ok("invite", "--list").split(separator: " ").first.map(String.init))
         try f.mum.ok("invite", "--revoke", invite)
-        let z = try f.accept(f.code, name: "Z")
+        let z = FamctlRunner()
+        let elsewhere = z.root + "/not-yet-synced"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try z.ok("accept", f.code, "--name", "Z", "--dir", elsewhere)
+        try z.ok("settings", "sync", "--dir", f.dir)
         for r in [f.mum, z] { try r.ok("sync") }
         #expect(try z.run("sync").stderr.contains("its join was refused (the invite was revoked)"))
         let refused = try z.run("record", "add", "--focus", f.baby, "--store", "diaper", "wet=true")
@@ -100,11 +172,15 @@ struct RefusedJoinTests {
         var first: [[UInt8]] = []
         try family.log.forEachEvent(in: family.family) { first.append($0.bytes) }
         let dad = FamctlRunner()
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        // Accepted where the family's events have not arrived (accept would read them).
+        let elsewhere = dad.root + "/not-yet-synced"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", elsewhere)
         _ = try Home.open(dad.home).ingest(first)
         let status = try JSONSerialization.jsonObject(with: Data(try dad.ok("status", "--json").utf8)) as! [String: Any]
         #expect(status["familyName"] as? String == "T" && status["role"] is NSNull)
         try dad.ok("subject", "add", "newMom")
+        try dad.ok("settings", "sync", "--dir", mum.root + "/shared")
         #expect(!(try dad.run("sync").stderr.contains("warning")))
         try mum.ok("sync")
         try dad.ok("sync")

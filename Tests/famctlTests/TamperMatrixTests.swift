@@ -114,7 +114,7 @@ struct TamperMatrixTests {
         try x.ok("accept", code, "--name", "X"); try y.ok("accept", code, "--name", "Y")
         let revoked = try mum.ok("invite")
         try mum.ok("invite", "--revoke", String(try InviteCode(parsing: revoked).invite.hex.prefix(8)))
-        let z = FamctlRunner(); try z.ok("accept", revoked, "--name", "Z")
+        let z = FamctlRunner(); try z.acceptUnread(revoked, name: "Z")
         let short = try InviteCode(parsing: try mum.ok("invite", "--expires", "1m"))
         let late = DeviceIdentity.generate()
         let lateJoin = try SyncEnvelope.seal(

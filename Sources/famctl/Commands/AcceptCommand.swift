@@ -2,6 +2,7 @@ import Envelope
 import EventLog
 import Foundation
 import Projections
+import Replicator
 
 /// `famctl accept CODE --name NAME [--dir PATH | --peer URL] [--merge | --keep-private]`
 enum AcceptCommand: Command {
@@ -14,7 +15,8 @@ enum AcceptCommand: Command {
             --merge (the default) shows the whole family's records, --keep-private only
             this device's own; 'settings include-shared' changes it later. --dir or --peer
             say where this device reaches the family's events, when not where the code
-            says.
+            says. The family's events already there are read first: a code another
+            device has used, or the owner revoked, is refused, and nothing is written.
             """,
         options: [
             .value("--name", "NAME", "(required) A name for this device, shown to the family."),
@@ -62,6 +64,7 @@ enum AcceptCommand: Command {
         // The bodies of the care subjects and records carried into the family.
         var carried: [EventBody] = []
         let home: Home
+        var freshHome = false
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
             if existing.family == code.family {
@@ -141,9 +144,24 @@ enum AcceptCommand: Command {
             }
         } else {
             home = try Home.create(path, name: name, start: .joining(code.family, code.key, owner: code.owner))
+            freshHome = true
+        }
+        let syncBefore = (dir: try home.state.get(.syncDirectory), peer: try home.state.get(.syncPeer))
+        try Self.finishing(carrying: Self.items(carried), path: path) { try location.store(in: home) }
+        // The family's events already shared say whether the invitation is
+        // still good: a join with a used or revoked one would be refused on
+        // every device, and the records it carries with it.
+        if let spent = Self.spentInvitation(code, home: home) {
+            try Self.leaveFamily(home, sync: syncBefore)
+            let subjects = Self.items(carried, type: SubjectEvent.type), records = Self.items(carried, type: RecordEvent.Kind.put.rawValue)
+            throw CLIError.data("this invitation cannot be used any more: \(spent); nothing was written into the family, "
+                                + (freshHome ? "and the home \(path) was made with no family"
+                                             : "and this home is as it was"
+                                                + (subjects + records > 0 ? " (its \(subjects) care subject(s) and \(records) record(s) stay its own)" : "")),
+                                hint: "Ask the family's owner for a new invitation ('famctl invite') and accept that one"
+                                    + (freshHome ? " here." : (subjects + records > 0 ? ": it carries them into the family." : ".")))
         }
         try Self.finishing(carrying: Self.items(carried), path: path, joined: { ((try? home.log.head(of: home.deviceID, in: code.family).seq) ?? 0) > 0 }) {
-            try location.store(in: home)
             try home.state.set(.joinedRole, code.role.rawValue)
             try home.state.set(.includeShared, inv.flag("--keep-private") ? "off" : "on")
 
@@ -193,6 +211,53 @@ enum AcceptCommand: Command {
                 + (carried > 0 ? ", with the \(carried) care subjects, records and photos it carries (kept until then)." : ".")
             throw CLIError(e.code, cause + ". The home is now in the family, but this device has not joined it yet",
                            hint: [e.hint, finish].compactMap { $0 }.joined(separator: " "))
+        }
+    }
+
+    /// Why the family's events already at its shared folder or peer say
+    /// `code` can no longer be used (the owner revoked it, or another device
+    /// joined with it), read before this device writes its join; `nil`
+    /// when they do not, or cannot be read (offline, say: a join needs no
+    /// round-trip, and is judged when the events arrive, as before).
+    static func spentInvitation(_ code: InviteCode, home: Home) -> String? {
+        if case .none = Location.stored(in: home) { return nil }
+        do {
+            try FileIO.withExclusiveLock(home.path + "/" + SyncCommand.lockFile, willWait: {}) {
+                let replicator = try home.replicator()
+                // One attempt: an unreachable peer is not waited out here.
+                (replicator.peer as? RetryingPeer)?.singleAttempts = true
+                _ = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
+            }
+        } catch {
+            let why = (error as? CLIError)?.message ?? (error as? PeerError).map { SyncCommand.failure($0, at: "the shared folder", probing: false).message } ?? "\(error)"
+            Console.err("famctl: note: the family's events could not be read before joining (\(why)); the join is written without knowing "
+                + "whether another device used this invitation first: 'famctl sync' tells.")
+            return nil
+        }
+        let h = home.projector.household
+        guard let invite = h.invites[code.invite] else { return nil }
+        if invite.revoked != nil { return "the owner revoked it" }
+        if let used = h.admitted[code.invite] ?? invite.usedBy, used != home.deviceID {
+            return "device \(used.short)" + (h.members[used].map { " \"\($0.name)\"" } ?? "") + " joined the family with it already"
+        }
+        return nil
+    }
+
+    /// Takes the home back out of the family an `accept` switched it to,
+    /// before its join is written: its own family again (with a key of its
+    /// own, for a home this `accept` made), nothing carried, the sync
+    /// settings it had. The family's events read meanwhile stay in its log,
+    /// under that family, unshown.
+    static func leaveFamily(_ home: Home, sync: (dir: String?, peer: String?)) throws {
+        let own = FamilyID.owned(by: home.deviceID)
+        try home.log.database.transaction(.immediate) {
+            try home.state.set(.family, own.description)
+            try home.state.remove(.owner)
+            try home.state.remove(.carryPending)
+            if let d = sync.dir { try home.state.set(.syncDirectory, d) } else { try home.state.remove(.syncDirectory) }
+            if let p = sync.peer { try home.state.set(.syncPeer, p) } else { try home.state.remove(.syncPeer) }
+            if try home.state.keyring.current(family: own) == nil { try home.state.keyring.store(EpochKey.generate(epoch: 0), family: own) }
+            try home.state.set(.projectionVersion, "stale")
         }
     }
 
