@@ -26,6 +26,7 @@ public final class Database {
         var flags = SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        if !readOnly { Self.matchSidecarModes(path) }
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
@@ -57,6 +58,25 @@ public final class Database {
         let pageSize = try pragma.step() ? Int(sqlite3_column_int64(pragma.handle, 0)) : 4096
         sqlite3_reset(pragma.handle)
         try execute("PRAGMA wal_autocheckpoint=\(max(1, Self.checkpointBytes / max(512, pageSize)))")
+    }
+
+    /// Gives a database's `-wal` and `-shm` files the mode of the file
+    /// itself when it has its owner's write permission and they lack it.
+    /// SQLite makes them with the file's mode: opened while the file was
+    /// read-only (`chmod 0400`), it leaves them read-only, and once the
+    /// file is writable again every open fails ("attempt to write a
+    /// readonly database") for the `-shm` alone. What SQLite set at their
+    /// creation is set again; a file that cannot be changed (another
+    /// user's) is left as it is, and the open's error says so.
+    public static func matchSidecarModes(_ path: String) {
+        guard !path.hasPrefix("file:") else { return }
+        var main = stat()
+        guard stat(path, &main) == 0, main.st_mode & S_IWUSR != 0 else { return }
+        for suffix in ["-wal", "-shm"] {
+            var side = stat()
+            guard lstat(path + suffix, &side) == 0, side.st_mode & S_IFMT == S_IFREG, side.st_mode & S_IWUSR == 0 else { continue }
+            _ = chmod(path + suffix, main.st_mode & 0o777)
+        }
     }
 
     /// The page size of a database file this creates.

@@ -88,6 +88,7 @@ extension Home {
     private static func attachProjection(_ name: String, home path: String, log: EventLog, family: FamilyID,
                                          schema: String = projectionSchema) throws -> Projector {
         let db = log.database
+        Database.matchSidecarModes(path + "/" + name)
         try db.execute("ATTACH DATABASE '\(existingFileURI(path + "/" + name))' AS \(schema)")
         do {
             // A new (empty) file gets 32 KiB pages and a write-ahead log, so

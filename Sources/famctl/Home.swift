@@ -335,7 +335,8 @@ extension CLIError {
         case .full:
             CLIError(.cantCreate, "the disk holding \(path) is full; nothing was written", hint: "Free some space and run the command again.")
         case .readOnly, .permission:
-            CLIError(.cantCreate, "cannot write \(path): \(e.message)", hint: "Check the permissions of the home directory.")
+            CLIError(.cantCreate, "cannot write \(path): \(e.message)",
+                     hint: "Check the permissions of the home directory, and of \((path as NSString).lastPathComponent) and its -wal and -shm files: this user must be able to write them.")
         case .cantOpen:
             CLIError(.noInput, "cannot open \(path): \(e.message)", hint: "Check that the path exists and is readable.")
         case .corrupt, .notADatabase:

@@ -20,6 +20,35 @@ struct DatabaseSettingsTests {
         #expect(try db.prepare("PRAGMA journal_mode").first { $0.text(0) } == "wal")
     }
 
+    /// A run while the file was read-only left its `-wal` and `-shm`
+    /// read-only (SQLite makes them with the file's mode); once the file is
+    /// writable again, opening it gives them its mode back, and it writes.
+    @Test func readOnlySidecarsOfAWritableFileGetItsModeBack() throws {
+        let dir = TempDir()
+        let path = dir.path + "/db.sqlite"
+        do {
+            let db = try Database(path: path)
+            try db.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1)")
+        }
+        // Not empty: SQLite itself gives an empty one the file's mode when it opens it.
+        FileManager.default.createFile(atPath: path + "-shm", contents: Data(count: 32_768), attributes: [.posixPermissions: 0o400])
+        FileManager.default.createFile(atPath: path + "-wal", contents: nil, attributes: [.posixPermissions: 0o400])
+        // Another user's read-only copy is left alone: a file without write permission itself.
+        FileManager.default.createFile(atPath: dir.path + "/other.sqlite", contents: nil, attributes: [.posixPermissions: 0o400])
+        FileManager.default.createFile(atPath: dir.path + "/other.sqlite-shm", contents: nil, attributes: [.posixPermissions: 0o400])
+        Database.matchSidecarModes(dir.path + "/other.sqlite")
+        func mode(_ p: String) throws -> Int { (try FileManager.default.attributesOfItem(atPath: p)[.posixPermissions] as! NSNumber).intValue }
+        #expect(try mode(dir.path + "/other.sqlite-shm") == 0o400)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+        let db = try Database(path: path)
+        for suffix in ["-wal", "-shm"] {
+            #expect(try mode(path + suffix) == 0o640, "\(suffix)")
+        }
+        try db.execute("INSERT INTO t VALUES (2)")
+        #expect(try db.prepare("SELECT count(*) FROM t").first { $0.int(0) } == 2)
+    }
+
     @Test func aFileWithDefaultPagesKeepsThemAndItsData() throws {
         let dir = TempDir()
         let path = dir.path + "/old.sqlite"
