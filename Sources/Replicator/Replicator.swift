@@ -87,6 +87,7 @@ public final class Replicator {
         var report = PublishReport()
         let head = try log.head(of: me, in: family)
         var last = try publishedSeq()
+        if head.seq > last { last = try adoptReadBack(after: last, through: head.seq) }
         while head.seq > last {
             let envs = try nextSegment(of: me, after: last, through: head.seq)
             guard !envs.isEmpty else { break }
@@ -98,6 +99,39 @@ public final class Replicator {
         }
         report.compacted = try compact()
         return report
+    }
+
+    /// This device's own segments that a pull read back from its folder
+    /// (a home restored from a backup older than its last sync finds there
+    /// the events it published since), from `published` on: each that holds
+    /// exactly what the log holds for its seqs (its content-addressed name
+    /// matches the segment this log writes for them) is taken as this log's
+    /// own — in `r_own`, and counted as published — rather than written
+    /// again and reported as news. One that does not (another install of
+    /// the same key: a fork) is left as it is.
+    /// - Returns: the last seq published, with those.
+    private func adoptReadBack(after published: UInt64, through head: UInt64) throws -> UInt64 {
+        let prefix = me.hex + "/"
+        var found: [SegmentName] = []
+        try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2 AND status = 'read' AND reason IS NULL")
+            .forEachRow([.blob(family.bytes), .text(prefix + "%")]) {
+                if case .segment(let n) = SharedFileName(String($0.text(0).dropFirst(prefix.count))) { found.append(n) }
+            }
+        var last = published
+        for n in found.sorted(by: { ($0.firstSeq, $0.lastSeq) < ($1.firstSeq, $1.lastSeq) }) where n.lastSeq > last {
+            guard n.firstSeq <= last + 1, n.lastSeq <= head,
+                  let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: n.firstSeq...n.lastSeq) }),
+                  envs.count == Int(n.lastSeq - n.firstSeq + 1) else { break }
+            let bytes = Segment(envelopes: envs).encoded()
+            guard n.matches(bytes) else { break }
+            try log.database.run("INSERT OR IGNORE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
+                                 [.blob(family.bytes), .text(n.description), .integer(Int64(n.firstSeq)), .integer(Int64(n.lastSeq)), .integer(Int64(bytes.count))])
+            last = n.lastSeq
+        }
+        if last > published {
+            try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)", [.blob(family.bytes), .integer(Int64(last))])
+        }
+        return last
     }
 
     /// Own segments that a full listing no longer shows (deleted from the
