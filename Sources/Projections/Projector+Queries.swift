@@ -118,6 +118,16 @@ extension Projector {
             } ?? []
     }
 
+    /// The fields a record holds, visible or not (a deleted record's, as
+    /// they would show were it re-created), not cleared, meta fields left
+    /// out; empty when no event names it.
+    public func heldFields(_ id: UUID) throws -> [String: JSONValue] {
+        try database.statement("SELECT put_version, delete_version, coalesce(first_put, put_version), fields FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1")
+            .first([.text(id.lowercasedText)]) { r in
+                try Self.entityState(r, kind: "record", id: id.lowercasedText, put: 0).visibleFields(afterDelete: false)
+            } ?? [:]
+    }
+
     /// The version of the write a record's `$focus` holds (the put that
     /// last set or moved its subject), `nil` when no put names it: what a
     /// change that keeps the subject says it repeats

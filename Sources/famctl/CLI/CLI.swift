@@ -26,6 +26,7 @@ enum CLI {
         RecordAddCommand.self,
         RecordUpdateCommand.self,
         RecordDeleteCommand.self,
+        RecordRestoreCommand.self,
         RecordListCommand.self,
         RecordShowCommand.self,
         PhotoAddCommand.self,

@@ -97,6 +97,7 @@ enum RecordDeleteCommand: Command {
     static let spec = CommandSpec(
         path: ["record", "delete"],
         abstract: "Delete a record: a tombstone event, kept in the log for the audit.",
+        discussion: "'famctl record restore ID' brings it back, with the fields it had.",
         positionals: [PositionalSpec(name: "ID", help: "The record's id.")])
 
     static func run(_ inv: Invocation) throws {

@@ -92,7 +92,8 @@ enum SubjectRestoreCommand: Command {
         abstract: "Bring back a removed care subject, with the fields it had.",
         discussion: """
             The records deleted with it ('subject remove --with-records') stay deleted;
-            'famctl record list --focus KEY --include-deleted' lists them.
+            'famctl record list --focus KEY --include-deleted' lists them, and
+            'famctl record restore ID …' brings them back.
             """,
         positionals: [PositionalSpec(name: "SUBJECT", help: "Its focus key or its name ('famctl subject list --removed' shows them).")])
 

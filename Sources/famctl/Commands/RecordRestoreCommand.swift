@@ -1,0 +1,55 @@
+import Envelope
+import Foundation
+import Projections
+
+/// `famctl record restore ID…`
+enum RecordRestoreCommand: Command {
+    static let spec = CommandSpec(
+        path: ["record", "restore"],
+        abstract: "Bring back deleted records, with the fields they had.",
+        discussion: """
+            Each is written again (a put newer than its delete), so it is live on every
+            device once synced, as it was before the delete. Its care subject must be
+            there ('famctl subject restore' first, for records deleted with it); a sleep
+            must not overlap another. 'famctl record list --include-deleted' lists the
+            deleted records. All or none: one that cannot come back stops them all.
+            """,
+        positionals: [PositionalSpec(name: "ID", help: "A deleted record's id.", repeating: true)])
+
+    static func run(_ inv: Invocation) throws {
+        let ids = try inv.positionals.map { text throws(CLIError) in try RecordInput.record(text) }
+        let home = try Home.open(Home.location(inv))
+        var seen = Set<UUID>()
+        var records: [RecordState] = []
+        for id in ids where seen.insert(id).inserted {
+            guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
+            guard r.deleted else { throw CLIError.data("record \(id.lowercasedText) is not deleted; nothing was written") }
+            records.append(r)
+        }
+        let bodies = records.map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: nil, fields: [:]).body }
+        let envs = try home.append(bodies) {
+            try home.checkCanWrite()
+            for r in records {
+                // Deleted still (not brought back meanwhile, by a sync), and fit
+                // to come back: its subject there, a sleep overlapping none.
+                guard try home.projector.record(r.id)?.deleted == true else {
+                    throw CLIError(.tempFail, "record \(r.id.lowercasedText) was brought back meanwhile (a sync); nothing was written", hint: "Run the same command again without it.")
+                }
+                guard let store = StoreName(rawValue: r.store), let focus = FocusKey(r.focus) else { continue }
+                do {
+                    try RecordInput.validate(home: home, id: r.id, store: store, focus: focus, at: r.at ?? TimeText.formatLocal(Date()),
+                                             fields: try home.projector.heldFields(r.id), now: nil)
+                } catch let e as CLIError {
+                    throw CLIError(e.code, "record \(r.id.lowercasedText) cannot come back: \(e.message); nothing was written",
+                                   hint: (try? home.projector.subject(focus)) == nil
+                                       ? "Bring its care subject back first: famctl subject restore \(focus)" : e.hint)
+                }
+            }
+        }
+        if inv.json {
+            Console.json(zip(records, envs).map { ["id": $0.id.lowercasedText, "event": $1.id.hex] })
+        } else {
+            for r in records { Console.out(r.id.lowercasedText) }
+        }
+    }
+}

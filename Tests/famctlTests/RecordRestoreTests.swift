@@ -1,0 +1,63 @@
+@testable import famctl
+import Foundation
+import Testing
+
+/// `record restore` undoes a `record delete`: a put newer than the delete
+/// brings the record back with the fields it had, on every device; what
+/// cannot come back (its subject removed, a sleep overlapping another, a
+/// record not deleted) is refused, and nothing of the batch is written.
+struct RecordRestoreTests {
+    @Test func aDeletedRecordComesBackWithItsFieldsOnEveryDevice() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=after lunch")
+        try dad.ok("sync"); try mum.ok("sync"); try dad.ok("sync")
+        try dad.ok("record", "update", id, "mood=3")
+        let before = try dad.ok("record", "show", id)
+        try dad.ok("record", "delete", id)
+        for r in [dad, mum] { try r.ok("sync") }
+        #expect(try mum.ok("record", "show", id).hasSuffix("(deleted)"))
+
+        #expect(try mum.ok("record", "restore", id) == id)
+        #expect(try mum.ok("record", "show", id) == before, "back with the fields it had, the later edit included")
+        for r in [mum, dad, mum] { try r.ok("sync") }
+        #expect(try dad.ok("record", "show", id) == before)
+        #expect(try dad.ok("digest") == mum.ok("digest"))
+        let again = try mum.run("record", "restore", id)
+        #expect(again.code == 65 && again.stderr.contains("record \(id) is not deleted; nothing was written"), "\(again.stderr)")
+        #expect(try mum.run("record", "restore", UUID().uuidString.lowercased()).code == 66)
+    }
+
+    @Test func aRecordOfARemovedSubjectWaitsForTheSubject() throws {
+        let mum = try FamctlRunner.mum()
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try mum.ok("subject", "remove", "newMom", "--with-records")
+        let refused = try mum.run("record", "restore", id)
+        #expect(refused.code == 65, "\(refused.stdout)")
+        #expect(refused.stderr.contains("record \(id) cannot come back: postpartum.focus: care subject newMom is removed; nothing was written"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("Bring its care subject back first: famctl subject restore newMom"))
+        #expect(try mum.ok("record", "show", id).hasSuffix("(deleted)"))
+        try mum.ok("subject", "restore", "newMom")
+        try mum.ok("record", "restore", id)
+        #expect(try mum.ok("record", "list").contains("mood=4"))
+    }
+
+    /// All or none: a sleep that would overlap one recorded since stops the
+    /// batch, the other record in it included.
+    @Test func aBatchWithOneThatCannotComeBackWritesNothing() throws {
+        let mum = try FamctlRunner.mum()
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Lily")
+        let sleep = try mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-28T20:00:00+01:00", "end=2026-11-28T22:00:00+01:00")
+        let diaper = try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        try mum.ok("record", "delete", sleep)
+        try mum.ok("record", "delete", diaper)
+        try mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-28T21:00:00+01:00", "end=2026-11-28T23:00:00+01:00")
+        let head = try Home.open(mum.home).log.count()
+        let refused = try mum.run("record", "restore", diaper, sleep)
+        #expect(refused.code == 65 && refused.stderr.contains("record \(sleep) cannot come back: sleep.end: overlaps sleep "), "\(refused.stderr)")
+        #expect(try Home.open(mum.home).log.count() == head, "nothing written")
+        #expect(try mum.ok("record", "show", diaper).hasSuffix("(deleted)"))
+        #expect(try mum.ok("record", "restore", diaper, diaper) == diaper, "each id once")
+        #expect(try mum.ok("record", "show", diaper).contains("wet=true"))
+    }
+}
