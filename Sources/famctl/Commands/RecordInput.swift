@@ -47,10 +47,11 @@ enum RecordInput {
             // (Clearing one, `at=`, is allowed: a field of that name written before.)
             if a.index(after: eq) != a.endIndex { try checkNotReserved(name, schema: schema) }
             guard out[name] == nil else { throw .data("field '\(name)' given twice") }
+            let value = String(a[a.index(after: eq)...])
             do throws(ValidationError) {
-                out[name] = try schema.parse(field: name, text: String(a[a.index(after: eq)...]))
+                out[name] = try schema.parse(field: name, text: value)
             } catch {
-                throw .data("\(error)")
+                throw .data("\(error)", hint: schema.field(name).flatMap { ValueHint.forField($0, text: value) })
             }
         }
         // Fields the store does not define, set (clearing one, `amountML=` to
@@ -210,7 +211,7 @@ enum RecordInput {
     static func time(_ text: String, option: String) throws(CLIError) -> Date {
         if let why = CalendarDate.impossibility(in: text) { throw .data("\(option) '\(text)': \(why)") }
         guard let d = TimeValue.parse(text) else {
-            throw .data("\(option) '\(text)' is not an ISO-8601 time with offset", hint: "For example 2026-11-29T08:15:00+01:00.")
+            throw .data("\(option) '\(text)' is not an ISO-8601 time with offset", hint: ValueHint.forOption(option, text) ?? "For example 2026-11-29T08:15:00+01:00.")
         }
         return d
     }
@@ -265,7 +266,7 @@ enum RecordInput {
         do throws(ValidationError) {
             try schema.validate(fields: fields, focus: focus, at: TimeValue.parse(at), now: now)
         } catch {
-            throw CLIError.data("\(error)")
+            throw CLIError.data("\(error)", hint: schema.field(error.field).flatMap { spec in fields[error.field]?.stringValue.flatMap { ValueHint.forField(spec, text: $0) } })
         }
         if let blank = schema.blankNeededTexts(fields: fields, written: written).first { throw CLIError.data("\(blank)") }
         _ = try time(at, option: "--at")

@@ -1,0 +1,159 @@
+import Foundation
+import Projections
+
+/// What to suggest for a `field=value` or `--at` text that is not of its
+/// field's type, when the intent is plain: a time written without its
+/// seconds or offset, a number written with its unit.
+enum ValueHint {
+    /// The hint for `text` given to a field of `spec`'s type; `nil` when
+    /// there is nothing better to say than the rule.
+    static func forField(_ spec: FieldSpec, text: String) -> String? {
+        switch spec.type {
+        case .time:
+            return completedTime(text).map { "Write the time in full, with seconds and an offset: \(spec.name)=\($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)." : ".") }
+        case .number(let range, _):
+            return unit(spec.name, text: text, range: range)
+        default:
+            return nil
+        }
+    }
+
+    /// The hint for `OPTION TEXT` (`--at`), when it is a time written short.
+    static func forOption(_ option: String, _ text: String) -> String? {
+        completedTime(text).map { "Write it in full, with seconds and an offset: \(option) \($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)." : ".") }
+    }
+
+    /// `text` completed to a time famctl takes, when it is one written
+    /// short: `2026-12-04T08:00` or `2026-12-04 08:00[:05]` (a space for
+    /// the `T`), without seconds, with an offset as `+0100` or `+01`, or
+    /// none (this machine's offset at that moment is put in). `nil` when it
+    /// is not such a time, or already one famctl takes.
+    static func completedTime(_ text: String) -> (text: String, offsetAdded: Bool)? {
+        guard TimeValue.parse(text) == nil,
+              let m = try? pattern.wholeMatch(in: text) else { return nil }
+        let date = String(m.output.1), hh = String(m.output.2), mm = String(m.output.3)
+        let ss = m.output.4.map(String.init) ?? "00"
+        let fraction = m.output.5.map(String.init) ?? ""
+        var offset: String
+        if let given = m.output.6.map(String.init) {
+            if given == "Z" { offset = "Z" } else {
+                let digits = given.dropFirst().filter(\.isNumber)
+                offset = String(given.prefix(1)) + String(digits.prefix(2)) + ":" + (digits.count > 2 ? String(digits.suffix(2)) : "00")
+            }
+        } else {
+            // This machine's offset at that local time.
+            var utc = Calendar(identifier: .gregorian)
+            utc.timeZone = TimeZone(identifier: "UTC")!
+            let parts = date.split(separator: "-").compactMap { Int($0) }
+            guard parts.count == 3, let h = Int(hh), let mi = Int(mm),
+                  let asUTC = utc.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: h, minute: mi)) else { return nil }
+            let seconds = TimeZone.current.secondsFromGMT(for: asUTC.addingTimeInterval(-Double(TimeZone.current.secondsFromGMT(for: asUTC))))
+            offset = seconds == 0 ? "Z" : (seconds < 0 ? "-" : "+") + String(format: "%02d:%02d", abs(seconds) / 3600, abs(seconds) % 3600 / 60)
+        }
+        let full = "\(date)T\(hh):\(mm):\(ss)\(fraction)\(offset)"
+        return TimeValue.parse(full) == nil ? nil : (full, m.output.6 == nil)
+    }
+
+    // `YYYY-MM-DD`, `T` or a space, `HH:MM`, optional `:SS` and fraction, optional offset.
+    nonisolated(unsafe) private static let pattern =
+        /(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?/
+
+    /// A number written with a unit (`120ml`, `4oz`, `7.5 lb`, `99.5F`): the
+    /// field takes the number alone, in the unit its name ends with; a unit
+    /// that converts says what the value is in that one.
+    static func unit(_ field: String, text: String, range: ClosedRange<Double>) -> String? {
+        guard let m = try? unitPattern.wholeMatch(in: text), let value = Double(m.output.1.replacingOccurrences(of: ",", with: ".")) else { return nil }
+        let given = m.output.2.lowercased().replacingOccurrences(of: "°", with: "")
+        guard let own = FieldUnit(field: field) else {
+            return "Give the number alone, without a unit: \(field)=\(m.output.1)."
+        }
+        if own.spellings.contains(given) {
+            return "Give the number alone: \(field) is in \(own.name), \(field)=\(m.output.1)."
+        }
+        guard let converted = own.convert(value, from: given) else {
+            return "\(field) is in \(own.name): give the number alone, in \(own.name) (\(field)=NUMBER)."
+        }
+        let shown = own.format(converted)
+        let inRange = range.contains(Double(shown) ?? converted)
+        return "\(field) is in \(own.name): \(text) is about \(shown) \(own.symbol)" + (inRange ? ", \(field)=\(shown)." : ".")
+    }
+
+    nonisolated(unsafe) private static let unitPattern = /([0-9]+(?:[.,][0-9]+)?)\s*(°?[A-Za-z]+)/
+
+    /// The unit a store field's name ends with.
+    enum FieldUnit {
+        case millilitres, grams, kilograms, centimetres, celsius
+
+        init?(field: String) {
+            if field.hasSuffix("Ml") { self = .millilitres } else if field.hasSuffix("Kg") { self = .kilograms }
+            else if field.hasSuffix("Cm") { self = .centimetres } else if field.hasSuffix("G") { self = .grams }
+            else if field.hasSuffix("C") { self = .celsius } else { return nil }
+        }
+
+        var name: String {
+            switch self {
+            case .millilitres: "millilitres"
+            case .grams: "grams"
+            case .kilograms: "kilograms"
+            case .centimetres: "centimetres"
+            case .celsius: "degrees Celsius"
+            }
+        }
+
+        var symbol: String {
+            switch self {
+            case .millilitres: "ml"
+            case .grams: "g"
+            case .kilograms: "kg"
+            case .centimetres: "cm"
+            case .celsius: "°C"
+            }
+        }
+
+        /// How its own unit may be written after the number (lowercased, without `°`).
+        var spellings: Set<String> {
+            switch self {
+            case .millilitres: ["ml", "mls"]
+            case .grams: ["g", "gr", "grams"]
+            case .kilograms: ["kg", "kgs", "kilo", "kilos"]
+            case .centimetres: ["cm", "cms"]
+            case .celsius: ["c"]
+            }
+        }
+
+        func convert(_ v: Double, from unit: String) -> Double? {
+            switch (self, unit) {
+            case (.millilitres, "oz"), (.millilitres, "floz"): v * 29.5735
+            case (.millilitres, "l"): v * 1000
+            case (.grams, "oz"): v * 28.3495
+            case (.grams, "kg"): v * 1000
+            case (.kilograms, "g"), (.kilograms, "gr"): v / 1000
+            case (.kilograms, "lb"), (.kilograms, "lbs"): v * 0.45359237
+            case (.kilograms, "oz"): v * 0.0283495
+            case (.centimetres, "in"), (.centimetres, "inch"), (.centimetres, "inches"): v * 2.54
+            case (.centimetres, "mm"): v / 10
+            case (.centimetres, "m"): v * 100
+            case (.celsius, "f"): (v - 32) * 5 / 9
+            default: nil
+            }
+        }
+
+        /// The converted value as the field would take it: millilitres and
+        /// grams whole, kilograms to the gram, the others to a tenth.
+        func format(_ v: Double) -> String {
+            switch self {
+            case .millilitres, .grams: String(Int64(v.rounded()))
+            case .kilograms: Self.trimmed(String(format: "%.3f", v))
+            case .centimetres, .celsius: Self.trimmed(String(format: "%.1f", v))
+            }
+        }
+
+        private static func trimmed(_ s: String) -> String {
+            guard s.contains(".") else { return s }
+            var t = s
+            while t.hasSuffix("0") { t.removeLast() }
+            if t.hasSuffix(".") { t.removeLast() }
+            return t
+        }
+    }
+}
