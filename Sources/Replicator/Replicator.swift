@@ -113,8 +113,9 @@ public final class Replicator {
     private func adoptReadBack(after published: UInt64, through head: UInt64) throws -> UInt64 {
         let prefix = me.hex + "/"
         var found: [SegmentName] = []
-        try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path LIKE ?2 AND status = 'read' AND reason IS NULL")
-            .forEachRow([.blob(family.bytes), .text(prefix + "%")]) {
+        // The folder's paths as a range of the primary key ('0' follows '/'), not a scan.
+        try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path >= ?2 AND path < ?3 AND status = 'read' AND reason IS NULL")
+            .forEachRow([.blob(family.bytes), .text(prefix), .text(me.hex + "0")]) {
                 if case .segment(let n) = SharedFileName(String($0.text(0).dropFirst(prefix.count))) { found.append(n) }
             }
         var last = published
