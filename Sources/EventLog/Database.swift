@@ -7,14 +7,13 @@ import Foundation
 /// opened in WAL mode with `synchronous=FULL`, so a committed transaction has
 /// been fsynced to the write-ahead log before the commit returns.
 public final class Database {
-    let handle: OpaquePointer
+    private(set) var handle: OpaquePointer
     public let path: String
     private var cache: [String: Statement] = [:]
 
     /// Opens (creating if asked) the database at `path`.
     /// - Throws: ``SQLiteError`` (`cantOpen`, `notADatabase`, `busy`, …).
     public init(path: String, create: Bool = true, readOnly: Bool = false) throws(SQLiteError) {
-        var db: OpaquePointer?
         _ = Self.libraryConfigured
         // No mutex on the connection: a `Database` is not `Sendable`, so one
         // thread at a time uses it (the compiler checks), and the serialised
@@ -27,17 +26,53 @@ public final class Database {
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         if !readOnly { Self.matchSidecarModes(path) }
+        handle = try Self.open(path, flags: flags)
+        self.path = path
+        do {
+            try configure(readOnly: readOnly)
+        } catch where error.isOutOfSpace || Self.sharedMemoryFailures.contains(error.extendedCode) {
+            // A write-ahead-log database is read through its `-shm` file,
+            // which SQLite grows to 32 KiB on first use: on a full disk (or
+            // past a file-size limit) even a read fails there. Opened again
+            // in exclusive locking mode, SQLite keeps that index in memory
+            // and never touches the file, so what only reads still works
+            // (and what writes fails as it would, the disk being full);
+            // another process's connection waits for this one meanwhile.
+            sqlite3_close_v2(handle)
+            handle = try Self.open(path, flags: flags)
+            do {
+                try execute("PRAGMA locking_mode=EXCLUSIVE")
+                try configure(readOnly: readOnly)
+            } catch let retry {
+                throw retry.isOutOfSpace || Self.sharedMemoryFailures.contains(retry.extendedCode) ? error : retry
+            }
+            lockedExclusively = true
+        }
+    }
+
+    /// Whether the connection was opened in exclusive locking mode, its
+    /// write-ahead-log index in memory, because the disk had no room for
+    /// its `-shm` file (see ``init(path:create:readOnly:)``).
+    public private(set) var lockedExclusively = false
+
+    /// SQLite's extended codes for a `-shm` file it could not open, grow or map.
+    static let sharedMemoryFailures: Set<Int32> = [4618 /* IOERR_SHMOPEN */, 4874 /* IOERR_SHMSIZE */, 5386 /* IOERR_SHMMAP */]
+
+    private static func open(_ path: String, flags: Int32) throws(SQLiteError) -> OpaquePointer {
+        var db: OpaquePointer?
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close_v2(db)
             throw SQLiteError(code: rc, message: message)
         }
-        handle = db
-        self.path = path
         sqlite3_extended_result_codes(db, 1)
         _ = famctl_sqlite3_enable_defensive(db)
         sqlite3_busy_timeout(db, 5_000)
+        return db
+    }
+
+    private func configure(readOnly: Bool) throws(SQLiteError) {
         if !readOnly {
             // 32 KiB pages for a new file (an existing one keeps its size):
             // SQLite reads and writes a page per system call, and with the

@@ -235,7 +235,12 @@ final class Home {
 
     private static func openLog(_ path: String) throws -> EventLog {
         do {
-            return try EventLog(path: path + "/" + databaseFile)
+            let log = try EventLog(path: path + "/" + databaseFile)
+            if log.database.lockedExclusively {
+                Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
+                    + "nothing can be written until space is freed, and other famctl commands of this home wait for this one.")
+            }
+            return log
         } catch let e as SQLiteError {
             throw CLIError.fromSQLite(e, path: path + "/" + databaseFile)
         }

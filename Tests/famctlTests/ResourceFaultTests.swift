@@ -1,3 +1,4 @@
+@testable import famctl
 import Foundation
 import Testing
 
@@ -6,6 +7,29 @@ import Testing
 struct ResourceFaultTests {
     static func shell(_ command: String, env: [String: String]) throws -> (Int32, String) {
         try Subprocess.run("/bin/bash", ["-c", command], env: env)
+    }
+
+    /// With no room for the database's `-shm` file (SQLite grows it to
+    /// 32 KiB on first use; a 16 KiB file-size limit stands for a full
+    /// disk), what only reads still works, with a warning, and a change is
+    /// refused as on a full disk, nothing written.
+    @Test func aFullDiskStillLetsTheHomeBeRead() throws {
+        let f = try FamctlRunner.mum()
+        let id = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let events = try Home.open(f.home).log.count()
+        let limited = "ulimit -f 16; '\(FamctlRunner.binary.path)' "
+        for command in ["record list", "record show \(id)", "status", "log", "digest", "subject list"] {
+            let (code, out) = try Self.shell(limited + command, env: ["FAMCTL_HOME": f.home])
+            #expect(code == 0, "\(command): exit \(code): \(out)")
+            #expect(out.contains("famctl: warning: the disk holding \(f.home) is full (or a file-size limit was reached): what only reads goes on"), "\(command): \(out)")
+        }
+        let (listed, list) = try Self.shell(limited + "record list", env: ["FAMCTL_HOME": f.home])
+        #expect(listed == 0 && list.contains(id) && list.contains("mood=3"), "\(list)")
+        let (added, addOut) = try Self.shell(limited + "record add --focus newMom --store postpartum kind=mood mood=4", env: ["FAMCTL_HOME": f.home])
+        #expect(added == 73 && addOut.contains("the disk is full, a file-size limit was reached, or the disk failed; nothing was written"), "exit \(added): \(addOut)")
+        #expect(try Home.open(f.home).log.count() == events, "nothing written")
+        let after = try f.run("record", "list")
+        #expect(after.code == 0 && after.stderr.isEmpty && after.stdout.contains(id), "\(after.stderr)")
     }
 
     @Test func fullDiskWhileAppendingIsAClearErrorAndLosesNothing() throws {
