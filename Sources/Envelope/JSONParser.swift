@@ -274,6 +274,9 @@ extension JSONValue {
         return .success(value)
     }
 
+    /// How deep arrays and objects may nest in a text ``parse(_:)`` takes.
+    public static var maximumNesting: Int { JSONParser.maximumDepth }
+
     /// Parses UTF-8 JSON text; `nil` when it is not exactly one valid JSON value.
     public static func parse(_ bytes: [UInt8]) -> JSONValue? { JSONParser.parse(bytes) }
     public static func parse(_ text: String) -> JSONValue? { JSONParser.parse(Array(text.utf8)) }

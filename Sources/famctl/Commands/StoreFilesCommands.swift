@@ -298,7 +298,16 @@ enum ImportStoresCommand: Command {
 
         for store in StoreName.allCases {
             let file = "\(store.rawValue).json"
-            guard let rows = try readArray(dir + "/" + file, failures: &failures) else { continue }
+            // Read a row at a time (see `StoreFileRows`); the first pass, which
+            // checks the file whole, notes each row's id and the keys that
+            // nothing reads.
+            var fileIDs = Set<UUID>(), unreadKeys = Set<String>()
+            let read: Set<String> = ["id", "focus", "at", "store", "fields", "problems", "author", "updated"]
+            guard let rows = try StoreFileRows.read(dir + "/" + file, failures: &failures, each: { _, row in
+                guard case .object(let o) = row else { return }
+                if let text = o["id"]?.stringValue, let id = UUID(text: text) { fileIDs.insert(id) }
+                for key in o.keys where !read.contains(key) { unreadKeys.insert(key) }
+            }) else { continue }
             var tally = Tally()
             var events: [EventBody] = []
             var newSubjects: [FocusKey] = []
@@ -307,18 +316,15 @@ enum ImportStoresCommand: Command {
             // Each sleep of the file: its row, baby, span, and whether the import changes it.
             var sleeps: [(row: Int, focus: String, start: Date, end: Date, changed: Bool, listsOverlap: Bool)] = []
             // The file's records replace the home's copies: a sleep is checked
-            // against the file's others, and against those of the home the
-            // file does not hold.
-            let fileIDs = Set(rows.compactMap { row -> UUID? in
-                guard case .object(let o) = row, let text = o["id"]?.stringValue else { return nil }
-                return UUID(text: text)
-            })
+            // against the file's others (`fileIDs`), and against those of the
+            // home the file does not hold.
             // The row each id is first on: a file holds each record once (a
             // second row would count twice and, imported again, undo the first).
             var rowOfID: [UUID: Int] = [:]
             // Changed sleeps found overlapping a later, unchanged row, and those already warned about it.
             var overlapRows: Set<Int> = [], warnedOverlap: Set<Int> = []
-            rowLoop: for (i, row) in rows.enumerated() {
+            rowLoop: for i in 0..<rows.count {
+                let row = rows.row(i)
                 do {
                     let r = try parseRow(row, store: store)
                     if let first = rowOfID[r.id] {
@@ -393,11 +399,7 @@ enum ImportStoresCommand: Command {
             }
             // Keys a row may hold that nothing reads (`"deleted": true`, a
             // misspelt "fieldz"): said once a file, not dropped without a word.
-            let read: Set<String> = ["id", "focus", "at", "store", "fields", "problems", "author", "updated"]
-            let unread = Set(rows.flatMap { row -> [String] in
-                guard case .object(let o) = row else { return [] }
-                return o.keys.filter { !read.contains($0) }
-            }).sorted()
+            let unread = unreadKeys.sorted()
             if !unread.isEmpty {
                 fileWarnings.append("\(file): not read in its rows: \(unread.map { "\"\(TerminalText.escaped($0))\"" }.joined(separator: ", ")) "
                                     + "(a row gives \"id\", \"focus\", \"at\", \"fields\" and \"problems\"; a record's fields go in \"fields\"; a row is imported live)")
