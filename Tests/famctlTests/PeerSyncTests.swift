@@ -567,7 +567,7 @@ struct PeerSyncTests {
             try d.ok("accept", try mum.ok("invite"), "--name", "D\(i)")
             devices.append(d)
         }
-        try InMemoryRounds.forgetPublished(mum)
+        for d in devices { try InMemoryRounds.forgetPublished(d) }
         var ids: [UUID] = []
         for _ in 0..<40 {
             let d = devices[Int(rng.next() % UInt64(devices.count))]
@@ -733,7 +733,7 @@ struct FailingObjectTests {
         try mum.ok("subject", "add", "newMom")
         try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
         try gran.ok("accept", try mum.ok("invite"), "--name", "Gran")
-        try InMemoryRounds.forgetPublished(mum)
+        try InMemoryRounds.forgetPublished(mum, dad, gran)
         let mumHome = try Home.open(mum.home)
         for i in 1...3 {
             try mumHome.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T0\(i):00:00Z",
@@ -789,7 +789,7 @@ struct FailingRoundTests {
         try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/unused")
         try mum.ok("subject", "add", "newMom")
         try gran.ok("accept", try mum.ok("invite"), "--name", "Gran")
-        try InMemoryRounds.forgetPublished(mum)
+        try InMemoryRounds.forgetPublished(mum, gran)
         let mumHome = try Home.open(mum.home)
         for i in 1...4 {
             try mumHome.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T0\(i):00:00Z",
@@ -946,9 +946,14 @@ struct UnchangedDamagedFileTests {
 
 /// Rounds through the in-memory server, in a family configured with a
 /// folder: `invite` published the owner's events into that folder (it
-/// shares its invitation at once), which the log records as published; the
-/// in-memory server holds none of them, so that record is dropped.
+/// shares its invitation at once), and `accept` a member's join, which
+/// each log records as published; the in-memory server holds none of
+/// them, so that record is dropped.
 enum InMemoryRounds {
+    static func forgetPublished(_ devices: FamctlRunner...) throws {
+        for d in devices { try forgetPublished(d) }
+    }
+
     static func forgetPublished(_ owner: FamctlRunner) throws {
         let home = try Home.open(owner.home)
         try home.log.database.run("DELETE FROM r_published")

@@ -37,7 +37,8 @@ struct RecordRestoreTests {
         #expect(refused.stderr.contains("record \(id) cannot come back: postpartum.focus: care subject newMom is removed; nothing was written"), "\(refused.stderr)")
         #expect(refused.stderr.contains("Bring its care subject back first: famctl subject restore newMom"))
         #expect(try mum.ok("record", "show", id).hasSuffix("(deleted)"))
-        try mum.ok("subject", "restore", "newMom")
+        let back = try mum.run("subject", "restore", "newMom")
+        #expect(back.code == 0 && back.stderr.contains("famctl: note: its 1 deleted record(s) stay deleted; 'famctl record list --focus newMom --include-deleted' lists them"), "\(back.stderr)")
         try mum.ok("record", "restore", id)
         #expect(try mum.ok("record", "list").contains("mood=4"))
     }
@@ -59,5 +60,21 @@ struct RecordRestoreTests {
         #expect(try mum.ok("record", "show", diaper).hasSuffix("(deleted)"))
         #expect(try mum.ok("record", "restore", diaper, diaper) == diaper, "each id once")
         #expect(try mum.ok("record", "show", diaper).contains("wet=true"))
+    }
+
+    /// Two deleted sleeps that overlap each other do not come back together:
+    /// each is checked against those restored before it in the batch too.
+    @Test func twoOverlappingSleepsDoNotComeBackTogether() throws {
+        let mum = try FamctlRunner.mum()
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Max")
+        let a = try mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-12-04T09:00:00Z", "end=2026-12-04T10:30:00Z")
+        try mum.ok("record", "delete", a)
+        let b = try mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-12-04T09:30:00Z", "end=2026-12-04T10:00:00Z")
+        try mum.ok("record", "delete", b)
+        let both = try mum.run("record", "restore", a, b)
+        #expect(both.code == 65 && both.stderr.contains("record \(b) cannot come back: sleep.start: overlaps sleep \(a), restored with it, of the same baby; nothing was written"), "\(both.stderr)")
+        #expect(try mum.ok("record", "show", a).hasSuffix("(deleted)"))
+        #expect(try mum.ok("record", "restore", b) == b)
+        #expect(!(try mum.ok("status")).contains("overlap"))
     }
 }

@@ -171,6 +171,15 @@ enum AcceptCommand: Command {
             try home.append(bodies.map { ($0, code.key) }, after: code.issued, check: { try home.state.remove(.carryPending) })
         }
 
+        // The join goes to the shared folder at once (as `invite` sends the
+        // invitation): until it is there, another device accepting the same
+        // code cannot see it was used, and one of the two joins is refused.
+        var unpublished: String?
+        if case .none = location {} else { unpublished = SyncCommand.publishNow(home, once: true) }
+        if let unpublished {
+            Console.err("famctl: warning: the join is written here but not in the family's shared folder or peer yet (\(unpublished)); run 'famctl sync' soon: "
+                + "until it is there, a device accepting the same invitation does not see that it was used.")
+        }
         if let createdFolder {
             // A mistyped path would otherwise go unnoticed: this device
             // syncs into a folder nobody else reads.

@@ -29,6 +29,9 @@ enum RecordRestoreCommand: Command {
         let bodies = records.map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: nil, fields: [:]).body }
         let envs = try home.append(bodies) {
             try home.checkCanWrite()
+            // The batch's sleeps, each checked against those restored before it
+            // in the batch too: the projection does not hold them yet.
+            var restoredSleeps: [(id: UUID, focus: String, start: Date, end: Date)] = []
             for r in records {
                 // Deleted still (not brought back meanwhile, by a sync), and fit
                 // to come back: its subject there, a sleep overlapping none.
@@ -36,9 +39,18 @@ enum RecordRestoreCommand: Command {
                     throw CLIError(.tempFail, "record \(r.id.lowercasedText) was brought back meanwhile (a sync); nothing was written", hint: "Run the same command again without it.")
                 }
                 guard let store = StoreName(rawValue: r.store), let focus = FocusKey(r.focus) else { continue }
+                let fields = try home.projector.heldFields(r.id)
                 do {
                     try RecordInput.validate(home: home, id: r.id, store: store, focus: focus, at: r.at ?? TimeText.formatLocal(Date()),
-                                             fields: try home.projector.heldFields(r.id), now: nil)
+                                             fields: fields, now: nil)
+                    if store == .sleep, let start = StoreSchema.time(fields["start"]) {
+                        let end = StoreSchema.time(fields["end"]) ?? .distantFuture
+                        if let other = restoredSleeps.first(where: { $0.focus == r.focus && (start < $0.end && $0.start < end || $0.start == start) }) {
+                            throw CLIError.data("sleep.start: overlaps sleep \(other.id.lowercasedText), restored with it, of the same baby",
+                                                hint: "Restore one of the two: 'famctl record show ID' shows each.")
+                        }
+                        restoredSleeps.append((r.id, r.focus, start, end))
+                    }
                 } catch let e as CLIError {
                     throw CLIError(e.code, "record \(r.id.lowercasedText) cannot come back: \(e.message); nothing was written",
                                    hint: (try? home.projector.subject(focus)) == nil

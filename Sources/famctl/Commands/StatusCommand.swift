@@ -25,9 +25,18 @@ enum StatusCommand: Command {
         let removedSubjects = Set(try home.projector.subjects(includeRemoved: true).filter(\.removed).map(\.focus.description))
         // Babies of one name (letters' case aside): most often one baby
         // added on two devices before either synced.
-        let sameName = Dictionary(grouping: subjects.filter { $0.kind == .baby && $0.name != nil }, by: { $0.name!.lowercased() })
-            .values.filter { $0.count > 1 }.map { $0.map(\.focus.description).sorted() }.sorted { $0[0] < $1[0] }
         let recordCounts = try home.projector.liveRecordCounts()
+        // The one to keep first: the most records, then the one added first
+        // (the merge hint moves the others' records to it).
+        let sameName = Dictionary(grouping: subjects.filter { $0.kind == .baby && $0.name != nil }, by: { $0.name!.lowercased() })
+            .values.filter { $0.count > 1 }
+            .map { group in
+                group.sorted { a, b in
+                    let (ra, rb) = (recordCounts[a.focus.description] ?? 0, recordCounts[b.focus.description] ?? 0)
+                    return ra != rb ? ra > rb : (a.created != b.created ? a.created < b.created : a.focus.description < b.focus.description)
+                }.map(\.focus.description)
+            }
+            .sorted { $0[0] < $1[0] }
         let recordCount = recordCounts.values.reduce(0, +)
         let removedCounts = recordCounts.filter { removedSubjects.contains($0.key) }
         let overlaps = try home.projector.sleepOverlaps()
@@ -127,8 +136,10 @@ enum StatusCommand: Command {
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for keys in sameName {
             let name = subjects.first { $0.focus.description == keys[0] }?.name ?? ""
-            Console.out("  \(keys.count) babies are named \(name): \(keys.joined(separator: ", ")); if one baby was added twice, "
-                        + "'famctl subject remove \(keys[1]) --move-records-to \(keys[0])' merges them")
+            Console.out("  \(keys.count) babies are named \(name): \(keys.map { "\($0) (\(recordCounts[$0] ?? 0) record(s))" }.joined(separator: ", ")); "
+                        + "if one baby was added twice, "
+                        + keys.dropFirst().map { "'famctl subject remove \($0) --move-records-to \(keys[0])'" }.joined(separator: " then ")
+                        + " merges them into the first")
         }
         for (focus, n) in removedCounts.sorted(by: { $0.key < $1.key }) {
             Console.out("  \(n) record(s) of the removed care subject \(focus) (written where the removal had not arrived): "

@@ -108,6 +108,12 @@ enum SubjectRestoreCommand: Command {
             }
         }
         if inv.json { Console.json(["focus": subject.focus.description, "event": envs[0].id.hex]) } else { Console.out(subject.focus.description) }
+        // Its deleted records stay deleted: said, with the way back.
+        let deleted = try home.projector.records(.init(focus: subject.focus.description, includeDeleted: true)).filter(\.deleted)
+        if !deleted.isEmpty {
+            Console.err("famctl: note: its \(deleted.count) deleted record(s) stay deleted; 'famctl record list --focus \(subject.focus) --include-deleted' lists them, "
+                        + "and 'famctl record restore ID …' brings back those you want.")
+        }
     }
 }
 

@@ -198,11 +198,14 @@ enum SyncCommand: Command {
     /// (an invitation's `invite.create`, so that the code works as soon as
     /// it is sent): `nil` when done, else why not. A sync of this home
     /// running meanwhile is waited for (it publishes them as well).
-    static func publishNow(_ home: Home) -> String? {
+    /// - Parameter once: one attempt, no retries (a server that is not
+    ///   there is not waited out).
+    static func publishNow(_ home: Home, once: Bool = false) -> String? {
         var failure: String?
         do {
             try FileIO.withExclusiveLock(home.path + "/" + lockFile, willWait: {}) {
                 let replicator = try home.replicator(probe: false)
+                if once { (replicator.peer as? RetryingPeer)?.singleAttempts = true }
                 do { _ = try replicator.publish() } catch let e as PeerError {
                     failure = Self.failure(e, at: replicator.peer.label, probing: false).message
                 }
