@@ -20,6 +20,8 @@ struct RecordRestoreTests {
 
         #expect(try mum.ok("record", "restore", id) == id)
         #expect(try mum.ok("record", "show", id) == before, "back with the fields it had, the later edit included")
+        let trail = try mum.ok("record", "show", id, "--history").split(separator: "\n").map(String.init)
+        #expect(trail.last?.contains("  put  ") == true && trail.last?.hasSuffix("(brought back, with the fields it had)") == true, "\(trail)")
         for r in [mum, dad, mum] { try r.ok("sync") }
         #expect(try dad.ok("record", "show", id) == before)
         #expect(try dad.ok("digest") == mum.ok("digest"))
@@ -41,6 +43,20 @@ struct RecordRestoreTests {
         #expect(back.code == 0 && back.stderr.contains("famctl: note: its 1 deleted record(s) stay deleted; 'famctl record list --focus newMom --include-deleted' lists them"), "\(back.stderr)")
         try mum.ok("record", "restore", id)
         #expect(try mum.ok("record", "list").contains("mood=4"))
+    }
+
+    /// `record delete` takes several ids too, all or none.
+    @Test func severalRecordsAreDeletedAndRestoredTogether() throws {
+        let mum = try FamctlRunner.mum()
+        let ids = try (1...3).map { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\($0)") }
+        try mum.ok("record", "delete", ids[0])
+        let refused = try mum.run("record", "delete", ids[1], ids[0])
+        #expect(refused.code == 65 && refused.stderr.contains("record \(ids[0]) is already deleted; nothing was written"), "\(refused.stderr)")
+        #expect(!(try mum.ok("record", "show", ids[1])).hasSuffix("(deleted)"))
+        #expect(try mum.ok("record", "delete", ids[1], ids[2], ids[1]) == ids[1] + "\n" + ids[2])
+        #expect(try mum.ok("record", "list").isEmpty)
+        #expect(try mum.ok("record", "restore", ids[0], ids[1], ids[2]).split(separator: "\n").count == 3)
+        #expect(try mum.ok("record", "list").split(separator: "\n").count == 3)
     }
 
     /// All or none: a sleep that would overlap one recorded since stops the

@@ -24,7 +24,7 @@ struct ValueHintTests {
 
     @Test func aNumberWithAUnitIsConvertedToTheFieldsOwn() throws {
         func hint(_ store: StoreName, _ field: String, _ text: String) throws -> String? {
-            ValueHint.forField(try #require(StoreSchema.schema(for: store).field(field)), text: text)
+            ValueHint.forField(try #require(StoreSchema.schema(for: store).field(field)), text: text, in: StoreSchema.schema(for: store))
         }
         #expect(try hint(.feeding, "amountMl", "4oz") == "amountMl is in millilitres: 4oz is about 118 ml, amountMl=118.")
         #expect(try hint(.feeding, "amountMl", "120 ml") == "Give the number alone: amountMl is in millilitres, amountMl=120.")
@@ -33,10 +33,36 @@ struct ValueHintTests {
         #expect(try hint(.growth, "lengthCm", "20in") == "lengthCm is in centimetres: 20in is about 50.8 cm, lengthCm=50.8.")
         #expect(try hint(.health, "temperatureC", "99.5°F") == "temperatureC is in degrees Celsius: 99.5°F is about 37.5 °C, temperatureC=37.5.")
         #expect(try hint(.health, "temperatureC", "37,5C") == "Give the number alone: temperatureC is in degrees Celsius, temperatureC=37,5.")
-        // Out of the field's range once converted: the value, not a field=value to copy.
-        #expect(try hint(.feeding, "amountMl", "2l") == "amountMl is in millilitres: 2l is about 2000 ml.")
+        // Out of the field's range once converted: the value and the bound, not a field=value to copy.
+        #expect(try hint(.feeding, "amountMl", "2l") == "amountMl is in millilitres: 2l is about 2000 ml, more than the 500 ml it takes at most.")
+        #expect(try hint(.growth, "weightKg", "100g") == "weightKg is in kilograms: 100g is about 0.1 kg, less than the 0.3 kg it takes at least.")
+        // A unit the store has a field for; Fahrenheit without its unit; a choice or a yes/no in other words.
+        #expect(try hint(.health, "dose", "2.5ML") == "Give the number and its unit apart: dose=2.5 doseUnit=ml.")
+        #expect(try hint(.health, "temperatureC", "101") == "temperatureC is in degrees Celsius: 101 looks like Fahrenheit, about 38.3 °C (temperatureC=38.3).")
+        #expect(try hint(.health, "temperatureC", "50") == nil, "neither Celsius nor a body's Fahrenheit")
+        #expect(try hint(.health, "doseUnit", "mL") == "Did you mean doseUnit=ml? The values are written as listed.")
+        #expect(try hint(.feeding, "kind", "Bottle") == "Did you mean kind=bottle? The values are written as listed.")
+        #expect(try hint(.feeding, "kind", "cup") == nil)
+        #expect(try hint(.diaper, "wet", "Y") == "Write true or false (yes and no, 1 and 0 are taken too).")
+        // A day for a moment; an hour of one digit.
+        let day = try #require(try hint(.sleep, "start", "2026-12-04"))
+        #expect(day.hasPrefix("start is a moment, not a day: give the time of day too, as start=2026-12-04T08:15:00") && day.hasSuffix("for a quarter past eight (this machine's offset)."), "\(day)")
+        #expect(ValueHint.completedTime("2026-12-04T8:05:00Z")! == ("2026-12-04T08:05:00Z", false))
         #expect(try hint(.feeding, "amountMl", "12kg") == "amountMl is in millilitres: give the number alone, in millilitres (amountMl=NUMBER).")
         #expect(try hint(.feeding, "amountMl", "lots") == nil)
+    }
+
+    @Test func importSaysItInTheRowsMessage() throws {
+        let mum = try FamctlRunner.mum()
+        let dir = mum.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let rows = #"[{"id":"0b0c7a52-59a8-4c36-9d0c-2c3f4b0e6a11","focus":"newMom","at":"2026-12-04T08:00+01:00","fields":{"kind":"pumping","leftMl":"4oz"}}]"#
+        try Data(rows.utf8).write(to: URL(fileURLWithPath: dir + "/postpartum.json"))
+        let first = try mum.run("import", "stores", dir)
+        #expect(first.code == 65 && first.stderr.contains(#"postpartum.json[0]: "at" '2026-12-04T08:00+01:00' is not an ISO-8601 time with offset (in full: 2026-12-04T08:00:00+01:00)"#), "\(first.stderr)")
+        try Data(rows.replacingOccurrences(of: "08:00+01:00", with: "08:00:00+01:00").utf8).write(to: URL(fileURLWithPath: dir + "/postpartum.json"))
+        let second = try mum.run("import", "stores", dir)
+        #expect(second.code == 65 && second.stderr.contains("postpartum.leftMl: must be a number from 0 to 500 (leftMl is in millilitres: 4oz is about 118 ml, leftMl=118.)"), "\(second.stderr)")
     }
 
     @Test func recordAddSaysIt() throws {
@@ -46,6 +72,9 @@ struct ValueHintTests {
         let baby = try mum.ok("subject", "add", "baby")
         let f = try mum.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=4oz", "start=2026-12-04T08:00:00Z")
         #expect(f.code == 65 && f.stderr.contains("famctl: amountMl is in millilitres: 4oz is about 118 ml, amountMl=118."), "\(f.stderr)")
+        // A number in range of Fahrenheit, not of the field: checked after parsing, hinted all the same.
+        let t = try mum.run("record", "add", "--focus", baby, "--store", "health", "kind=temperature", "temperatureC=101")
+        #expect(t.code == 65 && t.stderr.contains("famctl: temperatureC is in degrees Celsius: 101 looks like Fahrenheit, about 38.3 °C (temperatureC=38.3)."), "\(t.stderr)")
         let s = try mum.run("record", "add", "--focus", baby, "--store", "sleep", "start=2026-12-04T08:00:00Z", "end=2026-12-04T09:00Z")
         #expect(s.code == 65 && s.stderr.contains("famctl: Write the time in full, with seconds and an offset: end=2026-12-04T09:00:00Z."), "\(s.stderr)")
     }

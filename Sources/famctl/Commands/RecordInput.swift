@@ -51,7 +51,7 @@ enum RecordInput {
             do throws(ValidationError) {
                 out[name] = try schema.parse(field: name, text: value)
             } catch {
-                throw .data("\(error)", hint: schema.field(name).flatMap { ValueHint.forField($0, text: value) })
+                throw .data("\(error)", hint: schema.field(name).flatMap { ValueHint.forField($0, text: value, in: schema) })
             }
         }
         // Fields the store does not define, set (clearing one, `amountML=` to
@@ -266,7 +266,7 @@ enum RecordInput {
         do throws(ValidationError) {
             try schema.validate(fields: fields, focus: focus, at: TimeValue.parse(at), now: now)
         } catch {
-            throw CLIError.data("\(error)", hint: schema.field(error.field).flatMap { spec in fields[error.field]?.stringValue.flatMap { ValueHint.forField(spec, text: $0) } })
+            throw CLIError.data("\(error)", hint: schema.field(error.field).flatMap { spec in fields[error.field].flatMap { ValueHint.forField(spec, text: $0.stringValue ?? $0.jsonText, in: schema) } })
         }
         if let blank = schema.blankNeededTexts(fields: fields, written: written).first { throw CLIError.data("\(blank)") }
         _ = try time(at, option: "--at")

@@ -73,8 +73,8 @@ enum RecordShowCommand: Command {
         Console.out(RecordView.line(r))
         // A put that names another subject than the one before moved the record.
         var focus: String?
-        for h in history {
-            var line = "  " + HistoryView.line(h, home: home)
+        for (i, h) in history.enumerated() {
+            var line = "  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil)
             if case .string(let f)? = h.changes["$focus"] {
                 if let before = focus, before != f { line += "  (moved to \(f))" }
                 focus = f
@@ -105,7 +105,9 @@ enum HistoryView {
          "focus": { if case .string(let f)? = h.changes["$focus"] { f } else { NSNull() } }() as Any]
     }
 
-    static func line(_ h: HistoryEntry, home: Home?) -> String {
+    /// - Parameter after: the version before it in the trail (a put after
+    ///   a delete that changes nothing brought the record back: said so).
+    static func line(_ h: HistoryEntry, home: Home?, after previous: HistoryEntry? = nil) -> String {
         var who = h.version.author.short
         if let name = home?.projector.household.members[h.version.author]?.name { who += " \(name)" }
         if h.version.author == home?.deviceID { who += " (this device)" }
@@ -114,7 +116,8 @@ enum HistoryView {
         if h.operation == .put {
             // When it happened, as this version says (a change of `--at` alone is a change too).
             if case .string(let at)? = h.changes["$at"] { s += "  at \(at)" }
-            s += "  " + (f.isEmpty ? "(no field changes)" : RecordView.fieldsText(f, cleared: " (cleared)"))
+            let restore = previous?.operation == .delete ? "brought back, with the fields it had" : nil
+            s += "  " + (f.isEmpty ? "(\(restore ?? "no field changes"))" : RecordView.fieldsText(f, cleared: " (cleared)") + (restore.map { "  (\($0))" } ?? ""))
         }
         return s
     }

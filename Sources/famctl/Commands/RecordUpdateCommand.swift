@@ -92,31 +92,45 @@ enum RecordUpdateCommand: Command {
     }
 }
 
-/// `famctl record delete ID`
+/// `famctl record delete ID…`
 enum RecordDeleteCommand: Command {
     static let spec = CommandSpec(
         path: ["record", "delete"],
         abstract: "Delete a record: a tombstone event, kept in the log for the audit.",
-        discussion: "'famctl record restore ID' brings it back, with the fields it had.",
-        positionals: [PositionalSpec(name: "ID", help: "The record's id.")])
+        discussion: "Several ids are deleted in one step, all or none. 'famctl record restore ID' brings one back, with the fields it had.",
+        positionals: [PositionalSpec(name: "ID", help: "The record's id.", repeating: true)])
 
     static func run(_ inv: Invocation) throws {
-        let id = try RecordInput.record(inv.positionals[0])
+        var ids: [UUID] = []
+        for text in inv.positionals {
+            let id = try RecordInput.record(text)
+            if !ids.contains(id) { ids.append(id) }
+        }
         let home = try Home.open(Home.location(inv))
-        guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
-        guard !current.deleted else { throw CLIError.data("record \(id.lowercasedText) is already deleted") }
-        let event = RecordEvent(kind: .delete, record: id, store: current.store, focus: current.focus, at: nil, fields: [:])
-        let envs = try home.append([event.body]) { try home.checkCanWrite() }
+        var records: [RecordState] = []
+        for id in ids {
+            guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
+            guard !current.deleted else {
+                throw CLIError.data("record \(id.lowercasedText) is already deleted" + (ids.count > 1 ? "; nothing was written" : ""))
+            }
+            records.append(current)
+        }
+        let events = records.map { RecordEvent(kind: .delete, record: $0.id, store: $0.store, focus: $0.focus, at: nil, fields: [:]).body }
+        let envs = try home.append(events) { try home.checkCanWrite() }
         // Its photos are photos of their own (a photo.put each): they stay,
         // and are still shared, until deleted. Said, not left to be found.
-        let photos = try home.projector.photos(record: id).map(\.id.lowercasedText).sorted()
+        var kept: [[String]] = []
+        for id in ids { kept.append(try home.projector.photos(record: id).map(\.id.lowercasedText).sorted()) }
         if inv.json {
-            Console.json(["id": id.lowercasedText, "event": envs[0].id.hex, "photosKept": photos] as [String: Any])
+            let objects = zip(ids, zip(envs, kept)).map { ["id": $0.lowercasedText, "event": $1.0.id.hex, "photosKept": $1.1] as [String: Any] }
+            // One id: one object, as before several could be given.
+            if objects.count == 1 { Console.json(objects[0]) } else { Console.json(objects) }
         } else {
-            Console.out(id.lowercasedText)
+            for id in ids { Console.out(id.lowercasedText) }
         }
+        let photos = kept.flatMap { $0 }
         if !photos.isEmpty {
-            Console.err("famctl: note: the record's \(photos.count) photo(s) are not deleted with it; they stay in the family's photos until deleted: "
+            Console.err("famctl: note: the \(ids.count == 1 ? "record's" : "records'") \(photos.count) photo(s) are not deleted with \(ids.count == 1 ? "it" : "them"); they stay in the family's photos until deleted: "
                         + photos.map { "famctl photo delete \($0)" }.joined(separator: "; "))
         }
     }

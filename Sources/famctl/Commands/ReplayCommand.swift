@@ -204,7 +204,7 @@ enum ReplayCommand: Command {
         }
         if let state {
             Console.out("record \(id.lowercasedText)  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
-            for h in history { Console.out("  " + HistoryView.line(h, home: home)) }
+            for (i, h) in history.enumerated() { Console.out("  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil)) }
         } else {
             Console.out("record \(id.lowercasedText): no event naming it counts")
         }

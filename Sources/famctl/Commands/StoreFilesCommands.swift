@@ -527,8 +527,14 @@ enum ImportStoresCommand: Command {
         guard let idText = o["id"]?.stringValue, let id = UUID(text: idText) else { throw .data("needs \"id\" (a UUID)") }
         guard let f = o["focus"]?.stringValue, let focus = FocusKey(f) else { throw .data("needs \"focus\" (baby:<UUID>, pregnancy or newMom)") }
         guard let at = o["at"]?.stringValue, TimeValue.parse(at) != nil else {
-            if let at = o["at"]?.stringValue, let why = CalendarDate.impossibility(in: at) { throw .data("\"at\": \(why)") }
-            throw .data("needs \"at\", an ISO-8601 time with offset")
+            switch o["at"] {
+            case nil, .null?: throw .data("needs \"at\", an ISO-8601 time with offset")
+            case .string(let at)?:
+                if let why = CalendarDate.impossibility(in: at) { throw .data("\"at\": \(why)") }
+                throw .data("\"at\" '\(TerminalText.escaped(at))' is not an ISO-8601 time with offset"
+                            + (ValueHint.completedTime(at).map { " (in full: \($0.text)\($0.offsetAdded ? ", this machine's offset" : ""))" } ?? ""))
+            default: throw .data("\"at\" must be a text: an ISO-8601 time with offset")
+            }
         }
         if let s = o["store"]?.stringValue, s != store.rawValue { throw .data("says store \"\(s)\" in \(store.rawValue).json") }
         guard case .object(let fields)? = o["fields"] else { throw .data("needs \"fields\", an object") }
@@ -549,13 +555,22 @@ enum ImportStoresCommand: Command {
     static func validate(_ r: Row, store: StoreName, home: Home, replacing fileIDs: Set<UUID>) throws -> [String] {
         let schema = StoreSchema.schema(for: store)
         try RecordInput.checkFieldCase(r.fields.keys.sorted(), schema: schema)
-        let broken = schema.violations(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date()).map(\.description)
+        let violations = schema.violations(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date())
+        let broken = violations.map(\.description)
+        // What to write instead, where it is plain (a time written short, a number with its unit).
+        var hints: [String: String] = [:]
+        for v in violations {
+            // (A JSON file writes true and false as such: no yes or 1 to suggest.)
+            if let spec = schema.field(v.field), spec.type != .bool, let value = r.fields[v.field], let hint = ValueHint.forField(spec, text: value.stringValue ?? value.jsonText, in: schema) {
+                hints[v.description] = hint
+            }
+        }
         // Only what a merge can leave may be listed: a value of the wrong
         // type or range, another subject's store, a time in the future are
         // refused whatever the row says.
         let excused = r.problems.intersection(schema.mergeViolations(fields: r.fields).map(\.description))
         let unlisted = broken.filter { !excused.contains($0) }
-        if !unlisted.isEmpty { throw CLIError.data(unlisted.joined(separator: "; ")) }
+        if !unlisted.isEmpty { throw CLIError.data(unlisted.map { v in hints[v].map { "\(v) (\($0))" } ?? v }.joined(separator: "; ")) }
         if store == .sleep, let start = StoreSchema.time(r.fields["start"]),
            let other = try home.projector.overlappingSleep(focus: r.focus.description, start: start, end: StoreSchema.time(r.fields["end"]),
                                                            excluding: fileIDs) {

@@ -7,15 +7,51 @@ import Projections
 enum ValueHint {
     /// The hint for `text` given to a field of `spec`'s type; `nil` when
     /// there is nothing better to say than the rule.
-    static func forField(_ spec: FieldSpec, text: String) -> String? {
+    /// - Parameter schema: the store's, for a unit another field takes
+    ///   (`dose=2.5ml`: `doseUnit=ml`).
+    static func forField(_ spec: FieldSpec, text: String, in schema: StoreSchema? = nil) -> String? {
         switch spec.type {
         case .time:
-            return completedTime(text).map { "Write the time in full, with seconds and an offset: \(spec.name)=\($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)." : ".") }
+            if let full = completedTime(text) {
+                return "Write the time in full, with seconds and an offset: \(spec.name)=\(full.text)" + (full.offsetAdded ? " (this machine's offset at that time)." : ".")
+            }
+            if CalendarDate.isValid(text) {
+                return "\(spec.name) is a moment, not a day: give the time of day too, as \(spec.name)=\(text)T08:15:00\(localOffset(text + "T08:15")) for a quarter past eight (this machine's offset)."
+            }
+            return nil
         case .number(let range, _):
-            return unit(spec.name, text: text, range: range)
+            // `dose=2.5ml` where the store has a unit field: both given.
+            if let m = try? unitPattern.wholeMatch(in: text), let schema, let unitField = schema.field(spec.name + "Unit"),
+               case .choice(let units) = unitField.type, let unit = units.first(where: { $0.lowercased() == m.output.2.lowercased() }) {
+                return "Give the number and its unit apart: \(spec.name)=\(m.output.1) \(unitField.name)=\(unit)."
+            }
+            return unit(spec.name, text: text, range: range) ?? fahrenheit(spec.name, text: text, range: range)
+        case .choice(let options):
+            if let same = options.first(where: { $0.lowercased() == text.lowercased() }) {
+                return "Did you mean \(spec.name)=\(same)? The values are written as listed."
+            }
+            return nil
+        case .bool:
+            return "Write true or false (yes and no, 1 and 0 are taken too)."
         default:
             return nil
         }
+    }
+
+    /// A body temperature given in Fahrenheit without its unit
+    /// (`temperatureC=101`): said, converted.
+    static func fahrenheit(_ field: String, text: String, range: ClosedRange<Double>) -> String? {
+        guard FieldUnit(field: field) == .celsius, let f = Double(text), !range.contains(f) else { return nil }
+        let c = (f - 32) * 5 / 9
+        guard range.contains(c) else { return nil }
+        let shown = FieldUnit.celsius.format(c)
+        return "\(field) is in degrees Celsius: \(text) looks like Fahrenheit, about \(shown) °C (\(field)=\(shown))."
+    }
+
+    /// This machine's offset at the local time `text` (`YYYY-MM-DDTHH:MM`), as `+01:00` or `Z`.
+    static func localOffset(_ text: String) -> String {
+        guard let full = completedTime(text), full.offsetAdded else { return "Z" }
+        return String(full.text.dropFirst("2026-12-04T08:15:00".count))
     }
 
     /// The hint for `OPTION TEXT` (`--at`), when it is a time written short.
@@ -31,7 +67,7 @@ enum ValueHint {
     static func completedTime(_ text: String) -> (text: String, offsetAdded: Bool)? {
         guard TimeValue.parse(text) == nil,
               let m = try? pattern.wholeMatch(in: text) else { return nil }
-        let date = String(m.output.1), hh = String(m.output.2), mm = String(m.output.3)
+        let date = String(m.output.1), hh = m.output.2.count == 1 ? "0" + m.output.2 : String(m.output.2), mm = String(m.output.3)
         let ss = m.output.4.map(String.init) ?? "00"
         let fraction = m.output.5.map(String.init) ?? ""
         var offset: String
@@ -56,7 +92,7 @@ enum ValueHint {
 
     // `YYYY-MM-DD`, `T` or a space, `HH:MM`, optional `:SS` and fraction, optional offset.
     nonisolated(unsafe) private static let pattern =
-        /(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?/
+        /(\d{4}-\d{2}-\d{2})[T ](\d{1,2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}(?::?\d{2})?)?/
 
     /// A number written with a unit (`120ml`, `4oz`, `7.5 lb`, `99.5F`): the
     /// field takes the number alone, in the unit its name ends with; a unit
@@ -74,8 +110,11 @@ enum ValueHint {
             return "\(field) is in \(own.name): give the number alone, in \(own.name) (\(field)=NUMBER)."
         }
         let shown = own.format(converted)
-        let inRange = range.contains(Double(shown) ?? converted)
-        return "\(field) is in \(own.name): \(text) is about \(shown) \(own.symbol)" + (inRange ? ", \(field)=\(shown)." : ".")
+        let result = Double(shown) ?? converted
+        if range.contains(result) { return "\(field) is in \(own.name): \(text) is about \(shown) \(own.symbol), \(field)=\(shown)." }
+        let bound = result > range.upperBound ? "more than the \(FieldUnit.plain(range.upperBound)) \(own.symbol) it takes at most"
+                                             : "less than the \(FieldUnit.plain(range.lowerBound)) \(own.symbol) it takes at least"
+        return "\(field) is in \(own.name): \(text) is about \(shown) \(own.symbol), \(bound)."
     }
 
     nonisolated(unsafe) private static let unitPattern = /([0-9]+(?:[.,][0-9]+)?)\s*(°?[A-Za-z]+)/
@@ -147,6 +186,9 @@ enum ValueHint {
             case .centimetres, .celsius: Self.trimmed(String(format: "%.1f", v))
             }
         }
+
+        /// A bound as written in the rules (`500`, `0.3`).
+        static func plain(_ d: Double) -> String { d == d.rounded() ? String(Int64(d)) : String(d) }
 
         private static func trimmed(_ s: String) -> String {
             guard s.contains(".") else { return s }
