@@ -52,6 +52,18 @@ struct ValueHintTests {
         #expect(try hint(.feeding, "amountMl", "lots") == nil)
     }
 
+    @Test func aDateWrittenOtherwiseIsSaidAsOne() throws {
+        #expect(ValueHint.forDate("--birth", "2026-2-4") == "Write the month and day with two digits: --birth 2026-02-04.")
+        #expect(ValueHint.forDate("--birth", "2026-12-01T08:00:00Z") == "Give the day alone: --birth 2026-12-01.")
+        #expect(ValueHint.forDate("--due", "12/01/2026") == "Write it as YYYY-MM-DD: --due 2026-01-12 or --due 2026-12-01, as you meant it.")
+        #expect(ValueHint.forDate("--due", "25.12.2026") == "Write it as YYYY-MM-DD: --due 2026-12-25.")
+        #expect(ValueHint.forDate("--birth", "2026-2-30") == nil, "no such day")
+        #expect(ValueHint.forDate("--birth", "yesterday") == nil)
+        let mum = try FamctlRunner.mum()
+        let r = try mum.run("subject", "add", "baby", "--name", "Zed", "--birth", "2026-1-4")
+        #expect(r.code == 65 && r.stderr.contains("famctl: Write the month and day with two digits: --birth 2026-01-04."), "\(r.stderr)")
+    }
+
     @Test func importSaysItInTheRowsMessage() throws {
         let mum = try FamctlRunner.mum()
         let dir = mum.root + "/in"

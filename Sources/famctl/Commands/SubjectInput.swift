@@ -35,7 +35,8 @@ enum SubjectInput {
             throw .data("subject.\(name): is not a field of \(kind.rawValue) (use \(allowed.joined(separator: ", ")))")
         }
         do throws(ValidationError) { try SubjectEvent.validate(kind: kind, fields: fields.filter { $0.value != .null }) } catch {
-            throw .data("\(error)")
+            let option = optionFields.first { $0.1 == error.field }?.0
+            throw .data("\(error)", hint: option.flatMap { o in fields[error.field]?.stringValue.flatMap { ValueHint.forDate(o, $0) } })
         }
         for key in ["birth", "due"] {
             if let date = fields[key]?.stringValue, let year = RecordInput.yearAsWritten(date), year < RecordInput.earliestYear {

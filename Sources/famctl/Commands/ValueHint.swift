@@ -38,6 +38,30 @@ enum ValueHint {
         }
     }
 
+    /// The hint for a date option (`--birth`, `--due`) that is not `YYYY-MM-DD`:
+    /// a month or day of one digit padded, a time of day dropped, a date
+    /// written with slashes read both ways.
+    static func forDate(_ option: String, _ text: String) -> String? {
+        if let m = try? datePattern.wholeMatch(in: text) {
+            let padded = "\(m.output.1)-\(m.output.2.count == 1 ? "0" : "")\(m.output.2)-\(m.output.3.count == 1 ? "0" : "")\(m.output.3)"
+            guard CalendarDate.isValid(padded) else { return nil }
+            return m.output.4 == nil ? "Write the month and day with two digits: \(option) \(padded)." : "Give the day alone: \(option) \(padded)."
+        }
+        if let m = try? slashPattern.wholeMatch(in: text), let a = Int(m.output.1), let b = Int(m.output.2) {
+            let year = String(m.output.3)
+            let readings = [(a, b), (b, a)].filter { (1...12).contains($0.0) && (1...31).contains($0.1) }
+                .map { String(format: "%@-%02d-%02d", year, $0.0, $0.1) }.filter(CalendarDate.isValid)
+            guard let first = readings.first else { return nil }
+            let both = Array(Set(readings)).sorted()
+            return both.count == 1 ? "Write it as YYYY-MM-DD: \(option) \(first)."
+                : "Write it as YYYY-MM-DD: \(option) \(both[0]) or \(option) \(both[1]), as you meant it."
+        }
+        return nil
+    }
+
+    nonisolated(unsafe) private static let datePattern = /(\d{4})-(\d{1,2})-(\d{1,2})([T ].*)?/
+    nonisolated(unsafe) private static let slashPattern = /(\d{1,2})[\/.](\d{1,2})[\/.](\d{4})/
+
     /// A body temperature given in Fahrenheit without its unit
     /// (`temperatureC=101`): said, converted.
     static func fahrenheit(_ field: String, text: String, range: ClosedRange<Double>) -> String? {
