@@ -124,6 +124,22 @@ struct RefusedJoinTests {
         #expect(try f.mum.ok("members").contains("F "))
     }
 
+    /// The owner's `invite --list` and `--revoke` read the family's events
+    /// first: a code a device joined with since the owner's last sync is
+    /// known as used, not listed as open nor "revoked" over a member.
+    @Test func theOwnerKnowsAnInvitationUsedSinceItsLastSync() throws {
+        let f = try Family()
+        let invite = try #require(try f.mum.ok("invite", "--list").split(separator: " ").first.map(String.init))
+        let dad = try f.accept(f.code, name: "Dad")
+        let revoked = try f.mum.run("invite", "--revoke", String(invite.prefix(8)))
+        #expect(revoked.code == 65 && revoked.stderr.contains("was already used; remove the member instead"), "\(revoked.stderr)")
+        let other = try f.mum.ok("invite")
+        _ = try FamctlRunner().ok("accept", other, "--name", "Gran", "--dir", f.dir)
+        #expect(try f.mum.ok("invite", "--list") == "(no open invitations)")
+        _ = dad
+        #expect(try f.mum.ok("members").contains("Dad"))
+    }
+
     /// Where the family's events cannot be read (the peer down), the join
     /// is written all the same, as before: a join needs no round-trip.
     @Test func anUnreachablePeerDoesNotHoldTheJoinBack() throws {

@@ -229,16 +229,7 @@ enum AcceptCommand: Command {
     /// when they do not, or cannot be read (offline, say: a join needs no
     /// round-trip, and is judged when the events arrive, as before).
     static func spentInvitation(_ code: InviteCode, home: Home) -> String? {
-        if case .none = Location.stored(in: home) { return nil }
-        do {
-            try FileIO.withExclusiveLock(home.path + "/" + SyncCommand.lockFile, willWait: {}) {
-                let replicator = try home.replicator()
-                // One attempt: an unreachable peer is not waited out here.
-                (replicator.peer as? RetryingPeer)?.singleAttempts = true
-                _ = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
-            }
-        } catch {
-            let why = (error as? CLIError)?.message ?? (error as? PeerError).map { SyncCommand.failure($0, at: "the shared folder", probing: false).message } ?? "\(error)"
+        if let why = SyncCommand.pullNow(home) {
             Console.err("famctl: note: the family's events could not be read before joining (\(why)); the join is written without knowing "
                 + "whether another device used this invitation first: 'famctl sync' tells.")
             return nil

@@ -81,6 +81,10 @@ enum InviteCommand: Command {
     }
 
     static func list(_ home: Home, json: Bool) throws {
+        // Joins made since the last sync, read first: their codes are used, not open.
+        if let why = SyncCommand.pullNow(home) {
+            Console.err("famctl: note: the family's events could not be read first (\(why)); an invitation used since the last sync still shows as open.")
+        }
         let open = openInvites(home)
         if json {
             Console.json(open.map { ["invite": $0.id.hex, "role": $0.role.rawValue, "created": TimeText.format($0.created.hlc.date),
@@ -94,6 +98,12 @@ enum InviteCommand: Command {
     }
 
     static func revoke(_ prefix: String, home: Home, json: Bool) throws {
+        // A device may have joined with it since this one last synced: its
+        // join, once read, says the invitation was used (a member to
+        // remove, not a code to revoke).
+        if let why = SyncCommand.pullNow(home) {
+            Console.err("famctl: note: the family's events could not be read first (\(why)); a device that joined with this invitation since the last sync is not known here.")
+        }
         let matches = home.projector.household.invites.values.filter { $0.id.hex.hasPrefix(prefix) }
         guard matches.count == 1, let invite = matches.first else {
             throw CLIError.data(matches.isEmpty ? "no invitation \(prefix)" : "'\(prefix)' matches \(matches.count) invitations; give more of the id")

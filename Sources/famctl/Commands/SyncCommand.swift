@@ -214,6 +214,25 @@ enum SyncCommand: Command {
         return failure
     }
 
+    /// Reads the family's events already at the shared folder or peer,
+    /// now, without publishing (under the sync lock, one attempt): what a
+    /// command must know before it writes (`accept`: whether its invitation
+    /// was used; `invite --revoke`: whether it was). `nil` when done, or
+    /// there is no folder or peer; else why not.
+    static func pullNow(_ home: Home) -> String? {
+        if case .none = Location.stored(in: home) { return nil }
+        do {
+            try FileIO.withExclusiveLock(home.path + "/" + lockFile, willWait: {}) {
+                let replicator = try home.replicator()
+                (replicator.peer as? RetryingPeer)?.singleAttempts = true
+                _ = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
+            }
+            return nil
+        } catch {
+            return (error as? CLIError)?.message ?? (error as? PeerError).map { failure($0, at: "the shared folder", probing: false).message } ?? "\(error)"
+        }
+    }
+
     /// Publishes a household change the others should have at once (a
     /// revoked invitation, a removed member, a new role): until it is in
     /// the shared folder, the device it concerns still looks to them as
