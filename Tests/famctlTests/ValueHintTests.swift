@@ -6,9 +6,20 @@ import Testing
 /// The hints for a time written short and a number written with its unit.
 struct ValueHintTests {
     @Test func aTimeWrittenShortIsCompleted() throws {
-        #expect(ValueHint.completedTime("2026-12-04T08:00+0200")! == ("2026-12-04T08:00:00+02:00", false))
-        #expect(ValueHint.completedTime("2026-12-04 08:00:05Z")! == ("2026-12-04T08:00:05Z", false))
-        #expect(ValueHint.completedTime("2026-12-04T08:00:05.250-05")! == ("2026-12-04T08:00:05.250-05:00", false))
+        func completed(_ text: String, in zone: TimeZone = .current) -> String? { ValueHint.completedTime(text, in: zone)?.text }
+        #expect(completed("2026-12-04T08:00+0200") == "2026-12-04T08:00:00+02:00")
+        #expect(completed("2026-12-04 08:00:05Z") == "2026-12-04T08:00:05Z")
+        #expect(completed("2026-12-04T08:00:05.250-05") == "2026-12-04T08:00:05.250-05:00")
+        #expect(ValueHint.completedTime("2026-12-04T08:00Z")?.offsetAdded == false)
+        // Where the clocks change: a time skipped, a time that comes twice, said.
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        #expect(completed("2026-07-04T08:30", in: berlin) == "2026-07-04T08:30:00+02:00")
+        #expect(completed("2026-12-04T08:30", in: berlin) == "2026-12-04T08:30:00+01:00")
+        let skipped = try #require(ValueHint.completedTime("2026-03-29T02:30", in: berlin))
+        #expect(skipped.note == "02:30 does not exist here that day (the clocks went forward from +01:00 to +02:00): check the time", "\(skipped)")
+        let twice = try #require(ValueHint.completedTime("2026-10-25T02:30", in: berlin))
+        #expect(twice.text == "2026-10-25T02:30:00+02:00" && twice.note == "02:30 comes twice here that day (the clocks went back): +02:00 is the first, +01:00 the second", "\(twice)")
+        #expect(ValueHint.completedTime("2026-10-25T04:30", in: berlin)?.note == nil)
         // No offset: this machine's, at that time; the same wall-clock time.
         let local = try #require(ValueHint.completedTime("2026-07-04T08:30"))
         #expect(local.offsetAdded && local.text.hasPrefix("2026-07-04T08:30:00"))
@@ -47,7 +58,7 @@ struct ValueHintTests {
         // A day for a moment; an hour of one digit.
         let day = try #require(try hint(.sleep, "start", "2026-12-04"))
         #expect(day.hasPrefix("start is a moment, not a day: give the time of day too, as start=2026-12-04T08:15:00") && day.hasSuffix("for a quarter past eight (this machine's offset)."), "\(day)")
-        #expect(ValueHint.completedTime("2026-12-04T8:05:00Z")! == ("2026-12-04T08:05:00Z", false))
+        #expect(ValueHint.completedTime("2026-12-04T8:05:00Z")?.text == "2026-12-04T08:05:00Z")
         #expect(try hint(.feeding, "amountMl", "12kg") == "amountMl is in millilitres: give the number alone, in millilitres (amountMl=NUMBER).")
         #expect(try hint(.feeding, "amountMl", "lots") == nil)
     }

@@ -13,7 +13,8 @@ enum ValueHint {
         switch spec.type {
         case .time:
             if let full = completedTime(text) {
-                return "Write the time in full, with seconds and an offset: \(spec.name)=\(full.text)" + (full.offsetAdded ? " (this machine's offset at that time)." : ".")
+                return "Write the time in full, with seconds and an offset: \(spec.name)=\(full.text)" + (full.offsetAdded ? " (this machine's offset at that time)" : "")
+                    + (full.note.map { "; \($0)." } ?? ".")
             }
             if CalendarDate.isValid(text) {
                 return "\(spec.name) is a moment, not a day: give the time of day too, as \(spec.name)=\(text)T08:15:00\(localOffset(text + "T08:15")) for a quarter past eight (this machine's offset)."
@@ -80,7 +81,8 @@ enum ValueHint {
 
     /// The hint for `OPTION TEXT` (`--at`), when it is a time written short.
     static func forOption(_ option: String, _ text: String) -> String? {
-        completedTime(text).map { "Write it in full, with seconds and an offset: \(option) \($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)." : ".") }
+        completedTime(text).map { "Write it in full, with seconds and an offset: \(option) \($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)" : "")
+            + ($0.note.map { "; \($0)." } ?? ".") }
     }
 
     /// `text` completed to a time famctl takes, when it is one written
@@ -88,13 +90,14 @@ enum ValueHint {
     /// the `T`), without seconds, with an offset as `+0100` or `+01`, or
     /// none (this machine's offset at that moment is put in). `nil` when it
     /// is not such a time, or already one famctl takes.
-    static func completedTime(_ text: String) -> (text: String, offsetAdded: Bool)? {
+    static func completedTime(_ text: String, in zone: TimeZone = .current) -> (text: String, offsetAdded: Bool, note: String?)? {
         guard TimeValue.parse(text) == nil,
               let m = try? pattern.wholeMatch(in: text) else { return nil }
         let date = String(m.output.1), hh = m.output.2.count == 1 ? "0" + m.output.2 : String(m.output.2), mm = String(m.output.3)
         let ss = m.output.4.map(String.init) ?? "00"
         let fraction = m.output.5.map(String.init) ?? ""
         var offset: String
+        var note: String?
         if let given = m.output.6.map(String.init) {
             if given == "Z" { offset = "Z" } else {
                 let digits = given.dropFirst().filter(\.isNumber)
@@ -107,11 +110,28 @@ enum ValueHint {
             let parts = date.split(separator: "-").compactMap { Int($0) }
             guard parts.count == 3, let h = Int(hh), let mi = Int(mm),
                   let asUTC = utc.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: h, minute: mi)) else { return nil }
-            let seconds = TimeZone.current.secondsFromGMT(for: asUTC.addingTimeInterval(-Double(TimeZone.current.secondsFromGMT(for: asUTC))))
-            offset = seconds == 0 ? "Z" : (seconds < 0 ? "-" : "+") + String(format: "%02d:%02d", abs(seconds) / 3600, abs(seconds) % 3600 / 60)
+            func text(_ seconds: Int) -> String {
+                seconds == 0 ? "Z" : (seconds < 0 ? "-" : "+") + String(format: "%02d:%02d", abs(seconds) / 3600, abs(seconds) % 3600 / 60)
+            }
+            // The offsets half a day either side: two when the clocks change that day.
+            let before = zone.secondsFromGMT(for: asUTC.addingTimeInterval(-43_200)), after = zone.secondsFromGMT(for: asUTC.addingTimeInterval(43_200))
+            // An offset fits when, at the moment it makes, it is the zone's own.
+            let fitting = Array(Set([before, after])).sorted(by: >).filter { zone.secondsFromGMT(for: asUTC.addingTimeInterval(-Double($0))) == $0 }
+            switch fitting.count {
+            case 0:
+                // Skipped: the clocks went forward over it.
+                offset = text(after)
+                note = "\(hh):\(mm) does not exist here that day (the clocks went forward from \(text(before)) to \(text(after))): check the time"
+            case 1:
+                offset = text(fitting[0])
+            default:
+                // Twice: the clocks went back over it.
+                offset = text(fitting[0])
+                note = "\(hh):\(mm) comes twice here that day (the clocks went back): \(text(fitting[0])) is the first, \(text(fitting[1])) the second"
+            }
         }
         let full = "\(date)T\(hh):\(mm):\(ss)\(fraction)\(offset)"
-        return TimeValue.parse(full) == nil ? nil : (full, m.output.6 == nil)
+        return TimeValue.parse(full) == nil ? nil : (full, m.output.6 == nil, note)
     }
 
     // `YYYY-MM-DD`, `T` or a space, `HH:MM`, optional `:SS` and fraction, optional offset.
