@@ -30,7 +30,7 @@ public final class Database {
         self.path = path
         do {
             try configure(readOnly: readOnly)
-        } catch where error.isOutOfSpace || Self.sharedMemoryFailures.contains(error.extendedCode) {
+        } catch where Self.noRoom(error) {
             // A write-ahead-log database is read through its `-shm` file,
             // which SQLite grows to 32 KiB on first use: on a full disk (or
             // past a file-size limit) even a read fails there. Opened again
@@ -38,13 +38,19 @@ public final class Database {
             // and never touches the file, so what only reads still works
             // (and what writes fails as it would, the disk being full);
             // another process's connection waits for this one meanwhile.
+            // The new connection is opened before the old one is closed: should
+            // it fail, `handle` is still the one `deinit` closes.
+            let first = error
+            guard let fresh = try? Self.open(path, flags: flags) else { throw first }
             sqlite3_close_v2(handle)
-            handle = try Self.open(path, flags: flags)
+            handle = fresh
             do {
                 try execute("PRAGMA locking_mode=EXCLUSIVE")
                 try configure(readOnly: readOnly)
-            } catch let retry {
-                throw retry.isOutOfSpace || Self.sharedMemoryFailures.contains(retry.extendedCode) ? error : retry
+            } catch {
+                // (Another process's connection, say, which exclusive mode must wait
+                // for: what stopped the first attempt, the disk, is what to say.)
+                throw first
             }
             lockedExclusively = true
         }
@@ -57,6 +63,14 @@ public final class Database {
 
     /// SQLite's extended codes for a `-shm` file it could not open, grow or map.
     static let sharedMemoryFailures: Set<Int32> = [4618 /* IOERR_SHMOPEN */, 4874 /* IOERR_SHMSIZE */, 5386 /* IOERR_SHMMAP */]
+
+    /// Whether opening failed for want of room: the disk full, a quota or a
+    /// file-size limit reached (by the system's error, not SQLite's code
+    /// alone: a file system without shared memory maps, or a failing disk,
+    /// is said as it is, not worked around).
+    static func noRoom(_ e: SQLiteError) -> Bool {
+        e.code == .full || ((e.code == .ioError || sharedMemoryFailures.contains(e.extendedCode)) && [ENOSPC, EFBIG, EDQUOT].contains(e.systemErrno))
+    }
 
     private static func open(_ path: String, flags: Int32) throws(SQLiteError) -> OpaquePointer {
         var db: OpaquePointer?

@@ -40,7 +40,9 @@ struct StoreFileRowsTests {
     @Test func whatIsNotOneArrayIsRefusedAsTheWholeFileReaderSaysIt() throws {
         let tooDeep: String = "[" + String(repeating: "[", count: 256) + String(repeating: "]", count: 256) + "]"
         #expect(JSONValue.parse(tooDeep) == nil, "deeper than the parser reads")
-        let refused: [String] = ["", "{}", "[", "[1,", "[1 2]", "[1,]", "[1] x", "[\"a]", "\u{FEFF}[1]", "[1]]", "[,1]", tooDeep]
+        // A value one level too deep inside the deepest array a row may hold.
+        let deeper: String = "[" + String(repeating: "[", count: 255) + "1" + String(repeating: "]", count: 255) + "]"
+        let refused: [String] = ["", "{}", "[", "[1,", "[1 2]", "[1,]", "[1] x", "[\"a]", "\u{FEFF}[1]", "[1]]", "[,1]", tooDeep, deeper]
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("famctl-rows-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -55,8 +57,11 @@ struct StoreFileRowsTests {
         }
         #expect(StoreFileRows.split(Array(" [ ] ".utf8)) == [])
         #expect(StoreFileRows.split(Array("[1 2]".utf8)) == [1..<4], "a row's own validity is the parser's")
-        let deepest: String = "[" + String(repeating: "[", count: 255) + String(repeating: "]", count: 255) + "]"
+        // As deep as a row may be with a value inside: split; one deeper is left to the whole-file reader.
+        let deepest: String = "[" + String(repeating: "[", count: 254) + "1" + String(repeating: "]", count: 254) + "]"
         #expect(StoreFileRows.split(Array(deepest.utf8))?.count == 1)
         #expect(JSONValue.parse(deepest) != nil, "as deep as the parser reads")
+        #expect(StoreFileRows.split(Array(deeper.utf8)) == nil)
+        #expect(JSONValue.parse(deeper) == nil)
     }
 }

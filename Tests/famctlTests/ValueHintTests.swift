@@ -43,7 +43,7 @@ struct ValueHintTests {
         #expect(try hint(.growth, "weightKg", "3500g") == "weightKg is in kilograms: 3500g is about 3.5 kg, weightKg=3.5.")
         #expect(try hint(.growth, "lengthCm", "20in") == "lengthCm is in centimetres: 20in is about 50.8 cm, lengthCm=50.8.")
         #expect(try hint(.health, "temperatureC", "99.5°F") == "temperatureC is in degrees Celsius: 99.5°F is about 37.5 °C, temperatureC=37.5.")
-        #expect(try hint(.health, "temperatureC", "37,5C") == "Give the number alone: temperatureC is in degrees Celsius, temperatureC=37,5.")
+        #expect(try hint(.health, "temperatureC", "37,5C") == "Give the number alone: temperatureC is in degrees Celsius, temperatureC=37.5.")
         // Out of the field's range once converted: the value and the bound, not a field=value to copy.
         #expect(try hint(.feeding, "amountMl", "2l") == "amountMl is in millilitres: 2l is about 2000 ml, more than the 500 ml it takes at most.")
         #expect(try hint(.growth, "weightKg", "100g") == "weightKg is in kilograms: 100g is about 0.1 kg, less than the 0.3 kg it takes at least.")
@@ -61,6 +61,10 @@ struct ValueHintTests {
         #expect(ValueHint.completedTime("2026-12-04T8:05:00Z")?.text == "2026-12-04T08:05:00Z")
         #expect(try hint(.feeding, "amountMl", "12kg") == "amountMl is in millilitres: give the number alone, in millilitres (amountMl=NUMBER).")
         #expect(try hint(.feeding, "amountMl", "lots") == nil)
+        // A decimal comma given back as a point; a unit its unit field does not take; a number past any bound.
+        #expect(try hint(.feeding, "amountMl", "120,5ml") == "Give the number alone: amountMl is in millilitres, amountMl=120.5.")
+        #expect(try hint(.health, "dose", "2tsp") == "Give the number alone, dose=2, and its unit in doseUnit, one of mg/ml/drops/tablets/IU.")
+        #expect(try hint(.feeding, "amountMl", "99999999999999999999oz")?.hasSuffix("more than the 500 ml it takes at most.") == true)
     }
 
     @Test func aDateWrittenOtherwiseIsSaidAsOne() throws {

@@ -65,8 +65,14 @@ enum AcceptCommand: Command {
         var carried: [EventBody] = []
         let home: Home
         var freshHome = false
+        // What an existing home's settings were before this accept: a
+        // refused invitation puts them back (``leaveFamily(_:to:)``).
+        var before = Settings()
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
+            before = try Settings(existing.state)
+            // Left mid-join by an earlier accept: what that accept set for the family is not the home's own.
+            before.midJoin = existing.family != FamilyID.owned(by: existing.deviceID) && existing.knownOwner != nil
             if existing.family == code.family {
                 if try existing.log.head(of: existing.deviceID, in: code.family).seq > 0 {
                     if let refused = existing.refusedJoin {
@@ -146,13 +152,13 @@ enum AcceptCommand: Command {
             home = try Home.create(path, name: name, start: .joining(code.family, code.key, owner: code.owner))
             freshHome = true
         }
-        let syncBefore = (dir: try home.state.get(.syncDirectory), peer: try home.state.get(.syncPeer))
+        if freshHome { before = Settings(deviceName: name) }
         try Self.finishing(carrying: Self.items(carried), path: path) { try location.store(in: home) }
         // The family's events already shared say whether the invitation is
         // still good: a join with a used or revoked one would be refused on
         // every device, and the records it carries with it.
         if let spent = Self.spentInvitation(code, home: home) {
-            try Self.leaveFamily(home, sync: syncBefore)
+            try Self.leaveFamily(home, to: before)
             let subjects = Self.items(carried, type: SubjectEvent.type), records = Self.items(carried, type: RecordEvent.Kind.put.rawValue)
             throw CLIError.data("this invitation cannot be used any more: \(spent); nothing was written into the family, "
                                 + (freshHome ? "and the home \(path) was made with no family"
@@ -160,6 +166,12 @@ enum AcceptCommand: Command {
                                                 + (subjects + records > 0 ? " (its \(subjects) care subject(s) and \(records) record(s) stay its own)" : "")),
                                 hint: "Ask the family's owner for a new invitation ('famctl invite') and accept that one"
                                     + (freshHome ? " here." : (subjects + records > 0 ? ": it carries them into the family." : ".")))
+        }
+        // This device's own join came back from the folder (a home restored
+        // from a backup made before it joined): it is in the family already.
+        if try home.log.head(of: home.deviceID, in: code.family).seq > 0 {
+            throw CLIError.data("this device is already in that family: its join, written before this home's backup was made, is in the shared folder; nothing was written",
+                                hint: "Run 'famctl sync' to read the rest of what it wrote there.")
         }
         try Self.finishing(carrying: Self.items(carried), path: path, joined: { ((try? home.log.head(of: home.deviceID, in: code.family).seq) ?? 0) > 0 }) {
             try home.state.set(.joinedRole, code.role.rawValue)
@@ -229,33 +241,71 @@ enum AcceptCommand: Command {
     /// when they do not, or cannot be read (offline, say: a join needs no
     /// round-trip, and is judged when the events arrive, as before).
     static func spentInvitation(_ code: InviteCode, home: Home) -> String? {
-        if let why = SyncCommand.pullNow(home) {
-            Console.err("famctl: note: the family's events could not be read before joining (\(why)); the join is written without knowing "
-                + "whether another device used this invitation first: 'famctl sync' tells.")
-            return nil
-        }
+        let failure = SyncCommand.pullNow(home)
+        // What was read before a failure counts as well (a pull keeps each file it read).
         let h = home.projector.household
-        guard let invite = h.invites[code.invite] else { return nil }
-        if invite.revoked != nil { return "the owner revoked it" }
-        if let used = h.admitted[code.invite] ?? invite.usedBy, used != home.deviceID {
-            return "device \(used.short)" + (h.members[used].map { " \"\($0.name)\"" } ?? "") + " joined the family with it already"
+        if let invite = h.invites[code.invite] {
+            if invite.revoked != nil { return "the owner revoked it" }
+            if let used = h.admitted[code.invite] ?? invite.usedBy, used != home.deviceID {
+                return "device \(used.short)" + (h.members[used].map { " \"\($0.name)\"" } ?? "") + " joined the family with it already"
+            }
+        }
+        if let failure {
+            Console.err("famctl: note: the family's events could not be read before joining (\(failure)); the join is written without knowing "
+                + "whether another device used this invitation first: 'famctl sync' tells.")
         }
         return nil
     }
 
+    /// The settings an `accept` changes, as they were before it (see
+    /// ``leaveFamily(_:to:)``).
+    struct Settings {
+        var deviceName: String?
+        var syncDirectory: String?
+        var syncPeer: String?
+        var joinedRole: String?
+        var includeShared: String?
+        var unopenedEpoch: String?
+        /// The home was in a family an earlier accept switched it to, without its join.
+        var midJoin = false
+
+        init(deviceName: String? = nil) { self.deviceName = deviceName }
+
+        init(_ state: DeviceState) throws {
+            deviceName = try state.get(.deviceName)
+            syncDirectory = try state.get(.syncDirectory)
+            syncPeer = try state.get(.syncPeer)
+            joinedRole = try state.get(.joinedRole)
+            includeShared = try state.get(.includeShared)
+            unopenedEpoch = try state.get(.unopenedEpoch)
+        }
+    }
+
     /// Takes the home back out of the family an `accept` switched it to,
     /// before its join is written: its own family again (with a key of its
-    /// own, for a home this `accept` made), nothing carried, the sync
-    /// settings it had. The family's events read meanwhile stay in its log,
-    /// under that family, unshown.
-    static func leaveFamily(_ home: Home, sync: (dir: String?, peer: String?)) throws {
+    /// own, for a home this `accept` made), nothing carried, and the
+    /// settings it had before (`before`): its name, its sync location, its
+    /// view, and the highest key epoch it had seen unopened, which the
+    /// family's events read meanwhile raised (it would hold back the key
+    /// rotations of a family this home creates later). A home an earlier
+    /// accept had left mid-join goes back to before that one: the
+    /// family's sync location and role it set are dropped. The family's
+    /// events read meanwhile stay in its log, under that family, unshown.
+    static func leaveFamily(_ home: Home, to before: Settings) throws {
         let own = FamilyID.owned(by: home.deviceID)
+        func put(_ key: DeviceState.Key, _ value: String?) throws {
+            if let value { try home.state.set(key, value) } else { try home.state.remove(key) }
+        }
         try home.log.database.transaction(.immediate) {
             try home.state.set(.family, own.description)
             try home.state.remove(.owner)
             try home.state.remove(.carryPending)
-            if let d = sync.dir { try home.state.set(.syncDirectory, d) } else { try home.state.remove(.syncDirectory) }
-            if let p = sync.peer { try home.state.set(.syncPeer, p) } else { try home.state.remove(.syncPeer) }
+            try put(.deviceName, before.deviceName)
+            try put(.syncDirectory, before.midJoin ? nil : before.syncDirectory)
+            try put(.syncPeer, before.midJoin ? nil : before.syncPeer)
+            try put(.joinedRole, before.midJoin ? nil : before.joinedRole)
+            try put(.includeShared, before.midJoin ? nil : before.includeShared)
+            try put(.unopenedEpoch, before.midJoin ? nil : before.unopenedEpoch)
             if try home.state.keyring.current(family: own) == nil { try home.state.keyring.store(EpochKey.generate(epoch: 0), family: own) }
             try home.state.set(.projectionVersion, "stale")
         }

@@ -134,8 +134,12 @@ enum Location {
         case .directory(let d):
             try prepare()
             try home.state.set(.syncDirectory, d)
+            // One location: a peer set before would otherwise stay beside it.
+            try home.state.remove(.syncPeer)
         case .peer(let p):
             try home.state.set(.syncPeer, p)
+            // And a folder set before would win over the peer (`stored(in:)` reads it first).
+            try home.state.remove(.syncDirectory)
             if let u = URL(string: p), !WebDAVPeer.protectsCredentials(u) {
                 Console.err("famctl: warning: \(p) is plain http://: anyone on the network path sees the names, sizes and times of the family's files "
                     + "(not their contents, which are encrypted), and famctl will not send a password over it. Prefer https://.")

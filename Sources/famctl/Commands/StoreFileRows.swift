@@ -94,8 +94,10 @@ struct StoreFileRows {
                     i += 1
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     depth += 1
-                    // The array itself is one level: a row may nest one less than the parser allows.
-                    guard depth < JSONValue.maximumNesting else { return nil }
+                    // The array itself is one level, and a value inside the
+                    // deepest container one more: a row this deep is left
+                    // to the whole-file reader, which knows.
+                    guard depth < JSONValue.maximumNesting - 1 else { return nil }
                     i += 1
                 case UInt8(ascii: "}"), UInt8(ascii: "]"):
                     if depth == 0 { break scan }

@@ -23,8 +23,12 @@ enum ValueHint {
         case .number(let range, _):
             // `dose=2.5ml` where the store has a unit field: both given.
             if let m = try? unitPattern.wholeMatch(in: text), let schema, let unitField = schema.field(spec.name + "Unit"),
-               case .choice(let units) = unitField.type, let unit = units.first(where: { $0.lowercased() == m.output.2.lowercased() }) {
-                return "Give the number and its unit apart: \(spec.name)=\(m.output.1) \(unitField.name)=\(unit)."
+               case .choice(let units) = unitField.type {
+                let number = m.output.1.replacingOccurrences(of: ",", with: ".")
+                if let unit = units.first(where: { $0.lowercased() == m.output.2.lowercased() }) {
+                    return "Give the number and its unit apart: \(spec.name)=\(number) \(unitField.name)=\(unit)."
+                }
+                return "Give the number alone, \(spec.name)=\(number), and its unit in \(unitField.name), one of \(units.joined(separator: "/"))."
             }
             return unit(spec.name, text: text, range: range) ?? fahrenheit(spec.name, text: text, range: range)
         case .choice(let options):
@@ -142,13 +146,16 @@ enum ValueHint {
     /// field takes the number alone, in the unit its name ends with; a unit
     /// that converts says what the value is in that one.
     static func unit(_ field: String, text: String, range: ClosedRange<Double>) -> String? {
-        guard let m = try? unitPattern.wholeMatch(in: text), let value = Double(m.output.1.replacingOccurrences(of: ",", with: ".")) else { return nil }
+        guard let m = try? unitPattern.wholeMatch(in: text) else { return nil }
+        // The number as the field takes it: a decimal comma written as a point.
+        let number = m.output.1.replacingOccurrences(of: ",", with: ".")
+        guard let value = Double(number) else { return nil }
         let given = m.output.2.lowercased().replacingOccurrences(of: "°", with: "")
         guard let own = FieldUnit(field: field) else {
-            return "Give the number alone, without a unit: \(field)=\(m.output.1)."
+            return "Give the number alone, without a unit: \(field)=\(number)."
         }
         if own.spellings.contains(given) {
-            return "Give the number alone: \(field) is in \(own.name), \(field)=\(m.output.1)."
+            return "Give the number alone: \(field) is in \(own.name), \(field)=\(number)."
         }
         guard let converted = own.convert(value, from: given) else {
             return "\(field) is in \(own.name): give the number alone, in \(own.name) (\(field)=NUMBER)."
@@ -225,7 +232,7 @@ enum ValueHint {
         /// grams whole, kilograms to the gram, the others to a tenth.
         func format(_ v: Double) -> String {
             switch self {
-            case .millilitres, .grams: String(Int64(v.rounded()))
+            case .millilitres, .grams: String(format: "%.0f", v)
             case .kilograms: Self.trimmed(String(format: "%.3f", v))
             case .centimetres, .celsius: Self.trimmed(String(format: "%.1f", v))
             }
