@@ -87,6 +87,11 @@ struct ValueHintTests {
         try Data(rows.utf8).write(to: URL(fileURLWithPath: dir + "/postpartum.json"))
         let first = try mum.run("import", "stores", dir)
         #expect(first.code == 65 && first.stderr.contains(#"postpartum.json[0]: "at" '2026-12-04T08:00+01:00' is not an ISO-8601 time with offset (in full: 2026-12-04T08:00:00+01:00)"#), "\(first.stderr)")
+        // Every problem of a row's shape at once, not one per run.
+        try Data(#"[{"id":"nope","focus":"Lily","at":"soon","fields":{}}]"#.utf8).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+        let shape = try mum.run("import", "stores", dir)
+        #expect(shape.stderr.contains(#"diaper.json[0]: needs "id" (a UUID); needs "focus" (baby:<UUID>, pregnancy or newMom); "at" 'soon' is not an ISO-8601 time with offset"#), "\(shape.stderr)")
+        try FileManager.default.removeItem(atPath: dir + "/diaper.json")
         try Data(rows.replacingOccurrences(of: "08:00+01:00", with: "08:00:00+01:00").utf8).write(to: URL(fileURLWithPath: dir + "/postpartum.json"))
         let second = try mum.run("import", "stores", dir)
         #expect(second.code == 65 && second.stderr.contains("postpartum.leftMl: must be a number from 0 to 500 (leftMl is in millilitres: 4oz is about 118 ml, leftMl=118.)"), "\(second.stderr)")

@@ -522,28 +522,36 @@ enum ImportStoresCommand: Command {
         return nil
     }
 
+    /// A row read into its record; every problem of its shape said at once
+    /// (not one per import run).
     static func parseRow(_ row: JSONValue, store: StoreName) throws(CLIError) -> Row {
         guard case .object(let o) = row else { throw .data("not a JSON object") }
-        guard let idText = o["id"]?.stringValue, let id = UUID(text: idText) else { throw .data("needs \"id\" (a UUID)") }
-        guard let f = o["focus"]?.stringValue, let focus = FocusKey(f) else { throw .data("needs \"focus\" (baby:<UUID>, pregnancy or newMom)") }
-        guard let at = o["at"]?.stringValue, TimeValue.parse(at) != nil else {
-            switch o["at"] {
-            case nil, .null?: throw .data("needs \"at\", an ISO-8601 time with offset")
-            case .string(let at)?:
-                if let why = CalendarDate.impossibility(in: at) { throw .data("\"at\": \(why)") }
-                throw .data("\"at\" '\(TerminalText.escaped(at))' is not an ISO-8601 time with offset"
-                            + (ValueHint.completedTime(at).map { " (in full: \($0.text)\($0.offsetAdded ? ", this machine's offset" : ""))" } ?? ""))
-            default: throw .data("\"at\" must be a text: an ISO-8601 time with offset")
+        var said: [String] = []
+        let id = o["id"]?.stringValue.flatMap { UUID(text: $0) }
+        if id == nil { said.append("needs \"id\" (a UUID)") }
+        let focus = o["focus"]?.stringValue.flatMap { FocusKey($0) }
+        if focus == nil { said.append("needs \"focus\" (baby:<UUID>, pregnancy or newMom)") }
+        var at: String?
+        switch o["at"] {
+        case nil, .null?: said.append("needs \"at\", an ISO-8601 time with offset")
+        case .string(let text)? where TimeValue.parse(text) != nil: at = text
+        case .string(let text)?:
+            if let why = CalendarDate.impossibility(in: text) { said.append("\"at\": \(why)") } else {
+                said.append("\"at\" '\(TerminalText.escaped(text))' is not an ISO-8601 time with offset"
+                            + (ValueHint.completedTime(text).map { " (in full: \($0.text)\($0.offsetAdded ? ", this machine's offset" : ""))" } ?? ""))
             }
+        default: said.append("\"at\" must be a text: an ISO-8601 time with offset")
         }
-        if let s = o["store"]?.stringValue, s != store.rawValue { throw .data("says store \"\(s)\" in \(store.rawValue).json") }
-        guard case .object(let fields)? = o["fields"] else { throw .data("needs \"fields\", an object") }
+        if let s = o["store"]?.stringValue, s != store.rawValue { said.append("says store \"\(s)\" in \(store.rawValue).json") }
+        var fields: [String: JSONValue] = [:]
+        if case .object(let f)? = o["fields"] { fields = f } else { said.append("needs \"fields\", an object") }
         var problems: Set<String> = []
         switch o["problems"] {
         case nil, .null?: break
         case .array(let items)? where items.allSatisfy({ $0.stringValue != nil }): problems = Set(items.compactMap(\.stringValue))
-        default: throw .data("\"problems\" must be an array of texts (the rules the record breaks, as 'export stores' writes them)")
+        default: said.append("\"problems\" must be an array of texts (the rules the record breaks, as 'export stores' writes them)")
         }
+        guard said.isEmpty, let id, let focus, let at else { throw .data(said.joined(separator: "; ")) }
         return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, problems: problems)
     }
 
