@@ -42,7 +42,7 @@ enum RecordRestoreCommand: Command {
                 let fields = try home.projector.heldFields(r.id)
                 do {
                     try RecordInput.validate(home: home, id: r.id, store: store, focus: focus, at: r.at ?? TimeText.formatLocal(Date()),
-                                             fields: fields, now: nil)
+                                             fields: fields, now: nil, checkWriting: false)
                     if store == .sleep, let start = StoreSchema.time(fields["start"]) {
                         let end = StoreSchema.time(fields["end"]) ?? .distantFuture
                         if let other = restoredSleeps.first(where: { $0.focus == r.focus && (start < $0.end && $0.start < end || $0.start == start) }) {

@@ -176,7 +176,7 @@ enum SubjectRemoveCommand: Command {
                     guard let store = StoreName(rawValue: r.store) else { continue }
                     do {
                         try RecordInput.validate(home: home, id: r.id, store: store, focus: target.focus, at: r.at ?? TimeText.formatLocal(Date()),
-                                                 fields: r.fields, now: nil)
+                                                 fields: r.fields, now: nil, checkWriting: false)
                     } catch let e as CLIError {
                         throw CLIError(e.code, "record \(r.id.lowercasedText) cannot move to \(target.focus): \(e.message); nothing was written",
                                        hint: "Move or delete that record first ('famctl record update ID --focus …', 'famctl record delete ID').")
