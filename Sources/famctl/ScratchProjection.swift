@@ -13,13 +13,21 @@ final class ScratchProjection {
     init(family: FamilyID) throws {
         var template = Array((NSTemporaryDirectory() + "famctl-replay-XXXXXX").utf8CString)
         guard let dir = mkdtemp(&template) else { throw CLIError(.cantCreate, "cannot create a scratch directory in \(NSTemporaryDirectory())") }
-        directory = String(cString: dir)
-        database = try Database(path: directory + "/scratch.sqlite")
-        // A file nobody else reads, removed afterwards: no write-ahead log
-        // (its pages are written once, not to the log and then the file),
-        // no fsync.
-        try database.execute("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF")
-        projector = try Projector(database: database, family: family)
+        let path = String(cString: dir)
+        directory = path
+        // Made here, so removed here should what follows fail (a full disk):
+        // `deinit` runs only for a scratch made whole.
+        do {
+            database = try Database(path: path + "/scratch.sqlite")
+            // A file nobody else reads, removed afterwards: no write-ahead log
+            // (its pages are written once, not to the log and then the file),
+            // no fsync.
+            try database.execute("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF")
+            projector = try Projector(database: database, family: family)
+        } catch {
+            try? FileManager.default.removeItem(atPath: path)
+            throw error
+        }
     }
 
     deinit { try? FileManager.default.removeItem(atPath: directory) }

@@ -30,6 +30,12 @@ struct ResourceFaultTests {
         #expect(try Home.open(f.home).log.count() == events, "nothing written")
         let after = try f.run("record", "list")
         #expect(after.code == 0 && after.stderr.isEmpty && after.stdout.contains(id), "\(after.stderr)")
+        // `replay` writes its scratch projection: refused, and the scratch folder it made is removed.
+        let scratch = f.root + "/tmp"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let (replayed, replayOut) = try Self.shell(limited + "replay", env: ["FAMCTL_HOME": f.home, "TMPDIR": scratch + "/"])
+        #expect(replayed == 73, "exit \(replayed): \(replayOut)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty, "the scratch folder is left behind")
     }
 
     @Test func fullDiskWhileAppendingIsAClearErrorAndLosesNothing() throws {
