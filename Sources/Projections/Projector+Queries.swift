@@ -111,21 +111,22 @@ extension Projector {
     /// record's would show again were it re-created), not cleared, meta
     /// fields left out; empty when no event names it.
     public func heldFieldNames(_ id: UUID) throws -> Set<String> {
-        try database.statement("SELECT put_version, delete_version, coalesce(first_put, put_version), fields FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1")
-            .first([.text(id.lowercasedText)]) { r in
-                let e = try Self.entityState(r, kind: "record", id: id.lowercasedText, put: 0)
-                return Set(e.fields.filter { !$0.key.hasPrefix("$") && $0.value.text != nil }.keys)
-            } ?? []
+        guard let e = try recordEntity(id) else { return [] }
+        return Set(e.fields.filter { !$0.key.hasPrefix("$") && $0.value.text != nil }.keys)
     }
 
     /// The fields a record holds, visible or not (a deleted record's, as
     /// they would show were it re-created), not cleared, meta fields left
     /// out; empty when no event names it.
     public func heldFields(_ id: UUID) throws -> [String: JSONValue] {
+        try recordEntity(id)?.visibleFields(afterDelete: false) ?? [:]
+    }
+
+    /// A record's row as an entity (its versions and every field it holds),
+    /// live or deleted; `nil` when no event names it.
+    private func recordEntity(_ id: UUID) throws -> EntityState? {
         try database.statement("SELECT put_version, delete_version, coalesce(first_put, put_version), fields FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1")
-            .first([.text(id.lowercasedText)]) { r in
-                try Self.entityState(r, kind: "record", id: id.lowercasedText, put: 0).visibleFields(afterDelete: false)
-            } ?? [:]
+            .first([.text(id.lowercasedText)]) { r in try Self.entityState(r, kind: "record", id: id.lowercasedText, put: 0) }
     }
 
     /// The version of the write a record's `$focus` holds (the put that

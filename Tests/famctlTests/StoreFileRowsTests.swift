@@ -50,8 +50,7 @@ struct StoreFileRowsTests {
             let path = dir + "/feeding.json"
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
             var streamed: [String] = [], whole: [String] = []
-            var seen = 0
-            #expect(try StoreFileRows.read(path, failures: &streamed, each: { _, _ in seen += 1 }) == nil, "\(text.prefix(20))")
+            #expect(try StoreFileRows.read(path, failures: &streamed, each: { _, _ in }) == nil, "\(text.prefix(20))")
             #expect(try ImportStoresCommand.readArray(path, failures: &whole) == nil)
             #expect(!streamed.isEmpty && streamed == whole, "\(text.prefix(20)): \(streamed) against \(whole)")
         }

@@ -67,12 +67,11 @@ enum AcceptCommand: Command {
         var freshHome = false
         // What an existing home's settings were before this accept: a
         // refused invitation puts them back (``leaveFamily(_:to:)``).
-        var before = Settings()
+        let before: Settings
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
-            before = try Settings(existing.state)
             // Left mid-join by an earlier accept: what that accept set for the family is not the home's own.
-            before.midJoin = existing.family != FamilyID.owned(by: existing.deviceID) && existing.knownOwner != nil
+            before = try Settings(existing.state, midJoin: existing.family != FamilyID.owned(by: existing.deviceID) && existing.knownOwner != nil)
             if existing.family == code.family {
                 if try existing.log.head(of: existing.deviceID, in: code.family).seq > 0 {
                     if let refused = existing.refusedJoin {
@@ -151,8 +150,8 @@ enum AcceptCommand: Command {
         } else {
             home = try Home.create(path, name: name, start: .joining(code.family, code.key, owner: code.owner))
             freshHome = true
+            before = Settings(deviceName: name)
         }
-        if freshHome { before = Settings(deviceName: name) }
         try Self.finishing(carrying: Self.items(carried), path: path) { try location.store(in: home) }
         // The family's events already shared say whether the invitation is
         // still good: a join with a used or revoked one would be refused on
@@ -186,8 +185,7 @@ enum AcceptCommand: Command {
         // The join goes to the shared folder at once (as `invite` sends the
         // invitation): until it is there, another device accepting the same
         // code cannot see it was used, and one of the two joins is refused.
-        var unpublished: String?
-        if case .none = location {} else { unpublished = SyncCommand.publishNow(home, once: true) }
+        let unpublished: String? = if case .none = location { nil } else { SyncCommand.publishNow(home, once: true) }
         if let unpublished {
             Console.err("famctl: warning: the join is written here but not in the family's shared folder or peer yet (\(unpublished)); run 'famctl sync' soon: "
                 + "until it is there, a device accepting the same invitation does not see that it was used.")
@@ -266,13 +264,16 @@ enum AcceptCommand: Command {
         var joinedRole: String?
         var includeShared: String?
         var unopenedEpoch: String?
-        /// The home was in a family an earlier accept switched it to, without its join.
-        var midJoin = false
 
         init(deviceName: String? = nil) { self.deviceName = deviceName }
 
-        init(_ state: DeviceState) throws {
+        /// - Parameter midJoin: the home is in a family an earlier accept
+        ///   switched it to, without its join: what that accept set for the
+        ///   family (sync location, role, view, keys seen) is not the home's
+        ///   own, and is not kept; its name is.
+        init(_ state: DeviceState, midJoin: Bool) throws {
             deviceName = try state.get(.deviceName)
+            guard !midJoin else { return }
             syncDirectory = try state.get(.syncDirectory)
             syncPeer = try state.get(.syncPeer)
             joinedRole = try state.get(.joinedRole)
@@ -301,11 +302,11 @@ enum AcceptCommand: Command {
             try home.state.remove(.owner)
             try home.state.remove(.carryPending)
             try put(.deviceName, before.deviceName)
-            try put(.syncDirectory, before.midJoin ? nil : before.syncDirectory)
-            try put(.syncPeer, before.midJoin ? nil : before.syncPeer)
-            try put(.joinedRole, before.midJoin ? nil : before.joinedRole)
-            try put(.includeShared, before.midJoin ? nil : before.includeShared)
-            try put(.unopenedEpoch, before.midJoin ? nil : before.unopenedEpoch)
+            try put(.syncDirectory, before.syncDirectory)
+            try put(.syncPeer, before.syncPeer)
+            try put(.joinedRole, before.joinedRole)
+            try put(.includeShared, before.includeShared)
+            try put(.unopenedEpoch, before.unopenedEpoch)
             if try home.state.keyring.current(family: own) == nil { try home.state.keyring.store(EpochKey.generate(epoch: 0), family: own) }
             try home.state.set(.projectionVersion, "stale")
         }

@@ -268,7 +268,7 @@ enum RecordInput {
         do throws(ValidationError) {
             try schema.validate(fields: fields, focus: focus, at: TimeValue.parse(at), now: now)
         } catch {
-            throw CLIError.data("\(error)", hint: schema.field(error.field).flatMap { spec in fields[error.field].flatMap { ValueHint.forField(spec, text: $0.stringValue ?? $0.jsonText, in: schema) } })
+            throw CLIError.data("\(error)", hint: ValueHint.forViolation(error, fields: fields, in: schema))
         }
         if let blank = schema.blankNeededTexts(fields: fields, written: written).first { throw CLIError.data("\(blank)") }
         _ = try time(at, option: "--at")

@@ -568,10 +568,7 @@ enum ImportStoresCommand: Command {
         // What to write instead, where it is plain (a time written short, a number with its unit).
         var hints: [String: String] = [:]
         for v in violations {
-            // (A JSON file writes true and false as such: no yes or 1 to suggest.)
-            if let spec = schema.field(v.field), spec.type != .bool, let value = r.fields[v.field], let hint = ValueHint.forField(spec, text: value.stringValue ?? value.jsonText, in: schema) {
-                hints[v.description] = hint
-            }
+            if let hint = ValueHint.forViolation(v, fields: r.fields, in: schema, exceptYesNo: true) { hints[v.description] = hint }
         }
         // Only what a merge can leave may be listed: a value of the wrong
         // type or range, another subject's store, a time in the future are

@@ -1,3 +1,4 @@
+import Envelope
 import Foundation
 import Projections
 
@@ -81,6 +82,15 @@ enum ValueHint {
     static func localOffset(_ text: String) -> String {
         guard let full = completedTime(text), full.offsetAdded else { return "Z" }
         return String(full.text.dropFirst("2026-12-04T08:15:00".count))
+    }
+
+    /// The hint for a field's value that breaks its store's rule `v`
+    /// (a number checked after parsing, a time, a choice), as written.
+    /// - Parameter exceptYesNo: a JSON file writes true and false as such:
+    ///   no yes or 1 to suggest.
+    static func forViolation(_ v: ValidationError, fields: [String: JSONValue], in schema: StoreSchema, exceptYesNo: Bool = false) -> String? {
+        guard let spec = schema.field(v.field), let value = fields[v.field], !(exceptYesNo && spec.type == .bool) else { return nil }
+        return forField(spec, text: value.stringValue ?? value.jsonText, in: schema)
     }
 
     /// The hint for `OPTION TEXT` (`--at`), when it is a time written short.
