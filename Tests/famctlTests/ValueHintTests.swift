@@ -110,4 +110,39 @@ struct ValueHintTests {
         let s = try mum.run("record", "add", "--focus", baby, "--store", "sleep", "start=2026-12-04T08:00:00Z", "end=2026-12-04T09:00Z")
         #expect(s.code == 65 && s.stderr.contains("famctl: Write the time in full, with seconds and an offset: end=2026-12-04T09:00:00Z."), "\(s.stderr)")
     }
+
+    @Test func aLowerCaseTOrZIsStoredUpperCase() throws {
+        #expect(TimeValue.canonical("2026-12-04t08:00:00.5z") == "2026-12-04T08:00:00.5Z")
+        #expect(TimeValue.canonical("2026-12-04t08:00:00+01:00") == "2026-12-04T08:00:00+01:00")
+        for kept in ["2026-12-04T08:00:00Z", "tomorrow", "2026-12-04t08:00z"] { #expect(TimeValue.canonical(kept) == kept) }
+        let mum = try FamctlRunner.mum()
+        let baby = try mum.ok("subject", "add", "baby")
+        let id = try mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-12-04t08:00:00z", "end=2026-12-04t09:00:00+01:00")
+        let shown = try mum.ok("record", "show", id)
+        #expect(shown.contains("start=2026-12-04T08:00:00Z") && shown.contains("end=2026-12-04T09:00:00+01:00") && shown.contains("  2026-12-04T08:00:00Z  "), "\(shown)")
+        let other = try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "--at", "2026-12-04t10:00:00z")
+        #expect(try mum.ok("record", "show", other).contains("  2026-12-04T10:00:00Z  "))
+        // The same time in other letters' case is no change.
+        let same = try mum.run("record", "update", other, "--at", "2026-12-04T10:00:00z")
+        #expect(same.code == 64 && same.stderr.contains("already has that time"), "\(same.stderr)")
+    }
+
+    @Test func anAtApartFromTheStartIsNoted() throws {
+        let mum = try FamctlRunner.mum()
+        let baby = try mum.ok("subject", "add", "baby")
+        let apart = try mum.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=90",
+                                "start=2026-12-04T08:00:00Z", "--at", "2026-12-04T10:00:00+01:00")
+        #expect(apart.code == 0 && apart.stderr.contains("famctl: note: --at 2026-12-04T10:00:00+01:00 and start=2026-12-04T08:00:00Z name different moments"), "\(apart.stderr)")
+        let id = apart.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        // The same moment at another offset, or no --at: nothing to say.
+        let same = try mum.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=90",
+                               "start=2026-12-04T11:00:00Z", "--at", "2026-12-04T12:00:00+01:00")
+        let plain = try mum.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=90", "start=2026-12-04T13:00:00Z")
+        #expect(same.code == 0 && plain.code == 0 && same.stderr.isEmpty && plain.stderr.isEmpty, "\(same.stderr) \(plain.stderr)")
+        // An update that moves --at away from the record's start says it too; one that puts it back does not.
+        let moved = try mum.run("record", "update", id, "--at", "2026-12-04T08:30:00Z")
+        #expect(moved.code == 0 && moved.stderr.contains("--at 2026-12-04T08:30:00Z and start=2026-12-04T08:00:00Z"), "\(moved.stderr)")
+        let back = try mum.run("record", "update", id, "--at", "2026-12-04T08:00:00Z")
+        #expect(back.code == 0 && back.stderr.isEmpty, "\(back.stderr)")
+    }
 }

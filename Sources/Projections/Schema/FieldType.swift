@@ -26,7 +26,8 @@ public enum FieldType: Sendable, Equatable {
     /// - Returns: `nil` when the text is not of this type (the caller names the rule).
     func parse(_ text: String) -> JSONValue? {
         switch self {
-        case .text, .choice, .time: return .string(text)
+        case .text, .choice: return .string(text)
+        case .time: return .string(TimeValue.canonical(text))
         case .integer: return Int64(text).map(JSONValue.int)
         case .number:
             if let i = Int64(text) { return .int(i) }
@@ -134,6 +135,16 @@ public enum TimeValue {
         // Read in place (a native string's bytes), without copying them out.
         if let date = s.utf8.withContiguousStorageIfAvailable({ parse(utf8: $0) }) { return date }
         return Array(s.utf8).withUnsafeBufferPointer { parse(utf8: $0) }
+    }
+
+    /// `s` as records are written: a time that reads with a lower-case
+    /// `t` or `z` (`2026-11-29t08:15:00z`, which ISO 8601 allows) with
+    /// upper-case ones, as every other device and export writes them;
+    /// any other text as it is.
+    public static func canonical(_ s: String) -> String {
+        guard parse(s) != nil, s.utf8.contains(where: { $0 == 116 || $0 == 122 }) else { return s }
+        // Digits and signs besides, a parsed time holds no other letter.
+        return s.uppercased()
     }
 
     private static func parse(utf8 b: UnsafeBufferPointer<UInt8>) -> Date? {

@@ -26,7 +26,7 @@ enum RecordAddCommand: Command {
         let store = try RecordInput.store(try inv.required("--store"))
         let fields = RecordInput.present(try RecordInput.fields(inv, schema: StoreSchema.schema(for: store)))
         let now = Date()
-        let at = inv.value("--at") ?? fields["start"]?.stringValue ?? TimeText.formatLocal(now)
+        let at = RecordInput.at(inv) ?? fields["start"]?.stringValue ?? TimeText.formatLocal(now)
         let home = try Home.open(Home.location(inv))
         let focus = try RecordInput.focus(focusText, home: home)
         let id = RecordIdentifier.make()
@@ -35,6 +35,7 @@ enum RecordAddCommand: Command {
             try RecordInput.validate(home: home, id: nil, store: store, focus: focus, at: at, fields: fields, now: now, written: Set(fields.keys))
             try RecordInput.checkFitsOneEvent(event.body)
         }
+        if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: fields["start"]?.stringValue) { Console.err(note) }
         if inv.json {
             Console.json(["id": id.lowercasedText, "event": envs[0].id.hex])
         } else {

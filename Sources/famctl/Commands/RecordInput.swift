@@ -208,6 +208,20 @@ enum RecordInput {
         return s
     }
 
+    /// `--at` as given, its `t` and `z` upper-cased as stored
+    /// (``TimeValue/canonical(_:)``).
+    static func at(_ inv: Invocation) -> String? { inv.value("--at").map(TimeValue.canonical) }
+
+    /// A note when a record's `--at` (the moment lists place it at) and
+    /// its `start` name different moments: a record whose `at` is not its
+    /// start is listed apart from it, most often a slip (a feeding's start
+    /// typed in both, one of them wrong).
+    static func atStartNote(at: String?, start: String?) -> String? {
+        guard let at, let start, let a = TimeValue.parse(at), let s = TimeValue.parse(start), a != s else { return nil }
+        return "famctl: note: --at \(at) and start=\(start) name different moments: lists place the record at --at, and start stays as given. "
+            + "Without --at, a record is listed at its start."
+    }
+
     static func time(_ text: String, option: String) throws(CLIError) -> Date {
         if let why = CalendarDate.impossibility(in: text) { throw .data("\(option) '\(text)': \(why)") }
         guard let d = TimeValue.parse(text) else {

@@ -38,7 +38,7 @@ enum RecordUpdateCommand: Command {
         let newFocus = moveTo.map(\.description).flatMap { $0 == current.focus ? nil : $0 }
         // A change that leaves every value as it is would still be an event
         // (and a version in the record's history): refused, as an empty one is.
-        let sameAt = inv.value("--at") == nil || inv.value("--at") == current.at
+        let sameAt = RecordInput.at(inv) == nil || RecordInput.at(inv) == current.at
         if sameAt, newFocus == nil, changes.allSatisfy({ name, value in value == .null ? current.fields[name] == nil : current.fields[name] == value }) {
             throw CLIError.usage("famctl record update: nothing to change: record \(id.lowercasedText) already has "
                                  + (changes.isEmpty ? (moveTo != nil ? "that care subject" : "that time") : changes.keys.sorted().map { changes[$0] == .null ? "no field \($0)" : "that \($0)" }.joined(separator: ", ")),
@@ -48,7 +48,7 @@ enum RecordUpdateCommand: Command {
         for (k, v) in changes { merged[k] = v == .null ? nil : v }
         // `at` defaults to `start` (record add): while it still is the old
         // start, it follows a new one, so that lists keep the record in place.
-        var newAt = inv.value("--at")
+        var newAt = RecordInput.at(inv)
         if newAt == nil, let start = changes["start"]?.stringValue, let old = current.fields["start"]?.stringValue, current.at == old, start != old {
             newAt = start
         }
@@ -88,6 +88,9 @@ enum RecordUpdateCommand: Command {
                             + "a device whose clock is ahead wrote it, and the later-dated write wins on every device. This change is in the log ('famctl record show --history').")
             }
         }
+        // Said when this command gives --at: a start changed alone moves an
+        // `at` that followed it, and one set apart before was set so on purpose.
+        if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: merged["start"]?.stringValue) { Console.err(note) }
         if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
     }
 }
