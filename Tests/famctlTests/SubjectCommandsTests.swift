@@ -105,6 +105,19 @@ struct SubjectCommandsTests {
         #expect(name.code == 65 && name.stderr.contains("--focus 'Lilly' is not a care subject; did you mean 'Lily'?"), "\(name.stderr)")
     }
 
+    @Test func theListNamesEachSubject() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily", "--birth", "2026-06-01", "--sex", "female")
+        let unnamed = try f.ok("subject", "add", "baby")
+        try f.ok("subject", "add", "pregnancy", "--due", "2027-03-01")
+        try f.ok("subject", "add", "newMom")
+        let lines = try f.ok("subject", "list").split(separator: "\n").map(String.init).sorted()
+        #expect(lines == [lily + "  Lily, born 2026-06-01, female", unnamed, "newMom", "pregnancy  due 2027-03-01"].sorted(), "\(lines)")
+        // Each line's first word is the key --focus takes.
+        for line in lines { #expect(try f.ok("record", "list", "--focus", String(line.split(separator: " ")[0])).isEmpty) }
+    }
+
     @Test func aSubjectWithRecordsIsRemovedOnlyWithThem() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
@@ -120,7 +133,8 @@ struct SubjectCommandsTests {
         #expect(removed.code == 0 && removed.stdout == lily + "\n" && removed.stderr.contains("deleted 2 record(s)"), "\(removed.stderr)")
         #expect(try Self.subjects(f)[lily] == nil)
         #expect(try Self.subjects(f, removed: true)[lily]?["removed"] as? Bool == true)
-        #expect(try f.ok("subject", "list", "--removed").contains("\(lily)  (removed)"))
+        #expect(try f.ok("subject", "list", "--removed").contains("\(lily)  Lily  (removed)"))
+        #expect(try f.ok("subject", "list", "--removed", "--keys").split(separator: "\n").sorted() == [Substring(lily) + "  (removed)", Substring(tom)].sorted())
         for r in [r1, r2] { #expect(try f.ok("record", "show", r, "--json").contains("\"deleted\" : true")) }
         #expect(try f.ok("record", "list") .contains(kept))
         // Nothing more can be written for it; naming it says why.

@@ -205,8 +205,14 @@ enum SubjectRemoveCommand: Command {
 enum SubjectListCommand: Command {
     static let spec = CommandSpec(
         path: ["subject", "list"],
-        abstract: "List the care subjects' focus keys, one per line (--json for names and dates).",
-        options: [.flag("--removed", "List the removed subjects too, marked so.")])
+        abstract: "List the care subjects: each one's focus key, then its name and dates.",
+        discussion: """
+            Each line starts with the subject's focus key, the word --focus takes; its name,
+            birth or due date and sex follow, two spaces after it. --keys prints the keys alone
+            (for scripts); --json every field.
+            """,
+        options: [.flag("--removed", "List the removed subjects too, marked so."),
+                  .flag("--keys", "Print each subject's focus key alone, one per line.")])
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
@@ -220,7 +226,21 @@ enum SubjectListCommand: Command {
             })
             return
         }
-        for s in subjects { Console.out(s.focus.description + (s.removed ? "  (removed)" : "")) }
+        for s in subjects {
+            let about = inv.flag("--keys") ? "" : Self.description(s)
+            Console.out(s.focus.description + (about.isEmpty ? "" : "  " + about) + (s.removed ? "  (removed)" : ""))
+        }
+    }
+
+    /// `Lily, born 2026-06-01, female`: the fields a person tells
+    /// subjects apart by, those set; empty when none is.
+    static func description(_ s: SubjectState) -> String {
+        var parts: [String] = []
+        if let name = s.name { parts.append(name) }
+        if let birth = s.fields["birth"]?.stringValue { parts.append("born " + birth) }
+        if let due = s.fields["due"]?.stringValue { parts.append("due " + due) }
+        if let sex = s.fields["sex"]?.stringValue { parts.append(sex) }
+        return parts.joined(separator: ", ")
     }
 }
 
