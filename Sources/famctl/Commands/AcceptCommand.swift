@@ -156,7 +156,7 @@ enum AcceptCommand: Command {
         // The family's events already shared say whether the invitation is
         // still good: a join with a used or revoked one would be refused on
         // every device, and the records it carries with it.
-        if let spent = Self.spentInvitation(code, home: home) {
+        if let spent = Self.spentInvitation(code, home: home, at: location, folderCreated: createdFolder != nil) {
             try Self.leaveFamily(home, to: before)
             let subjects = Self.items(carried, type: SubjectEvent.type), records = Self.items(carried, type: RecordEvent.Kind.put.rawValue)
             throw CLIError.data("this invitation cannot be used any more: \(spent); nothing was written into the family, "
@@ -238,7 +238,9 @@ enum AcceptCommand: Command {
     /// joined with it), read before this device writes its join; `nil`
     /// when they do not, or cannot be read (offline, say: a join needs no
     /// round-trip, and is judged when the events arrive, as before).
-    static func spentInvitation(_ code: InviteCode, home: Home) -> String? {
+    /// - Parameter folderCreated: `location` is a folder this `accept`
+    ///   made (it did not exist): said after the join, not here.
+    static func spentInvitation(_ code: InviteCode, home: Home, at location: Location, folderCreated: Bool) -> String? {
         let failure = SyncCommand.pullNow(home)
         // What was read before a failure counts as well (a pull keeps each file it read).
         let h = home.projector.household
@@ -251,8 +253,26 @@ enum AcceptCommand: Command {
         if let failure {
             Console.err("famctl: note: the family's events could not be read before joining (\(failure)); the join is written without knowing "
                 + "whether another device used this invitation first: 'famctl sync' tells.")
+        } else if h.invites[code.invite] == nil, !folderCreated, Self.reachable(location) {
+            // Read, and the invitation not among them: the sync engine has
+            // not brought the family's files yet, or this is not the
+            // family's folder (a mistyped path), which nothing else would show.
+            let (place, change) = switch location {
+            case .peer(let url): ("the peer \(url)", "'famctl settings sync --peer URL'")
+            case .directory(let dir): ("the shared directory \(dir)", "'famctl settings sync --dir PATH'")
+            case .none: ("", "")
+            }
+            Console.err("famctl: note: " + (h.owner == nil ? "\(place) holds no event of this family yet" : "the family's events at \(place) do not include this invitation yet")
+                + ", so whether another device used it first is not known; the join is written. If the family's files have not arrived yet, "
+                + "'famctl sync' reads them when they do; if \(place) is not the family's (a mistyped path), \(change) changes it.")
         }
         return nil
+    }
+
+    /// Whether `location` names a folder or peer (a home with neither reads nothing).
+    static func reachable(_ location: Location) -> Bool {
+        if case .none = location { return false }
+        return true
     }
 
     /// The settings an `accept` changes, as they were before it (see
