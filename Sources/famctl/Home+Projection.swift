@@ -69,7 +69,20 @@ extension Home {
     /// first finding), or `nil` when it checks whole.
     static func damage(of file: String) -> String? {
         guard let db = try? Database(path: file, create: false, readOnly: true) else { return "it cannot be opened" }
-        guard let answer = try? db.statement("PRAGMA quick_check(1)").first([], { $0.text(0) }) else { return "it cannot be read as a database" }
+        return damage(in: db)
+    }
+
+    /// What `quick_check` finds wrong with the current projection file,
+    /// checked through this home's own connection, where it is attached:
+    /// a connection of its own cannot open it while this one holds the
+    /// home in exclusive locking mode (a full disk; see
+    /// ``Database/lockedExclusively``).
+    func projectionDamage() -> String? {
+        Self.damage(in: log.database, schema: Self.projectionSchema)
+    }
+
+    private static func damage(in db: Database, schema: String? = nil) -> String? {
+        guard let answer = try? db.statement("PRAGMA \(schema.map { $0 + "." } ?? "")quick_check(1)").first([], { $0.text(0) }) else { return "it cannot be read as a database" }
         return answer == "ok" ? nil : answer
     }
 

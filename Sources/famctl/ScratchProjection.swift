@@ -6,13 +6,27 @@ import Projections
 /// A projection in a temporary database, removed when released: where
 /// `replay` rebuilds the state from the log to compare it with the live one.
 final class ScratchProjection {
-    let directory: String
+    /// Its folder in the temporary directory; `nil` for one in memory.
+    let directory: String?
     let database: Database
     let projector: Projector
 
-    init(family: FamilyID) throws {
+    /// - Parameter inMemory: an in-memory database instead of a file in
+    ///   the temporary directory (see ``built(family:home:inMemory:_:)``).
+    init(family: FamilyID, inMemory: Bool = false) throws {
+        if inMemory {
+            directory = nil
+            database = try Database(path: ":memory:")
+            // Its sorts (the view index) in memory too: the disk had no room.
+            try database.execute("PRAGMA temp_store=MEMORY")
+            projector = try Projector(database: database, family: family)
+            return
+        }
         var template = Array((NSTemporaryDirectory() + "famctl-replay-XXXXXX").utf8CString)
-        guard let dir = mkdtemp(&template) else { throw CLIError(.cantCreate, "cannot create a scratch directory in \(NSTemporaryDirectory())") }
+        guard let dir = mkdtemp(&template) else {
+            if [ENOSPC, EDQUOT, EFBIG].contains(errno) { throw NoRoom() }
+            throw CLIError(.cantCreate, "cannot create a scratch directory in \(NSTemporaryDirectory())")
+        }
         let path = String(cString: dir)
         directory = path
         // Made here, so removed here should what follows fail (a full disk):
@@ -30,7 +44,42 @@ final class ScratchProjection {
         }
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    deinit { if let directory { try? FileManager.default.removeItem(atPath: directory) } }
+
+    /// A scratch projection, filled by `fill`: in the temporary directory,
+    /// or, when that has no room for it (a full disk, a quota, a file-size
+    /// limit), made again in memory, with a note saying so. What `fill`
+    /// returns comes back with it.
+    /// - Parameter inMemory: straight in memory (an earlier scratch of the
+    ///   same command found no room).
+    static func built(family: FamilyID, home: Home, inMemory: Bool = false,
+                      _ fill: (ScratchProjection) throws -> Bool) throws -> (scratch: ScratchProjection, filled: Bool) {
+        if !inMemory {
+            do {
+                let scratch = try ScratchProjection(family: family)
+                return (scratch, try fill(scratch))
+            } catch let e where Self.noRoom(e) {
+                let size = (try? FileManager.default.attributesOfItem(atPath: home.path + "/" + home.projectionName)[.size] as? Int) ?? nil
+                Console.err("famctl: note: no room in \(NSTemporaryDirectory()) for the scratch copy of the stores (the disk is full, or a file-size limit was reached); "
+                    + "it is made in memory instead" + (size.map { ", about \(max(1, $0 >> 20)) MB" } ?? "")
+                    + ". TMPDIR=DIR puts it on another disk.")
+            }
+        }
+        let scratch = try ScratchProjection(family: family, inMemory: true)
+        return (scratch, try fill(scratch))
+    }
+
+    /// Whether making or filling a scratch failed for want of room.
+    private static func noRoom(_ error: any Error) -> Bool {
+        switch error {
+        case is NoRoom: true
+        case let e as SQLiteError: e.isOutOfSpace
+        default: false
+        }
+    }
+
+    /// `mkdtemp` found no room for the scratch's folder.
+    private struct NoRoom: Error {}
 
     /// Projects `home`'s events as its live projection is built: household
     /// events first, then the rest, each group in chain order, opened with

@@ -57,12 +57,16 @@ enum ReplayCommand: Command {
             let hint = try? home.projector.libraryEventIDs().union(home.projector.rejections().map(\.event))
             // The live projection's household events say which events to
             // open first (a hint: see `ScratchProjection.rebuild`).
-            var scratch = try ScratchProjection(family: home.family)
-            if try !scratch.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: hint) {
-                scratch = try ScratchProjection(family: home.family)
+            var (scratch, made) = try ScratchProjection.built(family: home.family, home: home) {
+                try $0.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: hint)
+            }
+            if !made {
                 // Without a hint the first pass opens every event: the second
                 // cannot meet a household event it did not apply.
-                guard try scratch.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: nil) else {
+                (scratch, made) = try ScratchProjection.built(family: home.family, home: home, inMemory: scratch.directory == nil) {
+                    try $0.rebuild(from: home, upTo: mark, leavingOut: failed, until: until, householdHint: nil)
+                }
+                guard made else {
                     throw CLIError(.failure, "replay could not rebuild the state from the log: a household event appeared between its two passes over the log",
                                    hint: "Run 'famctl replay' again.")
                 }
@@ -116,7 +120,8 @@ enum ReplayCommand: Command {
         // Pages the digest does not read (an index) can be damaged too: the
         // file is checked as SQLite checks it.
         let projectionFile = home.path + "/" + home.projectionName
-        let damage = until == nil ? Home.damage(of: projectionFile).map { (file: projectionFile, finding: $0) } : nil
+        let damage = until == nil ? (home.log.database.lockedExclusively ? home.projectionDamage() : Home.damage(of: projectionFile))
+            .map { (file: projectionFile, finding: $0) } : nil
         let agrees = until != nil || (rebuilt == live && damage == nil)
 
         if let recordID {

@@ -35,9 +35,10 @@ enum ExportStoresCommand: Command {
             guard home.family != own else {
                 throw CLIError.usage("this device has not joined a family (its records are its family's: a plain 'famctl export stores DIR' writes them)")
             }
-            let s = try ScratchProjection(family: own)
-            _ = try s.rebuild(from: home, upTo: try home.projector.mark(), leavingOut: [], until: nil, householdHint: nil)
-            scratch = s
+            let mark = try home.projector.mark()
+            scratch = try ScratchProjection.built(family: own, home: home) {
+                try $0.rebuild(from: home, upTo: mark, leavingOut: [], until: nil, householdHint: nil)
+            }.scratch
         }
         let projector = scratch?.projector ?? home.projector
         // Its file stays until the export is written.
