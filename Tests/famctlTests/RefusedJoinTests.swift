@@ -171,6 +171,35 @@ struct RefusedJoinTests {
         try z.ok("invite", "--revoke", own)
     }
 
+    /// A viewer's code on a home with records of its own is refused for
+    /// that, but a code that cannot be used at all (revoked) is said first,
+    /// not on the next try with --without-own-records; either way the home
+    /// is as it was.
+    @Test func aRevokedViewersCodeIsSaidRevokedOnAHomeWithRecords() throws {
+        let homes = try FamilyAndPrivateHome()
+        let (mum, dad) = (homes.mum, homes.dad)
+        let revoked = try mum.ok("invite", "--role", "viewer")
+        let id = try #require(try mum.ok("invite", "--list").split(separator: " ").first.map(String.init))
+        try mum.ok("invite", "--revoke", id)
+        let digest = try dad.ok("digest")
+        let refused = try dad.run("accept", revoked, "--name", "Dad")
+        #expect(refused.code == 65 && refused.stderr.contains("this invitation cannot be used any more: the owner revoked it")
+                && !refused.stderr.contains("viewer's"), "\(refused.stderr)")
+        #expect(try dad.ok("digest") == digest && dad.ok("record", "show", homes.record).contains("mood=4"))
+        // A good viewer's code: refused for the records, after the read, with nothing said of the join, the home as it was.
+        let good = try mum.ok("invite", "--role", "viewer")
+        let viewer = try dad.run("accept", good, "--name", "Dad")
+        #expect(viewer.code == 65 && viewer.stderr.contains("and the invitation is a viewer's") && !viewer.stderr.contains("note:"), "\(viewer.stderr)")
+        let home = try Home.open(dad.home)
+        let folder = try home.state.get(.syncDirectory)
+        #expect(home.family == FamilyID.owned(by: home.deviceID) && folder == nil)
+        #expect(try dad.ok("digest") == digest)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        // And with it said, the same code joins.
+        try dad.ok("accept", good, "--name", "Dad", "--without-own-records")
+        #expect(try dad.ok("status").contains("viewer"))
+    }
+
     /// A home an earlier accept left mid-join (the process stopped before
     /// the join: here its settings are set as that accept left them, with a
     /// viewer's role) goes back to a private home of its own when the code

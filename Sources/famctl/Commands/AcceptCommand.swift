@@ -68,6 +68,10 @@ enum AcceptCommand: Command {
         // What an existing home's settings were before this accept: a
         // refused invitation puts them back (``leaveFamily(_:to:)``).
         let before: Settings
+        // A viewer's code on a home with records of its own: refused, but
+        // after the family's events are read, so that a code that cannot be
+        // used at all is said first (not found on the next try).
+        var viewerRefusal: CLIError?
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
             // Left mid-join by an earlier accept: what that accept set for the family is not the home's own.
@@ -101,11 +105,12 @@ enum AcceptCommand: Command {
                 }
                 // A viewer cannot write: nothing is carried, and what this
                 // device recorded on its own stays in its private chain,
-                // no longer shown. Said before, not found after.
+                // no longer shown. Said before the join is written (after the
+                // family's events are read), not found after.
                 if !code.role.canWrite, !inv.flag("--without-own-records") {
                     let records = try existing.projector.liveRecordCounts().values.reduce(0, +), subjects = try existing.projector.subjects().count
                     if records + subjects > 0 {
-                        throw CLIError.data("this device has \(records) record(s) and \(subjects) care subject(s) of its own, and the invitation is a viewer's: "
+                        viewerRefusal = CLIError.data("this device has \(records) record(s) and \(subjects) care subject(s) of its own, and the invitation is a viewer's: "
                                             + "a viewer's records are not carried into the family, and they would no longer show on this device; nothing was written",
                                             hint: "Ask the owner for a member's invitation, which carries them into the family. Or keep a copy first "
                                                 + "('famctl export stores DIR') and accept with --without-own-records ('famctl export stores DIR --before-joining' writes them later too), or accept from a new home (--home NEWDIR).")
@@ -156,7 +161,7 @@ enum AcceptCommand: Command {
         // The family's events already shared say whether the invitation is
         // still good: a join with a used or revoked one would be refused on
         // every device, and the records it carries with it.
-        if let spent = Self.spentInvitation(code, home: home, at: location, folderCreated: createdFolder != nil) {
+        if let spent = Self.spentInvitation(code, home: home, at: location, folderCreated: createdFolder != nil, quiet: viewerRefusal != nil) {
             try Self.leaveFamily(home, to: before)
             let subjects = Self.items(carried, type: SubjectEvent.type), records = Self.items(carried, type: RecordEvent.Kind.put.rawValue)
             throw CLIError.data("this invitation cannot be used any more: \(spent); nothing was written into the family, "
@@ -165,6 +170,10 @@ enum AcceptCommand: Command {
                                                 + (subjects + records > 0 ? " (its \(subjects) care subject(s) and \(records) record(s) stay its own)" : "")),
                                 hint: "Ask the family's owner for a new invitation ('famctl invite') and accept that one"
                                     + (freshHome ? " here." : (subjects + records > 0 ? ": it carries them into the family." : ".")))
+        }
+        if let viewerRefusal {
+            try Self.leaveFamily(home, to: before)
+            throw viewerRefusal
         }
         // This device's own join came back from the folder (a home restored
         // from a backup made before it joined): it is in the family already.
@@ -240,7 +249,9 @@ enum AcceptCommand: Command {
     /// round-trip, and is judged when the events arrive, as before).
     /// - Parameter folderCreated: `location` is a folder this `accept`
     ///   made (it did not exist): said after the join, not here.
-    static func spentInvitation(_ code: InviteCode, home: Home, at location: Location, folderCreated: Bool) -> String? {
+    /// - Parameter quiet: no join follows (a refusal does): nothing said of
+    ///   what could not be checked.
+    static func spentInvitation(_ code: InviteCode, home: Home, at location: Location, folderCreated: Bool, quiet: Bool = false) -> String? {
         let failure = SyncCommand.pullNow(home)
         // What was read before a failure counts as well (a pull keeps each file it read).
         let h = home.projector.household
@@ -250,6 +261,7 @@ enum AcceptCommand: Command {
                 return "device \(used.short)" + (h.members[used].map { " \"\($0.name)\"" } ?? "") + " joined the family with it already"
             }
         }
+        if quiet { return nil }
         if let failure {
             Console.err("famctl: note: the family's events could not be read before joining (\(failure)); the join is written without knowing "
                 + "whether another device used this invitation first: 'famctl sync' tells.")
