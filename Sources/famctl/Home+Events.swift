@@ -117,6 +117,23 @@ extension Home {
     /// - Parameter onCommitted: the number of events committed so far,
     ///   after each batch.
     func append(batches bodies: [EventBody], size: Int = 1_000, onCommitted: (Int) -> Void = { _ in }) throws {
+        try append(count: bodies.count, size: size, onCommitted: onCommitted) { Self.encodedAndPrepared(bodies[$0]) }
+    }
+
+    /// ``append(batches:size:onCommitted:)`` of bodies already encoded
+    /// (``EventBody/encoded()``), a few hundred bytes each where the body's
+    /// values take several times that: what `import stores` holds of a
+    /// file's changes until all its rows are checked.
+    func append(encodedBatches encoded: [[UInt8]], size: Int = 1_000) throws {
+        try append(count: encoded.count, size: size) { i in
+            let bytes = encoded[i]
+            if let change = PreparedChange(canonicalRecordPut: bytes, version: nil) { return (bytes, change) }
+            return (bytes, PreparedChange(try EventBody(decoding: bytes)))
+        }
+    }
+
+    private func append(count: Int, size: Int, onCommitted: (Int) -> Void = { _ in },
+                        _ encodedAndPrepared: (Int) throws -> ([UInt8], PreparedChange)) throws {
         precondition(size > 0, "batches of at least one event")
         let (_, key) = try currentKey()
         try checkNotBehindOwnFolder()
@@ -126,7 +143,7 @@ extension Home {
         do {
             try onCurrentProjection {
                 let base = done
-                let rest = bodies.count - base
+                let rest = count - base
                 guard rest > 0 else { return }
                 var sizes = [Int](repeating: size, count: rest / size)
                 if rest % size > 0 { sizes.append(rest % size) }
@@ -135,7 +152,7 @@ extension Home {
                 var prepared: [Int: PreparedChange] = [:]
                 try log.append(batches: sizes, encoding: { i in
                     let bytes: [UInt8]
-                    (bytes, prepared[i]) = Self.encodedAndPrepared(bodies[base + i])
+                    (bytes, prepared[i]) = try encodedAndPrepared(base + i)
                     return (bytes, key)
                 }, as: identity, family: family, check: {
                     // A key rotated meanwhile (a member removed by another
@@ -158,7 +175,7 @@ extension Home {
             try? settle()
             let failure = CLIError(error, path: path)
             let message = failure.message.replacingOccurrences(of: "nothing was written", with: "nothing more was written")
-            throw CLIError(failure.code, "\(message) (the first \(done) of \(bodies.count) events were stored before this failure)", hint: failure.hint)
+            throw CLIError(failure.code, "\(message) (the first \(done) of \(count) events were stored before this failure)", hint: failure.hint)
         }
         try settle()
     }
