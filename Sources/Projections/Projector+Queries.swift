@@ -10,17 +10,43 @@ extension Projector {
         public var includeDeleted = false
         /// Only records created by this device (the "keep private" view).
         public var creator: DeviceID?
-        public init(focus: String? = nil, store: String? = nil, includeDeleted: Bool = false, creator: DeviceID? = nil) {
+        /// Only records that happened at or after this moment (their `at`,
+        /// whatever its offset); a record without one is then not listed.
+        public var since: Date?
+        /// Only records that happened before this moment (not at it), as
+        /// ``since``: `since` a day's midnight `until` the next is that day.
+        public var until: Date?
+        public init(focus: String? = nil, store: String? = nil, includeDeleted: Bool = false, creator: DeviceID? = nil,
+                    since: Date? = nil, until: Date? = nil) {
             self.focus = focus
             self.store = store
             self.includeDeleted = includeDeleted
             self.creator = creator
+            self.since = since
+            self.until = until
         }
 
         /// Whether a record the query's rows hold is listed: the query's
-        /// creator, when it has one, created it.
+        /// creator, when it has one, created it, and its moment is in the
+        /// query's range, compared exactly (the rows are chosen by `at_ms`,
+        /// whole milliseconds rounded down, a bound that may hold a record
+        /// a fraction of a millisecond outside it).
         public func admits(_ record: RecordState) -> Bool {
-            creator.map { record.creator == $0 } ?? true
+            if let creator, record.creator != creator { return false }
+            guard isRanged else { return true }
+            guard let at = record.at.flatMap(TimeValue.parse) else { return false }
+            if let since, at < since { return false }
+            if let until, at >= until { return false }
+            return true
+        }
+
+        /// Whether the query names a range of moments.
+        var isRanged: Bool { since != nil || until != nil }
+
+        /// The range's bounds as `at_ms` values: every moment in the range
+        /// has its rounded-down millisecond between them.
+        var millisecondBounds: (low: SQLValue, high: SQLValue) {
+            (.integer(since.map(EntityState.milliseconds) ?? .min), .integer(until.map(EntityState.milliseconds) ?? .max))
         }
     }
 
@@ -44,14 +70,16 @@ extension Projector {
     /// The rows ``forEachRecord(_:_:)`` reads, in its order, each copied
     /// out of SQLite but not read yet (``StoredRecordRow/state()`` reads it,
     /// on any thread, and ``RecordQuery/admits(_:)`` applies the query's
-    /// creator): what a command that lists a million records reads here and
+    /// creator and its range exactly): what a command that lists a million records reads here and
     /// makes into lines on every core.
     public func forEachRecordRow(_ q: RecordQuery = RecordQuery(), _ body: (StoredRecordRow) throws -> Void) throws {
         let oneView = q.focus != nil && q.store != nil
-        let stmt = try database.prepare(Self.recordsSQL(schema: schema, oneView: oneView))
+        let stmt = try database.prepare(Self.recordsSQL(schema: schema, oneView: oneView, ranged: q.isRanged))
         let focus: SQLValue = q.focus.map { .text($0) } ?? .null
         let store: SQLValue = q.store.map { .text($0) } ?? .null
         var values = [focus, store, .integer(q.includeDeleted ? 1 : 0)]
+        // ?4 and ?5 bound whenever ?6 is too, used or not: a value's place is its number.
+        if q.isRanged || oneView { values += [q.millisecondBounds.low, q.millisecondBounds.high] }
         if oneView { values.append(.integer(Self.view(kind: "record", focus: q.focus, store: q.store))) }
         try stmt.forEachRow(values) { r in try body(StoredRecordRow(r, id: 0, put: 1)) }
     }
@@ -61,13 +89,17 @@ extension Projector {
     static let recordColumns = "id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields"
 
     /// The query of ``records(_:)``: `?1` the focus, `?2` the store, `?3`
-    /// whether deleted records count, and with `oneView` `?4` their view.
-    static func recordsSQL(schema: String, oneView: Bool) -> String {
+    /// whether deleted records count, with `ranged` `?4` and `?5` the
+    /// lowest and highest `at_ms` (a record without a moment is then left
+    /// out), and with `oneView` `?6` their view. The bounds next to the view
+    /// are a range of the view index.
+    static func recordsSQL(schema: String, oneView: Bool, ranged: Bool = false) -> String {
         """
         SELECT \(Self.recordColumns) FROM \(schema).p_entities
-        WHERE \(oneView ? "view = ?4 AND " : "")kind = 'record' AND put_version IS NOT NULL
+        WHERE \(oneView ? "view = ?6 AND " : "")kind = 'record' AND put_version IS NOT NULL
           AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
           AND (?3 OR delete_version IS NULL OR put_version > delete_version)
+          \(ranged ? "AND at_ms BETWEEN ?4 AND ?5" : "")
         ORDER BY at_ms, id
         """
     }

@@ -93,7 +93,10 @@ struct MergePropertyTests {
                 for n in names where rng.next() % 3 == 0 {
                     f[n] = rng.next() % 4 == 0 ? .null : .int(Int64(rng.next() % 100))
                 }
-                let at = ["2026-11-29T08:00:00Z", "2026-11-29T07:30:00Z", "2026-11-29T09:15:00+01:00"][Int(rng.next() % 3)]
+                // Moments that differ by less than a millisecond, or name
+                // one moment with two offsets (ranges of `record list`).
+                let at = ["2026-11-29T08:00:00Z", "2026-11-29T07:30:00Z", "2026-11-29T09:15:00+01:00", "2026-11-29T03:00:00-05:00",
+                          "2026-11-29T08:00:00.0004Z", "2026-11-29T07:59:59.9996+00:00"][Int(rng.next() % 6)]
                 // A record's store and focus change now and then (its view, too).
                 r = RecordEvent(kind: .put, record: id, store: rng.next() % 8 == 0 ? "sleep" : "feeding",
                                 focus: rng.next() % 6 == 0 ? Self.babyFocus : "newMom", at: at, fields: f)
@@ -230,8 +233,9 @@ struct MergePropertyTests {
                 #expect(s.focus == r?.fields["$focus"]?.1.stringValue, "seed \(seed) replica \(replica): focus of \(s.id)")
                 #expect(s.created == r?.first, "seed \(seed) replica \(replica): creation of \(s.id)")
             }
-            // Ordered by the moment (`at_ms`), whatever the offset.
-            let moments = states.compactMap { $0.at.flatMap(TimeValue.parse) }
+            // Ordered by the moment to the millisecond (`at_ms`), whatever
+            // the offset; within one millisecond by id.
+            let moments = states.compactMap { $0.at.flatMap(TimeValue.parse).map(EntityState.milliseconds) }
             #expect(moments == moments.sorted(), "seed \(seed) replica \(replica): records out of time order")
             #expect(try p.records().count == model.recs.keys.filter { model.live($0) }.count)
             #expect(try p.liveRecordCounts() == Dictionary(grouping: try p.records(), by: \.focus).mapValues(\.count))
@@ -245,6 +249,25 @@ struct MergePropertyTests {
                         #expect(viewed == picked, "seed \(seed) replica \(replica): \(focus) \(store)")
                     }
                 }
+            }
+            // A range of moments (`record list --since --until`): the
+            // records whose moment is in it, exactly, in the same order,
+            // alone or through the view index.
+            let bounds = ["2026-11-29T07:30:00Z", "2026-11-29T08:00:00Z", "2026-11-29T08:00:00.0004Z", "2026-11-29T07:59:59.9996Z",
+                          "2026-11-29T08:15:00Z", "2026-11-29T08:00:00.001Z"].map { TimeValue.parse($0)! }
+            for _ in 0..<6 {
+                let since = rng.next() % 4 == 0 ? nil : bounds[Int(rng.next() % UInt64(bounds.count))]
+                let until = rng.next() % 4 == 0 ? nil : bounds[Int(rng.next() % UInt64(bounds.count))]
+                let deleted = rng.next() % 2 == 0
+                let inRange = { (r: RecordState) -> Bool in
+                    guard let at = r.at.flatMap(TimeValue.parse) else { return since == nil && until == nil }
+                    return since.map { at >= $0 } ?? true && until.map { at < $0 } ?? true
+                }
+                let picked = try p.records(.init(includeDeleted: deleted)).filter(inRange)
+                #expect(try p.records(.init(includeDeleted: deleted, since: since, until: until)).map(\.id) == picked.map(\.id),
+                        "seed \(seed) replica \(replica): \(String(describing: since)) – \(String(describing: until))")
+                let viewed = try p.records(.init(focus: "newMom", store: "feeding", includeDeleted: deleted, since: since, until: until)).map(\.id)
+                #expect(viewed == picked.filter { $0.focus == "newMom" && $0.store == "feeding" }.map(\.id), "seed \(seed) replica \(replica): through the view")
             }
             // Each record's history: every one of its events once, oldest
             // first, whichever arrived first (its entry is kept in the row,
@@ -278,6 +301,10 @@ struct MergePropertyTests {
         var plan: [String] = []
         try p.database.prepare("EXPLAIN QUERY PLAN " + Projector.recordsSQL(schema: p.schema, oneView: true)).forEachRow { plan.append($0.text(3)) }
         #expect(plan.contains { $0.contains("USING INDEX p_entities_view (view=?") }, "\(plan)")
+        // A range of moments is a range of that index, not a filter over the view.
+        plan = []
+        try p.database.prepare("EXPLAIN QUERY PLAN " + Projector.recordsSQL(schema: p.schema, oneView: true, ranged: true)).forEachRow { plan.append($0.text(3)) }
+        #expect(plan.contains { $0.contains("USING INDEX p_entities_view (view=? AND at_ms>? AND at_ms<?)") }, "\(plan)")
         _ = dir
     }
 

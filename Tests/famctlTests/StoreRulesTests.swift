@@ -323,6 +323,11 @@ struct StoreRulesTests {
         try x.f.ok("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T03:00:00+01:00")   // touching is fine; open: ongoing
         let afterOpen = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T05:00:00+01:00", "end=2026-11-29T06:00:00+01:00")
         #expect(afterOpen.code == 65 && afterOpen.stderr.contains("sleep.start: overlaps sleep"), "a sleep after one still going on overlaps it: \(afterOpen.stderr)")
+        // The usual slip: the sleep before was never ended. Said, with the command that ends it.
+        let open = try #require(try x.f.ok("record", "list", "--store", "sleep", "--json").data(using: .utf8).flatMap { try JSONSerialization.jsonObject(with: $0) as? [[String: Any]] })
+            .first { ($0["fields"] as? [String: Any])?["end"] == nil }?["id"] as? String
+        #expect(afterOpen.stderr.contains("Sleep \(open ?? "?") has no end yet: end it first with 'famctl record update \(open ?? "?") end=2026-11-29T05:00:00+01:00'"), "\(afterOpen.stderr)")
+        #expect(!inside.stderr.contains("has no end yet") && inside.stderr.contains("Give this sleep times outside the other, or correct that one"), "\(inside.stderr)")
         // One that begins before another and ends inside it: its end is what overlaps.
         let endsInside = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T00:00:00+01:00", "end=2026-11-29T01:30:00+01:00")
         #expect(endsInside.code == 65 && endsInside.stderr.contains("sleep.end: overlaps sleep"), "\(endsInside.stderr)")
@@ -332,6 +337,40 @@ struct StoreRulesTests {
         #expect(moved.code == 65 && moved.stderr.contains("sleep.end: overlaps sleep"), "\(moved.stderr)")
         let other = try x.f.ok("subject", "add", "baby", "--name", "Twin")
         try x.f.ok("record", "add", "--focus", other, "--store", "sleep", "start=2026-11-29T02:00:00+01:00", "end=2026-11-29T02:30:00+01:00")
+    }
+
+    @Test func aRequiredTimeLeftOutIsShownWithTheRecordsTime() throws {
+        let x = try Fixture()
+        let out = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "--at", "2026-11-29T08:00:00+01:00")
+        #expect(out.code == 65 && out.stderr.contains("feeding.start: is required")
+                && out.stderr.contains("Give it with the other fields, as start=2026-11-29T08:00:00+01:00 (--at alone only places the record in lists)."), "\(out.stderr)")
+        #expect(try x.f.ok("record", "list").isEmpty)
+    }
+
+    @Test func listTakesARangeOfMomentsWhateverTheOffset() throws {
+        let x = try Fixture()
+        func add(_ at: String) throws -> String { try x.f.ok("record", "add", "--focus", x.baby, "--store", "diaper", "wet=true", "--at", at) }
+        let before = try add("2026-11-28T23:59:59.999+01:00")        // 22:59:59.999Z, the day before in Paris
+        let first = try add("2026-11-29T00:00:00+01:00")             // 23:00Z the 28th: Paris's midnight
+        let evening = try add("2026-11-29T17:00:00-05:00")           // 22:00Z the 29th
+        let last = try add("2026-11-29T23:59:59.9995+01:00")         // half a millisecond before the end
+        let after = try add("2026-11-30T00:00:00+01:00")             // the end, left out
+        let none = try x.f.ok("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T12:00:00+01:00", "end=2026-11-29T13:00:00+01:00")
+        func ids(_ args: String...) throws -> [String] {
+            try x.f.ok(["record", "list"] + args).split(separator: "\n").map { String($0.prefix(36)) }
+        }
+        let day = ["--since", "2026-11-29T00:00:00+01:00", "--until", "2026-11-30T00:00:00+01:00"]
+        #expect(try ids(day[0], day[1], day[2], day[3]) == [first, none, evening, last])
+        #expect(try ids(day[0], day[1], day[2], day[3], "--store", "diaper", "--focus", x.baby) == [first, evening, last], "through the view index")
+        #expect(try ids("--since", day[1]).count == 5 && ids("--until", day[3]) == [before, first, none, evening, last])
+        #expect(try ids("--until", "2026-11-28T23:00:00Z") == [before], "the end left out, whatever its offset")
+        #expect(try ids("--since", "2026-11-29", "--store", "diaper", "--focus", x.baby) == [evening, last, after], "a date is its midnight UTC")
+        let json = try x.f.ok("record", "list", "--since", "2026-11-30T00:00:00+01:00", "--json")
+        #expect(json.contains(after) && !json.contains(last))
+        let backwards = try x.f.run("record", "list", "--since", "2026-11-30", "--until", "2026-11-29")
+        #expect(backwards.code == 64 && backwards.stderr.contains("--until 2026-11-29 is not after --since 2026-11-30"), "\(backwards.stderr)")
+        let words = try x.f.run("record", "list", "--since", "yesterday")
+        #expect(words.code == 65 && words.stderr.contains("--since 'yesterday' is not an ISO-8601 time with offset, nor a date"), "\(words.stderr)")
     }
 
     @Test func listIsOrderedByMomentWhateverTheOffset() throws {

@@ -282,7 +282,7 @@ enum RecordInput {
         do throws(ValidationError) {
             try schema.validate(fields: fields, focus: focus, at: TimeValue.parse(at), now: now)
         } catch {
-            throw CLIError.data("\(error)", hint: ValueHint.forViolation(error, fields: fields, in: schema))
+            throw CLIError.data("\(error)", hint: ValueHint.forViolation(error, fields: fields, in: schema, at: at))
         }
         if let blank = schema.blankNeededTexts(fields: fields, written: written).first { throw CLIError.data("\(blank)") }
         _ = try time(at, option: "--at")
@@ -321,8 +321,22 @@ enum RecordInput {
             // The field that runs into the other sleep: the start when it lies
             // inside it, else the end (or its absence: still going on).
             let field = (StoreSchema.time(other.fields["start"]).map { $0 > start } ?? false) ? "end" : "start"
-            throw CLIError.data("sleep.\(field): overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))")
+            throw CLIError.data("sleep.\(field): overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))",
+                                hint: overlapHint(other: other, start: fields["start"]))
         }
+    }
+
+    /// What to do about a sleep that overlaps `other`: a sleep still going
+    /// on that began before this one (an end not written when the baby woke,
+    /// the usual case) is ended where this one starts; otherwise one of the
+    /// two has its times put right.
+    static func overlapHint(other: RecordState, start: JSONValue?) -> String {
+        let id = other.id.lowercasedText
+        if other.fields["end"] == nil || other.fields["end"] == .null, let start,
+           let otherStart = StoreSchema.time(other.fields["start"]), let thisStart = StoreSchema.time(start), otherStart < thisStart {
+            return "Sleep \(id) has no end yet: end it first with 'famctl record update \(id) end=\(start.description)', then try again."
+        }
+        return "Give this sleep times outside the other, or correct that one: 'famctl record show \(id)', then 'famctl record update \(id) start=… end=…'."
     }
 
     /// Refuses a record change whose body does not fit in one event (at

@@ -2,7 +2,7 @@ import Envelope
 import Foundation
 import Projections
 
-/// `famctl record list [--focus F] [--store S] [--include-deleted]`
+/// `famctl record list [--focus F] [--store S] [--since TIME] [--until TIME] [--include-deleted]`
 enum RecordListCommand: Command {
     static let spec = CommandSpec(
         path: ["record", "list"],
@@ -11,19 +11,30 @@ enum RecordListCommand: Command {
             With 'settings include-shared off' only this device's own records are listed.
             --json prints an array of objects: id, store, focus, at, fields, author,
             deleted, updated, updatedBy (and derived values such as the EPDS score).
+            --since and --until take a time with its offset or a date (its midnight,
+            UTC): '--since 2026-12-04T00:00:00+01:00 --until 2026-12-05T00:00:00+01:00'
+            lists one day in Paris, each record by when it happened.
             """,
         options: [
             .value("--focus", "F", "Only records of this care subject (its focus key or name)."),
             .value("--store", "S", "Only records of this store."),
+            .value("--since", "TIME", "Only records that happened at or after this time."),
+            .value("--until", "TIME", "Only records that happened before this time."),
             .flag("--include-deleted", "Also list deleted records."),
         ])
 
     static func run(_ inv: Invocation) throws {
         let store = try inv.value("--store").map { try RecordInput.store($0).rawValue }
+        let since = try inv.value("--since").map { try TimeText.parse($0, option: "--since") }
+        let until = try inv.value("--until").map { try TimeText.parse($0, option: "--until") }
+        if let since, let until, until <= since {
+            throw CLIError.usage("--until \(inv.value("--until") ?? "") is not after --since \(inv.value("--since") ?? ""): no record can be in between",
+                                 hint: "--until names the end of the range, which is left out: '--since 2026-12-04 --until 2026-12-05' is the 4th.")
+        }
         let home = try Home.open(Home.location(inv))
         let focus = try inv.value("--focus").map { try RecordInput.focus($0, home: home, removed: true).description }
         let query = Projector.RecordQuery(focus: focus, store: store, includeDeleted: inv.flag("--include-deleted"),
-                                          creator: home.includeShared ? nil : home.deviceID)
+                                          creator: home.includeShared ? nil : home.deviceID, since: since, until: until)
         // Streamed: rows read here, each made into its line or JSON item on
         // every core, printed in order as they are ready (a million
         // records held until the end took 409 MB, 4.4 GB as JSON). A

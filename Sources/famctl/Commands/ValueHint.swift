@@ -88,8 +88,16 @@ enum ValueHint {
     /// (a number checked after parsing, a time, a choice), as written.
     /// - Parameter exceptYesNo: a JSON file writes true and false as such:
     ///   no yes or 1 to suggest.
-    static func forViolation(_ v: ValidationError, fields: [String: JSONValue], in schema: StoreSchema, exceptYesNo: Bool = false) -> String? {
-        guard let spec = schema.field(v.field), let value = fields[v.field], !(exceptYesNo && spec.type == .bool) else { return nil }
+    /// - Parameter at: the record's time, when the command line gave one
+    ///   (a required time left out, most often a feeding's start with its
+    ///   time in `--at` alone, gets it as the example).
+    static func forViolation(_ v: ValidationError, fields: [String: JSONValue], in schema: StoreSchema, exceptYesNo: Bool = false, at: String? = nil) -> String? {
+        guard let spec = schema.field(v.field) else { return nil }
+        guard let value = fields[v.field] else {
+            guard spec.type == .time, let at else { return nil }
+            return "Give it with the other fields, as \(v.field)=\(at) (--at alone only places the record in lists)."
+        }
+        guard !(exceptYesNo && spec.type == .bool) else { return nil }
         return forField(spec, text: value.stringValue ?? value.jsonText, in: schema)
     }
 
