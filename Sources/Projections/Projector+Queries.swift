@@ -72,9 +72,10 @@ extension Projector {
     /// on any thread, and ``RecordQuery/admits(_:)`` applies the query's
     /// creator and its range exactly): what a command that lists a million records reads here and
     /// makes into lines on every core.
-    public func forEachRecordRow(_ q: RecordQuery = RecordQuery(), _ body: (StoredRecordRow) throws -> Void) throws {
+    /// - Parameter newestFirst: in the opposite order (``lastRecordRows(_:count:)``).
+    public func forEachRecordRow(_ q: RecordQuery = RecordQuery(), newestFirst: Bool = false, _ body: (StoredRecordRow) throws -> Void) throws {
         let oneView = q.focus != nil && q.store != nil
-        let stmt = try database.prepare(Self.recordsSQL(schema: schema, oneView: oneView, ranged: q.isRanged))
+        let stmt = try database.prepare(Self.recordsSQL(schema: schema, oneView: oneView, ranged: q.isRanged, newestFirst: newestFirst))
         let focus: SQLValue = q.focus.map { .text($0) } ?? .null
         let store: SQLValue = q.store.map { .text($0) } ?? .null
         var values = [focus, store, .integer(q.includeDeleted ? 1 : 0)]
@@ -82,6 +83,28 @@ extension Projector {
         if q.isRanged || oneView { values += [q.millisecondBounds.low, q.millisecondBounds.high] }
         if oneView { values.append(.integer(Self.view(kind: "record", focus: q.focus, store: q.store))) }
         try stmt.forEachRow(values) { r in try body(StoredRecordRow(r, id: 0, put: 1)) }
+    }
+
+    /// The last `count` records of ``records(_:)`` (those listed last, the
+    /// most recent), in its order: read newest first until `count` are
+    /// found, with a focus and a store through the view index, so that
+    /// `record list --last 1` reads one row of a million, not all of them
+    /// (without, SQLite sorts every record first).
+    /// Each row is read (``StoredRecordRow/state()``) to apply the query
+    /// (``RecordQuery/admits(_:)``).
+    /// - Throws: ``DamagedRow`` for a row among those read that cannot be read.
+    public func lastRecordRows(_ q: RecordQuery, count: Int) throws -> [StoredRecordRow] {
+        struct Enough: Error {}
+        var rows: [StoredRecordRow] = []
+        guard count > 0 else { return rows }
+        do {
+            try forEachRecordRow(q, newestFirst: true) { row in
+                guard let state = try row.state(), q.admits(state) else { return }
+                rows.append(row)
+                if rows.count == count { throw Enough() }
+            }
+        } catch is Enough {}
+        return rows.reversed()
     }
 
     /// The columns ``recordState(_:id:put:)`` reads, from `id` (0) and
@@ -92,15 +115,15 @@ extension Projector {
     /// whether deleted records count, with `ranged` `?4` and `?5` the
     /// lowest and highest `at_ms` (a record without a moment is then left
     /// out), and with `oneView` `?6` their view. The bounds next to the view
-    /// are a range of the view index.
-    static func recordsSQL(schema: String, oneView: Bool, ranged: Bool = false) -> String {
+    /// are a range of the view index. `newestFirst`: in the opposite order.
+    static func recordsSQL(schema: String, oneView: Bool, ranged: Bool = false, newestFirst: Bool = false) -> String {
         """
         SELECT \(Self.recordColumns) FROM \(schema).p_entities
         WHERE \(oneView ? "view = ?6 AND " : "")kind = 'record' AND put_version IS NOT NULL
           AND (?1 IS NULL OR focus = ?1) AND (?2 IS NULL OR store = ?2)
           AND (?3 OR delete_version IS NULL OR put_version > delete_version)
           \(ranged ? "AND at_ms BETWEEN ?4 AND ?5" : "")
-        ORDER BY at_ms, id
+        ORDER BY \(newestFirst ? "at_ms DESC, id DESC" : "at_ms, id")
         """
     }
 

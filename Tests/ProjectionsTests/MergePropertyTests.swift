@@ -268,6 +268,13 @@ struct MergePropertyTests {
                         "seed \(seed) replica \(replica): \(String(describing: since)) – \(String(describing: until))")
                 let viewed = try p.records(.init(focus: "newMom", store: "feeding", includeDeleted: deleted, since: since, until: until)).map(\.id)
                 #expect(viewed == picked.filter { $0.focus == "newMom" && $0.store == "feeding" }.map(\.id), "seed \(seed) replica \(replica): through the view")
+                // The last few of those (`record list --last N`): read newest first, put back in order.
+                let count = Int(rng.next() % 5)
+                let query = Projector.RecordQuery(focus: rng.next() % 2 == 0 ? "newMom" : nil, store: rng.next() % 2 == 0 ? "feeding" : nil,
+                                                  includeDeleted: deleted, since: since, until: until)
+                let last = try p.lastRecordRows(query, count: count).map { try $0.state()?.id }
+                let expected = try p.records(query).suffix(count).map(\.id)
+                #expect(last == expected, "seed \(seed) replica \(replica): the last \(count)")
             }
             // Each record's history: every one of its events once, oldest
             // first, whichever arrived first (its entry is kept in the row,
@@ -305,6 +312,11 @@ struct MergePropertyTests {
         plan = []
         try p.database.prepare("EXPLAIN QUERY PLAN " + Projector.recordsSQL(schema: p.schema, oneView: true, ranged: true)).forEachRow { plan.append($0.text(3)) }
         #expect(plan.contains { $0.contains("USING INDEX p_entities_view (view=? AND at_ms>? AND at_ms<?)") }, "\(plan)")
+        // Newest first (`--last N`): the same index, read backwards; only
+        // records of one millisecond are sorted (by id), not the whole view.
+        plan = []
+        try p.database.prepare("EXPLAIN QUERY PLAN " + Projector.recordsSQL(schema: p.schema, oneView: true, newestFirst: true)).forEachRow { plan.append($0.text(3)) }
+        #expect(plan.contains { $0.contains("USING INDEX p_entities_view (view=?") } && !plan.contains { $0.contains("TEMP B-TREE") && !$0.contains("RIGHT PART") }, "\(plan)")
         _ = dir
     }
 

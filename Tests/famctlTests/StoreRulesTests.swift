@@ -367,6 +367,13 @@ struct StoreRulesTests {
         #expect(try ids("--since", "2026-11-29", "--store", "diaper", "--focus", x.baby) == [evening, last, after], "a date is its midnight UTC")
         let json = try x.f.ok("record", "list", "--since", "2026-11-30T00:00:00+01:00", "--json")
         #expect(json.contains(after) && !json.contains(last))
+        // The most recent few, in the list's order.
+        #expect(try ids("--last", "2") == [last, after])
+        #expect(try ids("--last", "1", "--store", "sleep", "--focus", x.baby) == [none])
+        #expect(try ids("--last", "2", "--until", day[3], "--store", "diaper") == [evening, last])
+        #expect(try ids("--last", "9") == [before, first, none, evening, last, after])
+        let zero = try x.f.run("record", "list", "--last", "0")
+        #expect(zero.code == 65 && zero.stderr.contains("--last '0' is not a whole number of records, 1 or more"), "\(zero.stderr)")
         let backwards = try x.f.run("record", "list", "--since", "2026-11-30", "--until", "2026-11-29")
         #expect(backwards.code == 64 && backwards.stderr.contains("--until 2026-11-29 is not after --since 2026-11-30"), "\(backwards.stderr)")
         let words = try x.f.run("record", "list", "--since", "yesterday")

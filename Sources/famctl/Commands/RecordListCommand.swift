@@ -2,7 +2,7 @@ import Envelope
 import Foundation
 import Projections
 
-/// `famctl record list [--focus F] [--store S] [--since TIME] [--until TIME] [--include-deleted]`
+/// `famctl record list [--focus F] [--store S] [--since TIME] [--until TIME] [--last N] [--include-deleted]`
 enum RecordListCommand: Command {
     static let spec = CommandSpec(
         path: ["record", "list"],
@@ -14,12 +14,14 @@ enum RecordListCommand: Command {
             --since and --until take a time with its offset or a date (its midnight,
             UTC): '--since 2026-12-04T00:00:00+01:00 --until 2026-12-05T00:00:00+01:00'
             lists one day in Paris, each record by when it happened.
+            '--store feeding --focus Ada --last 1' shows the latest feeding.
             """,
         options: [
             .value("--focus", "F", "Only records of this care subject (its focus key or name)."),
             .value("--store", "S", "Only records of this store."),
             .value("--since", "TIME", "Only records that happened at or after this time."),
             .value("--until", "TIME", "Only records that happened before this time."),
+            .value("--last", "N", "Only the N most recent of those records (still oldest first)."),
             .flag("--include-deleted", "Also list deleted records."),
         ])
 
@@ -30,6 +32,12 @@ enum RecordListCommand: Command {
         if let since, let until, until <= since {
             throw CLIError.usage("--until \(inv.value("--until") ?? "") is not after --since \(inv.value("--since") ?? ""): no record can be in between",
                                  hint: "--until names the end of the range, which is left out: '--since 2026-12-04 --until 2026-12-05' is the 4th.")
+        }
+        let last = try inv.value("--last").map { s -> Int in
+            guard let n = Int(s), n > 0 else {
+                throw CLIError.data("--last '\(s)' is not a whole number of records, 1 or more", hint: "For example --last 5: the five most recent.")
+            }
+            return n
         }
         let home = try Home.open(Home.location(inv))
         let focus = try inv.value("--focus").map { try RecordInput.focus($0, home: home, removed: true).description }
@@ -44,7 +52,14 @@ enum RecordListCommand: Command {
         try StreamedListing(json: json, name: "list", unit: "record", empty: nil) { (row: StoredRecordRow) in
             guard let r = try row.state(), query.admits(r) else { return nil }
             return json ? StreamedEntry.item(RecordView.json(r)) : StreamedEntry.line(RecordView.line(r))
-        }.print { add in try home.projector.forEachRecordRow(query) { try add($0) } }
+        }.print { add in
+            if let last {
+                // The most recent first, until enough, then printed in order.
+                for row in try home.projector.lastRecordRows(query, count: last) { try add(row) }
+            } else {
+                try home.projector.forEachRecordRow(query) { try add($0) }
+            }
+        }
     }
 }
 
