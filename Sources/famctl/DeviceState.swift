@@ -7,6 +7,9 @@ import Foundation
 final class DeviceState {
     enum Key: String {
         case deviceName = "device.name"
+        /// The device id of the key this home was made with (hex): a key
+        /// file put in its place from another device is refused at open.
+        case deviceID = "device.id"
         case createdAt = "device.created_at"
         case family = "family.id"
         /// The owner's device id, learned from the invitation (a joiner) or by creating the family.

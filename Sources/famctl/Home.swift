@@ -149,7 +149,30 @@ final class Home {
                                + "the family's other devices hold what it had published.")
         }
         let log = try Self.openLog(path)
-        return try Home(path: path, identity: identity, log: log, state: DeviceState(database: log.database))
+        let state = try DeviceState(database: log.database)
+        try Self.checkKeyIsTheHomes(identity, state: state, path: path)
+        return try Home(path: path, identity: identity, log: log, state: state)
+    }
+
+    /// Refuses a key file that is not the one the home was made with: a
+    /// backup of another device's `identity.key` (or of its database) put
+    /// in place. Signing with it here would write that device's events from
+    /// this home's log, both devices would sign the same places of one
+    /// chain, and the family would stop accepting either (a fork).
+    ///
+    /// A home made before the device id was kept learns it now, from the
+    /// key it is opened with (the only key it has known, most likely).
+    static func checkKeyIsTheHomes(_ identity: DeviceIdentity, state: DeviceState, path: String) throws {
+        guard let kept = try state.get(.deviceID) else {
+            try? state.set(.deviceID, identity.deviceID.hex)
+            return
+        }
+        guard kept != identity.deviceID.hex else { return }
+        let name = (try? state.get(.deviceName)).flatMap { $0 }.map { " (\"\($0)\")" } ?? ""
+        throw CLIError(.dataError, "\(path)/\(identityFile) is the key of device \(identity.deviceID.short), but this home's log and settings are device \(String(kept.prefix(12)))'s\(name): "
+                       + "the key file (or \(databaseFile)) was put there from another device; nothing was touched",
+                       hint: "Put back this home's own \(identityFile) (or \(databaseFile)) from a backup of this device. "
+                           + "Signing with another device's key here would fork that device's chain, and the family would stop accepting its events.")
     }
 
     /// How a new home starts: a private family of its own, or (accepting an
@@ -194,6 +217,7 @@ final class Home {
         let state = try DeviceState(database: log.database)
         try log.database.transaction(.immediate) {
             try state.set(.deviceName, name)
+            try state.set(.deviceID, identity.deviceID.hex)
             try state.set(.createdAt, ISO8601DateFormatter().string(from: Date()))
             switch start {
             case .privateFamily:

@@ -167,6 +167,38 @@ struct DamagedHomeTests {
         #expect(try r.ok("record", "list").contains("mood=3"))
     }
 
+    /// Another device's `identity.key` put in a home (a backup restored to
+    /// the wrong place) is refused before anything is signed with it: it
+    /// would fork that device's chain. The home's own key works again once
+    /// back. A home made before the device id was kept learns it at open.
+    @Test func anotherDevicesKeyIsRefusedAndNothingIsSigned() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        _ = try Self.homeWithRecords(mum)
+        try dad.ok("init", "--name", "Dad")
+        let key = mum.home + "/identity.key", own = mum.root + "/own.key"
+        let fm = FileManager.default
+        let mumID = try #require(try mum.ok("status", "--json").data(using: .utf8).flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] }?["device"] as? String)
+        let dadID = try #require(try dad.ok("status", "--json").data(using: .utf8).flatMap { try JSONSerialization.jsonObject(with: $0) as? [String: Any] }?["device"] as? String)
+        let events = try mum.ok("log").split(separator: "\n").count
+        try fm.moveItem(atPath: key, toPath: own)
+        try fm.copyItem(atPath: dad.home + "/identity.key", toPath: key)
+        for args in [["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"], ["status"], ["record", "list"]] {
+            let out = try mum.run(args)
+            #expect(out.code == 65 && out.stderr.contains("identity.key is the key of device \(dadID.prefix(12)), but this home's log and settings are device \(mumID.prefix(12))'s (\"Mum\")")
+                    && out.stderr.contains("Put back this home's own identity.key"), "\(args): \(out.stderr)")
+        }
+        try fm.removeItem(atPath: key)
+        try fm.moveItem(atPath: own, toPath: key)
+        #expect(try mum.ok("log").split(separator: "\n").count == events, "nothing was signed with the other key")
+        #expect(try mum.ok("record", "list").contains("mood=3"))
+
+        // A home without the kept id (made before it was kept) learns it from its key, then holds to it.
+        let db = try Database(path: mum.home + "/famctl.sqlite")
+        try db.execute("DELETE FROM device_settings WHERE key = 'device.id'")
+        _ = try mum.ok("status")
+        #expect(try db.statement("SELECT value FROM device_settings WHERE key = 'device.id'").first { $0.text(0) } == mumID)
+    }
+
     /// An update that leaves every value as it is writes no event (64, as an
     /// empty one); one that changes anything is written.
     @Test func anUpdateThatChangesNothingWritesNothing() throws {
