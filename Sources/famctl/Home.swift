@@ -55,8 +55,64 @@ final class Home {
         throw .usage("no home directory: set --home, FAMCTL_HOME or HOME")
     }
 
+    /// `p` made absolute and tidied: no empty or `.` components, no
+    /// trailing slash (`/a/./b/` is `/a/b`), so that one folder is one
+    /// text wherever it is kept, compared or put into an invitation. `..`
+    /// is kept: through a symbolic link it is not the folder before it.
     static func absolute(_ p: String) -> String {
-        p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
+        let whole = p.hasPrefix("/") ? p : FileManager.default.currentDirectoryPath + "/" + p
+        return "/" + whole.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }.joined(separator: "/")
+    }
+
+    /// `p` (absolute) with symbolic links resolved as far as it exists:
+    /// the real path of its deepest existing folder, then the rest as given.
+    static func realPath(_ p: String) -> String {
+        var head = p, rest: [Substring] = []
+        while head != "/" && !head.isEmpty {
+            if let resolved = realpath(head, nil) {
+                defer { free(resolved) }
+                return ([String(cString: resolved)] + rest.reversed().map(String.init)).joined(separator: "/").replacingOccurrences(of: "//", with: "/")
+            }
+            let cut = head.lastIndex(of: "/") ?? head.startIndex
+            rest.append(head[head.index(after: cut)...])
+            head = String(head[..<cut])
+        }
+        return "/" + rest.reversed().joined(separator: "/")
+    }
+
+    /// The family folder of a shared folder that `path` is, or lies in
+    /// (`DIR/<family id>/` holding a device's folder or `blobs`), else
+    /// `nil`: no place for a home, whose private key the folder's sync
+    /// would copy to every member.
+    static func sharedFolder(holding path: String) -> String? {
+        let fm = FileManager.default
+        func isFamilyFolder(_ f: String) -> Bool {
+            guard FamilyID(string: (f as NSString).lastPathComponent) != nil,
+                  let names = try? fm.contentsOfDirectory(atPath: f) else { return false }
+            return names.contains { $0 == "blobs" || ($0.count == 64 && $0.allSatisfy(\.isHexDigit)) }
+        }
+        var dir = realPath(absolute(path))
+        while true {
+            if isFamilyFolder(dir) { return dir }
+            for name in (try? fm.contentsOfDirectory(atPath: dir)) ?? [] where isFamilyFolder(dir == "/" ? "/" + name : dir + "/" + name) {
+                return dir == "/" ? "/" + name : dir + "/" + name
+            }
+            guard dir != "/", let cut = dir.lastIndex(of: "/") else { return nil }
+            dir = cut == dir.startIndex ? "/" : String(dir[..<cut])
+        }
+    }
+
+    /// Refuses a shared folder that is the home, holds it or lies inside it:
+    /// the home holds this device's private key, which a sync engine would
+    /// copy to every member's device, and a home inside the folder would
+    /// have famctl read its own files as the family's.
+    static func checkApart(home: String, shared: String) throws(CLIError) {
+        let h = realPath(absolute(home)), d = realPath(absolute(shared))
+        func within(_ a: String, _ b: String) -> Bool { a == b || a.hasPrefix(b == "/" ? b : b + "/") }
+        guard within(h, d) || within(d, h) else { return }
+        let how = h == d ? "is the home itself" : within(h, d) ? "holds the home \(h)" : "lies inside the home \(h)"
+        throw .usage("the shared folder \(shared) \(how): the home holds this device's private key (identity.key), which the folder's sync would copy to every member",
+                     hint: "Keep them apart: a shared folder outside the home (for example ~/Sync/family), and the home where it is (--home, FAMCTL_HOME, default ~/.local/share/famctl).")
     }
 
     /// A path given on the command line, made absolute; an empty one (an
@@ -111,6 +167,12 @@ final class Home {
                            hint: "Put the key file itself in its place (copy the file the link leads to over the link, then 'chmod 600' it), or restore it from a backup of this home; nothing was touched.")
         }
         guard FileManager.default.fileExists(atPath: idPath) else {
+            if let family = sharedFolder(holding: path) {
+                let where_ = (family as NSString).deletingLastPathComponent == realPath(absolute(path)) ? "is a family's shared folder (it holds \(family))" : "is in a family's shared folder (\(family))"
+                throw CLIError(.noInput, "\(path) is not a famctl home: it \(where_)",
+                               hint: "Pass this device's home instead (--home DIR or FAMCTL_HOME; 'famctl settings sync' there shows its shared folder). "
+                                   + "A home is never made in a shared folder: its sync would copy the device's private key to every member.")
+            }
             throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(path)'.")
         }
         guard FileIO.isRegularFile(idPath) else {
@@ -187,6 +249,10 @@ final class Home {
         let fm = FileManager.default
         if fm.fileExists(atPath: path + "/" + identityFile) {
             throw CLIError(.cantCreate, "\(path) is already a famctl home", hint: "Use it as it is, or pass another --home.")
+        }
+        if let family = sharedFolder(holding: path) {
+            throw CLIError(.usage, "\(path) is in a family's shared folder (\(family)): a home there would have its private key (identity.key) copied to every member by the folder's sync; nothing was created",
+                           hint: "Make the home outside the shared folder (the default ~/.local/share/famctl, or another --home), and give the folder with --dir.")
         }
         do {
             try fm.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -59,8 +59,8 @@ enum AcceptCommand: Command {
         // is touched (it used to be found after the home was in the family).
         var createdFolder: String?
         if case .directory(let d) = location, !FileManager.default.fileExists(atPath: d) { createdFolder = d }
-        do throws(CLIError) { try location.prepare() } catch { throw CLIError(error.code, error.message + "; nothing was written", hint: error.hint) }
         let path = try Home.location(inv)
+        do throws(CLIError) { try location.prepare(home: path) } catch { throw CLIError(error.code, error.message + "; nothing was written", hint: error.hint) }
         // The bodies of the care subjects and records carried into the family.
         var carried: [EventBody] = []
         let home: Home

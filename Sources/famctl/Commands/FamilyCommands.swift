@@ -120,8 +120,10 @@ enum Location {
     /// parents); refuses one that cannot be (a file in its place, no
     /// permission). `accept` calls it before anything is written, so that a
     /// bad `--dir` leaves nothing half done.
-    func prepare() throws(CLIError) {
+    /// - Parameter home: the home it is for, which it must not hold nor lie in.
+    func prepare(home: String) throws(CLIError) {
         guard case .directory(let d) = self else { return }
+        try Home.checkApart(home: home, shared: d)
         do { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) } catch {
             throw CLIError(.cantCreate, "cannot create the shared directory \(d): \(FileIO.reason(error, creating: d))")
         }
@@ -132,7 +134,7 @@ enum Location {
     func store(in home: Home) throws {
         switch self {
         case .directory(let d):
-            try prepare()
+            try prepare(home: home.path)
             try home.state.set(.syncDirectory, d)
             // One location: a peer set before would otherwise stay beside it.
             try home.state.remove(.syncPeer)
@@ -189,13 +191,13 @@ enum SettingsSyncCommand: Command {
         // The location it has already: nothing to move (the others' events
         // are not written there again).
         let unchanged = switch (location, Location.stored(in: home)) {
-        case (.directory(let a), .directory(let b)): a == b
+        case (.directory(let a), .directory(let b)): a == Home.absolute(b)   // kept as typed before paths were tidied
         case (.peer(let a), .peer(let b)): a == b
         default: false
         }
         var refill = false
         if unchanged, case .directory(let d) = location {
-            try location.prepare()
+            try location.prepare(home: home.path)
             // A new drive mounted at the same path: the devices' folders the
             // log has events of are missing there; they are written again.
             let base = d + "/" + home.family.description + "/"
