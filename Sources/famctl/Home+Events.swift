@@ -352,8 +352,26 @@ extension Home {
         if try !projectionSettingsMatch() || mark < 0 || mark > last {
             try rebuildProjections(unlessRebuilt: true)
         } else if mark < last {
-            // Its last commits lost (a power failure): the events after its mark are applied again.
-            try log.database.transaction(.immediate) { try catchUpProjection() }
+            // Its last commits lost (a power failure, or a full disk that let
+            // the log's commit through but not the stores'): the events after
+            // its mark are applied again.
+            let (points, rebuild) = (forkPoints, needsRebuild)
+            do {
+                try log.database.transaction(.immediate) { try catchUpProjection() }
+            } catch let e as SQLiteError where e.isOutOfSpace {
+                // No room to write them: what only reads goes on with the
+                // stores as they are, said, as on any full disk (the events
+                // are in the log; the first command with room applies them).
+                (forkPoints, needsRebuild) = (points, rebuild)
+                try projector.refresh()
+                if !log.database.lockedExclusively {
+                    Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
+                        + "nothing can be written until space is freed.")
+                }
+                Console.err("famctl: note: the stores do not show the last \(last - mark) event(s) of the log yet (there is no room to write them); "
+                    + "they are shown once space is freed and a command runs again.")
+                return
+            }
             if needsRebuild { try rebuildProjections(unlessRebuilt: true) }
         }
     }

@@ -44,6 +44,35 @@ struct ResourceFaultTests {
         #expect(roomy.code == 0 && roomy.stderr.isEmpty && roomy.stdout.hasSuffix("result: OK\n"), "\(roomy.stderr)")
     }
 
+    /// A full disk can let a write's commit to the log through and not the
+    /// stores' (their mark then behind the log): every command that opens
+    /// the home applies those events first, and with no room to, what only
+    /// reads still goes on, with the stores as they are, said.
+    @Test func storesBehindTheLogOnAFullDiskStillLetTheHomeBeRead() throws {
+        let f = try FamctlRunner.mum()
+        let a = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let b = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        do {
+            let home = try Home.open(f.home)
+            try home.log.database.transaction(.immediate) { try home.projector.setMark(home.projector.mark() - 1) }
+        }
+        let limited = "ulimit -f 16; '\(FamctlRunner.binary.path)' "
+        for command in ["record list", "status", "log", "digest", "subject list"] {
+            let (code, out) = try Self.shell(limited + command, env: ["FAMCTL_HOME": f.home])
+            #expect(code == 0 && out.contains("famctl: warning: the disk holding \(f.home) is full (or a file-size limit was reached): what only reads goes on")
+                    && out.contains("famctl: note: the stores do not show the last 1 event(s) of the log yet (there is no room to write them)"), "\(command): exit \(code): \(out)")
+        }
+        let (listed, list) = try Self.shell(limited + "record list", env: ["FAMCTL_HOME": f.home])
+        #expect(listed == 0 && list.contains(a) && list.contains(b), "\(list)")
+        let (added, addOut) = try Self.shell(limited + "record add --focus newMom --store postpartum kind=mood mood=5", env: ["FAMCTL_HOME": f.home])
+        #expect(added == 73 && addOut.contains("nothing was written"), "exit \(added): \(addOut)")
+        // Room again: the stores catch up, nothing said, and the log verifies.
+        let after = try f.run("status")
+        #expect(after.code == 0 && after.stderr.isEmpty, "\(after.stderr)")
+        #expect(try Home.open(f.home).projector.mark() == Home.open(f.home).log.lastPosition())
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
     @Test func fullDiskWhileAppendingIsAClearErrorAndLosesNothing() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
