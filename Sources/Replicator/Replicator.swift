@@ -138,7 +138,7 @@ public final class Replicator {
     /// Own segments that a full listing no longer shows (deleted from the
     /// shared folder by someone) are written again from the log.
     @discardableResult
-    func republishMissing(listed: Set<String>) throws -> Int {
+    func republishMissing(listed: Set<String>, into report: inout PullReport) throws -> Int {
         var count = 0
         var own: [(String, UInt64, UInt64)] = []
         var unconfirmed: [String] = []
@@ -150,8 +150,8 @@ public final class Replicator {
             try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)])
         }
         for (name, first, last) in own where !listed.contains(me.hex + "/" + name) {
-            // Damaged in the log since: not written (the next publish says why).
-            guard let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: first...last) }) else { continue }
+            // Damaged in the log since: cannot be written, said.
+            guard let envs = try ownChain(first...last, path: me.hex + "/" + name, into: &report) else { continue }
             guard envs.count == Int(last - first + 1) else { continue }
             let rewritten = try write(Segment(envelopes: envs))
             count += 1
@@ -195,6 +195,17 @@ public final class Replicator {
 
     /// `events()`, or `nil` when the log holds one of them damaged
     /// (``EventLogError/damagedEvent(author:seq:)``); other failures are thrown.
+    /// This device's events `seqs`, to write a segment of them again; `nil`
+    /// when one of them is damaged in the log, noted in `report` for `path`.
+    private func ownChain(_ seqs: ClosedRange<UInt64>, path: String, into report: inout PullReport) throws -> [SyncEnvelope]? {
+        do {
+            return try log.chain(of: me, in: family, seqs: seqs)
+        } catch EventLogError.damagedEvent(_, let seq) {
+            report.ownDamagedInLog.append((path, seq))
+            return nil
+        }
+    }
+
     private static func unlessDamaged(_ events: () throws -> [SyncEnvelope]) throws -> [SyncEnvelope]? {
         do { return try events() } catch EventLogError.damagedEvent { return nil }
     }
@@ -341,6 +352,11 @@ public final class Replicator {
         /// written again: each path with what is wrong. Until something
         /// removes what is in the way, the others miss those events.
         public var ownNotRestored: [(path: String, reason: String)] = []
+        /// This device's own segments missing from the shared folder or
+        /// damaged there that cannot be written again: an event of theirs
+        /// is damaged in this log (bit rot), at `seq`. The others miss those
+        /// events, and wait for them before any later one of this device.
+        public var ownDamagedInLog: [(path: String, seq: UInt64)] = []
     }
 
     /// Ingests the events of segment files, in order, each file's in a
@@ -525,7 +541,7 @@ public final class Replicator {
         lastTags = tags
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
-            report.rewritten += try republishMissing(listed: listed)
+            report.rewritten += try republishMissing(listed: listed, into: &report)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)
         }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
@@ -691,8 +707,8 @@ public final class Replicator {
             try remember(listedTag)
             return false
         }
-        // Damaged in the log: the file, whatever it holds, is left as it is.
-        guard let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: row.0...row.1) }), envs.count == Int(row.1 - row.0 + 1) else { return false }
+        // Damaged in the log: the file, whatever it holds, is left as it is, said.
+        guard let envs = try ownChain(row.0...row.1, path: path, into: &report), envs.count == Int(row.1 - row.0 + 1) else { return false }
         let rewritten = Segment(envelopes: envs).encoded()
         guard promised.matches(rewritten) else { return false }   // not what this log writes for that range: leave it
         let newTag: String

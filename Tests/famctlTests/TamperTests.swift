@@ -97,6 +97,47 @@ struct TamperTests {
         #expect(try dad.run("rebuild").stderr.isEmpty)
     }
 
+    /// An own event damaged in the log after it was published, and its
+    /// segment then gone from the shared folder (deleted, or cut short):
+    /// the segment cannot be written again, and `sync` says so (65), with
+    /// what to do, rather than publishing nothing in silence while the
+    /// others wait for those events.
+    @Test func aDamagedOwnEventWhoseSegmentIsGoneIsSaid() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        for i in 1...3 { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)") }
+        try mum.ok("sync")
+        let device = try #require(try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])["device"] as? String
+        let hex = try #require(device)
+        let db = try Database(path: mum.home + "/famctl.sqlite")
+        var triggers: [String] = []
+        try db.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { triggers.append($0.text(1)); try db.execute("DROP TRIGGER \($0.text(0))") }
+        let seq = try #require(try db.statement("SELECT max(seq) FROM events WHERE author = ?1").first([.blob(Hex.decode(hex)!)], { $0.int(0) }))
+        var bytes = try #require(try db.statement("SELECT bytes FROM events WHERE author = ?1 AND seq = ?2").first([.blob(Hex.decode(hex)!), .integer(seq)], { $0.blob(0) }))
+        bytes[bytes.count - 80] ^= 0x01
+        try db.run("UPDATE events SET bytes = ?1 WHERE author = ?2 AND seq = ?3", [.blob(bytes), .blob(Hex.decode(hex)!), .integer(seq)])
+        for sql in triggers { try db.execute(sql) }
+
+        let folder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first.map { family.dir + "/" + $0 + "/" + hex })
+        let holding = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { name in
+            let parts = name.split(separator: "-")
+            guard parts.count == 4, let first = Int64(parts[1], radix: 16), let last = Int64(parts[2], radix: 16) else { return false }
+            return first <= seq && seq <= last
+        })
+        let segment = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + holding))
+        for damage in ["deleted", "cut short"] {
+            if damage == "deleted" { try FileManager.default.removeItem(atPath: folder + "/" + holding) } else { try segment.prefix(100).write(to: URL(fileURLWithPath: folder + "/" + holding)) }
+            let synced = try mum.run("sync")
+            #expect(synced.code == 65 && synced.stderr.contains("is missing from the shared folder or damaged there, and cannot be written again: the event at seq \(seq) is damaged in this log")
+                    && synced.stderr.contains("this device's events from seq \(seq) cannot reach the others")
+                    && synced.stderr.contains("restore famctl.sqlite from a backup of this home"), "\(damage): exit \(synced.code): \(synced.stderr)")
+            let json = try mum.run("sync", "--json")
+            let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            #expect(json.code == 65 && (object?["ownDamagedInLog"] as? [[String: Any]])?.first?["seq"] as? Int == Int(seq), "\(damage): \(json.stdout)")
+        }
+        #expect(try mum.run("replay").code == 3)
+    }
+
     @Test func alteredLiveProjectionIsCaughtByReplay() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")

@@ -26,6 +26,10 @@ enum SyncCommand: Command {
     static let stop = Atomic<Bool>(false)
     static let debounce: TimeInterval = 0.6
 
+    /// What to do about an own event damaged in the log that the others miss.
+    static let damagedOwnHint = "'famctl replay' audits the whole log. The event cannot be made again: restore \(Home.databaseFile) from a backup of this home "
+        + "that holds it whole, or join again as a new device ('famctl accept CODE --name NAME --home NEWDIR')."
+
     static func run(_ inv: Invocation) throws {
         let interval = try inv.value("--interval").map { s -> Double in
             guard let v = DecimalText.parse(s), v >= 0.1, v <= 3600 else { throw CLIError.data("--interval '\(s)' is not a number of seconds from 0.1 to 3600") }
@@ -38,6 +42,10 @@ enum SyncCommand: Command {
             let r = try round(home)
             try report(r, home: home, json: inv.json)
             if let failed = r.publishFailure { throw failed }
+            if let damaged = r.pulled.ownDamagedInLog.first {
+                throw CLIError(.dataError, "this device's events from seq \(damaged.seq) cannot reach the others: the event at that seq is damaged in this log and its segment is not in the shared folder (see above)",
+                               hint: Self.damagedOwnHint)
+            }
             return
         }
         signal(SIGINT, SIG_IGN)
@@ -86,10 +94,11 @@ enum SyncCommand: Command {
                     var r = try round(home)
                     // An own segment that stays unreadable is said once a watch, not every round.
                     r.pulled.ownNotRestored.removeAll { warnedOwn.contains($0.path) }
-                    warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path))
+                    r.pulled.ownDamagedInLog.removeAll { warnedOwn.contains($0.path) }
+                    warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path) + r.pulled.ownDamagedInLog.map(\.path))
                     r.pulled.notYetArrived = Self.unsaid(r.pulled.notYetArrived, key: { $0.0 + "\u{0}" + $0.1 }, said: &saidNotYet)
                     r.warnings = Self.unsaid(r.warnings, key: { $0 }, said: &saidWarnings)
-                    if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
+                    if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty || !r.pulled.ownDamagedInLog.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
                     if let failed = r.publishFailure {
@@ -441,6 +450,15 @@ enum SyncCommand: Command {
             Console.err("famctl: warning: this device's segment \(location) cannot be read by the others, who miss the events it holds\(seqs): \(reason)")
             Console.err("famctl: Remove or rename what is at that path (or ask the server's owner to): the next 'famctl sync' writes the segment again from this device's log.")
         }
+        // Its own segment is gone from the shared folder (or damaged there)
+        // and cannot be written again: an event of it is damaged in the log.
+        for (file, seq) in r.pulled.ownDamagedInLog {
+            let location = Self.location(of: file, home: home)
+            let seqs = SegmentName(parsing: String(file.split(separator: "/").last ?? "")).map { " (seqs \($0.firstSeq)–\($0.lastSeq))" } ?? ""
+            Console.err("famctl: warning: this device's segment \(location)\(seqs) is missing from the shared folder or damaged there, and cannot be written again: "
+                        + "the event at seq \(seq) is damaged in this log (its bytes no longer match its id). The others miss these events, and wait for them before any later event of this device.")
+            Console.err("famctl: " + damagedOwnHint)
+        }
         for photo in r.damagedPhotos {
             Console.err("famctl: warning: the only copy of photo \(photo), on this device, is damaged (its bytes no longer match their hash); it was not uploaded")
             Console.err("famctl: It cannot be recovered from this device: 'famctl photo delete \(photo)', then add it again from the original file.")
@@ -459,7 +477,8 @@ enum SyncCommand: Command {
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
                           "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
-                          "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] }] as [String: Any], compact: oneLine)
+                          "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] },
+                          "ownDamagedInLog": r.pulled.ownDamagedInLog.map { ["file": $0.path, "seq": Int($0.seq)] as [String: Any] }] as [String: Any], compact: oneLine)
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
