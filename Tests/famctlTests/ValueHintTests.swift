@@ -145,4 +145,31 @@ struct ValueHintTests {
         let back = try mum.run("record", "update", id, "--at", "2026-12-04T08:00:00Z")
         #expect(back.code == 0 && back.stderr.isEmpty, "\(back.stderr)")
     }
+
+    /// A word in other letters' case, a field of another kind of subject,
+    /// a deleted record: each refusal says what would work.
+    @Test func refusalsSayWhatWouldWork() throws {
+        let mum = try FamctlRunner.mum()
+        func refused(_ args: String..., code: Int32 = 65, hint: String) throws {
+            let out = try mum.run(args)
+            #expect(out.code == code && out.stderr.contains("famctl: " + hint), "\(args): exit \(out.code): \(out.stderr)")
+        }
+        try refused("subject", "add", "Baby", hint: "Did you mean baby?")
+        try refused("subject", "add", "baby", "--sex", "Female", hint: "Did you mean --sex female?")
+        try refused("settings", "include-shared", "Off", hint: "Did you mean off?")
+        try refused("settings", "photos", "--prefetch", "ON", hint: "Did you mean --prefetch on?")
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Max")
+        // A date written in full is not "to be written with two digits": the field is the pregnancy's.
+        let due = try mum.run("subject", "update", "Max", "--due", "2027-01-01")
+        #expect(due.code == 65 && due.stderr.contains("famctl: A due date is the pregnancy's: famctl subject update pregnancy --due YYYY-MM-DD.")
+                && !due.stderr.contains("two digits"), "\(due.stderr)")
+        try refused("subject", "update", "newMom", "--birth", "2027-01-01", hint: "Only a baby has a birth date.")
+        try refused("subject", "update", "Max", "--birth", "2027-1-01", hint: "Write the month and day with two digits: --birth 2027-01-01.")
+        let id = try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        try mum.ok("record", "delete", id)
+        try refused("record", "update", id, "wet=false", hint: "Bring it back first with 'famctl record restore \(id)', then update it")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
+        try refused("invite", "--role", "Viewer", hint: "Did you mean --role viewer?")
+        try refused("member", "role", "Mum", "Member", hint: "Did you mean member?")
+    }
 }

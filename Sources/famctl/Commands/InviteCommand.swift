@@ -34,7 +34,9 @@ enum InviteCommand: Command {
         if let prefix = inv.value("--revoke") { return try revoke(prefix.lowercased(), home: home, json: inv.json) }
 
         let role = try inv.value("--role").map { r -> Role in
-            guard let role = Role(rawValue: r), role != .owner else { throw CLIError.data("--role '\(r)' is neither member nor viewer") }
+            guard let role = Role(rawValue: r), role != .owner else {
+                throw CLIError.data("--role '\(r)' is neither member nor viewer", hint: ["member", "viewer"].contains(r.lowercased()) ? "Did you mean --role \(r.lowercased())?" : nil)
+            }
             return role
         } ?? .member
         let duration = try parseDuration(inv.value("--expires") ?? "7d")

@@ -174,7 +174,9 @@ enum SettingsPhotosCommand: Command {
             }
         }
         if let p = inv.value("--prefetch") {
-            guard p == "on" || p == "off" else { throw CLIError.data("--prefetch '\(p)' is neither on nor off") }
+            guard p == "on" || p == "off" else {
+                throw CLIError.data("--prefetch '\(p)' is neither on nor off", hint: ["on", "off"].contains(p.lowercased()) ? "Did you mean --prefetch \(p.lowercased())?" : nil)
+            }
             try home.state.set(.prefetchPhotos, p)
         }
         try home.evictPhotos()

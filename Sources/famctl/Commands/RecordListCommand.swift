@@ -19,8 +19,8 @@ enum RecordListCommand: Command {
         options: [
             .value("--focus", "F", "Only records of this care subject (its focus key or name)."),
             .value("--store", "S", "Only records of this store."),
-            .value("--since", "TIME", "Only records that happened at or after this time."),
-            .value("--until", "TIME", "Only records that happened before this time."),
+            .value("--since", "TIME", "Only records that happened at or after this time (a date alone: its midnight UTC)."),
+            .value("--until", "TIME", "Only records that happened before this time (a date alone: its midnight UTC)."),
             .value("--last", "N", "Only the N most recent of those records (still oldest first)."),
             .flag("--include-deleted", "Also list deleted records."),
         ])

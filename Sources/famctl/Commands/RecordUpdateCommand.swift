@@ -27,7 +27,7 @@ enum RecordUpdateCommand: Command {
         let home = try Home.open(Home.location(inv))
         guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         guard !current.deleted else {
-            throw CLIError.data("record \(id.lowercasedText) is deleted", hint: "Deleted records are not updated; add a new one.")
+            throw CLIError.data("record \(id.lowercasedText) is deleted", hint: "Bring it back first with 'famctl record restore \(id.lowercasedText)', then update it (or add a new record).")
         }
         let store = try RecordInput.store(current.store)
         let changes = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))

@@ -36,7 +36,9 @@ enum SubjectInput {
         }
         do throws(ValidationError) { try SubjectEvent.validate(kind: kind, fields: fields.filter { $0.value != .null }) } catch {
             let option = optionFields.first { $0.1 == error.field }?.0
-            throw .data("\(error)", hint: option.flatMap { o in fields[error.field]?.stringValue.flatMap { ValueHint.forDate(o, $0) } })
+            throw .data("\(error)", hint: option.flatMap { o in fields[error.field]?.stringValue.flatMap { ValueHint.forDate(o, $0) } }
+                            ?? Self.whoseField(error.field, kind: kind)
+                            ?? fields["sex"]?.stringValue.flatMap { v in error.field == "sex" && ["female", "male", "other"].contains(v.lowercased()) ? "Did you mean --sex \(v.lowercased())?" : nil })
         }
         for key in ["birth", "due"] {
             if let date = fields[key]?.stringValue, let year = RecordInput.yearAsWritten(date), year < RecordInput.earliestYear {
@@ -112,5 +114,15 @@ enum SubjectInput {
     static func removedMeanwhile(_ focus: FocusKey) -> CLIError {
         CLIError(.tempFail, "care subject \(focus) was removed meanwhile (a sync brought its removal); nothing was written",
                  hint: "'famctl subject list --removed' shows it.")
+    }
+
+    /// For a field this kind of subject does not have: the kind that has it
+    /// (a due date is the pregnancy's, a birth a baby's).
+    static func whoseField(_ field: String, kind: SubjectKind) -> String? {
+        switch field {
+        case "due" where kind != .pregnancy: "A due date is the pregnancy's: famctl subject update pregnancy --due YYYY-MM-DD."
+        case "birth" where kind != .baby, "sex" where kind != .baby: "Only a baby has a \(field == "birth" ? "birth date" : "sex")."
+        default: nil
+        }
     }
 }

@@ -50,7 +50,7 @@ enum ValueHint {
     static func forDate(_ option: String, _ text: String) -> String? {
         if let m = try? datePattern.wholeMatch(in: text) {
             let padded = "\(m.output.1)-\(m.output.2.count == 1 ? "0" : "")\(m.output.2)-\(m.output.3.count == 1 ? "0" : "")\(m.output.3)"
-            guard CalendarDate.isValid(padded) else { return nil }
+            guard CalendarDate.isValid(padded), padded != text else { return nil }
             return m.output.4 == nil ? "Write the month and day with two digits: \(option) \(padded)." : "Give the day alone: \(option) \(padded)."
         }
         if let m = try? slashPattern.wholeMatch(in: text), let a = Int(m.output.1), let b = Int(m.output.2) {
