@@ -55,6 +55,23 @@ struct PhotoTests {
     /// other's: the record's list keeps one (one field, the newest write
     /// wins), and `record show` names the other and the command that puts
     /// it back.
+    /// The store files name a record's photos but do not hold them: an
+    /// export says so, with how to save them, and without photos says nothing.
+    @Test func anExportSaysThePhotosAreNotInIt() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        let baby = try mum.ok("subject", "add", "baby")
+        let record = try mum.ok("record", "add", "--focus", baby, "--store", "solidFood", "foods=carrot")
+        let quiet = try mum.run("export", "stores", mum.root + "/none")
+        #expect(quiet.code == 0 && quiet.stderr.isEmpty, "\(quiet.stderr)")
+        try mum.ok("photo", "add", record, try Self.jpegFile(mum, 1_000, marker: "export").path)
+        let out = try mum.run("export", "stores", mum.root + "/out")
+        #expect(out.code == 0 && out.stderr.contains("famctl: note: the store files name the records' photos (photos=…) but do not hold the 1 photo(s) themselves")
+                && out.stderr.contains("'famctl photo get ID --out FILE' writes each to a file"), "\(out.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("export", "stores", mum.root + "/json", "--json").utf8)) as? [String: Any]
+        #expect(json?["photosNotExported"] as? Int == 1)
+    }
+
     @Test func aPhotoLeftOutOfTheListByAConcurrentAddIsNamed() throws {
         let (mum, dad, _, _, record) = try Self.household()
         let (mine, _) = try Self.jpegFile(mum, 2_000, marker: "MUMS")

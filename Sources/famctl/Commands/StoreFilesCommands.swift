@@ -91,7 +91,14 @@ enum ExportStoresCommand: Command {
             counts[store.rawValue] = written
         }
         let withProblemsCount = withProblems.value
-        if inv.json { Console.json(["dir": dir, "records": counts, "subjects": subjects.count, "withProblems": withProblemsCount]); return }
+        // The photos are not in the store files (their records name them):
+        // said, so that an export is not taken for a whole copy.
+        let photos = try projector.photos().count
+        if photos > 0 {
+            Console.err("famctl: note: the store files name the records' photos (photos=…) but do not hold the \(photos) photo(s) themselves, "
+                        + "nor does 'import stores' bring them: 'famctl photo list' lists them, 'famctl photo get ID --out FILE' writes each to a file.")
+        }
+        if inv.json { Console.json(["dir": dir, "records": counts, "subjects": subjects.count, "withProblems": withProblemsCount, "photosNotExported": photos]); return }
         Console.out("exported \(counts.values.reduce(0, +)) records and \(subjects.count) subjects to \(dir)")
         for s in StoreName.allCases where counts[s.rawValue]! > 0 { Console.out("  \(s.rawValue).json: \(counts[s.rawValue]!)") }
         if withProblemsCount > 0 {
