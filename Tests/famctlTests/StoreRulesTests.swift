@@ -107,6 +107,9 @@ struct StoreRulesTests {
         Rejected(store: "sleep", focus: "baby", args: ["start=2026-11-29T08:00:00+01:00", "nap=perhaps"], message: "sleep.nap: must be true or false"),
         Rejected(store: "diaper", focus: "baby", args: ["wet=false"], message: "diaper.wet,dirty: at least one of wet and dirty must be true"),
         Rejected(store: "diaper", focus: "baby", args: ["wet=true", "color=blue"], message: "diaper.color: must be one of yellow/green/brown/black/red/white"),
+        // Any record takes photos: their ids are checked in every store.
+        Rejected(store: "diaper", focus: "baby", args: ["wet=true", "photos=abc"], message: "diaper.photos: must be a list of photo ids"),
+        Rejected(store: "health", focus: "baby", args: ["kind=symptom", "symptom=rash", "photos=rash.jpg"], message: "health.photos: must be a list of photo ids"),
         Rejected(store: "growth", focus: "baby", args: ["note=weighed"], message: "growth.weightKg,lengthCm,headCm: at least one of weightKg, lengthCm and headCm is required"),
         Rejected(store: "growth", focus: "baby", args: ["weightKg=0.2"], message: "growth.weightKg: must be a number from 0.3 to 250"),
         Rejected(store: "growth", focus: "baby", args: ["lengthCm=221"], message: "growth.lengthCm: must be a number from 20 to 220"),

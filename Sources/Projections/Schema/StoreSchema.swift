@@ -38,6 +38,9 @@ public struct StoreSchema: Sendable {
     static let common: [FieldSpec] = [
         FieldSpec("note", .text(maxLength: 2000)),
         FieldSpec("source", .source),
+        // Any record takes photos (`photo add`): their ids, checked as such
+        // in every store, not only those whose table names them.
+        FieldSpec("photos", .photoList(maxCount: 10)),
     ]
 
     public func field(_ name: String) -> FieldSpec? { (fields + Self.common).first { $0.name == name } }
