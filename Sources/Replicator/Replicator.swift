@@ -153,7 +153,21 @@ public final class Replicator {
             // Damaged in the log since: cannot be written, said.
             guard let envs = try ownChain(first...last, path: me.hex + "/" + name, into: &report) else { continue }
             guard envs.count == Int(last - first + 1) else { continue }
-            let rewritten = try write(Segment(envelopes: envs))
+            let rewritten: String
+            do {
+                rewritten = try write(Segment(envelopes: envs))
+            } catch let error as PeerError {
+                // Refused for what is in the way (a file in place of this
+                // device's folder, a server that forbids it): said with the
+                // round's report, which the others' events pulled already
+                // make; a peer failing or gone: the next round.
+                switch error {
+                case .conflict, .throttled, .unavailable, .offline, .tokenExpired: throw error
+                default:
+                    report.ownNotRestored.append((me.hex + "/" + name, "it is missing, and writing it again failed: \(error.description)"))
+                    continue
+                }
+            }
             count += 1
             if rewritten != name { try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)]) }
         }

@@ -367,6 +367,30 @@ struct OwnSegmentInTheWayTests {
         try mum.ok("sync")
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
+
+    /// A file in place of the device's whole folder: nothing of it can be
+    /// written there, and the round still pulls the others' events and
+    /// prints its report before the error, each missing segment named.
+    @Test func aFileInPlaceOfTheOwnFolderStillLetsTheRoundPull() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let (_, _, path) = try OwnSegmentRepairTests.dadsNewSegment(family)
+        let folder = (path as NSString).deletingLastPathComponent
+        try FileManager.default.removeItem(atPath: folder)
+        #expect(FileManager.default.createFile(atPath: folder, contents: Data()))
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try mum.ok("sync")
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+
+        let out = try dad.run("sync")
+        #expect(out.code == 73 && out.stdout.contains("pulled 1 new event(s)") && out.stderr.contains("exists and is a file, not a directory") && out.stderr.contains("cannot be read by the others, who miss the events it holds")
+                && out.stderr.contains("it is missing, and writing it again failed") && !out.stderr.contains("Fatal"), "exit \(out.code): \(out.stdout) \(out.stderr)")
+        #expect(try dad.ok("record", "list").contains(record), "the others' events are pulled")
+        try FileManager.default.removeItem(atPath: folder)
+        try dad.ok("sync")
+        try mum.ok("sync")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
 }
 
 /// A flag set once, read from another thread.

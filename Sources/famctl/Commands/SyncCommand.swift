@@ -171,7 +171,8 @@ enum SyncCommand: Command {
             let now = Set(listed.map { String($0.prefix(64)) })
             if !before.isEmpty, before.isDisjoint(with: now) {
                 out.append("famctl: warning: the shared folder \(dir) shows none of the \(before.count) other device folder(s) this device read before: "
-                           + "is the shared drive not mounted (its empty mount point left)? Then what this sync wrote went to the local disk under it: mount it and sync again.")
+                           + "is the shared drive not mounted (its empty mount point left)? Then what this sync wrote went to the local disk under it: mount it and sync again. "
+                           + "(Or those folders were removed or replaced there: their devices write them again at their next sync.)")
             }
             // Joined, the family's events not here yet, and not even the
             // owner's folder in the shared folder: it may be the wrong one
