@@ -641,7 +641,10 @@ public final class Replicator {
             // name: nothing of this folder's author to wait for (its events
             // are read from their own folder). Read, and named by `status`.
             if error == .wrongFolder, let other = try? Segment(decoding: bytes, hashes: hashes) {
-                try mark(path, "read", Self.misplacedMark + "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") under a name of this folder's; nothing here is this folder's")
+                // Named as its folder's author's (a renamed copy), or as
+                // another's (a file copied into the wrong folder).
+                let name = promised.author == folder ? "under a name of this folder's" : "named as device \(promised.author.short)'s, in this folder"
+                try mark(path, "read", Self.misplacedMark + "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") \(name); nothing here is this folder's")
                 return .done
             }
             report.notYetArrived.append((path, error.description))

@@ -235,7 +235,12 @@ struct MisnamedCopyTests {
         try mum.ok("sync")
         try mum.ok("subject", "add", "pregnancy")
         let status = try mum.ok("status")
-        #expect(status.contains("misplaced: \(mumHome.deviceID.hex)/\(planted): a segment of author \(name.author.short)"), "\(status)")
+        #expect(status.contains("misplaced: \(mumHome.deviceID.hex)/\(planted): a segment of author \(name.author.short) under a name of this folder's"), "\(status)")
+        // A copy under its own name, in the wrong folder: said as such.
+        try FileManager.default.copyItem(atPath: path, toPath: mumFolder + "/" + newest)
+        try mum.ok("sync")
+        let again = try mum.ok("status")
+        #expect(again.contains("misplaced: \(mumHome.deviceID.hex)/\(newest): a segment of author \(name.author.short) named as device \(name.author.short)'s, in this folder"), "\(again)")
         for r in [mum, dad, mum] { try r.ok("sync") }
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
