@@ -575,6 +575,15 @@ struct StoreRulesTests {
         let back = try x.f.ok("import", "stores", dir)
         #expect(back.contains("postpartum.json: 1 added, 0 updated, 0 unchanged (of the added, 1 deleted on this device before, brought back)"), "\(back)")
         #expect(try x.f.ok("record", "list").contains("11111111-1111-4111-8111-111111111111"))
+        // A focus that is not a key is said as given, not as missing.
+        let named = #"[{"id":"44444444-4444-4444-8444-444444444444","focus":"newmom","at":"2026-11-29T08:00:00+01:00","fields":{"kind":"mood","mood":3}},"#
+            + #"{"id":"55555555-5555-4555-8555-555555555555","focus":"Lily","at":"2026-11-29T08:00:00+01:00","fields":{"kind":"mood","mood":3}},"#
+            + #"{"id":"66666666-6666-4666-8666-666666666666","at":"2026-11-29T08:00:00+01:00","fields":{"kind":"mood","mood":3}}]"#
+        try named.write(toFile: dir + "/postpartum.json", atomically: true, encoding: .utf8)
+        let focus = try x.f.run("import", "stores", dir)
+        #expect(focus.code == 65 && focus.stderr.contains("postpartum.json[0]: \"focus\" 'newmom' is not a focus key (baby:<UUID>, pregnancy or newMom); did you mean 'newMom'?")
+                && focus.stderr.contains("postpartum.json[1]: \"focus\" 'Lily' is not a focus key (baby:<UUID>, pregnancy or newMom): a baby is named by its key")
+                && focus.stderr.contains("postpartum.json[2]: needs \"focus\""), "\(focus.stderr)")
     }
 
     /// The care subjects an import adds are counted in its output.

@@ -540,7 +540,18 @@ enum ImportStoresCommand: Command {
         let id = o["id"]?.stringValue.flatMap { UUID(text: $0) }
         if id == nil { said.append("needs \"id\" (a UUID)") }
         let focus = o["focus"]?.stringValue.flatMap { FocusKey($0) }
-        if focus == nil { said.append("needs \"focus\" (baby:<UUID>, pregnancy or newMom)") }
+        if focus == nil {
+            // One given that is not a focus key (a name, `newmom`) is said as
+            // given, not as missing: the file names subjects by key.
+            if let given = o["focus"] {
+                let text = given.stringValue ?? given.jsonText
+                let near = ["pregnancy", "newMom"].first { $0.lowercased() == text.lowercased() }
+                said.append("\"focus\" '\(TerminalText.escaped(text))' is not a focus key (baby:<UUID>, pregnancy or newMom)"
+                            + (near.map { "; did you mean '\($0)'?" } ?? ": a baby is named by its key, as 'famctl subject list' shows it"))
+            } else {
+                said.append("needs \"focus\" (baby:<UUID>, pregnancy or newMom)")
+            }
+        }
         var at: String?
         switch o["at"] {
         case nil, .null?: said.append("needs \"at\", an ISO-8601 time with offset")
