@@ -72,6 +72,25 @@ struct PhotoTests {
         #expect(json?["photosNotExported"] as? Int == 1)
     }
 
+    /// A folder of --out that does not exist, a photo deleted already, an
+    /// id of none: each said for what it is.
+    @Test func photoCommandsSayWhatIsWrong() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        let baby = try mum.ok("subject", "add", "baby")
+        let record = try mum.ok("record", "add", "--focus", baby, "--store", "solidFood", "foods=carrot")
+        let photo = try mum.ok("photo", "add", record, try Self.jpegFile(mum, 1_000, marker: "said").path)
+        let nowhere = try mum.run("photo", "get", photo, "--out", mum.root + "/nodir/x.jpg")
+        #expect(nowhere.code == 73 && nowhere.stderr.contains("cannot write \(mum.root)/nodir/x.jpg: the folder \(mum.root)/nodir does not exist"), "\(nowhere.stderr)")
+        try mum.ok("photo", "delete", photo)
+        for command in [["photo", "delete", photo], ["photo", "get", photo, "--out", mum.root + "/x.jpg"]] {
+            let out = try mum.run(command)
+            #expect(out.code == 66 && out.stderr.contains("photo \(photo) is deleted"), "\(command): \(out.stderr)")
+        }
+        let none = try mum.run("photo", "delete", "0f0e0d0c-0b0a-4909-8807-060504030201")
+        #expect(none.code == 66 && none.stderr.contains("no photo 0f0e0d0c-0b0a-4909-8807-060504030201"), "\(none.stderr)")
+    }
+
     @Test func aPhotoLeftOutOfTheListByAConcurrentAddIsNamed() throws {
         let (mum, dad, _, _, record) = try Self.household()
         let (mine, _) = try Self.jpegFile(mum, 2_000, marker: "MUMS")

@@ -44,11 +44,17 @@ enum PhotoGetCommand: Command {
         options: [.value("--out", "FILE", "(required) Where to write the photo.")],
         positionals: [PositionalSpec(name: "PHOTO_ID", help: "The photo's id.")])
 
+    /// The error for no live photo `id` here: a deleted one said as such.
+    static func noPhoto(_ id: UUID, home: Home) throws -> CLIError {
+        guard try home.projector.photo(id)?.deleted == true else { return CLIError(.noInput, "no photo \(id.lowercasedText)", hint: "'famctl photo list' shows the photos.") }
+        return CLIError(.noInput, "photo \(id.lowercasedText) is deleted", hint: "'famctl photo list' shows the photos there are.")
+    }
+
     static func run(_ inv: Invocation) throws {
         guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
         let out = try Home.absolute(given: try inv.required("--out"), as: "option --out")
         let home = try Home.open(Home.location(inv))
-        guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.lowercasedText)") }
+        guard let photo = try home.projector.photo(id), !photo.deleted else { throw try PhotoGetCommand.noPhoto(id, home: home) }
         let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)
         // Written to standard output (a pipe): the photo is the output, the report goes to stderr.
         let toStandardOutput = Console.isStandardOutput(out)
@@ -56,6 +62,10 @@ enum PhotoGetCommand: Command {
             // A reader that went away (`--out /dev/stdout | head -c 100`) is
             // no failure, as for any other output.
             if error.code == EPIPE { return }
+            let folder = (out as NSString).deletingLastPathComponent
+            if !folder.isEmpty, !FileManager.default.fileExists(atPath: folder) {
+                throw CLIError(.cantCreate, "cannot write \(out): the folder \(folder) does not exist", hint: "Create it first, or give --out a path in a folder that exists.")
+            }
             throw CLIError(.cantCreate, "cannot write \(out): \(error.reason)")
         }
         if inv.json {
@@ -99,7 +109,7 @@ enum PhotoDeleteCommand: Command {
     static func run(_ inv: Invocation) throws {
         guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
         let home = try Home.open(Home.location(inv))
-        guard let photo = try home.projector.photo(id), !photo.deleted else { throw CLIError(.noInput, "no photo \(id.lowercasedText)") }
+        guard let photo = try home.projector.photo(id), !photo.deleted else { throw try PhotoGetCommand.noPhoto(id, home: home) }
         var bodies = [PhotoEvent(kind: .delete, photo: id).body]
         if let rid = photo.record, let r = try home.projector.record(rid), !r.deleted,
            case .array(let list)? = r.fields["photos"] {
