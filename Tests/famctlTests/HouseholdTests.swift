@@ -175,9 +175,13 @@ struct HouseholdTests {
         let trail = try mum.ok("replay", "--record", late)
         #expect(trail.contains("no event naming it counts") && trail.contains("not authorized:")
                 && trail.contains("written after the author's removal"), "\(trail)")
+        // With what it wrote, to be written again by a device that may.
+        #expect(trail.contains("    it wrote: postpartum  newMom  at ") && trail.contains(#"kind=pain note="after removal" pain=1"#), "\(trail)")
         let audit = try JSONSerialization.jsonObject(with: Data(try mum.ok("replay", "--record", late, "--json").utf8)) as? [String: Any]
         let refusedEvent = try #require((audit?["notAuthorized"] as? [[String: Any]])?.first)
         #expect((refusedEvent["hlc"] as? String)?.hasSuffix("Z") == true && refusedEvent["counter"] is Int, "\(refusedEvent)")
+        #expect(refusedEvent["store"] as? String == "postpartum" && (refusedEvent["fields"] as? [String: Any])?["note"] as? String == "after removal", "\(refusedEvent)")
+        #expect(try uncle.ok("replay", "--record", late).contains(#"kind=pain note="after removal" pain=1"#), "its author sees it too")
         // Its id, shown nowhere, points to the audit that says why.
         let gone = try mum.run("record", "show", late)
         #expect(gone.code == 66 && gone.stderr.contains("'famctl replay --record \(late)'"), "\(gone.stderr)")

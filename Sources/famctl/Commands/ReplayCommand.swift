@@ -101,7 +101,7 @@ enum ReplayCommand: Command {
             switch try home.openBody(env) {
             case .body(let body):
                 if let recordID, env.family == home.family, let r = try? RecordEvent(body), r.record == recordID {
-                    naming.append(RecordEventSeen(id: env.id, author: env.author, hlc: env.hlc, type: body.type))
+                    naming.append(RecordEventSeen(id: env.id, author: env.author, hlc: env.hlc, type: body.type, change: r))
                 }
                 if body.type == PhotoEvent.Kind.put.rawValue {
                     findings.photos += 1
@@ -198,7 +198,8 @@ enum ReplayCommand: Command {
         let refusedJSON = refused.map { n, reason in
             // The time and the counter apart, as every other `hlc` of famctl's JSON.
             ["event": n.id.hex, "author": n.author.hex, "type": n.type, "hlc": TimeText.format(n.hlc.date), "counter": Int(n.hlc.counter),
-             "reason": reason] as [String: Any]
+             "reason": reason, "store": n.change?.store ?? NSNull(), "focus": n.change?.focus ?? NSNull(), "at": n.change?.at ?? NSNull(),
+             "fields": (n.change?.fields ?? [:]).mapValues(RecordView.any)] as [String: Any]
         }
         if json {
             var o: [String: Any] = state.map(RecordView.json) ?? ["id": id.lowercasedText]
@@ -215,6 +216,10 @@ enum ReplayCommand: Command {
         }
         for (n, reason) in refused {
             Console.out("  not authorized: \(n.hlc)  \(n.type)  \(n.id.short) by \(n.author.short): \(reason)")
+            // What it would have written, to write it again from a device that may.
+            if let c = n.change, c.kind == .put {
+                Console.out("    it wrote: \(c.store)  \(c.focus)" + (c.at.map { "  at \($0)" } ?? "") + "  " + RecordView.fieldsText(c.fields, cleared: " (cleared)"))
+            }
         }
         if let state { Console.out((asOf.map { "as of \($0): " } ?? "now: ") + (state.deleted ? "deleted" : RecordView.fieldsText(state.fields))) }
     }
@@ -225,6 +230,9 @@ enum ReplayCommand: Command {
         let author: DeviceID
         let hlc: HLC
         let type: String
+        /// What the event says of the record: a change that does not count
+        /// is shown with it, so that it can be written again.
+        var change: RecordEvent? = nil
     }
 
     struct BodyFindings {

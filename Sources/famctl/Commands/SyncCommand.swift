@@ -355,7 +355,8 @@ enum SyncCommand: Command {
         }
         let which = named.isEmpty ? "" : " Not counted: " + named.joined(separator: ", ") + (denied.count > named.count ? ", …" : "") + "."
         return ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
-            + Set(denied.values).sorted().joined(separator: "; ") + "." + which + " They stay in the log; 'famctl status' lists them."]
+            + Set(denied.values).sorted().joined(separator: "; ") + "." + which + " They stay in the log; 'famctl status' lists them, and 'famctl replay --record ID' shows what each wrote, "
+            + "for a device that may write to write it again."]
     }
 
     /// What `status` shows as the last error (`r_meta.last_error`).
