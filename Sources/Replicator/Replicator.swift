@@ -191,7 +191,10 @@ public final class Replicator {
         guard try meta("carry_others") != nil else { return 0 }
         var written = 0
         for (author, head) in try log.heads(in: family).sorted(by: { $0.key.hex < $1.key.hex }) where author != me {
-            var last: UInt64 = 0
+            // What the location's listing shows of the author already (the
+            // family's folder as it was, after a mistyped one was put
+            // right) is not written again beside it, in other cuts.
+            var last = Self.coveredFromStart(of: author, in: lastListing ?? [])
             while head.seq > last {
                 // A damaged event (and what follows it) of another device stays behind: its
                 // author, or another device holding it whole, writes it.
@@ -207,8 +210,19 @@ public final class Replicator {
         return written
     }
 
-    /// `events()`, or `nil` when the log holds one of them damaged
-    /// (``EventLogError/damagedEvent(author:seq:)``); other failures are thrown.
+    /// The highest seq up to which the segments `listed` under `author`'s
+    /// folder hold its chain from seq 1 without a gap (0: none).
+    static func coveredFromStart(of author: DeviceID, in listed: Set<String>) -> UInt64 {
+        let prefix = author.hex + "/"
+        let ranges = listed.compactMap { path -> (UInt64, UInt64)? in
+            guard path.hasPrefix(prefix), let n = SegmentName(parsing: String(path.dropFirst(prefix.count))), n.author == author else { return nil }
+            return (n.firstSeq, n.lastSeq)
+        }.sorted { $0 < $1 }
+        var covered: UInt64 = 0
+        for (first, last) in ranges where first <= covered + 1 { covered = max(covered, last) }
+        return covered
+    }
+
     /// This device's events `seqs`, to write a segment of them again; `nil`
     /// when one of them is damaged in the log, noted in `report` for `path`.
     private func ownChain(_ seqs: ClosedRange<UInt64>, path: String, into report: inout PullReport) throws -> [SyncEnvelope]? {
@@ -220,6 +234,8 @@ public final class Replicator {
         }
     }
 
+    /// `events()`, or `nil` when the log holds one of them damaged
+    /// (``EventLogError/damagedEvent(author:seq:)``); other failures are thrown.
     private static func unlessDamaged(_ events: () throws -> [SyncEnvelope]) throws -> [SyncEnvelope]? {
         do { return try events() } catch EventLogError.damagedEvent { return nil }
     }

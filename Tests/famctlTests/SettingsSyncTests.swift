@@ -57,6 +57,41 @@ struct SettingsSyncTests {
     }
 }
 
+/// A mistyped `accept --dir` put right: the family's folder holds the
+/// others' chains already, so they are not written there again in other
+/// cuts beside their own segments.
+struct MistypedFolderPutRightTests {
+    @Test func theOthersSegmentsAreNotWrittenAgainWhereTheyAre() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        let dir = mum.root + "/shared", typo = mum.root + "/shraed"
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        try mum.ok("subject", "add", "newMom")
+        for i in 1...3 {
+            try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)")
+            try mum.ok("sync")   // one segment each
+        }
+        let code = try mum.ok("invite")
+        try mum.ok("sync")
+        try dad.ok("accept", code, "--name", "Dad", "--dir", typo)
+        try dad.ok("sync")
+        // Dad's log holds Mum's chain only through the invitation; put right, he reads it from the family's folder.
+        #expect(try dad.ok("settings", "sync", "--dir", dir) == "sync: shared directory \(dir)")
+        let family = try #require(try FileManager.default.contentsOfDirectory(atPath: dir).first)
+        let mumID = try #require(JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])["device"] as? String
+        let mumFolder = dir + "/" + family + "/" + (mumID ?? "")
+        let before = try FileManager.default.contentsOfDirectory(atPath: mumFolder).sorted()
+        for _ in 0..<2 {
+            let out = try dad.ok("sync")
+            #expect(!out.contains("other devices' events into the new location"), "\(out)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: mumFolder).sorted() == before, "Mum's folder holds her segments alone")
+        try mum.ok("sync")
+        try dad.ok("sync")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+}
+
 /// The peer an invitation code names is checked as a `--peer` is: a code
 /// whose URL is of another protocol (`file://`, which libcurl would read)
 /// is refused, and nothing is joined.
