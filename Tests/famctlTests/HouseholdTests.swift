@@ -533,6 +533,21 @@ struct HouseholdTests {
         #expect(try dad.run("accept", try mum.ok("invite"), "--name", "Again").code == 65)
     }
 
+    /// A member's invitation accepted with --without-own-records: the
+    /// device's own records are not carried into the family (asked so),
+    /// said, and kept in its private chain for `export --before-joining`.
+    @Test func aMemberJoiningWithoutItsOwnRecordsCarriesNone() throws {
+        let homes = try FamilyAndPrivateHome()
+        let (mum, dad, id) = (homes.mum, homes.dad, homes.record)
+        let joined = try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--without-own-records")
+        #expect(!joined.contains("Wrote") && joined.contains("This device's 1 record(s) of its own were not carried into the family"), "\(joined)")
+        try Self.exchange([mum, dad])
+        #expect(try !mum.ok("record", "list").contains(id) && !dad.ok("record", "list").contains(id), "a private record reached the family")
+        try dad.ok("export", "stores", dad.root + "/before", "--before-joining")
+        #expect(try String(contentsOfFile: dad.root + "/before/postpartum.json", encoding: .utf8).contains(id))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
     /// A device that imported an export of the family's own records, then
     /// joins: what it carries is merged at the moment it last wrote each
     /// record on its own, so the family's later edits and deletes of the

@@ -24,7 +24,7 @@ enum AcceptCommand: Command {
             .value("--peer", "URL", "The WebDAV peer, as this device reaches it."),
             .flag("--merge", "Show the whole family's records (the default)."),
             .flag("--keep-private", "Show only this device's own records."),
-            .flag("--without-own-records", "With a viewer invitation, join although this device has records of its own: they stay in its log, no longer shown."),
+            .flag("--without-own-records", "Join without carrying this device's own records into the family (needed with a viewer's invitation): they stay in its log, no longer shown."),
         ],
         positionals: [PositionalSpec(name: "CODE", help: "The invitation code from 'famctl invite'.")],
         choices: [OptionChoice(names: ["--dir", "--peer"]), OptionChoice(names: ["--merge", "--keep-private"])])
@@ -72,6 +72,8 @@ enum AcceptCommand: Command {
         // after the family's events are read, so that a code that cannot be
         // used at all is said first (not found on the next try).
         var viewerRefusal: CLIError?
+        // This device's own live records before the join (those not carried stay private).
+        var kept = 0
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
             // Left mid-join by an earlier accept: what that accept set for the family is not the home's own.
@@ -97,7 +99,7 @@ enum AcceptCommand: Command {
                                         + "and the invitation is a viewer's: they would not be carried, and would no longer show on this device; nothing was written",
                                         hint: "Finish with the member's invitation the join began with, or accept with --without-own-records.")
                 }
-                carried = code.role.canWrite ? pending : []
+                carried = code.role.canWrite && !inv.flag("--without-own-records") ? pending : []
             } else {
                 guard existing.projector.household.isPrivate, existing.knownOwner == nil else {
                     throw CLIError.data("this device already belongs to the family \"\(existing.projector.household.name ?? existing.family.description)\"",
@@ -117,8 +119,10 @@ enum AcceptCommand: Command {
                     }
                 }
                 // What it recorded on its own goes into the family, under the same ids
-                // (a viewer cannot write, so a viewer's stay in its private chain).
-                if code.role.canWrite {
+                // (a viewer cannot write, so a viewer's stay in its private chain,
+                // as a member's do when it asks so: --without-own-records).
+                kept = try existing.projector.liveRecordCounts().values.reduce(0, +)
+                if code.role.canWrite, !inv.flag("--without-own-records") {
                     // Photos too, those of the records carried (not of deleted
                     // ones): their blobs wait in the cache, unpublished, and the
                     // first sync uploads them once the family's photo.put names them.
@@ -210,13 +214,18 @@ enum AcceptCommand: Command {
         let photos = Self.items(carried, type: PhotoEvent.Kind.put.rawValue)
         if inv.json {
             Console.json(["family": code.family.description, "device": home.deviceID.hex, "role": code.role.rawValue,
-                          "carried": records, "carriedPhotos": photos, "includeShared": !inv.flag("--keep-private")] as [String: Any])
+                          "carried": records, "carriedPhotos": photos, "includeShared": !inv.flag("--keep-private"),
+                          "notCarried": carried.isEmpty && inv.flag("--without-own-records") ? kept : 0] as [String: Any])
             return
         }
         Console.out("Joined family \(code.family) as \(code.role.rawValue) (device \(home.deviceID.short) \"\(name)\").")
         if !carried.isEmpty {
             let what = photos == 0 ? "\(subjects) care subject(s) and \(records) record(s)" : "\(subjects) care subject(s), \(records) record(s) and \(photos) photo(s)"
             Console.out("Wrote \(what) of this device into the family.")
+        }
+        if carried.isEmpty, kept > 0, inv.flag("--without-own-records") {
+            Console.out("This device's \(kept) record(s) of its own were not carried into the family: they stay in its log, no longer shown "
+                        + "('famctl export stores DIR --before-joining' writes them).")
         }
         Console.out(inv.flag("--keep-private") ? "View: this device's own records only." : "View: the whole family's records.")
     }
