@@ -269,6 +269,19 @@ public final class EventLog {
         }
     }
 
+    /// The stored envelopes with these ids, read in one scan of the log
+    /// (ids are not indexed); decoded, not verified. Ids it does not hold
+    /// are left out.
+    public func envelopes(_ ids: Set<EventID>) throws -> [SyncEnvelope] {
+        guard !ids.isEmpty else { return [] }
+        var out: [SyncEnvelope] = []
+        let list = ids.map { "x'\($0.hex)'" }.joined(separator: ",")
+        try database.statement("SELECT bytes FROM events WHERE id IN (\(list))").forEachRow { r in
+            out.append(try SyncEnvelope(decoding: r.blob(0)))
+        }
+        return out
+    }
+
     /// When the event at (`family`, `author`, `seq`) arrived, by this
     /// device's clock (for the audit, and the owner's look at a join), if
     /// the log holds it.

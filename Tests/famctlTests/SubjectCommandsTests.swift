@@ -297,6 +297,29 @@ struct SubjectCommandsTests {
         #expect(history.contains("(moved to \(lily))"), "\(history)")
     }
 
+    /// A move on one device and an edit on another that had not seen it:
+    /// the trail says the move moved the record, and not that the edit
+    /// (which names the subject from before, and keeps nothing) moved it
+    /// back; `replay --record` says the same.
+    @Test func aTrailNamesTheMovesAloneWhateverTheEditsName() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let ada = try mum.ok("subject", "add", "baby", "--name", "Ada"), bo = try mum.ok("subject", "add", "baby", "--name", "Bo")
+        let id = try mum.ok("record", "add", "--focus", ada, "--store", "diaper", "wet=true")
+        for r in [mum, dad] { try r.ok("sync") }
+        try mum.ok("record", "update", id, "--focus", bo)
+        try dad.ok("record", "update", id, "note=dad's edit")
+        for r in [mum, dad, mum, dad] { try r.ok("sync") }
+        for r in [mum, dad] {
+            let trail = try r.ok("record", "show", id, "--history").split(separator: "\n")
+            #expect(trail.filter { $0.contains("(moved to") }.count == 1 && trail.contains { $0.contains("(moved to \(bo))") }
+                    && !trail.contains { $0.contains("note=") && $0.contains("moved to") }, "\(trail)")
+            #expect(try r.ok("record", "show", id).contains(bo))
+            let audit = try r.ok("replay", "--record", id)
+            #expect(audit.contains("(moved to \(bo))") && !audit.contains("(moved to \(ada))"), "\(audit)")
+        }
+    }
+
     /// A record a device adds for a subject while another removes it stays
     /// live under the removed subject on every device; status says so, with
     /// what to do.

@@ -97,15 +97,9 @@ enum RecordShowCommand: Command {
             return
         }
         Console.out(RecordView.line(r))
-        // A put that names another subject than the one before moved the record.
-        var focus: String?
+        let moves = try HistoryView.moves(history, home: home)
         for (i, h) in history.enumerated() {
-            var line = "  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil)
-            if case .string(let f)? = h.changes["$focus"] {
-                if let before = focus, before != f { line += "  (moved to \(f))" }
-                focus = f
-            }
-            Console.out(line)
+            Console.out("  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
         }
         // Each change was checked when it was written; changes made on two
         // devices at once can merge into a record that breaks a rule.
@@ -123,6 +117,36 @@ enum RecordShowCommand: Command {
 
 /// A record's trail, as `record show --history` and `replay --record` print it.
 enum HistoryView {
+    /// The versions of a trail (oldest first) that moved the record to
+    /// another subject, each with that subject: a put naming another subject
+    /// than the one the record had, that does not say it keeps the subject
+    /// it names (``PreparedChange/focusSince``: an edit made on a device that
+    /// had not yet seen a move names the subject from before it, and moves
+    /// nothing). The bodies say which: read from the log in one pass over
+    /// it, and only for a trail whose puts name more than one subject.
+    static func moves(_ history: [HistoryEntry], home: Home) throws -> [Int: String] {
+        func focus(_ h: HistoryEntry) -> String? { if case .string(let f)? = h.changes["$focus"] { f } else { nil } }
+        // A trail whose puts all name one subject moved nothing; otherwise
+        // each put after the first may have (the bodies say which did).
+        let puts = history.indices.filter { history[$0].operation == .put && focus(history[$0]) != nil }
+        guard Set(puts.compactMap { focus(history[$0]) }).count > 1 else { return [:] }
+        // Which of them keep their subject (a body with `focusSince`).
+        var keeps = Set<EventID>()
+        let wanted = Set(puts.dropFirst().map { history[$0].event })
+        for env in try home.log.envelopes(wanted) {
+            guard case .body(let body)? = try? home.openBody(env) else { continue }
+            if body.object[PreparedChange.focusSinceKey] != nil { keeps.insert(env.id) }
+        }
+        var out: [Int: String] = [:]
+        var current: String?
+        for (i, h) in history.enumerated() where h.operation == .put {
+            guard let f = focus(h) else { continue }
+            guard let c = current else { current = f; continue }
+            if c != f, !keeps.contains(h.event) { out[i] = f; current = f }
+        }
+        return out
+    }
+
     static func json(_ h: HistoryEntry) -> [String: Any] {
         ["event": h.event.hex, "author": h.version.author.hex, "hlc": TimeText.format(h.version.hlc.date),
          "counter": Int(h.version.hlc.counter), "op": h.operation.rawValue,

@@ -210,7 +210,10 @@ enum ReplayCommand: Command {
         }
         if let state {
             Console.out("record \(id.lowercasedText)  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
-            for (i, h) in history.enumerated() { Console.out("  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil)) }
+            let moves = try HistoryView.moves(history, home: home)
+            for (i, h) in history.enumerated() {
+                Console.out("  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
+            }
         } else {
             Console.out("record \(id.lowercasedText): no event naming it counts")
         }
