@@ -72,6 +72,9 @@ struct RecordRestoreTests {
         let head = try Home.open(mum.home).log.count()
         let refused = try mum.run("record", "restore", diaper, sleep)
         #expect(refused.code == 65 && refused.stderr.contains("record \(sleep) cannot come back: sleep.end: overlaps sleep "), "\(refused.stderr)")
+        // Its own times cannot be changed while it is deleted: the hint is the other sleep's.
+        #expect(refused.stderr.contains("famctl: A deleted record's times cannot be changed: correct the other sleep first")
+                && !refused.stderr.contains("Give this sleep times"), "\(refused.stderr)")
         #expect(try Home.open(mum.home).log.count() == head, "nothing written")
         #expect(try mum.ok("record", "show", diaper).hasSuffix("(deleted)"))
         #expect(try mum.ok("record", "restore", diaper, diaper) == diaper, "each id once")

@@ -52,9 +52,13 @@ enum RecordRestoreCommand: Command {
                         restoredSleeps.append((r.id, r.focus, start, end))
                     }
                 } catch let e as CLIError {
-                    throw CLIError(e.code, "record \(r.id.lowercasedText) cannot come back: \(e.message); nothing was written",
-                                   hint: (try? home.projector.subject(focus)) == nil
-                                       ? "Bring its care subject back first: famctl subject restore \(focus)" : e.hint)
+                    // A deleted sleep's own times cannot be changed: only the other's.
+                    let other = e.message.range(of: "overlaps sleep ").map { String(e.message[$0.upperBound...].prefix(36)) }
+                    let hint = (try? home.projector.subject(focus)) == nil
+                        ? "Bring its care subject back first: famctl subject restore \(focus)"
+                        : other.flatMap { UUID(text: $0) == nil ? nil : "A deleted record's times cannot be changed: correct the other sleep first "
+                            + "('famctl record show \($0)', then 'famctl record update \($0) start=… end=…'), then restore this one." } ?? e.hint
+                    throw CLIError(e.code, "record \(r.id.lowercasedText) cannot come back: \(e.message); nothing was written", hint: hint)
                 }
             }
         }
