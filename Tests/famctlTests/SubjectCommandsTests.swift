@@ -362,7 +362,10 @@ struct SubjectCommandsTests {
         #expect(try mum.ok("record", "update", b, "nap=true") == b)
         // A change of its times must still not overlap.
         let moved = try mum.run("record", "update", b, "end=2026-11-29T14:20:00+01:00")
-        #expect(moved.code == 65 && moved.stderr.contains("overlaps sleep"), "\(moved.stderr)")
+        #expect(moved.code == 65 && moved.stderr.contains("overlaps sleep \(a)") && moved.stderr.contains("(the record already overlapped it: changes made on two devices merged)")
+                && moved.stderr.contains("or correct the other: 'famctl record update \(a) start=… end=…'"), "\(moved.stderr)")
+        // Given times clear of the other, the change is taken.
+        #expect(try mum.ok("record", "update", b, "start=2026-11-29T14:00:00+01:00", "end=2026-11-29T14:20:00+01:00") == b)
     }
 
     /// A baby renamed to another baby's name: said, as on add.

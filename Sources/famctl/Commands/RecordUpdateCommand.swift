@@ -58,6 +58,11 @@ enum RecordUpdateCommand: Command {
         let event = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: newAt, fields: changes)
         let body = try RecordInput.keepingFocus(event.body, of: id, home: home)
         let brokenBefore = RecordView.brokenRules(current)
+        // A sleep a merge left overlapping another: its overlap is not this change's doing either.
+        var overlappedBefore: String?
+        if current.store == StoreName.sleep.rawValue, let start = StoreSchema.time(current.fields["start"]) {
+            overlappedBefore = try home.projector.overlappingSleep(focus: current.focus, start: start, end: StoreSchema.time(current.fields["end"]), excluding: id)?.id.lowercasedText
+        }
         let envs = try home.append([body]) {
             do {
                 try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil,
@@ -67,6 +72,9 @@ enum RecordUpdateCommand: Command {
                 // (a merge), and a change must leave it valid.
                 throw CLIError(e.code, e.message + " (the record already broke this rule: changes made on two devices merged)",
                                hint: "Give the fields the rule names with this change, e.g. 'famctl record update \(id.lowercasedText) field=value …', to make the record valid.")
+            } catch let e as CLIError where overlappedBefore.map({ e.message.contains("overlaps sleep \($0)") }) ?? false {
+                throw CLIError(e.code, e.message + " (the record already overlapped it: changes made on two devices merged)",
+                               hint: "Give this sleep times outside the other with this change (start=… end=…), or correct the other: 'famctl record update \(overlappedBefore ?? "") start=… end=…'.")
             }
             try RecordInput.checkFitsOneEvent(body)
             // The record as a whole must fit in one event too: its export is
