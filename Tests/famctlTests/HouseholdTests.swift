@@ -132,6 +132,16 @@ struct HouseholdTests {
         #expect(try Home.open(mum.home).log.count(in: Home.open(mum.home).family) == events)
     }
 
+    /// Two members of one name, given in part: each suggested with its device id.
+    @Test func twoMembersOfOneNameAreToldApartInTheHint() throws {
+        let (mum, _) = try Self.family([("Twin", "member"), ("Twin", "member")])
+        try mum.ok("sync")
+        let twins = try Self.members(mum).filter { $0["name"] as? String == "Twin" }.compactMap { ($0["device"] as? String).map { String($0.prefix(12)) } }
+        #expect(twins.count == 2)
+        let part = try mum.run("member", "remove", "Tw")
+        #expect(part.code == 65 && twins.allSatisfy { part.stderr.contains("\"Twin\" (device \($0))") }, "\(part.stderr)")
+    }
+
     /// A new role, a removal and a revoked invitation reach the shared
     /// folder at once, as an invitation does (a user trial: the revoked
     /// code's holder looked like a member until the owner's next sync).
@@ -387,8 +397,11 @@ struct HouseholdTests {
         let cDevice = try Home.open(c.home).deviceID
         let removeC = try mum.run("member", "remove", String(cDevice.hex.prefix(8)))
         #expect(removeC.code == 65 && removeC.stderr.contains("device \(cDevice.short) is not a member: its join was refused (the invite was revoked"), "\(removeC.stderr)")
+        // By the name it joined under too, and status names it so.
+        let byName = try mum.run("member", "remove", "C")
+        #expect(byName.code == 65 && byName.stderr.contains("device \(cDevice.short) is not a member: its join was refused (the invite was revoked"), "\(byName.stderr)")
         let status = try mum.ok("status")
-        #expect(status.contains("\(cDevice.short) ? (its join was refused: not a member)"), "\(status)")
+        #expect(status.contains("\(cDevice.short) C (its join was refused: not a member)"), "\(status)")
     }
 
     /// Whoever holds the family's key cannot make themselves its owner: the

@@ -64,6 +64,8 @@ public struct Household: Sendable {
         /// The invitation it named.
         public let invite: InviteID
         public let reason: String
+        /// The name the device joined under.
+        public var name: String = ""
     }
 
     public private(set) var name: String?
@@ -99,8 +101,8 @@ public struct Household: Sendable {
         for e in sorted {
             guard let why = apply(e, family: family) else { continue }
             rejected[e.id] = why
-            if case .memberJoin(let invite, _, _, _) = e.event, refusedJoins[e.author] == nil {
-                refusedJoins[e.author] = RefusedJoin(event: e.id, invite: invite, reason: why)
+            if case .memberJoin(let invite, let name, _, _) = e.event, refusedJoins[e.author] == nil {
+                refusedJoins[e.author] = RefusedJoin(event: e.id, invite: invite, reason: why, name: name)
             }
         }
     }

@@ -57,7 +57,9 @@ enum MemberLookup {
             if alike.count == 1 { throw .data("no member \"\(text)\"", hint: "Names are matched exactly: did you mean \"\(alike[0])\"?") }
             throw .data("'\(text)' is too short for a device id: give at least 4 of its characters", hint: "'famctl members' lists them.")
         }
-        if byID.isEmpty, text.count >= 4, let refused = h.refusedJoins.keys.sorted().first(where: { $0.hex.hasPrefix(text.lowercased()) }) {
+        // A device whose join was refused, by its id or (no member of that name) by the name it joined under.
+        let refusedByName = byName.isEmpty ? h.refusedJoins.filter { $0.value.name == text }.keys.sorted() : []
+        if byID.isEmpty, let refused = refusedByName.first ?? (text.count >= 4 ? h.refusedJoins.keys.sorted().first(where: { $0.hex.hasPrefix(text.lowercased()) }) : nil) {
             throw .data("device \(refused.short) is not a member: its join was refused (\(h.refusedJoins[refused]!.reason))",
                         hint: "Nothing of it counts in the family; there is nothing to remove or change. 'famctl status' lists the devices whose events this device holds.")
         }
@@ -68,7 +70,11 @@ enum MemberLookup {
             if alike.count == 1 {
                 hint = "Names are matched exactly: did you mean \"\(alike[0])\"?"
             } else if byID.isEmpty, !starting.isEmpty {
-                hint = "Names are matched in full: did you mean " + starting.prefix(3).map { "\"\($0)\"" }.joined(separator: " or ") + "?"
+                // Two members of one name are told apart by their ids.
+                let named = h.members.values.filter { starting.contains($0.name) }.sorted { ($0.name, $0.device.hex) < ($1.name, $1.device.hex) }
+                hint = "Names are matched in full: did you mean " + named.prefix(3).map { m in
+                    "\"\(m.name)\"" + (named.filter { $0.name == m.name }.count > 1 ? " (device \(m.device.short))" : "")
+                }.joined(separator: " or ") + "?"
             } else {
                 hint = "'famctl members' lists them; a device that joined is listed once its join reaches this device ('famctl sync')."
             }

@@ -62,7 +62,7 @@ enum StatusCommand: Command {
         let waitingOnly = pendingBy.filter { heads[$0.key] == nil && $0.value > 0 }.keys.sorted()
         /// How many of `a`'s files have not arrived whole yet.
         func notArrived(_ a: DeviceID) -> Int { unverifiable.count { $0.path.hasPrefix(a.hex) } }
-        func name(_ d: DeviceID) -> String { household.members[d]?.name ?? (d == home.deviceID ? home.deviceName : "?") }
+        func name(_ d: DeviceID) -> String { household.members[d]?.name ?? household.refusedJoins[d]?.name ?? (d == home.deviceID ? home.deviceName : "?") }
 
         if inv.json {
             Console.json([
