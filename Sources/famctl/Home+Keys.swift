@@ -131,6 +131,15 @@ extension Home {
                             + "(expired \(TimeText.format(expires)), arrived \(TimeText.format(arrived))); its clock dates the join in time. "
                             + "If you did not expect it, remove it: 'famctl member remove \(used.short)'.")
             }
+            // Revocation likewise: a join dated before it counts, however
+            // late it arrives (a device that accepted offline, or a leaked
+            // code used with a clock set back). Said once, as it is recorded.
+            if let revoked = invite.revoked, let arrived = try log.receivedAt(of: used, seq: 1, in: family),
+               arrived > revoked.hlc.date, let m = h.members[used] {
+                Console.err("famctl: warning: \(m.name) (\(used.short)) joined with invitation \(invite.id.hex.prefix(8)) before it was revoked, by its clock, "
+                            + "but its join reached this device after the revocation (revoked \(TimeText.format(revoked.hlc.date)), arrived \(TimeText.format(arrived))): "
+                            + "it is a member, and gets the family's key. If you did not expect it, remove it: 'famctl member remove \(used.short)'.")
+            }
         }
         let missing = h.membersMissingKey(epoch: current.epoch)
         for m in missing {

@@ -132,6 +132,31 @@ struct HouseholdTests {
         #expect(try Home.open(mum.home).log.count(in: Home.open(mum.home).family) == events)
     }
 
+    /// A code accepted offline, then revoked before the join arrived: the
+    /// join, dated before the revocation, counts; the owner is told, once,
+    /// and `members` says the invitation was revoked after it was used.
+    @Test func aJoinThatArrivesAfterItsInvitationWasRevokedIsSaid() throws {
+        let mum = FamctlRunner(), late = FamctlRunner()
+        let dir = mum.root + "/shared"
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        let code = try mum.ok("invite")
+        try mum.ok("sync")
+        try late.ok("accept", code, "--name", "Late", "--dir", late.root + "/offline")
+        let invites = try JSONSerialization.jsonObject(with: Data(try mum.ok("invite", "--list", "--json").utf8)) as? [[String: Any]] ?? []
+        let invite = try #require(invites.first?["invite"] as? String)
+        let revoked = try mum.ok("invite", "--revoke", String(invite.prefix(8)))
+        #expect(revoked.contains("a device that joined with it before now, by its clock, and has not synced yet is a member all the same"), "\(revoked)")
+        try late.ok("settings", "sync", "--dir", dir)
+        try late.ok("sync")
+        let told = try mum.run("sync")
+        #expect(told.code == 0 && told.stderr.contains("famctl: warning: Late (") && told.stderr.contains("joined with invitation \(invite.prefix(8)) before it was revoked, by its clock")
+                && told.stderr.contains("'famctl member remove "), "\(told.stderr)")
+        #expect(try !mum.run("sync").stderr.contains("before it was revoked"), "said once")
+        let members = try mum.ok("members")
+        #expect(members.split(separator: "\n").contains { $0.contains("Late") && $0.contains("(revoked after it was used)") }, "\(members)")
+    }
+
     /// Two members of one name, given in part: each suggested with its device id.
     @Test func twoMembersOfOneNameAreToldApartInTheHint() throws {
         let (mum, _) = try Self.family([("Twin", "member"), ("Twin", "member")])

@@ -24,7 +24,8 @@ enum MembersCommand: Command {
         }
         var rows: [[String: Any]] = h.members.values.sorted { $0.joined < $1.joined }.map { m in
             ["name": m.name, "device": m.device.hex, "role": m.role.rawValue, "state": m.isActive ? "active" : "removed",
-             "joined": TimeText.format(m.joined.hlc.date), "invite": m.invite?.hex ?? NSNull(), "me": m.device == home.deviceID]
+             "joined": TimeText.format(m.joined.hlc.date), "invite": m.invite?.hex ?? NSNull(), "me": m.device == home.deviceID,
+             "inviteRevoked": m.invite.flatMap { h.invites[$0]?.revoked } != nil]
         }
         let now = HLC.milliseconds(of: Date())
         for i in h.invites.values.sorted(by: { $0.created < $1.created }) where i.usedBy == nil && i.revoked == nil && i.expiresMs >= now {
@@ -38,7 +39,9 @@ enum MembersCommand: Command {
             let device = (r["device"] as? String).map { String($0.prefix(12)) } ?? "-"
             let me = (r["me"] as? Bool) == true ? " (this device)" : ""
             let joined = (r["joined"] as? String).map { "joined \($0)" } ?? "not yet joined"
-            let invite = (r["invite"] as? String).map { "invite \($0.prefix(8))" } ?? "created the family"
+            let invite = (r["invite"] as? String).map { id in
+                "invite \(id.prefix(8))" + ((r["inviteRevoked"] as? Bool) == true ? " (revoked after it was used)" : "")
+            } ?? "created the family"
             Console.out("  \(name)\(me)  \(device)  \(r["role"]!)  \(r["state"]!)  \(joined)  \(invite)")
         }
     }
