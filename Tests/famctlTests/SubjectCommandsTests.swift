@@ -342,6 +342,16 @@ struct SubjectCommandsTests {
         }
         let update = try mum.run("record", "update", orphan, "color=yellow")
         #expect(update.code == 65 && update.stderr.contains("--focus OTHER") && update.stderr.contains("subject restore \(noah)"), "\(update.stderr)")
+        // Its home's export, imported there again, changes nothing (the row is the record as it is).
+        try mum.ok("export", "stores", mum.root + "/out")
+        let again = try mum.run("import", "stores", mum.root + "/out")
+        #expect(again.code == 0 && again.stdout.contains("diaper.json: 0 added, 0 updated, 1 unchanged"), "\(again.stdout) \(again.stderr)")
+        // Changed in the file, it is refused, as a record added for a removed subject is.
+        let file = mum.root + "/out/diaper.json"
+        try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(of: "\"wet\" : true", with: "\"wet\" : true, \"note\" : \"later\"")
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let changed = try mum.run("import", "stores", mum.root + "/out")
+        #expect(changed.code == 65 && changed.stderr.contains("its care subject \(noah) is removed"), "\(changed.stderr)")
     }
 
     /// Two sleeps of one baby that a merge left overlapping can still have

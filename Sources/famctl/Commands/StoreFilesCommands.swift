@@ -347,12 +347,16 @@ enum ImportStoresCommand: Command {
                     if subjectsUnread, !knownSubjects.contains(r.focus) {
                         throw CLIError.data("its care subject \(r.focus) is not on this device, and subjects.json, which may hold it, could not be read (above): fix that file and import again")
                     }
-                    if !knownSubjects.contains(r.focus), removed[r.focus] != nil {
+                    let ofRemovedSubject = !knownSubjects.contains(r.focus) && removed[r.focus] != nil
+                    if !ofRemovedSubject && !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
+                    let change = try change(for: r, store: store, home: home)
+                    // A record of a removed subject that the home holds as the
+                    // row has it (one a merge left there, exported from this
+                    // home) is unchanged; any other is refused.
+                    if ofRemovedSubject, change != nil {
                         throw CLIError.data("its care subject \(r.focus) is removed ('famctl subject list --removed'): give the row another subject, "
                                             + "or add the subject again (a row of subjects.json, or 'famctl subject add') and import again")
                     }
-                    if !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
-                    let change = try change(for: r, store: store, home: home)
                     // A row equal to the home's record is left alone, whatever rules the record breaks.
                     var broken = change == nil ? [] : try validate(r, store: store, home: home, replacing: fileIDs)
                     if store == .sleep, let s = StoreSchema.time(r.fields["start"]) {
