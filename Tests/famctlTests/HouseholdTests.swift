@@ -157,6 +157,29 @@ struct HouseholdTests {
         #expect(members.split(separator: "\n").contains { $0.contains("Late") && $0.contains("(revoked after it was used)") }, "\(members)")
     }
 
+    /// A record created by a change the family stops counting (its author
+    /// removed before it, by the owner's clock) and edited by another member
+    /// meanwhile: what is left breaks the store's rules, and `record show`
+    /// says why, with how to write the change again or remove what is left.
+    @Test func aRecordWhoseCreationDoesNotCountIsExplained() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.members[0], family.members[1])
+        try mum.ok("settings", "sync", "--dir", mum.root + "/offline")
+        try mum.ok("member", "remove", "Dad")
+        let id = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try dad.ok("sync")
+        try gran.ok("sync")
+        try gran.ok("record", "update", id, "note=gran's fix")
+        try gran.ok("sync")
+        try mum.ok("settings", "sync", "--dir", family.dir)
+        for r in [mum, dad, gran, mum, gran] { try r.ok("sync") }
+        let shown = try gran.run("record", "show", id)
+        let dadShort = try Home.open(dad.home).deviceID.short
+        #expect(shown.code == 0 && shown.stderr.contains("the change that created it, by \(dadShort), does not count in the family (written after the author's removal")
+                && shown.stderr.contains("'famctl replay --record \(id)' shows what that change wrote") && shown.stderr.contains("'famctl record delete \(id)'"), "\(shown.stderr)")
+        #expect(try mum.ok("digest") == gran.ok("digest"))
+    }
+
     /// Two members of one name, given in part: each suggested with its device id.
     @Test func twoMembersOfOneNameAreToldApartInTheHint() throws {
         let (mum, _) = try Self.family([("Twin", "member"), ("Twin", "member")])

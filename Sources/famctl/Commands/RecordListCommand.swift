@@ -102,16 +102,41 @@ enum RecordShowCommand: Command {
             Console.out("  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
         }
         // Each change was checked when it was written; changes made on two
-        // devices at once can merge into a record that breaks a rule.
+        // devices at once can merge into a record that breaks a rule, and so
+        // can a change left without the record's first one, which the family
+        // does not count (its author's join refused, or its author removed).
         if !problems.isEmpty {
-            Console.err("famctl: warning: the record breaks its store's rules (changes made on two devices merged): \(problems.joined(separator: "; ")); "
-                        + "fix it with 'famctl record update \(id.lowercasedText) field=value …'.")
+            if let first = try Self.uncountedChange(of: id, home: home) {
+                Console.err("famctl: warning: the record breaks its store's rules: \(problems.joined(separator: "; ")): the change that created it, by \(first.author.short), "
+                            + "does not count in the family (\(first.reason)), and what is left is the later changes alone. "
+                            + "'famctl replay --record \(id.lowercasedText)' shows what that change wrote; write it again with 'famctl record update \(id.lowercasedText) field=value …', "
+                            + "or remove what is left with 'famctl record delete \(id.lowercasedText)'.")
+            } else {
+                Console.err("famctl: warning: the record breaks its store's rules (changes made on two devices merged): \(problems.joined(separator: "; ")); "
+                            + "fix it with 'famctl record update \(id.lowercasedText) field=value …'.")
+            }
         }
         if !unlisted.isEmpty {
             let all = listed.sorted() + unlisted
             Console.err("famctl: warning: photo\(unlisted.count == 1 ? "" : "s") \(unlisted.joined(separator: ", ")) of this record \(unlisted.count == 1 ? "is" : "are") not in its photos list "
                         + "(two devices added photos to it at once, and one list won): 'famctl record update \(id.lowercasedText) photos=\(all.joined(separator: ","))' puts \(unlisted.count == 1 ? "it" : "them") back.")
         }
+    }
+}
+
+extension RecordShowCommand {
+    /// A change of record `id` that the family does not count and that
+    /// created it (a put older than every counted one), with why: read from
+    /// the rejected events' bodies, the first 1 000 of them at most.
+    static func uncountedChange(of id: UUID, home: Home) throws -> (author: DeviceID, reason: String)? {
+        let created = try home.projector.record(id)?.created
+        for r in try home.projector.rejections().prefix(1_000) {
+            guard let seq = r.seq, let env = try? home.log.chain(of: r.author, in: home.family, seqs: seq...seq).first,
+                  case .body(let body)? = try? home.openBody(env), let change = try? RecordEvent(body),
+                  change.record == id, change.kind == .put, created.map({ Version(env) < $0 }) ?? true else { continue }
+            return (r.author, r.reason)
+        }
+        return nil
     }
 }
 
