@@ -107,6 +107,35 @@ extension Projector {
         return rows.reversed()
     }
 
+    /// The first record row whose copied columns (`store`, `focus`, `at`,
+    /// `at_ms`, which lists, ranges and the view index read) do not say
+    /// what its fields say (`$store`, `$focus`, `$at`), as a finding;
+    /// `nil` when every row agrees. The digest covers the fields, not the
+    /// copies: `replay` checks them this way (a row altered in place).
+    public func copiedColumnsMismatch() throws -> String? {
+        var finding: String?
+        struct Found: Error {}
+        do {
+            try database.prepare("SELECT id, store, focus, at, at_ms, fields FROM \(schema).p_entities WHERE kind = 'record' AND put_version IS NOT NULL")
+                .forEachRow { r in
+                    guard let fields = EntityState.decodeFields(r.blob(5)) else { return }   // a damaged value: listing says so
+                    func meta(_ name: String) -> String? { fields[name]?.text.flatMap { JSONValue.parse($0)?.stringValue } }
+                    let id = r.text(0)
+                    let columns: [(String, String?, String?)] = [
+                        ("store", r.isNull(1) ? nil : r.text(1), meta("$store")),
+                        ("focus", r.isNull(2) ? nil : r.text(2), meta("$focus")),
+                        ("at", r.isNull(3) ? nil : r.text(3), meta("$at")),
+                        ("at_ms", r.isNull(4) ? nil : String(r.int(4)), meta("$at").flatMap(TimeValue.parse).map { String(EntityState.milliseconds($0)) }),
+                    ]
+                    for (name, column, expected) in columns where column != expected {
+                        finding = "record \(id): its \(name) column says \(column ?? "nothing"), its fields \(expected ?? "nothing")"
+                        throw Found()
+                    }
+                }
+        } catch is Found {}
+        return finding
+    }
+
     /// The columns ``recordState(_:id:put:)`` reads, from `id` (0) and
     /// `put_version` (1) on.
     static let recordColumns = "id, put_version, delete_version, coalesce(first_put, put_version), store, focus, at, fields"

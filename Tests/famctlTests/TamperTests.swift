@@ -163,5 +163,16 @@ struct TamperTests {
         #expect(try f.ok("rebuild").hasPrefix("rebuilt the stores from "))
         #expect(try f.ok("record", "list").contains("mood=2"))
         #expect(try f.ok("replay").hasSuffix("result: OK"))
+        // A column copied out of the fields (the record's moment, which
+        // lists and ranges read) altered in place: the digest does not
+        // cover it, replay still finds it.
+        for (column, value) in [("at", "'2026-11-29T06:11:00+01:00'"), ("at_ms", "at_ms + 60000"), ("store", "'feeding'")] {
+            let db = try Database(path: f.home + "/" + ProjectionFileTests.currentFile(f.home))
+            try db.execute("UPDATE p_entities SET \(column) = \(value) WHERE kind = 'record'")
+            let altered = try f.run("replay")
+            #expect(altered.code == 3 && altered.stderr.contains("is damaged (record ") && altered.stderr.contains("its \(column) column says"), "\(column): \(altered.stderr)")
+            #expect(try f.ok("rebuild").hasPrefix("rebuilt the stores from "))
+            #expect(try f.ok("replay").hasSuffix("result: OK"))
+        }
     }
 }

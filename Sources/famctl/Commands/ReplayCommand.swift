@@ -120,7 +120,10 @@ enum ReplayCommand: Command {
         // Pages the digest does not read (an index) can be damaged too: the
         // file is checked as SQLite checks it.
         let projectionFile = home.path + "/" + home.projectionName
-        let damage = until == nil ? (home.log.database.lockedExclusively ? home.projectionDamage() : Home.damage(of: projectionFile))
+        // So can the columns copied out of each record's fields for lists
+        // (its moment, its store), which the digest does not cover.
+        let copies = until == nil ? try home.projector.copiedColumnsMismatch() : nil
+        let damage = until == nil ? ((home.log.database.lockedExclusively ? home.projectionDamage() : Home.damage(of: projectionFile)) ?? copies)
             .map { (file: projectionFile, finding: $0) } : nil
         let agrees = until != nil || (rebuilt == live && damage == nil)
 
