@@ -250,6 +250,11 @@ struct HouseholdTests {
                 && uncles.contains { $0.contains(late) && $0.contains("(not counted:") }, "\(uncles)")
         let logged = try JSONSerialization.jsonObject(with: Data(try mum.ok("log", "--author", "Uncle", "--json").utf8)) as? [[String: Any]] ?? []
         #expect(logged.filter { $0["notCounted"] != nil }.count == 1)
+        // What the uncle cannot open (Mum's record under the new key): said in
+        // text, and in JSON as no type, with why apart.
+        #expect(try uncle.ok("log").contains("(encrypted: no key for epoch 1)"))
+        let unopened = (try JSONSerialization.jsonObject(with: Data(try uncle.ok("log", "--json").utf8)) as? [[String: Any]] ?? []).filter { $0["unopened"] != nil }
+        #expect(!unopened.isEmpty && unopened.allSatisfy { $0["type"] is NSNull && $0["unopened"] as? String == "no key for epoch 1" }, "\(unopened)")
         // A name in other letters' case is the member's; the start of
         // one that is hex too ("Dad") is not taken for a device id with
         // no events, but said, with the names it starts (a user trial).

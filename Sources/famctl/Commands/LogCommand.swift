@@ -155,10 +155,12 @@ struct LogEntries: Sendable {
             } else if focus != nil { return nil }
         case .noKey(let epoch):
             if focus != nil { return nil }
-            row["type"] = "(encrypted: no key for epoch \(epoch))"
+            // In JSON the type is not known (null), and why apart: a script
+            // that filters on `type` meets no made-up value.
+            if json { row["type"] = NSNull(); row["unopened"] = "no key for epoch \(epoch)" } else { row["type"] = "(encrypted: no key for epoch \(epoch))" }
         case .failed(let e):
             if focus != nil { return nil }
-            row["type"] = "(unreadable: \(e))"
+            if json { row["type"] = NSNull(); row["unopened"] = "unreadable: \(e)" } else { row["type"] = "(unreadable: \(e))" }
         }
         return json ? StreamedEntry.item(row) : StreamedEntry.line(LogCommand.line(row))
     }
