@@ -62,23 +62,31 @@ struct TamperTests {
     /// stops there with exit 65 naming it, and the other devices receive
     /// nothing damaged. `rebuild` says how many events it could not open
     /// rather than dropping their changes without a word.
+    /// Flips a byte of the device's own event `back` seqs before its last,
+    /// in place in its log (past the log's append-only triggers, put back
+    /// after), as bit rot would: its device id (hex) and that seq.
+    static func damageOwnEvent(_ r: FamctlRunner, back: Int64) throws -> (device: String, seq: Int64) {
+        let device = try #require(try JSONSerialization.jsonObject(with: Data(try r.ok("status", "--json").utf8)) as? [String: Any])["device"] as? String
+        let hex = try #require(device)
+        let db = try Database(path: r.home + "/famctl.sqlite")
+        var triggers: [String] = []
+        try db.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { triggers.append($0.text(1)); try db.execute("DROP TRIGGER \($0.text(0))") }
+        let seq = try #require(try db.statement("SELECT max(seq) - ?2 FROM events WHERE author = ?1").first([.blob(Hex.decode(hex)!), .integer(back)], { $0.int(0) }))
+        var bytes = try #require(try db.statement("SELECT bytes FROM events WHERE author = ?1 AND seq = ?2").first([.blob(Hex.decode(hex)!), .integer(seq)], { $0.blob(0) }))
+        bytes[bytes.count - 80] ^= 0x01
+        try db.run("UPDATE events SET bytes = ?1 WHERE author = ?2 AND seq = ?3", [.blob(bytes), .blob(Hex.decode(hex)!), .integer(seq)])
+        for sql in triggers { try db.execute(sql) }
+        return (hex, seq)
+    }
+
     @Test func aDamagedOwnEventIsNotPublishedAndRebuildSaysSo() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
         for i in 1...4 {
             try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=r\(i)")
         }
-        let me = try #require(try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])
-        let device = try #require(me["device"] as? String)
         // The third of them, bytes changed in place (past the log's append-only triggers).
-        let db = try Database(path: mum.home + "/famctl.sqlite")
-        var triggers: [String] = []
-        try db.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { triggers.append($0.text(1)); try db.execute("DROP TRIGGER \($0.text(0))") }
-        let seq = try #require(try db.statement("SELECT max(seq) - 1 FROM events WHERE author = ?1").first([.blob(Hex.decode(device)!)], { $0.int(0) }))
-        var bytes = try #require(try db.statement("SELECT bytes FROM events WHERE author = ?1 AND seq = ?2").first([.blob(Hex.decode(device)!), .integer(seq)], { $0.blob(0) }))
-        bytes[bytes.count - 80] ^= 0x01
-        try db.run("UPDATE events SET bytes = ?1 WHERE author = ?2 AND seq = ?3", [.blob(bytes), .blob(Hex.decode(device)!), .integer(seq)])
-        for sql in triggers { try db.execute(sql) }
+        let (device, seq) = try Self.damageOwnEvent(mum, back: 1)
 
         let synced = try mum.run("sync")
         #expect(synced.code == 65, "\(synced.code) \(synced.stderr)")
@@ -107,16 +115,7 @@ struct TamperTests {
         let mum = family.mum
         for i in 1...3 { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)") }
         try mum.ok("sync")
-        let device = try #require(try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])["device"] as? String
-        let hex = try #require(device)
-        let db = try Database(path: mum.home + "/famctl.sqlite")
-        var triggers: [String] = []
-        try db.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { triggers.append($0.text(1)); try db.execute("DROP TRIGGER \($0.text(0))") }
-        let seq = try #require(try db.statement("SELECT max(seq) FROM events WHERE author = ?1").first([.blob(Hex.decode(hex)!)], { $0.int(0) }))
-        var bytes = try #require(try db.statement("SELECT bytes FROM events WHERE author = ?1 AND seq = ?2").first([.blob(Hex.decode(hex)!), .integer(seq)], { $0.blob(0) }))
-        bytes[bytes.count - 80] ^= 0x01
-        try db.run("UPDATE events SET bytes = ?1 WHERE author = ?2 AND seq = ?3", [.blob(bytes), .blob(Hex.decode(hex)!), .integer(seq)])
-        for sql in triggers { try db.execute(sql) }
+        let (hex, seq) = try Self.damageOwnEvent(mum, back: 0)
 
         let folder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first.map { family.dir + "/" + $0 + "/" + hex })
         let holding = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { name in
