@@ -267,6 +267,28 @@ struct PhotoTests {
         #expect(rounds[0].count == 1 && rounds.allSatisfy { $0 == rounds[0] }, "the cache changed from round to round: \(rounds)")
     }
 
+    /// A photo that is nowhere to be fetched (its blob lost from the
+    /// shared folder) takes no room in the prefetch's count: the photos
+    /// after it that fit are fetched, not left out at every round.
+    @Test func aPhotoThatCannotBeFetchedTakesNoRoomInThePrefetch() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        var blobs: [String] = []
+        for (i, size) in [9_000, 2_000].enumerated() {
+            let f = mum.root + "/p\(i).jpg"
+            try Data(Self.jpeg(size, marker: "room\(i)")).write(to: URL(fileURLWithPath: f))
+            try mum.ok("photo", "add", record, f)   // ids in the order added
+            let cached = try FileManager.default.contentsOfDirectory(atPath: mum.home + "/photos").filter { $0.count == 64 }
+            blobs.append(try #require(cached.first { !blobs.contains($0) }))
+        }
+        try mum.ok("sync")
+        let family = try #require(try FileManager.default.contentsOfDirectory(atPath: dir).first)
+        try FileManager.default.removeItem(atPath: dir + "/" + family + "/blobs/" + blobs[0] + ".blob")   // the first one, lost
+        try dad.ok("settings", "photos", "--cache-mb", "0.01", "--prefetch", "on")   // 10 485 bytes: room for one of the two
+        for _ in 0..<2 { try dad.ok("sync") }
+        let cache = (try? FileManager.default.contentsOfDirectory(atPath: dad.home + "/photos")) ?? []   // no folder: nothing fetched
+        #expect(cache.filter { $0.count == 64 } == [blobs[1]], "\(cache)")
+    }
+
     @Test func aDamagedOnlyCopyIsNotUploaded() throws {
         let (mum, dad, _, dir, record) = try Self.household()
         let (file, _) = try Self.jpegFile(mum, 20_000, marker: "DAMAGED-BEFORE-SYNC")

@@ -319,8 +319,12 @@ enum SyncCommand: Command {
                     // The cache keeps the sealed file: the photo and its overhead.
                     let size = p.size + PhotoBlob.overhead
                     guard size <= room else { continue }
-                    room -= size
-                    do { _ = try home.photoBytes(p, peer: replicator.peer) } catch {
+                    do {
+                        _ = try home.photoBytes(p, peer: replicator.peer)
+                        // Only a photo fetched takes room: one that is not there
+                        // (not arrived yet, or lost) leaves it to the next.
+                        room -= size
+                    } catch {
                         // Not arrived yet: next round. A stalled server: the others
                         // too, each would wait out the timeout.
                         if (replicator.peer as? RetryingPeer)?.lastError?.isOffline == true { break }
