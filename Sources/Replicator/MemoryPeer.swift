@@ -24,6 +24,9 @@ public final class MemoryPeer: Peer {
         /// Objects whose reads stall until the timeout (`offline`): a server
         /// that takes the request and never answers it.
         public var stalledPaths: Set<String> = []
+        /// Paths under this prefix whose every write answers `unavailable`
+        /// (a server failing on one folder: the photos' blob area, say).
+        public var failingWritesUnder: String? = nil
         public init() {}
     }
 
@@ -82,6 +85,7 @@ public final class MemoryPeer: Peer {
 
     public func create(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
         try gate()
+        if let prefix = faults.failingWritesUnder, path.hasPrefix(prefix) { throw .unavailable("HTTP 500 (injected, for writes here)") }
         guard objects[path] == nil else { throw .alreadyExists }
         objects[path] = (bytes, nextTag())
         record(path)
@@ -89,6 +93,7 @@ public final class MemoryPeer: Peer {
 
     public func replace(_ path: String, _ bytes: [UInt8], expected: String?) throws(PeerError) -> String {
         try gate()
+        if let prefix = faults.failingWritesUnder, path.hasPrefix(prefix) { throw .unavailable("HTTP 500 (injected, for writes here)") }
         if roll(faults.competingWriter) {
             // Someone else wrote first: the caller's expectation is now stale.
             objects[path] = ((objects[path]?.bytes ?? []) + [0], nextTag())

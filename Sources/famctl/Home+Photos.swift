@@ -268,6 +268,9 @@ extension Home {
                 // Refused (a full server): the deleted photos' blobs are
                 // still erased and the cache kept in bounds, then it is said.
                 uploadFailure = uploadFailure ?? e
+                // Failing after its back-off: the others are asked once each,
+                // not each after a back-off of its own (a round of minutes).
+                if e.isTransient { (peer as? RetryingPeer)?.singleAttempts = true }
                 continue
             }
             uploaded += 1
@@ -285,6 +288,7 @@ extension Home {
                       Hex.encode(Sodium.blake2b256(bytes)) == blob else { continue }
                 do { guard try uploadBlob(blob, bytes, to: peer) else { continue } } catch let e as PeerError where !e.isOffline {
                     uploadFailure = uploadFailure ?? e
+                    if e.isTransient { (peer as? RetryingPeer)?.singleAttempts = true }
                     continue
                 }
                 // Written by this device: it may erase it, should the photo be deleted.

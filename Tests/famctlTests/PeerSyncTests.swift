@@ -780,6 +780,30 @@ struct FailingObjectTests {
     }
 }
 
+/// A server failing on every photo upload costs a round one back-off, not
+/// one per photo waiting (a day's photos made rounds of minutes).
+struct FailingPhotoUploadTests {
+    @Test func photoUploadsThatKeepFailingCostOneBackOff() throws {
+        let cloud = MemoryPeer(seed: 4)
+        var slept: [Double] = []
+        let peer = RetryingPeer(cloud, attempts: 4, rng: SplitMixRNG(seed: 4), sleep: { slept.append($0) })
+        let (mum, _, _, _, record) = try PhotoTests.household()
+        for i in 0..<3 {
+            let f = mum.root + "/p\(i).jpg"
+            try Data(PhotoTests.jpeg(1_000 + i, marker: "upload\(i)")).write(to: URL(fileURLWithPath: f))
+            try mum.ok("photo", "add", record, f)
+        }
+        let home = try Home.open(mum.home)
+        cloud.faults.failingWritesUnder = "blobs/"
+        #expect(throws: PeerError.self) { _ = try home.publishPhotos(to: peer) }
+        #expect(slept.count == 3, "one back-off for the first photo, then each asked once: \(slept)")
+        // The server well again: every photo goes out.
+        cloud.faults.failingWritesUnder = nil
+        let again = try home.publishPhotos(to: RetryingPeer(cloud, attempts: 4, rng: SplitMixRNG(seed: 5), sleep: { _ in }))
+        #expect(again.uploaded == 3)
+    }
+}
+
 /// The failures of a round's own reading-back and of its last requests do
 /// not cost it what it did before them.
 struct FailingRoundTests {
