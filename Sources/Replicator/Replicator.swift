@@ -347,6 +347,9 @@ public final class Replicator {
     /// Every path the last full listing showed (a shared directory, WebDAV),
     /// blobs included; `nil` when the peer has a change feed instead.
     public private(set) var lastListing: Set<String>?
+    /// The report of the last ``pull(ingest:)``, also of one that failed
+    /// midway: what it read and ingested before the failure.
+    public private(set) var lastPull: PullReport?
     /// The tag of every object the last round's pages showed, blobs
     /// included (with a change feed: those that changed).
     public private(set) var lastTags: [String: String] = [:]
@@ -409,6 +412,9 @@ public final class Replicator {
     /// applied; an expired token means listing from scratch.
     public func pull(ingest: SegmentIngest) throws -> PullReport {
         var report = PullReport()
+        // What a pull that fails midway did before it (what it ingested is
+        // kept): for the error to say.
+        defer { lastPull = report }
         let ownTags = try ownSegmentTags()
         let own = Set(ownTags.keys)
         var token = try meta("token")

@@ -780,6 +780,38 @@ struct FailingObjectTests {
     }
 }
 
+/// A round that a failing server ends midway keeps what it read before,
+/// and the error says it (the report is not printed: the round did not end).
+struct FailedRoundSaysWhatItDidTests {
+    @Test func theErrorNamesWhatWasPulledBeforeIt() throws {
+        let cloud = MemoryPeer(seed: 6)
+        let peer = RetryingPeer(cloud, attempts: 2, rng: SplitMixRNG(seed: 6), sleep: { _ in })
+        let mum = FamctlRunner(), gran = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/unused")
+        try mum.ok("subject", "add", "newMom")
+        try gran.ok("accept", try mum.ok("invite"), "--name", "Gran")
+        try InMemoryRounds.forgetPublished(mum, gran)
+        let mumHome = try Home.open(mum.home)
+        for i in 1...3 {
+            try mumHome.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T0\(i):00:00Z",
+                                            fields: ["mood": .int(Int64(i))]).body])
+            _ = try mumHome.syncRound(over: peer)
+        }
+        let segments = try cloud.changes(since: nil, limit: 1_000).objects.map(\.path).filter { $0.hasPrefix(mumHome.deviceID.hex) }.sorted()
+        #expect(segments.count == 3)
+        cloud.faults.brokenPaths = Set(segments.dropFirst())
+        let granHome = try Home.open(gran.home)
+        let r = try Replicator(log: granHome.log, peer: peer, family: granHome.family, me: granHome.deviceID)
+        #expect(throws: PeerError.self) { _ = try granHome.pulling { try r.pull { try granHome.ingest(batches: $0, onIngested: $1) } } }
+        let before = try #require(r.lastPull)
+        #expect(before.accepted > 0 && before.notYetArrived.count == 1, "\(before.accepted) \(before.notYetArrived)")
+        let said = SyncCommand.doneBefore(published: 2, pulled: before)
+        #expect(said == "before it failed, the round published 2 event(s) of this device and pulled \(before.accepted) new event(s); 1 file(s) not yet arrived: 'famctl status' lists them")
+        #expect(SyncCommand.doneBefore(published: 0, pulled: nil) == nil)
+    }
+}
+
 /// A server failing on every photo upload costs a round one back-off, not
 /// one per photo waiting (a day's photos made rounds of minutes).
 struct FailingPhotoUploadTests {

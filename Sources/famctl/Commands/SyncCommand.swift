@@ -266,9 +266,22 @@ enum SyncCommand: Command {
         return out
     }
 
+    /// What a round that failed did before: its events published (this
+    /// device's own, counted by how far its published seq moved) and those
+    /// pulled, and the files not arrived; `nil` for nothing.
+    static func doneBefore(published: UInt64, pulled: Replicator.PullReport?) -> String? {
+        var done: [String] = []
+        if published > 0 { done.append("published \(published) event(s) of this device") }
+        if let pulled, pulled.accepted > 0 { done.append("pulled \(pulled.accepted) new event(s)") }
+        var said = done.isEmpty ? [] : ["before it failed, the round " + done.joined(separator: " and ")]
+        if let pulled, !pulled.notYetArrived.isEmpty { said.append("\(pulled.notYetArrived.count) file(s) not yet arrived: 'famctl status' lists them") }
+        return said.isEmpty ? nil : said.joined(separator: "; ")
+    }
+
     private static func lockedRound(_ home: Home) throws -> Round {
         let replicator = try home.replicator()
         let deniedBefore = ownDenied(home)
+        let publishedBefore = try Replicator.publishedSeq(log: home.log, family: home.family)
         do {
             // A peer that refuses this device's writes (a read-only mount, a
             // full disk, a server failing on this device's folder alone)
@@ -340,7 +353,11 @@ enum SyncCommand: Command {
                          warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere(home, before: deniedBefore))
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
-            throw failure(e, at: replicator.peer.label, probing: false)
+            // What the round did before it failed is kept: said with the error.
+            let failed = failure(e, at: replicator.peer.label, probing: false)
+            let published = (try? Replicator.publishedSeq(log: home.log, family: home.family)).map { $0 > publishedBefore ? $0 - publishedBefore : 0 } ?? 0
+            let before = Self.doneBefore(published: published, pulled: replicator.lastPull)
+            throw before.map { CLIError(failed.code, failed.message + " (" + $0 + ")", hint: failed.hint) } ?? failed
         }
     }
 
