@@ -786,20 +786,9 @@ struct FailedRoundSaysWhatItDidTests {
     @Test func theErrorNamesWhatWasPulledBeforeIt() throws {
         let cloud = MemoryPeer(seed: 6)
         let peer = RetryingPeer(cloud, attempts: 2, rng: SplitMixRNG(seed: 6), sleep: { _ in })
-        let mum = FamctlRunner(), gran = FamctlRunner()
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/unused")
-        try mum.ok("subject", "add", "newMom")
-        try gran.ok("accept", try mum.ok("invite"), "--name", "Gran")
-        try InMemoryRounds.forgetPublished(mum, gran)
-        let mumHome = try Home.open(mum.home)
-        for i in 1...3 {
-            try mumHome.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T0\(i):00:00Z",
-                                            fields: ["mood": .int(Int64(i))]).body])
-            _ = try mumHome.syncRound(over: peer)
-        }
+        let (_, gran, mumHome) = try FailingRoundTests.household(peer)
         let segments = try cloud.changes(since: nil, limit: 1_000).objects.map(\.path).filter { $0.hasPrefix(mumHome.deviceID.hex) }.sorted()
-        #expect(segments.count == 3)
+        #expect(segments.count == 4)
         cloud.faults.brokenPaths = Set(segments.dropFirst())
         let granHome = try Home.open(gran.home)
         let r = try Replicator(log: granHome.log, peer: peer, family: granHome.family, me: granHome.deviceID)
