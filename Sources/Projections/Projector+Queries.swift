@@ -80,7 +80,7 @@ extension Projector {
         let store: SQLValue = q.store.map { .text($0) } ?? .null
         var values = [focus, store, .integer(q.includeDeleted ? 1 : 0)]
         // ?4 and ?5 bound whenever ?6 is too, used or not: a value's place is its number.
-        if q.isRanged || oneView { values += [q.millisecondBounds.low, q.millisecondBounds.high] }
+        if q.isRanged || oneView { let (low, high) = q.millisecondBounds; values += [low, high] }
         if oneView { values.append(.integer(Self.view(kind: "record", focus: q.focus, store: q.store))) }
         try stmt.forEachRow(values) { r in try body(StoredRecordRow(r, id: 0, put: 1)) }
     }

@@ -121,7 +121,7 @@ enum AcceptCommand: Command {
                 // What it recorded on its own goes into the family, under the same ids
                 // (a viewer cannot write, so a viewer's stay in its private chain,
                 // as a member's do when it asks so: --without-own-records).
-                kept = try existing.projector.liveRecordCounts().values.reduce(0, +)
+                if inv.flag("--without-own-records") { kept = try existing.projector.liveRecordCounts().values.reduce(0, +) }
                 if code.role.canWrite, !inv.flag("--without-own-records") {
                     // Photos too, those of the records carried (not of deleted
                     // ones): their blobs wait in the cache, unpublished, and the

@@ -35,7 +35,7 @@ enum InviteCommand: Command {
 
         let role = try inv.value("--role").map { r -> Role in
             guard let role = Role(rawValue: r), role != .owner else {
-                throw CLIError.data("--role '\(r)' is neither member nor viewer", hint: ["member", "viewer"].contains(r.lowercased()) ? "Did you mean --role \(r.lowercased())?" : nil)
+                throw CLIError.data("--role '\(r)' is neither member nor viewer", hint: ValueHint.otherCase(r, among: ["member", "viewer"], as: "--role "))
             }
             return role
         } ?? .member

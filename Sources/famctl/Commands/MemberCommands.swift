@@ -160,8 +160,7 @@ enum MemberRoleCommand: Command {
         }
         let m = try MemberLookup.find(inv.positionals[0], in: h)
         guard let role = Role(rawValue: inv.positionals[1]), role != .owner else {
-            let r = inv.positionals[1].lowercased()
-            throw CLIError.data("'\(inv.positionals[1])' is neither member nor viewer", hint: ["member", "viewer"].contains(r) ? "Did you mean \(r)?" : nil)
+            throw CLIError.data("'\(inv.positionals[1])' is neither member nor viewer", hint: ValueHint.otherCase(inv.positionals[1], among: ["member", "viewer"]))
         }
         guard m.device != home.deviceID else { throw CLIError.data("the owner's role cannot change") }
         guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was removed; a removed device has no role") }

@@ -44,9 +44,10 @@ enum PhotoGetCommand: Command {
         options: [.value("--out", "FILE", "(required) Where to write the photo.")],
         positionals: [PositionalSpec(name: "PHOTO_ID", help: "The photo's id.")])
 
-    /// The error for no live photo `id` here: a deleted one said as such.
-    static func noPhoto(_ id: UUID, home: Home) throws -> CLIError {
-        guard try home.projector.photo(id)?.deleted == true else { return CLIError(.noInput, "no photo \(id.lowercasedText)", hint: "'famctl photo list' shows the photos.") }
+    /// The error for no live photo `id` here, `found` what the stores hold
+    /// of it: a deleted one said as such.
+    static func noPhoto(_ id: UUID, found: PhotoState?) -> CLIError {
+        guard found?.deleted == true else { return CLIError(.noInput, "no photo \(id.lowercasedText)", hint: "'famctl photo list' shows the photos.") }
         return CLIError(.noInput, "photo \(id.lowercasedText) is deleted", hint: "'famctl photo list' shows the photos there are.")
     }
 
@@ -54,7 +55,8 @@ enum PhotoGetCommand: Command {
         guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
         let out = try Home.absolute(given: try inv.required("--out"), as: "option --out")
         let home = try Home.open(Home.location(inv))
-        guard let photo = try home.projector.photo(id), !photo.deleted else { throw try PhotoGetCommand.noPhoto(id, home: home) }
+        let found = try home.projector.photo(id)
+        guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found) }
         let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)
         // Written to standard output (a pipe): the photo is the output, the report goes to stderr.
         let toStandardOutput = Console.isStandardOutput(out)
@@ -109,7 +111,8 @@ enum PhotoDeleteCommand: Command {
     static func run(_ inv: Invocation) throws {
         guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
         let home = try Home.open(Home.location(inv))
-        guard let photo = try home.projector.photo(id), !photo.deleted else { throw try PhotoGetCommand.noPhoto(id, home: home) }
+        let found = try home.projector.photo(id)
+        guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found) }
         var bodies = [PhotoEvent(kind: .delete, photo: id).body]
         if let rid = photo.record, let r = try home.projector.record(rid), !r.deleted,
            case .array(let list)? = r.fields["photos"] {
@@ -185,7 +188,7 @@ enum SettingsPhotosCommand: Command {
         }
         if let p = inv.value("--prefetch") {
             guard p == "on" || p == "off" else {
-                throw CLIError.data("--prefetch '\(p)' is neither on nor off", hint: ["on", "off"].contains(p.lowercased()) ? "Did you mean --prefetch \(p.lowercased())?" : nil)
+                throw CLIError.data("--prefetch '\(p)' is neither on nor off", hint: ValueHint.otherCase(p, among: ["on", "off"], as: "--prefetch "))
             }
             try home.state.set(.prefetchPhotos, p)
         }

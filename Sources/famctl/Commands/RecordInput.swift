@@ -276,7 +276,7 @@ enum RecordInput {
     /// - Parameter checkWriting: whether to check that this device may write
     ///   (`false` for the second record on of a batch that checked it once).
     static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, fields: [String: JSONValue], now: Date?,
-                         overlap: Bool = true, written: Set<String> = [], checkWriting: Bool = true) throws {
+                         overlap: Bool = true, written: Set<String> = [], checkWriting: Bool = true, restoring: Bool = false) throws {
         if checkWriting { try home.checkCanWrite() }
         let schema = StoreSchema.schema(for: store)
         do throws(ValidationError) {
@@ -322,16 +322,21 @@ enum RecordInput {
             // inside it, else the end (or its absence: still going on).
             let field = (StoreSchema.time(other.fields["start"]).map { $0 > start } ?? false) ? "end" : "start"
             throw CLIError.data("sleep.\(field): overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))",
-                                hint: overlapHint(other: other, start: fields["start"]))
+                                hint: overlapHint(other: other, start: fields["start"], restoring: restoring))
         }
     }
 
     /// What to do about a sleep that overlaps `other`: a sleep still going
     /// on that began before this one (an end not written when the baby woke,
     /// the usual case) is ended where this one starts; otherwise one of the
-    /// two has its times put right.
-    static func overlapHint(other: RecordState, start: JSONValue?) -> String {
+    /// two has its times put right (the other's alone when `restoring` a
+    /// deleted record, whose own times cannot be changed).
+    static func overlapHint(other: RecordState, start: JSONValue?, restoring: Bool = false) -> String {
         let id = other.id.lowercasedText
+        if restoring {
+            return "A deleted record's times cannot be changed: correct the other sleep first "
+                + "('famctl record show \(id)', then 'famctl record update \(id) start=… end=…'), then restore this one."
+        }
         if other.fields["end"] == nil || other.fields["end"] == .null, let start,
            let otherStart = StoreSchema.time(other.fields["start"]), let thisStart = StoreSchema.time(start), otherStart < thisStart {
             return "Sleep \(id) has no end yet: end it first with 'famctl record update \(id) end=\(start.description)', then try again."

@@ -42,7 +42,7 @@ enum RecordRestoreCommand: Command {
                 let fields = try home.projector.heldFields(r.id)
                 do {
                     try RecordInput.validate(home: home, id: r.id, store: store, focus: focus, at: r.at ?? TimeText.formatLocal(Date()),
-                                             fields: fields, now: nil, checkWriting: false)
+                                             fields: fields, now: nil, checkWriting: false, restoring: true)
                     if store == .sleep, let start = StoreSchema.time(fields["start"]) {
                         let end = StoreSchema.time(fields["end"]) ?? .distantFuture
                         if let other = restoredSleeps.first(where: { $0.focus == r.focus && (start < $0.end && $0.start < end || $0.start == start) }) {
@@ -52,13 +52,9 @@ enum RecordRestoreCommand: Command {
                         restoredSleeps.append((r.id, r.focus, start, end))
                     }
                 } catch let e as CLIError {
-                    // A deleted sleep's own times cannot be changed: only the other's.
-                    let other = e.message.range(of: "overlaps sleep ").map { String(e.message[$0.upperBound...].prefix(36)) }
-                    let hint = (try? home.projector.subject(focus)) == nil
-                        ? "Bring its care subject back first: famctl subject restore \(focus)"
-                        : other.flatMap { UUID(text: $0) == nil ? nil : "A deleted record's times cannot be changed: correct the other sleep first "
-                            + "('famctl record show \($0)', then 'famctl record update \($0) start=… end=…'), then restore this one." } ?? e.hint
-                    throw CLIError(e.code, "record \(r.id.lowercasedText) cannot come back: \(e.message); nothing was written", hint: hint)
+                    throw CLIError(e.code, "record \(r.id.lowercasedText) cannot come back: \(e.message); nothing was written",
+                                   hint: (try? home.projector.subject(focus)) == nil
+                                       ? "Bring its care subject back first: famctl subject restore \(focus)" : e.hint)
                 }
             }
         }

@@ -549,7 +549,7 @@ enum ImportStoresCommand: Command {
             // given, not as missing: the file names subjects by key.
             if let given = o["focus"] {
                 let text = given.stringValue ?? given.jsonText
-                let near = ["pregnancy", "newMom"].first { $0.lowercased() == text.lowercased() }
+                let near = ValueHint.sameWord(text, among: ["pregnancy", "newMom"])
                 said.append("\"focus\" '\(TerminalText.escaped(text))' is not a focus key (baby:<UUID>, pregnancy or newMom)"
                             + (near.map { "; did you mean '\($0)'?" } ?? ": a baby is named by its key, as 'famctl subject list' shows it"))
             } else {

@@ -18,9 +18,8 @@ enum SubjectAddCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         guard let kind = SubjectKind(rawValue: inv.positionals[0]) else {
-            let near = SubjectKind.allCases.first { $0.rawValue.lowercased() == inv.positionals[0].lowercased() }
             throw CLIError.data("'\(inv.positionals[0])' is not a kind of care subject",
-                                hint: near.map { "Did you mean \($0.rawValue)?" } ?? "Use baby, pregnancy or newMom.")
+                                hint: ValueHint.otherCase(inv.positionals[0], among: SubjectKind.allCases.map(\.rawValue)) ?? "Use baby, pregnancy or newMom.")
         }
         let fields = try SubjectInput.fields(inv, kind: kind, clearing: false)
         let focus: FocusKey = switch kind {
@@ -270,7 +269,7 @@ enum SettingsIncludeSharedCommand: Command {
         let home = try Home.open(Home.location(inv))
         if let v = inv.positionals.first {
             guard v == "on" || v == "off" else {
-                throw CLIError.data("'\(v)' is neither on nor off", hint: ["on", "off"].contains(v.lowercased()) ? "Did you mean \(v.lowercased())?" : nil)
+                throw CLIError.data("'\(v)' is neither on nor off", hint: ValueHint.otherCase(v, among: ["on", "off"]))
             }
             try home.state.set(.includeShared, v)
         }

@@ -38,7 +38,7 @@ enum SubjectInput {
             let option = optionFields.first { $0.1 == error.field }?.0
             throw .data("\(error)", hint: option.flatMap { o in fields[error.field]?.stringValue.flatMap { ValueHint.forDate(o, $0) } }
                             ?? Self.whoseField(error.field, kind: kind)
-                            ?? fields["sex"]?.stringValue.flatMap { v in error.field == "sex" && ["female", "male", "other"].contains(v.lowercased()) ? "Did you mean --sex \(v.lowercased())?" : nil })
+                            ?? (error.field == "sex" ? fields["sex"]?.stringValue.flatMap { ValueHint.otherCase($0, among: ["female", "male", "other"], as: "--sex ") } : nil))
         }
         for key in ["birth", "due"] {
             if let date = fields[key]?.stringValue, let year = RecordInput.yearAsWritten(date), year < RecordInput.earliestYear {

@@ -33,15 +33,23 @@ enum ValueHint {
             }
             return unit(spec.name, text: text, range: range) ?? fahrenheit(spec.name, text: text, range: range)
         case .choice(let options):
-            if let same = options.first(where: { $0.lowercased() == text.lowercased() }) {
-                return "Did you mean \(spec.name)=\(same)? The values are written as listed."
-            }
-            return nil
+            return sameWord(text, among: options).map { "Did you mean \(spec.name)=\($0)? The values are written as listed." }
         case .bool:
             return "Write true or false (yes and no, 1 and 0 are taken too)."
         default:
             return nil
         }
+    }
+
+    /// The word of `words` that `text` is, written in other letters' case
+    /// (`Bottle` for `bottle`, `newmom` for `newMom`); `nil` for none.
+    static func sameWord(_ text: String, among words: [String]) -> String? {
+        words.first { $0 != text && $0.lowercased() == text.lowercased() }
+    }
+
+    /// `Did you mean PREFIX WORD?` for `text` written as a word of `words` in other letters' case.
+    static func otherCase(_ text: String, among words: [String], as prefix: String = "") -> String? {
+        sameWord(text, among: words).map { "Did you mean \(prefix)\($0)?" }
     }
 
     /// The hint for a date option (`--birth`, `--due`) that is not `YYYY-MM-DD`:
