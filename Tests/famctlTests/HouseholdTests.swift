@@ -180,6 +180,33 @@ struct HouseholdTests {
         #expect(try mum.ok("digest") == gran.ok("digest"))
     }
 
+    /// A baby added by a member whose changes stop counting (removed before
+    /// it, by the owner's clock), with a record on it that another member
+    /// edited meanwhile: editing the record again says that its creation
+    /// does not count, and why the baby is missing and to move the record,
+    /// not to sync (which brings nothing).
+    @Test func aRecordWhoseSubjectDoesNotCountSaysSoOnUpdate() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.members[0], family.members[1])
+        try mum.ok("settings", "sync", "--dir", mum.root + "/offline")
+        try mum.ok("member", "remove", "Dad")
+        let baby = try dad.ok("subject", "add", "baby", "--name", "Nia", "--birth", "2026-11-01").split(separator: "\n")[0].trimmingCharacters(in: .whitespaces)
+        let id = try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        try dad.ok("sync")
+        try gran.ok("sync")
+        try gran.ok("record", "update", id, "note=gran's fix")
+        try mum.ok("settings", "sync", "--dir", family.dir)
+        for r in [mum, dad, gran, mum, gran] { try r.ok("sync") }
+        let dadShort = try Home.open(dad.home).deviceID.short
+        let broken = try gran.run("record", "update", id, "note=again")
+        #expect(broken.code == 65 && broken.stderr.contains("(the record already broke this rule: the change that created it, by \(dadShort), does not count in the family (written after the author's removal"), "\(broken.stderr)")
+        let again = try gran.run("record", "update", id, "wet=true")
+        #expect(again.code == 65 && again.stderr.contains("care subject \(baby) was added by \(dadShort), whose change does not count in the family (written after the author's removal")
+                && again.stderr.contains("famctl record update \(id) --focus OTHER") && !again.stderr.contains("famctl sync"), "\(again.stderr)")
+        let fresh = try gran.run("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        #expect(fresh.code == 65 && fresh.stderr.contains("was added by \(dadShort)") && fresh.stderr.contains("famctl subject add baby"), "\(fresh.stderr)")
+    }
+
     /// Two members of one name, given in part: each suggested with its device id.
     @Test func twoMembersOfOneNameAreToldApartInTheHint() throws {
         let (mum, _) = try Self.family([("Twin", "member"), ("Twin", "member")])

@@ -307,6 +307,14 @@ enum RecordInput {
                                     hint: id == nil ? "'famctl subject list' shows the care subjects; 'famctl subject restore \(focus)' brings it back."
                                         : "Move the record to another subject ('famctl record update \(id!.lowercasedText) --focus OTHER … '), or bring this one back: famctl subject restore \(focus).")
             }
+            // Added by a device whose changes the family does not count (its
+            // join refused, a viewer, removed before it wrote): syncing brings
+            // nothing more; the record is to move, or the subject to be added.
+            if let uncounted = try uncountedSubjectAdd(focus, home: home) {
+                throw CLIError.data("\(store.rawValue).focus: care subject \(focus) was added by \(uncounted.author.short), whose change does not count in the family (\(uncounted.reason))",
+                                    hint: id == nil ? "'famctl subject list' shows the care subjects this family has; add this one here with 'famctl subject add \(SubjectKind(focus).rawValue) …' if it is missing."
+                                        : "Move the record to a subject the family has: famctl record update \(id!.lowercasedText) --focus OTHER ('famctl subject list' shows them).")
+            }
             // In a family, a subject with an id was most likely added on
             // another device: a new one here would be another baby.
             let inFamily = !home.projector.household.isPrivate || home.knownOwner != nil
@@ -316,14 +324,20 @@ enum RecordInput {
             }
             throw CLIError.data("\(store.rawValue).focus: no care subject \(focus)", hint: "Add it first: famctl subject add \(SubjectKind(focus).rawValue) …")
         }
-        if overlap, store == .sleep, let start = StoreSchema.time(fields["start"]),
-           let other = try home.projector.overlappingSleep(focus: focus.description, start: start, end: StoreSchema.time(fields["end"]), excluding: id) {
-            // The field that runs into the other sleep: the start when it lies
-            // inside it, else the end (or its absence: still going on).
-            let field = (StoreSchema.time(other.fields["start"]).map { $0 > start } ?? false) ? "end" : "start"
-            throw CLIError.data("sleep.\(field): overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))",
-                                hint: overlapHint(other: other, start: fields["start"], restoring: restoring))
-        }
+        if overlap, let (_, error) = try overlappingSleep(home: home, id: id, store: store, focus: focus, fields: fields, restoring: restoring) { throw error }
+    }
+
+    /// The sleep of the same baby that a sleep with `fields` would overlap
+    /// (record `id` itself left out), with the error that says so.
+    static func overlappingSleep(home: Home, id: UUID?, store: StoreName, focus: FocusKey, fields: [String: JSONValue],
+                                 restoring: Bool = false) throws -> (other: UUID, error: CLIError)? {
+        guard store == .sleep, let start = StoreSchema.time(fields["start"]),
+              let other = try home.projector.overlappingSleep(focus: focus.description, start: start, end: StoreSchema.time(fields["end"]), excluding: id) else { return nil }
+        // The field that runs into the other sleep: the start when it lies
+        // inside it, else the end (or its absence: still going on).
+        let field = (StoreSchema.time(other.fields["start"]).map { $0 > start } ?? false) ? "end" : "start"
+        return (other.id, CLIError.data("sleep.\(field): overlaps sleep \(other.id.lowercasedText) of the same baby (\(other.fields["start"]?.description ?? "?") – \(other.fields["end"]?.description ?? "open"))",
+                                        hint: overlapHint(other: other, start: fields["start"], restoring: restoring)))
     }
 
     /// What to do about a sleep that overlaps `other`: a sleep still going
@@ -402,6 +416,21 @@ enum RecordInput {
 
     /// Fields with `null` (cleared) removed.
     static func present(_ f: [String: JSONValue]) -> [String: JSONValue] { f.filter { $0.value != .null } }
+}
+
+extension RecordInput {
+    /// A change adding care subject `focus` that the family does not count,
+    /// with its author and why: read from the rejected events' bodies, the
+    /// first 1 000 of them at most.
+    static func uncountedSubjectAdd(_ focus: FocusKey, home: Home) throws -> (author: DeviceID, reason: String)? {
+        for r in try home.projector.rejections().prefix(1_000) {
+            guard let seq = r.seq, let env = try? home.log.chain(of: r.author, in: home.family, seqs: seq...seq).first,
+                  case .body(let body)? = try? home.openBody(env), let change = try? SubjectEvent(body),
+                  change.focus == focus, change.kind == .put else { continue }
+            return (r.author, r.reason)
+        }
+        return nil
+    }
 }
 
 extension CLIError {

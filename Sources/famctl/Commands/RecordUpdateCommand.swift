@@ -59,22 +59,30 @@ enum RecordUpdateCommand: Command {
         let body = try RecordInput.keepingFocus(event.body, of: id, home: home)
         let brokenBefore = RecordView.brokenRules(current)
         // A sleep a merge left overlapping another: its overlap is not this change's doing either.
-        var overlappedBefore: String?
-        if current.store == StoreName.sleep.rawValue, let start = StoreSchema.time(current.fields["start"]) {
-            overlappedBefore = try home.projector.overlappingSleep(focus: current.focus, start: start, end: StoreSchema.time(current.fields["end"]), excluding: id)?.id.lowercasedText
+        var overlappedBefore: UUID?
+        if let currentFocus = FocusKey(current.focus) {
+            overlappedBefore = try RecordInput.overlappingSleep(home: home, id: id, store: store, focus: currentFocus, fields: current.fields)?.other
         }
         let envs = try home.append([body]) {
             do {
                 try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil,
-                                         overlap: changes["start"] != nil || changes["end"] != nil || newFocus != nil, written: Set(changes.keys))
+                                         overlap: false, written: Set(changes.keys))
             } catch let e as CLIError where brokenBefore.contains(e.message) {
                 // Not this change's doing: the record broke the rule before
-                // (a merge), and a change must leave it valid.
-                throw CLIError(e.code, e.message + " (the record already broke this rule: changes made on two devices merged)",
+                // (a merge, or a creating change the family does not count),
+                // and a change must leave it valid.
+                let why = try RecordShowCommand.uncountedChange(of: id, home: home).map { "the change that created it, by \($0.author.short), does not count in the family (\($0.reason))" }
+                    ?? "changes made on two devices merged"
+                throw CLIError(e.code, e.message + " (the record already broke this rule: \(why))",
                                hint: "Give the fields the rule names with this change, e.g. 'famctl record update \(id.lowercasedText) field=value …', to make the record valid.")
-            } catch let e as CLIError where overlappedBefore.map({ e.message.contains("overlaps sleep \($0)") }) ?? false {
-                throw CLIError(e.code, e.message + " (the record already overlapped it: changes made on two devices merged)",
-                               hint: "Give this sleep times outside the other with this change (start=… end=…), or correct the other: 'famctl record update \(overlappedBefore ?? "") start=… end=…'.")
+            }
+            // A sleep a merge left overlapping another: the same overlap is
+            // not this change's doing; a new one is refused as usual.
+            if changes["start"] != nil || changes["end"] != nil || newFocus != nil,
+               let (other, error) = try RecordInput.overlappingSleep(home: home, id: id, store: store, focus: focus, fields: merged) {
+                guard other == overlappedBefore else { throw error }
+                throw CLIError(error.code, error.message + " (the record already overlapped it: changes made on two devices merged)",
+                               hint: "Give this sleep times outside the other with this change (start=… end=…), or correct the other: 'famctl record update \(other.lowercasedText) start=… end=…'.")
             }
             try RecordInput.checkFitsOneEvent(body)
             // The record as a whole must fit in one event too: its export is
