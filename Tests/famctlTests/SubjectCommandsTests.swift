@@ -344,6 +344,20 @@ struct SubjectCommandsTests {
         #expect(update.code == 65 && update.stderr.contains("--focus OTHER") && update.stderr.contains("subject restore \(noah)"), "\(update.stderr)")
         // Its home's export, imported there again, changes nothing (the row is the record as it is).
         try mum.ok("export", "stores", mum.root + "/out")
+        // Imported into a new home: the subject comes with its name, and is
+        // removed again once its record is in, as where it was exported.
+        let fresh = FamctlRunner()
+        try fresh.ok("init", "--name", "New")
+        let moved = try fresh.run("import", "stores", mum.root + "/out")
+        #expect(moved.code == 0 && moved.stdout.contains("subjects.json: 1 added, 0 already there (of the added, 1 removed again after its records, as the file has it)")
+                && moved.stdout.contains("diaper.json: 1 added"), "\(moved.stdout) \(moved.stderr)")
+        #expect(try Self.subjects(fresh)[noah] == nil)
+        #expect(try Self.subjects(fresh, removed: true)[noah]?["name"] as? String == "Noah")
+        #expect(try fresh.ok("record", "list", "--focus", noah).contains(orphan))
+        #expect(try fresh.ok("status").contains("1 record(s) of the removed care subject \(noah)"))
+        let freshAgain = try fresh.run("import", "stores", mum.root + "/out")
+        #expect(freshAgain.code == 0 && freshAgain.stdout.contains("subjects.json: 0 added, 1 already there") && freshAgain.stdout.contains("diaper.json: 0 added, 0 updated, 1 unchanged"),
+                "\(freshAgain.stdout) \(freshAgain.stderr)")
         let again = try mum.run("import", "stores", mum.root + "/out")
         #expect(again.code == 0 && again.stdout.contains("diaper.json: 0 added, 0 updated, 1 unchanged"), "\(again.stdout) \(again.stderr)")
         // Changed in the file, it is refused, as a record added for a removed subject is.

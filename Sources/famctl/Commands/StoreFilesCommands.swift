@@ -58,9 +58,16 @@ enum ExportStoresCommand: Command {
             return Int32(name[r.upperBound...])
         }
         var counts: [String: Int] = [:]
-        let subjects = try projector.subjects().map { s -> JSONValue in
+        // Live subjects, and removed ones that live records still name (a
+        // record added on a device the removal had not reached): those with
+        // `"removed": true`, so that a new home importing the files holds
+        // them as this one does, with their names, not as bare keys.
+        let removedSubjects = try projector.subjects(includeRemoved: true).filter(\.removed)
+        let named = removedSubjects.isEmpty ? [:] : try projector.liveRecordCounts()
+        let subjects = try (projector.subjects() + removedSubjects.filter { (named[$0.focus.description] ?? 0) > 0 }).map { s -> JSONValue in
             var o: [String: JSONValue] = ["focus": .string(s.focus.description), "kind": .string(s.kind.rawValue)]
             for (k, v) in s.fields { o[k] = v }
+            if s.removed { o["removed"] = .bool(true) }
             return .object(o)
         }
         try write(.array(subjects), to: dir + "/subjects.json")
@@ -243,6 +250,12 @@ enum ImportStoresCommand: Command {
         var subjectTally: Tally?
         // New subjects of a refused subjects.json: the records naming them wait for it.
         var refusedSubjects: Set<FocusKey> = []
+        // Subjects the file says were removed where it was exported, with
+        // live records naming them, that this home does not have: added
+        // with their fields for their records, then removed again once the
+        // records are in, as the exporting home holds them (one this home
+        // has, live or removed, is left as it is).
+        var removeAfterRecords: [FocusKey] = []
         let subjectRows = try readArray(dir + "/subjects.json", failures: &failures)
         // A subjects.json that could not be read at all (not JSON, a
         // byte-order mark): any subject not here yet may be in it.
@@ -268,6 +281,14 @@ enum ImportStoresCommand: Command {
                     bad = true; continue
                 }
                 let fields = o.filter { ["name", "birth", "sex", "due"].contains($0.key) }
+                if let flag = o["removed"], flag != .bool(true), flag != .bool(false) {
+                    failures.append("subjects.json[\(i)]: \"removed\" must be true or false, not \(flag)"); bad = true; continue
+                }
+                if o["removed"] == .bool(true) {
+                    // Here already (live or removed): left as it is.
+                    if now[focus] != nil || removed[focus] != nil { unchanged += 1; continue }
+                    removeAfterRecords.append(focus)
+                }
                 // A subject already here (or earlier in the file) gets the fields
                 // the row changes (those it leaves out are kept; a null clears a
                 // field it has); a new one is added with them.
@@ -294,6 +315,7 @@ enum ImportStoresCommand: Command {
                 events.append(SubjectEvent(focus: focus, fields: written).body)
             }
             if bad {
+                removeAfterRecords = []
                 refusedSubjects = named.subtracting(existing.keys)
                 failures.append("subjects.json: nothing imported from this file (fix the rows above and import again)")
             } else {
@@ -442,6 +464,12 @@ enum ImportStoresCommand: Command {
             warnings += fileWarnings
         }
 
+        // The subjects the file has removed, added above for their records:
+        // removed again, as where the file was exported.
+        if !removeAfterRecords.isEmpty {
+            try home.append(removeAfterRecords.map { SubjectEvent.delete($0).body })
+        }
+
         // A JSON file that is none of the store files is not read: said, so
         // that a misnamed one ("Feeding.json", "feedings.json") is noticed.
         let known = Set(ExportStoresCommand.fileNames)
@@ -449,13 +477,14 @@ enum ImportStoresCommand: Command {
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
             Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged, "recreated": $0.1.recreated]) }),
-                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged] as [String: Any] } ?? NSNull(),
+                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged, "removedAgain": removeAfterRecords.count] as [String: Any] } ?? NSNull(),
                           "errors": failures, "warnings": warnings, "ignored": ignored])
         } else {
             for w in warnings { Console.err("famctl: warning: \(w)") }
             for name in ignored { Console.err("famctl: warning: \(name) was not read: it is not one of the store files (feeding.json … subjects.json)") }
             if let t = subjectTally, t.added + t.updated + t.unchanged > 0 {
-                Console.out("subjects.json: \(t.added) added, " + (t.updated > 0 ? "\(t.updated) updated, " : "") + "\(t.unchanged) already there")
+                Console.out("subjects.json: \(t.added) added, " + (t.updated > 0 ? "\(t.updated) updated, " : "") + "\(t.unchanged) already there"
+                            + (removeAfterRecords.isEmpty ? "" : " (of the added, \(removeAfterRecords.count) removed again after \(removeAfterRecords.count == 1 ? "its" : "their") records, as the file has \(removeAfterRecords.count == 1 ? "it" : "them"))"))
             }
             for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
                 Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged"
