@@ -429,7 +429,8 @@ public final class Replicator {
         // One object that keeps failing after retries (an HTTP 500 for that
         // object alone) is "not yet arrived", and the round goes on. Two in a
         // row among the new files mean the server itself is failing: the
-        // round ends, as when the listing fails. A file that failed before is
+        // round ends, as when the listing fails (the second asked once, so
+        // that a failing server costs the round one back-off, not two). A file that failed before is
         // asked for once, without the retries' back-off (it has had those
         // already, so a server that keeps failing on it costs a round one
         // request, not half a minute), and two in a row end only that part of
@@ -463,7 +464,11 @@ public final class Replicator {
         }
         func attempt(_ path: String, retryingOld: Bool) throws -> Bool? {
             do {
-                let read = try read(path, own: own, once: retryingOld, listedTag: tags[path], into: &report)
+                // After an object failed through its back-off, the next is
+                // asked once: a second failure then ends the round (the server
+                // is failing) without a second back-off; a success means the
+                // failure was that object's, and the back-off is kept for the rest.
+                let read = try read(path, own: own, once: retryingOld || failedInARow > 0, listedTag: tags[path], into: &report)
                 failedInARow = 0
                 switch read {
                 case .segment(let segment):

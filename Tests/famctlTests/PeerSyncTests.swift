@@ -762,12 +762,14 @@ struct FailingObjectTests {
         #expect(try dad.ok("digest") == mum.ok("digest"))
 
         // A server failing on every object of Mum's: Gran's round ends at the
-        // second failure in a row (nothing is lost), twice; then the two that
+        // second failure in a row (nothing is lost), after one back-off, twice; then the two that
         // failed before are tried after the new files, and their failures no
         // longer end the round.
         let granHome = try Home.open(gran.home)
         cloud.faults.brokenPaths = Set(mumSegments)
+        slept = []
         #expect(throws: PeerError.self) { _ = try granHome.syncRound(over: peer) }
+        #expect(slept.count == 3, "one back-off for the first failing object, the second asked once: \(slept)")
         #expect(throws: PeerError.self) { _ = try granHome.syncRound(over: peer) }
         let (_, third) = try granHome.syncRound(over: peer)
         #expect(Set(third.notYetArrived.map(\.0)).isSubset(of: Set(mumSegments)) && third.notYetArrived.contains { $0.0 == mumSegments[2] })
