@@ -16,6 +16,9 @@ public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooLarge(Int)
     /// Sequence numbers start at 1.
     case zeroSequence
+    /// A sequence number beyond 2^63 − 1 (what a log's signed 64-bit
+    /// integers hold): no chain grows that long.
+    case sequenceTooLarge(UInt64)
     /// The first event of a chain must name no previous event, later ones must.
     case previousMismatch(seq: UInt64)
     /// Authentication of the body failed: wrong epoch key, or altered bytes.
@@ -32,6 +35,7 @@ public enum EnvelopeError: Error, Equatable, Sendable, CustomStringConvertible {
         case .lengthMismatch(let d, let a): "ciphertext length field says \(d) bytes, envelope holds \(a)"
         case .tooLarge(let n): "ciphertext of \(n) bytes exceeds the \(SyncEnvelope.maximumCiphertext)-byte limit"
         case .zeroSequence: "sequence number 0 (chains start at 1)"
+        case .sequenceTooLarge(let s): "sequence number \(s) is beyond the largest a chain may reach (2^63 - 1)"
         case .previousMismatch(let s): s == 1 ? "first event names a previous event" : "event \(s) names no previous event"
         case .decryptionFailed: "body does not authenticate with the epoch key (wrong key or altered bytes)"
         case .badBody(let why): "body is not a valid event body: \(why)"

@@ -39,6 +39,9 @@ public struct SyncEnvelope: Sendable, Hashable {
     public static let minimumCount = headerCount + tagCount + signatureCount
     /// Bodies above 1 MiB are refused: photos travel as separate blobs.
     public static let maximumCiphertext = 1 << 20
+    /// The largest seq an envelope may carry: what a signed 64-bit integer
+    /// (SQLite's) holds, 2^63 − 1.
+    public static let maximumSeq = UInt64(Int64.max)
     /// The largest body an event carries: ``maximumCiphertext`` less the tag
     /// (1 048 560 bytes).
     public static let maximumBody = maximumCiphertext - tagCount
@@ -122,6 +125,7 @@ public struct SyncEnvelope: Sendable, Hashable {
         guard declared == actual else { throw .lengthMismatch(declared: declared, actual: actual) }
         let seq = Self.uint(bytes, at: 58, count: 8)
         guard seq >= 1 else { throw .zeroSequence }
+        guard seq <= Self.maximumSeq else { throw .sequenceTooLarge(seq) }
         let firstEvent = bytes[66..<98].allSatisfy { $0 == 0 }
         guard (seq == 1) == firstEvent else { throw .previousMismatch(seq: seq) }
         return seq

@@ -116,7 +116,7 @@ public struct Segment: Sendable {
         firstSeq = Self.get(b, 58, 8)
         lastSeq = Self.get(b, 66, 8)
         let n = Self.get(b, 74, 4)
-        guard firstSeq >= 1, lastSeq >= firstSeq, lastSeq - firstSeq + 1 == n, n <= UInt64(Self.maximumEvents) else {
+        guard firstSeq >= 1, lastSeq >= firstSeq, lastSeq - firstSeq + 1 == n, n <= UInt64(Self.maximumEvents), lastSeq <= SyncEnvelope.maximumSeq else {
             throw .badRange(first: firstSeq, last: lastSeq, count: n)
         }
         let firstSeq = firstSeq
@@ -183,7 +183,11 @@ public enum SegmentError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notASegment: "not a famctl segment"
         case .unsupportedVersion(let v): "segment version \(v) is newer than this famctl reads"
         case .checksum: "checksum mismatch: damaged, or still arriving"
-        case .badRange(let f, let l, let n): "inconsistent range \(f)…\(l) with \(n) events"
+        case .badRange(let f, let l, let n):
+            f >= 1 && l >= f && l - f + 1 == n && n > UInt64(Segment.maximumEvents)
+                ? "range \(f)…\(l) holds \(n) events, more than a segment may (\(Segment.maximumEvents))"
+                : l > SyncEnvelope.maximumSeq ? "range \(f)…\(l) ends beyond the largest seq a chain may reach (2^63 - 1)"
+                : "inconsistent range \(f)…\(l) with \(n) events"
         case .badEvent(let i, let e): "event \(i) is malformed: \(e)"
         case .misplacedEvent(let i): "event \(i) is not the author's event at its place"
         case .trailingBytes: "bytes after the last event"

@@ -44,7 +44,7 @@ public struct SegmentName: Hashable, Sendable, CustomStringConvertible {
               parts.allSatisfy({ $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } }),
               let author = DeviceID(hex: String(parts[0])),
               let first = UInt64(parts[1], radix: 16), let last = UInt64(parts[2], radix: 16),
-              first >= 1, last >= first,
+              first >= 1, last >= first, last <= SyncEnvelope.maximumSeq,
               let hash = Hex.decode(parts[3])
         else { return nil }
         self.init(author: author, firstSeq: first, lastSeq: last, contentHash: hash)

@@ -36,7 +36,7 @@ struct SegmentDecodingTests {
         guard Sodium.blake2b256(Array(b[0..<(b.count - 32)])) == Array(b[(b.count - 32)...]) else { return .failure(.checksum) }
         let family = FamilyID(bytes: Array(b[10..<26])), author = DeviceID(bytes: Array(b[26..<58]))
         let first = get(58, 8), last = get(66, 8), n = get(74, 4)
-        guard first >= 1, last >= first, last - first + 1 == n, n <= UInt64(Segment.maximumEvents) else {
+        guard first >= 1, last >= first, last - first + 1 == n, n <= UInt64(Segment.maximumEvents), last <= UInt64(Int64.max) else {
             return .failure(.badRange(first: first, last: last, count: n))
         }
         var events: [[UInt8]] = []
@@ -90,6 +90,7 @@ struct SegmentDecodingTests {
         guard declared == actual else { return .failure(.lengthMismatch(declared: declared, actual: actual)) }
         let seq = uint(58, 8)
         guard seq >= 1 else { return .failure(.zeroSequence) }
+        guard seq <= UInt64(Int64.max) else { return .failure(.sequenceTooLarge(seq)) }
         guard (seq == 1) == bytes[66..<98].allSatisfy({ $0 == 0 }) else { return .failure(.previousMismatch(seq: seq)) }
         return .success(seq)
     }
@@ -139,6 +140,7 @@ struct SegmentDecodingTests {
             b = good; b[8] = 3; cases.append((b, .unsupportedVersion(3)))
             b = good; b[9] = UInt8.random(in: 1...255, using: &rng); cases.append((b, .reservedFlags(b[9])))
             b = good; for i in 58..<66 { b[i] = 0 }; cases.append((b, .zeroSequence))
+            b = good; b[58] |= 0x80; cases.append((b, .sequenceTooLarge(env.seq | 1 << 63)))
             b = good; for i in 66..<98 { b[i] = env.seq == 1 ? 9 : 0 }; cases.append((b, .previousMismatch(seq: env.seq)))
             b = good; b += [0]; cases.append((b, .lengthMismatch(declared: n, actual: n + 1)))
             b = good; b[134] = 0x7f; cases.append((b, .tooLarge(0x7f00_0000 + n)))
