@@ -28,7 +28,8 @@ public struct EventBody: Sendable, Hashable {
         guard let value = JSONValue.parse(bytes) else { throw .badBody("not JSON") }
         guard case .object(let o) = value else { throw .badBody("not a JSON object") }
         guard case .string(let t)? = o["type"], !t.isEmpty else { throw .badBody("missing \"type\"") }
-        guard case .int(let s)? = o["schema"], s >= 1, s <= Int64(Int32.max) else { throw .badBody("missing \"schema\"") }
+        guard let given = o["schema"] else { throw .badBody("missing \"schema\"") }
+        guard case .int(let s) = given, s >= 1, s <= Int64(Int32.max) else { throw .badBody("\"schema\" is \(given), not a whole number from 1 to \(Int32.max)") }
         type = t
         schema = Int(s)
         object = o

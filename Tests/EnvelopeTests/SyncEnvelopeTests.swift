@@ -171,6 +171,9 @@ struct SyncEnvelopeTests {
         #expect(throws: EnvelopeError.badBody("not JSON")) { try EventBody(decoding: Array("{".utf8)) }
         #expect(throws: EnvelopeError.badBody("missing \"type\"")) { try EventBody(decoding: Array(#"{"schema":1}"#.utf8)) }
         #expect(throws: EnvelopeError.badBody("missing \"schema\"")) { try EventBody(decoding: Array(#"{"type":"a"}"#.utf8)) }
+        #expect(throws: EnvelopeError.badBody("\"schema\" is 2147483648, not a whole number from 1 to 2147483647")) {
+            try EventBody(decoding: Array(#"{"type":"a","schema":2147483648}"#.utf8))
+        }
     }
 }
 

@@ -66,7 +66,7 @@ struct InvitationSharedTests {
         let other = dad.root + "/photos"
         try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
         let joined = try dad.run("accept", code, "--name", "Dad", "--dir", other)
-        #expect(joined.code == 0 && joined.stderr.contains("note: the shared directory \(other) holds no event of this family yet, so whether another device used it first is not known")
+        #expect(joined.code == 0 && joined.stderr.contains("note: the shared directory \(other) holds none of the owner's events of this family yet (its creation), so whether another device used it first is not known")
                 && joined.stderr.contains("'famctl settings sync --dir PATH' changes it"), "\(joined.stderr)")
         try dad.ok("settings", "sync", "--dir", shared)
         try dad.ok("sync")

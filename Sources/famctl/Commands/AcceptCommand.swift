@@ -283,7 +283,7 @@ enum AcceptCommand: Command {
             case .directory(let dir): ("the shared directory \(dir)", "'famctl settings sync --dir PATH'")
             case .none: ("", "")
             }
-            Console.err("famctl: note: " + (h.owner == nil ? "\(place) holds no event of this family yet" : "the family's events at \(place) do not include this invitation yet")
+            Console.err("famctl: note: " + (h.owner == nil ? "\(place) holds none of the owner's events of this family yet (its creation)" : "the family's events at \(place) do not include this invitation yet")
                 + ", so whether another device used it first is not known; the join is written. If the family's files have not arrived yet, "
                 + "'famctl sync' reads them when they do; if \(place) is not the family's (a mistyped path), \(change) changes it.")
         }
