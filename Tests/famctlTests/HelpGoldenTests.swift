@@ -40,5 +40,23 @@ struct HelpGoldenTests {
         #expect(a.stdout.hasPrefix("OVERVIEW: Record something"))
         let top = try runner.run("help"), plain = try runner.run("--help")
         #expect(top.code == 0 && top.stdout == plain.stdout)
+        // After global options too (an alias that gives --home).
+        let e = try runner.run("--home", runner.root + "/h", "help", "record", "add")
+        let f = try runner.run("--home=\(runner.root)/h", "--json", "help", "record", "add")
+        #expect(e.code == 0 && e.stdout == a.stdout && f.stdout == a.stdout, "\(e.stderr)")
+        // `help` as a value or an argument is not the help word.
+        let note = try runner.run("--home", runner.root + "/h", "record", "add", "--focus", "help")
+        #expect(!note.stdout.hasPrefix("OVERVIEW"), "\(note.stdout)")
+    }
+
+    /// The global flags take no value: `--json=false` printed JSON all the
+    /// same, `--help=no` the help.
+    @Test func globalFlagsRefuseAValue() throws {
+        let runner = FamctlRunner()
+        for args in [["digest", "--json=false"], ["--json=", "status"], ["status", "--help=no"]] {
+            let r = try runner.run(args)
+            let flag = args.first { $0.hasPrefix("-") }!.split(separator: "=")[0]
+            #expect(r.code == 64 && r.stderr.contains("option \(flag) takes no value") && r.stdout.isEmpty, "\(args): \(r.stderr)")
+        }
     }
 }

@@ -48,9 +48,30 @@ struct ArgumentParser {
         case version
     }
 
+    /// Where the word `help` stands in place of the first command word:
+    /// first, or after global options only (`--home DIR`, `--json`).
+    static func helpWord(in args: [String]) -> Int? {
+        var i = 0
+        while i < args.count {
+            let (name, inline) = split(args[i])
+            switch name {
+            case "--home": i += inline == nil ? 2 : 1
+            case "--json": i += 1
+            default: return args[i] == "help" ? i : nil
+            }
+        }
+        return nil
+    }
+
     func parse(_ args: [String], environment: [String: String]) throws(CLIError) -> Parsed {
-        // `famctl help [COMMAND…]` is `famctl [COMMAND…] --help`.
-        if args.first == "help" { return try parse(Array(args.dropFirst()) + ["--help"], environment: environment) }
+        // `famctl help [COMMAND…]` is `famctl [COMMAND…] --help`, also
+        // after global options (`famctl --home DIR help status`, as an alias
+        // with `--home` writes it).
+        if let at = Self.helpWord(in: args) {
+            var rest = args
+            rest.remove(at: at)
+            return try parse(rest + ["--help"], environment: environment)
+        }
         var words: [String] = []
         var command: (any Command.Type)?
         var rest: [String] = []   // tokens after the command words, in order
@@ -85,8 +106,10 @@ struct ArgumentParser {
                 // An empty value would fall back to the default home: refuse it as missing.
                 guard !value.isEmpty else { throw .usage("option --home needs a value, not an empty one", hint: "Pass --home DIR, or leave --home out to use $FAMCTL_HOME or the default home.") }
                 home = value
-            case "--json": json = true
-            case "-h", "--help": wantsHelp = true
+            case "--json", "-h", "--help":
+                // Flags: `--json=false` would otherwise print JSON all the same.
+                if inline != nil { throw .usage("option \(name) takes no value", hint: "Give \(name) alone, or leave it out.") }
+                if name == "--json" { json = true } else { wantsHelp = true }
             case "--version" where command == nil && words.isEmpty: return .version
             case "--": onlyPositionals = true
             default:
