@@ -103,6 +103,13 @@ struct SubjectCommandsTests {
         #expect(typo.code == 65 && typo.stderr.contains("--store 'feedng' is not a store; did you mean 'feeding'?"), "\(typo.stderr)")
         let name = try f.run("record", "add", "--focus", "Lilly", "--store", "diaper", "wet=true")
         #expect(name.code == 65 && name.stderr.contains("--focus 'Lilly' is not a care subject; did you mean 'Lily'?"), "\(name.stderr)")
+        // The same in the commands that name a subject to change it.
+        for args in [["subject", "update", "Lilly", "--name", "L"], ["subject", "remove", "Lilly"], ["record", "update", record, "--focus", "Lilly"]] {
+            let r = try f.run(args)
+            #expect(r.code == 66 && r.stderr.contains("no care subject 'Lilly'; did you mean 'Lily'?"), "\(args): \(r.stderr)")
+        }
+        let gone = try f.run("subject", "restore", "lilly")
+        #expect(gone.code == 66 && gone.stderr.contains("no removed care subject 'lilly'; did you mean 'lily'?"), "\(gone.stderr)")
     }
 
     @Test func theListNamesEachSubject() throws {

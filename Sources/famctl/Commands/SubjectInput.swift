@@ -75,6 +75,10 @@ enum SubjectInput {
             throw CLIError(.noInput, "care subject '\(text)' (\(gone.focus)) is removed",
                            hint: "'famctl subject list --removed' shows it; 'famctl subject restore \(gone.focus)' brings it back.")
         }
+        // A name a letter or two off (Lilly for Lily), or a key in other letters' case (newmom).
+        if let near = RecordInput.nearest(text, among: live.compactMap(\.name) + live.map(\.focus.description)) {
+            throw CLIError(.noInput, "no care subject '\(text)'; did you mean '\(near)'?", hint: "'famctl subject list' shows the care subjects.")
+        }
         throw CLIError(.noInput, "no care subject '\(text)' (neither a focus key nor the name of one)",
                        hint: "Give baby:<UUID>, pregnancy, newMom or a subject's name; 'famctl subject list --json' shows them.")
     }
@@ -94,6 +98,9 @@ enum SubjectInput {
         let live = Self.named(text, in: try home.projector.subjects())
         if live.count == 1 { throw CLIError.data("care subject \(live[0].focus) ('\(text)') is not removed") }
         if live.count > 1 { throw CLIError.data("the care subjects named '\(text)' (\(live.map(\.focus.description).sorted().joined(separator: ", "))) are not removed") }
+        if let near = RecordInput.nearest(text, among: removed.compactMap(\.name) + removed.map(\.focus.description)) {
+            throw CLIError(.noInput, "no removed care subject '\(text)'; did you mean '\(near)'?", hint: "'famctl subject list --removed' shows the removed ones.")
+        }
         throw CLIError(.noInput, "no removed care subject '\(text)'", hint: "'famctl subject list --removed' shows the removed ones.")
     }
 
