@@ -501,6 +501,11 @@ struct StoreRulesTests {
         // An explicit --at wins over the start it came with.
         try x.f.ok("record", "update", follows, "start=2026-11-29T05:00:00+01:00", "--at", "2026-11-29T09:00:00+01:00")
         #expect(try at(follows) == "2026-11-29T09:00:00+01:00")
+        // An --at that is the start's moment written with another offset is the start too.
+        let sameMoment = try x.f.ok("record", "add", "--focus", x.baby, "--store", "feeding", "--at", "2026-11-29T07:00:00Z",
+                                    "kind=bottle", "start=2026-11-29T08:00:00+01:00")
+        try x.f.ok("record", "update", sameMoment, "start=2026-11-29T08:30:00+01:00")
+        #expect(try at(sameMoment) == "2026-11-29T08:30:00+01:00")
     }
 
     @Test func updateDeleteAndTheTrail() throws {

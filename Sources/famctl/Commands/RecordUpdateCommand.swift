@@ -49,7 +49,9 @@ enum RecordUpdateCommand: Command {
         // `at` defaults to `start` (record add): while it still is the old
         // start, it follows a new one, so that lists keep the record in place.
         var newAt = RecordInput.at(inv)
-        if newAt == nil, let start = changes["start"]?.stringValue, let old = current.fields["start"]?.stringValue, current.at == old, start != old {
+        // (The same moment, written with another offset, is the old start too.)
+        if newAt == nil, let start = changes["start"]?.stringValue, let old = current.fields["start"]?.stringValue, start != old,
+           current.at == old || (current.at.flatMap(TimeValue.parse).map { $0 == TimeValue.parse(old) } ?? false) {
             newAt = start
         }
         let at = newAt ?? current.at ?? TimeText.formatLocal(Date())
