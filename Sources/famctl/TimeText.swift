@@ -4,14 +4,15 @@ import Projections
 /// Parsing and printing of times on the command line: ISO-8601 with an offset.
 enum TimeText {
     /// `2026-11-29T08:15:00+01:00`, `…Z`, with or without fractional seconds,
-    /// or a bare date `2026-11-29` (midnight UTC).
+    /// or a bare date `2026-11-29`: its midnight where this device is
+    /// (`TZ`), the day a family means when it asks for one.
     /// - Throws: ``CLIError`` (bad data) naming `option` when `s` is not one,
     ///   or names a date the calendar does not have (`2026-02-30`).
     static func parse(_ s: String, option: String) throws(CLIError) -> Date {
         if let why = CalendarDate.impossibility(in: s) { throw .data("\(option) '\(s)': \(why)") }
         guard let d = parse(s) else {
             throw .data("\(option) '\(s)' is not an ISO-8601 time with offset, nor a date",
-                        hint: "For example 2026-11-29T08:15:00+01:00, 2026-11-29T07:15:00Z or 2026-11-29 (midnight UTC).")
+                        hint: ValueHint.forOption(option, s) ?? "For example 2026-11-29T08:15:00+01:00, 2026-11-29T07:15:00Z or 2026-11-29 (its midnight here).")
         }
         return d
     }
@@ -23,7 +24,18 @@ enum TimeText {
     /// date `YYYY-MM-DD`.
     static func parse(_ s: String) -> Date? {
         if let d = TimeValue.parse(s) { return d }
-        return CalendarDate.isValid(s) ? TimeValue.parse(s + "T00:00:00Z") : nil
+        return CalendarDate.isValid(s) ? localMidnight(s) : nil
+    }
+
+    /// The start of day `YYYY-MM-DD` in `zone`: its midnight, or the first
+    /// moment of the day where the clocks skip midnight.
+    static func localMidnight(_ date: String, in zone: TimeZone = .current) -> Date? {
+        let parts = date.split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3 else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        guard let noon = calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2], hour: 12)) else { return nil }
+        return calendar.startOfDay(for: noon)
     }
 
     /// Whether `s` carries an explicit offset (`Z` or `±hh:mm`), as record times must.

@@ -367,7 +367,17 @@ struct StoreRulesTests {
         #expect(try ids(day[0], day[1], day[2], day[3], "--store", "diaper", "--focus", x.baby) == [first, evening, last], "through the view index")
         #expect(try ids("--since", day[1]).count == 5 && ids("--until", day[3]) == [before, first, none, evening, last])
         #expect(try ids("--until", "2026-11-28T23:00:00Z") == [before], "the end left out, whatever its offset")
-        #expect(try ids("--since", "2026-11-29", "--store", "diaper", "--focus", x.baby) == [evening, last, after], "a date is its midnight UTC")
+        // A date is its midnight where the device is.
+        func idsIn(_ zone: String, _ args: String...) throws -> [String] {
+            let r = try x.f.run(["record", "list"] + args, env: ["TZ": zone])
+            #expect(r.code == 0, "\(r.stderr)")
+            return r.stdout.split(separator: "\n").map { String($0.prefix(36)) }
+        }
+        #expect(try idsIn("UTC", "--since", "2026-11-29", "--store", "diaper", "--focus", x.baby) == [evening, last, after])
+        #expect(try idsIn("Europe/Paris", "--since", "2026-11-29", "--until", "2026-11-30") == [first, none, evening, last])
+        #expect(try idsIn("America/New_York", "--since", "2026-11-29", "--until", "2026-11-30") == [none, evening, last, after])
+        let short = try x.f.run(["record", "list", "--since", "2026-11-29T08:00"], env: ["TZ": "Europe/Paris"])
+        #expect(short.code == 65 && short.stderr.contains("Write it in full, with seconds and an offset: --since 2026-11-29T08:00:00+01:00"), "\(short.stderr)")
         let json = try x.f.ok("record", "list", "--since", "2026-11-30T00:00:00+01:00", "--json")
         #expect(json.contains(after) && !json.contains(last))
         // The most recent few, in the list's order.

@@ -11,7 +11,7 @@ enum LogCommand: Command {
         options: [
             .value("--author", "A", "Only events by this device: a member's name, a device id or a prefix of one, or 'me'."),
             .value("--focus", "F", "Only events about this care subject (its focus key or name): its records and the subject itself."),
-            .value("--since", "TIME", "Only events at or after this time (ISO-8601; a date alone: its midnight UTC)."),
+            .value("--since", "TIME", "Only events at or after this time (ISO-8601; a date alone: its midnight here)."),
         ])
 
     static func run(_ inv: Invocation) throws {

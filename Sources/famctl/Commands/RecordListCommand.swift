@@ -11,16 +11,16 @@ enum RecordListCommand: Command {
             With 'settings include-shared off' only this device's own records are listed.
             --json prints an array of objects: id, store, focus, at, fields, author,
             deleted, updated, updatedBy (and derived values such as the EPDS score).
-            --since and --until take a time with its offset or a date (its midnight,
-            UTC): '--since 2026-12-04T00:00:00+01:00 --until 2026-12-05T00:00:00+01:00'
+            --since and --until take a time with its offset or a date (its midnight
+            where this device is, TZ): '--since 2026-12-04T00:00:00+01:00 --until 2026-12-05T00:00:00+01:00'
             lists one day in Paris, each record by when it happened.
             '--store feeding --focus Ada --last 1' shows the latest feeding.
             """,
         options: [
             .value("--focus", "F", "Only records of this care subject (its focus key or name)."),
             .value("--store", "S", "Only records of this store."),
-            .value("--since", "TIME", "Only records that happened at or after this time (a date alone: its midnight UTC)."),
-            .value("--until", "TIME", "Only records that happened before this time (a date alone: its midnight UTC)."),
+            .value("--since", "TIME", "Only records that happened at or after this time (a date alone: its midnight here)."),
+            .value("--until", "TIME", "Only records that happened before this time (a date alone: its midnight here)."),
             .value("--last", "N", "Only the N most recent of those records (still oldest first)."),
             .flag("--include-deleted", "Also list deleted records."),
         ])
