@@ -123,8 +123,7 @@ enum ReplayCommand: Command {
         // So can the columns copied out of each record's fields for lists
         // (its moment, its store), which the digest does not cover.
         let copies = until == nil ? try home.projector.copiedColumnsMismatch() : nil
-        let damage = until == nil ? ((home.log.database.lockedExclusively ? home.projectionDamage() : Home.damage(of: projectionFile)) ?? copies)
-            .map { (file: projectionFile, finding: $0) } : nil
+        let damage = until == nil ? (Self.projectionFileDamage(home) ?? copies).map { (file: projectionFile, finding: $0) } : nil
         let agrees = until != nil || (rebuilt == live && damage == nil)
 
         if let recordID {
@@ -163,6 +162,21 @@ enum ReplayCommand: Command {
             print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied, damage: damage)
         }
         if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage) }
+    }
+
+    /// What SQLite's `quick_check` finds wrong with the projection file the
+    /// comparison read, or `nil`. Checked on a connection of its own (what
+    /// is on disk, not pages this one holds), unless this process holds the
+    /// home exclusively; but when another process has rebuilt the stores
+    /// into a new file meanwhile and removed this one (a review found
+    /// replay failing with "damaged (it cannot be opened)" whenever a
+    /// `rebuild` ran during it), on this connection, which still has it open.
+    static func projectionFileDamage(_ home: Home) -> String? {
+        if home.log.database.lockedExclusively { return home.projectionDamage() }
+        let file = home.path + "/" + home.projectionName
+        guard let finding = Home.damage(of: file) else { return nil }
+        let moved = (try? home.state.get(.projectionFile)) != home.projectionName || !FileManager.default.fileExists(atPath: file)
+        return moved ? home.projectionDamage() : finding
     }
 
     static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil) -> CLIError {
