@@ -34,4 +34,26 @@ static inline int famctl_sqlite3_statement_journal_spill(int bytes) {
 static inline int famctl_sqlite3_enable_defensive(sqlite3 *db) {
     return sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)0);
 }
+/// What a connection does when another process holds the lock it needs (a
+/// rebuild or an import holds the write lock for seconds at a million
+/// events): it waits, 10 ms at a time, up to `arg` tries; after the first
+/// second it says once on stderr what it waits for, so that a command held
+/// up looks held up, not hung. Stateless (SQLite counts the tries of each
+/// wait), so one handler serves every connection and thread.
+#include <stdio.h>
+#include <stdint.h>
+#include <unistd.h>
+static int famctl_sqlite3_busy_wait(void *arg, int count) {
+    if (count >= (int)(intptr_t)arg) return 0;
+    if (count == 100) {
+        fputs("famctl: waiting for another famctl process to finish with this home's database (a rebuild, an import or a sync writing)\n", stderr);
+    }
+    usleep(10000);
+    return 1;
+}
+
+static inline int famctl_sqlite3_wait_when_busy(sqlite3 *db, int seconds) {
+    return sqlite3_busy_handler(db, famctl_sqlite3_busy_wait, (void *)(intptr_t)(seconds * 100));
+}
+
 #endif

@@ -82,7 +82,10 @@ public final class Database {
         }
         sqlite3_extended_result_codes(db, 1)
         _ = famctl_sqlite3_enable_defensive(db)
-        sqlite3_busy_timeout(db, 5_000)
+        // Another process holding the lock is waited for up to a minute,
+        // with a note after a second (a rebuild of a million events takes
+        // several seconds; five seconds' wait failed the commands meanwhile).
+        _ = famctl_sqlite3_wait_when_busy(db, Int32(Self.busyWaitSeconds))
         return db
     }
 
@@ -165,6 +168,10 @@ public final class Database {
     /// the cache wrote out more than 8 MiB of the transaction's pages
     /// through the statement's journal (`DatabaseSettingsTests`).
     public static let statementJournalInMemory = -1
+
+    /// How long a connection waits for another process's lock before it
+    /// fails with `SQLITE_BUSY`.
+    public static let busyWaitSeconds = 60
 
     deinit {
         cache.removeAll()

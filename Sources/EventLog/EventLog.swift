@@ -56,6 +56,12 @@ public final class EventLog {
     }
 
     private func migrate() throws {
+        // A log at this version already (every open but the first, or one
+        // after an upgrade) is only read: a writer in another process (a
+        // rebuild holding the write lock for seconds) does not hold up
+        // this open, as the write transaction below would.
+        let current = try? database.statement("SELECT value FROM log_meta WHERE key='schema'").first { Int($0.int(0)) }
+        if current == Self.schemaVersion { return }
         try database.transaction(.immediate) {
             try database.execute("CREATE TABLE IF NOT EXISTS log_meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
             let found = try database.statement("SELECT value FROM log_meta WHERE key='schema'").first { Int($0.int(0)) } ?? 0

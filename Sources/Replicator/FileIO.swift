@@ -72,6 +72,12 @@ public enum FileIO {
         return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFREG
     }
 
+    /// Whether a directory is at `path`, links followed.
+    public static func isDirectory(_ path: String) -> Bool {
+        var st = stat()
+        return stat(path, &st) == 0 && st.st_mode & S_IFMT == S_IFDIR
+    }
+
     /// The size of the regular file at `path` (links followed); `nil` when
     /// there is none.
     public static func size(_ path: String) -> Int64? {

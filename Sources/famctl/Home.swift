@@ -426,7 +426,8 @@ extension CLIError {
         }
         return switch e.code {
         case .busy, .locked:
-            CLIError(.tempFail, "the database \(path) is locked by another famctl process", hint: "Try again in a moment.")
+            CLIError(.tempFail, "the database \(FileIO.isDirectory(path) ? path + "/" + Home.databaseFile : path) is locked by another famctl process",
+                     hint: "Another famctl held it for over \(Database.busyWaitSeconds) s; try again once it is done.")
         case .full:
             CLIError(.cantCreate, "the disk holding \(path) is full; nothing was written", hint: "Free some space and run the command again.")
         case .readOnly, .permission:

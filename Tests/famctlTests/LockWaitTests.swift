@@ -1,0 +1,53 @@
+import EventLog
+import Foundation
+import Testing
+
+/// Another process holding the log's write lock (a rebuild or an import
+/// of a million events holds it for seconds): a command that only reads
+/// does not wait for it, and one that writes waits, saying so, instead of
+/// failing after five seconds (a review found `record list` and `status`
+/// failing with exit 75 during a rebuild).
+struct LockWaitTests {
+    /// Holds the write lock of the database at `path` for `seconds` on a
+    /// thread of its own; returns once it is held.
+    static func holdWriteLock(_ path: String, for seconds: Double) -> DispatchSemaphore {
+        let held = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            do {
+                let db = try Database(path: path, create: false)
+                try db.execute("BEGIN IMMEDIATE")
+                held.signal()
+                Thread.sleep(forTimeInterval: seconds)
+                try db.execute("COMMIT")
+            } catch {
+                held.signal()
+            }
+            done.signal()
+        }
+        held.wait()
+        return done
+    }
+
+    @Test func readersDoNotWaitAndWritersWaitSayingSo() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let id = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let db = f.home + "/famctl.sqlite"
+
+        var done = Self.holdWriteLock(db, for: 3)
+        let start = Date()
+        for args in [["record", "list"], ["status"], ["record", "show", id], ["subject", "list"]] {
+            let r = try f.run(args)
+            #expect(r.code == 0 && !r.stderr.contains("waiting"), "\(args): \(r.stderr)")
+        }
+        #expect(Date().timeIntervalSince(start) < 2.5, "the readers did not wait for the lock")
+        done.wait()
+
+        done = Self.holdWriteLock(db, for: 6)
+        let added = try f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        #expect(added.code == 0 && added.stderr.contains("famctl: waiting for another famctl process to finish with this home's database"), "\(added.stderr)")
+        done.wait()
+        #expect(try f.ok("record", "list").split(separator: "\n").count == 2)
+    }
+}
