@@ -170,8 +170,9 @@ public final class Database {
     public static let statementJournalInMemory = -1
 
     /// How long a connection waits for another process's lock before it
-    /// fails with `SQLITE_BUSY`.
-    public static let busyWaitSeconds = 60
+    /// fails with `SQLITE_BUSY`: a minute, or `FAMCTL_LOCK_WAIT` seconds
+    /// (0 to 3600) for a script that would rather fail sooner.
+    public static let busyWaitSeconds: Int = ProcessInfo.processInfo.environment["FAMCTL_LOCK_WAIT"].flatMap { Int($0) }.map { min(max($0, 0), 3600) } ?? 60
 
     deinit {
         cache.removeAll()

@@ -391,15 +391,34 @@ extension Home {
         try state.keyring.epochs(family: family).isSubset(of: projector.storedKeyEpochs())
     }
 
-    /// Refuses a change this device is not allowed to make (a viewer's, a
-    /// removed device's), before it is written and then rejected everywhere.
-    func checkCanWrite() throws {
-        // In a family (joined, not created) without an event of its own there:
-        // the join, always a device's first event in the family, is not written.
-        if let owner = knownOwner, owner != deviceID, try log.head(of: deviceID, in: family).seq == 0 {
+    /// Whether this device is in a family it joined (not created) without
+    /// an event of its own there: the join, always a device's first event
+    /// in the family, is not written (an `accept` killed or failed midway).
+    /// Its records from before stay out of every view until it is.
+    var joinIsUnfinished: Bool {
+        guard let owner = knownOwner, owner != deviceID else { return false }
+        return ((try? log.head(of: deviceID, in: family).seq) ?? 1) == 0
+    }
+
+    /// Refuses a change while ``joinIsUnfinished``, saying what to do.
+    func checkJoinFinished() throws {
+        if joinIsUnfinished {
             throw CLIError.data("this device has not finished joining the family",
                                 hint: "Run the same 'famctl accept' again: it writes the join (and the records it carries).")
         }
+    }
+
+    /// What a listing says on stderr while ``joinIsUnfinished``: the
+    /// records this device made before joining are not shown yet.
+    var unfinishedJoinNote: String? {
+        joinIsUnfinished ? "famctl: note: this device has not finished joining the family (its 'famctl accept' stopped before writing the join): "
+            + "the records it made before are not shown until it does; run the same 'famctl accept' again." : nil
+    }
+
+    /// Refuses a change this device is not allowed to make (a viewer's, a
+    /// removed device's), before it is written and then rejected everywhere.
+    func checkCanWrite() throws {
+        try checkJoinFinished()
         let h = projector.household
         if !h.isPrivate, h.owner == deviceID || h.members[deviceID] != nil {
             let next = try log.head(of: deviceID, in: family).seq + 1

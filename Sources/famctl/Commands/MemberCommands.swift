@@ -56,13 +56,15 @@ enum MemberLookup {
         // A name differing only in case is most likely the one meant.
         let alike = h.members.values.filter { $0.name.lowercased() == text.lowercased() }.map(\.name)
         let byID = h.members.values.filter { $0.device.hex.hasPrefix(text.lowercased()) }
-        if byID.count == 1, text.count < 4 {
+        // A device whose join was refused, by the name it joined under (no
+        // member has that name), or by its id: before a name that is also a
+        // short start of some member's id ("C") is taken for one.
+        let refusedByName = byName.isEmpty ? h.refusedJoins.filter { $0.value.name == text }.keys.sorted() : []
+        if byID.count == 1, text.count < 4, refusedByName.isEmpty {
             if alike.count == 1 { throw .data("no member \"\(text)\"", hint: "Names are matched exactly: did you mean \"\(alike[0])\"?") }
             throw .data("'\(text)' is too short for a device id: give at least 4 of its characters", hint: "'famctl members' lists them.")
         }
-        // A device whose join was refused, by its id or (no member of that name) by the name it joined under.
-        let refusedByName = byName.isEmpty ? h.refusedJoins.filter { $0.value.name == text }.keys.sorted() : []
-        if byID.isEmpty, let refused = refusedByName.first ?? (text.count >= 4 ? h.refusedJoins.keys.sorted().first(where: { $0.hex.hasPrefix(text.lowercased()) }) : nil) {
+        if let refused = refusedByName.first ?? (byID.isEmpty && text.count >= 4 ? h.refusedJoins.keys.sorted().first(where: { $0.hex.hasPrefix(text.lowercased()) }) : nil) {
             throw .data("device \(refused.short) is not a member: its join was refused (\(h.refusedJoins[refused]!.reason))",
                         hint: "Nothing of it counts in the family; there is nothing to remove or change. 'famctl status' lists the devices whose events this device holds.")
         }

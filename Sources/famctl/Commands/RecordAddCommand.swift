@@ -28,6 +28,9 @@ enum RecordAddCommand: Command {
         let now = Date()
         let at = RecordInput.at(inv) ?? fields["start"]?.stringValue ?? TimeText.formatLocal(now)
         let home = try Home.open(Home.location(inv))
+        // Before the subject is looked for: one of this device's own is not
+        // shown until its join is written.
+        try home.checkJoinFinished()
         let focus = try RecordInput.focus(focusText, home: home)
         let id = RecordIdentifier.make()
         let event = RecordEvent(kind: .put, record: id, store: store.rawValue, focus: focus.description, at: at, fields: fields)

@@ -40,6 +40,7 @@ enum RecordListCommand: Command {
             return n
         }
         let home = try Home.open(Home.location(inv))
+        if let note = home.unfinishedJoinNote { Console.err(note) }
         let focus = try inv.value("--focus").map { try RecordInput.focus($0, home: home, removed: true).description }
         let query = Projector.RecordQuery(focus: focus, store: store, includeDeleted: inv.flag("--include-deleted"),
                                           creator: home.includeShared ? nil : home.deviceID, since: since, until: until)

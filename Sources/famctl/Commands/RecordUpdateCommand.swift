@@ -25,6 +25,7 @@ enum RecordUpdateCommand: Command {
         var inv = inv
         let id = try RecordInput.record(inv.positionals.removeFirst(), changesFollow: true)
         let home = try Home.open(Home.location(inv))
+        try home.checkJoinFinished()
         guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
         guard !current.deleted else {
             throw CLIError.data("record \(id.lowercasedText) is deleted", hint: "Bring it back first with 'famctl record restore \(id.lowercasedText)', then update it (or add a new record).")

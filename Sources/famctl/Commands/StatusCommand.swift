@@ -88,7 +88,7 @@ enum StatusCommand: Command {
                 "recordsOfRemovedSubjects": removedCounts,
                 "sleepOverlaps": overlaps.map { [$0.first.lowercasedText, $0.second.lowercasedText] },
                 "deferred": deferred,
-                "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(), "awaitsInvitation": home.awaitsInvitation,
+                "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(), "awaitsInvitation": home.awaitsInvitation, "joinUnfinished": home.joinIsUnfinished,
                 "members": household.members.values.filter(\.isActive).count,
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
             ] as [String: Any])
@@ -97,10 +97,12 @@ enum StatusCommand: Command {
         Console.out("device   \(home.deviceID.short) \"\(home.deviceName)\"")
         Console.out("home     \(home.path)")
         if let name = household.name {
-            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? (home.awaitsInvitation ? "joined, waiting for its invitation" : "not a member")), \(household.members.values.filter(\.isActive).count) active member(s)")
+            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? (home.awaitsInvitation ? "joined, waiting for its invitation" : home.joinIsUnfinished ? "not a member yet: its join is not written (its 'famctl accept' stopped midway; run it again: the records it made before come back with it)" : "not a member")), \(household.members.values.filter(\.isActive).count) active member(s)")
             if myRole == nil, home.awaitsInvitation { Console.out("waiting  " + Home.awaitingInvitation) }
         } else if home.knownOwner != nil {
-            Console.out("family   \(family) (key epoch \(key.epoch)); joined, waiting for the family's events")
+            Console.out("family   \(family) (key epoch \(key.epoch)); " + (home.joinIsUnfinished
+                ? "not a member yet: its join is not written (its 'famctl accept' stopped midway; run it again: the records it made before come back with it)"
+                : "joined, waiting for the family's events"))
         } else {
             Console.out("family   private to this device \(family) (key epoch \(key.epoch)); 'famctl family create' or 'famctl accept' to share")
         }

@@ -64,6 +64,7 @@ enum SubjectUpdateCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
+        try home.checkJoinFinished()
         let subject = try SubjectInput.subject(inv.positionals[0], home: home)
         let changes = try SubjectInput.fields(inv, kind: subject.kind, clearing: true)
         guard !changes.isEmpty else {
@@ -100,6 +101,7 @@ enum SubjectRestoreCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
+        try home.checkJoinFinished()
         let subject = try SubjectInput.removedSubject(inv.positionals[0], home: home)
         // A put newer than the removal: the subject is back, whole.
         let envs = try home.append([SubjectEvent(focus: subject.focus, fields: [:]).body]) {
@@ -140,6 +142,7 @@ enum SubjectRemoveCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
+        try home.checkJoinFinished()
         let subject = try SubjectInput.subject(inv.positionals[0], home: home)
         func liveRecords() throws -> [RecordState] { try home.projector.records(.init(focus: subject.focus.description)) }
         let records = try liveRecords()
@@ -217,6 +220,7 @@ enum SubjectListCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
+        if let note = home.unfinishedJoinNote { Console.err(note) }
         let subjects = try home.projector.subjects(includeRemoved: inv.flag("--removed"))
         if inv.json {
             Console.json(subjects.map { s -> [String: Any] in
