@@ -208,6 +208,11 @@ struct StoreRulesTests {
             #expect(r.code == 65 && r.stderr.contains("feeding.amountMl: must be a number"), "\(bad): \(r.code) \(r.stderr)")
         }
         #expect(try f.ok("record", "list").isEmpty)
+        // A number given in JSON as a text: the quotes are what is wrong, and the hint says so.
+        let quoted = try f.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "start=2026-12-01T08:00:00Z", "--json-fields", #"{"amountMl":"120"}"#)
+        #expect(quoted.code == 65 && quoted.stderr.contains(#"120 is given as a text (in quotes); give it as a JSON number: "amountMl": 120."#), "\(quoted.stderr)")
+        let hex = try f.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "start=2026-12-01T08:00:00Z", "--json-fields", #"{"amountMl":"0x10"}"#)
+        #expect(hex.code == 65 && !hex.stderr.contains("in quotes"), "\(hex.stderr)")
         try f.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "start=2026-12-01T08:00:00Z", "amountMl=1.2e2", "bottleLabel=0x10")
         let list = try f.ok("record", "list")
         #expect(list.contains("amountMl=120") && list.contains("bottleLabel=0x10"), "\(list)")
@@ -389,6 +394,11 @@ struct StoreRulesTests {
         #expect(zero.code == 65 && zero.stderr.contains("--last '0' is not a whole number of records, 1 or more"), "\(zero.stderr)")
         let backwards = try x.f.run("record", "list", "--since", "2026-11-30", "--until", "2026-11-29")
         #expect(backwards.code == 64 && backwards.stderr.contains("--until 2026-11-29 is not after --since 2026-11-30"), "\(backwards.stderr)")
+        // Nothing listed: said on stderr, standard output left empty.
+        let nothing = try x.f.run("record", "list", "--since", "2030-01-01T00:00:00Z")
+        #expect(nothing.code == 0 && nothing.stdout.isEmpty && nothing.stderr.contains("famctl: no records match"), "\(nothing.stderr)")
+        let nothingJSON = try x.f.run("record", "list", "--since", "2030-01-01T00:00:00Z", "--json")
+        #expect(nothingJSON.stdout.filter { !$0.isWhitespace } == "[]" && !nothingJSON.stderr.contains("no records"), "\(nothingJSON.stdout) \(nothingJSON.stderr)")
         let words = try x.f.run("record", "list", "--since", "yesterday")
         #expect(words.code == 65 && words.stderr.contains("--since 'yesterday' is not an ISO-8601 time with offset, nor a date"), "\(words.stderr)")
     }

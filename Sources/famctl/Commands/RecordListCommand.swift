@@ -50,7 +50,7 @@ enum RecordListCommand: Command {
         // damaged row ends the listing with a line saying it is incomplete
         // (the JSON array left open), never a partial list that looks whole.
         let json = inv.json
-        try StreamedListing(json: json, name: "list", unit: "record", empty: nil) { (row: StoredRecordRow) in
+        let printed = try StreamedListing(json: json, name: "list", unit: "record", empty: nil) { (row: StoredRecordRow) in
             guard let r = try row.state(), query.admits(r) else { return nil }
             return json ? StreamedEntry.item(RecordView.json(r)) : StreamedEntry.line(RecordView.line(r))
         }.print { add in
@@ -60,6 +60,13 @@ enum RecordListCommand: Command {
             } else {
                 try home.projector.forEachRecordRow(query) { try add($0) }
             }
+        }
+        // Nothing listed: said on stderr (standard output stays empty for
+        // scripts), so that "no records" is not mistaken for a command that
+        // did nothing.
+        if printed == 0, !json {
+            let filtered = focus != nil || store != nil || since != nil || until != nil
+            Console.err("famctl: no records" + (filtered ? " match" : "") + (home.includeShared ? "" : " (the view shows this device's own records only: 'famctl settings include-shared on' shows the family's)"))
         }
     }
 }

@@ -106,6 +106,11 @@ enum ValueHint {
             return "Give it with the other fields, as \(v.field)=\(at) (--at alone only places the record in lists)."
         }
         guard !(exceptYesNo && spec.type == .bool) else { return nil }
+        // A number given in JSON as a text ("120"): the value is fine, its quotes are not.
+        if case .number = spec.type, case .string(let text) = value,
+           (try? /\s*-?[0-9]+(\.[0-9]+)?\s*/.wholeMatch(in: text)) != nil {
+            return "\(text) is given as a text (in quotes); give it as a JSON number: \"\(spec.name)\": \(text.trimmingCharacters(in: .whitespaces))."
+        }
         return forField(spec, text: value.stringValue ?? value.jsonText, in: schema)
     }
 
