@@ -60,6 +60,21 @@ struct SubjectCommandsTests {
         #expect(try Self.subjects(f)[tom]?["birth"] as? String == today)
     }
 
+    /// The new mom (or the pregnancy) added again is updated: a value it
+    /// changes is said (a second phone renamed "Mei" without a word).
+    @Test func addingTheNewMomAgainSaysWhatItChanges() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom", "--name", "Mei")
+        let renamed = try f.run("subject", "add", "newMom", "--name", "Mom")
+        #expect(renamed.code == 0 && renamed.stderr.contains("famctl: warning: newMom was already a care subject; adding it again changed its name from Mei to Mom"), "\(renamed.stderr)")
+        let same = try f.run("subject", "add", "newMom", "--name", "Mom")
+        #expect(same.code == 0 && !same.stderr.contains("warning"), "\(same.stderr)")
+        try f.ok("subject", "add", "pregnancy", "--due", "2027-03-01")
+        let added = try f.run("subject", "add", "pregnancy", "--name", "Bump")
+        #expect(added.code == 0 && !added.stderr.contains("warning"), "a field it did not have: \(added.stderr)")
+    }
+
     /// A second baby of the same name is said, naming both keys and how to
     /// take the new one back; two of one name are then named by key.
     @Test func aSecondBabyOfTheSameNameIsSaid() throws {

@@ -37,6 +37,11 @@ enum SubjectAddCommand: Command {
         // The pregnancy or the new mom added again after a removal: a new
         // one, not the old one back (a put brings a subject back whole, so
         // the fields it held and this add does not give are cleared).
+        // Added again while it is there: an update, said when it changes a
+        // value the subject had (a second phone's 'subject add newMom --name
+        // Mom' renamed "Mei" without a word).
+        let live = kind == .baby ? nil : try home.projector.subject(focus)
+        let changed = live.map { s in fields.keys.sorted().filter { s.fields[$0] != nil && s.fields[$0] != fields[$0] } } ?? []
         var written = fields
         if kind != .baby, let old = try home.projector.subjects(includeRemoved: true).first(where: { $0.focus == focus && $0.removed }) {
             for name in old.fields.keys where written[name] == nil { written[name] = .null }
@@ -45,6 +50,11 @@ enum SubjectAddCommand: Command {
         if let same {
             Console.err("famctl: warning: a baby named \(same.name ?? "") was already a care subject (\(same.focus)); this added another, \(focus). "
                         + "If it is the same baby: famctl subject remove \(focus)")
+        }
+        if let live, !changed.isEmpty {
+            Console.err("famctl: warning: \(focus) was already a care subject; adding it again changed its "
+                        + changed.map { "\($0) from \(live.fields[$0]!.stringValue ?? live.fields[$0]!.jsonText) to \(fields[$0]!.stringValue ?? fields[$0]!.jsonText)" }.joined(separator: ", ")
+                        + " ('famctl subject update \(focus) …' is the way to change it; the change is in the log)")
         }
         if inv.json { Console.json(["focus": focus.description, "kind": kind.rawValue]) } else { Console.out(focus.description) }
     }
