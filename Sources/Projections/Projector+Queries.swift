@@ -298,6 +298,18 @@ extension Projector {
         }
     }
 
+    /// A live record's or care subject's deletion that a put dated after it
+    /// overrode (a change made where the deletion had not arrived): the
+    /// deletion's version and the winning put's; `nil` otherwise.
+    /// - Parameter kind: `record` or `subject`; `id` its id or focus key.
+    public func overriddenDeletion(kind: String, id: String) throws -> (delete: Version, put: Version)? {
+        try database.statement("SELECT put_version, delete_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
+            .first([.text(kind), .text(id)]) { r -> (delete: Version, put: Version)? in
+                guard let put = Version(bytes: r.blob(0)), let delete = Version(bytes: r.blob(1)), delete < put else { return nil }
+                return (delete, put)
+            } ?? nil
+    }
+
     /// The live care subject of that focus key.
     public func subject(_ focus: FocusKey) throws -> SubjectState? {
         try subjects().first { $0.focus == focus }

@@ -50,7 +50,15 @@ extension Home {
         // device makes is stored, and noted in the projection, before its
         // key event is applied: see ``appendRotatingKey(after:excluding:)``.)
         let learned = try change.libraryEvent.map { try learnKey(from: $0, author: env.author) } ?? false
-        if case .library(_, let verdictsChange) = try projector.apply(env, prepared: change), verdictsChange || learned {
+        let applied = try projector.apply(env, prepared: change)
+        if env.author != deviceID, changedByOthers.count < Self.changedByOthersLimit {
+            switch applied {
+            case .record(let id): changedByOthers["record:" + id.lowercasedText, default: []].insert(Version(env))
+            case .subject(let focus): changedByOthers["subject:" + focus.description, default: []].insert(Version(env))
+            default: break
+            }
+        }
+        if case .library(_, let verdictsChange) = applied, verdictsChange || learned {
             // A verdict of a change already projected may differ now, or a
             // key was learned: rebuild after this operation. Until then the
             // stored version says so, should the process die first.

@@ -321,7 +321,7 @@ enum SyncCommand: Command {
                 // why the photos did not (a full server, say).
                 recordError(e, replicator)
                 return Round(published: published, pulled: pulled, publishFailure: failure(e, at: replicator.peer.label, probing: false),
-                             warnings: warnings(home, replicator: replicator, carried: pulled.carried) + refusedHere(home, before: deniedBefore))
+                             warnings: warnings(home, replicator: replicator, carried: pulled.carried) + refusedHere(home, before: deniedBefore) + undoneHere(home))
             }
             if home.prefetchPhotos {
                 // Only what fits in the cache as it stands: a photo fetched by
@@ -350,7 +350,7 @@ enum SyncCommand: Command {
                 "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
             }
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies,
-                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere(home, before: deniedBefore))
+                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home))
         } catch let e as PeerError {
             if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
             // What the round did before it failed is kept: said with the error.
@@ -359,6 +359,42 @@ enum SyncCommand: Command {
             let before = Self.doneBefore(published: published, pulled: replicator.lastPull)
             throw before.map { CLIError(failed.code, failed.message + " (" + $0 + ")", hint: failed.hint) } ?? failed
         }
+    }
+
+    /// This device's deletions (of a record, or a care subject's removal)
+    /// that a change pulled in this process undid: another device changed
+    /// it where the deletion had not arrived, dated after it, and the later
+    /// change wins on every device (a user trial: a parent's delete was
+    /// undone with only "pulled 1 new event(s)" said). Said once, when the
+    /// change that brought it back arrives.
+    static func undoneHere(_ home: Home) -> [String] {
+        defer { home.changedByOthers = [:] }
+        var out: [String] = []
+        for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key }) {
+            guard let colon = key.firstIndex(of: ":") else { continue }
+            let kind = String(key[..<colon]), id = String(key[key.index(after: colon)...])
+            guard let (deleted, put) = try? home.projector.overriddenDeletion(kind: kind, id: id), deleted.author == home.deviceID else { continue }
+            // The first change after the deletion is the one that brought it
+            // back: said when that one arrived, not at every later edit.
+            var back = put
+            if kind == "record", let uuid = UUID(text: id) {
+                guard let first = try? home.projector.history(uuid).first(where: { $0.operation == .put && $0.version > deleted })?.version else { continue }
+                back = first
+            }
+            guard versions.contains(back) else { continue }
+            let by = home.projector.household.members[back.author].map { "\"\($0.name)\"" } ?? "device \(back.author.short)"
+            if kind == "record", let uuid = UUID(text: id), let r = try? home.projector.record(uuid) {
+                out.append("famctl: warning: record \(id) (\(r.store)\(r.at.map { " at \($0)" } ?? "")), which this device deleted, is back: \(by) changed it "
+                           + "where the deletion had not arrived, dated after it, and the later change wins on every device. "
+                           + "'famctl record show \(id) --history' shows both; 'famctl record delete \(id)' deletes it again.")
+            } else if kind == "subject", let focus = FocusKey(id) {
+                let name = (try? home.projector.subject(focus))??.name.map { "\($0) (\(id))" } ?? id
+                out.append("famctl: warning: care subject \(name), which this device removed, is back: \(by) changed it "
+                           + "where the removal had not arrived, dated after it, and the later change wins on every device. "
+                           + "'famctl subject remove \(id)' removes it again.")
+            }
+        }
+        return out
     }
 
     /// This device's changes the round's events made the family refuse (a
