@@ -158,6 +158,10 @@ struct TamperTests {
         #expect(r.stderr.contains("the live projection differs"))
         #expect(r.stderr.contains("famctl rebuild"))
         #expect(r.stdout.contains("does not match the log"))
+        // As JSON: not ok, though the log itself is intact.
+        let json = try f.run("replay", "--json")
+        let audit = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(json.code == 3 && audit?["ok"] as? Bool == false && audit?["logIntact"] as? Bool == true && audit?["digestsAgree"] as? Bool == false, "\(json.stdout)")
         // The advertised repair: rebuild from the log, and the record reads 2 again.
         #expect(try f.ok("rebuild").hasPrefix("rebuilt the stores from "))
         #expect(try f.ok("record", "list").contains("mood=2"))

@@ -146,7 +146,7 @@ enum ReplayCommand: Command {
         }
         if inv.json {
             Console.json([
-                "ok": report.isIntact, "events": report.eventCount, "pending": report.pending,
+                "ok": report.isIntact && agrees, "logIntact": report.isIntact, "events": report.eventCount, "pending": report.pending,
                 "authors": report.authors.map { ["author": $0.author.hex, "events": $0.events] as [String: Any] },
                 "failures": report.failures.map { ["id": $0.id?.hex ?? NSNull(), "reason": $0.reason] as [String: Any] },
                 "forks": report.forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
