@@ -10,7 +10,8 @@
 # dot (403), as many servers do; /full/ serves it as a server with no room
 # left (writes answer 507 Insufficient Storage), /noblobs/ likewise for the
 # photos' blobs alone, and /broken/ as a server failing (500) on every write
-# into a device's folder. With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
+# into a device's folder; /flaky/ fails (500) on every read of a segment in
+# the folder of a device whose id names a file BASE/fail-reads-ID. With WEBDAV_USER and WEBDAV_PASSWORD set, /dav asks for that login (HTTP
 # Basic, a 401 with WWW-Authenticate otherwise). With WEBDAV_TLS=1 it serves
 # https:// with a self-signed certificate for 127.0.0.1, written to
 # BASE/cert.pem (what FAMCTL_PEER_CA_FILE names to trust it).
@@ -124,6 +125,11 @@ Alias /broken "$BASE/root/dav"
   Dav On
 $auth_location
 </Location>
+Alias /flaky "$BASE/root/dav"
+<Location "/flaky">
+  Dav On
+$auth_location
+</Location>
 RewriteEngine On
 RewriteCond %{REQUEST_METHOD} ^(PUT|MKCOL|COPY|MOVE)$
 RewriteRule ^/full/ - [R=507,L]
@@ -131,6 +137,9 @@ RewriteCond %{REQUEST_METHOD} ^PUT$
 RewriteRule ^/noblobs/[^/]+/blobs/ - [R=507,L]
 RewriteCond %{REQUEST_METHOD} ^(PUT|MKCOL)$
 RewriteRule ^/broken/[^/]+/[0-9a-f]{64}/ - [R=500,L]
+RewriteCond %{REQUEST_METHOD} ^GET$
+RewriteCond $BASE/fail-reads-\$1 -f
+RewriteRule ^/flaky/[^/]+/([0-9a-f]{64})/[^/]+[.]seg$ - [R=500,L]
 CONF
 }
 # A port some other program holds (a test's Syncthing, another server):

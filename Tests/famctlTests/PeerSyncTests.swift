@@ -801,6 +801,44 @@ struct FailedRoundSaysWhatItDidTests {
         #expect(said == "before it failed, the round published 2 event(s) of this device and pulled \(before.accepted) new event(s); 1 file(s) not yet arrived: 'famctl status' lists them")
         #expect(SyncCommand.doneBefore(published: 0, pulled: nil) == nil)
     }
+
+    /// End to end, against a real server failing (500) on every read of one
+    /// writer's segments: `famctl sync` exits 75, its error saying what the
+    /// round published and pulled before (the other writer's files, read
+    /// first), and what it pulled is kept.
+    @Test(.timeLimit(.minutes(3)))
+    func aRoundARealServerEndsSaysWhatItDidBefore() throws {
+        try ApacheWebDAV.with { url, base in
+            let flaky = url.replacingOccurrences(of: "/dav/", with: "/flaky/")
+            let mum = try FamctlRunner.mum(peer: flaky)
+            let dad = FamctlRunner(), gran = FamctlRunner()
+            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--peer", flaky)
+            try gran.ok("accept", try mum.ok("invite"), "--name", "Gran", "--peer", flaky)
+            for r in [mum, dad, gran, mum, dad, gran] { try r.ok("sync") }
+            var written: [String: [String]] = [:]
+            for r in [mum, dad] {
+                for mood in 1...2 {
+                    written[r.home, default: []].append(try r.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(mood)"))
+                    try r.ok("sync")
+                }
+            }
+            // The writer whose folder a listing shows last fails; the other's files come first.
+            let ids = try [mum, dad].map { (runner: $0, id: try Home.open($0.home).deviceID.hex) }
+            let failing = ids.max { $0.id < $1.id }!, served = ids.min { $0.id < $1.id }!
+            #expect(FileManager.default.createFile(atPath: base + "/fail-reads-" + failing.id, contents: nil))
+            try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+            let r = try gran.run("sync")
+            #expect(r.code == 75 && r.stderr.contains("500"), "exit \(r.code): \(r.stdout) \(r.stderr)")
+            #expect(r.stderr.contains("(before it failed, the round published 1 event(s) of this device and pulled ") && r.stderr.contains("1 file(s) not yet arrived"), "\(r.stderr)")
+            let list = try gran.ok("record", "list")
+            #expect(written[served.runner.home]!.allSatisfy { list.contains($0) } && written[failing.runner.home]!.allSatisfy { !list.contains($0) }, "\(list)")
+            // The server well again: the rest arrives.
+            try FileManager.default.removeItem(atPath: base + "/fail-reads-" + failing.id)
+            try gran.ok("sync")
+            let all = try gran.ok("record", "list")
+            #expect(written.values.joined().allSatisfy { all.contains($0) })
+        }
+    }
 }
 
 /// A server failing on every photo upload costs a round one back-off, not
