@@ -298,18 +298,6 @@ extension Projector {
         }
     }
 
-    /// A live record's or care subject's deletion that a put dated after it
-    /// overrode (a change made where the deletion had not arrived): the
-    /// deletion's version and the winning put's; `nil` otherwise.
-    /// - Parameter kind: `record` or `subject`; `id` its id or focus key.
-    public func overriddenDeletion(kind: String, id: String) throws -> (delete: Version, put: Version)? {
-        try database.statement("SELECT put_version, delete_version FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2")
-            .first([.text(kind), .text(id)]) { r -> (delete: Version, put: Version)? in
-                guard let put = Version(bytes: r.blob(0)), let delete = Version(bytes: r.blob(1)), delete < put else { return nil }
-                return (delete, put)
-            } ?? nil
-    }
-
     /// The live care subject of that focus key.
     public func subject(_ focus: FocusKey) throws -> SubjectState? {
         try subjects().first { $0.focus == focus }
@@ -317,25 +305,30 @@ extension Projector {
 
     /// Every version of a record, oldest first.
     public func history(_ id: UUID) throws -> [HistoryEntry] {
+        try history(kind: "record", id: id.lowercasedText)
+    }
+
+    /// Every version of an entity (`record` by id, `subject` by focus key), oldest first.
+    public func history(kind: String, id: String) throws -> [HistoryEntry] {
         var out: [HistoryEntry] = []
         // The entry of the event that created the row is in the row; the others in p_history.
         try database.statement("""
             SELECT version, event, op, changes, fields FROM (
                 SELECT h.version AS version, h.event AS event, h.op AS op, h.changes AS changes, NULL AS fields
-                FROM \(schema).p_history h JOIN \(schema).p_entities e ON h.entity = e.entity WHERE e.kind = 'record' AND e.id = ?1
+                FROM \(schema).p_history h JOIN \(schema).p_entities e ON h.entity = e.entity WHERE e.kind = ?2 AND e.id = ?1
                 UNION ALL
                 SELECT coalesce(created_version, put_version), created_event, created_op, created_changes, fields
-                FROM \(schema).p_entities WHERE kind = 'record' AND id = ?1)
+                FROM \(schema).p_entities WHERE kind = ?2 AND id = ?1)
             ORDER BY version
             """)
-            .forEachRow([.text(id.lowercasedText)]) { r in
+            .forEachRow([.text(id), .text(kind)]) { r in
                 guard let v = Version(bytes: r.blob(0)), let op = HistoryEntry.Operation(rawValue: r.text(2)) else {
-                    throw DamagedRow(kind: "record", id: id.lowercasedText, value: "history")
+                    throw DamagedRow(kind: kind, id: id, value: "history")
                 }
                 // A row its creating put alone wrote keeps that put's changes as its fields (see `Projector.save`).
                 let text: String
                 if r.isNull(3) {
-                    guard let fields = EntityState.decodeFields(r.blob(4)) else { throw DamagedRow(kind: "record", id: id.lowercasedText, value: "fields") }
+                    guard let fields = EntityState.decodeFields(r.blob(4)) else { throw DamagedRow(kind: kind, id: id, value: "fields") }
                     text = EntityState.putTrail(of: fields)
                 } else {
                     text = r.text(3)

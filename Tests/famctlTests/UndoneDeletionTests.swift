@@ -43,4 +43,50 @@ struct UndoneDeletionTests {
         #expect(again.code == 0 && again.stdout.contains("pulled 1 new event(s)") && !again.stderr.contains("is back"), "\(again.stdout) \(again.stderr)")
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
+
+    /// What is not said (a review's cases): a deletion this device undid
+    /// itself (a restore) before or after another device's change; a
+    /// subject removed and restored here, then edited elsewhere. A restore
+    /// made elsewhere, knowing of the deletion, is said as a restore. Two
+    /// devices that deleted the record are both told.
+    @Test func onlyADeletionStillInForceHereIsSaid() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.members[0], family.members[1])
+        let ben = try mum.ok("subject", "add", "baby", "--name", "Ben")
+        let a = try mum.ok("record", "add", "--focus", ben, "--store", "diaper", "wet=true")
+        let b = try mum.ok("record", "add", "--focus", ben, "--store", "diaper", "wet=true")
+        let c = try mum.ok("record", "add", "--focus", ben, "--store", "diaper", "wet=true")
+        func exchange() throws { for r in [mum, dad, gran, mum, dad, gran] { try r.ok("sync") } }
+        try exchange()
+        // Ben removed and restored by Mum herself, then edited by Dad.
+        try mum.ok("subject", "remove", ben, "--with-records")
+        try mum.ok("subject", "restore", ben)
+        try mum.ok("record", "restore", a, b, c)
+        try exchange()
+        try dad.ok("subject", "update", ben, "--sex", "male")
+        try dad.ok("sync")
+        let edited = try mum.run("sync")
+        #expect(!edited.stderr.contains("is back"), "\(edited.stderr)")
+        // a: Mum deletes, Dad (who has the deletion) restores it.
+        try mum.ok("record", "delete", a)
+        try exchange()
+        try dad.ok("record", "restore", a)
+        // b: Mum deletes; Dad, without the deletion, changes it; Mum restores it herself before that arrives.
+        try mum.ok("record", "delete", b)
+        try dad.ok("record", "update", b, "dirty=true")
+        try mum.ok("record", "restore", b)
+        // c: Mum and Gran each delete it; Dad, with neither, changes it after both.
+        try mum.ok("record", "delete", c)
+        try gran.ok("record", "delete", c)
+        try dad.ok("record", "update", c, "dirty=true")
+        try dad.ok("sync")
+        let toMum = try mum.run("sync")
+        #expect(toMum.stderr.contains("record \(a) (diaper at ") && toMum.stderr.contains("is back: \"Dad\" restored it"), "\(toMum.stderr)")
+        #expect(!toMum.stderr.contains("record \(b)"), "Mum brought b back herself: \(toMum.stderr)")
+        #expect(toMum.stderr.contains("record \(c) (diaper at ") && toMum.stderr.contains("is back: \"Dad\" changed it, dated after the deletion,"), "\(toMum.stderr)")
+        // Gran's deletion of c, undone by the same change: Gran is told too.
+        let toGran = try gran.run("sync")
+        #expect(toGran.stderr.contains("record \(c) (diaper at ") && toGran.stderr.contains("is back: \"Dad\" changed it") && !toGran.stderr.contains(a), "\(toGran.stderr)")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
 }

@@ -362,36 +362,35 @@ enum SyncCommand: Command {
     }
 
     /// This device's deletions (of a record, or a care subject's removal)
-    /// that a change pulled in this process undid: another device changed
-    /// it where the deletion had not arrived, dated after it, and the later
-    /// change wins on every device (a user trial: a parent's delete was
-    /// undone with only "pulled 1 new event(s)" said). Said once, when the
-    /// change that brought it back arrives.
+    /// that a change pulled in this process undid: another device's put
+    /// dated after this device's last deletion of it, the first such, came
+    /// in now, and this device wrote nothing of it since (it did not bring
+    /// it back itself); the later change wins on every device (a user
+    /// trial: a parent's delete was undone with only "pulled 1 new
+    /// event(s)" said). Said once, when that change arrives, to every
+    /// device whose deletion it undid.
     static func undoneHere(_ home: Home) -> [String] {
         defer { home.changedByOthers = [:] }
         var out: [String] = []
         for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key }) {
             guard let colon = key.firstIndex(of: ":") else { continue }
             let kind = String(key[..<colon]), id = String(key[key.index(after: colon)...])
-            guard let (deleted, put) = try? home.projector.overriddenDeletion(kind: kind, id: id), deleted.author == home.deviceID else { continue }
-            // The first change after the deletion is the one that brought it
-            // back: said when that one arrived, not at every later edit.
-            var back = put
-            if kind == "record", let uuid = UUID(text: id) {
-                guard let first = try? home.projector.history(uuid).first(where: { $0.operation == .put && $0.version > deleted })?.version else { continue }
-                back = first
-            }
-            guard versions.contains(back) else { continue }
-            let by = home.projector.household.members[back.author].map { "\"\($0.name)\"" } ?? "device \(back.author.short)"
-            if kind == "record", let uuid = UUID(text: id), let r = try? home.projector.record(uuid) {
-                out.append("famctl: warning: record \(id) (\(r.store)\(r.at.map { " at \($0)" } ?? "")), which this device deleted, is back: \(by) changed it "
-                           + "where the deletion had not arrived, dated after it, and the later change wins on every device. "
+            guard let history = try? home.projector.history(kind: kind, id: id),
+                  let mine = history.last(where: { $0.operation == .delete && $0.version.author == home.deviceID })?.version else { continue }
+            let after = history.filter { $0.version > mine }
+            guard !after.contains(where: { $0.version.author == home.deviceID }),
+                  let back = after.first(where: { $0.operation == .put }), versions.contains(back.version) else { continue }
+            let by = home.projector.household.members[back.version.author].map { "\"\($0.name)\"" } ?? "device \(back.version.author.short)"
+            // A restore writes no field (the record comes back with those it had).
+            let how = back.changes.keys.allSatisfy { $0.hasPrefix("$") } ? "restored it," : "changed it, dated after the deletion,"
+            if kind == "record", let uuid = UUID(text: id), let r = try? home.projector.record(uuid), !r.deleted {
+                out.append("famctl: warning: record \(id) (\(r.store)\(r.at.map { " at \($0)" } ?? "")), which this device deleted, is back: \(by) \(how) "
+                           + "and the later change wins on every device. "
                            + "'famctl record show \(id) --history' shows both; 'famctl record delete \(id)' deletes it again.")
-            } else if kind == "subject", let focus = FocusKey(id) {
-                let name = (try? home.projector.subject(focus))??.name.map { "\($0) (\(id))" } ?? id
-                out.append("famctl: warning: care subject \(name), which this device removed, is back: \(by) changed it "
-                           + "where the removal had not arrived, dated after it, and the later change wins on every device. "
-                           + "'famctl subject remove \(id)' removes it again.")
+            } else if kind == "subject", let focus = FocusKey(id), let s = try? home.projector.subject(focus) {
+                let name = s.name.map { "\($0) (\(id))" } ?? id
+                out.append("famctl: warning: care subject \(name), which this device removed, is back: \(by) \(how.replacingOccurrences(of: "deletion", with: "removal")) "
+                           + "and the later change wins on every device. 'famctl subject remove \(id)' removes it again.")
             }
         }
         return out
@@ -402,18 +401,40 @@ enum SyncCommand: Command {
     private static func refusedHere(_ home: Home, before: [String: String]) -> [String] {
         let denied = ownDenied(home).filter { before[$0.key] == nil }
         guard !denied.isEmpty else { return [] }
-        // Which records (a user trial: the count alone did not say what to write again).
+        // Which changes (a user trial: the count alone did not say what to
+        // write again): records, care subjects and photos, each once.
         var named: [String] = []
-        for r in (try? home.projector.rejections()) ?? [] where r.author == home.deviceID && denied[r.event.hex] != nil {
+        var records = false
+        // In the order this device wrote them.
+        let mine = ((try? home.projector.rejections()) ?? []).filter { $0.author == home.deviceID && denied[$0.event.hex] != nil }.sorted { ($0.seq ?? 0) < ($1.seq ?? 0) }
+        for r in mine {
             guard named.count < 5, let seq = r.seq,
                   let env = try? home.log.chain(of: home.deviceID, in: home.family, seqs: seq...seq).first,
-                  case .body(let body)? = try? home.openBody(env), let change = try? RecordEvent(body) else { continue }
-            named.append("record \(change.record.lowercasedText) (\(change.store), \(change.kind == .put ? "a change" : "a delete"))")
+                  case .body(let body)? = try? home.openBody(env) else { continue }
+            let what: String
+            if let change = try? RecordEvent(body) {
+                records = true
+                let counted = (try? home.projector.record(change.record)) ?? nil
+                what = "record \(change.record.lowercasedText) (\(change.store), " + (change.kind == .delete ? "a deletion" : counted == nil ? "a new record" : "a change") + ")"
+            } else if let change = try? SubjectEvent(body) {
+                let name = ((try? home.projector.subject(change.focus)) ?? nil)?.name.map { "\($0) (\(change.focus))" } ?? change.focus.description
+                what = "care subject \(name) (" + (change.kind == .delete ? "its removal" : "a change") + ")"
+            } else if let change = try? PhotoEvent(body) {
+                what = "photo \(change.photo.lowercasedText) (" + (change.kind == .delete ? "its deletion" : "added") + ")"
+            } else {
+                continue
+            }
+            if !named.contains(what) { named.append(what) }
         }
+        // One reason each: those that differ only by the seq they name
+        // (one per event written after a removal) said once, counted.
+        let groups = Dictionary(grouping: Set(denied.values)) { $0.components(separatedBy: " (seq ").first ?? $0 }
+        let reasons = groups.map { prefix, all in all.count == 1 ? all[0] : "\(prefix) (\(all.count) events)" }.sorted()
         let which = named.isEmpty ? "" : " Not counted: " + named.joined(separator: ", ") + (denied.count > named.count ? ", …" : "") + "."
         return ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
-            + Set(denied.values).sorted().joined(separator: "; ") + "." + which + " They stay in the log; 'famctl status' lists them, and 'famctl replay --record ID' shows what each wrote, "
-            + "for a device that may write to write it again."]
+            + reasons.joined(separator: "; ") + "." + which + " They stay in the log; 'famctl status' lists them"
+            + (records ? ", and 'famctl replay --record ID' shows what a record's change wrote," : "")
+            + " for a device that may write to write it again."]
     }
 
     /// What `status` shows as the last error (`r_meta.last_error`).
