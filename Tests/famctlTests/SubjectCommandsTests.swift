@@ -283,6 +283,14 @@ struct SubjectCommandsTests {
         #expect(again.code == 65 && again.stderr.contains("is not removed"), "\(again.stderr)")
         let againByName = try f.run("subject", "restore", "Noah")
         #expect(againByName.code == 65 && againByName.stderr.contains("care subject \(noah) ('Noah') is not removed"), "\(againByName.stderr)")
+        // A live subject's exact name is that subject's, though a removed one has it in other letters' case.
+        let other = try f.ok("subject", "add", "baby", "--name", "noah")
+        try f.ok("subject", "remove", other)
+        let exact = try f.run("subject", "restore", "Noah")
+        #expect(exact.code == 65 && exact.stderr.contains("care subject \(noah) ('Noah') is not removed"), "\(exact.stderr)")
+        #expect(try Self.subjects(f)[other] == nil)
+        #expect(try f.ok("subject", "restore", "noah") == other)
+        try f.ok("subject", "remove", other)
         // A birth date's year mistyped is refused as a record's time is.
         let year = try f.run("subject", "update", "Noah", "--birth", "0026-01-02")
         #expect(year.code == 65 && year.stderr.contains("subject.birth: 0026-01-02 is before 1900 (is the year mistyped?)"), "\(year.stderr)")

@@ -91,11 +91,18 @@ enum SubjectInput {
             if try home.projector.subject(focus) != nil { throw CLIError.data("care subject \(focus) is not removed") }
             throw CLIError(.noInput, "no care subject \(focus)", hint: "'famctl subject list --removed' shows the removed ones.")
         }
+        // The exact name of a live subject, and of no removed one: that
+        // subject is meant, and it is not removed (a removed one named in
+        // other letters' case is not brought back instead).
+        let liveSubjects = try home.projector.subjects()
+        if !removed.contains(where: { $0.name == text }), let exact = liveSubjects.first(where: { $0.name == text }) {
+            throw CLIError.data("care subject \(exact.focus) ('\(text)') is not removed")
+        }
         let named = Self.named(text, in: removed)
         if named.count == 1 { return named[0] }
         if named.count > 1 { throw Self.ambiguous(text, named, what: "removed care subjects") }
         // The name of a live subject: not removed, as its key says (65).
-        let live = Self.named(text, in: try home.projector.subjects())
+        let live = Self.named(text, in: liveSubjects)
         if live.count == 1 { throw CLIError.data("care subject \(live[0].focus) ('\(text)') is not removed") }
         if live.count > 1 { throw CLIError.data("the care subjects named '\(text)' (\(live.map(\.focus.description).sorted().joined(separator: ", "))) are not removed") }
         if let near = RecordInput.nearest(text, among: removed.compactMap(\.name) + removed.map(\.focus.description)) {
