@@ -20,7 +20,7 @@ enum InviteCommand: Command {
             """,
         options: [
             .value("--role", "ROLE", "member (reads and writes, the default) or viewer (reads only)."),
-            .value("--expires", "TIME", "How long the code is valid: 30m, 12h, 7d (the default), 2w; from 1m to 90d."),
+            .value("--expires", "DURATION", "How long the code is valid: 30m, 12h, 7d (the default), 2w; from 1m to 90d."),
             .value("--revoke", "ID", "Revoke the open invitation with this id (or a prefix of it)."),
             .flag("--list", "List the open invitations."),
         ],
@@ -108,7 +108,8 @@ enum InviteCommand: Command {
         }
         let matches = home.projector.household.invites.values.filter { $0.id.hex.hasPrefix(prefix) }
         guard matches.count == 1, let invite = matches.first else {
-            throw CLIError.data(matches.isEmpty ? "no invitation \(prefix)" : "'\(prefix)' matches \(matches.count) invitations; give more of the id")
+            throw CLIError.data(matches.isEmpty ? "no invitation \(prefix)" : "'\(prefix)' matches \(matches.count) invitations; give more of the id",
+                                hint: "'famctl invite --list' lists the open invitations with their ids.")
         }
         guard invite.usedBy == nil else { throw CLIError.data("invitation \(invite.id.hex) was already used; remove the member instead") }
         if invite.revoked != nil {

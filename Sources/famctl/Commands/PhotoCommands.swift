@@ -52,7 +52,7 @@ enum PhotoGetCommand: Command {
     }
 
     static func run(_ inv: Invocation) throws {
-        guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
+        guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id", hint: "'famctl photo list' lists the photos with their ids.") }
         let out = try Home.absolute(given: try inv.required("--out"), as: "option --out")
         let home = try Home.open(Home.location(inv))
         let found = try home.projector.photo(id)
@@ -109,7 +109,7 @@ enum PhotoDeleteCommand: Command {
         positionals: [PositionalSpec(name: "PHOTO_ID", help: "The photo's id.")])
 
     static func run(_ inv: Invocation) throws {
-        guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id") }
+        guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id", hint: "'famctl photo list' lists the photos with their ids.") }
         let home = try Home.open(Home.location(inv))
         let found = try home.projector.photo(id)
         guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found) }
@@ -188,7 +188,7 @@ enum SettingsPhotosCommand: Command {
         }
         if let p = inv.value("--prefetch") {
             guard p == "on" || p == "off" else {
-                throw CLIError.data("--prefetch '\(p)' is neither on nor off", hint: ValueHint.otherCase(p, among: ["on", "off"], as: "--prefetch "))
+                throw CLIError.data("--prefetch '\(p)' is neither on nor off", hint: ValueHint.otherCase(p, among: ["on", "off"], as: "--prefetch ") ?? "Give --prefetch on or --prefetch off.")
             }
             try home.state.set(.prefetchPhotos, p)
         }

@@ -267,7 +267,7 @@ enum ReplayCommand: Command {
         Console.out("replay: \(r.eventCount) event\(r.eventCount == 1 ? "" : "s") from \(r.authors.count) author\(r.authors.count == 1 ? "" : "s") re-verified (bytes, ids, signatures, chains, bodies)")
         for a in r.authors {
             let me = a.author == home.deviceID ? " (this device)" : ""
-            Console.out("  \(a.author.short)\(me): \(a.events) events, \(TimeText.format(a.firstHLC.date)) … \(TimeText.format(a.lastHLC.date))")
+            Console.out("  \(a.author.short)\(me): \(a.events) event\(a.events == 1 ? "" : "s"), \(TimeText.format(a.firstHLC.date)) … \(TimeText.format(a.lastHLC.date))")
         }
         Console.out("forks: \(r.forks.isEmpty ? "none" : "\(r.forks.count)")")
         for f in r.forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq) (proof kept)") }

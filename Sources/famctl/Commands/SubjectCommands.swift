@@ -283,7 +283,7 @@ enum SettingsIncludeSharedCommand: Command {
         let home = try Home.open(Home.location(inv))
         if let v = inv.positionals.first {
             guard v == "on" || v == "off" else {
-                throw CLIError.data("'\(v)' is neither on nor off", hint: ValueHint.otherCase(v, among: ["on", "off"]))
+                throw CLIError.data("'\(v)' is neither on nor off", hint: ValueHint.otherCase(v, among: ["on", "off"]) ?? "Give on (the whole family's records) or off (this device's own).")
             }
             try home.state.set(.includeShared, v)
         }

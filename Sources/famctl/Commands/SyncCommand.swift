@@ -9,7 +9,7 @@ import Synchronization
 enum SyncCommand: Command {
     static let spec = CommandSpec(
         path: ["sync"],
-        abstract: "Exchange events with the family through the shared directory: publish, then pull.",
+        abstract: "Exchange events with the family through its shared directory or WebDAV peer: publish, then pull.",
         discussion: """
             One round writes this device's new events as segments into its own folder
             and reads what the others wrote since the last round. Files that cannot be
