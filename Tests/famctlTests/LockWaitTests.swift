@@ -49,5 +49,9 @@ struct LockWaitTests {
         #expect(added.code == 0 && added.stderr.contains("famctl: waiting for another famctl process to finish with this home's database"), "\(added.stderr)")
         done.wait()
         #expect(try f.ok("record", "list").split(separator: "\n").count == 2)
+        for bad in ["abc", "-1", "5000"] {
+            let r = try f.run(["status"], env: ["FAMCTL_LOCK_WAIT": bad])
+            #expect(r.code == 64 && r.stderr.contains("FAMCTL_LOCK_WAIT '\(bad)' is not a whole number of seconds from 0 to 3600"), "\(bad): \(r.stderr)")
+        }
     }
 }

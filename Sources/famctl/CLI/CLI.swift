@@ -84,6 +84,11 @@ enum CLI {
             return outputChecked(ExitCode.ok.rawValue, didWork: false)
         case .run(let command, let invocation):
             do {
+                // A lock wait given wrong would be ignored (a minute instead): said, as a bad FAMCTL_PEER_TIMEOUT is.
+                if let text = environment["FAMCTL_LOCK_WAIT"], !text.isEmpty, Int(text).map({ (0...3600).contains($0) }) != true {
+                    throw CLIError(.usage, "FAMCTL_LOCK_WAIT '\(text)' is not a whole number of seconds from 0 to 3600",
+                                   hint: "It sets how long famctl waits for another famctl process holding the home's database (a minute when unset).")
+                }
                 try command.run(invocation)
                 return outputChecked(ExitCode.ok.rawValue, didWork: true)
             } catch {
