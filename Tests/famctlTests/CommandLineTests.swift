@@ -54,6 +54,9 @@ struct CommandLineTests {
         let shown = try f.ok("record", "show", id)
         #expect(shown.contains(#"foods="rice, mashed",pear,"say \"yum\"""#) && shown.contains("allergens=egg"), "\(shown)")
         #expect(try f.ok("log").contains(#"foods="rice, mashed",pear,"say \"yum\"""#))
+        // A list item holding a backslash is quoted too: `rice\,mashed` would read as one item.
+        let slash = try f.ok("record", "add", "--focus", baby, "--store", "solidFood", #"foods=rice\, mashed,pear"#)
+        #expect(try f.ok("record", "show", slash).contains(#"foods="rice\\",mashed,pear"#))
         // An empty list is not taken for a cleared field (a record's last photo deleted).
         try f.ok("record", "update", id, "--json-fields", #"{"allergens":[]}"#)
         let emptied = try f.ok("record", "show", id)

@@ -54,14 +54,14 @@ enum RecordView {
 
     /// Whether ``valueText(_:cleared:)`` quotes the text `s`: empty, `[]`
     /// (how an empty list shows), or holding a double quote, in a list a
-    /// comma, or a space of any kind but a control character (those are
+    /// comma or a backslash (`rice\,mashed` read as one item), or a space of any kind but a control character (those are
     /// shown escaped).
     static func needsQuotes(_ s: String, inList: Bool) -> Bool {
         // ASCII, most texts: the one space that is no control character is
         // U+0020 (tabs and line breaks are controls), so the bytes tell.
         let utf8 = s.utf8
         if utf8.allSatisfy({ $0 < 0x80 }) {
-            return utf8.isEmpty || s == "[]" || utf8.contains { $0 == 0x22 || $0 == 0x20 || (inList && $0 == 0x2C) }
+            return utf8.isEmpty || s == "[]" || utf8.contains { $0 == 0x22 || $0 == 0x20 || (inList && ($0 == 0x2C || $0 == 0x5C)) }
         }
         return needsQuotesByScalars(s, inList: inList)
     }
@@ -70,7 +70,7 @@ enum RecordView {
     /// properties (what it does for any text that is not all ASCII).
     static func needsQuotesByScalars(_ s: String, inList: Bool) -> Bool {
         s.isEmpty || s == "[]" || s.unicodeScalars.contains {
-            $0 == "\"" || (inList && $0 == ",") || ($0.properties.isWhitespace && !PlainText.isControl($0))
+            $0 == "\"" || (inList && ($0 == "," || $0 == "\\")) || ($0.properties.isWhitespace && !PlainText.isControl($0))
         }
     }
 
