@@ -379,7 +379,7 @@ struct SubjectCommandsTests {
         let fresh = FamctlRunner()
         try fresh.ok("init", "--name", "New")
         let moved = try fresh.run("import", "stores", mum.root + "/out")
-        #expect(moved.code == 0 && moved.stdout.contains("subjects.json: 1 added, 0 already there (of the added, 1 removed again after its records, as the file has it)")
+        #expect(moved.code == 0 && moved.stdout.contains("subjects.json: 1 added, 0 already there (of the added, 1 removed again, as the file has it, with its records)")
                 && moved.stdout.contains("diaper.json: 1 added"), "\(moved.stdout) \(moved.stderr)")
         #expect(try Self.subjects(fresh)[noah] == nil)
         #expect(try Self.subjects(fresh, removed: true)[noah]?["name"] as? String == "Noah")
@@ -390,6 +390,25 @@ struct SubjectCommandsTests {
                 "\(freshAgain.stdout) \(freshAgain.stderr)")
         let again = try mum.run("import", "stores", mum.root + "/out")
         #expect(again.code == 0 && again.stdout.contains("diaper.json: 0 added, 0 updated, 1 unchanged"), "\(again.stdout) \(again.stderr)")
+        // An import into a new home stopped midway (a file-size limit, as a
+        // full disk) leaves the subject removed, never live; run again, it
+        // adds the records still missing.
+        for i in 0..<200 {
+            let row = #"{"id":"\#(UUID().uuidString.lowercased())","focus":"\#(noah)","at":"2026-11-2\#(i % 9)T08:00:00Z","fields":{"wet":true,"note":"\#(String(repeating: "n", count: 2_000))"}}"#
+            let file = mum.root + "/out/diaper.json"
+            var text = try String(contentsOfFile: file, encoding: .utf8)
+            text = text.replacingOccurrences(of: "[\n", with: "[\n" + row + ",\n", options: [], range: text.range(of: "[\n"))
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+        }
+        let cut = FamctlRunner()
+        try cut.ok("init", "--name", "Cut")
+        let (stopped, said) = try ResourceFaultTests.shell("ulimit -f 250; '\(FamctlRunner.binary.path)' import stores '\(mum.root)/out'", env: ["FAMCTL_HOME": cut.home])
+        #expect(stopped == 73, "\(said)")
+        #expect(try Self.subjects(cut)[noah] == nil, "the removed subject is never live")
+        let resumed = try cut.run("import", "stores", mum.root + "/out")
+        #expect(resumed.code == 0, "\(resumed.stdout) \(resumed.stderr)")
+        #expect(try Self.subjects(cut)[noah] == nil && Self.subjects(cut, removed: true)[noah]?["name"] as? String == "Noah")
+        #expect(try cut.ok("record", "list", "--focus", noah).split(separator: "\n").count == 201)
         // Changed in the file, it is refused, as a record added for a removed subject is.
         let file = mum.root + "/out/diaper.json"
         try String(contentsOfFile: file, encoding: .utf8).replacingOccurrences(of: "\"wet\" : true", with: "\"wet\" : true, \"note\" : \"later\"")

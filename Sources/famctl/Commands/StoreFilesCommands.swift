@@ -251,11 +251,13 @@ enum ImportStoresCommand: Command {
         // New subjects of a refused subjects.json: the records naming them wait for it.
         var refusedSubjects: Set<FocusKey> = []
         // Subjects the file says were removed where it was exported, with
-        // live records naming them, that this home does not have: added
-        // with their fields for their records, then removed again once the
-        // records are in, as the exporting home holds them (one this home
-        // has, live or removed, is left as it is).
-        var removeAfterRecords: [FocusKey] = []
+        // live records naming them. One this home does not have is added
+        // with its fields and removed again in the same transaction (an
+        // import stopped before a removal written at its end left it live
+        // for good); one it has, live or removed, is left as it is. Their
+        // records new to this home are imported, the subject removed or not.
+        var removedInFile: Set<FocusKey> = []
+        var removedAgain: [FocusKey] = []
         let subjectRows = try readArray(dir + "/subjects.json", failures: &failures)
         // A subjects.json that could not be read at all (not JSON, a
         // byte-order mark): any subject not here yet may be in it.
@@ -285,9 +287,10 @@ enum ImportStoresCommand: Command {
                     failures.append("subjects.json[\(i)]: \"removed\" must be true or false, not \(flag)"); bad = true; continue
                 }
                 if o["removed"] == .bool(true) {
+                    removedInFile.insert(focus)
                     // Here already (live or removed): left as it is.
                     if now[focus] != nil || removed[focus] != nil { unchanged += 1; continue }
-                    removeAfterRecords.append(focus)
+                    removedAgain.append(focus)
                 }
                 // A subject already here (or earlier in the file) gets the fields
                 // the row changes (those it leaves out are kept; a null clears a
@@ -313,9 +316,11 @@ enum ImportStoresCommand: Command {
                     for name in held.keys where written[name] == nil { written[name] = .null }
                 }
                 events.append(SubjectEvent(focus: focus, fields: written).body)
+                if o["removed"] == .bool(true) { events.append(SubjectEvent.delete(focus).body) }
             }
             if bad {
-                removeAfterRecords = []
+                removedInFile = []
+                removedAgain = []
                 refusedSubjects = named.subtracting(existing.keys)
                 failures.append("subjects.json: nothing imported from this file (fix the rows above and import again)")
             } else {
@@ -375,7 +380,7 @@ enum ImportStoresCommand: Command {
                     // A record of a removed subject that the home holds as the
                     // row has it (one a merge left there, exported from this
                     // home) is unchanged; any other is refused.
-                    if ofRemovedSubject, change != nil {
+                    if ofRemovedSubject, let c = change, !(removedInFile.contains(r.focus) && c.isNew) {
                         throw CLIError.data("its care subject \(r.focus) is removed ('famctl subject list --removed'): give the row another subject, "
                                             + "or add the subject again (a row of subjects.json, or 'famctl subject add') and import again")
                     }
@@ -464,12 +469,6 @@ enum ImportStoresCommand: Command {
             warnings += fileWarnings
         }
 
-        // The subjects the file has removed, added above for their records:
-        // removed again, as where the file was exported.
-        if !removeAfterRecords.isEmpty {
-            try home.append(removeAfterRecords.map { SubjectEvent.delete($0).body })
-        }
-
         // A JSON file that is none of the store files is not read: said, so
         // that a misnamed one ("Feeding.json", "feedings.json") is noticed.
         let known = Set(ExportStoresCommand.fileNames)
@@ -477,14 +476,14 @@ enum ImportStoresCommand: Command {
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
             Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged, "recreated": $0.1.recreated]) }),
-                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged, "removedAgain": removeAfterRecords.count] as [String: Any] } ?? NSNull(),
+                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged, "removedAgain": removedAgain.count] as [String: Any] } ?? NSNull(),
                           "errors": failures, "warnings": warnings, "ignored": ignored])
         } else {
             for w in warnings { Console.err("famctl: warning: \(w)") }
             for name in ignored { Console.err("famctl: warning: \(name) was not read: it is not one of the store files (feeding.json … subjects.json)") }
             if let t = subjectTally, t.added + t.updated + t.unchanged > 0 {
                 Console.out("subjects.json: \(t.added) added, " + (t.updated > 0 ? "\(t.updated) updated, " : "") + "\(t.unchanged) already there"
-                            + (removeAfterRecords.isEmpty ? "" : " (of the added, \(removeAfterRecords.count) removed again after \(removeAfterRecords.count == 1 ? "its" : "their") records, as the file has \(removeAfterRecords.count == 1 ? "it" : "them"))"))
+                            + (removedAgain.isEmpty ? "" : " (of the added, \(removedAgain.count) removed again, as the file has \(removedAgain.count == 1 ? "it" : "them"), with \(removedAgain.count == 1 ? "its" : "their") records)"))
             }
             for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
                 Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged"
