@@ -37,15 +37,24 @@ static inline int famctl_sqlite3_enable_defensive(sqlite3 *db) {
 /// What a connection does when another process holds the lock it needs (a
 /// rebuild or an import holds the write lock for seconds at a million
 /// events): it waits, 10 ms at a time, up to `arg` tries; after the first
-/// second it says once on stderr what it waits for, so that a command held
+/// second it says on stderr what it waits for (once a process), so that a command held
 /// up looks held up, not hung. Stateless (SQLite counts the tries of each
 /// wait), so one handler serves every connection and thread.
 #include <stdio.h>
 #include <stdint.h>
 #include <unistd.h>
+#include <signal.h>
+/// Set (by a signal's handler: a `sync --watch` stopped with Ctrl-C) to end
+/// every wait at once: the statement then fails as busy.
+static volatile sig_atomic_t famctl_sqlite3_busy_cancelled = 0;
+
+static inline void famctl_sqlite3_cancel_busy_waits(void) { famctl_sqlite3_busy_cancelled = 1; }
+
 static int famctl_sqlite3_busy_wait(void *arg, int count) {
-    if (count >= (int)(intptr_t)arg) return 0;
-    if (count == 100) {
+    if (count >= (int)(intptr_t)arg || famctl_sqlite3_busy_cancelled) return 0;
+    static volatile sig_atomic_t noted = 0;
+    if (count == 100 && !noted) {
+        noted = 1;
         fputs("famctl: waiting for another famctl process to finish with this home's database (a rebuild, an import or a sync writing)\n", stderr);
     }
     usleep(10000);

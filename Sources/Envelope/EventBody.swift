@@ -29,7 +29,7 @@ public struct EventBody: Sendable, Hashable {
         guard case .object(let o) = value else { throw .badBody("not a JSON object") }
         guard case .string(let t)? = o["type"], !t.isEmpty else { throw .badBody("missing \"type\"") }
         guard let given = o["schema"] else { throw .badBody("missing \"schema\"") }
-        guard case .int(let s) = given, s >= 1, s <= Int64(Int32.max) else { throw .badBody("\"schema\" is \(given), not a whole number from 1 to \(Int32.max)") }
+        guard case .int(let s) = given, s >= 1, s <= Int64(Int32.max) else { throw .badBody("\"schema\" is \(String("\(given)".prefix(40))), not a whole number from 1 to \(Int32.max)") }
         type = t
         schema = Int(s)
         object = o

@@ -169,6 +169,12 @@ public final class Database {
     /// through the statement's journal (`DatabaseSettingsTests`).
     public static let statementJournalInMemory = -1
 
+    /// Ends every wait for another process's lock, in this process, now and
+    /// from now on (the statement fails as busy): for a process that is
+    /// stopping (`sync --watch` after Ctrl-C), which would otherwise sit out
+    /// the wait.
+    public static func cancelLockWaits() { famctl_sqlite3_cancel_busy_waits() }
+
     /// How long a connection waits for another process's lock before it
     /// fails with `SQLITE_BUSY`: a minute, or `FAMCTL_LOCK_WAIT` seconds
     /// (0 to 3600) for a script that would rather fail sooner.

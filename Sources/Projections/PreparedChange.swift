@@ -109,6 +109,12 @@ public struct PreparedChange: Sendable, Equatable {
     /// the set's hashing for nearly every event of a rebuild.)
     public var isLibraryType: Bool { !isChange && LibraryEvent.types.contains(type) }
 
+    /// The entity a put writes (`record` and its id, `subject` and its
+    /// focus key, `photo` and its id); `nil` for anything else.
+    public var putEntity: (kind: String, id: String)? {
+        if case .put(let put) = change { (put.kind, put.id) } else { nil }
+    }
+
     /// The household event, when the body is a well-formed one.
     public var libraryEvent: LibraryEvent? {
         if case .library(let event, _) = change { event } else { nil }

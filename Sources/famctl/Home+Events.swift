@@ -41,6 +41,13 @@ extension Home {
         // the family's first event, then holds the whole history). Household
         // events are still applied, so that the rebuild's pass knows them
         // all and runs once.
+        // Another device's put of a record or subject: kept for `sync` to
+        // say which of this device's deletions it undid (left to the
+        // rebuild or not).
+        if env.author != deviceID, let (kind, id) = change.putEntity, kind == "record" || kind == "subject",
+           changedByOthers.count < Self.changedByOthersLimit || changedByOthers[kind + ":" + id] != nil {
+            changedByOthers[kind + ":" + id, default: []].insert(Version(env))
+        }
         if deferringToRebuild, needsRebuild, !change.isLibraryType {
             leftToRebuild += 1
             return
@@ -50,15 +57,7 @@ extension Home {
         // device makes is stored, and noted in the projection, before its
         // key event is applied: see ``appendRotatingKey(after:excluding:)``.)
         let learned = try change.libraryEvent.map { try learnKey(from: $0, author: env.author) } ?? false
-        let applied = try projector.apply(env, prepared: change)
-        if env.author != deviceID, changedByOthers.count < Self.changedByOthersLimit {
-            switch applied {
-            case .record(let id): changedByOthers["record:" + id.lowercasedText, default: []].insert(Version(env))
-            case .subject(let focus): changedByOthers["subject:" + focus.description, default: []].insert(Version(env))
-            default: break
-            }
-        }
-        if case .library(_, let verdictsChange) = applied, verdictsChange || learned {
+        if case .library(_, let verdictsChange) = try projector.apply(env, prepared: change), verdictsChange || learned {
             // A verdict of a change already projected may differ now, or a
             // key was learned: rebuild after this operation. Until then the
             // stored version says so, should the process die first.

@@ -433,7 +433,7 @@ extension CLIError {
         return switch e.code {
         case .busy, .locked:
             CLIError(.tempFail, "the database \(FileIO.isDirectory(path) ? path + "/" + Home.databaseFile : path) is locked by another famctl process",
-                     hint: "Another famctl held it for over \(Database.busyWaitSeconds) s; try again once it is done.")
+                     hint: "Another famctl process is writing to this home (a rebuild, an import, a sync); try again once it is done.")
         case .full:
             CLIError(.cantCreate, "the disk holding \(path) is full; nothing was written", hint: "Free some space and run the command again.")
         case .readOnly, .permission:

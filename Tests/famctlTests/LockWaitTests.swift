@@ -49,6 +49,29 @@ struct LockWaitTests {
         #expect(added.code == 0 && added.stderr.contains("famctl: waiting for another famctl process to finish with this home's database"), "\(added.stderr)")
         done.wait()
         #expect(try f.ok("record", "list").split(separator: "\n").count == 2)
+        // A watch stopped with Ctrl-C while a round waits for the lock stops at once, not after the wait.
+        try f.ok("family", "create", "--name", "F", "--dir", f.root + "/shared")
+        done = Self.holdWriteLock(db, for: 8)
+        let watch = Process()
+        watch.executableURL = FamctlRunner.binary
+        watch.arguments = ["--home", f.home, "sync", "--watch", "--interval", "0.5"]
+        watch.standardOutput = FileHandle.nullDevice
+        watch.standardError = FileHandle.nullDevice
+        // A change to publish, so that the round writes.
+        let writer = Process()
+        writer.executableURL = FamctlRunner.binary
+        writer.arguments = ["--home", f.home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"]
+        writer.standardOutput = FileHandle.nullDevice
+        writer.standardError = FileHandle.nullDevice
+        try writer.run()
+        try watch.run()
+        Thread.sleep(forTimeInterval: 2)
+        let interrupted = Date()
+        kill(watch.processIdentifier, SIGINT)
+        watch.waitUntilExit()
+        #expect(Date().timeIntervalSince(interrupted) < 3, "the watch sat out the lock's wait")
+        done.wait()
+        writer.waitUntilExit()
         for bad in ["abc", "-1", "5000"] {
             let r = try f.run(["status"], env: ["FAMCTL_LOCK_WAIT": bad])
             #expect(r.code == 64 && r.stderr.contains("FAMCTL_LOCK_WAIT '\(bad)' is not a whole number of seconds from 0 to 3600"), "\(bad): \(r.stderr)")

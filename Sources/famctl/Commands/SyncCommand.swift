@@ -52,7 +52,11 @@ enum SyncCommand: Command {
         signal(SIGTERM, SIG_IGN)
         let sources = [SIGINT, SIGTERM].map { sig -> any DispatchSourceSignal in
             let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            s.setEventHandler { SyncCommand.stop.store(true, ordering: .relaxed) }
+            s.setEventHandler {
+                SyncCommand.stop.store(true, ordering: .relaxed)
+                // A round waiting for another process's lock stops waiting.
+                Database.cancelLockWaits()
+            }
             s.resume()
             return s
         }
@@ -301,7 +305,7 @@ enum SyncCommand: Command {
             if let publishFailure {
                 recordError(publishFailure, replicator)
                 return Round(published: published, pulled: pulled, publishFailure: failure(publishFailure, at: replicator.peer.label, probing: false),
-                             warnings: warnings(home, replicator: replicator))
+                             warnings: warnings(home, replicator: replicator) + undoneHere(home))
             }
             pulled.carried = try replicator.carryOthersIfAsked()
             // A photo add or get killed while writing left its file behind.
@@ -352,6 +356,9 @@ enum SyncCommand: Command {
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies,
                          warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home))
         } catch let e as PeerError {
+            // What the events pulled before the failure undid is said now:
+            // the next round would not know they came in.
+            for w in undoneHere(home) { Console.err(w) }
             if !stop.load(ordering: .relaxed) { recordError(e, replicator) }
             // What the round did before it failed is kept: said with the error.
             let failed = failure(e, at: replicator.peer.label, probing: false)
@@ -378,8 +385,10 @@ enum SyncCommand: Command {
             guard let history = try? home.projector.history(kind: kind, id: id),
                   let mine = history.last(where: { $0.operation == .delete && $0.version.author == home.deviceID })?.version else { continue }
             let after = history.filter { $0.version > mine }
-            guard !after.contains(where: { $0.version.author == home.deviceID }),
-                  let back = after.first(where: { $0.operation == .put }), versions.contains(back.version) else { continue }
+            // Every put since came in now: one that came before brought it
+            // back then (and was said then).
+            guard !after.contains(where: { $0.version.author == home.deviceID || ($0.operation == .put && !versions.contains($0.version)) }),
+                  let back = after.first(where: { $0.operation == .put }) else { continue }
             let by = home.projector.household.members[back.version.author].map { "\"\($0.name)\"" } ?? "device \(back.version.author.short)"
             // A restore writes no field (the record comes back with those it had).
             let how = back.changes.keys.allSatisfy { $0.hasPrefix("$") } ? "restored it," : "changed it, dated after the deletion,"
@@ -407,8 +416,10 @@ enum SyncCommand: Command {
         var records = false
         // In the order this device wrote them.
         let mine = ((try? home.projector.rejections()) ?? []).filter { $0.author == home.deviceID && denied[$0.event.hex] != nil }.sorted { ($0.seq ?? 0) < ($1.seq ?? 0) }
+        var more = false
         for r in mine {
-            guard named.count < 5, let seq = r.seq,
+            guard named.count < 5 else { more = true; break }
+            guard let seq = r.seq,
                   let env = try? home.log.chain(of: home.deviceID, in: home.family, seqs: seq...seq).first,
                   case .body(let body)? = try? home.openBody(env) else { continue }
             let what: String
@@ -430,7 +441,7 @@ enum SyncCommand: Command {
         // (one per event written after a removal) said once, counted.
         let groups = Dictionary(grouping: Set(denied.values)) { $0.components(separatedBy: " (seq ").first ?? $0 }
         let reasons = groups.map { prefix, all in all.count == 1 ? all[0] : "\(prefix) (\(all.count) events)" }.sorted()
-        let which = named.isEmpty ? "" : " Not counted: " + named.joined(separator: ", ") + (denied.count > named.count ? ", …" : "") + "."
+        let which = named.isEmpty ? "" : " Not counted: " + named.joined(separator: ", ") + (more ? ", …" : "") + "."
         return ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
             + reasons.joined(separator: "; ") + "." + which + " They stay in the log; 'famctl status' lists them"
             + (records ? ", and 'famctl replay --record ID' shows what a record's change wrote," : "")
