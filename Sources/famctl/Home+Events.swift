@@ -45,8 +45,8 @@ extension Home {
         // say which of this device's deletions it undid (left to the
         // rebuild or not).
         if env.author != deviceID, let (kind, id) = change.putEntity, kind == "record" || kind == "subject",
-           changedByOthers.count < Self.changedByOthersLimit || changedByOthers[kind + ":" + id] != nil {
-            changedByOthers[kind + ":" + id, default: []].insert(Version(env))
+           changedByOthers.count < Self.changedByOthersLimit || changedByOthers[EntityKey(kind: kind, id: id)] != nil {
+            changedByOthers[EntityKey(kind: kind, id: id), default: []].insert(Version(env))
         }
         if deferringToRebuild, needsRebuild, !change.isLibraryType {
             leftToRebuild += 1
@@ -396,6 +396,18 @@ extension Home {
     /// open events that were skipped for want of it.
     func projectionKeysMatch() throws -> Bool {
         try state.keyring.epochs(family: family).isSubset(of: projector.storedKeyEpochs())
+    }
+
+    /// The first change the family does not count (a rejected event) whose
+    /// body `matches`, with its author and why: the rejected events' bodies
+    /// read in turn, the first 1 000 of them at most.
+    func firstUncountedChange(where matches: (SyncEnvelope, EventBody) -> Bool) throws -> (author: DeviceID, reason: String)? {
+        for r in try projector.rejections().prefix(1_000) {
+            guard let seq = r.seq, let env = try? log.chain(of: r.author, in: family, seqs: seq...seq).first,
+                  case .body(let body)? = try? openBody(env), matches(env, body) else { continue }
+            return (r.author, r.reason)
+        }
+        return nil
     }
 
     /// Whether this device is in a family it joined (not created) without

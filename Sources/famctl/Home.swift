@@ -33,11 +33,17 @@ final class Home {
     /// How many changes ``apply(_:prepared:)`` left to the rebuild that
     /// ``needsRebuild`` promises, in this process.
     var leftToRebuild = 0
+    /// A record (`record`, its id) or care subject (`subject`, its focus key).
+    struct EntityKey: Hashable, Comparable {
+        let kind: String
+        let id: String
+        static func < (a: EntityKey, b: EntityKey) -> Bool { (a.kind, a.id) < (b.kind, b.id) }
+    }
     /// The records and care subjects that other devices' events changed in
-    /// this process (`record:<id>`, `subject:<focus>`), each with the
+    /// this process, each with the
     /// versions applied: what `sync` looks at to say which of this device's
     /// deletions a later change undid. At most ``changedByOthersLimit``.
-    var changedByOthers: [String: Set<Version>] = [:]
+    var changedByOthers: [EntityKey: Set<Version>] = [:]
     static let changedByOthersLimit = 2_000
     /// Each forked author of the family and its fork point (the lowest seq at
     /// which the log holds two of its events): its events from there on are

@@ -420,16 +420,12 @@ enum RecordInput {
 
 extension RecordInput {
     /// A change adding care subject `focus` that the family does not count,
-    /// with its author and why: read from the rejected events' bodies, the
-    /// first 1 000 of them at most.
+    /// with its author and why (``Home/firstUncountedChange(where:)``).
     static func uncountedSubjectAdd(_ focus: FocusKey, home: Home) throws -> (author: DeviceID, reason: String)? {
-        for r in try home.projector.rejections().prefix(1_000) {
-            guard let seq = r.seq, let env = try? home.log.chain(of: r.author, in: home.family, seqs: seq...seq).first,
-                  case .body(let body)? = try? home.openBody(env), let change = try? SubjectEvent(body),
-                  change.focus == focus, change.kind == .put else { continue }
-            return (r.author, r.reason)
+        try home.firstUncountedChange { _, body in
+            guard let change = try? SubjectEvent(body) else { return false }
+            return change.focus == focus && change.kind == .put
         }
-        return nil
     }
 }
 

@@ -138,13 +138,10 @@ extension RecordShowCommand {
     /// the rejected events' bodies, the first 1 000 of them at most.
     static func uncountedChange(of id: UUID, home: Home) throws -> (author: DeviceID, reason: String)? {
         let created = try home.projector.record(id)?.created
-        for r in try home.projector.rejections().prefix(1_000) {
-            guard let seq = r.seq, let env = try? home.log.chain(of: r.author, in: home.family, seqs: seq...seq).first,
-                  case .body(let body)? = try? home.openBody(env), let change = try? RecordEvent(body),
-                  change.record == id, change.kind == .put, created.map({ Version(env) < $0 }) ?? true else { continue }
-            return (r.author, r.reason)
+        return try home.firstUncountedChange { env, body in
+            guard let change = try? RecordEvent(body) else { return false }
+            return change.record == id && change.kind == .put && (created.map { Version(env) < $0 } ?? true)
         }
-        return nil
     }
 }
 

@@ -380,8 +380,7 @@ enum SyncCommand: Command {
         defer { home.changedByOthers = [:] }
         var out: [String] = []
         for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key }) {
-            guard let colon = key.firstIndex(of: ":") else { continue }
-            let kind = String(key[..<colon]), id = String(key[key.index(after: colon)...])
+            let (kind, id) = (key.kind, key.id)
             guard let history = try? home.projector.history(kind: kind, id: id),
                   let mine = history.last(where: { $0.operation == .delete && $0.version.author == home.deviceID })?.version else { continue }
             let after = history.filter { $0.version > mine }
@@ -391,14 +390,14 @@ enum SyncCommand: Command {
                   let back = after.first(where: { $0.operation == .put }) else { continue }
             let by = home.projector.household.members[back.version.author].map { "\"\($0.name)\"" } ?? "device \(back.version.author.short)"
             // A restore writes no field (the record comes back with those it had).
-            let how = back.changes.keys.allSatisfy { $0.hasPrefix("$") } ? "restored it," : "changed it, dated after the deletion,"
+            let how = back.changes.keys.allSatisfy { $0.hasPrefix("$") } ? "restored it," : "changed it, dated after the \(kind == "record" ? "deletion" : "removal"),"
             if kind == "record", let uuid = UUID(text: id), let r = try? home.projector.record(uuid), !r.deleted {
                 out.append("famctl: warning: record \(id) (\(r.store)\(r.at.map { " at \($0)" } ?? "")), which this device deleted, is back: \(by) \(how) "
                            + "and the later change wins on every device. "
                            + "'famctl record show \(id) --history' shows both; 'famctl record delete \(id)' deletes it again.")
             } else if kind == "subject", let focus = FocusKey(id), let s = try? home.projector.subject(focus) {
                 let name = s.name.map { "\($0) (\(id))" } ?? id
-                out.append("famctl: warning: care subject \(name), which this device removed, is back: \(by) \(how.replacingOccurrences(of: "deletion", with: "removal")) "
+                out.append("famctl: warning: care subject \(name), which this device removed, is back: \(by) \(how) "
                            + "and the later change wins on every device. 'famctl subject remove \(id)' removes it again.")
             }
         }
