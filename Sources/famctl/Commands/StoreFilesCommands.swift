@@ -351,7 +351,7 @@ enum ImportStoresCommand: Command {
             var fileFailures: [String] = []
             var fileWarnings: [String] = []
             // Each sleep of the file: its row, baby, span, and whether the import changes it.
-            var sleeps: [(row: Int, focus: String, start: Date, end: Date, changed: Bool, listsOverlap: Bool)] = []
+            var sleeps = FileSleeps()
             // The file's records replace the home's copies: a sleep is checked
             // against the file's others (`fileIDs`), and against those of the
             // home the file does not hold.
@@ -392,8 +392,7 @@ enum ImportStoresCommand: Command {
                         let listsOverlap = r.problems.contains(ExportStoresCommand.sleepOverlap)
                         // An overlap the import makes (one of the two rows changes) is
                         // excused only when each row it changes lists it.
-                        for other in sleeps where other.focus == r.focus.description && (changed || other.changed)
-                            && (s < other.end && other.start < e || other.start == s) {
+                        for other in sleeps.meeting(focus: r.focus, start: s, end: e) where changed || other.changed {
                             guard (!changed || listsOverlap) && (!other.changed || other.listsOverlap) else {
                                 // Blamed on the row the import changes without listing the overlap.
                                 if !changed || listsOverlap {
@@ -406,7 +405,7 @@ enum ImportStoresCommand: Command {
                             // One warning an overlap: this row's, when it changes; else the other's.
                             if other.changed && !changed { overlapRows.insert(other.row) }
                         }
-                        sleeps.append((i, r.focus.description, s, e, changed, listsOverlap))
+                        sleeps.add(focus: r.focus, .init(row: i, start: s, end: e, changed: changed, listsOverlap: listsOverlap))
                     }
                     switch change {
                     case nil: tally.unchanged += 1
