@@ -38,17 +38,24 @@ extension Home {
     /// Encrypts `bytes` as a new photo of `record`, keeps the blob in the
     /// cache (unpublished), and appends its metadata and the record's new
     /// photo list in one transaction. Returns the photo id.
+    ///
+    /// The list written is the record's list as it stands under the write
+    /// lock: another `photo add` or `photo delete` of this device, or a
+    /// sync, that changed it meanwhile is kept, not overwritten
+    /// (``appendToRecord(_:_:)``).
     func addPhoto(to record: RecordState, bytes: [UInt8]) throws -> UUID {
         guard bytes.count <= photoMaxBytes else {
             throw CLIError.data("the photo is \(bytes.count) bytes, over the \(photoMaxBytes)-byte limit; nothing was written",
                                 hint: "Shrink it, or raise the limit with 'famctl settings photos --max-mb N'.")
         }
         guard let type = PhotoBlob.sniff(bytes) else { throw CLIError.data("not a JPEG, PNG, HEIC or WebP image; nothing was written") }
-        let existing = record.fields["photos"].flatMap { v -> [JSONValue]? in if case .array(let a) = v { a } else { nil } } ?? []
-        if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
-           case .photoList(let max) = spec.type, existing.count >= max {
-            throw CLIError.data("\(record.store).photos: must list at most \(max)")
+        func checkRoom(_ record: RecordState) throws {
+            if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
+               case .photoList(let max) = spec.type, Self.photoList(record).count >= max {
+                throw CLIError.data("\(record.store).photos: must list at most \(max)")
+            }
         }
+        try checkRoom(record)
         try photoCacheTable()
         let id = RecordIdentifier.make()
         let hash = Sodium.blake2b256(bytes), idBytes = FamilyID(uuid: id).bytes
@@ -63,10 +70,17 @@ extension Home {
             "record": .string(record.id.lowercasedText), "size": .int(Int64(bytes.count)), "mediaType": .string(type),
             "hash": .string(Hex.encode(hash)), "key": .string(Hex.encode(key.copyBytes())), "blob": .string(blobName),
         ])
-        let update = RecordEvent(kind: .put, record: record.id, store: record.store, focus: record.focus, at: nil,
-                                 fields: ["photos": .array(existing + [.string(id.lowercasedText)])])
         do {
-            try append([meta.body, try RecordInput.keepingFocus(update.body, of: record.id, home: self)]) { try checkCanWrite() }
+            try appendToRecord(record.id) { now in
+                guard let now else {
+                    throw CLIError(.noInput, "no live record \(record.id.lowercasedText): it was deleted meanwhile; nothing was written",
+                                   hint: "'famctl record restore \(record.id.lowercasedText)' brings it back.")
+                }
+                try checkRoom(now)
+                let update = RecordEvent(kind: .put, record: now.id, store: now.store, focus: now.focus, at: nil,
+                                         fields: ["photos": .array(Self.photoList(now) + [.string(id.lowercasedText)])])
+                return [meta.body, try RecordInput.keepingFocus(update.body, of: now.id, home: self)]
+            }
         } catch {
             // Refused or failed: the blob must not be uploaded as an orphan.
             try? log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blobName)])
@@ -79,6 +93,44 @@ extension Home {
         try? keepCached(blob, named: blobName)
         return id
     }
+
+    /// A record's photo list (its `photos` field), empty when it has none.
+    static func photoList(_ record: RecordState) -> [JSONValue] {
+        if case .array(let list)? = record.fields["photos"] { list } else { [] }
+    }
+
+    /// Appends the events `make` writes from record `id` as it stands (`nil`
+    /// when it is not live), and makes them again should the record's
+    /// photo list, focus, store or liveness have changed (another process
+    /// of this device, a sync) between the read and the write lock: the
+    /// list written never drops a photo another process added, nor lists
+    /// one it deleted, and a record's photo limit holds however many
+    /// processes add at once.
+    func appendToRecord(_ id: UUID, _ make: (RecordState?) throws -> [EventBody]) throws {
+        struct Moved: Error {}
+        func live() throws -> RecordState? { try projector.record(id).flatMap { $0.deleted ? nil : $0 } }
+        func same(_ a: RecordState?, _ b: RecordState?) -> Bool {
+            a?.fields["photos"] == b?.fields["photos"] && a?.focus == b?.focus && a?.store == b?.store && (a == nil) == (b == nil)
+        }
+        for _ in 0..<Self.recordWriteAttempts {
+            let read = try live()
+            let bodies = try make(read)
+            do {
+                try append(bodies) {
+                    try checkCanWrite()
+                    guard same(try live(), read) else { throw Moved() }
+                }
+                return
+            } catch is Moved {
+                continue
+            }
+        }
+        throw CLIError(.tempFail, "record \(id.lowercasedText) kept changing while this was written (\(Self.recordWriteAttempts) tries); nothing was written",
+                       hint: "Run the command again.")
+    }
+
+    /// How many times ``appendToRecord(_:_:)`` reads a record that others keep changing.
+    static let recordWriteAttempts = 50
 
     /// Writes this device's own new blob back into the cache (unpublished)
     /// if it is no longer there.

@@ -113,14 +113,18 @@ enum PhotoDeleteCommand: Command {
         let home = try Home.open(Home.location(inv))
         let found = try home.projector.photo(id)
         guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found) }
-        var bodies = [PhotoEvent(kind: .delete, photo: id).body]
-        if let rid = photo.record, let r = try home.projector.record(rid), !r.deleted,
-           case .array(let list)? = r.fields["photos"] {
-            let kept = list.filter { $0.stringValue?.lowercased() != id.lowercasedText }
-            bodies.append(try RecordInput.keepingFocus(RecordEvent(kind: .put, record: rid, store: r.store, focus: r.focus, at: nil, fields: ["photos": .array(kept)]).body,
-                                                      of: rid, home: home))
+        let delete = PhotoEvent(kind: .delete, photo: id).body
+        if let rid = photo.record {
+            // The record's list as it stands under the write lock, without the photo.
+            try home.appendToRecord(rid) { r in
+                guard let r, r.fields["photos"] != nil else { return [delete] }
+                let kept = Home.photoList(r).filter { $0.stringValue?.lowercased() != id.lowercasedText }
+                return [delete, try RecordInput.keepingFocus(RecordEvent(kind: .put, record: rid, store: r.store, focus: r.focus, at: nil,
+                                                                         fields: ["photos": .array(kept)]).body, of: rid, home: home)]
+            }
+        } else {
+            try home.append([delete]) { try home.checkCanWrite() }
         }
-        try home.append(bodies) { try home.checkCanWrite() }
         if inv.json { Console.json(["deleted": id.lowercasedText]) } else { Console.out(id.lowercasedText) }
     }
 }
