@@ -96,4 +96,29 @@ struct RecordRestoreTests {
         #expect(try mum.ok("record", "restore", b) == b)
         #expect(!(try mum.ok("status")).contains("overlap"))
     }
+
+    /// A photo deleted while its record was deleted (`photo delete` leaves
+    /// a deleted record alone) is not listed again when the record comes
+    /// back; the other photos are.
+    @Test func aPhotoDeletedMeanwhileIsNotListedAgain() throws {
+        let mum = try FamctlRunner.mum()
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        let photos = try (0..<2).map { i -> String in
+            let file = mum.root + "/p\(i).jpg"
+            try Data(PhotoTests.jpeg(1_000, marker: "restore\(i)")).write(to: URL(fileURLWithPath: file))
+            return try mum.ok("photo", "add", id, file)
+        }
+        try mum.ok("record", "delete", id)
+        try mum.ok("photo", "delete", photos[0])
+        #expect(try mum.ok("record", "restore", id) == id)
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(try mum.ok("record", "show", id, "--json").utf8)) as? [String: Any])
+        #expect((shown["fields"] as? [String: Any])?["photos"] as? [String] == [photos[1]], "\(shown)")
+        let trail = try mum.ok("record", "show", id, "--history").split(separator: "\n").map(String.init)
+        #expect(trail.last?.hasSuffix("(brought back, with the fields it had)") == true && trail.last?.contains("photos=") == true, "\(trail)")
+        // With no photo deleted, the restore writes no field.
+        try mum.ok("record", "delete", id)
+        #expect(try mum.ok("record", "restore", id) == id)
+        let again = try mum.ok("record", "show", id, "--history").split(separator: "\n").map(String.init)
+        #expect(again.last?.hasSuffix("(brought back, with the fields it had)") == true && again.last?.contains("photos=") == false, "\(again)")
+    }
 }

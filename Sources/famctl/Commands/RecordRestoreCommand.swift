@@ -26,7 +26,11 @@ enum RecordRestoreCommand: Command {
             guard r.deleted else { throw CLIError.data("record \(id.lowercasedText) is not deleted; nothing was written") }
             records.append(r)
         }
-        let bodies = records.map { RecordEvent(kind: .put, record: $0.id, store: $0.store, focus: $0.focus, at: nil, fields: [:]).body }
+        // A photo deleted while its record was deleted (`photo delete` then
+        // leaves the record alone) is not listed again.
+        let bodies = try records.map { r in
+            RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: nil, fields: try Self.restoredPhotoList(r.id, home: home)).body
+        }
         let envs = try home.append(bodies) {
             try home.checkCanWrite()
             // The batch's sleeps, each checked against those restored before it
@@ -63,5 +67,16 @@ enum RecordRestoreCommand: Command {
         } else {
             for r in records { Console.out(r.id.lowercasedText) }
         }
+    }
+
+    /// The `photos` field a restore writes: the list the record held
+    /// without the photos deleted since (none when there are none).
+    static func restoredPhotoList(_ id: UUID, home: Home) throws -> [String: JSONValue] {
+        guard case .array(let list)? = try home.projector.heldFields(id)["photos"] else { return [:] }
+        let kept = try list.filter { item in
+            guard let text = item.stringValue, let photo = UUID(text: text) else { return true }
+            return try home.projector.photo(photo)?.deleted != true
+        }
+        return kept.count == list.count ? [:] : ["photos": .array(kept)]
     }
 }
