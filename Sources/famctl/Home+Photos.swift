@@ -185,7 +185,12 @@ extension Home {
                 return plain
             }
             // A damaged copy: drop it (if it was published, the peer has the original) and refetch.
-            if try isUnpublished(p.blob) { throw CLIError.data("the only copy of photo \(p.id.lowercasedText) is damaged (hash mismatch)") }
+            if try isUnpublished(p.blob) {
+                throw CLIError.data("the only copy of photo \(p.id.lowercasedText) is damaged (hash mismatch): it was never uploaded, so no other device holds it",
+                                    hint: "Its bytes cannot be recovered from famctl. If you still have the image, add it again "
+                                        + (p.record.map { "('famctl photo add \($0.lowercasedText) FILE')" } ?? "('famctl photo add RECORD_ID FILE')")
+                                        + " and delete this one ('famctl photo delete \(p.id.lowercasedText)'). The record is unaffected.")
+            }
             try? FileManager.default.removeItem(atPath: cached)
         }
         guard let peer else {
@@ -219,6 +224,9 @@ extension Home {
                            hint: "If it was still arriving, try again later. If it stays damaged, remove \(Self.blobPath(p.blob)) from the family's shared folder "
                                + "or server: the next sync of a device that holds a good copy uploads it again. The record is unaffected.")
         }
+        // One larger than the whole cache is not kept: keeping it would
+        // evict every other photo, then it too.
+        guard blob.count <= photoCacheBytes else { return plain }
         try makePhotoDirectory()
         try FileIO.writeAtomically(blob, to: cached, mode: 0o600)
         try log.database.run("INSERT OR REPLACE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, 0)",

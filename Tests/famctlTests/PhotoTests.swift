@@ -89,6 +89,16 @@ struct PhotoTests {
         }
         let none = try mum.run("photo", "delete", "0f0e0d0c-0b0a-4909-8807-060504030201")
         #expect(none.code == 66 && none.stderr.contains("no photo 0f0e0d0c-0b0a-4909-8807-060504030201"), "\(none.stderr)")
+        // A folder given for the file is said to be one, also under a limit
+        // smaller than the folder's own size (it was said to be over the limit).
+        try mum.ok("settings", "photos", "--max-mb", "0.001")
+        for limit in ["0.001", "25"] {
+            try mum.ok("settings", "photos", "--max-mb", limit)
+            let folder = try mum.run("photo", "add", record, mum.root)
+            #expect(folder.code == 66 && folder.stderr.contains("cannot read \(mum.root): \(mum.root) is a directory, not a file"), "\(limit): \(folder.stderr)")
+        }
+        let missing = try mum.run("photo", "add", record, mum.root + "/none.jpg")
+        #expect(missing.code == 66 && missing.stderr.contains("no such file"), "\(missing.stderr)")
     }
 
     @Test func aPhotoLeftOutOfTheListByAConcurrentAddIsNamed() throws {
@@ -308,7 +318,9 @@ struct PhotoTests {
         #expect(blobs.isEmpty, "a damaged blob was uploaded: \(blobs)")
         try dad.ok("sync")
         #expect(try dad.run("photo", "get", photo, "--out", dad.root + "/got.jpg").code == 75)
-        #expect(try mum.run("photo", "get", photo, "--out", mum.root + "/got.jpg").code == 65)
+        let damaged = try mum.run("photo", "get", photo, "--out", mum.root + "/got.jpg")
+        #expect(damaged.code == 65 && damaged.stderr.contains("the only copy of photo \(photo) is damaged (hash mismatch): it was never uploaded")
+                && damaged.stderr.contains("add it again ('famctl photo add \(record) FILE') and delete this one ('famctl photo delete \(photo)')"), "\(damaged.stderr)")
         // verify says it is the only copy, not that photo get fetches a good one.
         let verified = try mum.run("verify", "--photos")
         #expect(verified.code == 3 && verified.stderr.contains("Never uploaded, so their only copy: \(photo)")
@@ -789,8 +801,22 @@ struct PhotoTests {
         try dad.ok("sync")
         #expect(try cachedFiles() == before, "prefetch fetched photos again")
         for id in ids { try dad.ok("photo", "get", id, "--out", dad.root + "/\(id).jpg") }
+        // A photo larger than the whole cache is fetched and written, and
+        // not kept: keeping it evicted every other photo, then it too.
+        let held = try cachedFiles()
+        #expect(!held.isEmpty)
+        let largeFile = mum.root + "/large.jpg"
+        try Data(Self.jpeg(30_000, marker: "large")).write(to: URL(fileURLWithPath: largeFile))
+        let large = try mum.ok("photo", "add", record, largeFile)
+        try mum.ok("settings", "photos", "--prefetch", "off")
+        try mum.ok("sync")
+        try dad.ok("settings", "photos", "--prefetch", "off")
+        try dad.ok("sync")
+        #expect(try dad.ok("photo", "get", large, "--out", dad.root + "/large.jpg").contains("wrote 30009 bytes (jpeg)"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dad.root + "/large.jpg")) == Data(Self.jpeg(30_000, marker: "large")))
+        #expect(try cachedFiles() == held, "the cache keeps what it held")
         let replay = try mum.ok("replay")
         #expect(replay.hasSuffix("result: OK"))
-        #expect(replay.contains("photo metadata: 4 checked, all well-formed"))
+        #expect(replay.contains("photo metadata: 5 checked, all well-formed"))
     }
 }

@@ -22,8 +22,16 @@ enum PhotoAddCommand: Command {
         let file = try Home.absolute(given: inv.positionals[1], as: "FILE")
         let home = try Home.open(Home.location(inv))
         guard let record = try home.projector.record(id), !record.deleted else { throw CLIError(.noInput, "no live record \(id.lowercasedText)") }
-        let attrs = try? FileManager.default.attributesOfItem(atPath: file)
-        guard let size = attrs?[.size] as? Int else { throw CLIError(.noInput, "cannot read \(file): no such file") }
+        // Through a link, as the read below goes; a folder or a device is
+        // said for what it is, whatever size it has.
+        var st = stat()
+        guard stat(file, &st) == 0 else {
+            throw CLIError(.noInput, "cannot read \(file): " + (errno == ENOENT ? "no such file" : String(cString: strerror(errno))))
+        }
+        if st.st_mode & S_IFMT != S_IFREG {
+            do { _ = try FileIO.readFile(file, limit: 0) } catch { throw CLIError(.noInput, "cannot read \(file): \(error.reason)") }
+        }
+        let size = Int(st.st_size)
         if size > home.photoMaxBytes {
             throw CLIError.data("\(file) is \(size) bytes, over the \(home.photoMaxBytes)-byte limit; nothing was written",
                                 hint: "Shrink it, or raise the limit with 'famctl settings photos --max-mb N'.")
