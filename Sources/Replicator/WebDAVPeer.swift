@@ -146,11 +146,24 @@ public final class WebDAVPeer: Peer {
             try ensureCollection((p as NSString).deletingLastPathComponent)
             r = try send("PUT", p, body: Data(bytes), headers: ["If-None-Match": "*"])
         }
+        try refuseCollection(r, p, path)
         switch r.status {
         case 200, 201, 204: return
         case 412: throw .alreadyExists
         default: throw .unavailable("PUT \(path): HTTP \(r.status)")
         }
+    }
+
+    /// A PUT answered 409 once its collection exists: Apache's `mod_dav`
+    /// answers so for a collection (a folder) in the object's place, as for
+    /// a missing parent. Asking again would not remove it: refused, said
+    /// as what it is.
+    private func refuseCollection(_ r: Reply, _ p: String, _ path: String) throws(PeerError) {
+        guard r.status == 409 else { return }
+        let body = #"<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/></D:prop></D:propfind>"#
+        let found = try send("PROPFIND", p, body: Data(body.utf8), headers: ["Depth": "0", "Content-Type": "application/xml"])
+        guard found.status == 207, Self.elements("resourcetype", in: String(decoding: found.body, as: UTF8.self)).contains(where: { $0.contains("collection") }) else { return }
+        throw .refused("\(path) is a collection (a folder) on the server, not a file: nothing can be written in its place")
     }
 
     static func strong(_ tag: String) -> String { tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
@@ -174,6 +187,7 @@ public final class WebDAVPeer: Peer {
             try ensureCollection((p as NSString).deletingLastPathComponent)
             r = try send("PUT", p, body: Data(bytes), headers: header)
         }
+        try refuseCollection(r, p, path)
         switch r.status {
         case 200, 201, 204: return try head(p) ?? ""
         case 412: throw .conflict(current: try head(p))

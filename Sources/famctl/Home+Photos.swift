@@ -318,13 +318,20 @@ extension Home {
         var damaged: [String] = []
         var uploaded = 0
         var uploadFailure: PeerError?
+        // Blobs that cannot be written or read there as they stand (path: reason).
+        var unreadable: [String] = []
         for blob in pending {
             guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob) else { continue }
             guard Hex.encode(Sodium.blake2b256(bytes)) == blob else {
                 damaged.append(photoOf[blob] ?? blob)
                 continue
             }
-            do { try uploadBlob(blob, bytes, to: peer) } catch let e as PeerError where !e.isOffline {
+            do { try uploadBlob(blob, bytes, to: peer) } catch PeerError.refused(let why) {
+                // Something that is not a file in its place (a folder): said
+                // as a blob that cannot be read there; the round goes on.
+                unreadable.append(Self.saying(why, of: blob))
+                continue
+            } catch let e as PeerError where !e.isOffline {
                 // Refused (a full server): the deleted photos' blobs are
                 // still erased and the cache kept in bounds, then it is said.
                 uploadFailure = uploadFailure ?? e
@@ -346,7 +353,10 @@ extension Home {
             for blob in live where !justPublished.contains(blob) && !listed.contains(Self.blobPath(blob)) {
                 guard let bytes = try? FileIO.readFile(photoDirectory + "/" + blob),
                       Hex.encode(Sodium.blake2b256(bytes)) == blob else { continue }
-                do { guard try uploadBlob(blob, bytes, to: peer) else { continue } } catch let e as PeerError where !e.isOffline {
+                do { guard try uploadBlob(blob, bytes, to: peer) else { continue } } catch PeerError.refused(let why) {
+                    unreadable.append(Self.saying(why, of: blob))
+                    continue
+                } catch let e as PeerError where !e.isOffline {
                     uploadFailure = uploadFailure ?? e
                     if e.isTransient { (peer as? RetryingPeer)?.singleAttempts = true }
                     continue
@@ -356,11 +366,10 @@ extension Home {
                 repaired += 1
             }
         }
-        var unreadable: [String] = []
         if !removed, !tags.isEmpty {
             let r = try replaceDamagedBlobs(live: live, tags: tags, peer: peer)
             repaired += r.replaced
-            unreadable = r.unreadable
+            unreadable += r.unreadable
         }
         try erase(deleted.subtracting(live), uploadedHere: deletedOwn, live: live, from: peer)
         try evictPhotos()
@@ -392,6 +401,12 @@ extension Home {
         try log.database.run("INSERT OR REPLACE INTO ph_seen(blob, tag) VALUES(?1, ?2)", [.text(blob), .text(Self.strongTag(tag))])
     }
 
+    /// `why` a blob cannot be read or written on the peer, naming it once
+    /// (the peer's reason may name it already).
+    static func saying(_ why: String, of blob: String) -> String {
+        why.contains(blob) ? why : "\(blobPath(blob)): \(why)"
+    }
+
     /// A tag without its weak mark: Apache gives a file changed within the
     /// last second a weak ETag (`W/"…"`), the same one strong afterwards,
     /// so the tag an upload got and the one the next listing shows compare
@@ -420,7 +435,7 @@ extension Home {
             do throws(PeerError) { there = try peer.getOnce(Self.blobPath(blob)) } catch {
                 // A stalled server: the others would each wait out the timeout too.
                 if error.isOffline { break }
-                if case .refused(let why) = error { unreadable.append("\(Self.blobPath(blob)): \(why)") }
+                if case .refused(let why) = error { unreadable.append(Self.saying(why, of: blob)) }
                 continue
             }
             guard Hex.encode(Sodium.blake2b256(there.bytes)) != blob else { try rememberSeen(blob, tag); continue }

@@ -288,6 +288,37 @@ struct PeerSyncTests {
         #expect(made <= 8 + 8, "\(made) requests: the pull went through a back-off of its own")
     }
 
+    /// A collection (a folder) where a photo's blob goes on the server:
+    /// Apache answers a PUT there 409, as for a missing parent. The round
+    /// says what is in the way and what to do, and ends well (it failed
+    /// with exit 75 after its back-off, at every round); once the folder
+    /// is gone, the next round uploads the blob.
+    @Test(.timeLimit(.minutes(2)))
+    func aCollectionInABlobsPlaceIsSaidAndTheRoundGoesOn() throws {
+        try ApacheWebDAV.with { url, directory in
+            let mum = try FamctlRunner.mum(peer: url)
+            let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+            let (file, _) = try PhotoTests.jpegFile(mum, 5_000, marker: "COLLECTION")
+            try mum.ok("photo", "add", record, file)
+            try mum.ok("sync")
+            let fm = FileManager.default
+            let blob = try #require(try fm.subpathsOfDirectory(atPath: directory + "/root").first { $0.hasSuffix(".blob") })
+            let path = directory + "/root/" + blob
+            try fm.removeItem(atPath: path)
+            try fm.createDirectory(atPath: path, withIntermediateDirectories: false)
+            for _ in 0..<2 {
+                let r = try mum.run("sync")
+                #expect(r.code == 0 && r.stderr.contains("is a collection (a folder) on the server, not a file")
+                        && r.stderr.contains("cannot write it there: remove what is in its place"), "exit \(r.code): \(r.stderr)")
+            }
+            try fm.removeItem(atPath: path)
+            let mended = try mum.run("sync")
+            #expect(mended.code == 0 && !mended.stderr.contains("warning"), "\(mended.stderr)")
+            var isDirectory: ObjCBool = true
+            #expect(fm.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue, "uploaded again")
+        }
+    }
+
     /// The uploader keeps the tag its upload got, compared without
     /// Apache's weak mark (a file changed within the last second gets
     /// `W/"…"`, strong afterwards): its next rounds do not read the blob
