@@ -36,7 +36,8 @@ final class ScratchProjection {
             // A file nobody else reads, removed afterwards: no write-ahead log
             // (its pages are written once, not to the log and then the file),
             // no fsync.
-            try database.execute("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF")
+            // Its page cache as a rebuild's new file has (28 MiB).
+            try database.execute("PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF; PRAGMA cache_size=-28672")
             projector = try Projector(database: database, family: family)
         } catch {
             try? FileManager.default.removeItem(atPath: path)

@@ -97,6 +97,10 @@ enum ReplayCommand: Command {
         var findings = BodyFindings()
         // With --record: every event of the family that names the record, projected or not.
         var naming: [RecordEventSeen] = []
+        // The log is read once, front to back: a small page cache does (as a
+        // rebuild's), leaving the memory to the scratch projection's.
+        // So are the live projection's rows, for its digest and its copied columns.
+        try home.log.database.execute("PRAGMA main.cache_size=-4096; PRAGMA \(Home.projectionSchema).cache_size=-4096")
         let report = try home.log.audit(family: nil, localAuthor: home.deviceID) { env in
             switch try home.openBody(env) {
             case .body(let body):
