@@ -159,11 +159,15 @@ public final class WebDAVPeer: Peer {
     /// a missing parent. Asking again would not remove it: refused, said
     /// as what it is.
     private func refuseCollection(_ r: Reply, _ p: String, _ path: String) throws(PeerError) {
-        guard r.status == 409 else { return }
+        guard r.status == 409, try isCollection(p) else { return }
+        throw .refused("\(path) is a collection (a folder) on the server, not a file: nothing can be written in its place")
+    }
+
+    /// Whether a collection (a folder) stands at `p` (PROPFIND, Depth: 0).
+    private func isCollection(_ p: String) throws(PeerError) -> Bool {
         let body = #"<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/></D:prop></D:propfind>"#
         let found = try send("PROPFIND", p, body: Data(body.utf8), headers: ["Depth": "0", "Content-Type": "application/xml"])
-        guard found.status == 207, Self.elements("resourcetype", in: String(decoding: found.body, as: UTF8.self)).contains(where: { $0.contains("collection") }) else { return }
-        throw .refused("\(path) is a collection (a folder) on the server, not a file: nothing can be written in its place")
+        return found.status == 207 && Self.elements("resourcetype", in: String(decoding: found.body, as: UTF8.self)).contains { $0.contains("collection") }
     }
 
     static func strong(_ tag: String) -> String { tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
@@ -232,6 +236,11 @@ public final class WebDAVPeer: Peer {
     }
 
     public func delete(_ path: String) throws(PeerError) {
+        // A DELETE of a collection removes it with everything in it: what
+        // stands in an object's place is not this device's to remove.
+        if try isCollection(familyRelative(path)) {
+            throw .refused("\(path) is a collection (a folder) on the server, not a file: left as it is")
+        }
         let r = try send("DELETE", familyRelative(path))
         switch r.status {
         case 200, 204: return

@@ -52,7 +52,8 @@ extension Home {
         func checkRoom(_ record: RecordState) throws {
             if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
                case .photoList(let max) = spec.type, Self.photoList(record).count >= max {
-                throw CLIError.data("\(record.store).photos: must list at most \(max)")
+                throw CLIError.data("\(record.store).photos: must list at most \(max); nothing was written",
+                                    hint: "'famctl photo delete PHOTO_ID' makes room ('famctl photo list --record \(record.id.lowercasedText)' lists them).")
             }
         }
         try checkRoom(record)
@@ -106,7 +107,8 @@ extension Home {
     /// list written never drops a photo another process added, nor lists
     /// one it deleted, and a record's photo limit holds however many
     /// processes add at once.
-    func appendToRecord(_ id: UUID, _ make: (RecordState?) throws -> [EventBody]) throws {
+    /// - Parameter extra: a check of its own, run under the write lock too.
+    func appendToRecord(_ id: UUID, check extra: () throws -> Void = {}, _ make: (RecordState?) throws -> [EventBody]) throws {
         struct Moved: Error {}
         func live() throws -> RecordState? { try projector.record(id).flatMap { $0.deleted ? nil : $0 } }
         func same(_ a: RecordState?, _ b: RecordState?) -> Bool {
@@ -118,6 +120,7 @@ extension Home {
             do {
                 try append(bodies) {
                     try checkCanWrite()
+                    try extra()
                     guard same(try live(), read) else { throw Moved() }
                 }
                 return
@@ -326,7 +329,19 @@ extension Home {
                 damaged.append(photoOf[blob] ?? blob)
                 continue
             }
-            do { try uploadBlob(blob, bytes, to: peer) } catch PeerError.refused(let why) {
+            do {
+                // Something there already (the upload of a sync killed before
+                // it marked the blob, or what is not this blob at all: a folder
+                // in its place, a damaged file): read back before the only copy
+                // is taken for published, and evictable.
+                if try !uploadBlob(blob, bytes, to: peer) {
+                    switch try confirmUploaded(blob, bytes, on: peer) {
+                    case .there: break
+                    case .notYet: continue
+                    case .unreadable(let why): unreadable.append(Self.saying(why, of: blob)); continue
+                    }
+                }
+            } catch PeerError.refused(let why) {
                 // Something that is not a file in its place (a folder): said
                 // as a blob that cannot be read there; the round goes on.
                 unreadable.append(Self.saying(why, of: blob))
@@ -395,6 +410,43 @@ extension Home {
         }
         if !tag.isEmpty { try rememberSeen(blob, tag) }
         return true
+    }
+
+    /// What ``confirmUploaded(_:_:on:)`` found at a blob's place.
+    enum BlobThere {
+        /// This blob, whole (there already, or written over a damaged copy now).
+        case there
+        /// Not to be taken as there this round (gone meanwhile, the server
+        /// failing): left unpublished, for the next round.
+        case notYet
+        /// What is there cannot be read as a file, nor written over (a folder).
+        case unreadable(String)
+    }
+
+    /// Reads back what stands in the place of this device's own blob when
+    /// its upload found something there: this blob (a killed round's
+    /// upload), kept; a damaged copy, written over with `bytes`; or what
+    /// is no file (a folder), said. Until it is there, the blob stays
+    /// unpublished: never evicted, uploaded again next round.
+    private func confirmUploaded(_ blob: String, _ bytes: [UInt8], on peer: any Peer) throws -> BlobThere {
+        let there: (bytes: [UInt8], tag: String)
+        do throws(PeerError) { there = try peer.getOnce(Self.blobPath(blob)) } catch {
+            if case .refused(let why) = error { return .unreadable(why) }
+            if error.isOffline { throw error }
+            return .notYet
+        }
+        if Hex.encode(Sodium.blake2b256(there.bytes)) == blob {
+            if !there.tag.isEmpty { try rememberSeen(blob, there.tag) }
+            return .there
+        }
+        let tag: String
+        do throws(PeerError) { tag = try peer.replace(Self.blobPath(blob), bytes, expected: there.tag) } catch {
+            if case .refused(let why) = error { return .unreadable(why) }
+            if error.isOffline { throw error }
+            return .notYet
+        }
+        if !tag.isEmpty { try rememberSeen(blob, tag) }
+        return .there
     }
 
     private func rememberSeen(_ blob: String, _ tag: String) throws {

@@ -316,6 +316,18 @@ struct PeerSyncTests {
             #expect(mended.code == 0 && !mended.stderr.contains("warning"), "\(mended.stderr)")
             var isDirectory: ObjCBool = true
             #expect(fm.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue, "uploaded again")
+            // A collection in its place when the photo is deleted is left as
+            // it is, with what it holds (a DELETE removed it whole).
+            try fm.removeItem(atPath: path)
+            // (Writable by the server's user: it could delete them, as it could what was uploaded there.)
+            try fm.createDirectory(atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o777])
+            try Data("keep".utf8).write(to: URL(fileURLWithPath: path + "/precious.txt"))
+            try fm.setAttributes([.posixPermissions: 0o666], ofItemAtPath: path + "/precious.txt")
+            let photo = try #require(try mum.ok("photo", "list").split(separator: " ").first.map(String.init))
+            try mum.ok("photo", "delete", photo)
+            let erased = try mum.run("sync")
+            #expect(erased.code == 0, "\(erased.stderr)")
+            #expect(fm.fileExists(atPath: path + "/precious.txt"), "the collection was deleted with what it held")
         }
     }
 

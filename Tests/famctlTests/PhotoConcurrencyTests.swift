@@ -78,4 +78,36 @@ struct PhotoConcurrencyTests {
         let blobs = try FileManager.default.contentsOfDirectory(atPath: home.photoDirectory).filter { !$0.hasPrefix(".") }
         #expect(blobs.count == 11, "ten listed and the one deleted (its bytes kept until a sync erases them); none of the refused: \(blobs.count)")
     }
+
+    /// Several `photo delete`s of one photo at once: one deletes it, the
+    /// others say it is deleted (each wrote a delete of its own, and a list).
+    @Test func concurrentDeletesOfOnePhotoDeleteItOnce() throws {
+        let f = try FamctlRunner.mum()
+        let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        let photo = try f.ok("photo", "add", record, try Self.photoFile(f, "once"))
+        let events = try Home.open(f.home).log.count()
+        let deletes = try Self.atOnce(f, Array(repeating: "photo delete \(photo)", count: 3), holding: 3)
+        #expect(deletes.filter { $0.code == 0 }.count == 1, "\(deletes)")
+        for other in deletes where other.code != 0 {
+            #expect(other.code == 66 && other.err.contains("photo \(photo) is deleted"), "\(other)")
+        }
+        #expect(try Home.open(f.home).log.count() == events + 2, "one photo.delete and one list")
+    }
+
+    /// `record restore` and `photo delete` of one of its photos at once:
+    /// whichever writes first, the record comes back without the photo
+    /// (the restore's list is made again when the delete came first).
+    @Test func aRestoreRacingAPhotoDeleteDoesNotListThePhotoAgain() throws {
+        let f = try FamctlRunner.mum()
+        // Three rounds: which of the two takes the lock first is up to the processes.
+        for round in 0..<3 {
+            let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(round + 1)")
+            let gone = try f.ok("photo", "add", record, try Self.photoFile(f, "gone\(round)"))
+            let kept = try f.ok("photo", "add", record, try Self.photoFile(f, "kept\(round)"))
+            try f.ok("record", "delete", record)
+            let both = try Self.atOnce(f, ["photo delete \(gone)", "record restore \(record)"], holding: 2)
+            #expect(both.allSatisfy { $0.code == 0 }, "\(both)")
+            #expect(try Self.listed(f, record) == [kept], "round \(round)")
+        }
+    }
 }

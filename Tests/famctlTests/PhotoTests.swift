@@ -256,6 +256,33 @@ struct PhotoTests {
         #expect(blocked.code == 73 && blocked.stderr.contains("is a folder, where the photo cache keeps photo \(photo)'s copy"), "\(blocked.stderr)")
     }
 
+    /// A folder in the shared folder where a new photo's blob goes, before
+    /// its first upload: the round says so, and the only copy stays
+    /// unpublished (never evicted: it was taken for uploaded, and a small
+    /// cache removed it for good); once the folder is gone, it goes up.
+    @Test func aFolderWhereANewBlobGoesKeepsTheOnlyCopy() throws {
+        let (mum, dad, _, dir, record) = try Self.household()
+        let (file, original) = try Self.jpegFile(mum, 4_000, marker: "NEW-BLOB")
+        let photo = try mum.ok("photo", "add", record, file)
+        let fm = FileManager.default
+        let blob = try #require(try fm.contentsOfDirectory(atPath: mum.home + "/photos").first { $0.count == 64 })
+        // The family's folder, named by its id.
+        let family = try #require(try fm.contentsOfDirectory(atPath: dir).first { UUID(uuidString: $0) != nil })
+        let place = dir + "/" + family + "/blobs/" + blob + ".blob"
+        try fm.createDirectory(atPath: place, withIntermediateDirectories: true)
+        let synced = try mum.run("sync")
+        #expect(synced.code == 0 && synced.stderr.contains("is a directory, not a file") && synced.stderr.contains("cannot write it there"), "\(synced.stderr)")
+        #expect(try Home.open(mum.home).isUnpublished(blob), "taken for uploaded")
+        try mum.ok("settings", "photos", "--cache-mb", "0.001")
+        #expect(fm.fileExists(atPath: mum.home + "/photos/" + blob), "the only copy was evicted")
+        try fm.removeItem(atPath: place)
+        let mended = try mum.run("sync")
+        #expect(mended.code == 0 && !mended.stderr.contains("warning"), "\(mended.stderr)")
+        try dad.ok("sync")
+        try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dad.root + "/got.jpg")) == Data(original))
+    }
+
     /// Prefetch counts a photo as the cache keeps it, sealed (the photo and
     /// its header and tag): two photos whose bytes fit under the limit but
     /// whose sealed files do not are not both fetched, or each would evict

@@ -29,7 +29,14 @@ enum PhotoAddCommand: Command {
             throw CLIError(.noInput, "cannot read \(file): " + (errno == ENOENT ? "no such file" : String(cString: strerror(errno))))
         }
         if st.st_mode & S_IFMT != S_IFREG {
-            do { _ = try FileIO.readFile(file, limit: 0) } catch { throw CLIError(.noInput, "cannot read \(file): \(error.reason)") }
+            let kind = switch st.st_mode & S_IFMT {
+            case S_IFDIR: "a directory"
+            case S_IFIFO: "a FIFO"
+            case S_IFSOCK: "a socket"
+            case S_IFCHR, S_IFBLK: "a device"
+            default: "not a regular file"
+            }
+            throw CLIError(.noInput, "cannot read \(file): \(file) is \(kind), not a file")
         }
         let size = Int(st.st_size)
         if size > home.photoMaxBytes {
@@ -122,16 +129,21 @@ enum PhotoDeleteCommand: Command {
         let found = try home.projector.photo(id)
         guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found) }
         let delete = PhotoEvent(kind: .delete, photo: id).body
+        // Deleted meanwhile (another `photo delete`, a sync): said, nothing written.
+        func stillLive() throws {
+            let now = try home.projector.photo(id)
+            guard let now, !now.deleted else { throw PhotoGetCommand.noPhoto(id, found: now) }
+        }
         if let rid = photo.record {
             // The record's list as it stands under the write lock, without the photo.
-            try home.appendToRecord(rid) { r in
+            try home.appendToRecord(rid, check: stillLive) { r in
                 guard let r, r.fields["photos"] != nil else { return [delete] }
                 let kept = Home.photoList(r).filter { $0.stringValue?.lowercased() != id.lowercasedText }
                 return [delete, try RecordInput.keepingFocus(RecordEvent(kind: .put, record: rid, store: r.store, focus: r.focus, at: nil,
                                                                          fields: ["photos": .array(kept)]).body, of: rid, home: home)]
             }
         } else {
-            try home.append([delete]) { try home.checkCanWrite() }
+            try home.append([delete]) { try home.checkCanWrite(); try stillLive() }
         }
         if inv.json { Console.json(["deleted": id.lowercasedText]) } else { Console.out(id.lowercasedText) }
     }

@@ -28,44 +28,66 @@ enum RecordRestoreCommand: Command {
         }
         // A photo deleted while its record was deleted (`photo delete` then
         // leaves the record alone) is not listed again.
-        let bodies = try records.map { r in
-            RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: nil, fields: try Self.restoredPhotoList(r.id, home: home)).body
-        }
-        let envs = try home.append(bodies) {
-            try home.checkCanWrite()
-            // The batch's sleeps, each checked against those restored before it
-            // in the batch too: the projection does not hold them yet.
-            var restoredSleeps: [(id: UUID, focus: String, start: Date, end: Date)] = []
-            for r in records {
-                // Deleted still (not brought back meanwhile, by a sync), and fit
-                // to come back: its subject there, a sleep overlapping none.
-                guard try home.projector.record(r.id)?.deleted == true else {
-                    throw CLIError(.tempFail, "record \(r.id.lowercasedText) was brought back meanwhile (a sync); nothing was written", hint: "Run the same command again without it.")
+        // Made again should a photo be deleted between the list's read and
+        // the write lock (another process, a sync).
+        struct PhotosMoved: Error {}
+        var envs: [SyncEnvelope] = []
+        for attempt in 1... {
+            let lists = try records.map { try Self.restoredPhotoList($0.id, home: home) }
+            let bodies = zip(records, lists).map { r, fields in
+                RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: nil, fields: fields).body
+            }
+            do {
+                envs = try home.append(bodies) {
+                    try home.checkCanWrite()
+                    guard try records.map({ try Self.restoredPhotoList($0.id, home: home) }) == lists else { throw PhotosMoved() }
+                    try Self.checkCanComeBack(records, home: home)
                 }
-                guard let store = StoreName(rawValue: r.store), let focus = FocusKey(r.focus) else { continue }
-                let fields = try home.projector.heldFields(r.id)
-                do {
-                    try RecordInput.validate(home: home, id: r.id, store: store, focus: focus, at: r.at ?? TimeText.formatLocal(Date()),
-                                             fields: fields, now: nil, checkWriting: false, restoring: true)
-                    if store == .sleep, let start = StoreSchema.time(fields["start"]) {
-                        let end = StoreSchema.time(fields["end"]) ?? .distantFuture
-                        if let other = restoredSleeps.first(where: { $0.focus == r.focus && (start < $0.end && $0.start < end || $0.start == start) }) {
-                            throw CLIError.data("sleep.start: overlaps sleep \(other.id.lowercasedText), restored with it, of the same baby",
-                                                hint: "Restore one of the two: 'famctl record show ID' shows each.")
-                        }
-                        restoredSleeps.append((r.id, r.focus, start, end))
-                    }
-                } catch let e as CLIError {
-                    throw CLIError(e.code, "record \(r.id.lowercasedText) cannot come back: \(e.message); nothing was written",
-                                   hint: (try? home.projector.subject(focus)) == nil
-                                       ? "Bring its care subject back first: famctl subject restore \(focus)" : e.hint)
-                }
+                break
+            } catch is PhotosMoved where attempt < Home.recordWriteAttempts {
+                continue
+            } catch is PhotosMoved {
+                throw CLIError(.tempFail, "the records' photos kept changing while this was written (\(attempt) tries); nothing was written", hint: "Run the command again.")
             }
         }
         if inv.json {
             Console.json(zip(records, envs).map { ["id": $0.id.lowercasedText, "event": $1.id.hex] })
         } else {
             for r in records { Console.out(r.id.lowercasedText) }
+        }
+    }
+
+    /// Whether `records` may come back, checked under the write lock: each
+    /// deleted still (not brought back meanwhile, by a sync), its subject
+    /// there, a sleep overlapping none (those restored with it included).
+    static func checkCanComeBack(_ records: [RecordState], home: Home) throws {
+        // The batch's sleeps, each checked against those restored before it
+        // in the batch too: the projection does not hold them yet.
+        var restoredSleeps: [(id: UUID, focus: String, start: Date, end: Date)] = []
+        for r in records {
+            // Deleted still (not brought back meanwhile, by a sync), and fit
+            // to come back: its subject there, a sleep overlapping none.
+            guard try home.projector.record(r.id)?.deleted == true else {
+                throw CLIError(.tempFail, "record \(r.id.lowercasedText) was brought back meanwhile (a sync); nothing was written", hint: "Run the same command again without it.")
+            }
+            guard let store = StoreName(rawValue: r.store), let focus = FocusKey(r.focus) else { continue }
+            let fields = try home.projector.heldFields(r.id)
+            do {
+                try RecordInput.validate(home: home, id: r.id, store: store, focus: focus, at: r.at ?? TimeText.formatLocal(Date()),
+                                         fields: fields, now: nil, checkWriting: false, restoring: true)
+                if store == .sleep, let start = StoreSchema.time(fields["start"]) {
+                    let end = StoreSchema.time(fields["end"]) ?? .distantFuture
+                    if let other = restoredSleeps.first(where: { $0.focus == r.focus && (start < $0.end && $0.start < end || $0.start == start) }) {
+                        throw CLIError.data("sleep.start: overlaps sleep \(other.id.lowercasedText), restored with it, of the same baby",
+                                            hint: "Restore one of the two: 'famctl record show ID' shows each.")
+                    }
+                    restoredSleeps.append((r.id, r.focus, start, end))
+                }
+            } catch let e as CLIError {
+                throw CLIError(e.code, "record \(r.id.lowercasedText) cannot come back: \(e.message); nothing was written",
+                               hint: (try? home.projector.subject(focus)) == nil
+                                   ? "Bring its care subject back first: famctl subject restore \(focus)" : e.hint)
+            }
         }
     }
 
