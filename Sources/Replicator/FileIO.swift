@@ -157,6 +157,19 @@ public enum FileIO {
         try file.commit()
     }
 
+    /// What a file of `mode` (`st_mode`) is, said in words: "a directory", "a FIFO"…
+    public static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFREG: "a file"
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFCHR, S_IFBLK: "a device"
+        case S_IFLNK: "a symbolic link"
+        default: "not a regular file"
+        }
+    }
+
     /// Reads a whole regular file (at most `limit` bytes). Anything else at
     /// `path` is refused without waiting on it: opening a FIFO for reading
     /// blocks until a writer comes, so the file is opened non-blocking and
@@ -168,14 +181,7 @@ public enum FileIO {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw failure("stat \(path)") }
         guard st.st_mode & S_IFMT == S_IFREG else {
-            let kind = switch st.st_mode & S_IFMT {
-            case S_IFDIR: "a directory"
-            case S_IFIFO: "a FIFO"
-            case S_IFSOCK: "a socket"
-            case S_IFCHR, S_IFBLK: "a device"
-            default: "not a regular file"
-            }
-            throw Failure(reason: "\(path) is \(kind), not a file", permissionDenied: false,
+            throw Failure(reason: "\(path) is \(kind(of: st.st_mode)), not a file", permissionDenied: false,
                           code: st.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL, notRegularFile: true)
         }
         let size = Int(st.st_size)

@@ -42,7 +42,7 @@ extension Home {
     /// The list written is the record's list as it stands under the write
     /// lock: another `photo add` or `photo delete` of this device, or a
     /// sync, that changed it meanwhile is kept, not overwritten
-    /// (``appendToRecord(_:_:)``).
+    /// (``appendToRecord(_:check:_:)``).
     func addPhoto(to record: RecordState, bytes: [UInt8]) throws -> UUID {
         guard bytes.count <= photoMaxBytes else {
             throw CLIError.data("the photo is \(bytes.count) bytes, over the \(photoMaxBytes)-byte limit; nothing was written",
@@ -132,7 +132,7 @@ extension Home {
                        hint: "Run the command again.")
     }
 
-    /// How many times ``appendToRecord(_:_:)`` reads a record that others keep changing.
+    /// How many times ``appendToRecord(_:check:_:)`` reads a record that others keep changing.
     static let recordWriteAttempts = 50
 
     /// Writes this device's own new blob back into the cache (unpublished)

@@ -29,14 +29,7 @@ enum PhotoAddCommand: Command {
             throw CLIError(.noInput, "cannot read \(file): " + (errno == ENOENT ? "no such file" : String(cString: strerror(errno))))
         }
         if st.st_mode & S_IFMT != S_IFREG {
-            let kind = switch st.st_mode & S_IFMT {
-            case S_IFDIR: "a directory"
-            case S_IFIFO: "a FIFO"
-            case S_IFSOCK: "a socket"
-            case S_IFCHR, S_IFBLK: "a device"
-            default: "not a regular file"
-            }
-            throw CLIError(.noInput, "cannot read \(file): \(file) is \(kind), not a file")
+            throw CLIError(.noInput, "cannot read \(file): \(file) is \(FileIO.kind(of: st.st_mode)), not a file")
         }
         let size = Int(st.st_size)
         if size > home.photoMaxBytes {
