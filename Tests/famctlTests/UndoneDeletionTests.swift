@@ -44,6 +44,24 @@ struct UndoneDeletionTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// The events `invite --list` (and `--revoke`) read first, before
+    /// they answer: a deletion they undo is said by that command, since the
+    /// next sync, finding them in, would not know they came in.
+    @Test func aDeletionUndoneByTheEventsAnInviteListReadsIsSaid() throws {
+        let family = try SharedFamily(["Dad"])
+        let (mum, dad) = (family.mum, family.dad)
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        for r in [mum, dad] { try r.ok("sync") }
+        try mum.ok("record", "delete", record)
+        try dad.ok("record", "update", record, "mood=5")
+        try dad.ok("sync")
+        let listed = try mum.run("invite", "--list")
+        #expect(listed.code == 0 && listed.stderr.contains("famctl: warning: record \(record) (postpartum at ")
+                && listed.stderr.contains("which this device deleted, is back: \"Dad\" changed it"), "\(listed.stderr)")
+        let synced = try mum.run("sync")
+        #expect(synced.code == 0 && !synced.stderr.contains("is back"), "\(synced.stderr)")
+    }
+
     /// What is not said (a review's cases): a deletion this device undid
     /// itself (a restore) before or after another device's change; a
     /// subject removed and restored here, then edited elsewhere. A restore

@@ -239,6 +239,11 @@ enum SyncCommand: Command {
             try FileIO.withExclusiveLock(home.path + "/" + lockFile, willWait: {}) {
                 let replicator = try home.replicator()
                 (replicator.peer as? RetryingPeer)?.singleAttempts = true
+                defer {
+                    // What the events read undid of this device's deletions is
+                    // said now: the next sync would not know they came in.
+                    for w in undoneHere(home) { Console.err(w) }
+                }
                 _ = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
             }
             return nil
