@@ -39,13 +39,23 @@ enum ReplayCommand: Command {
         while true {
             attempt += 1
             if try home.state.get(.projectionFile) != home.projectionName { try home.followCurrentProjection() }
-            let (live, mark, last, current) = try home.log.database.transaction(.deferred) { () throws -> (String, Int64, Int64, Bool) in
-                // The projection file first: a writer commits the log's file before it.
-                try home.projector.refresh()
-                let digest = Hex.encode(try home.projector.digest())
-                let mark = try home.projector.mark()
-                let current = try home.state.get(.projectionFile) == home.projectionName && (try home.projectionSettingsMatch())
-                return (digest, mark, try home.log.lastPosition(), current)
+            let live: String, mark: Int64, last: Int64, current: Bool
+            do {
+                (live, mark, last, current) = try home.log.database.transaction(.deferred) { () throws -> (String, Int64, Int64, Bool) in
+                    // The projection file first: a writer commits the log's file before it.
+                    try home.projector.refresh()
+                    let digest = Hex.encode(try home.projector.digest())
+                    let mark = try home.projector.mark()
+                    let current = try home.state.get(.projectionFile) == home.projectionName && (try home.projectionSettingsMatch())
+                    return (digest, mark, try home.log.lastPosition(), current)
+                }
+            } catch let e as SQLiteError where e.code == .corrupt || e.code == .notADatabase {
+                // A damaged page of the live projection that its digest reads:
+                // a finding, reported with the audit (its file's check says
+                // where), not the end of the replay. The state is rebuilt from
+                // the whole log to show what it should hold.
+                let end = try home.log.lastPosition()
+                (live, mark, last, current) = ("unreadable (\(e.message))", end, end, true)
             }
             // The hint: the live projection's household events, and the
             // events it rejected (among them household events of a malformed
@@ -126,7 +136,8 @@ enum ReplayCommand: Command {
         let projectionFile = home.path + "/" + home.projectionName
         // So can the columns copied out of each record's fields for lists
         // (its moment, its store), which the digest does not cover.
-        let copies = until == nil ? try home.projector.copiedColumnsMismatch() : nil
+        // (Unreadable when the live projection is: its damage is the finding.)
+        let copies = until == nil ? (try? home.projector.copiedColumnsMismatch()) ?? nil : nil
         let damage = until == nil ? (Self.projectionFileDamage(home) ?? copies).map { (file: projectionFile, finding: $0) } : nil
         let agrees = until != nil || (rebuilt == live && damage == nil)
 
