@@ -98,6 +98,31 @@ struct DamagedHomeTests {
         #expect(try r.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// A damaged page of the log's own file that the audit does not read
+    /// (an index of its events): `replay` says so and fails (3), instead
+    /// of "result: OK" while the next `log --since` fails on it.
+    @Test func replaySeesADamagedPageOfTheLogFile() throws {
+        let r = FamctlRunner()
+        _ = try Self.homeWithRecords(r)
+        let file = r.home + "/famctl.sqlite"
+        var page = 0, size = 0
+        do {
+            let db = try Database(path: file)
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            page = try #require(try db.statement("SELECT rootpage FROM sqlite_master WHERE type = 'index' AND name = 'events_hlc'").first([]) { Int($0.int(0)) })
+            size = try #require(try db.statement("PRAGMA page_size").first([]) { Int($0.int(0)) })
+        }
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        for i in 0..<64 { bytes[(page - 1) * size + i] ^= 0x5A }
+        try bytes.write(to: URL(fileURLWithPath: file))
+        let replay = try r.run("replay")
+        #expect(replay.code == 3 && replay.stdout.contains("log file: \(file) is damaged") && replay.stdout.hasSuffix("result: FAILED\n")
+                && replay.stderr.contains("Restore famctl.sqlite from a backup"), "\(replay.stdout) \(replay.stderr)")
+        let json = try r.run("replay", "--json")
+        let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        #expect(json.code == 3 && object?["ok"] as? Bool == false && object?["logFileDamage"] is String, "\(json.stdout)")
+    }
+
     /// This device's last event taken out of its log after it was
     /// published: writing would take its seq again (a fork the family
     /// refuses); the write is refused, saying what happened.

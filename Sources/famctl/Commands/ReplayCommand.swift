@@ -140,6 +140,10 @@ enum ReplayCommand: Command {
         let copies = until == nil ? (try? home.projector.copiedColumnsMismatch()) ?? nil : nil
         let damage = until == nil ? (Self.projectionFileDamage(home) ?? copies).map { (file: projectionFile, finding: $0) } : nil
         let agrees = until != nil || (rebuilt == live && damage == nil)
+        // The log's own file, as SQLite checks it: a damaged page the audit
+        // does not read (an index) fails the next command that does.
+        let logFile = home.path + "/" + Home.databaseFile
+        let logDamage = until == nil && recordID == nil && !home.log.database.lockedExclusively ? Home.damage(of: logFile) : nil
 
         if let recordID {
             let reasons = Dictionary(denied.map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
@@ -161,7 +165,7 @@ enum ReplayCommand: Command {
         }
         if inv.json {
             Console.json([
-                "ok": report.isIntact && agrees, "logIntact": report.isIntact, "events": report.eventCount, "pending": report.pending,
+                "ok": report.isIntact && agrees && logDamage == nil, "logIntact": report.isIntact, "events": report.eventCount, "pending": report.pending,
                 "authors": report.authors.map { ["author": $0.author.hex, "events": $0.events] as [String: Any] },
                 "failures": report.failures.map { ["id": $0.id?.hex ?? NSNull(), "reason": $0.reason] as [String: Any] },
                 "forks": report.forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
@@ -170,13 +174,19 @@ enum ReplayCommand: Command {
                 "undecryptable": findings.noKey, "photosChecked": findings.photos,
                 "malformedPhotos": findings.badPhotos.map { ["id": $0.0.hex, "reason": $0.1] },
                 "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": rebuilt == live, "projectionDamage": damage?.finding ?? NSNull(),
+                "logFileDamage": logDamage ?? NSNull(),
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
                 "unreadable": findings.unreadable.map { ["id": $0.0.hex, "reason": $0.1.description] },
             ] as [String: Any])
         } else {
-            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied, damage: damage)
+            print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied, damage: damage, logDamage: logDamage.map { (logFile, $0) })
         }
         if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage) }
+        if let logDamage {
+            throw CLIError(.integrity, "this device's log file \(logFile) is damaged (\(logDamage))",
+                           hint: "Its events verify as far as they can be read. Restore \(Home.databaseFile) from a backup made before the damage, "
+                               + "or join the family again as a new device from a new home ('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
+        }
     }
 
     /// What SQLite's `quick_check` finds wrong with the projection file the
@@ -278,7 +288,7 @@ enum ReplayCommand: Command {
     }
 
     static func print(_ r: AuditReport, home: Home, findings: BodyFindings, live: String, rebuilt: String, denied: [Projector.Rejection],
-                      damage: (file: String, finding: String)? = nil) {
+                      damage: (file: String, finding: String)? = nil, logDamage: (file: String, finding: String)? = nil) {
         Console.out("replay: \(r.eventCount) event\(r.eventCount == 1 ? "" : "s") from \(r.authors.count) author\(r.authors.count == 1 ? "" : "s") re-verified (bytes, ids, signatures, chains, bodies)")
         for a in r.authors {
             let me = a.author == home.deviceID ? " (this device)" : ""
@@ -312,7 +322,8 @@ enum ReplayCommand: Command {
                 : "digest: live \(live) ≠ rebuilt \(rebuilt): the rebuilt state leaves out the events that do not verify (below), which the live projection holds; 'famctl rebuild' does not change that")
         }
         if let damage { Console.out("projection file: \(damage.file) is damaged (\(damage.finding))") }
-        if r.isIntact && live == rebuilt && damage == nil {
+        if let logDamage { Console.out("log file: \(logDamage.file) is damaged (\(logDamage.finding))") }
+        if r.isIntact && live == rebuilt && damage == nil && logDamage == nil {
             Console.out("result: OK")
         } else {
             Console.out("integrity failures: \(r.failures.count)")
