@@ -398,6 +398,38 @@ extension Home {
         try state.keyring.epochs(family: family).isSubset(of: projector.storedKeyEpochs())
     }
 
+    /// Appends the events `make` writes from what `read` returns, and makes
+    /// them again should `read` return something else (`same` says) once
+    /// the write lock is held: another process or a sync changed it between
+    /// the read and the lock. At most ``writeAttempts`` reads, then exit 75
+    /// (`changing` names what kept changing), nothing written.
+    /// - Parameter check: run under the write lock too, after the comparison.
+    @discardableResult
+    func appendAsRead<Read>(_ read: () throws -> Read, same: (Read, Read) -> Bool, changing: String,
+                            check: () throws -> Void = {}, _ make: (Read) throws -> [EventBody]) throws -> [SyncEnvelope] {
+        for _ in 0..<Self.writeAttempts {
+            let seen = try read()
+            let bodies = try make(seen)
+            do {
+                return try append(bodies) {
+                    try checkCanWrite()
+                    guard same(try read(), seen) else { throw ReadMoved() }
+                    try check()
+                }
+            } catch is ReadMoved {
+                continue
+            }
+        }
+        throw CLIError(.tempFail, "\(changing) kept changing while this was written (\(Self.writeAttempts) tries); nothing was written",
+                       hint: "Run the command again.")
+    }
+
+    /// How many times ``appendAsRead(_:same:changing:check:_:)`` reads what others keep changing.
+    static let writeAttempts = 50
+
+    /// What ``appendAsRead(_:same:changing:check:_:)`` read changed before the write lock.
+    private struct ReadMoved: Error {}
+
     /// The first change the family does not count (a rejected event) whose
     /// body `matches`, with its author and why: the rejected events' bodies
     /// read in turn, the first 1 000 of them at most.

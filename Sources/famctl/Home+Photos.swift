@@ -101,39 +101,21 @@ extension Home {
     }
 
     /// Appends the events `make` writes from record `id` as it stands (`nil`
-    /// when it is not live), and makes them again should the record's
-    /// photo list, focus, store or liveness have changed (another process
-    /// of this device, a sync) between the read and the write lock: the
-    /// list written never drops a photo another process added, nor lists
-    /// one it deleted, and a record's photo limit holds however many
-    /// processes add at once.
+    /// when it is not live), made again should the record's photo list,
+    /// focus, store or liveness have changed (another process of this
+    /// device, a sync) between the read and the write lock
+    /// (``appendAsRead(_:same:changing:check:_:)``): the list written never
+    /// drops a photo another process added, nor lists one it deleted, and a
+    /// record's photo limit holds however many processes add at once.
     /// - Parameter extra: a check of its own, run under the write lock too.
     func appendToRecord(_ id: UUID, check extra: () throws -> Void = {}, _ make: (RecordState?) throws -> [EventBody]) throws {
-        struct Moved: Error {}
-        func live() throws -> RecordState? { try projector.record(id).flatMap { $0.deleted ? nil : $0 } }
         func same(_ a: RecordState?, _ b: RecordState?) -> Bool {
-            a?.fields["photos"] == b?.fields["photos"] && a?.focus == b?.focus && a?.store == b?.store && (a == nil) == (b == nil)
+            guard let a, let b else { return a == nil && b == nil }
+            return a.fields["photos"] == b.fields["photos"] && a.focus == b.focus && a.store == b.store
         }
-        for _ in 0..<Self.recordWriteAttempts {
-            let read = try live()
-            let bodies = try make(read)
-            do {
-                try append(bodies) {
-                    try checkCanWrite()
-                    try extra()
-                    guard same(try live(), read) else { throw Moved() }
-                }
-                return
-            } catch is Moved {
-                continue
-            }
-        }
-        throw CLIError(.tempFail, "record \(id.lowercasedText) kept changing while this was written (\(Self.recordWriteAttempts) tries); nothing was written",
-                       hint: "Run the command again.")
+        try appendAsRead({ try projector.record(id).flatMap { $0.deleted ? nil : $0 } }, same: same,
+                         changing: "record \(id.lowercasedText)", check: extra, make)
     }
-
-    /// How many times ``appendToRecord(_:check:_:)`` reads a record that others keep changing.
-    static let recordWriteAttempts = 50
 
     /// Writes this device's own new blob back into the cache (unpublished)
     /// if it is no longer there.

@@ -70,6 +70,22 @@ struct DamagedHomeTests {
         #expect(try r.ok("digest") == before)
     }
 
+    /// Flips the first 64 bytes of the root page of the last table or
+    /// index of database `file` that `condition` (on `sqlite_master`)
+    /// picks, its write-ahead log checkpointed into it first.
+    static func damageRootPage(of file: String, where condition: String) throws {
+        var page = 0, size = 0
+        do {
+            let db = try Database(path: file)
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            page = try #require(try db.statement("SELECT rootpage FROM sqlite_master WHERE \(condition) AND rootpage > 1 ORDER BY rootpage DESC LIMIT 1").first([]) { Int($0.int(0)) })
+            size = try #require(try db.statement("PRAGMA page_size").first([]) { Int($0.int(0)) })
+        }
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        for i in 0..<64 { bytes[(page - 1) * size + i] ^= 0x5A }
+        try bytes.write(to: URL(fileURLWithPath: file))
+    }
+
     /// A damaged page the digest does not read (an index of the stores):
     /// `replay` says the projection's file is damaged and fails (3), as
     /// SQLite's check finds, instead of "result: OK"; `rebuild` mends it.
@@ -80,17 +96,7 @@ struct DamagedHomeTests {
         let r = FamctlRunner()
         _ = try Self.homeWithRecords(r)
         let file = try Self.projectionFile(r)
-        var page = 0, size = 0
-        do {
-            let db = try Database(path: file)
-            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            let which = kind == "index" ? "type = 'index'" : "type = 'table' AND name = 'p_entities'"
-            page = try #require(try db.statement("SELECT rootpage FROM sqlite_master WHERE \(which) AND rootpage > 1 ORDER BY rootpage DESC LIMIT 1").first([]) { Int($0.int(0)) })
-            size = try #require(try db.statement("PRAGMA page_size").first([]) { Int($0.int(0)) })
-        }
-        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
-        for i in 0..<64 { bytes[(page - 1) * size + i] ^= 0x5A }
-        try bytes.write(to: URL(fileURLWithPath: file))
+        try Self.damageRootPage(of: file, where: kind == "index" ? "type = 'index'" : "type = 'table' AND name = 'p_entities'")
         let replay = try r.run("replay")
         #expect(replay.code == 3 && replay.stdout.contains("projection file: \(file) is damaged") && replay.stdout.hasSuffix("result: FAILED\n")
                 && replay.stdout.contains("integrity failures: 0") && replay.stderr.contains("famctl rebuild"), "\(replay.stdout) \(replay.stderr)")
@@ -105,16 +111,7 @@ struct DamagedHomeTests {
         let r = FamctlRunner()
         _ = try Self.homeWithRecords(r)
         let file = r.home + "/famctl.sqlite"
-        var page = 0, size = 0
-        do {
-            let db = try Database(path: file)
-            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            page = try #require(try db.statement("SELECT rootpage FROM sqlite_master WHERE type = 'index' AND name = 'events_hlc'").first([]) { Int($0.int(0)) })
-            size = try #require(try db.statement("PRAGMA page_size").first([]) { Int($0.int(0)) })
-        }
-        var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
-        for i in 0..<64 { bytes[(page - 1) * size + i] ^= 0x5A }
-        try bytes.write(to: URL(fileURLWithPath: file))
+        try Self.damageRootPage(of: file, where: "type = 'index' AND name = 'events_hlc'")
         let replay = try r.run("replay")
         #expect(replay.code == 3 && replay.stdout.contains("log file: \(file) is damaged") && replay.stdout.hasSuffix("result: FAILED\n")
                 && replay.stderr.contains("Restore famctl.sqlite from a backup"), "\(replay.stdout) \(replay.stderr)")

@@ -27,27 +27,13 @@ enum RecordRestoreCommand: Command {
             records.append(r)
         }
         // A photo deleted while its record was deleted (`photo delete` then
-        // leaves the record alone) is not listed again.
-        // Made again should a photo be deleted between the list's read and
-        // the write lock (another process, a sync).
-        struct PhotosMoved: Error {}
-        var envs: [SyncEnvelope] = []
-        for attempt in 1... {
-            let lists = try records.map { try Self.restoredPhotoList($0.id, home: home) }
-            let bodies = zip(records, lists).map { r, fields in
+        // leaves the record alone) is not listed again; the lists are made
+        // again should a photo be deleted while the restore waits for the
+        // write lock (another process, a sync).
+        let envs = try home.appendAsRead({ try records.map { try Self.restoredPhotoList($0.id, home: home) } }, same: ==,
+                                         changing: "the records' photos", check: { try Self.checkCanComeBack(records, home: home) }) { lists in
+            zip(records, lists).map { r, fields in
                 RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: nil, fields: fields).body
-            }
-            do {
-                envs = try home.append(bodies) {
-                    try home.checkCanWrite()
-                    guard try records.map({ try Self.restoredPhotoList($0.id, home: home) }) == lists else { throw PhotosMoved() }
-                    try Self.checkCanComeBack(records, home: home)
-                }
-                break
-            } catch is PhotosMoved where attempt < Home.recordWriteAttempts {
-                continue
-            } catch is PhotosMoved {
-                throw CLIError(.tempFail, "the records' photos kept changing while this was written (\(attempt) tries); nothing was written", hint: "Run the command again.")
             }
         }
         if inv.json {
