@@ -230,7 +230,14 @@ public final class WebDAVPeer: Peer {
         case 416:
             // No byte in range: an empty object.
             return ([], r.headers["etag"] ?? "")
-        case 404: throw .notFound
+        case 404:
+            // Apache answers a GET of a collection 404 as well: a folder
+            // in an object's place is said for what it is (it would
+            // otherwise be "not arrived yet" for good).
+            if (try? isCollection(familyRelative(path))) == true {
+                throw .refused("\(path) is a collection (a folder) on the server, not a file")
+            }
+            throw .notFound
         default: throw .unavailable("GET \(path): HTTP \(r.status)")
         }
     }

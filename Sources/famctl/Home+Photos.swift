@@ -51,7 +51,7 @@ extension Home {
         guard let type = PhotoBlob.sniff(bytes) else { throw CLIError.data("not a JPEG, PNG, HEIC or WebP image; nothing was written") }
         func checkRoom(_ record: RecordState) throws {
             if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
-               case .photoList(let max) = spec.type, Self.photoList(record).count >= max {
+               case .photoList(let max) = spec.type, try withoutDeletedPhotos(Self.photoList(record)).count >= max {
                 throw CLIError.data("\(record.store).photos: must list at most \(max); nothing was written",
                                     hint: "'famctl photo delete PHOTO_ID' makes room ('famctl photo list --record \(record.id.lowercasedText)' lists them).")
             }
@@ -79,7 +79,7 @@ extension Home {
                 }
                 try checkRoom(now)
                 let update = RecordEvent(kind: .put, record: now.id, store: now.store, focus: now.focus, at: nil,
-                                         fields: ["photos": .array(Self.photoList(now) + [.string(id.lowercasedText)])])
+                                         fields: ["photos": .array(try withoutDeletedPhotos(Self.photoList(now)) + [.string(id.lowercasedText)])])
                 return [meta.body, try RecordInput.keepingFocus(update.body, of: now.id, home: self)]
             }
         } catch {
@@ -98,6 +98,19 @@ extension Home {
     /// A record's photo list (its `photos` field), empty when it has none.
     static func photoList(_ record: RecordState) -> [JSONValue] {
         if case .array(let list)? = record.fields["photos"] { list } else { [] }
+    }
+
+    /// `list` without the photos deleted since it was written: what a new
+    /// list of the record is made from. A record brought back on one device
+    /// while another deleted one of its photos lists that photo still (the
+    /// list is one field, and the restore's won; the delete wrote no list);
+    /// the next list written drops it, and it takes no room meanwhile. A
+    /// photo whose `photo.put` has not arrived yet is kept.
+    func withoutDeletedPhotos(_ list: [JSONValue]) throws -> [JSONValue] {
+        try list.filter { item in
+            guard let text = item.stringValue, let photo = UUID(text: text) else { return true }
+            return try projector.photo(photo)?.deleted != true
+        }
     }
 
     /// Appends the events `make` writes from record `id` as it stands (`nil`

@@ -311,6 +311,15 @@ struct PeerSyncTests {
                 #expect(r.code == 0 && r.stderr.contains("is a collection (a folder) on the server, not a file")
                         && r.stderr.contains("cannot write it there: remove what is in its place"), "exit \(r.code): \(r.stderr)")
             }
+            // Fetched from the server (the cached copy set aside), it is
+            // said for what it is, not "not arrived yet".
+            let cached = try Home.open(mum.home).photoDirectory + "/" + (blob as NSString).lastPathComponent.replacingOccurrences(of: ".blob", with: "")
+            try fm.moveItem(atPath: cached, toPath: cached + ".aside")
+            let photoID = try #require(try mum.ok("photo", "list").split(separator: " ").first.map(String.init))
+            let fetched = try mum.run("photo", "get", photoID, "--out", mum.root + "/got.jpg")
+            #expect(fetched.code == 75 && fetched.stderr.contains("is a collection (a folder) on the server, not a file")
+                    && !fetched.stderr.contains("not arrived"), "exit \(fetched.code): \(fetched.stderr)")
+            try fm.moveItem(atPath: cached + ".aside", toPath: cached)
             try fm.removeItem(atPath: path)
             let mended = try mum.run("sync")
             #expect(mended.code == 0 && !mended.stderr.contains("warning"), "\(mended.stderr)")

@@ -847,3 +847,62 @@ struct PhotoTests {
         #expect(replay.contains("photo metadata: 5 checked, all well-formed"))
     }
 }
+
+extension PhotoTests {
+    /// Dad deletes a photo of a record that Mum, before she has seen the
+    /// delete, brings back: her restore's list, which names the photo, wins
+    /// (his delete wrote no list, the record being deleted on his device).
+    /// `record show` says so, with the command that drops it; the photo
+    /// takes no room in the list (ten more fit), and the next `photo add`
+    /// or `photo delete` writes a list without it.
+    @Test func aPhotoDeletedWhileItsRecordCameBackElsewhereIsDroppedFromTheList() throws {
+        let (mum, dad, _, _, record) = try Self.household()
+        let (file, _) = try Self.jpegFile(mum, 2_000, marker: "GONE")
+        let photo = try mum.ok("photo", "add", record, file)
+        try mum.ok("record", "delete", record)
+        for r in [mum, dad] { try r.ok("sync") }
+        try mum.ok("record", "restore", record)
+        try dad.ok("photo", "delete", photo)
+        for r in [mum, dad, mum] { try r.ok("sync") }
+        for r in [mum, dad] {
+            let shown = try r.run("record", "show", record)
+            #expect(shown.code == 0 && shown.stdout.contains("photos=\(photo)"), "\(shown.stdout)")
+            #expect(shown.stderr.contains("warning: photo \(photo) in this record's photos list was deleted"), "\(shown.stderr)")
+            #expect(shown.stderr.contains("'famctl record update \(record) photos='"), "\(shown.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(try r.ok("record", "show", record, "--json").utf8)) as! [String: Any]
+            #expect(json["photosDeleted"] as? [String] == [photo], "\(json)")
+        }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+        // Ten photos fit beside it: it takes no room. Each list written
+        // leaves it out.
+        var added: [String] = []
+        for i in 0..<10 {
+            let (f, _) = try Self.jpegFile(dad, 1_000, marker: "NEW\(i)")
+            added.append(try dad.ok("photo", "add", record, f))
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(try dad.ok("record", "show", record, "--json").utf8)) as! [String: Any]
+        let fields = try #require(json["fields"] as? [String: Any], "\(json)")
+        #expect(fields["photos"] as? [String] == added, "\(json)")
+        #expect(json["photosDeleted"] == nil, "\(json)")
+        let full = try dad.run("photo", "add", record, try Self.jpegFile(dad, 1_000, marker: "ELEVEN").path)
+        #expect(full.code == 65 && full.stderr.contains("must list at most 10"), "\(full.stderr)")
+    }
+
+    /// The same, mended by a `photo delete` of another photo of the record:
+    /// the list it writes names neither.
+    @Test func aPhotoDeleteWritesAListWithoutPhotosDeletedElsewhere() throws {
+        let (mum, dad, _, _, record) = try Self.household()
+        let gone = try mum.ok("photo", "add", record, try Self.jpegFile(mum, 2_000, marker: "GONE").path)
+        let other = try mum.ok("photo", "add", record, try Self.jpegFile(mum, 2_000, marker: "OTHER").path)
+        let kept = try mum.ok("photo", "add", record, try Self.jpegFile(mum, 2_000, marker: "KEPT").path)
+        try mum.ok("record", "delete", record)
+        for r in [mum, dad] { try r.ok("sync") }
+        try mum.ok("record", "restore", record)
+        try dad.ok("photo", "delete", gone)
+        for r in [mum, dad, mum] { try r.ok("sync") }
+        #expect(try mum.ok("record", "show", record).contains("photos=\([gone, other, kept].joined(separator: ","))"))
+        try mum.ok("photo", "delete", other)
+        let shown = try mum.run("record", "show", record)
+        #expect(shown.stdout.contains("photos=\(kept)") && !shown.stderr.contains("warning"), "\(shown.stdout) \(shown.stderr)")
+    }
+}

@@ -131,7 +131,7 @@ enum PhotoDeleteCommand: Command {
             // The record's list as it stands under the write lock, without the photo.
             try home.appendToRecord(rid, check: stillLive) { r in
                 guard let r, r.fields["photos"] != nil else { return [delete] }
-                let kept = Home.photoList(r).filter { $0.stringValue?.lowercased() != id.lowercasedText }
+                let kept = try home.withoutDeletedPhotos(Home.photoList(r)).filter { $0.stringValue?.lowercased() != id.lowercasedText }
                 return [delete, try RecordInput.keepingFocus(RecordEvent(kind: .put, record: rid, store: r.store, focus: r.focus, at: nil,
                                                                          fields: ["photos": .array(kept)]).body, of: rid, home: home)]
             }

@@ -96,11 +96,18 @@ enum RecordShowCommand: Command {
         var listed = Set<String>()
         if case .array(let items)? = r.fields["photos"] { for case .string(let s) in items { listed.insert(s.lowercased()) } }
         let unlisted = r.deleted ? [] : try home.projector.photos(record: id).map(\.id.lowercasedText).filter { !listed.contains($0) }.sorted()
+        // A photo deleted on one device while another brought the record
+        // back: the restore's list, which names it, won (the delete wrote
+        // no list). It takes no room, and the next list written drops it.
+        let stillListed = Home.photoList(r)
+        let livePhotos = try home.withoutDeletedPhotos(stillListed)
+        let deletedListed = r.deleted ? [] : stillListed.compactMap(\.stringValue).filter { text in !livePhotos.contains { $0.stringValue == text } }
         if inv.json {
             var o = RecordView.json(r)
             if inv.flag("--history") { o["history"] = history.map(HistoryView.json) }
             if !problems.isEmpty { o["brokenRules"] = problems }
             if !unlisted.isEmpty { o["photosNotListed"] = unlisted }
+            if !deletedListed.isEmpty { o["photosDeleted"] = deletedListed }
             Console.json(o)
             return
         }
@@ -124,8 +131,15 @@ enum RecordShowCommand: Command {
                             + "fix it with 'famctl record update \(id.lowercasedText) field=value …'.")
             }
         }
+        let live = livePhotos.compactMap(\.stringValue)
+        if !deletedListed.isEmpty {
+            let one = deletedListed.count == 1
+            Console.err("famctl: warning: photo\(one ? "" : "s") \(deletedListed.joined(separator: ", ")) in this record's photos list \(one ? "was" : "were") deleted "
+                        + "(on a device that had not yet seen the record brought back): 'famctl record update \(id.lowercasedText) photos=\((live + unlisted).joined(separator: ","))' "
+                        + "drops \(one ? "it" : "them") from the list, and so does the record's next 'photo add' or 'photo delete'.")
+        }
         if !unlisted.isEmpty {
-            let all = listed.sorted() + unlisted
+            let all = live + unlisted
             Console.err("famctl: warning: photo\(unlisted.count == 1 ? "" : "s") \(unlisted.joined(separator: ", ")) of this record \(unlisted.count == 1 ? "is" : "are") not in its photos list "
                         + "(two devices added photos to it at once, and one list won): 'famctl record update \(id.lowercasedText) photos=\(all.joined(separator: ","))' puts \(unlisted.count == 1 ? "it" : "them") back.")
         }

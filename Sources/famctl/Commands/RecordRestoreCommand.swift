@@ -81,10 +81,7 @@ enum RecordRestoreCommand: Command {
     /// without the photos deleted since (none when there are none).
     static func restoredPhotoList(_ id: UUID, home: Home) throws -> [String: JSONValue] {
         guard case .array(let list)? = try home.projector.heldFields(id)["photos"] else { return [:] }
-        let kept = try list.filter { item in
-            guard let text = item.stringValue, let photo = UUID(text: text) else { return true }
-            return try home.projector.photo(photo)?.deleted != true
-        }
+        let kept = try home.withoutDeletedPhotos(list)
         return kept.count == list.count ? [:] : ["photos": .array(kept)]
     }
 }
