@@ -25,8 +25,76 @@ struct FileSleeps {
         let listsOverlap: Bool
     }
 
-    /// Per baby, per length class: the sleeps by bucket of start (`floor(start / 2^c)`).
-    private var classes: [FocusKey: [Int: [Int64: [Sleep]]]] = [:]
+    /// One length class of one baby: its sleeps by bucket of start
+    /// (`floor(start / 2^c)`), and which runs of 256 and of 65 536 buckets
+    /// hold any, so that a long span asked about (a sleep of days, against
+    /// a class of sub-second sleeps) skips the empty runs instead of
+    /// looking in every bucket it covers.
+    private struct ClassIndex {
+        var buckets: [Int64: [Sleep]] = [:]
+        /// `bucket >> 8` of every bucket that holds a sleep.
+        var runs: Set<Int64> = []
+        /// `bucket >> 16` of every bucket that holds a sleep.
+        var spans: Set<Int64> = []
+
+        mutating func add(_ sleep: Sleep, bucket b: Int64) {
+            buckets[b, default: []].append(sleep)
+            runs.insert(b >> 8)
+            spans.insert(b >> 16)
+        }
+
+        /// Calls `body` with the sleeps of every bucket from `low` to
+        /// `high`, adding to `examined` each bucket, run and span looked at.
+        func forEach(from low: Int64, to high: Int64, examined: inout Int, _ body: ([Sleep]) -> Void) {
+            // Fewer buckets held than the range (or a run) covers: each read once.
+            if Int64(buckets.count) < min(high - low + 1, 512) {
+                for (b, sleeps) in buckets {
+                    examined += 1
+                    if b >= low && b <= high { body(sleeps) }
+                }
+                return
+            }
+            func inRun(_ r: Int64) {
+                for b in max(low, r << 8)...min(high, (r << 8) + 255) {
+                    examined += 1
+                    if let sleeps = buckets[b] { body(sleeps) }
+                }
+            }
+            func inSpan(_ t: Int64) {
+                for r in max(low >> 8, t << 8)...min(high >> 8, (t << 8) + 255) {
+                    examined += 1
+                    if runs.contains(r) { inRun(r) }
+                }
+            }
+            if high - low < 512 {
+                for b in low...high {
+                    examined += 1
+                    if let sleeps = buckets[b] { body(sleeps) }
+                }
+            } else if (high >> 8) - (low >> 8) < 512 {
+                for r in (low >> 8)...(high >> 8) {
+                    examined += 1
+                    if runs.contains(r) { inRun(r) }
+                }
+            } else {
+                let first = low >> 16, last = high >> 16
+                if last - first + 1 > Int64(spans.count) {
+                    for t in spans.sorted() where t >= first && t <= last {
+                        examined += 1
+                        inSpan(t)
+                    }
+                } else {
+                    for t in first...last {
+                        examined += 1
+                        if spans.contains(t) { inSpan(t) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Per baby, per length class.
+    private var classes: [FocusKey: [Int: ClassIndex]] = [:]
     private(set) var count = 0
 
     /// The class of a span `length` seconds long: `length < 2^class`.
@@ -44,7 +112,7 @@ struct FileSleeps {
 
     mutating func add(focus: FocusKey, _ sleep: Sleep) {
         let c = Self.lengthClass(sleep.end.timeIntervalSince(sleep.start))
-        classes[focus, default: [:]][c, default: [:]][Self.bucket(sleep.start, exp2(Double(c))), default: []].append(sleep)
+        classes[focus, default: [:]][c, default: ClassIndex()].add(sleep, bucket: Self.bucket(sleep.start, exp2(Double(c))))
         count += 1
     }
 
@@ -65,22 +133,14 @@ struct FileSleeps {
             examined += 1
             return start < o.end && o.start < end || o.start == start
         }
-        for (c, buckets) in byClass {
+        for (c, index) in byClass {
             let width = exp2(Double(c))
             // Starts from `start - 2^c` (one bucket more, for rounding) to the later of `start` and `end`.
             let low = Self.bucket(start, width) - 2
             let high = Self.bucket(max(start, end), width)
-            if high - low + 1 > Int64(buckets.count) {
-                for (b, sleeps) in buckets {
-                    examined += 1
-                    if b >= low && b <= high { found += sleeps.filter(meets) }
-                }
-            } else {
-                for b in low...high {
-                    examined += 1
-                    if let sleeps = buckets[b] { found += sleeps.filter(meets) }
-                }
-            }
+            var looked = 0
+            index.forEach(from: low, to: high, examined: &looked) { found += $0.filter(meets) }
+            examined += looked
         }
         return found.sorted { $0.row < $1.row }
     }
