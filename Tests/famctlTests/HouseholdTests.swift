@@ -557,6 +557,51 @@ struct HouseholdTests {
         #expect(plain.code == 0 && !plain.stderr.contains("ahead of its clock"), "\(plain.stderr)")
     }
 
+    /// A delete, a restore, a removal or a change of a subject, and a photo
+    /// delete, each outdone by a write Dad's device dated days ahead, are
+    /// written and say so: they exited 0 with the id alone, the record
+    /// still live (or deleted), and a second delete did the same.
+    @Test func writesOutdoneByAFutureDatedWriteAreSaid() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Ada")
+        let live = try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        let gone = try mum.ok("record", "add", "--focus", baby, "--store", "diaper", "dirty=true")
+        let photo = try mum.ok("photo", "add", live, try PhotoTests.jpegFile(mum, 1_000, marker: "AHEAD").path)
+        try Self.exchange([mum, dad])
+        let dadHome = try Home.open(dad.home)
+        let (_, key) = try dadHome.currentKey()
+        let ahead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(3 * 86_400)), counter: 0)
+        let focus = try #require(FocusKey(baby))
+        let photoID = try #require(UUID(uuidString: photo))
+        let putPhoto = try #require(try dadHome.projector.photo(photoID)).putFields
+        try dadHome.append([
+            (RecordEvent(kind: .put, record: try #require(UUID(uuidString: live)), store: "diaper", focus: baby, at: nil, fields: ["note": .string("ahead")]).body, key),
+            (RecordEvent(kind: .delete, record: try #require(UUID(uuidString: gone)), store: "diaper", focus: baby, at: nil, fields: [:]).body, key),
+            (SubjectEvent(focus: focus, fields: ["name": .string("Ada")]).body, key),
+            (PhotoEvent(kind: .put, photo: photoID, fields: putPhoto).body, key),
+        ], after: ahead)
+        try Self.exchange([mum, dad])
+        func expectSaid(_ r: FamctlRunner.Result, _ thing: String, _ stays: String, _ write: String) {
+            #expect(r.code == 0 && r.stderr.contains("warning: \(thing) \(stays): its last change, by Dad, is dated")
+                    && r.stderr.contains("later than this \(write)") && r.stderr.contains("a device whose clock is ahead wrote it"), "exit \(r.code): \(r.stderr)")
+        }
+        for _ in 0..<2 {
+            expectSaid(try mum.run("record", "delete", live), "record \(live)", "stays live", "delete")
+        }
+        #expect(try mum.ok("record", "list").contains(live))
+        expectSaid(try mum.run("record", "restore", gone), "record \(gone)", "stays deleted", "restore")
+        expectSaid(try mum.run("subject", "update", baby, "--name", "Bea"), baby, "keeps its values", "change")
+        expectSaid(try mum.run("photo", "delete", photo), "photo \(photo)", "stays", "delete")
+        expectSaid(try mum.run("subject", "remove", baby, "--with-records"), baby, "stays", "removal")
+        #expect(try mum.ok("subject", "list").contains(baby))
+        // Writes that show say nothing of it.
+        try mum.ok("subject", "add", "newMom")
+        let other = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        let plain = try mum.run("record", "delete", other)
+        #expect(plain.code == 0 && !plain.stderr.contains("warning"), "\(plain.stderr)")
+    }
+
     /// A join dated before its invitation's expiry that reaches the owner
     /// well after it (a device whose clock is behind) counts, as every
     /// device judges it by its own clock; the owner is warned, once.

@@ -138,6 +138,9 @@ enum PhotoDeleteCommand: Command {
         } else {
             try home.append([delete]) { try home.checkCanWrite(); try stillLive() }
         }
+        if try home.projector.photo(id)?.deleted == false {
+            OutdoneWrite.warn("photo \(id.lowercasedText)", stays: "stays", write: "delete", kind: "photo", id: id.lowercasedText, home: home)
+        }
         if inv.json { Console.json(["deleted": id.lowercasedText]) } else { Console.out(id.lowercasedText) }
     }
 }

@@ -36,6 +36,10 @@ enum RecordRestoreCommand: Command {
                 RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: nil, fields: fields).body
             }
         }
+        // A delete dated later than this restore keeps the record deleted.
+        for r in records where try home.projector.record(r.id)?.deleted == true {
+            OutdoneWrite.warn("record \(r.id.lowercasedText)", stays: "stays deleted", write: "restore", kind: "record", id: r.id.lowercasedText, home: home)
+        }
         if inv.json {
             Console.json(zip(records, envs).map { ["id": $0.id.lowercasedText, "event": $1.id.hex] })
         } else {

@@ -102,7 +102,7 @@ enum RecordUpdateCommand: Command {
         if let after = try home.projector.record(id) {
             let outdone = changes.keys.sorted().filter { name in (after.fields[name] ?? .null) != changes[name]! }
             if !outdone.isEmpty {
-                let by = after.updated.author == home.deviceID ? "this device" : home.projector.household.members[after.updated.author]?.name ?? after.updated.author.short
+                let by = OutdoneWrite.author(after.updated.author, home: home)
                 Console.err("famctl: warning: \(outdone.joined(separator: ", ")) keep\(outdone.count == 1 ? "s" : "") \(outdone.count == 1 ? "its" : "their") value: the record's last change, by \(by), is dated \(TimeText.format(after.updated.hlc.date)), later than this one; "
                             + "a device whose clock is ahead wrote it, and the later-dated write wins on every device. This change is in the log ('famctl record show --history').")
             }
@@ -143,6 +143,10 @@ enum RecordDeleteCommand: Command {
         // and are still shared, until deleted. Said, not left to be found.
         var kept: [[String]] = []
         for id in ids { kept.append(try home.projector.photos(record: id).map(\.id.lowercasedText).sorted()) }
+        // A record whose last change is dated later than this delete stays live.
+        for id in ids where try home.projector.record(id)?.deleted == false {
+            OutdoneWrite.warn("record \(id.lowercasedText)", stays: "stays live", write: "delete", kind: "record", id: id.lowercasedText, home: home)
+        }
         if inv.json {
             let objects = zip(ids, zip(envs, kept)).map { ["id": $0.lowercasedText, "event": $1.0.id.hex, "photosKept": $1.1] as [String: Any] }
             // One id: one object, as before several could be given.

@@ -93,6 +93,11 @@ enum SubjectUpdateCommand: Command {
            let same = try home.projector.subjects().first(where: { $0.focus != subject.focus && $0.kind == .baby && $0.name?.lowercased() == name.lowercased() }) {
             Console.err("famctl: warning: \(same.focus) is a baby named \(same.name ?? name) too; the two are told apart by their keys.")
         }
+        // A field whose last write is dated later than this change keeps that value.
+        if let after = try home.projector.subject(subject.focus),
+           !changes.allSatisfy({ name, value in (after.fields[name] ?? .null) == value }) {
+            OutdoneWrite.warn(subject.focus.description, stays: "keeps its values", write: "change", kind: "subject", id: subject.focus.description, home: home)
+        }
         if inv.json { Console.json(["focus": subject.focus.description, "event": envs[0].id.hex]) } else { Console.out(subject.focus.description) }
     }
 }
@@ -119,6 +124,9 @@ enum SubjectRestoreCommand: Command {
             guard try home.projector.subject(subject.focus) == nil else {
                 throw CLIError(.tempFail, "care subject \(subject.focus) was brought back meanwhile (a sync); nothing was written")
             }
+        }
+        if try home.projector.subject(subject.focus) == nil {
+            OutdoneWrite.warn(subject.focus.description, stays: "stays removed", write: "restore", kind: "subject", id: subject.focus.description, home: home)
         }
         if inv.json { Console.json(["focus": subject.focus.description, "event": envs[0].id.hex]) } else { Console.out(subject.focus.description) }
         // Its deleted records stay deleted: said, with the way back.
@@ -199,6 +207,18 @@ enum SubjectRemoveCommand: Command {
             }
         }
         let ids = records.map(\.id.lowercasedText)
+        // Changes dated later than this removal keep what they wrote.
+        if try home.projector.subject(subject.focus) != nil {
+            OutdoneWrite.warn(subject.focus.description, stays: "stays", write: "removal", kind: "subject", id: subject.focus.description, home: home)
+        }
+        for r in records {
+            guard let now = try home.projector.record(r.id) else { continue }
+            if let target, now.focus != target.focus.description {
+                OutdoneWrite.warn("record \(r.id.lowercasedText)", stays: "stays with \(now.focus)", write: "move", kind: "record", id: r.id.lowercasedText, home: home)
+            } else if target == nil, !now.deleted {
+                OutdoneWrite.warn("record \(r.id.lowercasedText)", stays: "stays live", write: "delete", kind: "record", id: r.id.lowercasedText, home: home)
+            }
+        }
         if inv.json {
             var o: [String: Any] = ["focus": subject.focus.description, "event": envs.last!.id.hex]
             if let target { o["movedRecords"] = ids; o["movedTo"] = target.focus.description } else { o["deletedRecords"] = ids }
