@@ -487,6 +487,22 @@ struct SubjectCommandsTests {
     }
 }
 
+extension FocusByNameTests {
+    /// A name given again is said naming the baby of exactly that name,
+    /// not one of that name in other letters' case (a review: adding "Lily"
+    /// beside "Lily" and "lily" named "lily").
+    @Test func aDuplicateNameIsSaidNamingTheBabyOfThatExactName() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lower = try f.ok("subject", "add", "baby", "--name", "ada")
+        let upper = try f.ok("subject", "add", "baby", "--name", "Ada")
+        let third = try f.run("subject", "add", "baby", "--name", "Ada")
+        #expect(third.code == 0 && third.stderr.contains("a baby named Ada was already a care subject (\(upper))"), "\(third.stderr)")
+        let fourth = try f.run("subject", "add", "baby", "--name", "ada")
+        #expect(fourth.code == 0 && fourth.stderr.contains("a baby named ada was already a care subject (\(lower))"), "\(fourth.stderr)")
+    }
+}
+
 /// A care subject is named the same way wherever a command takes one, and
 /// a near miss says what was meant (a user trial: `log --focus Lily` said
 /// Lily was no care subject; a removed subject's name did too).

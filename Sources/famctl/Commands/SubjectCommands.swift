@@ -31,8 +31,10 @@ enum SubjectAddCommand: Command {
         // A second baby of the same name is most often the first one added
         // again (on another device, or by a second try): said, not refused
         // (twins' names may be alike in a nickname).
+        // (The one of exactly that name first, then one in other letters' case.)
         let same = kind == .baby ? try fields["name"]?.stringValue.flatMap { name in
-            try home.projector.subjects().first { $0.kind == .baby && $0.name?.lowercased() == name.lowercased() }
+            let babies = try home.projector.subjects().filter { $0.kind == .baby }
+            return babies.first { $0.name == name } ?? babies.first { $0.name?.lowercased() == name.lowercased() }
         } : nil
         // The pregnancy or the new mom added again after a removal: a new
         // one, not the old one back (a put brings a subject back whole, so
