@@ -57,6 +57,37 @@ struct StoreFileEdgeTests {
         #expect(again.contains("health.json: 0 added, 0 updated, 1 unchanged") && again.contains("growth.json: 0 added, 0 updated, 1 unchanged"), "\(again)")
     }
 
+    /// Whatever `record add` takes comes back through export and import,
+    /// and reaches the other devices (a review: a value nested 255 deep was
+    /// taken, then refused as "not JSON" by every reader of its event, a
+    /// rebuild on its own device included, so the record vanished; one 254
+    /// deep, or a number too small for a double, `1e-310`, was exported
+    /// into a file the import refused whole).
+    @Test func whatRecordAddTakesComesBackThroughExportAndImport() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        func nested(_ depth: Int) -> String { "{\"wet\":true,\"a\":" + String(repeating: "[", count: depth) + String(repeating: "]", count: depth) + "}" }
+        let tooDeep = try f.run("record", "add", "--focus", baby, "--store", "diaper", "--json-fields", nested(65))
+        #expect(tooDeep.code == 65 && tooDeep.stderr.contains("diaper.a: arrays and objects nested more than 64 deep"), "exit \(tooDeep.code): \(tooDeep.stderr)")
+        for depth in [254, 255] {
+            let r = try f.run("record", "add", "--focus", baby, "--store", "diaper", "--json-fields", nested(depth))
+            #expect(r.code == 65, "depth \(depth): exit \(r.code)")
+        }
+        let deep = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "--json-fields", nested(64))
+        let tiny = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "ratio=1e-310")
+        let shown = try JSONSerialization.jsonObject(with: Data(try f.ok("record", "show", tiny, "--json").utf8)) as! [String: Any]
+        #expect((shown["fields"] as? [String: Any])?["ratio"] as? String == "1e-310", "kept as the text given: \(shown)")
+        let dir = f.root + "/export"
+        try f.ok("export", "stores", dir)
+        let other = FamctlRunner()
+        try other.ok("init", "--name", "New phone")
+        let imported = try other.run("import", "stores", dir)
+        #expect(imported.code == 0 && imported.stdout.contains("diaper.json: 2 added"), "exit \(imported.code): \(imported.stdout) \(imported.stderr)")
+        #expect(try other.ok("digest") == f.ok("digest"))
+        // A rebuild reads them back from the log.
+        try f.ok("rebuild")
+        #expect(try f.ok("record", "show", deep).contains(deep) && f.ok("replay").contains("result: OK"))
+    }
+
     /// One id on two rows of a file: both rows are refused, nothing of the
     /// file is imported, and importing it again leaves the record as it was.
     @Test func anIDOnTwoRowsIsRefused() throws {

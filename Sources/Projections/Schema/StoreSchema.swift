@@ -81,13 +81,15 @@ public struct StoreSchema: Sendable {
 
     /// A field the store does not define, typed from its text: `true`,
     /// `false`, or a number when it reads back as typed; anything else
-    /// (`007`, `1.50`, `1e3`, digits beyond a 64-bit integer) stays the text
-    /// given, so that an unknown field keeps what was written.
+    /// (`007`, `1.50`, `1e3`, digits beyond a 64-bit integer, a number too
+    /// small for a double to keep exactly, `1e-310`) stays the text given,
+    /// so that an unknown field keeps what was written (and its export is
+    /// imported again: the store files' reader refuses such a number).
     static func generic(_ s: String) -> JSONValue {
         if s == "true" { return .bool(true) }
         if s == "false" { return .bool(false) }
         if let i = Int64(s), String(i) == s { return .int(i) }
-        if let d = DecimalText.parse(s), JSONValue.double(d).jsonText == s { return .double(d) }
+        if let d = DecimalText.parse(s), JSONValue.double(d).jsonText == s, JSONValue.firstInexactNumber(in: Array(s.utf8)) == nil { return .double(d) }
         return .string(s)
     }
 
@@ -101,6 +103,23 @@ public struct StoreSchema: Sendable {
     ///   - now: the entry time; `nil` skips the "not in the future" rule (merges, imports of old data still check it).
     public func validate(fields: [String: JSONValue], focus: FocusKey, at: Date?, now: Date?) throws(ValidationError) {
         if let first = violations(fields: fields, focus: focus, at: at, now: now).first { throw first }
+    }
+
+    /// How deep a field's arrays and objects may nest. The event's body
+    /// and the store files wrap a value in levels of their own, and their
+    /// reader takes 256 in all (`JSONParser.maximumDepth`): a value allowed
+    /// deeper was written, then refused by every device reading the event
+    /// (and by a rebuild, on the writer's own), and its export refused by
+    /// `import stores`. No care record comes near.
+    public static let maximumNesting = 64
+
+    /// The depth of `value`'s arrays and objects: 0 for a plain value.
+    public static func nesting(_ value: JSONValue) -> Int {
+        switch value {
+        case .array(let a): 1 + (a.map(nesting).max() ?? 0)
+        case .object(let o): 1 + (o.values.map(nesting).max() ?? 0)
+        default: 0
+        }
     }
 
     /// Every rule of this store the record breaks, in the order
@@ -118,6 +137,9 @@ public struct StoreSchema: Sendable {
         }
         for spec in fields.keys.sorted().compactMap({ field($0) }) {
             if let why = spec.type.violation(fields[spec.name]!) { out.append(ValidationError(store: s, field: spec.name, rule: why)) }
+        }
+        for name in fields.keys.sorted() where Self.nesting(fields[name]!) > Self.maximumNesting {
+            out.append(ValidationError(store: s, field: name, rule: "arrays and objects nested more than \(Self.maximumNesting) deep"))
         }
         out += missingRequired(fields)
         if let now {

@@ -557,7 +557,7 @@ enum ImportStoresCommand: Command {
         case .success(.array(let rows)): return rows
         case .success: failures.append("\(name): not a JSON array: a store file holds its rows in one [ … ]")
         case .failure(.inexactNumber(let n)):
-            failures.append("\(name): the number \(n) cannot be kept as written (\(JSONValue.inexactNumberReason)); write it as a string (\"\(n)\")")
+            failures.append("\(name): the number \(n) cannot be kept as written (\(JSONValue.inexactReason(n).reason)); write it as a string (\"\(n)\")")
         case .failure(.invalid(let why)): failures.append("\(name): not valid JSON: \(why)")
         }
         return nil
