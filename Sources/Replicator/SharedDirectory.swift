@@ -122,6 +122,12 @@ public final class SharedDirectory {
         let dir = familyPath + "/" + folderName
         // Neither folder is made through a link (see below).
         for path in [familyPath, dir] where Self.isLink(path) { throw .link(path) }
+        // A file in place of either folder: said as such, as a WebDAV
+        // server's is (waiting will not make it a folder).
+        for path in [familyPath, dir] {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue { throw .notADirectory(path) }
+        }
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         } catch {

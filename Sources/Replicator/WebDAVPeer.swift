@@ -158,17 +158,34 @@ public final class WebDAVPeer: Peer {
     /// answers so for a collection (a folder) in the object's place, as for
     /// a missing parent. Asking again would not remove it: refused, said
     /// as what it is.
+    ///
+    /// A PUT answered 400: Apache's answer when a file stands where the
+    /// object's folder goes (this device's folder, `blobs/`). Not something
+    /// waiting mends either: said as a folder that is not one, as the
+    /// shared directory says it (``PeerError/notAFolder(_:)``).
     private func refuseCollection(_ r: Reply, _ p: String, _ path: String) throws(PeerError) {
-        guard r.status == 409, try isCollection(p) else { return }
-        throw .refused("\(path) is a collection (a folder) on the server, not a file: nothing can be written in its place")
+        if r.status == 409, try isCollection(p) {
+            throw .refused("\(path) is a collection (a folder) on the server, not a file: nothing can be written in its place")
+        }
+        let parent = (p as NSString).deletingLastPathComponent
+        if r.status == 400 || r.status == 409, !parent.isEmpty, try resourceType(parent) == .file {
+            let folder = (path as NSString).deletingLastPathComponent
+            throw .notAFolder("\(folder) is a file on the server, where a collection (a folder) belongs: nothing can be written in it; remove it (the next sync writes the folder's files again)")
+        }
     }
 
-    /// Whether a collection (a folder) stands at `p` (PROPFIND, Depth: 0).
-    private func isCollection(_ p: String) throws(PeerError) -> Bool {
+    enum ResourceType { case collection, file }
+
+    /// What stands at `p` (PROPFIND, Depth: 0): a collection, a file, or nothing.
+    private func resourceType(_ p: String) throws(PeerError) -> ResourceType? {
         let body = #"<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:resourcetype/></D:prop></D:propfind>"#
         let found = try send("PROPFIND", p, body: Data(body.utf8), headers: ["Depth": "0", "Content-Type": "application/xml"])
-        return found.status == 207 && Self.elements("resourcetype", in: String(decoding: found.body, as: UTF8.self)).contains { $0.contains("collection") }
+        guard found.status == 207 else { return nil }
+        return Self.elements("resourcetype", in: String(decoding: found.body, as: UTF8.self)).contains { $0.contains("collection") } ? .collection : .file
     }
+
+    /// Whether a collection (a folder) stands at `p`.
+    private func isCollection(_ p: String) throws(PeerError) -> Bool { try resourceType(p) == .collection }
 
     static func strong(_ tag: String) -> String { tag.hasPrefix("W/") ? String(tag.dropFirst(2)) : tag }
 
@@ -258,12 +275,30 @@ public final class WebDAVPeer: Peer {
 
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         var objects: [PeerObject] = []
+        var unreadable: [(folder: String, reason: String)] = []
         for folder in try propfind("") where folder.collection {
-            for item in try propfind(folder.name + "/") where !item.collection {
+            let items: [Item]
+            do throws(PeerError) {
+                items = try propfind(folder.name + "/")
+            } catch {
+                // One folder the server will not list to this login (its
+                // permissions): its files are unseen, said as not yet
+                // arrived, and the other devices' are read (as a shared
+                // directory's unreadable folder is).
+                guard case .forbidden(let why) = error else { throw error }
+                unreadable.append((folder.name, why))
+                continue
+            }
+            // A collection in a device's folder is listed as the shared
+            // directory lists a folder there: one in a segment's place is
+            // then read, refused for what it is, and said as not yet
+            // arrived, not skipped in silence. (In `blobs/`, the photos'
+            // own checks say it.)
+            for item in items where !item.collection || folder.name != "blobs" {
                 objects.append(PeerObject(path: folder.name + "/" + item.name, tag: item.tag))
             }
         }
-        return ChangePage(objects: objects, token: "listing", moreComing: false)
+        return ChangePage(objects: objects, token: "listing", moreComing: false, unreadableFolders: unreadable)
     }
 
     struct Item { let name: String; let tag: String; let collection: Bool }
