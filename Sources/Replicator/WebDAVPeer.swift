@@ -115,7 +115,7 @@ public final class WebDAVPeer: Peer {
             if let s = reply.headers["retry-after"].flatMap(Double.init) { throw .throttled(retryAfter: s) }
             throw reply.status == 429 ? .throttled(retryAfter: 1) : .unavailable("503 Service Unavailable")
         case 507: throw .full("\(method) \(path.isEmpty ? base.path : path): the server has no room left (HTTP 507 Insufficient Storage)")
-        case 500...599: throw .unavailable("HTTP \(reply.status)")
+        case 500...599: throw .unavailable("\(method) \(path.isEmpty ? base.path : path): HTTP \(reply.status)")
         default: return reply
         }
     }

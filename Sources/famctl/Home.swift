@@ -430,6 +430,24 @@ extension CLIError {
         (ns.userInfo[NSFilePathErrorKey] as? String).map { " (\($0))" } ?? ""
     }
 
+    /// A database this user may not write: for a home, the files of it that
+    /// this user may not write are named (the log's, the projection's, or
+    /// their -wal and -shm files), not only the home.
+    private static func readOnly(_ e: SQLiteError, path: String) -> CLIError {
+        guard FileIO.isDirectory(path) else {
+            return CLIError(.cantCreate, "cannot write \(path): \(e.message)",
+                            hint: "Check the permissions of the home directory, and of \((path as NSString).lastPathComponent) and its -wal and -shm files: this user must be able to write them.")
+        }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+            .filter { $0.hasSuffix(".sqlite") || $0.hasSuffix(".sqlite-wal") || $0.hasSuffix(".sqlite-shm") }
+        let culprits = names.filter { access(path + "/" + $0, W_OK) != 0 }
+        let folder = access(path, W_OK) != 0
+        let named = culprits.map { path + "/" + $0 } + (folder ? [path + " (the home directory itself)"] : [])
+        return CLIError(.cantCreate, "cannot write \(named.isEmpty ? path : named.joined(separator: ", ")): \(e.message)",
+                        hint: "This user must be able to write the home directory and its database files (\(Home.databaseFile), the projection's, and their -wal and -shm files): "
+                            + "check their owner and permissions (ls -l \(path)).")
+    }
+
     /// Maps a SQLite failure to an exit code and a message a person can act on.
     static func fromSQLite(_ e: SQLiteError, path: String) -> CLIError {
         if e.isOutOfSpace {
@@ -443,8 +461,7 @@ extension CLIError {
         case .full:
             CLIError(.cantCreate, "the disk holding \(path) is full; nothing was written", hint: "Free some space and run the command again.")
         case .readOnly, .permission:
-            CLIError(.cantCreate, "cannot write \(path): \(e.message)",
-                     hint: "Check the permissions of the home directory, and of \((path as NSString).lastPathComponent) and its -wal and -shm files: this user must be able to write them.")
+            readOnly(e, path: path)
         case .cantOpen:
             CLIError(.noInput, "cannot open \(path): \(e.message)", hint: "Check that the path exists and is readable.")
         case .corrupt, .notADatabase:

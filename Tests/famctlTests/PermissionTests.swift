@@ -53,6 +53,24 @@ struct PermissionTests {
         #expect(again.0 == 0 && again.1.contains("published 2 event(s)"), "\(again.1)")
     }
 
+    /// A database file of the home that this user may not write is named
+    /// (a review: the message named the home directory alone).
+    @Test func aReadOnlyDatabaseFileIsNamed() throws {
+        let base = try Self.sandbox()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let home = base + "/home"
+        #expect(try Self.asNobody(["init", "--name", "Nobody"], home: home).0 == 0)
+        #expect(try Self.asNobody(["subject", "add", "newMom"], home: home).0 == 0)
+        let projection = try #require(try FileManager.default.contentsOfDirectory(atPath: home).first { $0.hasPrefix("projection.") && $0.hasSuffix(".sqlite") })
+        for name in ["famctl.sqlite", projection] {
+            try FileManager.default.setAttributes([.posixPermissions: 0o400], ofItemAtPath: home + "/" + name)
+            let (code, out) = try Self.asNobody(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"], home: home)
+            #expect(code == 73 && out.contains("cannot write \(home)/\(name)") && out.contains("check their owner and permissions"), "\(name): exit \(code): \(out)")
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home + "/" + name)
+        }
+        #expect(try Self.asNobody(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"], home: home).0 == 0)
+    }
+
     @Test func aFullDiskWhilePublishingLosesNothing() throws {
         let f = FamctlRunner()
         let shared = f.root + "/shared"

@@ -240,6 +240,7 @@ struct SubjectCommandsTests {
         try mum.ok("family", "create", "--name", "F", "--dir", mum.root + "/shared")
         let lily = try mum.ok("subject", "add", "baby", "--name", "Lily")
         let tom = try mum.ok("subject", "add", "baby", "--name", "Tom")
+        let lilys = try mum.ok("record", "add", "--focus", lily, "--store", "diaper", "wet=true")
         let dad = FamctlRunner(), grandma = FamctlRunner()
         try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
         try grandma.ok("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Grandma")
@@ -247,8 +248,14 @@ struct SubjectCommandsTests {
         for _ in 0..<2 { for r in all { try r.ok("sync") } }
         #expect(try Set(Self.subjects(grandma).keys) == [lily, tom])
         try dad.ok("subject", "remove", "Tom")
+        // Told it may not write first (it was told how to deal with Lily's
+        // records, or that a change changing nothing changes nothing).
         let viewer = try grandma.run("subject", "remove", "Lily")
-        #expect(viewer.code == 65 && viewer.stderr.contains("viewers cannot change"), "\(viewer.stderr)")
+        #expect(viewer.code == 65 && viewer.stderr.contains("viewers cannot change") && !viewer.stderr.contains("record(s)"), "\(viewer.stderr)")
+        let same = try grandma.run("record", "update", lilys, "wet=true")
+        #expect(same.code == 65 && same.stderr.contains("viewers cannot change"), "exit \(same.code): \(same.stderr)")
+        let sameName = try grandma.run("subject", "update", "Lily", "--name", "Lily")
+        #expect(sameName.code == 65 && sameName.stderr.contains("viewers cannot change"), "exit \(sameName.code): \(sameName.stderr)")
         try Home.open(grandma.home).append([SubjectEvent.delete(try #require(FocusKey(lily))).body])
         for _ in 0..<2 { for r in all { try r.ok("sync") } }
         for r in all {

@@ -32,6 +32,8 @@ enum RecordUpdateCommand: Command {
         }
         let store = try RecordInput.store(current.store)
         let changes = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
+        // A viewer (or a removed device) is told so first, not that its change changes nothing.
+        try home.checkCanWrite()
         guard !changes.isEmpty || inv.value("--at") != nil || inv.value("--focus") != nil else {
             throw CLIError.usage("famctl record update: nothing to change", hint: "Give field=value, field=, --at or --focus.")
         }

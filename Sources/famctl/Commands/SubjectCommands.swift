@@ -79,6 +79,7 @@ enum SubjectUpdateCommand: Command {
         try home.checkJoinFinished()
         let subject = try SubjectInput.subject(inv.positionals[0], home: home)
         let changes = try SubjectInput.fields(inv, kind: subject.kind, clearing: true)
+        try home.checkCanWrite()
         guard !changes.isEmpty else {
             throw CLIError.usage("famctl subject update: nothing to change", hint: "Give \(SubjectInput.optionNames(subject.kind)); an empty value ('--name \"\"') clears one.")
         }
@@ -171,6 +172,8 @@ enum SubjectRemoveCommand: Command {
         if let target, target.focus == subject.focus {
             throw CLIError.usage("--move-records-to names \(subject.focus), the subject being removed", hint: "Name the subject its records go to.")
         }
+        // A viewer (or a removed device) is told so first, not how to deal with the records.
+        try home.checkCanWrite()
         if !records.isEmpty, !withRecords, target == nil {
             throw CLIError.data("\(subject.focus) has \(records.count) record(s); it is not removed",
                                 hint: "Give --with-records to delete them too, or --move-records-to OTHER to move them to another subject "
