@@ -935,4 +935,20 @@ struct OwnChangesRefusedTests {
         #expect(try dad.run("record", "show", id).code == 66)
         #expect(!(try dad.run("sync").stderr.contains("not counted")), "said again for the same change")
     }
+
+    /// A record made while its device was a viewer and changed once it was
+    /// a member again: the change that is not counted is its making, and
+    /// the sync says so (a review: it was called "a change", the one that counts).
+    @Test func aRecordWhoseMakingIsNotCountedIsCalledSo() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let baby = try mum.ok("subject", "add", "baby")
+        for _ in 0..<2 { try mum.ok("sync"); try dad.ok("sync") }
+        try mum.ok("member", "role", "Dad", "viewer")
+        let made = try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        try mum.ok("member", "role", "Dad", "member")
+        try dad.ok("record", "update", made, "color=green")
+        let synced = try dad.run("sync")
+        #expect(synced.code == 0 && synced.stderr.contains("Not counted: record \(made) (diaper, a new record; its later changes alone count)."), "\(synced.stderr)")
+    }
 }

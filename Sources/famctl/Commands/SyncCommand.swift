@@ -430,7 +430,12 @@ enum SyncCommand: Command {
             if let change = try? RecordEvent(body) {
                 records = true
                 let counted = (try? home.projector.record(change.record)) ?? nil
-                what = "record \(change.record.lowercasedText) (\(change.store), " + (change.kind == .delete ? "a deletion" : counted == nil ? "a new record" : "a change") + ")"
+                // A put older than every counted one of the record made it:
+                // a new record, of which the later changes alone count (a
+                // review: it was called "a change", the change that counts).
+                let creating = counted.map { Version(env) < $0.created } ?? true
+                what = "record \(change.record.lowercasedText) (\(change.store), "
+                    + (change.kind == .delete ? "a deletion" : !creating ? "a change" : counted == nil ? "a new record" : "a new record; its later changes alone count") + ")"
             } else if let change = try? SubjectEvent(body) {
                 let name = ((try? home.projector.subject(change.focus)) ?? nil)?.name.map { "\($0) (\(change.focus))" } ?? change.focus.description
                 what = "care subject \(name) (" + (change.kind == .delete ? "its removal" : "a change") + ")"
