@@ -347,6 +347,9 @@ public final class Replicator {
     /// Every path the last full listing showed (a shared directory, WebDAV),
     /// blobs included; `nil` when the peer has a change feed instead.
     public private(set) var lastListing: Set<String>?
+    /// The folders the last full listing showed but could not read (their
+    /// files unseen, not absent).
+    public private(set) var lastUnreadFolders: Set<String> = []
     /// The report of the last ``pull(ingest:)``, also of one that failed
     /// midway: what it read and ingested before the failure.
     public private(set) var lastPull: PullReport?
@@ -582,6 +585,7 @@ public final class Replicator {
         lastTags = tags
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
+            lastUnreadFolders = unreadFolders
             report.rewritten += try republishMissing(listed: listed, into: &report)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)
         }

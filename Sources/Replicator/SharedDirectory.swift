@@ -81,8 +81,12 @@ public final class SharedDirectory {
             guard f.count == 64, let author = DeviceID(hex: f) else { continue }
             let names: [String]
             do { names = try FileIO.list(familyPath + "/" + f) } catch {
-                // Vanished meanwhile, or not a folder: nothing to list.
-                if error.code != ENOENT && error.code != ENOTDIR { unreadable.append((f, error.reason)) }
+                // Vanished meanwhile: nothing to list. A file in place of a
+                // device's folder: its files are unseen, said so (it was
+                // taken for a folder gone, and the shared folder for one
+                // not mounted).
+                if error.code == ENOTDIR { unreadable.append((f, "a file is in its place, not a folder; move it out of the shared folder")) }
+                else if error.code != ENOENT { unreadable.append((f, error.reason)) }
                 continue
             }
             out += names.map { Entry(folder: author, name: $0) }

@@ -88,6 +88,18 @@ struct StoreFileEdgeTests {
         #expect(try f.ok("record", "show", deep).contains(deep) && f.ok("replay").contains("result: OK"))
     }
 
+    /// A folder where a store file goes: said for what it is, with what to
+    /// do (a review: `rename: Is a directory`, and no hint).
+    @Test func aFolderInAStoreFilesPlaceIsSaid() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        let dir = f.root + "/export"
+        try FileManager.default.createDirectory(atPath: dir + "/feeding.json", withIntermediateDirectories: true)
+        let r = try f.run("export", "stores", dir)
+        #expect(r.code == 73 && r.stderr.contains("cannot write \(dir)/feeding.json: a folder is in its place")
+                && r.stderr.contains("Move it away (or export into another folder), then run the export again."), "exit \(r.code): \(r.stderr)")
+    }
+
     /// One id on two rows of a file: both rows are refused, nothing of the
     /// file is imported, and importing it again leaves the record as it was.
     @Test func anIDOnTwoRowsIsRefused() throws {

@@ -26,6 +26,28 @@ struct UnreadableFolderTests {
         #expect(try dad.ok("record", "show", record).contains("mood=2"))
     }
 
+    /// A file in place of another device's folder: said as not yet arrived,
+    /// for what it is (a review: it was taken for a folder gone, and the
+    /// shared folder for a drive not mounted).
+    @Test func aFileInPlaceOfAnotherDevicesFolderIsSaid() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try mum.ok("sync")
+        let (folder, _) = try ICloudPlaceholderTests.segments(of: mum, in: family)
+        let fm = FileManager.default
+        try fm.moveItem(atPath: folder, toPath: folder + ".away")
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: folder))
+        let out = try dad.run("sync")
+        let name = (folder as NSString).lastPathComponent
+        #expect(out.code == 0 && out.stdout.contains("not yet arrived: \(name)/: the folder cannot be read: a file is in its place, not a folder")
+                && !out.stderr.contains("mount it"), "\(out.stdout) \(out.stderr)")
+        try fm.removeItem(atPath: folder)
+        try fm.moveItem(atPath: folder + ".away", toPath: folder)
+        #expect(try dad.ok("sync").contains("pulled 1 new event(s)"))
+        #expect(try dad.ok("record", "show", record).contains("mood=2"))
+    }
+
     /// A segment's name holding a symbolic link that leads nowhere (a loop,
     /// a target gone): every round names it, with what to do, rather than
     /// pass over it as if it were not there; once the file is back, its

@@ -153,7 +153,13 @@ enum ExportStoresCommand: Command {
     }
 
     static func cantWrite(_ path: String, _ error: any Error) -> CLIError {
-        CLIError(.cantCreate, "cannot write \(path): \(FileIO.reason(error))")
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            return CLIError(.cantCreate, "cannot write \(path): a folder is in its place",
+                            hint: "Move it away (or export into another folder), then run the export again.")
+        }
+        return CLIError(.cantCreate, "cannot write \(path): \(FileIO.reason(error))",
+                        hint: "Check that this user may write there and that the disk has room; nothing else was changed.")
     }
 
     /// What a sleep that overlaps another says in "problems".

@@ -172,7 +172,8 @@ enum SyncCommand: Command {
             try? home.log.database.statement("SELECT DISTINCT substr(path, 1, 64) FROM r_files WHERE family = ?1 AND status = 'read'")
                 .forEachRow([.blob(home.family.bytes)]) { before.insert($0.text(0)) }
             before.remove(home.deviceID.hex)
-            let now = Set(listed.map { String($0.prefix(64)) })
+            // (A folder there that could not be read is there: said as not yet arrived.)
+            let now = Set(listed.map { String($0.prefix(64)) }).union(replicator.lastUnreadFolders)
             if !before.isEmpty, before.isDisjoint(with: now) {
                 out.append("famctl: warning: the shared folder \(dir) shows none of the \(before.count) other device folder(s) this device read before: "
                            + "is the shared drive not mounted (its empty mount point left)? Then what this sync wrote went to the local disk under it: mount it and sync again. "
