@@ -482,6 +482,13 @@ public final class Replicator {
                 }
             } catch let error as PeerError where error.isTransient {
                 failedInARow += 1
+                // Said and marked whatever comes next: the report names
+                // every file that failed (a review: the second of two was
+                // left out), and one that ended the round is asked once,
+                // without the back-off, at the next (it got a back-off of
+                // its own there, as if new).
+                report.notYetArrived.append((path, error.description))
+                try mark(path, "unverifiable", error.description)
                 if failedInARow >= 2 {
                     if retryingOld { return nil }
                     // The files read so far are ingested (and marked) first:
@@ -490,8 +497,6 @@ public final class Replicator {
                     try ingestGroup()
                     throw error
                 }
-                report.notYetArrived.append((path, error.description))
-                try mark(path, "unverifiable", error.description)
                 return false
             } catch let error as PeerError where error.isOffline {
                 // Stalled (or gone) on this file: asking again within the
@@ -576,10 +581,18 @@ public final class Replicator {
         // the time, within one tick of the clock) is caught by the hourly read.
         let judged = try refusedFileTags()
         let stale = Int64(Date().timeIntervalSince1970 - Self.refusedRetryAfter)
-        for (path, _) in try unverifiable().shuffled() where !done.contains(path) && !tried.contains(path) {
+        let old = try unverifiable().shuffled()
+        for (i, (path, _)) in old.enumerated() where !done.contains(path) && !tried.contains(path) {
             if let refused = judged[path], refused.checkedAt > stale, refused.tag == Self.judgedTag(tags[path]) { continue }
             tried.insert(path)
-            guard try attempt(path, retryingOld: true) != nil else { break }
+            guard try attempt(path, retryingOld: true) != nil else {
+                // The server failing: the others that failed before are not
+                // asked this round, and are said as not yet arrived still.
+                for (rest, reason) in old[(i + 1)...] where !done.contains(rest) && !tried.contains(rest) {
+                    report.notYetArrived.append((rest, "not asked again this round, the server failing (before: \(reason))"))
+                }
+                break
+            }
         }
         try ingestGroup()
         lastTags = tags

@@ -885,17 +885,23 @@ struct FailingObjectTests {
         #expect(try dad.ok("digest") == mum.ok("digest"))
 
         // A server failing on every object of Mum's: Gran's round ends at the
-        // second failure in a row (nothing is lost), after one back-off, twice; then the two that
-        // failed before are tried after the new files, and their failures no
-        // longer end the round.
+        // second failure in a row (nothing is lost), after one back-off. Both
+        // are marked: at the next round the third, new, gets a back-off of
+        // its own, and the two that failed before are asked once each (the
+        // second of them got a back-off again, as if new), their failures no
+        // longer ending the round; every one is said as not yet arrived, the
+        // one not asked again too (a review: one of two was left out).
         let granHome = try Home.open(gran.home)
         cloud.faults.brokenPaths = Set(mumSegments)
         slept = []
         #expect(throws: PeerError.self) { _ = try granHome.syncRound(over: peer) }
         #expect(slept.count == 3, "one back-off for the first failing object, the second asked once: \(slept)")
-        #expect(throws: PeerError.self) { _ = try granHome.syncRound(over: peer) }
+        let (_, second) = try granHome.syncRound(over: peer)
+        #expect(Set(second.notYetArrived.map(\.0)) == Set(mumSegments), "\(second.notYetArrived)")
+        #expect(slept.count == 6, "a back-off for the new one alone: \(slept)")
         let (_, third) = try granHome.syncRound(over: peer)
-        #expect(Set(third.notYetArrived.map(\.0)).isSubset(of: Set(mumSegments)) && third.notYetArrived.contains { $0.0 == mumSegments[2] })
+        #expect(Set(third.notYetArrived.map(\.0)) == Set(mumSegments), "\(third.notYetArrived)")
+        #expect(slept.count == 6, "no back-off for files that failed before: \(slept)")
         cloud.faults.brokenPaths = []
         _ = try granHome.syncRound(over: peer)
         #expect(try gran.ok("record", "list").split(separator: "\n").count == 3)
@@ -919,9 +925,10 @@ struct FailedRoundSaysWhatItDidTests {
         let r = try Replicator(log: granHome.log, peer: peer, family: granHome.family, me: granHome.deviceID)
         #expect(throws: PeerError.self) { _ = try granHome.pulling { try r.pull { try granHome.ingest(batches: $0, onIngested: $1) } } }
         let before = try #require(r.lastPull)
-        #expect(before.accepted > 0 && before.notYetArrived.count == 1, "\(before.accepted) \(before.notYetArrived)")
+        // Both files that failed (the second ended the round) are said.
+        #expect(before.accepted > 0 && before.notYetArrived.count == 2, "\(before.accepted) \(before.notYetArrived)")
         let said = SyncCommand.doneBefore(published: 2, pulled: before)
-        #expect(said == "before it failed, the round published 2 event(s) of this device and pulled \(before.accepted) new event(s); 1 file(s) not yet arrived: 'famctl status' lists them")
+        #expect(said == "before it failed, the round published 2 event(s) of this device and pulled \(before.accepted) new event(s); 2 file(s) not yet arrived: 'famctl status' lists them")
         #expect(SyncCommand.doneBefore(published: 0, pulled: nil) == nil)
     }
 
@@ -952,7 +959,7 @@ struct FailedRoundSaysWhatItDidTests {
             try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
             let r = try gran.run("sync")
             #expect(r.code == 75 && r.stderr.contains("500"), "exit \(r.code): \(r.stdout) \(r.stderr)")
-            #expect(r.stderr.contains("(before it failed, the round published 1 event(s) of this device and pulled ") && r.stderr.contains("1 file(s) not yet arrived"), "\(r.stderr)")
+            #expect(r.stderr.contains("(before it failed, the round published 1 event(s) of this device and pulled ") && r.stderr.contains("2 file(s) not yet arrived"), "\(r.stderr)")
             let list = try gran.ok("record", "list")
             #expect(written[served.runner.home]!.allSatisfy { list.contains($0) } && written[failing.runner.home]!.allSatisfy { !list.contains($0) }, "\(list)")
             // The server well again: the rest arrives.
