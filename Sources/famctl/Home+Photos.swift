@@ -107,9 +107,12 @@ extension Home {
     /// the next list written drops it, and it takes no room meanwhile. A
     /// photo whose `photo.put` has not arrived yet is kept.
     func withoutDeletedPhotos(_ list: [JSONValue]) throws -> [JSONValue] {
-        try list.filter { item in
+        guard !list.isEmpty else { return list }
+        // The photos read once (`projector.photo` reads them all, each call).
+        let deleted = Set(try projector.photos(includeDeleted: true).filter(\.deleted).map(\.id))
+        return list.filter { item in
             guard let text = item.stringValue, let photo = UUID(text: text) else { return true }
-            return try projector.photo(photo)?.deleted != true
+            return !deleted.contains(photo)
         }
     }
 

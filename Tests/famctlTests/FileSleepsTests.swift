@@ -12,6 +12,19 @@ struct FileSleepsTests {
         all.filter { $0.0 == focus && (start < $0.1.end && $0.1.start < end || $0.1.start == start) }.map(\.1.row)
     }
 
+    /// Whether `index` finds for `sleep` what comparing every sleep of
+    /// `all` finds (expected so); then adds it to both.
+    static func findsWhatComparingFinds(_ index: inout FileSleeps, _ all: inout [(FocusKey, FileSleeps.Sleep)], focus: FocusKey,
+                                        _ sleep: FileSleeps.Sleep, _ what: String) -> Bool {
+        let found = index.meeting(focus: focus, start: sleep.start, end: sleep.end).map(\.row)
+        let expected = everyMeeting(all, focus: focus, start: sleep.start, end: sleep.end)
+        #expect(found == expected, "\(what)")
+        guard found == expected else { return false }
+        index.add(focus: focus, sleep)
+        all.append((focus, sleep))
+        return true
+    }
+
     @Test(arguments: [1, 2, 3, 4, 5] as [UInt64])
     func findsWhatComparingEverySleepFinds(seed: UInt64) {
         var rng = SplitMixRNG(seed: seed)
@@ -42,12 +55,7 @@ struct FileSleepsTests {
                                          end: l == Date.distantFuture.timeIntervalSince1970 - base ? .distantFuture : Date(timeIntervalSince1970: s + l),
                                          changed: rng.next() % 2 == 0, listsOverlap: false)
             // Asked before it is added, as the import does.
-            let found = index.meeting(focus: focus, start: sleep.start, end: sleep.end).map(\.row)
-            let expected = Self.everyMeeting(all, focus: focus, start: sleep.start, end: sleep.end)
-            #expect(found == expected, "row \(row): start \(s), length \(l)")
-            if found != expected { return }
-            index.add(focus: focus, sleep)
-            all.append((focus, sleep))
+            guard Self.findsWhatComparingFinds(&index, &all, focus: focus, sleep, "row \(row): start \(s), length \(l)") else { return }
         }
         #expect(index.count == all.count)
     }
@@ -97,12 +105,7 @@ struct FileSleepsTests {
             }
             let sleep = FileSleeps.Sleep(row: row, start: Date(timeIntervalSince1970: s), end: Date(timeIntervalSince1970: s + l),
                                          changed: false, listsOverlap: false)
-            let found = index.meeting(focus: baby, start: sleep.start, end: sleep.end).map(\.row)
-            let expected = Self.everyMeeting(all, focus: baby, start: sleep.start, end: sleep.end)
-            #expect(found == expected, "row \(row): start \(s), length \(l)")
-            if found != expected { return }
-            index.add(focus: baby, sleep)
-            all.append((baby, sleep))
+            guard Self.findsWhatComparingFinds(&index, &all, focus: baby, sleep, "row \(row): start \(s), length \(l)") else { return }
         }
     }
 
