@@ -508,6 +508,26 @@ extension FocusByNameTests {
         let fourth = try f.run("subject", "add", "baby", "--name", "ada")
         #expect(fourth.code == 0 && fourth.stderr.contains("a baby named ada was already a care subject (\(lower))"), "\(fourth.stderr)")
     }
+
+    /// A subject's name is trimmed, as a device's is, and spaces alone are
+    /// refused (a review: `subject update Lily --name "   "` blanked the
+    /// baby's name, after which `--focus Lily` found nothing; "  Zoë  " was
+    /// neither found as Zoë nor warned of as a duplicate).
+    @Test func aSubjectsNameIsTrimmedAndSpacesAloneRefused() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let zoe = try f.ok("subject", "add", "baby", "--name", "  Zoë  ")
+        #expect(try SubjectCommandsTests.subjects(f)[zoe]?["name"] as? String == "Zoë")
+        try f.ok("record", "add", "--focus", "Zoë", "--store", "diaper", "wet=true")
+        let again = try f.run("subject", "add", "baby", "--name", "Zoë")
+        #expect(again.code == 0 && again.stderr.contains("a baby named Zoë was already a care subject (\(zoe))"), "\(again.stderr)")
+        for args in [["subject", "add", "baby", "--name", "   "], ["subject", "update", zoe, "--name", "   "], ["subject", "add", "newMom", "--name", " "]] {
+            let blank = try f.run(args)
+            #expect(blank.code == 65 && blank.stderr.contains("subject.name: '") && blank.stderr.contains("is only spaces"), "\(args): \(blank.stderr)")
+        }
+        #expect(try SubjectCommandsTests.subjects(f)[zoe]?["name"] as? String == "Zoë")
+        #expect(try SubjectCommandsTests.subjects(f).values.contains { $0["kind"] as? String == "newMom" } == false)
+    }
 }
 
 /// A care subject is named the same way wherever a command takes one, and

@@ -27,8 +27,16 @@ enum SubjectInput {
     static func fields(_ inv: Invocation, kind: SubjectKind, clearing: Bool, today: String = todayLocal()) throws(CLIError) -> [String: JSONValue] {
         var fields: [String: JSONValue] = [:]
         for (opt, key) in optionFields {
-            guard let v = inv.value(opt) else { continue }
-            fields[key] = clearing && v.isEmpty ? .null : .string(v)
+            guard let given = inv.value(opt) else { continue }
+            if clearing && given.isEmpty { fields[key] = .null; continue }
+            // A name is trimmed, as a device's and a family's are: "  Zoë "
+            // would not be found by `--focus Zoë`, nor warned of as a
+            // duplicate; spaces alone are then too short a name.
+            let v = key == "name" ? given.trimmingCharacters(in: .whitespaces) : given
+            if key == "name", v.isEmpty, !given.isEmpty {
+                throw .data("subject.name: '\(given)' is only spaces", hint: clearing ? "Give a name, or --name '' to clear it." : "Give a name, or leave --name out.")
+            }
+            fields[key] = .string(v)
         }
         let allowed = SubjectEvent.allowedFields(kind: kind)
         for name in fields.keys.sorted() where fields[name] == .null && !allowed.contains(name) {
