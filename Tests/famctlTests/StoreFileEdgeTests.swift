@@ -242,4 +242,45 @@ struct StoreFileEdgeTests {
         #expect(shared.stderr.contains("No such file or directory"), "\(shared.stderr)")
         #expect(!shared.stderr.contains("could not be completed"))
     }
+
+    /// An export older than a record's last change does not undo it: the
+    /// row is kept out with a warning, `--overwrite-newer` writes it over
+    /// the record, and a file without "updated" (made elsewhere) is
+    /// imported as before (a review: restoring a backup silently cleared a
+    /// later note and amount, "1 updated").
+    @Test func anOlderExportDoesNotUndoLaterChanges() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        let id = try f.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=100", "start=2026-11-29T08:00:00Z")
+        let other = try f.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=90", "start=2026-11-29T11:00:00Z")
+        let dir = f.root + "/backup"
+        try f.ok("export", "stores", dir)
+        try f.ok("record", "update", id, "amountMl=120", "note=latched well")
+        try f.ok("record", "update", other, "amountMl=95")
+        // The file's copy of `other` is then edited by hand: still older.
+        func fields(_ record: String) throws -> [String: Any] {
+            let shown = try JSONSerialization.jsonObject(with: Data(try f.ok("record", "show", record, "--json").utf8)) as! [String: Any]
+            return shown["fields"] as! [String: Any]
+        }
+        let kept = try f.run("import", "stores", dir, "--json")
+        let tally = try #require(((try JSONSerialization.jsonObject(with: Data(kept.stdout.utf8)) as? [String: Any])?["files"] as? [String: Any])?["feeding.json"] as? [String: Int])
+        #expect(kept.code == 0 && tally["olderKept"] == 2 && tally["updated"] == 0, "\(kept.stdout)")
+        #expect(try fields(id)["amountMl"] as? Int == 120 && fields(id)["note"] as? String == "latched well")
+        let said = try f.run("import", "stores", dir)
+        #expect(said.stdout.contains("feeding.json: 0 added, 0 updated, 0 unchanged, 2 older than this home's (kept out)"), "\(said.stdout)")
+        #expect(said.stderr.contains("feeding.json: 2 row(s) older than this home's record") && said.stderr.contains("--overwrite-newer"), "\(said.stderr)")
+
+        // Without "updated" the rows are not dated: imported as before.
+        var rows = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/feeding.json"))) as! [[String: Any]]
+        let undated = f.root + "/undated"
+        try FileManager.default.createDirectory(atPath: undated, withIntermediateDirectories: true)
+        rows = rows.map { var r = $0; r["updated"] = nil; return r }
+        try JSONSerialization.data(withJSONObject: rows.filter { $0["id"] as? String == other }).write(to: URL(fileURLWithPath: undated + "/feeding.json"))
+        let plain = try f.run("import", "stores", undated)
+        #expect(plain.code == 0 && plain.stdout.contains("feeding.json: 0 added, 1 updated, 0 unchanged"), "\(plain.stdout) \(plain.stderr)")
+        #expect(try fields(other)["amountMl"] as? Int == 90)
+
+        let forced = try f.run("import", "stores", dir, "--overwrite-newer")
+        #expect(forced.code == 0 && forced.stdout.contains("feeding.json: 0 added, 1 updated, 1 unchanged"), "\(forced.stdout) \(forced.stderr)")
+        #expect(try fields(id)["amountMl"] as? Int == 100 && fields(id)["note"] == nil)
+    }
 }

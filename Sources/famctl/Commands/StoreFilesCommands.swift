@@ -192,7 +192,10 @@ enum ImportStoresCommand: Command {
         abstract: "Read store files (as 'export stores' writes them) into the log: migration of existing data.",
         discussion: """
             Idempotent by record id: a record already present with the same values is
-            left alone, a changed one gets an update of the fields that differ. Records
+            left alone, a changed one gets an update of the fields that differ, unless
+            the record changed after the row's "updated" (an older export): that row is
+            kept out, with a warning, not to undo the change (--overwrite-newer writes
+            it). Records
             are written in transactions of 1 000; an import stopped midway can be run
             again and adds only what is missing. Care
             subjects the records refer to are created when missing. Every row is checked
@@ -202,11 +205,14 @@ enum ImportStoresCommand: Command {
             record a merge left so) is imported as it is, with a warning, when it breaks no
             other rule.
             """,
+        options: [.flag("--overwrite-newer", "Write a row over its record even when the record changed after the row's \"updated\" (an older export would undo those changes; without this, such a row is kept out, with a warning).")],
         positionals: [PositionalSpec(name: "DIR", help: "The directory holding feeding.json … and subjects.json.")])
 
     /// `recreated`: of the added, records deleted on this device before
     /// (an old export brings them back: said, not counted as merely new).
-    struct Tally { var added = 0, updated = 0, unchanged = 0, recreated = 0 }
+    /// `older`: rows kept out because the home's record changed after the
+    /// row's `updated` (see ``olderThanHome(_:home:)``).
+    struct Tally { var added = 0, updated = 0, unchanged = 0, recreated = 0, older = 0 }
 
     static func run(_ inv: Invocation) throws {
         let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
@@ -366,6 +372,8 @@ enum ImportStoresCommand: Command {
             var rowOfID: [UUID: Int] = [:]
             // Changed sleeps found overlapping a later, unchanged row, and those already warned about it.
             var overlapRows: Set<Int> = [], warnedOverlap: Set<Int> = []
+            // Rows older than the home's record, kept out: said once for the file.
+            var olderRows: [Int] = []
             rowLoop: for i in 0..<rows.count {
                 let row = rows.row(i)
                 do {
@@ -382,13 +390,21 @@ enum ImportStoresCommand: Command {
                     }
                     let ofRemovedSubject = !knownSubjects.contains(r.focus) && removed[r.focus] != nil
                     if !ofRemovedSubject && !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
-                    let change = try change(for: r, store: store, home: home)
+                    var change = try change(for: r, store: store, home: home)
                     // A record of a removed subject that the home holds as the
                     // row has it (one a merge left there, exported from this
                     // home) is unchanged; any other is refused.
                     if ofRemovedSubject, let c = change, !(removedInFile.contains(r.focus) && c.isNew) {
                         throw CLIError.data("its care subject \(r.focus) is removed ('famctl subject list --removed'): give the row another subject, "
                                             + "or add the subject again (a row of subjects.json, or 'famctl subject add') and import again")
+                    }
+                    // A row of an export older than the record's last change
+                    // would undo that change (a backup "restored" over a
+                    // week of edits): kept out, unless asked for.
+                    if let c = change, !c.isNew, !inv.flag("--overwrite-newer"), try olderThanHome(r, home: home) {
+                        olderRows.append(i)
+                        tally.older += 1
+                        change = nil
                     }
                     // A row equal to the home's record is left alone, whatever rules the record breaks.
                     var broken = change == nil ? [] : try validate(r, store: store, home: home, replacing: fileIDs)
@@ -414,7 +430,7 @@ enum ImportStoresCommand: Command {
                         sleeps.add(focus: r.focus, .init(row: i, start: s, end: e, changed: changed, listsOverlap: listsOverlap))
                     }
                     switch change {
-                    case nil: tally.unchanged += 1
+                    case nil: if olderRows.last != i { tally.unchanged += 1 }
                     case (let event, let isNew, let recreated)?:
                         if recreated { tally.recreated += 1 }
                         // Checked here, with the row's index: sealing it would fail
@@ -450,6 +466,11 @@ enum ImportStoresCommand: Command {
                 fileWarnings.append("\(file): not read in its rows: \(unread.map { "\"\(TerminalText.escaped($0))\"" }.joined(separator: ", ")) "
                                     + "(a row gives \"id\", \"focus\", \"at\", \"fields\" and \"problems\"; a record's fields go in \"fields\"; a row is imported live)")
             }
+            if !olderRows.isEmpty {
+                let shown = olderRows.prefix(shownBadRowsPerFile).map(String.init).joined(separator: ", ") + (olderRows.count > shownBadRowsPerFile ? ", …" : "")
+                fileWarnings.append("\(file): \(olderRows.count) row(s) older than this home's record (changed after the row's \"updated\"): kept out, "
+                                    + "not to undo those changes (rows \(shown)); to write them over the records, import again with --overwrite-newer")
+            }
             // A changed sleep whose overlap only a later row showed.
             for row in overlapRows.subtracting(warnedOverlap).sorted() {
                 fileWarnings.append("\(file)[\(row)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(ExportStoresCommand.sleepOverlap)")
@@ -480,7 +501,7 @@ enum ImportStoresCommand: Command {
         let ignored = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
-            Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged, "recreated": $0.1.recreated]) }),
+            Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged, "recreated": $0.1.recreated, "olderKept": $0.1.older]) }),
                           "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged, "removedAgain": removedAgain.count] as [String: Any] } ?? NSNull(),
                           "errors": failures, "warnings": warnings, "ignored": ignored])
         } else {
@@ -490,11 +511,12 @@ enum ImportStoresCommand: Command {
                 Console.out("subjects.json: \(t.added) added, " + (t.updated > 0 ? "\(t.updated) updated, " : "") + "\(t.unchanged) already there"
                             + (removedAgain.isEmpty ? "" : " (of the added, \(removedAgain.count) removed again, as the file has \(removedAgain.count == 1 ? "it" : "them"), with \(removedAgain.count == 1 ? "its" : "their") records)"))
             }
-            for (file, t) in tallies where t.added + t.updated + t.unchanged > 0 {
+            for (file, t) in tallies where t.added + t.updated + t.unchanged + t.older > 0 {
                 Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged"
+                            + (t.older > 0 ? ", \(t.older) older than this home's (kept out)" : "")
                             + (t.recreated > 0 ? " (of the added, \(t.recreated) deleted on this device before, brought back)" : ""))
             }
-            if tallies.allSatisfy({ $0.1.added + $0.1.updated + $0.1.unchanged == 0 }) && failures.isEmpty {
+            if tallies.allSatisfy({ $0.1.added + $0.1.updated + $0.1.unchanged + $0.1.older == 0 }) && failures.isEmpty {
                 Console.out("no records found in \(dir)")
             }
         }
@@ -544,6 +566,9 @@ enum ImportStoresCommand: Command {
 
     struct Row {
         let id: UUID, focus: FocusKey, at: String, fields: [String: JSONValue]
+        /// When the row's record last changed where it was exported
+        /// (`"updated"`, in milliseconds), when the row gives it.
+        var updatedMilliseconds: UInt64? = nil
         /// The rules the row says it breaks ("problems", as 'export stores' writes them).
         var problems: Set<String> = []
     }
@@ -610,7 +635,10 @@ enum ImportStoresCommand: Command {
         default: said.append("\"problems\" must be an array of texts (the rules the record breaks, as 'export stores' writes them)")
         }
         guard said.isEmpty, let id, let focus, let at else { throw .data(said.joined(separator: "; ")) }
-        return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, problems: problems)
+        // Informative only (a file made elsewhere need not give it): one
+        // that is not a time is not checked against.
+        let updated = o["updated"]?.stringValue.flatMap { TimeText.parse($0) }.map { UInt64(max(0, ($0.timeIntervalSince1970 * 1000).rounded())) }
+        return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, updatedMilliseconds: updated, problems: problems)
     }
 
     /// Checks a row against its store's rules; returns the rules it breaks
@@ -643,6 +671,14 @@ enum ImportStoresCommand: Command {
             return broken + [ExportStoresCommand.sleepOverlap]
         }
         return broken
+    }
+
+    /// Whether the home's live record changed after the row's `"updated"`
+    /// (to the millisecond, as the export writes it): a row of an older
+    /// export, which would undo what changed since.
+    static func olderThanHome(_ r: Row, home: Home) throws -> Bool {
+        guard let rowUpdated = r.updatedMilliseconds, let current = try home.projector.record(r.id), !current.deleted else { return false }
+        return current.updated.hlc.milliseconds > rowUpdated
     }
 
     /// The event that brings the projection to this row, or `nil` when it already matches.
