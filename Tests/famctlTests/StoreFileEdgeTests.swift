@@ -283,4 +283,44 @@ struct StoreFileEdgeTests {
         #expect(forced.code == 0 && forced.stdout.contains("feeding.json: 0 added, 1 updated, 1 unchanged"), "\(forced.stdout) \(forced.stderr)")
         #expect(try fields(id)["amountMl"] as? Int == 100 && fields(id)["note"] == nil)
     }
+
+    /// `source` makes an import of an outside record idempotent: a row new
+    /// by its id whose source a record here names updates that record, and
+    /// `record add` of a second record with a source warns (a review: three
+    /// records came to share clinic:v-17, none said).
+    @Test func aRecordsSourceMakesItsImportIdempotent() throws {
+        let (f, _) = try Self.homeWithBaby()
+        try f.ok("subject", "add", "newMom")
+        let first = try f.ok("record", "add", "--focus", "newMom", "--store", "vaccination", "--at", "2026-11-20T09:00:00+01:00",
+                             "vaccine=Tdap", "lot=007", "source=clinic:v-17")
+        let second = try f.run("record", "add", "--focus", "newMom", "--store", "vaccination", "--at", "2026-11-21T09:00:00+01:00",
+                               "vaccine=Flu", "source=clinic:v-17")
+        let secondID = second.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(second.code == 0 && second.stderr.contains("record \(first) of vaccination already has source clinic:v-17")
+                && second.stderr.contains("famctl record delete \(secondID)"), "\(second.stderr)")
+        let other = try f.run("record", "add", "--focus", "newMom", "--store", "vaccination", "vaccine=MMR", "source=clinic:v-18")
+        #expect(other.code == 0 && !other.stderr.contains("already has source"), "\(other.stderr)")
+        try f.ok("record", "delete", secondID)
+
+        let dir = f.root + "/clinic"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let fresh = UUID().uuidString.lowercased(), unsourced = UUID().uuidString.lowercased()
+        let rows: [[String: Any]] = [
+            ["id": fresh, "focus": "newMom", "at": "2026-11-20T09:00:00+01:00",
+             "fields": ["vaccine": "Tdap", "lot": "008", "source": ["provider": "clinic", "recordId": "v-17"]]],
+            ["id": unsourced, "focus": "newMom", "at": "2026-11-22T09:00:00+01:00", "fields": ["vaccine": "Tdap"]],
+        ]
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/vaccination.json"))
+        for round in 0..<2 {
+            let imported = try f.run("import", "stores", dir)
+            #expect(imported.code == 0 && imported.stdout.contains(round == 0 ? "vaccination.json: 1 added, 1 updated, 0 unchanged" : "vaccination.json: 0 added, 0 updated, 2 unchanged"),
+                    "\(imported.stdout) \(imported.stderr)")
+            #expect(imported.stderr.contains("1 row(s) taken as the record here with the same \"source\"") && imported.stderr.contains("row 0 as \(first)"), "\(imported.stderr)")
+        }
+        let list = try JSONSerialization.jsonObject(with: Data(try f.ok("record", "list", "--store", "vaccination", "--json").utf8)) as! [[String: Any]]
+        let ids = Set(list.compactMap { $0["id"] as? String })
+        #expect(ids.contains(first) && ids.contains(unsourced) && !ids.contains(fresh) && ids.count == 3, "\(ids)")
+        let lot = (list.first { $0["id"] as? String == first }?["fields"] as? [String: Any])?["lot"] as? String
+        #expect(lot == "008")
+    }
 }

@@ -39,6 +39,14 @@ enum RecordAddCommand: Command {
             try RecordInput.checkFitsOneEvent(event.body)
         }
         if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: fields["start"]?.stringValue) { Console.err(note) }
+        // A source names one outside record: a second record of it is most
+        // likely the same one entered again.
+        if let key = RecordInput.sourceKey(fields["source"]),
+           let first = try RecordInput.recordsBySource(store: store, home: home, excluding: [id])[key] {
+            let text = RecordInput.sourceText(fields["source"])
+            Console.err("famctl: warning: record \(first.lowercasedText) of \(store.rawValue) already has source \(text); this is a second one. "
+                        + "'famctl record delete \(id.lowercasedText)' takes it back; 'famctl record update \(first.lowercasedText) …' changes the first.")
+        }
         if inv.json {
             Console.json(["id": id.lowercasedText, "event": envs[0].id.hex])
         } else {

@@ -416,6 +416,31 @@ enum RecordInput {
 
     /// Fields with `null` (cleared) removed.
     static func present(_ f: [String: JSONValue]) -> [String: JSONValue] { f.filter { $0.value != .null } }
+
+    /// A record's `source` (`{provider, recordId}`) as one key, when it
+    /// gives both: what makes an import of an outside record idempotent.
+    static func sourceKey(_ value: JSONValue?) -> String? {
+        guard case .object(let o)? = value, let p = o["provider"]?.stringValue, let r = o["recordId"]?.stringValue,
+              !p.isEmpty, !r.isEmpty else { return nil }
+        return p + "\u{0}" + r
+    }
+
+    /// `source` as the command line writes it: `provider:recordId`.
+    static func sourceText(_ value: JSONValue?) -> String {
+        guard case .object(let o)? = value else { return "" }
+        return (o["provider"]?.stringValue ?? "") + ":" + (o["recordId"]?.stringValue ?? "")
+    }
+
+    /// The live records of `store` that name a source, by its key
+    /// (``sourceKey(_:)``), but those `excluding`; of several naming one,
+    /// the first listed.
+    static func recordsBySource(store: StoreName, home: Home, excluding: Set<UUID> = []) throws -> [String: UUID] {
+        var out: [String: UUID] = [:]
+        try home.projector.forEachRecord(Projector.RecordQuery(store: store.rawValue)) { r in
+            if let key = sourceKey(r.fields["source"]), out[key] == nil, !excluding.contains(r.id) { out[key] = r.id }
+        }
+        return out
+    }
 }
 
 extension RecordInput {

@@ -349,12 +349,32 @@ enum ImportStoresCommand: Command {
             // checks the file whole, notes each row's id and the keys that
             // nothing reads.
             var fileIDs = Set<UUID>(), unreadKeys = Set<String>()
+            // Rows naming an outside record (`source`), by index.
+            var sourced: [(row: Int, id: UUID, key: String)] = []
             let read: Set<String> = ["id", "focus", "at", "store", "fields", "problems", "author", "updated"]
-            guard let rows = try StoreFileRows.read(dir + "/" + file, failures: &failures, each: { _, row in
+            guard let rows = try StoreFileRows.read(dir + "/" + file, failures: &failures, each: { i, row in
                 guard case .object(let o) = row else { return }
-                if let text = o["id"]?.stringValue, let id = UUID(text: text) { fileIDs.insert(id) }
+                if let text = o["id"]?.stringValue, let id = UUID(text: text) {
+                    fileIDs.insert(id)
+                    if case .object(let f)? = o["fields"], let key = RecordInput.sourceKey(f["source"]) { sourced.append((i, id, key)) }
+                }
                 for key in o.keys where !read.contains(key) { unreadKeys.insert(key) }
             }) else { continue }
+            // A row new by its id whose source a record here already names
+            // is that record (imported again from where it came, under a
+            // new id): it updates it rather than adding it twice.
+            var sameSource: [Int: UUID] = [:]
+            if !sourced.isEmpty {
+                let bySource = try RecordInput.recordsBySource(store: store, home: home)
+                var taken = Set<UUID>()
+                for row in sourced {
+                    guard let existing = bySource[row.key], existing != row.id, !fileIDs.contains(existing),
+                          !taken.contains(existing), try !home.projector.recordExists(row.id) else { continue }
+                    sameSource[row.row] = existing
+                    taken.insert(existing)
+                }
+                fileIDs.formUnion(taken)
+            }
             var tally = Tally()
             // Encoded: a body's bytes take a fraction of its values' memory,
             // and a file of years of records is held until all its rows are checked.
@@ -377,7 +397,8 @@ enum ImportStoresCommand: Command {
             rowLoop: for i in 0..<rows.count {
                 let row = rows.row(i)
                 do {
-                    let r = try parseRow(row, store: store)
+                    var r = try parseRow(row, store: store)
+                    if let existing = sameSource[i] { r.id = existing }
                     if let first = rowOfID[r.id] {
                         throw CLIError.data("\"id\" \(r.id.lowercasedText) is row \(first)'s too: a store file holds each record once")
                     }
@@ -465,6 +486,11 @@ enum ImportStoresCommand: Command {
             if !unread.isEmpty {
                 fileWarnings.append("\(file): not read in its rows: \(unread.map { "\"\(TerminalText.escaped($0))\"" }.joined(separator: ", ")) "
                                     + "(a row gives \"id\", \"focus\", \"at\", \"fields\" and \"problems\"; a record's fields go in \"fields\"; a row is imported live)")
+            }
+            if !sameSource.isEmpty {
+                let shown = sameSource.keys.sorted().prefix(shownBadRowsPerFile).map { "row \($0) as \(sameSource[$0]!.lowercasedText)" }.joined(separator: ", ")
+                fileWarnings.append("\(file): \(sameSource.count) row(s) taken as the record here with the same \"source\" (provider and recordId), not added again: "
+                                    + shown + (sameSource.count > shownBadRowsPerFile ? ", …" : ""))
             }
             if !olderRows.isEmpty {
                 let shown = olderRows.prefix(shownBadRowsPerFile).map(String.init).joined(separator: ", ") + (olderRows.count > shownBadRowsPerFile ? ", …" : "")
@@ -565,7 +591,9 @@ enum ImportStoresCommand: Command {
     }
 
     struct Row {
-        let id: UUID, focus: FocusKey, at: String, fields: [String: JSONValue]
+        /// Its record: the row's `"id"`, or the record here with its `source`.
+        var id: UUID
+        let focus: FocusKey, at: String, fields: [String: JSONValue]
         /// When the row's record last changed where it was exported
         /// (`"updated"`, in milliseconds), when the row gives it.
         var updatedMilliseconds: UInt64? = nil
