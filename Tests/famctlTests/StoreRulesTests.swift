@@ -141,16 +141,23 @@ struct StoreRulesTests {
                  message: "health.dose: must be a number greater than 0, without a comma: 1000 for 1,000 as a whole number, or 1.0 for a decimal comma; not 1,000"),
     ]
 
-    /// A field the store does not define is kept, and said: most often a
-    /// typo (`amountML`), which would leave the real field unset in silence
-    /// (a user trial). The nearest defined name is suggested.
+    /// A field the store does not define is kept, and said (a user trial:
+    /// a typo left the real field unset in silence). As `field=value`, one
+    /// a letter or two off a defined field is refused as the typo it most
+    /// likely is (a review: `amuontMl=120` left a bottle without its
+    /// amount, exit 0); `--json-fields` keeps it, with the nearest name.
     @Test func anUndefinedFieldIsKeptAndSaidWithTheNearestName() throws {
         let x = try Fixture()
         // A defined name in other letters' case is refused, naming the field.
         let cased = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00", "amountML=120")
         #expect(cased.code == 65 && cased.stderr.contains("feeding.amountML: the store's field is 'amountMl'"), "\(cased.stderr)")
+        let typo = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00",
+                               "amuontMl=120", "colour=yellow")
+        #expect(typo.code == 65 && typo.stderr.contains("feeding does not define 'amuontMl': did you mean amountMl?")
+                && typo.stderr.contains(#"--json-fields '{"amuontMl": …}'"#), "\(typo.stderr)")
+        #expect(try x.f.ok("record", "list").isEmpty, "a refused record was written")
         let r = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00",
-                            "amuontMl=120", "colour=yellow", "photos=")
+                            "colour=yellow", "photos=", "--json-fields", #"{"amuontMl": 120}"#)
         #expect(r.code == 0, "\(r.stderr)")
         #expect(r.stderr.contains("warning: feeding does not define 'amuontMl' (did you mean amountMl?); it is kept as given"), "\(r.stderr)")
         #expect(r.stderr.contains("warning: feeding does not define 'colour'; it is kept as given"), "\(r.stderr)")
@@ -158,7 +165,9 @@ struct StoreRulesTests {
         let id = r.stdout.trimmingCharacters(in: .newlines)
         #expect(try x.f.ok("record", "show", id).contains("amuontMl=120"))
         let u = try x.f.run("record", "update", id, "sied=left")
-        #expect(u.code == 0 && u.stderr.contains("does not define 'sied' (did you mean side?)"), "\(u.stderr)")
+        #expect(u.code == 65 && u.stderr.contains("does not define 'sied': did you mean side?"), "\(u.stderr)")
+        let kept = try x.f.run("record", "update", id, "--json-fields", #"{"sied": "left"}"#)
+        #expect(kept.code == 0 && kept.stderr.contains("does not define 'sied' (did you mean side?)"), "\(kept.stderr)")
     }
 
     /// A field named as one of the record's own properties (`at=…` for

@@ -9,7 +9,9 @@ enum RecordAddCommand: Command {
         abstract: "Record something that happened (a feeding, a sleep, a diaper…) and print its id.",
         discussion: """
             Values are typed by the store's schema (numbers, true/false, lists as a,b,c);
-            fields a store does not define are kept as given. The record is checked
+            fields a store does not define are kept as given, with a warning (one a
+            letter or two off a field it defines is refused as a typo as field=value;
+            --json-fields keeps it). The record is checked
             against the store's rules, then signed, encrypted and durably appended
             before the id is printed. docs/cli.md lists every store's fields.
             """,

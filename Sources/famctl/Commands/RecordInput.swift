@@ -9,6 +9,7 @@ enum RecordInput {
 
     static func fields(_ inv: Invocation, schema: StoreSchema) throws(CLIError) -> [String: JSONValue] {
         var out: [String: JSONValue] = [:]
+        var jsonNames: Set<String> = []
         if let text = inv.value("--json-fields") {
             // The strict reader: a key given twice is refused, not one of the
             // two kept; 38.0 stays a decimal, as in the stores' files.
@@ -19,6 +20,7 @@ enum RecordInput {
                     if o[name] != .null { try checkNotReserved(name, schema: schema) }
                 }
                 out = o
+                jsonNames = Set(o.keys)
             case .success: throw .data("--json-fields is not a JSON object (valid JSON, each key once)")
             case .failure(.inexactNumber(let n)):
                 let why = JSONValue.inexactReason(n)
@@ -60,6 +62,16 @@ enum RecordInput {
         // A defined field's name in other letters' case (`Note`, `amountML`)
         // is a typo, not a field of its own: refused, naming the field.
         try checkFieldCase(undefined, schema: schema)
+        // As `field=value`, one a letter or two off a defined field
+        // (`amuontMl=120`) is a typo too: kept, the record would miss the
+        // amount, with a warning easy to miss at 3 a.m. Refused; a field of
+        // that name on purpose goes through `--json-fields`.
+        for name in undefined where name != "photos" && !jsonNames.contains(name) {
+            if let near = nearest(name, among: schema.fieldNames) {
+                throw .data("\(schema.store.rawValue) does not define '\(name)': did you mean \(near)?",
+                            hint: "Give it as \(near)=…; a field of its own named '\(name)' is given with --json-fields '{\"\(name)\": …}' (docs/cli.md, \"The ten stores\", lists each store's fields).")
+            }
+        }
         // Any record takes a photo list.
         for name in undefined where name != "photos" { Console.err(undefinedFieldWarning(name, schema: schema)) }
         return out
