@@ -97,6 +97,34 @@ struct ValueHintTests {
         #expect(second.code == 65 && second.stderr.contains("postpartum.leftMl: must be a number from 0 to 500 (leftMl is in millilitres: 4oz is about 118 ml, leftMl=118.)"), "\(second.stderr)")
     }
 
+    /// A whole number written with ".0" and a duration written with its
+    /// unit are said for what they are (a review: `severity=3.0` and
+    /// `durationSec=1m` got only "must be an integer from …").
+    @Test func aWholeNumberWithItsPointAndADurationWithItsUnitAreSaid() throws {
+        func hint(_ store: StoreName, _ field: String, _ text: String) throws -> String? {
+            ValueHint.forField(try #require(StoreSchema.schema(for: store).field(field)), text: text, in: StoreSchema.schema(for: store))
+        }
+        #expect(try hint(.health, "severity", "3.0") == "severity takes a whole number: write 3, not 3.0.")
+        #expect(try hint(.health, "severity", "11.0") == nil, "out of range: the rule says it")
+        #expect(try hint(.health, "severity", "3.5") == nil)
+        #expect(try hint(.pregnancy, "durationSec", "45s") == "durationSec is in seconds: 45s is 45 seconds, durationSec=45.")
+        #expect(try hint(.pregnancy, "durationSec", "1 min 30 s") == "durationSec is in seconds: 1 min 30 s is 90 seconds, durationSec=90.")
+        #expect(try hint(.pregnancy, "durationSec", "10m") == "durationSec is in seconds: 10m is 600 seconds, more than the 300 it takes at most.")
+        #expect(try hint(.pregnancy, "durationSec", "2s") == "durationSec is in seconds: 2s is 2 seconds, less than the 5 it takes at least.")
+        #expect(try hint(.pregnancy, "durationSec", "90") == nil && hint(.pregnancy, "durationSec", "1m x") == nil && hint(.pregnancy, "durationSec", "m") == nil)
+        #expect(ValueHint.seconds(in: "1h 2min 3sec") == 3_723)
+
+        let mum = try FamctlRunner.mum()
+        let baby = try mum.ok("subject", "add", "baby")
+        let cli = try mum.run("record", "add", "--focus", baby, "--store", "health", "kind=symptom", "symptom=cough", "severity=3.0")
+        #expect(cli.code == 65 && cli.stderr.contains("famctl: severity takes a whole number: write 3, not 3.0."), "\(cli.stderr)")
+        let json = try mum.run("record", "add", "--focus", baby, "--store", "health", "kind=symptom", "symptom=cough", "--json-fields", #"{"severity": 3.0}"#)
+        #expect(json.code == 65 && json.stderr.contains("famctl: severity takes a whole number: write 3, not 3.0."), "\(json.stderr)")
+        try mum.ok("subject", "add", "pregnancy", "--due", "2027-03-01")
+        let d = try mum.run("record", "add", "--focus", "pregnancy", "--store", "pregnancy", "kind=contraction", "durationSec=1m")
+        #expect(d.code == 65 && d.stderr.contains("famctl: durationSec is in seconds: 1m is 60 seconds, durationSec=60."), "\(d.stderr)")
+    }
+
     @Test func recordAddSaysIt() throws {
         let mum = try FamctlRunner.mum()
         let r = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--at", "2026-12-04T08:00+01:00")

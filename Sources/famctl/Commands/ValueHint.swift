@@ -32,6 +32,18 @@ enum ValueHint {
                 return "Give the number alone, \(spec.name)=\(number), and its unit in \(unitField.name), one of \(units.joined(separator: "/"))."
             }
             return unit(spec.name, text: text, range: range) ?? fahrenheit(spec.name, text: text, range: range)
+        case .integer(let range):
+            // `severity=3.0`: in range, but not written as a whole number.
+            if let m = try? /\s*(-?[0-9]+)\.0+\s*/.wholeMatch(in: text), let i = Int64(m.output.1), range.contains(i) {
+                return "\(spec.name) takes a whole number: write \(i), not \(text.trimmingCharacters(in: .whitespaces))."
+            }
+            // `durationSec=1m`: a duration with its unit, in seconds.
+            if spec.name.hasSuffix("Sec"), let seconds = Self.seconds(in: text) {
+                let bound = seconds > range.upperBound ? "more than the \(range.upperBound) it takes at most"
+                    : seconds < range.lowerBound ? "less than the \(range.lowerBound) it takes at least" : nil
+                return "\(spec.name) is in seconds: \(text) is \(seconds) seconds" + (bound.map { ", \($0)." } ?? ", \(spec.name)=\(seconds).")
+            }
+            return nil
         case .choice(let options):
             return sameWord(text, among: options).map { "Did you mean \(spec.name)=\($0)? The values are written as listed." }
         case .bool:
@@ -39,6 +51,21 @@ enum ValueHint {
         default:
             return nil
         }
+    }
+
+    /// The seconds a duration written with units is (`45s`, `1m`, `1 min
+    /// 30 s`, `2h`); `nil` for anything else, a bare number included.
+    static func seconds(in text: String) -> Int64? {
+        let part = /([0-9]+)\s*(hours?|hrs|hr|h|minutes?|mins|min|m|seconds?|secs|sec|s)\s*/.ignoresCase()
+        var total: Int64 = 0, rest = Substring(text.trimmingCharacters(in: .whitespaces))
+        guard !rest.isEmpty else { return nil }
+        while !rest.isEmpty {
+            guard let m = try? part.prefixMatch(in: rest), let n = Int64(m.output.1), n < 1_000_000 else { return nil }
+            let unit = m.output.2.lowercased()
+            total += n * (unit.hasPrefix("h") ? 3_600 : unit.hasPrefix("m") ? 60 : 1)
+            rest = rest[m.range.upperBound...]
+        }
+        return total
     }
 
     /// The word of `words` that `text` is, written in other letters' case
