@@ -36,6 +36,15 @@ struct InvitationSharedTests {
         let code = try mum.ok("invite")
         let dad = FamctlRunner()
         let typo = shared + "d"
+        // A refused accept takes away the folders it made (a review: the
+        // folder stayed, and the accept that then worked did not say it was
+        // made): a viewer's code on a home with a subject of its own.
+        try dad.ok("init", "--name", "Dad")
+        try dad.ok("subject", "add", "baby", "--name", "Own")
+        let refused = try dad.run("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Dad", "--dir", typo + "/deeper")
+        #expect(refused.code == 65 && refused.stderr.contains("nothing was written"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: typo), "the folders the refused accept made are gone")
+        try dad.ok("subject", "remove", "Own")
         let joined = try dad.run("accept", code, "--name", "Dad", "--dir", typo)
         #expect(joined.code == 0, "\(joined.stderr)")
         #expect(joined.stderr.contains("note: the shared directory \(typo) did not exist; it was created, empty")

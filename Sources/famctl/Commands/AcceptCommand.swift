@@ -60,6 +60,12 @@ enum AcceptCommand: Command {
         var createdFolder: String?
         if case .directory(let d) = location, !FileManager.default.fileExists(atPath: d) { createdFolder = d }
         let path = try Home.location(inv)
+        // The folders `prepare` makes, from the shared one up: a refusal
+        // before the join is written takes them away again (while empty),
+        // so that a mistyped path tried again is still said as made.
+        let made = createdFolder.map(Self.missingFolders) ?? []
+        var joinBegun = false
+        defer { if !joinBegun { for folder in made { _ = rmdir(folder) } } }
         do throws(CLIError) { try location.prepare(home: path) } catch { throw CLIError(error.code, error.message + "; nothing was written", hint: error.hint) }
         // The bodies of the care subjects and records carried into the family.
         var carried: [EventBody] = []
@@ -185,6 +191,7 @@ enum AcceptCommand: Command {
             throw CLIError.data("this device is already in that family: its join, written before this home's backup was made, is in the shared folder; nothing was written",
                                 hint: "Run 'famctl sync' to read the rest of what it wrote there.")
         }
+        joinBegun = true
         try Self.finishing(carrying: Self.items(carried), path: path, joined: { ((try? home.log.head(of: home.deviceID, in: code.family).seq) ?? 0) > 0 }) {
             try home.state.set(.joinedRole, code.role.rawValue)
             try home.state.set(.includeShared, inv.flag("--keep-private") ? "off" : "on")
@@ -288,6 +295,16 @@ enum AcceptCommand: Command {
                 + "'famctl sync' reads them when they do; if \(place) is not the family's (a mistyped path), \(change) changes it.")
         }
         return nil
+    }
+
+    /// `path` and those of its parents that do not exist, deepest first.
+    static func missingFolders(_ path: String) -> [String] {
+        var out: [String] = [], p = path
+        while p != "/", !p.isEmpty, !FileManager.default.fileExists(atPath: p) {
+            out.append(p)
+            p = (p as NSString).deletingLastPathComponent
+        }
+        return out
     }
 
     /// Whether `location` names a folder or peer (a home with neither reads nothing).
