@@ -438,4 +438,23 @@ struct CommandLineTests {
         return code == 0
     }
 
+    /// Small print a review found: `--version` before a command dropped the
+    /// command in silence; an empty `photo list` printed nothing at all;
+    /// `replay` named the authors by id alone, where `status` names them.
+    @Test func versionAloneEmptyPhotoListAndReplaysAuthorsAreSaid() throws {
+        let f = FamctlRunner()
+        let version = try f.run("--version", "status")
+        #expect(version.code == 64 && version.stderr.contains("--version takes no command or argument (given: status)") && version.stdout.isEmpty, "\(version.stderr)")
+        #expect(try f.ok("--version") == "famctl 0.1.0")
+        try f.ok("init", "--name", "Mum's phone")
+        let baby = try f.ok("subject", "add", "baby")
+        let id = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        let photos = try f.run("photo", "list")
+        #expect(photos.code == 0 && photos.stdout.isEmpty && photos.stderr.contains("famctl: no photos"), "\(photos.stderr)")
+        let ofRecord = try f.run("photo", "list", "--record", id)
+        #expect(ofRecord.code == 0 && ofRecord.stderr.contains("famctl: no photos of record \(id)"), "\(ofRecord.stderr)")
+        #expect(try f.ok("photo", "list", "--json") == "[\n\n]")
+        let replay = try f.ok("replay")
+        #expect(replay.contains(" Mum's phone (this device): 2 events"), "\(replay)")
+    }
 }

@@ -110,7 +110,12 @@ struct ArgumentParser {
                 // Flags: `--json=false` would otherwise print JSON all the same.
                 if inline != nil { throw .usage("option \(name) takes no value", hint: "Give \(name) alone, or leave it out.") }
                 if name == "--json" { json = true } else { wantsHelp = true }
-            case "--version" where command == nil && words.isEmpty: return .version
+            case "--version" where command == nil && words.isEmpty:
+                // `famctl --version status` would print the version alone, the command dropped in silence.
+                if let extra = args[(i + 1)...].first(where: { $0 != "--json" }) {
+                    throw .usage("--version takes no command or argument (given: \(extra))", hint: "Run 'famctl --version' alone, then the command.")
+                }
+                return .version
             case "--": onlyPositionals = true
             default:
                 if command == nil && !tok.hasPrefix("-") {

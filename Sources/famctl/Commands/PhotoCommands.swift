@@ -105,6 +105,8 @@ enum PhotoListCommand: Command {
              "here": FileIO.isRegularFile(home.photoDirectory + "/" + p.blob), "author": p.creator.hex]
         }
         if inv.json { Console.json(rows); return }
+        // As `record list` says it: on stderr, so that nothing is not taken for a failure.
+        if rows.isEmpty { Console.err("famctl: no photos" + (record.map { " of record \($0.lowercasedText)" } ?? "")) }
         for r in rows { Console.out("\(r["id"]!)  record \(r["record"]!)  \(r["type"]!)  \(r["size"]!) bytes  \((r["here"] as! Bool) ? "on this device" : "not fetched yet")") }
     }
 }

@@ -290,9 +290,12 @@ enum ReplayCommand: Command {
     static func print(_ r: AuditReport, home: Home, findings: BodyFindings, live: String, rebuilt: String, denied: [Projector.Rejection],
                       damage: (file: String, finding: String)? = nil, logDamage: (file: String, finding: String)? = nil) {
         Console.out("replay: \(r.eventCount) event\(r.eventCount == 1 ? "" : "s") from \(r.authors.count) author\(r.authors.count == 1 ? "" : "s") re-verified (bytes, ids, signatures, chains, bodies)")
+        let household = home.projector.household
         for a in r.authors {
+            // Named as `status` names them.
+            let name = household.members[a.author]?.name ?? household.refusedJoins[a.author]?.name ?? (a.author == home.deviceID ? home.deviceName : nil)
             let me = a.author == home.deviceID ? " (this device)" : ""
-            Console.out("  \(a.author.short)\(me): \(a.events) event\(a.events == 1 ? "" : "s"), \(TimeText.format(a.firstHLC.date)) … \(TimeText.format(a.lastHLC.date))")
+            Console.out("  \(a.author.short)\(name.map { " " + TerminalText.escaped($0) } ?? "")\(me): \(a.events) event\(a.events == 1 ? "" : "s"), \(TimeText.format(a.firstHLC.date)) … \(TimeText.format(a.lastHLC.date))")
         }
         Console.out("forks: \(r.forks.isEmpty ? "none" : "\(r.forks.count)")")
         for f in r.forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq) (proof kept)") }
