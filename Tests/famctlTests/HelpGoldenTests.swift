@@ -6,7 +6,7 @@ import Testing
 struct HelpGoldenTests {
     static let commands: [[String]] = [
         [], ["init"], ["family"], ["family", "create"], ["family", "rotate-key"], ["invite"], ["accept"], ["members"], ["member"], ["member", "remove"], ["member", "role"], ["subject"], ["subject", "add"], ["subject", "update"], ["subject", "remove"], ["subject", "restore"], ["subject", "list"], ["record"], ["record", "add"], ["record", "update"],
-        ["record", "delete"], ["record", "restore"], ["record", "list"], ["record", "show"], ["digest"], ["log"], ["status"], ["replay"],
+        ["record", "delete"], ["record", "restore"], ["record", "list"], ["record", "show"], ["record", "fields"], ["digest"], ["log"], ["status"], ["replay"],
         ["export", "stores"], ["import", "stores"], ["settings", "include-shared"], ["settings", "photos"], ["settings", "sync"], ["sync"],
         ["photo", "add"], ["photo", "get"], ["photo", "list"], ["photo", "delete"], ["verify"], ["bench"], ["rebuild"],
     ]

@@ -110,6 +110,9 @@ public enum FieldType: Sendable, Equatable {
 
     static func fmt(_ d: Double) -> String { d == d.rounded() ? String(Int64(d)) : String(d) }
 
+    /// A bound as the rules write it: `500`, `0.5`.
+    public static func formatted(_ d: Double) -> String { fmt(d) }
+
     var expectation: String {
         switch self {
         case .text: "text"

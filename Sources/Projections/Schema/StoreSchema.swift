@@ -43,6 +43,10 @@ public struct StoreSchema: Sendable {
         FieldSpec("photos", .photoList(maxCount: 10)),
     ]
 
+    /// Its own fields, then those every store takes (``common``) that it
+    /// does not define itself, as ``field(_:)`` finds them.
+    public var allFields: [FieldSpec] { fields + Self.common.filter { c in !fields.contains { $0.name == c.name } } }
+
     public func field(_ name: String) -> FieldSpec? { (fields + Self.common).first { $0.name == name } }
 
     /// The names of every field this store defines, its own and the common ones.

@@ -29,6 +29,7 @@ enum CLI {
         RecordRestoreCommand.self,
         RecordListCommand.self,
         RecordShowCommand.self,
+        RecordFieldsCommand.self,
         PhotoAddCommand.self,
         PhotoGetCommand.self,
         PhotoListCommand.self,

@@ -13,7 +13,7 @@ enum RecordAddCommand: Command {
             letter or two off a field it defines is refused as a typo as field=value;
             --json-fields keeps it). The record is checked
             against the store's rules, then signed, encrypted and durably appended
-            before the id is printed. docs/cli.md lists every store's fields.
+            before the id is printed. 'famctl record fields' lists every store's fields.
             """,
         options: [
             .value("--focus", "FOCUS", "(required) The care subject: baby:<UUID>, pregnancy, newMom, or its name."),

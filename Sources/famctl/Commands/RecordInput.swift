@@ -69,7 +69,7 @@ enum RecordInput {
         for name in undefined where name != "photos" && !jsonNames.contains(name) {
             if let near = nearest(name, among: schema.fieldNames) {
                 throw .data("\(schema.store.rawValue) does not define '\(name)': did you mean \(near)?",
-                            hint: "Give it as \(near)=…; a field of its own named '\(name)' is given with --json-fields '{\"\(name)\": …}' (docs/cli.md, \"The ten stores\", lists each store's fields).")
+                            hint: "Give it as \(near)=…; a field of its own named '\(name)' is given with --json-fields '{\"\(name)\": …}' ('famctl record fields --store \(schema.store.rawValue)' lists the store's fields).")
             }
         }
         // Any record takes a photo list.
@@ -88,7 +88,7 @@ enum RecordInput {
     static func undefinedField(_ name: String, schema: StoreSchema) -> String {
         let near = nearest(name, among: schema.fieldNames)
         return "\(schema.store.rawValue) does not define '\(name)'\(near.map { " (did you mean \($0)?)" } ?? ""); it is kept as given "
-            + "(docs/cli.md, \"The ten stores\", lists each store's fields)."
+            + "('famctl record fields --store \(schema.store.rawValue)' lists the store's fields)."
     }
 
     /// A defined field's name in other letters' case (`Note`, `amountML`):
