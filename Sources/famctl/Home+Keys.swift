@@ -80,7 +80,7 @@ extension Home {
             // The log holds events sealed under this epoch or a later one that
             // this device cannot open: its own chain went further (a home
             // restored from a backup). A new key for that epoch would hide them.
-            if let seen = try state.get(.unopenedEpoch).flatMap(UInt32.init), seen >= new.epoch {
+            if let seen = try state.get(.unopenedEpoch).flatMap(UInt32.init), seen >= new.epoch, try ownEventUnopened(since: new.epoch) {
                 throw CLIError(.tempFail, "this device's log holds events sealed under key epoch \(seen), which it does not hold: its own history went further than this home (restored from a backup?); nothing was written",
                                hint: "Run 'famctl sync' until its own events are back in, then run the command again.")
             }
@@ -91,6 +91,25 @@ extension Home {
             try projector.noteKeys([new.epoch])
         })
         return (new.epoch, sealed.count)
+    }
+
+    /// Whether this device's own chain holds an event sealed under `epoch`
+    /// or a later one that it holds no key for. A home written by an
+    /// earlier famctl may have noted such an epoch from anyone's event
+    /// (``apply(_:prepared:deferringToRebuild:)`` notes only its own now):
+    /// a note no own event bears out is dropped here.
+    func ownEventUnopened(since epoch: UInt32) throws -> Bool {
+        let head = try log.head(of: deviceID, in: family).seq
+        var from: UInt64 = 1
+        while from <= head {
+            let to = min(head, from + 999)
+            for env in try log.chain(of: deviceID, in: family, seqs: from...to) where env.epoch >= epoch {
+                if try state.keyring.key(family: family, epoch: env.epoch) == nil { return true }
+            }
+            from = to + 1
+        }
+        try state.remove(.unopenedEpoch)
+        return false
     }
 
     /// How long after an invitation's expiry a join may reach the owner

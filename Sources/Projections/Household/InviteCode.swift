@@ -119,6 +119,12 @@ public struct InviteCode {
         case 2: location = .peer(loc)
         default: location = .none
         }
+        // The family's id is derived from its owner's key: a code whose
+        // owner does not own its family was altered (its checksum is no
+        // seal: whoever passes it on can rewrite it whole). Taken as it is,
+        // the device would learn keys only from that "owner", and write
+        // under whatever key it planted.
+        guard FamilyID.owned(by: owner) == family else { throw .altered }
     }
 }
 
@@ -131,6 +137,8 @@ public enum InviteCodeError: Error, Equatable, Sendable, CustomStringConvertible
     case typo
     case truncated
     case unsupportedVersion(UInt8)
+    /// Well formed, but its owner does not own the family it names.
+    case altered
 
     public var description: String {
         switch self {
@@ -139,6 +147,7 @@ public enum InviteCodeError: Error, Equatable, Sendable, CustomStringConvertible
         case .typo: "the invite code has a typo: its checksum does not match (copy it again, whole)"
         case .truncated: "the invite code is incomplete (copy it again, whole)"
         case .unsupportedVersion(let v): "the invite code is version \(v); this famctl reads version 1 (upgrade famctl)"
+        case .altered: "the invite code was altered: the owner it names does not own the family it names; nothing was written (ask the family's owner for a new code, over a channel you trust)"
         }
     }
 }

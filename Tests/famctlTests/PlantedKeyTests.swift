@@ -1,0 +1,64 @@
+import Envelope
+import Foundation
+@testable import famctl
+import Projections
+import Testing
+
+/// What someone who can write into the family's shared folder, or relay an
+/// invitation, could do with keys (a security review): an altered code
+/// made the new device learn keys from the attacker; an event under an
+/// unknown key epoch, signed by anyone, stopped the owner from rotating
+/// the key or removing a member, for good.
+struct PlantedKeyTests {
+    /// A code whose owner does not own its family is refused before
+    /// anything is written: the family id is derived from the owner's key.
+    @Test func aCodeWithAnotherOwnerIsRefused() throws {
+        let mum = try FamctlRunner.mum(shared: true)
+        let code = try InviteCode(parsing: try mum.ok("invite"))
+        let attacker = DeviceIdentity.generate()
+        let altered = InviteCode(family: code.family, invite: code.invite, secret: code.secret, owner: attacker.deviceID, key: code.key,
+                                 role: code.role, expiresMs: code.expiresMs, issued: code.issued, location: code.location).text
+        #expect(throws: InviteCodeError.altered) { try InviteCode(parsing: altered) }
+        let dad = FamctlRunner()
+        let r = try dad.run("accept", altered, "--name", "Dad")
+        #expect(r.code == 65 && r.stderr.contains("the invite code was altered") && r.stderr.contains("nothing was written"), "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dad.home + "/" + Home.identityFile))
+        // The code as the owner wrote it still joins.
+        try dad.ok("accept", code.text, "--name", "Dad")
+    }
+
+    /// A stranger's event under a key epoch nobody made does not stop the
+    /// owner; this device's own event under a key it lost (a home restored
+    /// from a backup) still does, as it should; a note an earlier famctl
+    /// made from someone else's event is dropped when nothing bears it out.
+    @Test func onlyTheOwnersOwnEventsUnderAnUnknownEpochHoldItsKeyBack() throws {
+        let mum = try FamctlRunner.mum(shared: true)
+        let dad = FamctlRunner()
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        try mum.ok("sync")
+        let home = try Home.open(mum.home)
+        let stranger = DeviceIdentity.generate()
+        let now = HLC(milliseconds: HLC.milliseconds(of: Date()), counter: 0)
+        let planted = try SyncEnvelope.seal(body: Array(#"{"schema":1,"type":"x"}"#.utf8), family: home.family, signer: stranger.signing, seq: 1,
+                                            previous: .none, hlc: now, key: EpochKey.generate(epoch: 9))
+        _ = try home.ingest([planted.bytes])
+        #expect(try Home.open(mum.home).state.get(.unopenedEpoch) == nil, "a stranger's event notes no epoch")
+        try mum.ok("family", "rotate-key")
+        try mum.ok("member", "remove", "Dad")
+
+        // A note left by an earlier famctl: dropped, the rotation goes on.
+        try Home.open(mum.home).state.set(.unopenedEpoch, "40")
+        try mum.ok("family", "rotate-key")
+        #expect(try Home.open(mum.home).state.get(.unopenedEpoch) == nil)
+
+        // Its own chain under a key it does not hold: refused, said why.
+        let again = try Home.open(mum.home)
+        let head = try again.log.head(of: again.deviceID, in: again.family)
+        let own = try SyncEnvelope.seal(body: Array(#"{"schema":1,"type":"x"}"#.utf8), family: again.family, signer: again.identity.signing,
+                                        seq: head.seq + 1, previous: head.id, hlc: HLC(rawValue: max(head.hlc.rawValue, now.rawValue) + 1_000_000),
+                                        key: EpochKey.generate(epoch: 50))
+        _ = try again.ingest([own.bytes])
+        let refused = try mum.run("family", "rotate-key")
+        #expect(refused.code == 75 && refused.stderr.contains("holds events sealed under key epoch 50, which it does not hold"), "\(refused.stderr)")
+    }
+}
