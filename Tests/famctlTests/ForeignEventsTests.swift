@@ -43,6 +43,9 @@ struct ForeignEventsTests {
         #expect(replay.code == 0, "a fork is a finding about another device, not damage: \(replay.stderr)")
         #expect(replay.stdout.contains("5 events from 3 authors"))
         #expect(replay.stdout.contains("forks: 1"))
+        // What the fork leaves out is said (a security review: a member's fork erased its history without a word).
+        #expect(replay.stdout.contains("author \(other.publicKey.short) signed two events at seq 2 (proof kept): its 1 event from seq 2 on held here is left out of every view\n"),
+                "\(replay.stdout)")
         #expect(replay.stdout.contains("unreadable bodies (validly signed, but not for our key or not an event body): 1"))
         #expect(replay.stdout.contains(s1.id.hex))
         #expect(replay.stdout.hasSuffix("result: OK\n"))

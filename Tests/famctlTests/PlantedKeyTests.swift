@@ -43,6 +43,9 @@ struct PlantedKeyTests {
                                             previous: .none, hlc: now, key: EpochKey.generate(epoch: 9))
         _ = try home.ingest([planted.bytes])
         #expect(try Home.open(mum.home).state.get(.unopenedEpoch) == nil, "a stranger's event notes no epoch")
+        // The audit says whose events it could not open, and under which epoch.
+        let audit = try mum.run("replay")
+        #expect(audit.stdout.contains("not decrypted (no key held): 1\n  \(stranger.deviceID.short) (not a member): 1 under key epoch 9\n"), "\(audit.stdout)")
         try mum.ok("family", "rotate-key")
         try mum.ok("member", "remove", "Dad")
 

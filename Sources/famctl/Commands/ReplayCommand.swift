@@ -121,7 +121,10 @@ enum ReplayCommand: Command {
                     findings.photos += 1
                     if let why = PhotoEvent.problem(body.object) { findings.badPhotos.append((env.id, why)) }
                 }
-            case .noKey: findings.noKey += 1
+            case .noKey(let epoch):
+                findings.noKey += 1
+                findings.noKeyBy[env.author, default: (0, [])].count += 1
+                findings.noKeyBy[env.author]!.epochs.insert(epoch)
             case .failed(let e): findings.unreadable.append((env.id, e))
             }
             return nil
@@ -171,7 +174,10 @@ enum ReplayCommand: Command {
                 "forks": report.forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "rejected": report.rejected.map { ["id": $0.id.hex, "reason": $0.reason] as [String: Any] },
                 "farFuture": report.farFuture.map { $0.id.hex },
-                "undecryptable": findings.noKey, "photosChecked": findings.photos,
+                "undecryptable": findings.noKey,
+                "undecryptableBy": findings.noKeyBy.sorted(by: { $0.key.hex < $1.key.hex }).map {
+                    ["author": $0.key.hex, "events": $0.value.count, "epochs": $0.value.epochs.sorted().map(Int.init)] as [String: Any] },
+                "photosChecked": findings.photos,
                 "malformedPhotos": findings.badPhotos.map { ["id": $0.0.hex, "reason": $0.1] },
                 "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": rebuilt == live, "projectionDamage": damage?.finding ?? NSNull(),
                 "logFileDamage": logDamage ?? NSNull(),
@@ -284,6 +290,9 @@ enum ReplayCommand: Command {
         var photos = 0
         var badPhotos: [(EventID, String)] = []
         var noKey = 0
+        /// Who wrote the events not decrypted, and under which epochs: a
+        /// member writing under a key the family does not hold shows here.
+        var noKeyBy: [DeviceID: (count: Int, epochs: Set<UInt32>)] = [:]
         var unreadable: [(EventID, EnvelopeError)] = []
     }
 
@@ -298,7 +307,16 @@ enum ReplayCommand: Command {
             Console.out("  \(a.author.short)\(name.map { " " + TerminalText.escaped($0) } ?? "")\(me): \(a.events) event\(a.events == 1 ? "" : "s"), \(TimeText.format(a.firstHLC.date)) … \(TimeText.format(a.lastHLC.date))")
         }
         Console.out("forks: \(r.forks.isEmpty ? "none" : "\(r.forks.count)")")
-        for f in r.forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq) (proof kept)") }
+        for f in r.forks {
+            // What the fork takes out of every view: its author's events from
+            // the fork point on (those held here), its records and, at seq 1, its join.
+            let head = (try? home.log.head(of: f.author, in: f.family).seq) ?? 0
+            let left = head >= f.seq ? head - f.seq + 1 : 0
+            let name = household.members[f.author]?.name ?? household.refusedJoins[f.author]?.name
+            Console.out("  author \(f.author.short)\(name.map { " " + TerminalText.escaped($0) } ?? "") signed two events at seq \(f.seq) (proof kept): "
+                        + "its \(left) event\(left == 1 ? "" : "s") from seq \(f.seq) on held here \(left == 1 ? "is" : "are") left out of every view"
+                        + (f.seq == 1 ? ", its join among them" : ""))
+        }
         Console.out("rejected: \(r.rejected.isEmpty ? "none" : "\(r.rejected.count)")")
         for x in r.rejected { Console.out("  \(x.id.hex) by \(x.author.short) #\(x.seq): \(x.reason)") }
         Console.out("not authorized: \(denied.isEmpty ? "none" : "\(denied.count) (kept in the log; the household rules reject them)")")
@@ -306,7 +324,14 @@ enum ReplayCommand: Command {
         Console.out("pending: \(r.pending)")
         Console.out("far-future clocks: \(r.farFuture.isEmpty ? "none" : "\(r.farFuture.count)")")
         for f in r.farFuture { Console.out("  \(f.id.hex) stamped \(TimeText.format(f.hlc.date)), arrived \(TimeText.format(f.receivedAt))") }
-        if findings.noKey > 0 { Console.out("not decrypted (no key held): \(findings.noKey)") }
+        if findings.noKey > 0 {
+            Console.out("not decrypted (no key held): \(findings.noKey)")
+            for (author, n) in findings.noKeyBy.sorted(by: { $0.key.hex < $1.key.hex }) {
+                let name = household.members[author]?.name ?? household.refusedJoins[author]?.name
+                let epochs = n.epochs.sorted().map(String.init).joined(separator: ", ")
+                Console.out("  \(author.short)\(name.map { " " + TerminalText.escaped($0) } ?? " (not a member)"): \(n.count) under key epoch\(n.epochs.count == 1 ? "" : "s") \(epochs)")
+            }
+        }
         if findings.photos > 0 || !findings.badPhotos.isEmpty {
             Console.out("photo metadata: \(findings.photos) checked, \(findings.badPhotos.isEmpty ? "all well-formed" : "\(findings.badPhotos.count) malformed (ignored)")")
             for (id, why) in findings.badPhotos { Console.out("  \(id.hex): \(why)") }
