@@ -27,6 +27,29 @@ struct PlantedKeyTests {
         try dad.ok("accept", code.text, "--name", "Dad")
     }
 
+    /// A code whose role or expiry was rewritten is refused once the owner's
+    /// invitation is read (it said "Joined … as member" for a viewer's code,
+    /// and for an expired one given a later expiry, each then judged by the
+    /// owner's terms: a viewer, or not a member at all).
+    @Test func aCodeWhoseTermsDifferFromTheOwnersInvitationIsRefused() throws {
+        let mum = try FamctlRunner.mum(shared: true)
+        let viewer = try InviteCode(parsing: try mum.ok("invite", "--role", "viewer"))
+        func rewritten(_ c: InviteCode, role: Role? = nil, expiresMs: UInt64? = nil) -> String {
+            InviteCode(family: c.family, invite: c.invite, secret: c.secret, owner: c.owner, key: c.key, role: role ?? c.role,
+                       expiresMs: expiresMs ?? c.expiresMs, issued: c.issued, location: c.location).text
+        }
+        let dad = FamctlRunner()
+        let promoted = try dad.run("accept", rewritten(viewer, role: .member), "--name", "Dad")
+        #expect(promoted.code == 65 && promoted.stderr.contains("the invite code was altered: it says member, and the owner's invitation is a viewer's"), "\(promoted.stderr)")
+        let later = try dad.run("accept", rewritten(viewer, expiresMs: viewer.expiresMs + 86_400_000), "--name", "Dad")
+        #expect(later.code == 65 && later.stderr.contains("the invite code was altered: it says it expires at"), "\(later.stderr)")
+        let members = try mum.ok("members")
+        #expect(!members.contains("Dad"), "\(members)")
+        // The code as the owner wrote it joins the home the refusals left without a family.
+        let joined = try dad.run("accept", viewer.text, "--name", "Dad")
+        #expect(joined.code == 0 && joined.stdout.contains("as viewer"), "\(joined.stderr)")
+    }
+
     /// A stranger's event under a key epoch nobody made does not stop the
     /// owner; this device's own event under a key it lost (a home restored
     /// from a backup) still does, as it should; a note an earlier famctl

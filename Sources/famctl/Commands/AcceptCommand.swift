@@ -181,6 +181,16 @@ enum AcceptCommand: Command {
                                 hint: "Ask the family's owner for a new invitation ('famctl invite') and accept that one"
                                     + (freshHome ? " here." : (subjects + records > 0 ? ": it carries them into the family." : ".")))
         }
+        // The owner's invitation, read: a code whose role or expiry differs
+        // from it was rewritten on its way (its checksum is no seal). Taken
+        // as it is, the join would be judged by the owner's terms anyway
+        // (a viewer, or expired), after `accept` said otherwise.
+        if let altered = Self.alteredTerms(code, in: home.projector.household) {
+            try Self.leaveFamily(home, to: before)
+            throw CLIError.data("the invite code was altered: \(altered); nothing was written into the family"
+                                + (freshHome ? ", and the home \(path) was made with no family" : ", and this home is as it was"),
+                                hint: "Ask the family's owner for a new invitation, over a channel you trust.")
+        }
         if let viewerRefusal {
             try Self.leaveFamily(home, to: before)
             throw viewerRefusal
@@ -305,6 +315,25 @@ enum AcceptCommand: Command {
             p = (p as NSString).deletingLastPathComponent
         }
         return out
+    }
+
+    /// How `code` differs from the owner's invitation it names, when the
+    /// family's events read hold that invitation: its role, its expiry, or
+    /// a secret that is not the invitation's (a join with it would not
+    /// prove it); `nil` when they agree or the invitation is not read yet.
+    static func alteredTerms(_ code: InviteCode, in h: Household) -> String? {
+        guard let invite = h.invites[code.invite] else { return nil }
+        if invite.role != code.role { return "it says \(code.role.rawValue), and the owner's invitation is a \(invite.role.rawValue)'s" }
+        if invite.expiresMs != code.expiresMs {
+            return "it says it expires at \(TimeText.format(Date(timeIntervalSince1970: Double(code.expiresMs) / 1000))), "
+                + "and the owner's invitation expire\(invite.expiresMs < HLC.milliseconds(of: Date()) ? "d" : "s") at \(TimeText.format(Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000)))"
+        }
+        let probe = DeviceID(bytes: [UInt8](repeating: 0, count: 32))
+        let proof = JoinProof.sign(secret: code.secret, family: code.family, invite: code.invite, device: probe)
+        if !JoinProof.verify(proof: proof, verifier: invite.verifier, family: code.family, invite: code.invite, device: probe) {
+            return "its secret is not the owner's invitation's"
+        }
+        return nil
     }
 
     /// Whether `location` names a folder or peer (a home with neither reads nothing).
