@@ -109,9 +109,20 @@ extension EventLog {
     /// the log all the same — a transaction that also wrote an attached
     /// database commits the log's file first, and its commit may then fail
     /// on the other file.
-    func storedDespiteFailedCommit(first: EventID?) -> Bool {
-        guard database.isAutocommit, let first else { return false }
-        return (try? contains(first)) == true
+    /// Such a failure is kept (``takeFailureAfterCommit()``): the attached
+    /// database's writer is behind the log, and should say so.
+    func storedDespiteFailedCommit(first: EventID?, error: any Error) -> Bool {
+        guard database.isAutocommit, let first, (try? contains(first)) == true else { return false }
+        failureAfterCommit = error
+        return true
+    }
+
+    /// The error of the last commit that stored the log's events and then
+    /// failed on an attached database (see ``storedDespiteFailedCommit(first:error:)``),
+    /// once: what that database holds is behind the log.
+    public func takeFailureAfterCommit() -> (any Error)? {
+        defer { failureAfterCommit = nil }
+        return failureAfterCommit
     }
 
     /// Events encoded and handed to the signer but not stored yet, at most:
@@ -268,7 +279,7 @@ extension EventLog {
                 // then fail on the other file, the events are stored all the
                 // same, and the append must say so rather than invite a retry
                 // that would write them twice.
-                guard storedDespiteFailedCommit(first: out.first?.id) else { throw error }
+                guard storedDespiteFailedCommit(first: out.first?.id, error: error) else { throw error }
             }
             // The chain's end now: an empty batch leaves it where it was.
             committedHead = out.last.map { Head(seq: $0.seq, id: $0.id, hlc: $0.hlc) } ?? headBefore

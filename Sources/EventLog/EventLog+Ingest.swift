@@ -182,7 +182,7 @@ extension EventLog {
                 return report
             }
         } catch {
-            if storedDespiteFailedCommit(first: report.outcomes.first(where: { $0.outcome == .accepted })?.id) { return report }
+            if storedDespiteFailedCommit(first: report.outcomes.first(where: { $0.outcome == .accepted })?.id, error: error) { return report }
             throw error
         }
     }

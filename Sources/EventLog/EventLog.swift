@@ -30,6 +30,8 @@ public final class EventLog {
     /// own state to (famctl: the log position its projection reflects). A
     /// throw rolls the batch back.
     public var willCommit: () throws -> Void = {}
+    /// See ``takeFailureAfterCommit()``.
+    var failureAfterCommit: (any Error)?
 
     /// The position of the last event stored (0 for an empty log): positions
     /// only grow, one per event stored.

@@ -96,6 +96,7 @@ extension Home {
         // from the body.
         try checkNotBehindOwnFolder()
         let envs = try onCurrentProjection { try appendOnce(bodies, after: after, check: check) }
+        warnIfStoresBehind(envs.count)
         try settle()
         if let last = envs.last { Self.warnIfDatedAhead(last.hlc) }
         return envs
@@ -191,7 +192,19 @@ extension Home {
             let message = failure.message.replacingOccurrences(of: "nothing was written", with: "nothing more was written")
             throw CLIError(failure.code, "\(message) (the first \(done) of \(count) events were stored before this failure)", hint: failure.hint)
         }
+        warnIfStoresBehind(done)
         try settle()
+    }
+
+    /// After an append the log reported stored: when its commit then failed
+    /// on the stores' file (a disk that filled between the two), the events
+    /// are in the log and the stores do not show them yet. Said, as `sync`
+    /// says it; what the command prints (a new record's id) stays true.
+    func warnIfStoresBehind(_ stored: Int) {
+        guard let error = log.takeFailureAfterCommit() else { return }
+        let cause = CLIError(error, path: path).message.replacingOccurrences(of: "; nothing was written", with: "")
+        Console.err("famctl: warning: \(stored == 1 ? "the event was" : "the \(stored) events were") stored in the log, then: \(cause). "
+            + "The stores do not show \(stored == 1 ? "it" : "them") yet; the next famctl command with room to write brings them up to date from the log (free some space).")
     }
 
     /// A local body's bytes, and the change it makes read from them: a
@@ -246,6 +259,8 @@ extension Home {
                                onCommitted: { i, report in
                                    done = base + i + 1
                                    stored += report.accepted.count
+                                   // Stored in the log, then the stores' file failed: said below.
+                                   if let failure = log.takeFailureAfterCommit() { throw failure }
                                    // A new fork, or one found to start earlier: events projected
                                    // before it was known may now be past their author's fork point.
                                    let points = try log.forkPoints(in: family)

@@ -143,6 +143,51 @@ struct PermissionTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// A disk that fills between the log's commit and the stores' (a home
+    /// on a small tmpfs, its last free pages given back a few at a time):
+    /// `record add` prints the id it stored and warns that the stores do
+    /// not show it yet (a review: it said nothing, and `record show` then
+    /// found no such record); with room again it shows.
+    @Test(.enabled(if: CommandLineTests.mayMount(), "needs a tmpfs mount (root, and mounts allowed)"))
+    func aRecordStoredWhileTheStoresCouldNotBeWrittenIsSaid() throws {
+        let f = FamctlRunner()
+        let disk = f.root + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let (mounted, why) = try ResourceFaultTests.shell("mount -t tmpfs -o size=4m tmpfs '\(disk)'", env: [:])
+        #expect(mounted == 0, "\(why)")
+        defer { _ = try? ResourceFaultTests.shell("umount '\(disk)'", env: [:]) }
+        let home = ["--home", disk + "/home"]
+        try f.ok(home + ["init", "--name", "Mum"])
+        let baby = try f.ok(home + ["subject", "add", "baby"])
+        for i in 0..<50 { try f.ok(home + ["record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=warm-up \(i)"]) }
+        let filler = disk + "/filler"
+        _ = try ResourceFaultTests.shell("dd if=/dev/zero of='\(filler)' bs=4k 2>/dev/null", env: [:])
+        var behind: String?
+        for step in 0..<120 where behind == nil {
+            let size = try FileManager.default.attributesOfItem(atPath: filler)[.size] as! Int
+            guard size >= 8192 else { break }
+            _ = truncate(filler, off_t(size - 8192))
+            let add = try f.run(home + ["record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=step \(step)"])
+            guard add.code == 0 else {
+                #expect(add.code == 73 && add.stderr.contains("nothing was written"), "\(add.code): \(add.stderr)")
+                continue
+            }
+            let id = add.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let shown = try f.run(home + ["record", "show", id])
+            if shown.code == 0 {
+                #expect(!add.stderr.contains("stored in the log"), "\(add.stderr)")
+            } else {
+                #expect(add.stderr.contains("famctl: warning: the event was stored in the log, then: cannot write to") && add.stderr.contains("The stores do not show it yet"),
+                        "exit 0 and no record \(id) without a word: \(add.stderr)")
+                behind = id
+            }
+        }
+        let id = try #require(behind, "the disk never filled between the two commits: the test did not reach its case")
+        try FileManager.default.removeItem(atPath: filler)
+        #expect(try f.ok(home + ["record", "show", id]).contains("note=\"step "))
+        #expect(try f.ok(home + ["replay"]).hasSuffix("result: OK"))
+    }
+
     /// A shared folder mounted read-only on one device: its round cannot
     /// publish (exit 73, said after the report) but still pulls what the
     /// others wrote; with the folder writable again it publishes.
