@@ -98,6 +98,14 @@ struct StoreFileEdgeTests {
         let r = try f.run("export", "stores", dir)
         #expect(r.code == 73 && r.stderr.contains("cannot write \(dir)/feeding.json: a folder is in its place")
                 && r.stderr.contains("Move it away (or export into another folder), then run the export again."), "exit \(r.code): \(r.stderr)")
+        // Further on, the files already replaced are named (a review: "nothing
+        // else was changed", when the export had rewritten several).
+        try FileManager.default.removeItem(atPath: dir + "/feeding.json")
+        try FileManager.default.createDirectory(atPath: dir + "/diaper.json", withIntermediateDirectories: true)
+        let later = try f.run("export", "stores", dir)
+        #expect(later.code == 73 && later.stderr.contains("This export already replaced subjects.json, feeding.json, solidFood.json, sleep.json;")
+                && later.stderr.contains("run the export again once it can write, so that the folder holds one export"), "exit \(later.code): \(later.stderr)")
+        #expect(!later.stderr.contains("nothing else was changed"))
     }
 
     /// One id on two rows of a file: both rows are refused, nothing of the

@@ -71,6 +71,9 @@ enum ExportStoresCommand: Command {
             return .object(o)
         }
         try write(.array(subjects), to: dir + "/subjects.json")
+        // The files this export put in place so far: a failure after them
+        // leaves the folder holding some of this export and some of the one before.
+        var replaced = ["subjects.json"]
         let overlapping = Set(try projector.sleepOverlaps().flatMap { [$0.first, $0.second] })
         let withProblems = AtomicCount()
         for store in StoreName.allCases {
@@ -81,7 +84,7 @@ enum ExportStoresCommand: Command {
             // million records held and sorted took 928 MB). A damaged row
             // stops the store's file, which keeps what it held.
             let file: AtomicFile
-            do { file = try AtomicFile(path: path, mode: 0o600) } catch { throw cantWrite(path, error) }
+            do { file = try AtomicFile(path: path, mode: 0o600) } catch { throw cantWrite(path, error, after: replaced) }
             let written: Int
             do {
                 written = try StreamedListing(json: true, name: store.rawValue, unit: "record", empty: nil, output: .file(file), flushSize: 1 << 20) {
@@ -93,8 +96,9 @@ enum ExportStoresCommand: Command {
                 }.print { add in try forEachInFileOrder(projector, store: store) { try add($0) } }
                 try file.commit()
             } catch let e as FileIO.Failure {
-                throw cantWrite(path, e)
+                throw cantWrite(path, e, after: replaced)
             }
+            replaced.append("\(store.rawValue).json")
             counts[store.rawValue] = written
         }
         let withProblemsCount = withProblems.value
@@ -152,14 +156,18 @@ enum ExportStoresCommand: Command {
         try flush()
     }
 
-    static func cantWrite(_ path: String, _ error: any Error) -> CLIError {
+    /// - Parameter after: the files this export already put in place: the
+    ///   folder then mixes this export's files with those of an earlier one.
+    static func cantWrite(_ path: String, _ error: any Error, after replaced: [String] = []) -> CLIError {
+        let mixed = replaced.isEmpty ? "" : " This export already replaced \(replaced.joined(separator: ", ")); the other files there are as an earlier export left them: "
+            + "run the export again once it can write, so that the folder holds one export, before importing it."
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
             return CLIError(.cantCreate, "cannot write \(path): a folder is in its place",
-                            hint: "Move it away (or export into another folder), then run the export again.")
+                            hint: "Move it away (or export into another folder), then run the export again." + mixed)
         }
         return CLIError(.cantCreate, "cannot write \(path): \(FileIO.reason(error))",
-                        hint: "Check that this user may write there and that the disk has room; nothing else was changed.")
+                        hint: "Check that this user may write there and that the disk has room; " + (replaced.isEmpty ? "nothing else was changed." : "the file was left as it was." + mixed))
     }
 
     /// What a sleep that overlaps another says in "problems".
