@@ -39,10 +39,10 @@ public final class DirectoryPeer: Peer {
         case .notADirectory, .link: .notAFolder(e.description)
         case .unreadable(let p, let why): .unavailable("cannot read \(p): \(why)")
         case .denied: .denied(e.description)
-        case .notWritable(let p, let why): .unsupported("cannot write into \(p): \(why)")
+        case .notWritable(let p, let why): .notWritable("cannot write into \(p): \(why)")
         case .full, .overSizeLimit: .full(e.description)
         case .ioError: .unavailable(e.description)
-        case .staging: .unsupported(e.description)
+        case .staging: .homeNotWritable(e.description)
         }
     }
 

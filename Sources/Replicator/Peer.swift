@@ -123,6 +123,13 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The peer is not there at all (an unmounted folder): retrying within a
     /// round is pointless, a later round may succeed.
     case offline(String)
+    /// This device's own side failed, not the peer: its home's staging
+    /// folder, where a file is written before it goes to a shared folder,
+    /// cannot be written (its permissions, its disk full).
+    case homeNotWritable(String)
+    /// This device may not write into the shared folder (its permissions,
+    /// a read-only mount, something in the way).
+    case notWritable(String)
 
     /// The peer is not there, or stalled: not asked again within the round.
     public var isOffline: Bool {
@@ -152,6 +159,7 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .unavailable(let why): "unavailable: \(why)"
         case .unsupported(let why): "unsupported: \(why)"
         case .full(let why): why
+        case .homeNotWritable(let why), .notWritable(let why): why
         case .loginRefused(let why): "login refused: \(why)"
         case .notACollection(let why): "not a collection: \(why)"
         case .notAFolder(let why): why

@@ -153,8 +153,15 @@ public final class SharedDirectory {
         defer { close(folder) }
         if folderName != "blobs" { removeLeftovers(in: dir) }
         let tmp = staging + "/\(name).\(getpid()).tmp"
+        // Written first in this home's staging folder: a failure there is
+        // this device's, not the shared folder's.
+        do { try write(bytes, to: tmp) } catch {
+            // The process's own file-size limit, wherever the file is.
+            if error.code == EFBIG { throw .overSizeLimit(dir, error.reason) }
+            let full = error.code == ENOSPC || error.code == EDQUOT
+            throw .staging(staging, (full ? "the disk holding it is full: " : "") + error.reason)
+        }
         do {
-            try write(bytes, to: tmp)
             if renameat(AT_FDCWD, tmp, folder, name) != 0 {
                 let e = errno
                 unlink(tmp)

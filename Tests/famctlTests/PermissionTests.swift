@@ -143,6 +143,25 @@ struct PermissionTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// A home whose staging folder (where a segment is written before it
+    /// goes to the shared folder) cannot be written is said as the home's,
+    /// not the shared folder's (a review: "unsupported: cannot write into
+    /// SHARED/…: open HOME/staging/…: Permission denied", with a hint about
+    /// the shared folder's permissions).
+    @Test func anUnwritableStagingFolderIsTheHomes() throws {
+        let f = try FamctlRunner.mum(shared: true)
+        let staging = f.home + "/staging"
+        try? FileManager.default.removeItem(atPath: staging)
+        // Unwritable even for root: a folder of /proc.
+        try FileManager.default.createSymbolicLink(atPath: staging, withDestinationPath: "/proc/self")
+        let r = try f.run("sync")
+        #expect(r.code == 73 && r.stderr.contains("cannot write this home's staging folder \(staging)")
+                && r.stderr.contains("Check that this user may write in the home's staging folder") && !r.stderr.contains("unsupported"), "exit \(r.code): \(r.stderr)")
+        try FileManager.default.removeItem(atPath: staging)
+        let later = try f.ok("sync")
+        #expect(later.contains("published 2 event(s)"), "\(later)")
+    }
+
     /// A disk that fills between the log's commit and the stores' (a home
     /// on a small tmpfs, its last free pages given back a few at a time):
     /// `record add` prints the id it stored and warns that the stores do

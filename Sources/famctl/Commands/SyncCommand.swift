@@ -469,6 +469,9 @@ enum SyncCommand: Command {
         if e.isTransient || e.isOffline || e == .tokenExpired {
             return CLIError(.tempFail, "\(label): \(e)", hint: probing ? "Try again later; nothing was lost." : "Sync again later; nothing was lost.")
         }
+        if case .homeNotWritable = e {
+            return CLIError(.cantCreate, "\(e)", hint: "Check that this user may write in the home's staging folder (its permissions) and that the home's disk has room; nothing was lost.")
+        }
         if let hint = hint(for: e) {
             let code: ExitCode = switch e {
             case .forbidden, .full: .cantCreate
