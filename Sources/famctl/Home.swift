@@ -211,16 +211,16 @@ final class Home {
         // An empty file with no write-ahead log beside it holds no log
         // either (SQLite would write a new, empty one into it).
         if FileIO.size(path + "/" + databaseFile) == 0, (FileIO.size(path + "/" + databaseFile + "-wal") ?? 0) == 0 {
-            throw CLIError(.dataError, "\(path + "/" + databaseFile) is empty (0 bytes): this device's event log is gone; nothing was written into it",
-                           hint: "Restore \(databaseFile) (with its -wal file, if any) from a backup of this home. Without it, this device's "
-                               + "chain cannot go on: join the family again from a new home ('famctl accept CODE --name NAME --home NEWDIR'); "
-                               + "the family's other devices hold what it had published.")
+            var e = CLIError(.dataError, "\(path + "/" + databaseFile) is empty (0 bytes): this device's event log is gone; nothing was written into it",
+                             hint: CLIError.logLostHint)
+            e.logUnreadable = true
+            throw e
         }
         guard FileManager.default.fileExists(atPath: path + "/" + databaseFile) else {
-            throw CLIError(.noInput, "\(path) holds this device's key but not its event log (\(databaseFile) is missing); nothing was created",
-                           hint: "Restore \(databaseFile) (with its -wal file, if any) from a backup of this home. Without it, this device's "
-                               + "chain cannot go on: join the family again from a new home ('famctl accept CODE --name NAME --home NEWDIR'); "
-                               + "the family's other devices hold what it had published.")
+            var e = CLIError(.noInput, "\(path) holds this device's key but not its event log (\(databaseFile) is missing); nothing was created",
+                             hint: CLIError.logLostHint)
+            e.logUnreadable = true
+            throw e
         }
         let log = try Self.openLog(path)
         let state = try DeviceState(database: log.database)
@@ -448,6 +448,12 @@ extension CLIError {
                             + "check their owner and permissions (ls -l \(path)).")
     }
 
+    /// What to do when this home's log is gone or damaged.
+    static let logLostHint = "Restore \(Home.databaseFile) (with its -wal file, if any) from a backup of this home. Without one, "
+        + "'famctl export stores DIR' still writes the records the stores hold, those never synced included; this device's chain cannot go on: "
+        + "join the family again from a new home ('famctl accept CODE --name NAME --home NEWDIR') and import that export there; "
+        + "the family's other devices hold what it had published."
+
     /// Maps a SQLite failure to an exit code and a message a person can act on.
     static func fromSQLite(_ e: SQLiteError, path: String) -> CLIError {
         if e.isOutOfSpace {
@@ -464,6 +470,8 @@ extension CLIError {
             readOnly(e, path: path)
         case .cantOpen:
             CLIError(.noInput, "cannot open \(path): \(e.message)", hint: "Check that the path exists and is readable.")
+        case .corrupt, .notADatabase where path.hasSuffix("/" + Home.databaseFile):
+            { var l = CLIError(.dataError, "\(path) is damaged: \(e.message)", hint: "The database file cannot be read. " + CLIError.logLostHint); l.logUnreadable = true; return l }()
         case .corrupt, .notADatabase:
             CLIError(.dataError, "\(path) is damaged: \(e.message)", hint: "The database file cannot be read; restore it from a backup of this home.")
         case .ioError:

@@ -138,6 +138,40 @@ struct DamagedHomeTests {
                 && refused.stderr.contains("famctl replay"), "\(refused.stderr)")
     }
 
+    /// A log that is damaged, empty or gone, with no backup: `export stores`
+    /// still writes what the stores hold, those records never synced
+    /// included, from a copy of the stores' file, and says so; the home is
+    /// not touched, and a new home imports the export (a review: every
+    /// command refused, the unsynced records reachable only with sqlite3).
+    @Test(arguments: ["truncated", "empty", "missing"])
+    func aLostLogStillExportsWhatTheStoresHold(_ how: String) throws {
+        let r = FamctlRunner()
+        let (a, b) = try Self.homeWithRecords(r)
+        try r.ok("rebuild")   // the log's pages written into its file, its write-ahead log emptied
+        let log = r.home + "/famctl.sqlite"
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: log + suffix) }
+        switch how {
+        case "truncated": #expect(truncate(log, off_t(FileIO.size(log)! - 32_768)) == 0)
+        case "empty": #expect(truncate(log, 0) == 0)
+        default: try FileManager.default.removeItem(atPath: log)
+        }
+        let refused = try r.run("record", "list")
+        #expect(refused.code != 0 && refused.stderr.contains("'famctl export stores DIR' still writes the records the stores hold"), "\(refused.stderr)")
+        let projection = try Self.projectionFile(r)
+        let before = try Data(contentsOf: URL(fileURLWithPath: projection))
+        let dir = r.root + "/rescued"
+        let export = try r.run("export", "stores", dir)
+        #expect(export.code == 0 && export.stdout.contains("exported 2 records and 1 subjects"), "\(export.stdout) \(export.stderr)")
+        #expect(export.stderr.contains("this home's log cannot be read (") && export.stderr.contains("the files are written from the stores' file projection."), "\(export.stderr)")
+        #expect(export.stderr.contains("read from a copy: nothing in the home is changed"), "\(export.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: projection)) == before, "the stores' file was changed")
+        let fresh = FamctlRunner()
+        try fresh.ok("init", "--name", "Mum again")
+        try fresh.ok("import", "stores", dir)
+        let list = try fresh.ok("record", "list")
+        #expect(list.contains(a) && list.contains(b) && list.contains("mood=3") && list.contains("pain=2"), "\(list)")
+    }
+
     /// `init` writes the device key last, so a home with a key had a log:
     /// without it, a command refuses (66) and makes no empty log in its place.
     @Test func aHomeWithoutItsLogIsRefusedAndNoEmptyLogIsMade() throws {

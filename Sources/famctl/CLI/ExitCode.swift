@@ -17,6 +17,9 @@ struct CLIError: Error, Sendable {
     let code: ExitCode
     let message: String
     let hint: String?
+    /// This home's event log is gone or cannot be read (missing, empty,
+    /// damaged): `export stores` can still write what the stores hold.
+    var logUnreadable = false
 
     init(_ code: ExitCode, _ message: String, hint: String? = nil) {
         self.code = code

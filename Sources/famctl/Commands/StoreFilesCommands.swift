@@ -24,7 +24,19 @@ enum ExportStoresCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
-        let home = try Home.open(Home.location(inv))
+        let location = try Home.location(inv)
+        let home: Home
+        do { home = try Home.open(location) } catch let e as CLIError where e.logUnreadable && !inv.flag("--before-joining") {
+            // A damaged log: the stores' file may still hold every record,
+            // those never synced included. Written from a copy of it.
+            guard let salvage = try SalvagedStores.open(home: location) else { throw e }
+            Console.err("famctl: warning: this home's log cannot be read (\(e.message)); the files are written from the stores' file \(salvage.file) "
+                + "as it stood at its last update (log position \(salvage.mark)), read from a copy: nothing in the home is changed.")
+            try write(from: salvage.projector, to: dir, inv: inv)
+            Console.err("famctl: Keep this export. Then join the family again from a new home ('famctl init', 'famctl accept' with a new invitation) "
+                + "and 'famctl import stores \(ShellWord.quoted(dir))' there: it brings back the records the family's devices do not hold.")
+            return
+        }
         // The private chain of a device that joined a family: its records
         // from before are in no view when they were not carried (a viewer's
         // invitation, or a join the family refused). Projected from the log
@@ -43,6 +55,11 @@ enum ExportStoresCommand: Command {
         let projector = scratch?.projector ?? home.projector
         // Its file stays until the export is written.
         defer { withExtendedLifetime(scratch) {} }
+        try write(from: projector, to: dir, inv: inv)
+    }
+
+    /// Writes the store files of `projector`'s live records into `dir`.
+    static func write(from projector: Projector, to dir: String, inv: Invocation) throws {
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
