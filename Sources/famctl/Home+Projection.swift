@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import Projections
 import Replicator
+import Synchronization
 
 /// The projection's own file.
 ///
@@ -129,6 +130,9 @@ extension Home {
         return e.code == .cantOpen || e.code == .notADatabase || e.code == .corrupt
     }
 
+    /// The damaged stores' files this process has said it rebuilds.
+    static let damageSaid = Mutex<Set<String>>([])
+
     /// Opens the current projection of a home, for ``init(path:identity:log:state:)``:
     /// attached, or (none yet, missing or damaged) a new empty file, attached
     /// but not made current (no other process reads it) until
@@ -163,7 +167,13 @@ extension Home {
         if let current {
             do {
                 return (current, try attachProjection(current, home: path, log: log, family: family))
-            } catch where isDamage(error) {}
+            } catch where isDamage(error) {
+                // Built again from the log below, without being asked: said.
+                let missing = !FileManager.default.fileExists(atPath: path + "/" + current)
+                // Once a process: the home is opened again after the rebuild.
+                if damageSaid.withLock({ $0.insert(path + "/" + current).inserted }) { Console.err("famctl: note: the stores' file \(path)/\(current) " + (missing ? "is missing" : "is damaged (\((error as? SQLiteError)?.message ?? "\(error)"))")
+                    + "; this command builds the stores again from the log, which is intact.") }
+            }
         }
         let name = try createProjectionFile(home: path, after: current)
         let projector = try attachProjection(name, home: path, log: log, family: family)
