@@ -28,16 +28,10 @@ extension Home {
             switch try openBody(env) {
             case .body(let opened): change = PreparedChange(opened)
             case .noKey(let epoch):
-                // Kept in the log for the rebuild that the key's arrival makes.
-                // This device's own event under a key it does not hold: its
-                // chain went further than this home (restored from a backup),
-                // and the owner may not make a key of that epoch meanwhile.
-                // Anyone else's says nothing of the family's keys (only the
-                // owner makes them): a stranger's event under "epoch 9" in the
-                // shared folder must not stop the owner rotating for good.
-                if env.author == deviceID, try (state.get(.unopenedEpoch).flatMap(UInt32.init) ?? 0) < epoch {
-                    try state.set(.unopenedEpoch, String(epoch))
-                }
+                // Kept in the log for the rebuild that the key's arrival makes;
+                // the owner may not make a key of that epoch meanwhile (see
+                // ``noteUnopened(author:epoch:)``).
+                try noteUnopened(author: env.author, epoch: epoch)
                 return
             case .failed: return
             }

@@ -80,9 +80,16 @@ extension Home {
             // The log holds events sealed under this epoch or a later one that
             // this device cannot open: its own chain went further (a home
             // restored from a backup). A new key for that epoch would hide them.
-            if let seen = try state.get(.unopenedEpoch).flatMap(UInt32.init), seen >= new.epoch, try ownEventUnopened(since: new.epoch) {
-                throw CLIError(.tempFail, "this device's log holds events sealed under key epoch \(seen), which it does not hold: its own history went further than this home (restored from a backup?); nothing was written",
-                               hint: "Run 'famctl sync' until its own events are back in, then run the command again.")
+            if let (author, seen) = try unopenedEpoch(from: new.epoch, excluding: excluded) {
+                if author == deviceID {
+                    throw CLIError(.tempFail, "this device's log holds events sealed under key epoch \(seen), which it does not hold: its own history went further than this home (restored from a backup?); nothing was written",
+                                   hint: "Run 'famctl sync' until its own events are back in, then run the command again.")
+                }
+                let name = h.members[author].map { "\($0.name) (\(author.short))" } ?? author.short
+                throw CLIError(.tempFail, "this device's log holds events of \(name) sealed under key epoch \(seen), which this device does not hold: "
+                               + "a new key of that epoch would hide them; nothing was written",
+                               hint: "If this home was restored from a backup, its own later history (which made that key) has not come back yet: run 'famctl sync' until it has, "
+                                   + "then run the command again. If not, \(name) writes under a key the family never made: 'famctl member remove \(author.short)' removes it, which this does not block.")
             }
             // In the append's transaction, before its key event is applied:
             // the key is this device's own, nothing was sealed under it yet,
@@ -93,23 +100,68 @@ extension Home {
         return (new.epoch, sealed.count)
     }
 
-    /// Whether this device's own chain holds an event sealed under `epoch`
-    /// or a later one that it holds no key for. A home written by an
-    /// earlier famctl may have noted such an epoch from anyone's event
-    /// (``apply(_:prepared:deferringToRebuild:)`` notes only its own now):
-    /// a note no own event bears out is dropped here.
-    func ownEventUnopened(since epoch: UInt32) throws -> Bool {
-        let head = try log.head(of: deviceID, in: family).seq
-        var from: UInt64 = 1
-        while from <= head {
-            let to = min(head, from + 999)
-            for env in try log.chain(of: deviceID, in: family, seqs: from...to) where env.epoch >= epoch {
-                if try state.keyring.key(family: family, epoch: env.epoch) == nil { return true }
+    /// Notes an event of `author` sealed under `epoch`, a key this device
+    /// does not hold: only the owner makes keys, so such an event by this
+    /// device (its own later history, in a home restored from a backup) or
+    /// by a member (who had that key from the owner's later history) says
+    /// the family's keys went further than this home knows, and the owner
+    /// must not make another key of that epoch. A stranger's event (no
+    /// member: a key anyone can make up, planted in the shared folder) says
+    /// nothing, and is not noted: it would stop the owner rotating for good.
+    func noteUnopened(author: DeviceID, epoch: UInt32) throws {
+        guard author == deviceID || projector.household.members[author] != nil else { return }
+        var noted = try unopenedEpochs()
+        guard (noted[author] ?? 0) < epoch || noted[author] == nil else { return }
+        noted[author] = max(noted[author] ?? 0, epoch)
+        try storeUnopened(noted)
+    }
+
+    /// The epochs noted by ``noteUnopened(author:epoch:)``, by author. A
+    /// home written by an earlier famctl noted one epoch, from anyone's
+    /// event: the log is read again once to note them by author.
+    func unopenedEpochs() throws -> [DeviceID: UInt32] {
+        guard let text = try state.get(.unopenedEpoch), !text.isEmpty else { return [:] }
+        if UInt32(text) == nil {
+            var out: [DeviceID: UInt32] = [:]
+            for pair in text.split(separator: ",") {
+                let parts = pair.split(separator: ":")
+                guard parts.count == 2, let a = DeviceID(hex: String(parts[0])), let e = UInt32(parts[1]) else { continue }
+                out[a] = e
             }
-            from = to + 1
+            return out
         }
-        try state.remove(.unopenedEpoch)
-        return false
+        let held = try state.keyring.epochs(family: family)
+        let members = projector.household.members
+        var out: [DeviceID: UInt32] = [:]
+        try log.forEachEvent(in: family) { e in
+            guard e.bytes.count >= 110 else { return }
+            let epoch = e.bytes[106..<110].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            guard !held.contains(epoch), e.author == deviceID || members[e.author] != nil else { return }
+            out[e.author] = max(out[e.author] ?? 0, epoch)
+        }
+        try storeUnopened(out)
+        return out
+    }
+
+    private func storeUnopened(_ noted: [DeviceID: UInt32]) throws {
+        if noted.isEmpty { try state.remove(.unopenedEpoch); return }
+        try state.set(.unopenedEpoch, noted.map { "\($0.key.hex):\($0.value)" }.sorted().joined(separator: ","))
+    }
+
+    /// An author whose events say the family has a key of `epoch` or a later
+    /// one that this device does not hold, and that epoch: this device
+    /// first, else an active member but `excluded` (the member a removal
+    /// takes out: its own events cannot stop its removal). `nil` for none.
+    func unopenedEpoch(from epoch: UInt32, excluding excluded: DeviceID?) throws -> (DeviceID, UInt32)? {
+        let members = projector.household.members
+        let candidates = try unopenedEpochs().filter { author, seen in
+            seen >= epoch && (author == deviceID || (members[author]?.isActive == true && author != excluded))
+        }
+        for (author, seen) in candidates.sorted(by: { ($0.key != deviceID ? 1 : 0, $0.key.hex) < ($1.key != deviceID ? 1 : 0, $1.key.hex) })
+        where try state.keyring.key(family: family, epoch: seen) == nil {
+            return (author, seen)
+        }
+        return nil
     }
 
     /// How long after an invitation's expiry a join may reach the owner

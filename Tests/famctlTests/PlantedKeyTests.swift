@@ -51,10 +51,12 @@ struct PlantedKeyTests {
     }
 
     /// A stranger's event under a key epoch nobody made does not stop the
-    /// owner; this device's own event under a key it lost (a home restored
-    /// from a backup) still does, as it should; a note an earlier famctl
-    /// made from someone else's event is dropped when nothing bears it out.
-    @Test func onlyTheOwnersOwnEventsUnderAnUnknownEpochHoldItsKeyBack() throws {
+    /// owner; a member's holds a plain rotation back (the owner cannot tell
+    /// it from her own lost history) but not that member's removal; this
+    /// device's own event under a key it lost (a home restored from a
+    /// backup) holds it back, as it should; a note an earlier famctl made
+    /// from anyone's event is read again from the log, by author.
+    @Test func aStrangersEventUnderAnUnknownEpochDoesNotHoldTheKeyBack() throws {
         let mum = try FamctlRunner.mum(shared: true)
         let dad = FamctlRunner()
         try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
@@ -70,12 +72,29 @@ struct PlantedKeyTests {
         let audit = try mum.run("replay")
         #expect(audit.stdout.contains("not decrypted (no key held): 1\n  \(stranger.deviceID.short) (not a member): 1 under key epoch 9\n"), "\(audit.stdout)")
         try mum.ok("family", "rotate-key")
-        try mum.ok("member", "remove", "Dad")
 
-        // A note left by an earlier famctl: dropped, the rotation goes on.
+        // A member's event under an epoch the owner never made: the owner
+        // cannot tell it from her own lost history (a home restored from a
+        // backup), so a plain rotation waits, naming the member and the way
+        // out; removing that member is not held back by its own events.
+        let dadHome = try Home.open(dad.home)
+        let dadHead = try dadHome.log.head(of: dadHome.deviceID, in: dadHome.family)
+        let byDad = try SyncEnvelope.seal(body: Array(#"{"schema":1,"type":"x"}"#.utf8), family: dadHome.family, signer: dadHome.identity.signing,
+                                          seq: dadHead.seq + 1, previous: dadHead.id, hlc: HLC(rawValue: max(dadHead.hlc.rawValue, now.rawValue) + 1_000_000),
+                                          key: EpochKey.generate(epoch: 9))
+        _ = try Home.open(mum.home).ingest([byDad.bytes])
+        let held = try mum.run("family", "rotate-key")
+        #expect(held.code == 75 && held.stderr.contains("holds events of Dad (\(dadHome.deviceID.short)) sealed under key epoch 9")
+                && held.stderr.contains("'famctl member remove \(dadHome.deviceID.short)' removes it, which this does not block"), "\(held.stderr)")
+        try mum.ok("member", "remove", "Dad")
+        try mum.ok("family", "rotate-key")
+
+        // A note left by an earlier famctl (one epoch, from anyone): read
+        // again from the log by author; the rotation goes on.
         try Home.open(mum.home).state.set(.unopenedEpoch, "40")
         try mum.ok("family", "rotate-key")
-        #expect(try Home.open(mum.home).state.get(.unopenedEpoch) == nil)
+        // Noted again from the log, by author: Dad's, whose removal ended its weight.
+        #expect(try Home.open(mum.home).state.get(.unopenedEpoch) == "\(dadHome.deviceID.hex):9")
 
         // Its own chain under a key it does not hold: refused, said why.
         let again = try Home.open(mum.home)
