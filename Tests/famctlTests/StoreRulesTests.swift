@@ -171,6 +171,17 @@ struct StoreRulesTests {
         #expect(kept.code == 0 && kept.stderr.contains("does not define 'sied' (did you mean side?)"), "\(kept.stderr)")
     }
 
+    /// Every required field missing is named at once, not one per try (a
+    /// review: `feeding amountMl=100` said kind, then start).
+    @Test func everyMissingRequiredFieldIsNamedAtOnce() throws {
+        let x = try Fixture()
+        let both = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "amountMl=100")
+        #expect(both.code == 65 && both.stderr.contains("famctl: error: feeding.kind: is required; feeding.start: is required\n"), "\(both.stderr)")
+        let one = try x.f.run("record", "add", "--focus", x.baby, "--store", "feeding", "kind=bottle", "amountMl=100")
+        #expect(one.code == 65 && one.stderr.contains("famctl: error: feeding.start: is required\n") && one.stderr.contains("Give it with the other fields"), "\(one.stderr)")
+        #expect(try x.f.ok("record", "list").isEmpty)
+    }
+
     /// `record fields` lists each store's fields from the schema records are
     /// checked against, without a home (a review: nothing in the tool told
     /// a store's fields; the warnings pointed at the docs).

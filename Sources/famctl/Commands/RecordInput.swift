@@ -291,10 +291,13 @@ enum RecordInput {
                          overlap: Bool = true, written: Set<String> = [], checkWriting: Bool = true, restoring: Bool = false) throws {
         if checkWriting { try home.checkCanWrite() }
         let schema = StoreSchema.schema(for: store)
-        do throws(ValidationError) {
-            try schema.validate(fields: fields, focus: focus, at: TimeValue.parse(at), now: now)
-        } catch {
-            throw CLIError.data("\(error)", hint: ValueHint.forViolation(error, fields: fields, in: schema, at: at))
+        let violations = schema.violations(fields: fields, focus: focus, at: TimeValue.parse(at), now: now)
+        if let first = violations.first {
+            // Every required field missing is named at once (a review: one
+            // per try); any other rule, the first, with its hint.
+            let missing = violations.filter { $0.rule == "is required" }
+            let message = missing.count > 1 && missing.first == first ? missing.map(\.description).joined(separator: "; ") : "\(first)"
+            throw CLIError.data(message, hint: ValueHint.forViolation(first, fields: fields, in: schema, at: at))
         }
         if let blank = schema.blankNeededTexts(fields: fields, written: written).first { throw CLIError.data("\(blank)") }
         _ = try time(at, option: "--at")
