@@ -17,6 +17,11 @@ struct RecordRestoreTests {
         try dad.ok("record", "delete", id)
         for r in [dad, mum] { try r.ok("sync") }
         #expect(try mum.ok("record", "show", id).hasSuffix("(deleted)"))
+        // What a restore brings back is shown beside the deleted record (a review: only --history showed it).
+        let shown = try mum.run("record", "show", id)
+        #expect(shown.stderr == "famctl: note: deleted; its fields before: kind=mood mood=3 note=\"after lunch\" ('famctl record restore \(id)' brings them back)\n", "\(shown.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("record", "show", id, "--json").utf8)) as? [String: Any]
+        #expect((json?["fieldsBeforeDeletion"] as? [String: Any])?["mood"] as? Int == 3, "\(String(describing: json))")
 
         #expect(try mum.ok("record", "restore", id) == id)
         #expect(try mum.ok("record", "show", id) == before, "back with the fields it had, the later edit included")

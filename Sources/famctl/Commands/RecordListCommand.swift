@@ -102,8 +102,11 @@ enum RecordShowCommand: Command {
         let stillListed = Home.photoList(r)
         let livePhotos = try home.withoutDeletedPhotos(stillListed)
         let deletedListed = r.deleted ? [] : stillListed.compactMap(\.stringValue).filter { text in !livePhotos.contains { $0.stringValue == text } }
+        // A deleted record shows no fields; what a restore brings back is shown beside it.
+        let before = r.deleted ? try home.projector.heldFields(id) : [:]
         if inv.json {
             var o = RecordView.json(r)
+            if r.deleted { o["fieldsBeforeDeletion"] = before.mapValues(RecordView.any) }
             if inv.flag("--history") { o["history"] = history.map(HistoryView.json) }
             if !problems.isEmpty { o["brokenRules"] = problems }
             if !unlisted.isEmpty { o["photosNotListed"] = unlisted }
@@ -112,6 +115,9 @@ enum RecordShowCommand: Command {
             return
         }
         Console.out(RecordView.line(r))
+        if r.deleted, !before.isEmpty {
+            Console.err("famctl: note: deleted; its fields before: \(RecordView.fieldsText(before)) ('famctl record restore \(id.lowercasedText)' brings them back)")
+        }
         let moves = try HistoryView.moves(history, home: home)
         for (i, h) in history.enumerated() {
             Console.out("  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
