@@ -51,9 +51,18 @@ extension Home {
         guard let type = PhotoBlob.sniff(bytes) else { throw CLIError.data("not a JPEG, PNG, HEIC or WebP image; nothing was written") }
         func checkRoom(_ record: RecordState) throws {
             if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
-               case .photoList(let max) = spec.type, try withoutDeletedPhotos(Self.photoList(record)).count >= max {
+               case .photoList(let max) = spec.type, case let listed = try withoutDeletedPhotos(Self.photoList(record)), listed.count >= max {
+                // Ids no photo here has (a record imported from another
+                // home's export): `photo delete` knows nothing of them.
+                let known = Set(try projector.photos(includeDeleted: true).map(\.id.lowercasedText))
+                let unknown = listed.compactMap(\.stringValue).filter { !known.contains($0.lowercased()) }
+                let others = listed.compactMap(\.stringValue).filter { known.contains($0.lowercased()) }
                 throw CLIError.data("\(record.store).photos: must list at most \(max); nothing was written",
-                                    hint: "'famctl photo delete PHOTO_ID' makes room ('famctl photo list --record \(record.id.lowercasedText)' lists them).")
+                                    hint: unknown.isEmpty
+                                        ? "'famctl photo delete PHOTO_ID' makes room ('famctl photo list --record \(record.id.lowercasedText)' lists them)."
+                                        : "\(unknown.count) of the ids in its list name no photo on this device (brought by 'import stores', or not arrived yet): "
+                                            + "'famctl record update \(record.id.lowercasedText) photos=\(others.joined(separator: ","))' drops them; "
+                                            + "'famctl photo delete PHOTO_ID' makes room among its photos here.")
             }
         }
         try checkRoom(record)

@@ -331,4 +331,29 @@ struct StoreFileEdgeTests {
         let lot = (list.first { $0["id"] as? String == first }?["fields"] as? [String: Any])?["lot"] as? String
         #expect(lot == "008")
     }
+
+    /// A record whose photos list names photos this home has none of (an
+    /// export of another home imported: the files bring the ids, not the
+    /// photos): `record show` says so, and a full list's `photo add` hint
+    /// says how to drop them (a review: "photo delete" made room, which
+    /// then said "no photo").
+    @Test func photoIdsWithNoPhotoHereAreSaidWithHowToDropThem() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        let ghosts = (0..<10).map { _ in UUID().uuidString.lowercased() }
+        let id = try f.ok("record", "add", "--focus", baby, "--store", "solidFood", "foods=carrot", "photos=" + ghosts.joined(separator: ","))
+        let shown = try f.run("record", "show", id)
+        #expect(shown.code == 0 && shown.stderr.contains("famctl: note: 10 ids in this record's photos list name no photo on this device")
+                && shown.stderr.contains("'famctl record update \(id) photos=' drops them"), "\(shown.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try f.ok("record", "show", id, "--json").utf8)) as? [String: Any]
+        #expect((json?["photosUnknown"] as? [String])?.count == 10)
+        let photo = f.root + "/p.jpg"
+        #expect(FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 1, count: 100))))
+        let full = try f.run("photo", "add", id, photo)
+        #expect(full.code == 65 && full.stderr.contains("10 of the ids in its list name no photo on this device")
+                && full.stderr.contains("'famctl record update \(id) photos=' drops them"), "\(full.stderr)")
+        try f.ok("record", "update", id, "photos=")
+        try f.ok("photo", "add", id, photo)
+        let after = try f.run("record", "show", id)
+        #expect(!after.stderr.contains("name no photo"), "\(after.stderr)")
+    }
 }

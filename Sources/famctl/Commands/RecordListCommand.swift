@@ -102,6 +102,10 @@ enum RecordShowCommand: Command {
         let stillListed = Home.photoList(r)
         let livePhotos = try home.withoutDeletedPhotos(stillListed)
         let deletedListed = r.deleted ? [] : stillListed.compactMap(\.stringValue).filter { text in !livePhotos.contains { $0.stringValue == text } }
+        // Ids that name no photo here (a record imported from another
+        // home's export, or a photo whose metadata has not arrived yet).
+        let known = stillListed.isEmpty ? [] : Set(try home.projector.photos(includeDeleted: true).map(\.id.lowercasedText))
+        let unknownListed = r.deleted ? [] : stillListed.compactMap(\.stringValue).filter { !known.contains($0.lowercased()) }
         // A deleted record shows no fields; what a restore brings back is shown beside it.
         let before = r.deleted ? try home.projector.heldFields(id) : [:]
         if inv.json {
@@ -111,6 +115,7 @@ enum RecordShowCommand: Command {
             if !problems.isEmpty { o["brokenRules"] = problems }
             if !unlisted.isEmpty { o["photosNotListed"] = unlisted }
             if !deletedListed.isEmpty { o["photosDeleted"] = deletedListed }
+            if !unknownListed.isEmpty { o["photosUnknown"] = unknownListed }
             Console.json(o)
             return
         }
@@ -138,6 +143,12 @@ enum RecordShowCommand: Command {
             }
         }
         let live = livePhotos.compactMap(\.stringValue)
+        if !unknownListed.isEmpty {
+            let one = unknownListed.count == 1
+            Console.err("famctl: note: \(unknownListed.count) id\(one ? "" : "s") in this record's photos list name\(one ? "s" : "") no photo on this device "
+                        + "(\(unknownListed.joined(separator: ", "))): brought by 'import stores' from another home's export, whose photos it does not bring, or not arrived yet "
+                        + "('famctl sync' brings those). 'famctl record update \(id.lowercasedText) photos=\(live.filter { known.contains($0.lowercased()) }.joined(separator: ","))' drops \(one ? "it" : "them").")
+        }
         if !deletedListed.isEmpty {
             let one = deletedListed.count == 1
             Console.err("famctl: warning: photo\(one ? "" : "s") \(deletedListed.joined(separator: ", ")) in this record's photos list \(one ? "was" : "were") deleted "
