@@ -126,7 +126,12 @@ struct PhotoTests {
         let (mum, dad, gran, dir, record) = try Self.household()
         let (file, original) = try Self.jpegFile(mum, 50_000, marker: "FIRST-CARROTS-PLAINTEXT-MARKER")
         let photo = try mum.ok("photo", "add", record, file)
-        for r in [mum, dad, gran, mum] { try r.ok("sync") }
+        // The round says the photo went out (a review: a parent could not tell whether it was shared yet).
+        let shared = try mum.ok("sync")
+        #expect(shared.hasPrefix("published 2 event(s) in 1 segment(s), and 1 photo(s)\n"), "\(shared)")
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("sync", "--json").utf8)) as? [String: Any]
+        #expect(json?["photosUploaded"] as? Int == 0, "uploaded once: \(String(describing: json))")
+        for r in [dad, gran, mum] { try r.ok("sync") }
         for r in [dad, gran] {
             let out = r.root + "/got.jpg"
             #expect(try r.ok("photo", "get", photo, "--out", out).contains("wrote 50034 bytes (jpeg)"))

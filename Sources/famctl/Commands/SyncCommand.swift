@@ -135,6 +135,8 @@ enum SyncCommand: Command {
         var pulled: Replicator.PullReport
         /// Photos (ids) whose only copy, this device's, is damaged: not uploaded.
         var damagedPhotos: [String] = []
+        /// Photos of this device uploaded this round (their encrypted files).
+        var photosUploaded = 0
         /// Why publishing failed when the peer refused this device's writes
         /// (a read-only folder, a full disk): the round still pulled.
         var publishFailure: CLIError?
@@ -359,7 +361,7 @@ enum SyncCommand: Command {
             let blobs = photos.unreadableOnPeer.map {
                 "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
             }
-            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies,
+            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded,
                          warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home))
         } catch let e as PeerError {
             // What the events pulled before the failure undid is said now:
@@ -580,14 +582,15 @@ enum SyncCommand: Command {
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
-                          "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
+                          "photosUploaded": r.photosUploaded, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
                           "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] },
                           "ownDamagedInLog": r.pulled.ownDamagedInLog.map { ["file": $0.path, "seq": Int($0.seq)] as [String: Any] }] as [String: Any], compact: oneLine)
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
                     + (r.published.compacted > 0 ? ", compacted \(r.published.compacted) small segments" : "")
-                    + (waiting > 0 ? "; \(waiting) event(s) of this device wait to go out (see below)" : ""))
+                    + (waiting > 0 ? "; \(waiting) event(s) of this device wait to go out (see below)" : "")
+                    + (r.photosUploaded > 0 ? ", and \(r.photosUploaded) photo(s)" : ""))
         Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)")
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
         if r.pulled.carried > 0 {
