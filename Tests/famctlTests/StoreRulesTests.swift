@@ -139,7 +139,7 @@ struct StoreRulesTests {
         Rejected(store: "diaper", focus: "baby", args: ["wet=true", "source=nocolon"], message: "diaper.source: must be {provider, recordId}"),
         Rejected(store: "growth", focus: "baby", args: ["weightKg=6,4"], message: "growth.weightKg: must be a number from 0.3 to 250, written with a decimal point: 6.4, not 6,4"),
         Rejected(store: "health", focus: "baby", args: ["kind=medication", "medication=vitamin D", "dose=1,000", "doseUnit=IU"],
-                 message: "health.dose: must be a number greater than 0, without a comma: 1000 for 1,000 as a whole number, or 1.0 for a decimal comma; not 1,000"),
+                 message: "health.dose: must be a number greater than 0 and at most 100000, without a comma: 1000 for 1,000 as a whole number, or 1.0 for a decimal comma; not 1,000"),
     ]
 
     /// A field the store does not define is kept, and said (a user trial:

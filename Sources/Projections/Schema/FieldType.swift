@@ -117,7 +117,7 @@ public enum FieldType: Sendable, Equatable {
         switch self {
         case .text: "text"
         case .integer(let r): "an integer from \(r.lowerBound) to \(r.upperBound)"
-        case .number(let r, let p): p ? "a number greater than 0" : "a number from \(Self.fmt(r.lowerBound)) to \(Self.fmt(r.upperBound))"
+        case .number(let r, let p): p ? "a number greater than 0 and at most \(Self.fmt(r.upperBound))" : "a number from \(Self.fmt(r.lowerBound)) to \(Self.fmt(r.upperBound))"
         case .bool: "true or false"
         case .choice(let o): "one of \(o.joined(separator: "/"))"
         case .time: "an ISO-8601 time with offset"
