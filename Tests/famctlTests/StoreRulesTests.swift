@@ -89,6 +89,7 @@ struct StoreRulesTests {
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00+01:00", "end=2026-11-29T07:00:00+01:00"], message: "feeding.end: must not be before start"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-27T08:00:00+01:00", "end=2026-11-29T07:00:00+01:00"], message: "feeding.end: must be within 24 hours of start"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=\(soon)"], message: "feeding.start: must not be more than 5 minutes in the future"),
+        Rejected(store: "sleep", focus: "baby", args: ["start=\(ISO8601DateFormatter().string(from: Date().addingTimeInterval(-3600)))", "end=\(soon)"], message: "sleep.end: must not be more than 5 minutes in the future"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=2026-11-29T08:00:00"], message: "feeding.start: must be an ISO-8601 time with offset"),
         Rejected(store: "feeding", focus: "baby", args: ["kind=bottle", "start=0026-11-29T08:00:00+01:00"], message: "feeding.start: must not be before 1900 (is the year mistyped?)"),
         Rejected(store: "diaper", focus: "baby", args: ["--at", "1899-12-31T23:59:59Z", "wet=true"], message: "diaper.at: must not be before 1900 (is the year mistyped?)"),

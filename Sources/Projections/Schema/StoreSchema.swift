@@ -150,6 +150,11 @@ public struct StoreSchema: Sendable {
             if let start = Self.time(fields["start"]), start > now.addingTimeInterval(Self.futureAllowance) {
                 out.append(ValidationError(store: s, field: "start", rule: "must not be more than 5 minutes in the future"))
             }
+            // An end too: a sleep or a feeding given an end still to come
+            // (a typo, or planned) would be taken as finished then.
+            if let end = Self.time(fields["end"]), end > now.addingTimeInterval(Self.futureAllowance) {
+                out.append(ValidationError(store: s, field: "end", rule: "must not be more than 5 minutes in the future"))
+            }
             if let at, at > now.addingTimeInterval(Self.futureAllowance) {
                 out.append(ValidationError(store: s, field: "at", rule: "must not be more than 5 minutes in the future"))
             }

@@ -58,7 +58,7 @@ enum RecordUpdateCommand: Command {
             newAt = start
         }
         let at = newAt ?? current.at ?? TimeText.formatLocal(Date())
-        let timeChanged = newAt != nil || changes["start"] != nil
+        let timeChanged = newAt != nil || changes["start"] != nil || changes["end"] != nil
         guard let focus = FocusKey(newFocus ?? current.focus) else { throw CLIError.data("record has an invalid focus '\(current.focus)'") }
         let event = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: newAt, fields: changes)
         let body = try RecordInput.keepingFocus(event.body, of: id, home: home)
