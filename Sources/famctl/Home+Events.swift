@@ -507,9 +507,36 @@ extension Home {
         } else if try state.get(.joinedRole) == Role.viewer.rawValue {
             // Joined, but the events that confirm it have not all arrived: the invitation decides.
             throw CLIError.data("this device joined as a viewer: it reads the family's records but cannot change them")
+        } else if let forger = invitationMadeByNonOwner {
+            throw CLIError.data("this device cannot change the family's records: the invitation it joined with was made by \(forger.short), not the family's owner, and never counts; nothing was written",
+                                hint: Self.joinAgainHint)
         } else if awaitsInvitation {
             Console.err("famctl: warning: " + Self.awaitingInvitation + "; what this device records counts, and is listed, once it arrives")
         }
+    }
+
+    /// The device that made the invitation this device joined with, when
+    /// the family's events hold that invitation made by someone other than
+    /// the owner (refused: "only the owner may invite"): the join never
+    /// counts, however long it waits. `nil` otherwise.
+    var invitationMadeByNonOwner: DeviceID? {
+        let h = projector.household
+        guard !h.isPrivate, h.members[deviceID] == nil, let join = h.refusedJoins[deviceID] else { return nil }
+        return inviteMadeByNonOwner(join.invite)
+    }
+
+    /// Who made invitation `invite`, when the family's events hold it made
+    /// by someone other than the owner (an `invite.create` the household
+    /// refused) and not by the owner; `nil` otherwise.
+    func inviteMadeByNonOwner(_ invite: InviteID) -> DeviceID? {
+        let h = projector.household
+        guard h.invites[invite] == nil else { return nil }
+        for id in h.rejected.keys {
+            guard let env = try? log.envelope(id), case .body(let body)? = try? openBody(env),
+                  case .inviteCreate(let made, _, _, _, _)?? = try? LibraryEvent(body), made == invite else { continue }
+            return env.author
+        }
+        return nil
     }
 
     /// Whether the family's events are here but not the invitation this
@@ -518,7 +545,7 @@ extension Home {
     var awaitsInvitation: Bool {
         let h = projector.household
         guard !h.isPrivate, h.owner != deviceID, h.members[deviceID] == nil, let join = h.refusedJoins[deviceID] else { return false }
-        return h.invites[join.invite] == nil
+        return h.invites[join.invite] == nil && invitationMadeByNonOwner == nil
     }
 
     /// What `status` and the commands that write say while ``awaitsInvitation``.

@@ -50,6 +50,41 @@ struct PlantedKeyTests {
         #expect(joined.code == 0 && joined.stdout.contains("as viewer"), "\(joined.stderr)")
     }
 
+    /// An invitation a member made (its `invite.create` refused: "only the
+    /// owner may invite") is refused at `accept` once the family's events
+    /// are read, and a device that joined with it before they were is told
+    /// it never counts, not "waiting for its invitation" forever (a
+    /// security review).
+    @Test func anInvitationAMemberMadeIsRefusedAndNeverAwaited() throws {
+        let mum = try FamctlRunner.mum(shared: true)
+        let dad = FamctlRunner()
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        try mum.ok("sync"); try dad.ok("sync")
+        let dadHome = try Home.open(dad.home)
+        let (family, key) = try dadHome.currentKey()
+        let secret = Sodium.randomSecret(32), invite = InviteID.random()
+        let expires = HLC.milliseconds(of: Date().addingTimeInterval(86_400))
+        let made = try dadHome.append([LibraryEvent.inviteCreate(invite: invite, role: .member, expiresMs: expires,
+                                                                 verifier: JoinProof.key(secret: secret).publicKey.bytes, epoch: key.epoch).body])[0]
+        let owner = try #require(try Home.open(mum.home).projector.household.owner)
+        let code = InviteCode(family: family, invite: invite, secret: secret, owner: owner, key: key, role: .member, expiresMs: expires,
+                              issued: made.hlc, location: .directory(mum.root + "/shared")).text
+        // Before Dad's event is in the folder: the join is written, and waits.
+        let eve = FamctlRunner()
+        try eve.acceptUnread(code, name: "Eve")
+        try dad.ok("sync"); try mum.ok("sync"); try eve.ok("sync")
+        let status = try eve.ok("status")
+        #expect(status.contains("not a member: the invitation it joined with was made by \(dadHome.deviceID.short), not the owner, and never counts")
+                && !status.contains("waiting for its invitation"), "\(status)")
+        let write = try eve.run("subject", "add", "baby")
+        #expect(write.code == 65 && write.stderr.contains("was made by \(dadHome.deviceID.short), not the family's owner, and never counts"), "\(write.stderr)")
+        // After it: refused at once.
+        let frank = FamctlRunner()
+        let refused = try frank.run("accept", code, "--name", "Frank")
+        #expect(refused.code == 65 && refused.stderr.contains("the invitation was made by \(dadHome.deviceID.short), not the family's owner"), "\(refused.stderr)")
+        #expect(!(try mum.ok("members")).contains("Frank"))
+    }
+
     /// A stranger's event under a key epoch nobody made does not stop the
     /// owner; a member's holds a plain rotation back (the owner cannot tell
     /// it from her own lost history) but not that member's removal; this

@@ -185,6 +185,14 @@ enum AcceptCommand: Command {
         // from it was rewritten on its way (its checksum is no seal). Taken
         // as it is, the join would be judged by the owner's terms anyway
         // (a viewer, or expired), after `accept` said otherwise.
+        // Made by a member, not the owner: the family refuses that
+        // invitation, and so every join with it, however long it waits.
+        if let maker = home.inviteMadeByNonOwner(code.invite) {
+            try Self.leaveFamily(home, to: before)
+            throw CLIError.data("the invitation was made by \(maker.short), not the family's owner: the family does not count it, nor a join with it; nothing was written into the family"
+                                + (freshHome ? ", and the home \(path) was made with no family" : ", and this home is as it was"),
+                                hint: "Ask the family's owner for an invitation ('famctl invite' on the owner's device).")
+        }
         if let altered = Self.alteredTerms(code, in: home.projector.household) {
             try Self.leaveFamily(home, to: before)
             throw CLIError.data("the invite code was altered: \(altered); nothing was written into the family"

@@ -97,7 +97,7 @@ enum StatusCommand: Command {
         Console.out("device   \(home.deviceID.short) \"\(home.deviceName)\"")
         Console.out("home     \(home.path)")
         if let name = household.name {
-            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? (home.awaitsInvitation ? "joined, waiting for its invitation" : home.joinIsUnfinished ? "not a member yet: its join is not written (its 'famctl accept' stopped midway; run it again: the records it made before come back with it)" : "not a member")), \(household.members.values.filter(\.isActive).count) active member(s)")
+            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? (home.invitationMadeByNonOwner.map { "not a member: the invitation it joined with was made by \($0.short), not the owner, and never counts" } ?? (home.awaitsInvitation ? "joined, waiting for its invitation" : home.joinIsUnfinished ? "not a member yet: its join is not written (its 'famctl accept' stopped midway; run it again: the records it made before come back with it)" : "not a member"))), \(household.members.values.filter(\.isActive).count) active member(s)")
             if myRole == nil, home.awaitsInvitation { Console.out("waiting  " + Home.awaitingInvitation) }
         } else if home.knownOwner != nil {
             Console.out("family   \(family) (key epoch \(key.epoch)); " + (home.joinIsUnfinished
