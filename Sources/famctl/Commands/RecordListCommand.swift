@@ -95,17 +95,18 @@ enum RecordShowCommand: Command {
         // names is still the record's (its photo.put says so).
         var listed = Set<String>()
         if case .array(let items)? = r.fields["photos"] { for case .string(let s) in items { listed.insert(s.lowercased()) } }
-        let unlisted = r.deleted ? [] : try home.projector.photos(record: id).map(\.id.lowercasedText).filter { !listed.contains($0) }.sorted()
+        // The family's photos, read once (deleted ones too).
+        let photos = r.deleted ? [] : try home.projector.photos(includeDeleted: true)
+        let unlisted = photos.filter { !$0.deleted && $0.record == id }.map(\.id.lowercasedText).filter { !listed.contains($0) }.sorted()
         // A photo deleted on one device while another brought the record
         // back: the restore's list, which names it, won (the delete wrote
         // no list). It takes no room, and the next list written drops it.
-        let stillListed = Home.photoList(r)
-        let livePhotos = try home.withoutDeletedPhotos(stillListed)
-        let deletedListed = r.deleted ? [] : stillListed.compactMap(\.stringValue).filter { text in !livePhotos.contains { $0.stringValue == text } }
+        let deletedIDs = Set(photos.filter(\.deleted).map(\.id.lowercasedText)), known = Set(photos.map(\.id.lowercasedText))
+        let listedTexts = r.deleted ? [] : Home.photoList(r).compactMap(\.stringValue)
+        let deletedListed = listedTexts.filter { deletedIDs.contains($0.lowercased()) }
         // Ids that name no photo here (a record imported from another
         // home's export, or a photo whose metadata has not arrived yet).
-        let known = stillListed.isEmpty ? [] : Set(try home.projector.photos(includeDeleted: true).map(\.id.lowercasedText))
-        let unknownListed = r.deleted ? [] : stillListed.compactMap(\.stringValue).filter { !known.contains($0.lowercased()) }
+        let unknownListed = listedTexts.filter { !known.contains($0.lowercased()) }
         // A deleted record shows no fields; what a restore brings back is shown beside it.
         let before = r.deleted ? try home.projector.heldFields(id) : [:]
         if inv.json {
@@ -142,7 +143,7 @@ enum RecordShowCommand: Command {
                             + "fix it with 'famctl record update \(id.lowercasedText) field=value …'.")
             }
         }
-        let live = livePhotos.compactMap(\.stringValue)
+        let live = listedTexts.filter { !deletedIDs.contains($0.lowercased()) }
         if !unknownListed.isEmpty {
             let one = unknownListed.count == 1
             Console.err("famctl: note: \(unknownListed.count) id\(one ? "" : "s") in this record's photos list name\(one ? "s" : "") no photo on this device "
