@@ -210,6 +210,41 @@ public final class Replicator {
         return written
     }
 
+    /// Writes back, from this log, the chain of every other author whose
+    /// folder is gone from the shared folder as a whole (the listing shows
+    /// no file of it, and read it): a device lost for good, its folder
+    /// deleted, would otherwise leave its events to the devices that had
+    /// them, and every device joining later would miss them without a
+    /// word. Only a whole folder gone counts, and only while another
+    /// device's folder is there (none at all is an unmounted drive's empty
+    /// mount point, or a new location): compaction replaces an
+    /// author's files but never empties its folder, while files missing
+    /// within it may be on their way (a sync engine's order). Segments are
+    /// signed by their authors, so any device may write them
+    /// (``carryOthersIfAsked()``). Returns how many segments it wrote.
+    func writeBackVanished(listed: Set<String>, unreadFolders: Set<String>) throws -> Int {
+        var present = Set<String>()
+        for path in listed { if let slash = path.firstIndex(of: "/") { present.insert(String(path[..<slash])) } }
+        // No other device's folder at all: a drive unmounted under its
+        // mount point, or a new location (``carryOthersIfAsked()``), not
+        // one device's folder deleted; nothing is written into it.
+        guard present.contains(where: { $0 != me.hex && $0 != "blobs" }) else { return 0 }
+        var written = 0
+        for (author, head) in try log.heads(in: family).sorted(by: { $0.key.hex < $1.key.hex })
+        where author != me && head.seq > 0 && !present.contains(author.hex) && !unreadFolders.contains(author.hex) {
+            var last: UInt64 = 0
+            while head.seq > last {
+                // A damaged event (and what follows it) stays behind, as in ``carryOthersIfAsked()``.
+                guard let envs = try Self.unlessDamaged({ try nextSegment(of: author, after: last, through: head.seq) }) else { break }
+                guard let first = envs.first, first.seq == last + 1,
+                      envs.enumerated().allSatisfy({ $1.seq == first.seq + UInt64($0) }) else { break }
+                if try create(Segment(envelopes: envs)).created { written += 1 }
+                last = envs.last!.seq
+            }
+        }
+        return written
+    }
+
     /// The highest seq up to which the segments `listed` under `author`'s
     /// folder hold its chain from seq 1 without a gap (0: none).
     static func coveredFromStart(of author: DeviceID, in listed: Set<String>) -> UInt64 {
@@ -375,6 +410,9 @@ public final class Replicator {
         /// Other devices' segments written into a new location (see
         /// ``Replicator/carryOthersIfAsked()``).
         public var carried = 0
+        /// Segments of other authors whose folders were gone from the
+        /// shared folder, written back from this log (``writeBackVanished(listed:unreadFolders:)``).
+        public var restoredOthers = 0
         /// Files that verified as files but held events that do not (a bad
         /// signature, bytes that do not decode, another family's): each
         /// path with how many; the file's other events were taken.
@@ -600,6 +638,7 @@ public final class Replicator {
             lastListing = listed
             lastUnreadFolders = unreadFolders
             report.rewritten += try republishMissing(listed: listed, into: &report)
+            report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)
         }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))

@@ -579,7 +579,7 @@ enum SyncCommand: Command {
         }
         if json {
             Console.json(["published": r.published.events, "waiting": waiting, "segments": r.published.segments, "compacted": r.published.compacted,
-                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried,
+                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
                           "photosUploaded": r.photosUploaded, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
@@ -595,6 +595,10 @@ enum SyncCommand: Command {
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
         if r.pulled.carried > 0 {
             Console.out("wrote \(r.pulled.carried) segment(s) of the other devices' events into the new location (from this device's log)")
+        }
+        if r.pulled.restoredOthers > 0 {
+            Console.out("wrote back \(r.pulled.restoredOthers) segment(s) of other devices whose folders were gone from the shared folder (from this device's log), "
+                        + "so that devices joining later get their events")
         }
         if r.pulled.rewritten > 0 {
             Console.out("wrote again \(r.pulled.rewritten) of this device's segment(s) missing from the shared folder (from its log)")

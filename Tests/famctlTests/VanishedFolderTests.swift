@@ -1,0 +1,36 @@
+import Foundation
+@testable import famctl
+import Testing
+
+/// A device lost for good whose folder is then deleted from the shared
+/// folder: the devices that hold its events write them back, so that a
+/// device joining later gets them too (a review over real Syncthing: the
+/// new device silently ended on another digest, missing the records).
+struct VanishedFolderTests {
+    @Test func aVanishedDevicesFolderIsWrittenBackForLaterJoiners() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.dad, family.members[1])
+        let record = try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4", "note=gran's")
+        try gran.ok("sync")
+        for r in [mum, dad] { try r.ok("sync") }
+        // Gran's device is lost; someone deletes its folder.
+        let granID = try Home.open(gran.home).deviceID.hex
+        let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first)
+        try FileManager.default.removeItem(atPath: family.dir + "/" + familyFolder + "/" + granID)
+
+        let round = try mum.ok("sync")
+        #expect(round.contains("wrote back 1 segment(s) of other devices whose folders were gone from the shared folder"), "\(round)")
+        #expect(FileManager.default.fileExists(atPath: family.dir + "/" + familyFolder + "/" + granID))
+        // Written once: the next rounds, on any device, find it there.
+        #expect(!(try mum.ok("sync")).contains("wrote back"))
+        #expect(!(try dad.ok("sync")).contains("wrote back"))
+
+        let uncle = FamctlRunner()
+        try uncle.ok("accept", try mum.ok("invite"), "--name", "Uncle", "--dir", family.dir)
+        for r in [uncle, mum, dad, uncle] { try r.ok("sync") }
+        #expect(try uncle.ok("record", "show", record).contains("mood=4"))
+        #expect(try uncle.ok("digest") == mum.ok("digest"))
+        #expect(try dad.ok("digest") == mum.ok("digest"))
+        #expect(try uncle.ok("replay").hasSuffix("result: OK"))
+    }
+}
