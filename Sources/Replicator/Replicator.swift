@@ -730,6 +730,15 @@ public final class Replicator {
                 try mark(path, "read", Self.misplacedMark + "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") \(name); nothing here is this folder's")
                 return .done
             }
+            // A sync engine's conflict copy is made whole (a rename of a
+            // file it had): one that does not verify is not on its way, it
+            // is damaged. Nothing to wait for: named by `status` while it
+            // stays, as a leftover that can be deleted, not "not yet arrived"
+            // at every round for good (a review over real Syncthing).
+            if case .conflictCopy = kind {
+                try mark(path, "read", Self.misplacedMark + "a sync engine's conflict copy that is damaged (\(error.description)): no event file, nothing in it is read; it can be deleted")
+                return .done
+            }
             report.notYetArrived.append((path, error.description))
             try mark(path, "unverifiable", error.description, tag: Self.judgedTag(tag))
             return .notYet

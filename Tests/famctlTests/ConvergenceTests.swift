@@ -95,6 +95,35 @@ struct ConvergenceTests {
         _ = env
     }
 
+    /// A sync engine's conflict copy that does not verify (damaged on one
+    /// side before the engine kept both) is no file on its way: named by
+    /// `status` as a leftover that can be deleted, not "not yet arrived" at
+    /// every round for good (a review over real Syncthing).
+    @Test func aDamagedConflictCopyIsALeftoverNotAFileOnItsWay() throws {
+        let family = try SharedFamily()
+        let (mum, dad, dir) = (family.mum, family.dad, family.dir)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        try dad.ok("sync")
+        let dadHome = try Home.open(dad.home)
+        let folder = dir + "/" + dadHome.family.description + "/" + dadHome.deviceID.hex
+        let name = try #require(try FileIO.list(folder).first { $0.hasSuffix(".seg") })
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/" + name)))
+        bytes[bytes.count / 2] ^= 0x40
+        let copy = String(name.dropLast(4)) + ".sync-conflict-20261205-205159-T6JQGFF.seg"
+        try Data(bytes).write(to: URL(fileURLWithPath: folder + "/" + copy))
+        for _ in 0..<2 {
+            let round = try mum.run("sync")
+            #expect(round.code == 0 && !round.stdout.contains("not yet arrived") && !round.stderr.contains("not yet arrived"), "\(round.stdout) \(round.stderr)")
+        }
+        let status = try mum.ok("status")
+        #expect(status.contains(copy) && status.contains("a sync engine's conflict copy that is damaged") && status.contains("it can be deleted")
+                && !status.contains("not yet arrived"), "\(status)")
+        try FileManager.default.removeItem(atPath: folder + "/" + copy)
+        try mum.ok("sync")
+        #expect(!(try mum.ok("status")).contains("conflict copy"))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
     @Test func concurrentPublishersAndAReaderNeverSeeAHalfFile() throws {
         let family = try SharedFamily(["A", "B"])
         let (mum, a, b) = (family.mum, family.members[0], family.members[1])
