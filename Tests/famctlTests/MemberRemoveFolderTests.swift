@@ -8,6 +8,26 @@ import Testing
 /// though written while it was a member. `member remove` looks in the
 /// shared folder first (a user trial found them rejected).
 struct MemberRemoveFolderTests {
+    /// A removed member's writes after its removal arrive and are refused:
+    /// the round says how many it brought that the family does not count,
+    /// not a bare "pulled N new event(s)" (a review over real Syncthing).
+    @Test func aRoundSaysWhatItBroughtThatDoesNotCount() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.dad, family.members[1])
+        try mum.ok("member", "remove", "Gran")
+        // Gran, not yet told, writes two records and shares them.
+        for mood in [2, 4] { try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(mood)") }
+        _ = try gran.run("sync")
+        for r in [mum, dad] {
+            let round = try r.ok("sync")
+            #expect(round.contains("; 2 of the others' event(s) not counted by the family ('famctl status' lists why)"), "\(round)")
+            let again = try r.ok("sync")
+            #expect(!again.contains("not counted"), "said once: \(again)")
+        }
+        let json = try JSONSerialization.jsonObject(with: Data(try dad.ok("sync", "--json").utf8)) as? [String: Any]
+        #expect(json?["notCounted"] as? Int == 0)
+    }
+
     @Test func eventsInTheFolderNotReadYetHoldTheRemovalBackUnlessNow() throws {
         let family = try SharedFamily(["Aunt", "Uncle"])
         let (mum, aunt, uncle) = (family.mum, family.members[0], family.members[1])

@@ -55,7 +55,7 @@ enum PhotoGetCommand: Command {
     /// The error for no live photo `id` here, `found` what the stores hold
     /// of it: a deleted one said as such.
     static func noPhoto(_ id: UUID, found: PhotoState?) -> CLIError {
-        guard found?.deleted == true else { return CLIError(.noInput, "no photo \(id.lowercasedText)", hint: "'famctl photo list' shows the photos.") }
+        guard found?.deleted == true else { return CLIError(.noInput, "no photo \(id.lowercasedText)", hint: "'famctl photo list' shows the photos this device knows of; one another device added since this device's last 'famctl sync' comes with the next.") }
         return CLIError(.noInput, "photo \(id.lowercasedText) is deleted", hint: "'famctl photo list' shows the photos there are.")
     }
 

@@ -137,6 +137,10 @@ enum SyncCommand: Command {
         var damagedPhotos: [String] = []
         /// Photos of this device uploaded this round (their encrypted files).
         var photosUploaded = 0
+        /// Of the other devices' events this round brought, those the
+        /// family does not count (a removed member's after its removal, a
+        /// viewer's change…): `status` lists them.
+        var notCounted = 0
         /// Why publishing failed when the peer refused this device's writes
         /// (a read-only folder, a full disk): the round still pulled.
         var publishFailure: CLIError?
@@ -293,6 +297,9 @@ enum SyncCommand: Command {
     private static func lockedRound(_ home: Home) throws -> Round {
         let replicator = try home.replicator()
         let deniedBefore = ownDenied(home)
+        // The others' events the family refuses (a removed member's, a
+        // viewer's): those this round brings are counted apart.
+        let rejectedBefore = Set(((try? home.projector.rejections()) ?? []).map(\.event))
         let publishedBefore = try Replicator.publishedSeq(log: home.log, family: home.family)
         do {
             // A peer that refuses this device's writes (a read-only mount, a
@@ -361,7 +368,8 @@ enum SyncCommand: Command {
             let blobs = photos.unreadableOnPeer.map {
                 "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
             }
-            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded,
+            let notCounted = ((try? home.projector.rejections()) ?? []).count { !rejectedBefore.contains($0.event) && $0.author != home.deviceID }
+            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded, notCounted: notCounted,
                          warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home))
         } catch let e as PeerError {
             // What the events pulled before the failure undid is said now:
@@ -582,7 +590,7 @@ enum SyncCommand: Command {
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
-                          "photosUploaded": r.photosUploaded, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
+                          "photosUploaded": r.photosUploaded, "notCounted": r.notCounted, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
                           "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] },
                           "ownDamagedInLog": r.pulled.ownDamagedInLog.map { ["file": $0.path, "seq": Int($0.seq)] as [String: Any] }] as [String: Any], compact: oneLine)
             return
@@ -591,7 +599,8 @@ enum SyncCommand: Command {
                     + (r.published.compacted > 0 ? ", compacted \(r.published.compacted) small segments" : "")
                     + (waiting > 0 ? "; \(waiting) event(s) of this device wait to go out (see below)" : "")
                     + (r.photosUploaded > 0 ? ", and \(r.photosUploaded) photo(s)" : ""))
-        Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)")
+        Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)"
+                    + (r.notCounted > 0 ? "; \(r.notCounted) of the others' event(s) not counted by the family ('famctl status' lists why)" : ""))
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
         if r.pulled.carried > 0 {
             Console.out("wrote \(r.pulled.carried) segment(s) of the other devices' events into the new location (from this device's log)")
