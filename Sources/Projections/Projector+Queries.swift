@@ -242,6 +242,15 @@ extension Projector {
             """).first([.text(id.lowercasedText)]) { r in try Self.recordState(r, id: 0, put: 1) } ?? nil
     }
 
+    /// ``StoredRecordRow/revision`` of a record, live or deleted; `nil`
+    /// when no event names it.
+    public func recordRevision(_ id: UUID) throws -> String? {
+        try database.statement("""
+            SELECT \(Self.recordColumns) FROM \(schema).p_entities
+            WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
+            """).first([.text(id.lowercasedText)]) { r in StoredRecordRow(r, id: 0, put: 1).revision }
+    }
+
     /// The names of the fields a record holds, visible or not (a deleted
     /// record's would show again were it re-created), not cleared, meta
     /// fields left out; empty when no event names it.

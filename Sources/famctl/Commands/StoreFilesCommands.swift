@@ -85,6 +85,7 @@ enum ExportStoresCommand: Command {
             var o: [String: JSONValue] = ["focus": .string(s.focus.description), "kind": .string(s.kind.rawValue)]
             for (k, v) in s.fields { o[k] = v }
             if s.removed { o["removed"] = .bool(true) }
+            o["revision"] = .string(subjectRevision(s))
             return .object(o)
         }
         try write(.array(subjects), to: dir + "/subjects.json")
@@ -109,7 +110,7 @@ enum ExportStoresCommand: Command {
                     guard let r = try row.state() else { return nil }
                     let problems = Self.problems(of: r, schema: schema, overlapping: overlapping)
                     if !problems.isEmpty { withProblems.add() }
-                    return PrettyJSON.bytes(Self.row(r, problems: problems), indent: 1)
+                    return PrettyJSON.bytes(Self.row(r, problems: problems, revision: row.revision), indent: 1)
                 }.print { add in try forEachInFileOrder(projector, store: store) { try add($0) } }
                 try file.commit()
             } catch let e as FileIO.Failure {
@@ -134,14 +135,26 @@ enum ExportStoresCommand: Command {
         }
     }
 
+    /// A fingerprint of a care subject as this home holds it: its newest
+    /// put, its fields and whether it is removed. What `subjects.json`
+    /// writes for each row, so that an import can tell whether the subject
+    /// changed since (renamed, removed…).
+    static func subjectRevision(_ s: SubjectState) -> String {
+        let fields = JSONValue.object(s.fields).jsonBytes
+        return Hex.encode(Array(Sodium.blake2b256(s.updated.bytes + [s.removed ? 1 : 0] + fields).prefix(16)))
+    }
+
     /// The files an export writes: each store's, then the care subjects'.
     static let fileNames = StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"]
 
-    /// A record's item in its store's file.
-    static func row(_ r: RecordState, problems: [String]) -> JSONValue {
+    /// A record's item in its store's file; `revision`, its stored row's
+    /// (``StoredRecordRow/revision``): what an import compares with the
+    /// record's then, to tell whether it changed since this export.
+    static func row(_ r: RecordState, problems: [String], revision: String? = nil) -> JSONValue {
         var row: [String: JSONValue] = ["id": .string(r.id.lowercasedText), "focus": .string(r.focus), "at": r.at.map(JSONValue.string) ?? .null,
                                         "fields": .object(r.fields),
                                         "author": .string(r.creator.hex), "updated": .string(TimeText.format(r.updated.hlc.date))]
+        if let revision { row["revision"] = .string(revision) }
         if !problems.isEmpty { row["problems"] = .array(problems.map(JSONValue.string)) }
         return .object(row)
     }
@@ -283,6 +296,12 @@ enum ImportStoresCommand: Command {
         let removed = Dictionary(try home.projector.subjects(includeRemoved: true).filter(\.removed).map { ($0.focus, $0.fields) },
                                  uniquingKeysWith: { a, _ in a })
         var knownSubjects = Set(existing.keys)
+        // Every subject here, removed ones too: a subjects.json row of an
+        // export older than the subject's last change is kept out.
+        let allSubjects = Dictionary(try home.projector.subjects(includeRemoved: true).map { ($0.focus, $0) }, uniquingKeysWith: { a, _ in a })
+        var olderSubjects: [Int] = []
+        // Subjects an earlier row of the file already changed: compared once.
+        var named2: Set<FocusKey> = []
         var subjectEvents: [EventBody] = []
         var subjectTally: Tally?
         // New subjects of a refused subjects.json: the records naming them wait for it.
@@ -335,6 +354,11 @@ enum ImportStoresCommand: Command {
                 let current = now[focus], had = current ?? [:]
                 let changed = fields.filter { had[$0.key] != $0.value && !($0.value == .null && had[$0.key] == nil) }
                 if current != nil && changed.isEmpty { unchanged += 1; continue }
+                if !changed.isEmpty || current == nil, let revision = o["revision"]?.stringValue, !inv.flag("--overwrite-newer"), !named2.contains(focus), let here = allSubjects[focus],
+                   ExportStoresCommand.subjectRevision(here) != revision {
+                    olderSubjects.append(i)
+                    continue
+                }
                 let merged = had.merging(changed) { $1 }.filter { $0.value != .null }
                 do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: merged) } catch {
                     failures.append("subjects.json[\(i)]: \(error)"); bad = true; continue
@@ -345,6 +369,7 @@ enum ImportStoresCommand: Command {
                     bad = true; continue
                 }
                 if current == nil { added += 1 } else { updated += 1 }
+                named2.insert(focus)
                 now[focus] = merged
                 var written = current == nil ? merged : changed
                 // Added again after a removal: the fields it held that the row
@@ -355,6 +380,10 @@ enum ImportStoresCommand: Command {
                 events.append(SubjectEvent(focus: focus, fields: written).body)
                 if o["removed"] == .bool(true) { events.append(SubjectEvent.delete(focus).body) }
             }
+            if !olderSubjects.isEmpty {
+                warnings.append("subjects.json: \(olderSubjects.count) row(s) of care subjects changed here since this export (renamed, removed…): kept out, "
+                                + "not to undo those changes (rows \(olderSubjects.map(String.init).joined(separator: ", "))); to write them over the subjects, import again with --overwrite-newer")
+            }
             if bad {
                 removedInFile = []
                 removedAgain = []
@@ -363,7 +392,7 @@ enum ImportStoresCommand: Command {
             } else {
                 knownSubjects.formUnion(now.keys)
                 subjectEvents = events
-                subjectTally = Tally(added: added, updated: updated, unchanged: unchanged)
+                subjectTally = Tally(added: added, updated: updated, unchanged: unchanged, older: olderSubjects.count)
             }
         }
         if !subjectEvents.isEmpty { try home.append(subjectEvents) }
@@ -376,7 +405,7 @@ enum ImportStoresCommand: Command {
             var fileIDs = Set<UUID>(), unreadKeys = Set<String>()
             // Rows naming an outside record (`source`), by index.
             var sourced: [(row: Int, id: UUID, key: String)] = []
-            let read: Set<String> = ["id", "focus", "at", "store", "fields", "problems", "author", "updated"]
+            let read: Set<String> = ["id", "focus", "at", "store", "fields", "problems", "author", "updated", "revision"]
             guard let rows = try StoreFileRows.read(dir + "/" + file, failures: &failures, each: { i, row in
                 guard case .object(let o) = row else { return }
                 if let text = o["id"]?.stringValue, let id = UUID(text: text) {
@@ -553,13 +582,14 @@ enum ImportStoresCommand: Command {
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
             Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged, "recreated": $0.1.recreated, "olderKept": $0.1.older]) }),
-                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged, "removedAgain": removedAgain.count] as [String: Any] } ?? NSNull(),
+                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged, "olderKept": $0.older, "removedAgain": removedAgain.count] as [String: Any] } ?? NSNull(),
                           "errors": failures, "warnings": warnings, "ignored": ignored])
         } else {
             for w in warnings { Console.err("famctl: warning: \(w)") }
             for name in ignored { Console.err("famctl: warning: \(name) was not read: it is not one of the store files (feeding.json … subjects.json)") }
-            if let t = subjectTally, t.added + t.updated + t.unchanged > 0 {
+            if let t = subjectTally, t.added + t.updated + t.unchanged + t.older > 0 {
                 Console.out("subjects.json: \(t.added) added, " + (t.updated > 0 ? "\(t.updated) updated, " : "") + "\(t.unchanged) already there"
+                            + (t.older > 0 ? ", \(t.older) older than this home's (kept out)" : "")
                             + (removedAgain.isEmpty ? "" : " (of the added, \(removedAgain.count) removed again, as the file has \(removedAgain.count == 1 ? "it" : "them"), with \(removedAgain.count == 1 ? "its" : "their") records)"))
             }
             for (file, t) in tallies where t.added + t.updated + t.unchanged + t.older > 0 {
@@ -622,6 +652,9 @@ enum ImportStoresCommand: Command {
         /// When the row's record last changed where it was exported
         /// (`"updated"`, in milliseconds), when the row gives it.
         var updatedMilliseconds: UInt64? = nil
+        /// The record's revision where it was exported (`"revision"`),
+        /// when the row gives it.
+        var revision: String? = nil
         /// The rules the row says it breaks ("problems", as 'export stores' writes them).
         var problems: Set<String> = []
     }
@@ -691,7 +724,8 @@ enum ImportStoresCommand: Command {
         // Informative only (a file made elsewhere need not give it): one
         // that is not a time is not checked against.
         let updated = o["updated"]?.stringValue.flatMap { TimeText.parse($0) }.map { UInt64(max(0, ($0.timeIntervalSince1970 * 1000).rounded())) }
-        return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, updatedMilliseconds: updated, problems: problems)
+        return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, updatedMilliseconds: updated,
+                   revision: o["revision"]?.stringValue, problems: problems)
     }
 
     /// Checks a row against its store's rules; returns the rules it breaks
@@ -726,11 +760,16 @@ enum ImportStoresCommand: Command {
         return broken
     }
 
-    /// Whether the home's live record changed after the row's `"updated"`
-    /// (to the millisecond, as the export writes it): a row of an older
-    /// export, which would undo what changed since.
+    /// Whether the home's live record changed since the row was exported:
+    /// its revision is not the row's (``StoredRecordRow/revision``: any
+    /// change merged in since, however it is dated), or, for a row without
+    /// one (an export by an earlier famctl), it changed after the row's
+    /// `"updated"` (to the millisecond, as the export writes it). Such a
+    /// row would undo what changed since.
     static func olderThanHome(_ r: Row, home: Home) throws -> Bool {
-        guard let rowUpdated = r.updatedMilliseconds, let current = try home.projector.record(r.id), !current.deleted else { return false }
+        guard let current = try home.projector.record(r.id), !current.deleted else { return false }
+        if let revision = r.revision { return try home.projector.recordRevision(r.id) != revision }
+        guard let rowUpdated = r.updatedMilliseconds else { return false }
         return current.updated.hlc.milliseconds > rowUpdated
     }
 
