@@ -185,6 +185,14 @@ final class Home {
                                hint: "Pass this device's home instead (--home DIR or FAMCTL_HOME; 'famctl settings sync' there shows its shared folder). "
                                    + "A home is never made in a shared folder: its sync would copy the device's private key to every member.")
             }
+            // Its key lost, but a stores file of records left: `export
+            // stores` writes them (and `init` would not wipe them).
+            if let (file, records) = storesWithRecords(in: path) {
+                var e = CLIError(.noInput, "\(path) has no \(identityFile) (this device's key), but holds \(file) with \(records) record(s)",
+                                 hint: "'famctl export stores DIR --home \(path)' writes them (import them into a new home); restore \(identityFile) from a backup of this device to use the home again.")
+                e.logUnreadable = true
+                throw e
+            }
             throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(path)'.")
         }
         guard FileIO.isRegularFile(idPath) else {
@@ -329,10 +337,31 @@ final class Home {
             throw CLIError(.cantCreate, "\(path) holds a log of \(events) events but no \(identityFile)",
                            hint: "Restore \(identityFile) from a backup of this device, or create the new device in another --home.")
         }
+        // The log empty (gone, or lost), but a stores file of records: they
+        // may be the last copy of what this home held (`export stores`
+        // still writes them); never wiped by a new device's files.
+        if let (file, records) = storesWithRecords(in: path) {
+            var e = CLIError(.cantCreate, "\(path) holds \(file) with \(records) record(s) but no \(identityFile), and its log holds no events: they may be the last copy of this home's records; nothing was written",
+                             hint: "'famctl export stores DIR --home \(path)' writes them (import them into a new home), then create the new device in another --home.")
+            e.logUnreadable = true
+            throw e
+        }
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
         for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where name.hasPrefix("projection.") {
             try? FileManager.default.removeItem(atPath: path + "/" + name)
         }
+    }
+
+    /// A stores file of the home at `path` that holds records, and how
+    /// many (read only; a file that cannot be read counts as none).
+    static func storesWithRecords(in path: String) -> (String, Int)? {
+        for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+        where (try? /projection\.[0-9]+\.sqlite/.wholeMatch(in: name)) != nil {
+            guard let db = try? Database(path: path + "/" + name, create: false, readOnly: true),
+                  let n = try? db.statement("SELECT count(*) FROM p_entities WHERE kind = 'record'").first { Int($0.int(0)) }, n > 0 else { continue }
+            return (name, n)
+        }
+        return nil
     }
 
     private static func openLog(_ path: String) throws -> EventLog {

@@ -172,6 +172,37 @@ struct DamagedHomeTests {
         #expect(list.contains(a) && list.contains(b) && list.contains("mood=3") && list.contains("pain=2"), "\(list)")
     }
 
+    /// A home whose key and log are lost but whose stores file holds
+    /// records: `init` does not wipe them (it took the home for an
+    /// interrupted init, and the error's own hint said to run it), and
+    /// `export stores` writes them (a review); with the stores file damaged
+    /// too, the export says nothing can be read, not to run itself.
+    @Test func aHomeWithoutItsKeyKeepsItsRecordsForTheExport() throws {
+        let r = FamctlRunner()
+        let (a, _) = try Self.homeWithRecords(r)
+        let projection = try Self.projectionFile(r)
+        try FileManager.default.removeItem(atPath: r.home + "/identity.key")
+        #expect(truncate(r.home + "/famctl.sqlite", 0) == 0)
+        let before = try Data(contentsOf: URL(fileURLWithPath: projection))
+        let status = try r.run("status")
+        #expect(status.code == 66 && status.stderr.contains("has no identity.key (this device's key), but holds projection.") && status.stderr.contains("'famctl export stores DIR"), "\(status.stderr)")
+        let initialised = try r.run("init", "--name", "Again")
+        #expect(initialised.code == 73 && initialised.stderr.contains("record(s) but no identity.key, and its log holds no events") && initialised.stderr.contains("nothing was written"), "\(initialised.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: projection)) == before, "init wiped the stores file")
+        let dir = r.root + "/rescued"
+        let export = try r.run("export", "stores", dir)
+        #expect(export.code == 0 && export.stdout.contains("exported 2 records") && export.stderr.contains("'famctl family create', a new family"), "\(export.stdout) \(export.stderr)")
+        #expect(try String(contentsOfFile: dir + "/postpartum.json", encoding: .utf8).contains(a))
+        // Log and stores both gone: said so, not "export stores still writes them".
+        let both = FamctlRunner()
+        _ = try Self.homeWithRecords(both)
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: both.home + "/famctl.sqlite" + suffix) }
+        #expect(truncate(both.home + "/famctl.sqlite", 0) == 0)
+        try Data(repeating: 0x5a, count: 65_536).write(to: URL(fileURLWithPath: try Self.projectionFile(both)))
+        let none = try both.run("export", "stores", both.root + "/nothing")
+        #expect(none.code == 65 && none.stderr.contains("no stores' file of this home can be read either") && !none.stderr.contains("still writes"), "\(none.stderr)")
+    }
+
     /// `init` writes the device key last, so a home with a key had a log:
     /// without it, a command refuses (66) and makes no empty log in its place.
     @Test func aHomeWithoutItsLogIsRefusedAndNoEmptyLogIsMade() throws {

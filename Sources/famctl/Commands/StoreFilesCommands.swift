@@ -29,12 +29,16 @@ enum ExportStoresCommand: Command {
         do { home = try Home.open(location) } catch let e as CLIError where e.logUnreadable && !inv.flag("--before-joining") {
             // A damaged log: the stores' file may still hold every record,
             // those never synced included. Written from a copy of it.
-            guard let salvage = try SalvagedStores.open(home: location) else { throw e }
+            guard let salvage = try SalvagedStores.open(home: location) else {
+                throw CLIError(e.code, e.message + "; and no stores' file of this home can be read either, to write its records from",
+                               hint: "Restore \(Home.databaseFile) (with its -wal file, if any) from a backup of this home; the family's other devices hold what it had published.")
+            }
             Console.err("famctl: warning: this home's log cannot be read (\(e.message)); the files are written from the stores' file \(salvage.file) "
                 + "as it stood at its last update (log position \(salvage.mark)), read from a copy: nothing in the home is changed.")
             try write(from: salvage.projector, to: dir, inv: inv)
-            Console.err("famctl: Keep this export. Then join the family again from a new home ('famctl init', 'famctl accept' with a new invitation) "
-                + "and 'famctl import stores \(ShellWord.quoted(dir))' there: it brings back the records the family's devices do not hold.")
+            Console.err("famctl: Keep this export. Then make a new home (a member: 'famctl accept' with a new invitation; the family's owner, "
+                + "whom nobody else can invite: 'famctl init' and 'famctl family create', a new family) and run 'famctl import stores \(ShellWord.quoted(dir))' there: "
+                + "it brings back the records the family's devices do not hold.")
             return
         }
         // The private chain of a device that joined a family: its records
