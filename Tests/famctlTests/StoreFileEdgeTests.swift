@@ -397,4 +397,33 @@ struct StoreFileEdgeTests {
         #expect(edited.stdout.contains("postpartum.json: 0 added, 1 updated, 0 unchanged"), "\(edited.stdout) \(edited.stderr)")
         #expect(try mum.ok("record", "show", id).contains("mood=4"))
     }
+
+    /// A sleep row kept out as older stays as the home has it, and the
+    /// file's other sleeps are checked against that span, not the file's
+    /// stale one (a review: a deleted sleep came back overlapping the
+    /// home's, no word; a new row was refused against a span the home no
+    /// longer had).
+    @Test func keptOutSleepsAreMetAsTheHomeHasThem() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        let s1 = try f.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-12-04T11:00:00Z", "end=2026-12-04T12:00:00Z")
+        let s2 = try f.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-12-04T13:00:00Z", "end=2026-12-04T14:00:00Z")
+        let dir = f.root + "/e"
+        try f.ok("export", "stores", dir)
+        // Here: S1 moved earlier; a new row in the file where S1 was.
+        try f.ok("record", "update", s1, "start=2026-12-04T09:00:00Z", "end=2026-12-04T10:00:00Z")
+        var rows = try ExportProblemsTests.rows(dir, "sleep")
+        rows.append(["id": UUID().uuidString.lowercased(), "focus": baby, "at": "2026-12-04T11:30:00Z",
+                     "fields": ["start": "2026-12-04T11:30:00Z", "end": "2026-12-04T12:30:00Z"]])
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/sleep.json"))
+        let added = try f.run("import", "stores", dir)
+        #expect(added.code == 0 && added.stdout.contains("sleep.json: 1 added, 0 updated, 1 unchanged, 1 older than this home's (kept out)"), "\(added.stdout) \(added.stderr)")
+        // Here: S2 deleted, S1 moved onto its span; the file would bring S2 back onto S1.
+        try f.ok("record", "delete", s2)
+        try f.ok("record", "update", s1, "start=2026-12-04T13:00:00Z", "end=2026-12-04T14:00:00Z")
+        try JSONSerialization.data(withJSONObject: Array(rows.dropLast())).write(to: URL(fileURLWithPath: dir + "/sleep.json"))
+        let refused = try f.run("import", "stores", dir)
+        #expect(refused.code == 65 && refused.stderr.contains("sleep.json[1]: sleep.start: overlaps sleep \(s1)"), "\(refused.stdout) \(refused.stderr)")
+        #expect(try f.ok("record", "show", s2).hasSuffix("(deleted)"))
+        #expect(!(try f.ok("status")).contains("overlap"))
+    }
 }

@@ -253,7 +253,7 @@ enum ImportStoresCommand: Command {
     /// `recreated`: of the added, records deleted on this device before
     /// (an old export brings them back: said, not counted as merely new).
     /// `older`: rows kept out because the home's record changed after the
-    /// row's `updated` (see ``olderThanHome(_:home:)``).
+    /// row's `revision` or `updated` (see ``olderThanHome(_:revision:updated:home:)``).
     struct Tally { var added = 0, updated = 0, unchanged = 0, recreated = 0, older = 0 }
 
     static func run(_ inv: Invocation) throws {
@@ -409,11 +409,16 @@ enum ImportStoresCommand: Command {
             var fileIDs = Set<UUID>(), unreadKeys = Set<String>()
             // Rows naming an outside record (`source`), by index.
             var sourced: [(row: Int, id: UUID, key: String)] = []
+            // Rows dated by their export (`revision`, or `updated`): checked
+            // against the home's records once the file is read.
+            var dated: [(id: UUID, revision: String?, updated: UInt64?)] = []
             let read: Set<String> = ["id", "focus", "at", "store", "fields", "problems", "author", "updated", "revision"]
             guard let rows = try StoreFileRows.read(dir + "/" + file, failures: &failures, each: { i, row in
                 guard case .object(let o) = row else { return }
                 if let text = o["id"]?.stringValue, let id = UUID(text: text) {
                     fileIDs.insert(id)
+                    let revision = o["revision"]?.stringValue, updated = o["updated"].flatMap(Self.updatedMilliseconds)
+                    if revision != nil || updated != nil { dated.append((id, revision, updated)) }
                     if case .object(let f)? = o["fields"], let key = RecordInput.sourceKey(f["source"]) { sourced.append((i, id, key)) }
                 }
                 for key in o.keys where !read.contains(key) { unreadKeys.insert(key) }
@@ -432,6 +437,14 @@ enum ImportStoresCommand: Command {
                     taken.insert(existing)
                 }
                 fileIDs.formUnion(taken)
+            }
+            // The records changed here since the file was exported: their
+            // rows are kept out (unless asked for), so the home's copies
+            // stay, and the file's other sleeps are checked against those.
+            var keptOut = Set<UUID>()
+            if !inv.flag("--overwrite-newer") {
+                for d in dated where try olderThanHome(d.id, revision: d.revision, updated: d.updated, home: home) { keptOut.insert(d.id) }
+                fileIDs.subtract(keptOut)
             }
             var tally = Tally()
             // Encoded: a body's bytes take a fraction of its values' memory,
@@ -480,15 +493,18 @@ enum ImportStoresCommand: Command {
                     // A row of an export older than the record's last change
                     // would undo that change (a backup "restored" over a
                     // week of edits): kept out, unless asked for.
-                    if let c = change, !c.isNew, !inv.flag("--overwrite-newer"), try olderThanHome(r, home: home) {
+                    if let c = change, !c.isNew, !inv.flag("--overwrite-newer"),
+                       try keptOut.contains(r.id) || (sameSource[i] != nil && olderThanHome(r.id, revision: r.revision, updated: r.updatedMilliseconds, home: home)) {
                         olderRows.append(i)
                         tally.older += 1
                         change = nil
                     }
                     // A row equal to the home's record is left alone, whatever rules the record breaks.
                     var broken = change == nil ? [] : try validate(r, store: store, home: home, replacing: fileIDs)
-                    if store == .sleep, let s = StoreSchema.time(r.fields["start"]) {
-                        let e = StoreSchema.time(r.fields["end"]) ?? .distantFuture
+                    // A sleep kept out stays as the home has it: the file's other sleeps meet that span.
+                    let sleepFields = store == .sleep && olderRows.last == i ? try home.projector.record(r.id)?.fields ?? r.fields : r.fields
+                    if store == .sleep, let s = StoreSchema.time(sleepFields["start"]) {
+                        let e = StoreSchema.time(sleepFields["end"]) ?? .distantFuture
                         let changed = change != nil
                         let listsOverlap = r.problems.contains(ExportStoresCommand.sleepOverlap)
                         // An overlap the import makes (one of the two rows changes) is
@@ -727,7 +743,7 @@ enum ImportStoresCommand: Command {
         guard said.isEmpty, let id, let focus, let at else { throw .data(said.joined(separator: "; ")) }
         // Informative only (a file made elsewhere need not give it): one
         // that is not a time is not checked against.
-        let updated = o["updated"]?.stringValue.flatMap { TimeText.parse($0) }.map { UInt64(max(0, ($0.timeIntervalSince1970 * 1000).rounded())) }
+        let updated = o["updated"].flatMap(updatedMilliseconds)
         return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, updatedMilliseconds: updated,
                    revision: o["revision"]?.stringValue, problems: problems)
     }
@@ -770,11 +786,16 @@ enum ImportStoresCommand: Command {
     /// one (an export by an earlier famctl), it changed after the row's
     /// `"updated"` (to the millisecond, as the export writes it). Such a
     /// row would undo what changed since.
-    static func olderThanHome(_ r: Row, home: Home) throws -> Bool {
-        guard let current = try home.projector.record(r.id), !current.deleted else { return false }
-        if let revision = r.revision { return try home.projector.recordRevision(r.id) != revision }
-        guard let rowUpdated = r.updatedMilliseconds else { return false }
-        return current.updated.hlc.milliseconds > rowUpdated
+    static func olderThanHome(_ id: UUID, revision: String?, updated: UInt64?, home: Home) throws -> Bool {
+        guard let current = try home.projector.record(id), !current.deleted else { return false }
+        if let revision { return try home.projector.recordRevision(id) != revision }
+        guard let updated else { return false }
+        return current.updated.hlc.milliseconds > updated
+    }
+
+    /// A row's `"updated"` in milliseconds; `nil` when it is not a time.
+    static func updatedMilliseconds(_ value: JSONValue) -> UInt64? {
+        value.stringValue.flatMap { TimeText.parse($0) }.map { UInt64(max(0, ($0.timeIntervalSince1970 * 1000).rounded())) }
     }
 
     /// The event that brings the projection to this row, or `nil` when it already matches.
