@@ -34,15 +34,24 @@ struct PlantedKeyTests {
     @Test func aCodeWhoseTermsDifferFromTheOwnersInvitationIsRefused() throws {
         let mum = try FamctlRunner.mum(shared: true)
         let viewer = try InviteCode(parsing: try mum.ok("invite", "--role", "viewer"))
-        func rewritten(_ c: InviteCode, role: Role? = nil, expiresMs: UInt64? = nil) -> String {
+        func rewritten(_ c: InviteCode, role: Role? = nil, expiresMs: UInt64? = nil, issued: HLC? = nil) -> String {
             InviteCode(family: c.family, invite: c.invite, secret: c.secret, owner: c.owner, key: c.key, role: role ?? c.role,
-                       expiresMs: expiresMs ?? c.expiresMs, issued: c.issued, location: c.location).text
+                       expiresMs: expiresMs ?? c.expiresMs, issued: issued ?? c.issued, location: c.location).text
         }
         let dad = FamctlRunner()
         let promoted = try dad.run("accept", rewritten(viewer, role: .member), "--name", "Dad")
         #expect(promoted.code == 65 && promoted.stderr.contains("the invite code was altered: it says member, and the owner's invitation is a viewer's"), "\(promoted.stderr)")
         let later = try dad.run("accept", rewritten(viewer, expiresMs: viewer.expiresMs + 86_400_000), "--name", "Dad")
         #expect(later.code == 65 && later.stderr.contains("the invite code was altered: it says it expires at"), "\(later.stderr)")
+        // Its clock moved three days ahead: the join, dated after it, would date this device's writes ahead of everyone's.
+        let ahead = try dad.run("accept", rewritten(viewer, issued: HLC(milliseconds: viewer.issued.milliseconds + 3 * 86_400_000, counter: 0)), "--name", "Dad")
+        #expect(ahead.code == 65 && ahead.stderr.contains("the invite code was altered: it says it was made at"), "\(ahead.stderr)")
+        // Its key rewritten: it opens none of the owner's events in the folder.
+        let wrongKey = InviteCode(family: viewer.family, invite: viewer.invite, secret: viewer.secret, owner: viewer.owner, key: EpochKey.generate(epoch: viewer.key.epoch),
+                                  role: viewer.role, expiresMs: viewer.expiresMs, issued: viewer.issued, location: viewer.location).text
+        let keyless = try FamctlRunner().run("accept", wrongKey, "--name", "Dad")
+        #expect(keyless.code == 65 && keyless.stderr.contains("the invite code was altered: its key opens none of the owner's events")
+                && !keyless.stderr.contains("note:"), "\(keyless.stderr)")
         let members = try mum.ok("members")
         #expect(!members.contains("Dad"), "\(members)")
         // The code as the owner wrote it joins the home the refusals left without a family.

@@ -185,6 +185,15 @@ enum AcceptCommand: Command {
         // from it was rewritten on its way (its checksum is no seal). Taken
         // as it is, the join would be judged by the owner's terms anyway
         // (a viewer, or expired), after `accept` said otherwise.
+        // The owner's events are here, and the code's key opens none of
+        // them: its key (or epoch) is not the family's. The join would wait
+        // for good, its writes sealed under a key nobody else holds.
+        if try home.log.head(of: code.owner, in: code.family).seq > 0, home.projector.household.owner == nil {
+            try Self.leaveFamily(home, to: before)
+            throw CLIError.data("the invite code was altered: its key opens none of the owner's events in the family's shared folder; nothing was written into the family"
+                                + (freshHome ? ", and the home \(path) was made with no family" : ", and this home is as it was"),
+                                hint: "Ask the family's owner for a new invitation, over a channel you trust.")
+        }
         // Made by a member, not the owner: the family refuses that
         // invitation, and so every join with it, however long it waits.
         if let maker = home.inviteMadeByNonOwner(code.invite) {
@@ -299,7 +308,9 @@ enum AcceptCommand: Command {
         if let failure {
             Console.err("famctl: note: the family's events could not be read before joining (\(failure)); the join is written without knowing "
                 + "whether another device used this invitation first: 'famctl sync' tells.")
-        } else if h.invites[code.invite] == nil, !folderCreated, Self.reachable(location) {
+        } else if h.invites[code.invite] == nil, !folderCreated, Self.reachable(location),
+                  // The owner's events read but none opened: refused next, not noted.
+                  h.owner != nil || ((try? home.log.head(of: code.owner, in: code.family).seq) ?? 0) == 0 {
             // Read, and the invitation not among them: the sync engine has
             // not brought the family's files yet, or this is not the
             // family's folder (a mistyped path), which nothing else would show.
@@ -336,6 +347,12 @@ enum AcceptCommand: Command {
             return "it says it expires at \(TimeText.format(Date(timeIntervalSince1970: Double(code.expiresMs) / 1000))), "
                 + "and the owner's invitation expire\(invite.expiresMs < HLC.milliseconds(of: Date()) ? "d" : "s") at \(TimeText.format(Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000)))"
         }
+        // Its clock: the join is stamped after it, and a later one would
+        // date this device's writes ahead of everyone's.
+        if invite.created.hlc != code.issued {
+            return "it says it was made at \(TimeText.format(code.issued.date)), and the owner's invitation was made at \(TimeText.format(invite.created.hlc.date))"
+        }
+        if invite.epoch != code.key.epoch { return "it carries key epoch \(code.key.epoch), and the owner's invitation key epoch \(invite.epoch)" }
         let probe = DeviceID(bytes: [UInt8](repeating: 0, count: 32))
         let proof = JoinProof.sign(secret: code.secret, family: code.family, invite: code.invite, device: probe)
         if !JoinProof.verify(proof: proof, verifier: invite.verifier, family: code.family, invite: code.invite, device: probe) {
