@@ -446,6 +446,8 @@ struct CommandLineTests {
         let version = try f.run("--version", "status")
         #expect(version.code == 64 && version.stderr.contains("--version takes no command or argument (given: status)") && version.stdout.isEmpty, "\(version.stderr)")
         #expect(try f.ok("--version") == "famctl 0.1.0")
+        let valued = try f.run("--version=1")
+        #expect(valued.code == 64 && valued.stderr.contains("option --version takes no value"), "\(valued.stderr)")
         try f.ok("init", "--name", "Mum's phone")
         let baby = try f.ok("subject", "add", "baby")
         let id = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")

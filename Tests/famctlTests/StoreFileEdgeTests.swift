@@ -426,4 +426,22 @@ struct StoreFileEdgeTests {
         #expect(try f.ok("record", "show", s2).hasSuffix("(deleted)"))
         #expect(!(try f.ok("status")).contains("overlap"))
     }
+
+    /// Two rows of a file with one source, or a row whose source a record
+    /// here already has under another id it does not take: each imported as
+    /// a record of its own, and said (a review: duplicates, no word).
+    @Test func aSourceHeldTwiceIsSaid() throws {
+        let (f, _) = try Self.homeWithBaby()
+        try f.ok("subject", "add", "newMom")
+        let dir = f.root + "/two"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let source: [String: Any] = ["provider": "clinic", "recordId": "v-9"]
+        let rows: [[String: Any]] = (0..<2).map { i in
+            ["id": UUID().uuidString.lowercased(), "focus": "newMom", "at": "2026-11-2\(i)T09:00:00Z", "fields": ["vaccine": "Tdap", "source": source]]
+        }
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: dir + "/vaccination.json"))
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 0 && r.stdout.contains("vaccination.json: 2 added") && r.stderr.contains("vaccination.json[1]: its source clinic:v-9 is row 0's too; imported as a record of its own"),
+                "\(r.stdout) \(r.stderr)")
+    }
 }

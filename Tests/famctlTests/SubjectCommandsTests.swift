@@ -527,6 +527,16 @@ extension FocusByNameTests {
         }
         #expect(try SubjectCommandsTests.subjects(f)[zoe]?["name"] as? String == "Zoë")
         #expect(try SubjectCommandsTests.subjects(f).values.contains { $0["kind"] as? String == "newMom" } == false)
+        // subjects.json likewise.
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let max = "baby:" + UUID().uuidString.lowercased()
+        try JSONSerialization.data(withJSONObject: [["focus": max, "name": "  Max  "]]).write(to: URL(fileURLWithPath: dir + "/subjects.json"))
+        try f.ok("import", "stores", dir)
+        #expect(try SubjectCommandsTests.subjects(f)[max]?["name"] as? String == "Max")
+        try JSONSerialization.data(withJSONObject: [["focus": "baby:" + UUID().uuidString.lowercased(), "name": "   "]]).write(to: URL(fileURLWithPath: dir + "/subjects.json"))
+        let blank = try f.run("import", "stores", dir)
+        #expect(blank.code == 65 && blank.stderr.contains("subjects.json[0]: subject.name: '   ' is only spaces"), "\(blank.stderr)")
     }
 }
 

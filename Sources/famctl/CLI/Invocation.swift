@@ -111,6 +111,7 @@ struct ArgumentParser {
                 if inline != nil { throw .usage("option \(name) takes no value", hint: "Give \(name) alone, or leave it out.") }
                 if name == "--json" { json = true } else { wantsHelp = true }
             case "--version" where command == nil && words.isEmpty:
+                if inline != nil { throw .usage("option --version takes no value", hint: "Give --version alone.") }
                 // `famctl --version status` would print the version alone, the command dropped in silence.
                 if let extra = args[(i + 1)...].first(where: { $0 != "--json" }) {
                     throw .usage("--version takes no command or argument (given: \(extra))", hint: "Run 'famctl --version' alone, then the command.")

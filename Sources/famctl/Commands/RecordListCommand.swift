@@ -122,7 +122,11 @@ enum RecordShowCommand: Command {
         }
         Console.out(RecordView.line(r))
         if r.deleted, !before.isEmpty {
-            Console.err("famctl: note: deleted; its fields before: \(RecordView.fieldsText(before)) ('famctl record restore \(id.lowercasedText)' brings them back)")
+            // Its subject removed since: the restore waits for it.
+            let subjectRemoved = FocusKey(r.focus).map { focus in ((try? home.projector.subject(focus)) ?? nil) == nil } ?? false
+            Console.err("famctl: note: deleted; its fields before: \(RecordView.fieldsText(before)) ("
+                        + (subjectRemoved ? "its care subject \(r.focus) is removed: 'famctl subject restore \(r.focus)', then 'famctl record restore \(id.lowercasedText)' brings them back)"
+                                          : "'famctl record restore \(id.lowercasedText)' brings them back)"))
         }
         let moves = try HistoryView.moves(history, home: home)
         for (i, h) in history.enumerated() {

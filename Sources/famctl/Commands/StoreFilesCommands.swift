@@ -342,7 +342,15 @@ enum ImportStoresCommand: Command {
                     failures.append("subjects.json[\(i)]: \"kind\" \(kind.stringValue.map { "\"\($0)\"" } ?? "\(kind)") does not match focus \(focus) (a \(SubjectKind(focus).rawValue)); leave \"kind\" out or make it match")
                     bad = true; continue
                 }
-                let fields = o.filter { ["name", "birth", "sex", "due"].contains($0.key) }
+                var fields = o.filter { ["name", "birth", "sex", "due"].contains($0.key) }
+                // A name trimmed, as `subject add` trims it; spaces alone refused.
+                if case .string(let given)? = fields["name"] {
+                    let trimmed = given.trimmingCharacters(in: .whitespaces)
+                    if trimmed.isEmpty, !given.isEmpty {
+                        failures.append("subjects.json[\(i)]: subject.name: '\(TerminalText.escaped(given))' is only spaces"); bad = true; continue
+                    }
+                    fields["name"] = .string(trimmed)
+                }
                 if let flag = o["removed"], flag != .bool(true), flag != .bool(false) {
                     failures.append("subjects.json[\(i)]: \"removed\" must be true or false, not \(flag)"); bad = true; continue
                 }
@@ -427,6 +435,7 @@ enum ImportStoresCommand: Command {
             // is that record (imported again from where it came, under a
             // new id): it updates it rather than adding it twice.
             var sameSource: [Int: UUID] = [:]
+            var sourceWarnings: [String] = []
             if !sourced.isEmpty {
                 let bySource = try RecordInput.recordsBySource(store: store, home: home)
                 var taken = Set<UUID>()
@@ -437,6 +446,21 @@ enum ImportStoresCommand: Command {
                     taken.insert(existing)
                 }
                 fileIDs.formUnion(taken)
+                // A source another row of the file, or another live record
+                // here, holds too, and not taken as that record: imported as
+                // a record of its own, said (most likely the same outside
+                // record twice).
+                var firstRow: [String: Int] = [:]
+                for row in sourced {
+                    defer { if firstRow[row.key] == nil { firstRow[row.key] = row.row } }
+                    guard sameSource[row.row] == nil else { continue }
+                    let text = row.key.replacingOccurrences(of: "\u{0}", with: ":")
+                    if let first = firstRow[row.key] {
+                        sourceWarnings.append("\(file)[\(row.row)]: its source \(text) is row \(first)'s too; imported as a record of its own")
+                    } else if let other = bySource[row.key], other != row.id {
+                        sourceWarnings.append("\(file)[\(row.row)]: its source \(text) is record \(other.lowercasedText)'s too; imported as a record of its own")
+                    }
+                }
             }
             // The records changed here since the file was exported: their
             // rows are kept out (unless asked for), so the home's copies
@@ -452,7 +476,7 @@ enum ImportStoresCommand: Command {
             var events: [[UInt8]] = []
             var newSubjects: [FocusKey] = []
             var fileFailures: [String] = []
-            var fileWarnings: [String] = []
+            var fileWarnings: [String] = sourceWarnings
             // Each sleep of the file: its row, baby, span, and whether the import changes it.
             var sleeps = FileSleeps()
             // The file's records replace the home's copies: a sleep is checked
