@@ -170,6 +170,11 @@ struct StoreRulesTests {
         #expect(u.code == 65 && u.stderr.contains("does not define 'sied': did you mean side?"), "\(u.stderr)")
         let kept = try x.f.run("record", "update", id, "--json-fields", #"{"sied": "left"}"#)
         #expect(kept.code == 0 && kept.stderr.contains("does not define 'sied' (did you mean side?)"), "\(kept.stderr)")
+        // Two fields as near: both named. A record's own property mistyped: named too.
+        let both = try x.f.run("record", "add", "--focus", "pregnancy", "--store", "pregnancy", "kind=kick", "nots=x")
+        #expect(both.code == 65 && both.stderr.contains("pregnancy does not define 'nots': did you mean note or notes?"), "\(both.stderr)")
+        let att = try x.f.run("record", "update", id, "att=2026-11-29T08:00:00Z")
+        #expect(att.code == 65 && att.stderr.contains("'att' is not a field of feeding: did you mean 'at', the record's time, given with --at?"), "\(att.stderr)")
     }
 
     /// Every required field missing is named at once, not one per try (a

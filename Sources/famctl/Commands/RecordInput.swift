@@ -67,9 +67,17 @@ enum RecordInput {
         // amount, with a warning easy to miss at 3 a.m. Refused; a field of
         // that name on purpose goes through `--json-fields`.
         for name in undefined where name != "photos" && !jsonNames.contains(name) {
-            if let near = nearest(name, among: schema.fieldNames) {
-                throw .data("\(schema.store.rawValue) does not define '\(name)': did you mean \(near)?",
-                            hint: "Give it as \(near)=…; a field of its own named '\(name)' is given with --json-fields '{\"\(name)\": …}' ('famctl record fields --store \(schema.store.rawValue)' lists the store's fields).")
+            let near = nearestAll(name, among: schema.fieldNames)
+            if let first = near.first {
+                // Two fields as near (`kide`: kind or side): both named.
+                let meant = near.count == 1 ? first : near.dropLast().joined(separator: ", ") + " or " + near.last!
+                throw .data("\(schema.store.rawValue) does not define '\(name)': did you mean \(meant)?",
+                            hint: "Give it as \(first)=…; a field of its own named '\(name)' is given with --json-fields '{\"\(name)\": …}' ('famctl record fields --store \(schema.store.rawValue)' lists the store's fields).")
+            }
+            // A letter or two off a record's own property (`att=`, `fcus=`).
+            if let property = nearest(name, among: Array(reservedNames.keys)), let what = reservedNames[property] {
+                throw .data("'\(name)' is not a field of \(schema.store.rawValue): did you mean '\(property)', \(what)?",
+                            hint: property == "at" ? "For example: --at 2026-11-29T08:15:00+01:00." : "A field of its own named '\(name)' is given with --json-fields.")
             }
         }
         // Any record takes a photo list.
@@ -105,6 +113,14 @@ enum RecordInput {
     /// The word of `candidates` fewest edits from `word` (letters' case
     /// aside), when at most `within`; of several as near, the first in
     /// sorted order: what a "did you mean" suggests.
+    /// Every candidate as near to `word` as the nearest (``nearest(_:among:within:)``'s
+    /// rule), sorted: `kide` is as near to kind as to side.
+    static func nearestAll(_ word: String, among candidates: [String], within: Int = 2) -> [String] {
+        guard let best = nearest(word, among: candidates, within: within) else { return [] }
+        let d = editDistance(best.lowercased(), word.lowercased())
+        return Set(candidates).filter { editDistance($0.lowercased(), word.lowercased()) == d && d < $0.count }.sorted()
+    }
+
     static func nearest(_ word: String, among candidates: [String], within: Int = 2) -> String? {
         // A short word is a letter or two off almost any short name: the
         // edits allowed grow with its length (none for one or two letters
