@@ -194,19 +194,26 @@ public final class Replicator {
             // What the location's listing shows of the author already (the
             // family's folder as it was, after a mistyped one was put
             // right) is not written again beside it, in other cuts.
-            var last = Self.coveredFromStart(of: author, in: lastListing ?? [])
-            while head.seq > last {
-                // A damaged event (and what follows it) of another device stays behind: its
-                // author, or another device holding it whole, writes it.
-                guard let envs = try Self.unlessDamaged({ try nextSegment(of: author, after: last, through: head.seq) }) else { break }
-                // A chain the log holds is whole from seq 1; should it not be, the rest stays behind.
-                guard let first = envs.first, first.seq == last + 1,
-                      envs.enumerated().allSatisfy({ $1.seq == first.seq + UInt64($0) }) else { break }
-                if try create(Segment(envelopes: envs)).created { written += 1 }
-                last = envs.last!.seq
-            }
+            written += try writeChain(of: author, after: Self.coveredFromStart(of: author, in: lastListing ?? []), through: head.seq)
         }
         try setMeta("carry_others", nil)
+        return written
+    }
+
+    /// Writes `author`'s chain from seq `last + 1` through `head` from this
+    /// log into its folder, in segments; returns how many it created.
+    private func writeChain(of author: DeviceID, after last: UInt64, through head: UInt64) throws -> Int {
+        var (last, written) = (last, 0)
+        while head > last {
+            // A damaged event (and what follows it) of another device stays behind: its
+            // author, or another device holding it whole, writes it.
+            guard let envs = try Self.unlessDamaged({ try nextSegment(of: author, after: last, through: head) }) else { break }
+            // A chain the log holds is whole from seq 1; should it not be, the rest stays behind.
+            guard let first = envs.first, first.seq == last + 1,
+                  envs.enumerated().allSatisfy({ $1.seq == first.seq + UInt64($0) }) else { break }
+            if try create(Segment(envelopes: envs)).created { written += 1 }
+            last = envs.last!.seq
+        }
         return written
     }
 
@@ -232,15 +239,7 @@ public final class Replicator {
         var written = 0
         for (author, head) in try log.heads(in: family).sorted(by: { $0.key.hex < $1.key.hex })
         where author != me && head.seq > 0 && !present.contains(author.hex) && !unreadFolders.contains(author.hex) {
-            var last: UInt64 = 0
-            while head.seq > last {
-                // A damaged event (and what follows it) stays behind, as in ``carryOthersIfAsked()``.
-                guard let envs = try Self.unlessDamaged({ try nextSegment(of: author, after: last, through: head.seq) }) else { break }
-                guard let first = envs.first, first.seq == last + 1,
-                      envs.enumerated().allSatisfy({ $1.seq == first.seq + UInt64($0) }) else { break }
-                if try create(Segment(envelopes: envs)).created { written += 1 }
-                last = envs.last!.seq
-            }
+            written += try writeChain(of: author, after: 0, through: head.seq)
         }
         return written
     }
