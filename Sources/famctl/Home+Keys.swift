@@ -78,8 +78,10 @@ extension Home {
                                hint: "Run the command again.")
             }
             // The log holds events sealed under this epoch or a later one that
-            // this device cannot open: its own chain went further (a home
-            // restored from a backup). A new key for that epoch would hide them.
+            // this device cannot open, its own or an active member's: its own
+            // chain went further (a home restored from a backup), or the
+            // member writes under a key nobody made. A new key for that
+            // epoch would hide them (``noteUnopened(author:epoch:)``).
             if let (author, seen) = try unopenedEpoch(from: new.epoch, excluding: excluded) {
                 if author == deviceID {
                     throw CLIError(.tempFail, "this device's log holds events sealed under key epoch \(seen), which it does not hold: its own history went further than this home (restored from a backup?); nothing was written",
@@ -111,8 +113,8 @@ extension Home {
     func noteUnopened(author: DeviceID, epoch: UInt32) throws {
         guard author == deviceID || projector.household.members[author] != nil else { return }
         var noted = try unopenedEpochs()
-        guard (noted[author] ?? 0) < epoch || noted[author] == nil else { return }
-        noted[author] = max(noted[author] ?? 0, epoch)
+        guard noted[author].map({ $0 < epoch }) ?? true else { return }
+        noted[author] = epoch
         try storeUnopened(noted)
     }
 
