@@ -305,7 +305,7 @@ enum ImportStoresCommand: Command {
         let allSubjects = Dictionary(try home.projector.subjects(includeRemoved: true).map { ($0.focus, $0) }, uniquingKeysWith: { a, _ in a })
         var olderSubjects: [Int] = []
         // Subjects an earlier row of the file already changed: compared once.
-        var named2: Set<FocusKey> = []
+        var changedByFile: Set<FocusKey> = []
         var subjectEvents: [EventBody] = []
         var subjectTally: Tally?
         // New subjects of a refused subjects.json: the records naming them wait for it.
@@ -366,7 +366,7 @@ enum ImportStoresCommand: Command {
                 let current = now[focus], had = current ?? [:]
                 let changed = fields.filter { had[$0.key] != $0.value && !($0.value == .null && had[$0.key] == nil) }
                 if current != nil && changed.isEmpty { unchanged += 1; continue }
-                if !changed.isEmpty || current == nil, let revision = o["revision"]?.stringValue, !inv.flag("--overwrite-newer"), !named2.contains(focus), let here = allSubjects[focus],
+                if !changed.isEmpty || current == nil, let revision = o["revision"]?.stringValue, !inv.flag("--overwrite-newer"), !changedByFile.contains(focus), let here = allSubjects[focus],
                    ExportStoresCommand.subjectRevision(here) != revision {
                     olderSubjects.append(i)
                     continue
@@ -381,7 +381,7 @@ enum ImportStoresCommand: Command {
                     bad = true; continue
                 }
                 if current == nil { added += 1 } else { updated += 1 }
-                named2.insert(focus)
+                changedByFile.insert(focus)
                 now[focus] = merged
                 var written = current == nil ? merged : changed
                 // Added again after a removal: the fields it held that the row
