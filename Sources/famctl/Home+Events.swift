@@ -533,7 +533,7 @@ extension Home {
         guard h.invites[invite] == nil else { return nil }
         for id in h.rejected.keys {
             guard let env = try? log.envelope(id), case .body(let body)? = try? openBody(env),
-                  case .inviteCreate(let made, _, _, _, _)?? = try? LibraryEvent(body), made == invite else { continue }
+                  case .inviteCreate(let made, _, _, _, _)? = (try? LibraryEvent(body)) ?? nil, made == invite else { continue }
             return env.author
         }
         return nil

@@ -358,7 +358,7 @@ final class Home {
         for name in ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
         where (try? /projection\.[0-9]+\.sqlite/.wholeMatch(in: name)) != nil {
             guard let db = try? Database(path: path + "/" + name, create: false, readOnly: true),
-                  let n = try? db.statement("SELECT count(*) FROM p_entities WHERE kind = 'record'").first { Int($0.int(0)) }, n > 0 else { continue }
+                  let n = try? db.statement("SELECT count(*) FROM p_entities WHERE kind = 'record'").first([], { Int($0.int(0)) }), n > 0 else { continue }
             return (name, n)
         }
         return nil
@@ -499,7 +499,7 @@ extension CLIError {
             readOnly(e, path: path)
         case .cantOpen:
             CLIError(.noInput, "cannot open \(path): \(e.message)", hint: "Check that the path exists and is readable.")
-        case .corrupt, .notADatabase where path.hasSuffix("/" + Home.databaseFile):
+        case .corrupt where path.hasSuffix("/" + Home.databaseFile), .notADatabase where path.hasSuffix("/" + Home.databaseFile):
             { var l = CLIError(.dataError, "\(path) is damaged: \(e.message)", hint: "The database file cannot be read. " + CLIError.logLostHint); l.logUnreadable = true; return l }()
         case .corrupt, .notADatabase:
             CLIError(.dataError, "\(path) is damaged: \(e.message)", hint: "The database file cannot be read; restore it from a backup of this home.")

@@ -41,8 +41,8 @@ final class SalvagedStores {
                 try FileManager.default.copyItem(atPath: home + "/" + file + suffix, toPath: directory + "/stores.sqlite" + suffix)
             }
             database = try Database(path: directory + "/stores.sqlite")
-            guard try database.statement("PRAGMA quick_check(1)").first { $0.text(0) } == "ok",
-                  try database.statement("SELECT version FROM p_schema").first { Int($0.int(0)) } == Projector.schemaVersion else {
+            guard try database.statement("PRAGMA quick_check(1)").first([], { $0.text(0) }) == "ok",
+                  try database.statement("SELECT version FROM p_schema").first([], { Int($0.int(0)) }) == Projector.schemaVersion else {
                 throw CLIError(.dataError, "\(file) is damaged or of another layout")
             }
             // The family names no event here: nothing is applied, only read.
