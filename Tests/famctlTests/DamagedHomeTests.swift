@@ -1,3 +1,4 @@
+@testable import famctl
 import EventLog
 import Replicator
 import Foundation
@@ -201,6 +202,17 @@ struct DamagedHomeTests {
         try Data(repeating: 0x5a, count: 65_536).write(to: URL(fileURLWithPath: try Self.projectionFile(both)))
         let none = try both.run("export", "stores", both.root + "/nothing")
         #expect(none.code == 65 && none.stderr.contains("no stores' file of this home can be read either") && !none.stderr.contains("still writes"), "\(none.stderr)")
+    }
+
+    /// Only the log's own file, found damaged, is said as the log lost (and
+    /// lets `export stores` write from the stores' file): a damaged stores'
+    /// file is not (either SQLite code, corrupt or not a database).
+    @Test(arguments: [11, 26] as [Int32])
+    func onlyTheLogsFileIsSaidAsTheLogLost(_ code: Int32) {
+        let log = CLIError.fromSQLite(SQLiteError(code: code, message: "database disk image is malformed"), path: "/h/famctl.sqlite")
+        #expect(log.logUnreadable && log.hint?.contains("'famctl export stores DIR' still writes") == true, "\(log)")
+        let stores = CLIError.fromSQLite(SQLiteError(code: code, message: "database disk image is malformed"), path: "/h/projection.3.sqlite")
+        #expect(!stores.logUnreadable && stores.hint == "The database file cannot be read; restore it from a backup of this home.", "\(stores)")
     }
 
     /// `init` writes the device key last, so a home with a key had a log:
