@@ -286,19 +286,6 @@ public enum FileIO {
         return try body()
     }
 
-    /// Runs `body` holding an exclusive `flock` on `path` when no other
-    /// process holds it; `nil`, without waiting, when one does.
-    public static func withExclusiveLockIfFree<T>(_ path: String, mode: mode_t = 0o600, _ body: () throws -> T) throws -> T? {
-        let fd = Int32(retrying { Int(open(path, O_CREAT | O_RDWR | O_CLOEXEC, mode)) })
-        guard fd >= 0 else { throw failure("open") }
-        defer { close(fd) }
-        if retrying({ Int(flock(fd, LOCK_EX | LOCK_NB)) }) != 0 {
-            guard errno == EWOULDBLOCK else { throw failure("lock") }
-            return nil
-        }
-        return try body()
-    }
-
     public static func fsyncDirectory(_ dir: String) throws(Failure) {
         let fd = Int32(retrying { Int(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) })
         guard fd >= 0 else { throw failure("open directory") }

@@ -155,29 +155,10 @@ extension Home {
         for _ in 0..<2 {
             guard let name = try state.get(.projectionFile) else { break }
             do {
-                let projector = try attachProjection(name, home: path, log: log, family: family)
-                removeLeftoverProjections(home: path, current: name, state: state)
-                return (name, projector)
+                return (name, try attachProjection(name, home: path, log: log, family: family))
             } catch where isDamage(error) {}
         }
         return try withProjectionLock(home: path) { try openProjectionLocked(home: path, log: log, state: state, family: family) }
-    }
-
-    /// Removes the projection files of other generations than `current`
-    /// that a rebuild killed midway left (a half-built file, as large as
-    /// the stores): only when no other process holds the projection lock
-    /// (none is rebuilding), and `current` is still the setting's. A
-    /// failure leaves them for the next rebuild, which removes them too.
-    private static func removeLeftoverProjections(home path: String, current: String, state: DeviceState) {
-        let fm = FileManager.default
-        let names = (try? fm.contentsOfDirectory(atPath: path)) ?? []
-        func base(_ n: String) -> String { sideFileSuffixes.first(where: n.hasSuffix).map { String(n.dropLast($0.count)) } ?? n }
-        let leftovers = names.filter { generation(ofProjectionFile: base($0)) != nil && base($0) != current }
-        guard !leftovers.isEmpty else { return }
-        _ = try? FileIO.withExclusiveLockIfFree(path + "/" + projectionLockFile) {
-            guard (try? state.get(.projectionFile)) == current else { return }
-            for n in leftovers { try? fm.removeItem(atPath: path + "/" + n) }
-        }
     }
 
     /// ``openProjection(home:log:state:family:)``'s work under the lock.
