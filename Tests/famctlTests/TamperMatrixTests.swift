@@ -49,7 +49,8 @@ struct TamperMatrixTests {
         /// Puts `bytes` as `name` in `folder` of a fresh shared directory and lets `home` pull it.
         func pull(_ home: Home, _ bytes: [UInt8], name: String, folder: String) throws -> Replicator.PullReport {
             let dir = NSTemporaryDirectory() + "famctl-tamper-" + UUID().uuidString
-            defer { try? FileManager.default.removeItem(atPath: dir) }
+            // The folder and its staging folder beside it (about 1 000 of each a run).
+            defer { for path in [dir, dir + "-s"] { try? FileManager.default.removeItem(atPath: path) } }
             let f = dir + "/" + family.description + "/" + folder
             try FileManager.default.createDirectory(atPath: f, withIntermediateDirectories: true)
             try Data(bytes).write(to: URL(fileURLWithPath: f + "/" + name))
