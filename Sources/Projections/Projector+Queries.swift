@@ -236,19 +236,16 @@ extension Projector {
 
     /// One record, live or deleted; `nil` when no event names it.
     public func record(_ id: UUID) throws -> RecordState? {
-        try database.statement("""
-            SELECT \(Self.recordColumns) FROM \(schema).p_entities
-            WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
-            """).first([.text(id.lowercasedText)]) { r in try Self.recordState(r, id: 0, put: 1) } ?? nil
+        try recordRow(id)?.state()
     }
 
-    /// ``StoredRecordRow/revision`` of a record, live or deleted; `nil`
-    /// when no event names it.
-    public func recordRevision(_ id: UUID) throws -> String? {
+    /// One record's stored row, not read yet (its state, its
+    /// ``StoredRecordRow/revision``); `nil` when no event names it.
+    public func recordRow(_ id: UUID) throws -> StoredRecordRow? {
         try database.statement("""
             SELECT \(Self.recordColumns) FROM \(schema).p_entities
             WHERE kind = 'record' AND id = ?1 AND put_version IS NOT NULL
-            """).first([.text(id.lowercasedText)]) { r in StoredRecordRow(r, id: 0, put: 1).revision }
+            """).first([.text(id.lowercasedText)]) { r in StoredRecordRow(r, id: 0, put: 1) }
     }
 
     /// The names of the fields a record holds, visible or not (a deleted

@@ -118,6 +118,13 @@ struct PermissionTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// Mounts a tmpfs of `size` on `path` (made first); the caller unmounts it.
+    static func mountTmpfs(_ path: String, size: String) throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let (mounted, why) = try ResourceFaultTests.shell("mount -t tmpfs -o size=\(size) tmpfs '\(path)'", env: [:])
+        #expect(mounted == 0, "\(why)")
+    }
+
     /// The shared folder's disk full (a small tmpfs): exit 73 saying the
     /// disk is full and to free space, not to check permissions; the next
     /// sync, with room again, publishes everything.
@@ -125,9 +132,7 @@ struct PermissionTests {
     func aFullSharedFolderIsCalledFull() throws {
         let f = FamctlRunner()
         let shared = f.root + "/shared"
-        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
-        let (mounted, why) = try ResourceFaultTests.shell("mount -t tmpfs -o size=64k tmpfs '\(shared)'", env: [:])
-        #expect(mounted == 0, "\(why)")
+        try Self.mountTmpfs(shared, size: "64k")
         defer { _ = try? ResourceFaultTests.shell("umount '\(shared)'", env: [:]) }
         try f.ok("init", "--name", "Mum")
         try f.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
@@ -171,9 +176,7 @@ struct PermissionTests {
     func aRecordStoredWhileTheStoresCouldNotBeWrittenIsSaid() throws {
         let f = FamctlRunner()
         let disk = f.root + "/disk"
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let (mounted, why) = try ResourceFaultTests.shell("mount -t tmpfs -o size=4m tmpfs '\(disk)'", env: [:])
-        #expect(mounted == 0, "\(why)")
+        try Self.mountTmpfs(disk, size: "4m")
         defer { _ = try? ResourceFaultTests.shell("umount '\(disk)'", env: [:]) }
         let home = ["--home", disk + "/home"]
         try f.ok(home + ["init", "--name", "Mum"])

@@ -811,8 +811,9 @@ enum ImportStoresCommand: Command {
     /// `"updated"` (to the millisecond, as the export writes it). Such a
     /// row would undo what changed since.
     static func olderThanHome(_ id: UUID, revision: String?, updated: UInt64?, home: Home) throws -> Bool {
-        guard let current = try home.projector.record(id), !current.deleted else { return false }
-        if let revision { return try home.projector.recordRevision(id) != revision }
+        // One read of the row: its state and its revision.
+        guard let row = try home.projector.recordRow(id), let current = try row.state(), !current.deleted else { return false }
+        if let revision { return row.revision != revision }
         guard let updated else { return false }
         return current.updated.hlc.milliseconds > updated
     }
