@@ -15,6 +15,21 @@ public struct RecordState: Sendable, Equatable {
     /// The newest write (put or delete).
     public let updated: Version
     public let deleted: Bool
+
+    /// A fingerprint of what the record says: its store, subject, moment
+    /// and visible fields (the first 16 bytes of BLAKE2b-256 over them,
+    /// each text ended by `0xff`, the fields as compact JSON). Any change
+    /// merged into the record since changes it, however the change is
+    /// dated; two homes holding the same record give the same, whoever
+    /// wrote it there (a home that imported another's export included).
+    /// What an export writes for each row, so that an import can tell
+    /// whether the record changed since.
+    public var revision: String {
+        var b: [UInt8] = []
+        for text in [store, focus, at ?? ""] { b += Array(text.utf8) + [0xff] }
+        b += JSONValue.object(fields).jsonBytes
+        return Hex.encode(Array(Sodium.blake2b256(b).prefix(16)))
+    }
 }
 
 /// A care subject as projected.
@@ -27,6 +42,14 @@ public struct SubjectState: Sendable, Equatable {
     public let updated: Version
     /// Removed (`subject.delete`) and not added again since.
     public var removed = false
+
+    /// A fingerprint of what the subject says: removed or not, and its
+    /// fields (the first 16 bytes of BLAKE2b-256 over a byte 1 if removed,
+    /// else 0, and the fields as compact JSON); the same on every home
+    /// that holds the same subject, whoever wrote it there.
+    public var revision: String {
+        Hex.encode(Array(Sodium.blake2b256([removed ? 1 : 0] + JSONValue.object(fields).jsonBytes).prefix(16)))
+    }
 
     public var kind: SubjectKind { SubjectKind(focus) }
     public var name: String? { fields["name"]?.stringValue }

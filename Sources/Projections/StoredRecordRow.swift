@@ -32,20 +32,6 @@ public struct StoredRecordRow: Sendable {
         fields = r.blob(p + 6)
     }
 
-    /// A fingerprint of the record as stored: its versions, subject,
-    /// moment and every field with the version that wrote it. Any change
-    /// merged into it since changes it, however the change is dated (an
-    /// older edit from another device that arrived later included); the
-    /// same state on two devices gives the same. What an export writes for
-    /// each row, so that an import can tell whether the record changed
-    /// since (``Projector/recordRevision(_:)``).
-    public var revision: String {
-        var b = put + [0xff] + (delete ?? []) + [0xff] + firstPut + [0xff]
-        for text in [store, focus, at] { b += Array((text ?? "").utf8) + [0xff] }
-        b += fields
-        return Hex.encode(Array(Sodium.blake2b256(b).prefix(16)))
-    }
-
     /// The record; `nil` for one whose first put has not arrived (an
     /// update came first: no store, no focus).
     /// - Throws: ``DamagedRow`` when a value of the row cannot be read.

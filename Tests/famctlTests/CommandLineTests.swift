@@ -12,8 +12,11 @@ struct CommandLineTests {
         let baby = try f.ok("subject", "add", "baby", "--name", "Lily")
         #expect(baby.hasPrefix("baby:") && FocusKey(baby) != nil)
         #expect(try f.ok("subject", "add", "newMom") == "newMom")
-        #expect(try f.ok("subject", "list").split(separator: "\n").sorted() == [Substring(baby) + "  Lily", "newMom"])
+        // The brief's contract: stdout is the focus keys.
+        #expect(try f.ok("subject", "list").split(separator: "\n").sorted() == [Substring(baby), "newMom"])
         #expect(try f.ok("subject", "list", "--keys").split(separator: "\n").sorted() == [Substring(baby), "newMom"])
+        #expect(try f.ok("subject", "list", "--long").split(separator: "\n").sorted() == [Substring(baby) + "  Lily", "newMom"])
+        #expect(try f.run("subject", "list", "--long", "--keys").code == 64)
         var ids: [String] = []
         ids.append(try f.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=120", "start=2026-11-29T08:00:00+01:00"))
         ids.append(try f.ok("--json", "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"))

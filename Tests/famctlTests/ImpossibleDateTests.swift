@@ -35,7 +35,7 @@ struct ImpossibleDateTests {
             #expect(r.code == 65, "\(args): \(r.code) \(r.stderr)")
             #expect(r.stderr.contains(message), "\(args): \(r.stderr)")
         }
-        #expect(try f.ok("subject", "list") == baby + "  born 2024-02-29")
+        #expect(try f.ok("subject", "list", "--long") == baby + "  born 2024-02-29")
         #expect(try f.ok("record", "list").isEmpty)
     }
 

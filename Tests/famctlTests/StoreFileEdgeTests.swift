@@ -383,7 +383,7 @@ struct StoreFileEdgeTests {
                 && r.stdout.contains("subjects.json: 0 added, 1 already there, 2 older than this home's (kept out)"), "\(r.stdout) \(r.stderr)")
         #expect(r.stderr.contains("subjects.json: 2 row(s) of care subjects changed here since this export"), "\(r.stderr)")
         #expect(try mum.ok("record", "show", id).contains("note=\"from dad\""))
-        let subjects = try mum.ok("subject", "list")
+        let subjects = try mum.ok("subject", "list", "--long")
         #expect(subjects.contains("Lilly") && !subjects.contains("Tom"), "\(subjects)")
         // A home in the state of the export takes the rows, hand edits included.
         let fresh = try mum.ok("export", "stores", dir)
@@ -396,6 +396,66 @@ struct StoreFileEdgeTests {
         let edited = try mum.run("import", "stores", dir)
         #expect(edited.stdout.contains("postpartum.json: 0 added, 1 updated, 0 unchanged"), "\(edited.stdout) \(edited.stderr)")
         #expect(try mum.ok("record", "show", id).contains("mood=4"))
+    }
+
+    /// A row's revision says what the record said, not who wrote it: a
+    /// home that imported another's export, then a hand edit of that
+    /// export, takes the edit, record and subject alike (a review: cli.md's
+    /// own walkthrough, Dad importing Mum's edited export, kept the row
+    /// out, the records having been written by Dad's device); a change
+    /// made in that home since still keeps its row out.
+    @Test func anEditedExportIsTakenByAHomeThatImportedIt() throws {
+        let (mum, dad) = (FamctlRunner(), FamctlRunner())
+        try mum.ok("init", "--name", "Mum")
+        try dad.ok("init", "--name", "Dad")
+        let lily = try mum.ok("subject", "add", "baby", "--name", "Lily")
+        let feeding = try mum.ok("record", "add", "--focus", lily, "--store", "feeding", "kind=bottle", "amountMl=120", "start=2026-11-29T06:10:00+01:00")
+        let diaper = try mum.ok("record", "add", "--focus", lily, "--store", "diaper", "wet=true", "--at", "2026-11-29T07:00:00+01:00")
+        let dir = mum.root + "/export"
+        try mum.ok("export", "stores", dir)
+        try dad.ok("import", "stores", dir)
+        try dad.ok("record", "update", diaper, "dirty=true")        // changed in Dad's home since
+        var feedings = try ExportProblemsTests.rows(dir, "feeding")
+        var fields = feedings[0]["fields"] as! [String: Any]
+        fields["amountMl"] = 130
+        feedings[0]["fields"] = fields
+        try ExportProblemsTests.write(feedings, dir, "feeding")
+        var diapers = try ExportProblemsTests.rows(dir, "diaper")
+        diapers[0]["fields"] = ["wet": false, "dirty": true]
+        try ExportProblemsTests.write(diapers, dir, "diaper")
+        var subjects = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: dir + "/subjects.json"))) as! [[String: Any]]
+        subjects[0]["name"] = "Lilian"
+        try JSONSerialization.data(withJSONObject: subjects).write(to: URL(fileURLWithPath: dir + "/subjects.json"))
+        let r = try dad.run("import", "stores", dir)
+        #expect(r.code == 0 && r.stdout.contains("feeding.json: 0 added, 1 updated, 0 unchanged")
+                && r.stdout.contains("diaper.json: 0 added, 0 updated, 0 unchanged, 1 older than this home's (kept out)")
+                && r.stdout.contains("subjects.json: 0 added, 1 updated, 0 already there"), "\(r.stdout) \(r.stderr)")
+        #expect(try dad.ok("record", "show", feeding).contains("amountMl=130"))
+        #expect(try dad.ok("record", "show", diaper).contains("wet=true"))
+        #expect(try dad.ok("subject", "list", "--long").contains("Lilian"))
+        // The revision is the same in both homes for the same record.
+        try dad.ok("export", "stores", dad.root + "/export")
+        let mine = try ExportProblemsTests.rows(dad.root + "/export", "feeding")[0]["revision"] as? String
+        try mum.ok("record", "update", feeding, "amountMl=130")
+        try mum.ok("export", "stores", dir)
+        let theirs = try ExportProblemsTests.rows(dir, "feeding")[0]["revision"] as? String
+        #expect(mine != nil && mine == theirs)
+    }
+
+    /// format.md's example row and its `revision`, a test vector: the
+    /// record imported into any home is exported with that revision.
+    @Test func theRevisionIsFormatMdsVector() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "V")
+        let row: [String: Any] = ["id": "3a7835c0-a3cc-4872-a2fa-16a519e27747", "focus": "baby:5a47eb21-e75a-49f8-af71-4bd40e4d262a",
+                                  "at": "2026-11-29T06:10:00+01:00",
+                                  "fields": ["amountMl": 120, "end": "2026-11-29T06:25:00+01:00", "kind": "bottle", "milk": "formula", "start": "2026-11-29T06:10:00+01:00"]]
+        try FileManager.default.createDirectory(atPath: f.root + "/in", withIntermediateDirectories: true)
+        try ExportProblemsTests.write([row], f.root + "/in", "feeding")
+        try f.ok("import", "stores", f.root + "/in")
+        try f.ok("export", "stores", f.root + "/out")
+        let exported = try ExportProblemsTests.rows(f.root + "/out", "feeding")
+        #expect(exported.count == 1 && exported[0]["revision"] as? String == "bf16dcb88c95f42dbe92e36a4be0d2f7", "\(exported)")
     }
 
     /// A sleep row kept out as older stays as the home has it, and the

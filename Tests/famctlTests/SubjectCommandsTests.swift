@@ -134,7 +134,7 @@ struct SubjectCommandsTests {
         let unnamed = try f.ok("subject", "add", "baby")
         try f.ok("subject", "add", "pregnancy", "--due", "2027-03-01")
         try f.ok("subject", "add", "newMom")
-        let lines = try f.ok("subject", "list").split(separator: "\n").map(String.init).sorted()
+        let lines = try f.ok("subject", "list", "--long").split(separator: "\n").map(String.init).sorted()
         #expect(lines == [lily + "  Lily, born 2026-06-01, female", unnamed, "newMom", "pregnancy  due 2027-03-01"].sorted(), "\(lines)")
         // Each line's first word is the key --focus takes.
         for line in lines { #expect(try f.ok("record", "list", "--focus", String(line.split(separator: " ")[0])).isEmpty) }
@@ -155,7 +155,7 @@ struct SubjectCommandsTests {
         #expect(removed.code == 0 && removed.stdout == lily + "\n" && removed.stderr.contains("deleted 2 record(s)"), "\(removed.stderr)")
         #expect(try Self.subjects(f)[lily] == nil)
         #expect(try Self.subjects(f, removed: true)[lily]?["removed"] as? Bool == true)
-        #expect(try f.ok("subject", "list", "--removed").contains("\(lily)  Lily  (removed)"))
+        #expect(try f.ok("subject", "list", "--removed", "--long").contains("\(lily)  Lily  (removed)"))
         #expect(try f.ok("subject", "list", "--removed", "--keys").split(separator: "\n").sorted() == [Substring(lily) + "  (removed)", Substring(tom)].sorted())
         for r in [r1, r2] { #expect(try f.ok("record", "show", r, "--json").contains("\"deleted\" : true")) }
         #expect(try f.ok("record", "list") .contains(kept))

@@ -89,7 +89,7 @@ enum ExportStoresCommand: Command {
             var o: [String: JSONValue] = ["focus": .string(s.focus.description), "kind": .string(s.kind.rawValue)]
             for (k, v) in s.fields { o[k] = v }
             if s.removed { o["removed"] = .bool(true) }
-            o["revision"] = .string(subjectRevision(s))
+            o["revision"] = .string(s.revision)
             return .object(o)
         }
         try write(.array(subjects), to: dir + "/subjects.json")
@@ -114,7 +114,7 @@ enum ExportStoresCommand: Command {
                     guard let r = try row.state() else { return nil }
                     let problems = Self.problems(of: r, schema: schema, overlapping: overlapping)
                     if !problems.isEmpty { withProblems.add() }
-                    return PrettyJSON.bytes(Self.row(r, problems: problems, revision: row.revision), indent: 1)
+                    return PrettyJSON.bytes(Self.row(r, problems: problems), indent: 1)
                 }.print { add in try forEachInFileOrder(projector, store: store) { try add($0) } }
                 try file.commit()
             } catch let e as FileIO.Failure {
@@ -139,26 +139,17 @@ enum ExportStoresCommand: Command {
         }
     }
 
-    /// A fingerprint of a care subject as this home holds it: its newest
-    /// put, its fields and whether it is removed. What `subjects.json`
-    /// writes for each row, so that an import can tell whether the subject
-    /// changed since (renamed, removed…).
-    static func subjectRevision(_ s: SubjectState) -> String {
-        let fields = JSONValue.object(s.fields).jsonBytes
-        return Hex.encode(Array(Sodium.blake2b256(s.updated.bytes + [s.removed ? 1 : 0] + fields).prefix(16)))
-    }
-
     /// The files an export writes: each store's, then the care subjects'.
     static let fileNames = StoreName.allCases.map { "\($0.rawValue).json" } + ["subjects.json"]
 
-    /// A record's item in its store's file; `revision`, its stored row's
-    /// (``StoredRecordRow/revision``): what an import compares with the
+    /// A record's item in its store's file, with its `revision`
+    /// (``RecordState/revision``): what an import compares with the
     /// record's then, to tell whether it changed since this export.
-    static func row(_ r: RecordState, problems: [String], revision: String? = nil) -> JSONValue {
+    static func row(_ r: RecordState, problems: [String]) -> JSONValue {
         var row: [String: JSONValue] = ["id": .string(r.id.lowercasedText), "focus": .string(r.focus), "at": r.at.map(JSONValue.string) ?? .null,
                                         "fields": .object(r.fields),
                                         "author": .string(r.creator.hex), "updated": .string(TimeText.format(r.updated.hlc.date))]
-        if let revision { row["revision"] = .string(revision) }
+        row["revision"] = .string(r.revision)
         if !problems.isEmpty { row["problems"] = .array(problems.map(JSONValue.string)) }
         return .object(row)
     }
@@ -367,7 +358,7 @@ enum ImportStoresCommand: Command {
                 let changed = fields.filter { had[$0.key] != $0.value && !($0.value == .null && had[$0.key] == nil) }
                 if current != nil && changed.isEmpty { unchanged += 1; continue }
                 if !changed.isEmpty || current == nil, let revision = o["revision"]?.stringValue, !inv.flag("--overwrite-newer"), !changedByFile.contains(focus), let here = allSubjects[focus],
-                   ExportStoresCommand.subjectRevision(here) != revision {
+                   here.revision != revision {
                     olderSubjects.append(i)
                     continue
                 }
@@ -805,15 +796,14 @@ enum ImportStoresCommand: Command {
     }
 
     /// Whether the home's live record changed since the row was exported:
-    /// its revision is not the row's (``StoredRecordRow/revision``: any
+    /// its revision is not the row's (``RecordState/revision``: any
     /// change merged in since, however it is dated), or, for a row without
     /// one (an export by an earlier famctl), it changed after the row's
     /// `"updated"` (to the millisecond, as the export writes it). Such a
     /// row would undo what changed since.
     static func olderThanHome(_ id: UUID, revision: String?, updated: UInt64?, home: Home) throws -> Bool {
-        // One read of the row: its state and its revision.
-        guard let row = try home.projector.recordRow(id), let current = try row.state(), !current.deleted else { return false }
-        if let revision { return row.revision != revision }
+        guard let current = try home.projector.record(id), !current.deleted else { return false }
+        if let revision { return current.revision != revision }
         guard let updated else { return false }
         return current.updated.hlc.milliseconds > updated
     }

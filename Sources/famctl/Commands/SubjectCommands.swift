@@ -244,16 +244,20 @@ enum SubjectRemoveCommand: Command {
 enum SubjectListCommand: Command {
     static let spec = CommandSpec(
         path: ["subject", "list"],
-        abstract: "List the care subjects: each one's focus key, then its name and dates.",
+        abstract: "List the care subjects' focus keys, one per line.",
         discussion: """
-            Each line starts with the subject's focus key, the word --focus takes; its name,
-            birth or due date and sex follow, two spaces after it. --keys prints the keys alone
-            (for scripts); --json every field.
+            Each line is a subject's focus key, the word --focus takes. --long follows each key
+            with what tells subjects apart (its name, birth or due date and sex), two spaces
+            after it; --json prints every field.
             """,
         options: [.flag("--removed", "List the removed subjects too, marked so."),
-                  .flag("--keys", "Print each subject's focus key alone, one per line.")])
+                  .flag("--long", "Follow each key with the subject's name, birth or due date and sex."),
+                  .flag("--keys", "The keys alone, one per line: the default (kept for scripts).")])
 
     static func run(_ inv: Invocation) throws {
+        if inv.flag("--keys") && inv.flag("--long") {
+            throw CLIError.usage("--keys and --long ask for two different lists", hint: "Give one of them.")
+        }
         let home = try Home.open(Home.location(inv))
         if let note = home.unfinishedJoinNote { Console.err(note) }
         let subjects = try home.projector.subjects(includeRemoved: inv.flag("--removed"))
@@ -267,7 +271,7 @@ enum SubjectListCommand: Command {
             return
         }
         for s in subjects {
-            let about = inv.flag("--keys") ? "" : Self.description(s)
+            let about = inv.flag("--long") ? Self.description(s) : ""
             Console.out(s.focus.description + (about.isEmpty ? "" : "  " + about) + (s.removed ? "  (removed)" : ""))
         }
     }
