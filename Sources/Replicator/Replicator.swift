@@ -244,6 +244,65 @@ public final class Replicator {
         return written
     }
 
+    /// How long it takes to read every segment file this device wrote or
+    /// read back again, whatever its tag says (``scrubOne(listed:own:done:tags:into:)``).
+    public static let scrubPeriod: TimeInterval = 86_400
+
+    /// Reads back, in turn, one segment file of the shared folder that
+    /// this device wrote or read whole before, whatever its tag says, so
+    /// that each is read again about once a ``scrubPeriod``: a file
+    /// damaged without its tag changing (a flipped bit keeps a file's size
+    /// and time, from which a directory's and Apache's tags are made) is
+    /// read again by no one otherwise, and every device joining later would
+    /// wait for its events for good (a review over WebDAV). One of this
+    /// device's own is written again as when its tag changes
+    /// (``checkOwn(_:listedTag:into:)``); another device's, when this log
+    /// holds its events whole and they make exactly the bytes its name
+    /// promises, is replaced by them (``restoreOthers(_:promised:tag:)``).
+    /// Nothing is said when the file is whole; a failure to read or write
+    /// it waits for its next turn.
+    func scrubOne(listed: Set<String>, own: Set<String>, done: Set<String>, tags: [String: String], into report: inout PullReport) throws {
+        let candidates = listed.filter { path in
+            path.hasPrefix(me.hex + "/") ? own.contains(String(path.dropFirst(me.hex.count + 1))) : done.contains(path)
+        }.sorted()
+        guard !candidates.isEmpty else { return }
+        let now = Date().timeIntervalSince1970
+        if let last = try meta("scrub_at").flatMap(Double.init), now - last < Self.scrubPeriod / Double(candidates.count), now >= last { return }
+        let after = try meta("scrub_after") ?? ""
+        let path = candidates.first { $0 > after } ?? candidates[0]
+        try setMeta("scrub_after", path)
+        try setMeta("scrub_at", String(now))
+        if path.hasPrefix(me.hex + "/") {
+            if try checkOwn(path, listedTag: tags[path] ?? "", into: &report) { report.repaired += 1 }
+            return
+        }
+        guard let slash = path.firstIndex(of: "/"), case .segment(let promised) = SharedFileName(String(path[path.index(after: slash)...])),
+              promised.author.hex == path[..<slash] else { return }
+        let bytes: [UInt8], tag: String
+        do throws(PeerError) { (bytes, tag) = try peer.getOnce(path) } catch { return }
+        if promised.matches(bytes), let segment = try? Segment(decoding: bytes), segment.author == promised.author, segment.family == family,
+           segment.firstSeq == promised.firstSeq, segment.lastSeq == promised.lastSeq { return }
+        if try restoreOthers(path, promised: promised, tag: tag) { report.restoredOthers += 1 }
+    }
+
+    /// Replaces another device's segment file at `path`, which no longer
+    /// holds what its name promises, by that author's events `promised`
+    /// names, from this log: only when the log holds them whole and they
+    /// make exactly the bytes the name's hash promises (so the file gets
+    /// back the one content it can have: segments are signed by their
+    /// authors and named by their content). Whether it was replaced; a
+    /// failure to write it is left for the next turn.
+    private func restoreOthers(_ path: String, promised: SegmentName, tag: String) throws -> Bool {
+        guard promised.author != me, promised.firstSeq >= 1, promised.lastSeq >= promised.firstSeq,
+              promised.lastSeq - promised.firstSeq < UInt64(Segment.maximumEvents),
+              let envs = try Self.unlessDamaged({ try log.chain(of: promised.author, in: family, seqs: promised.firstSeq...promised.lastSeq) }),
+              envs.count == Int(promised.lastSeq - promised.firstSeq + 1) else { return false }
+        let bytes = Segment(envelopes: envs).encoded()
+        guard promised.matches(bytes) else { return false }
+        do throws(PeerError) { _ = try peer.replace(path, bytes, expected: tag) } catch { return false }
+        return true
+    }
+
     /// The highest seq up to which the segments `listed` under `author`'s
     /// folder hold its chain from seq 1 without a gap (0: none).
     static func coveredFromStart(of author: DeviceID, in listed: Set<String>) -> UInt64 {
@@ -410,7 +469,9 @@ public final class Replicator {
         /// ``Replicator/carryOthersIfAsked()``).
         public var carried = 0
         /// Segments of other authors whose folders were gone from the
-        /// shared folder, written back from this log (``writeBackVanished(listed:unreadFolders:)``).
+        /// shared folder (``writeBackVanished(listed:unreadFolders:)``), or
+        /// whose files were found damaged there (``scrubOne(listed:own:done:tags:into:)``),
+        /// written back from this log.
         public var restoredOthers = 0
         /// Files that verified as files but held events that do not (a bad
         /// signature, bytes that do not decode, another family's): each
@@ -638,6 +699,7 @@ public final class Replicator {
             lastUnreadFolders = unreadFolders
             report.rewritten += try republishMissing(listed: listed, into: &report)
             report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
+            try scrubOne(listed: listed, own: own, done: done, tags: tags, into: &report)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)
         }
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))

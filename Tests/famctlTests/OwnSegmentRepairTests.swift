@@ -45,6 +45,40 @@ struct OwnSegmentRepairTests {
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// Another device's segment damaged in the shared folder after every
+    /// device had read it (a flipped bit; its author gone for good, so that
+    /// nobody reads it again for a changed tag): a device that holds its
+    /// events writes it back, byte for byte, when the file's turn to be
+    /// read again comes (``Replicator/scrubOne(listed:own:done:tags:into:)``),
+    /// so that devices joining later do not wait for its events for good
+    /// (a review over WebDAV, where a flipped bit keeps Apache's ETag).
+    @Test func aHolderWritesBackAnotherDevicesDamagedSegment() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        let (_, newest, path) = try Self.dadsNewSegment(family)
+        try mum.ok("sync")
+        let original = [UInt8](FileManager.default.contents(atPath: path)!)
+        var bytes = original
+        bytes[bytes.count / 2] ^= 0x01
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        // Mum's turns come (each round reads one file again; the time of
+        // the last turn forgotten to make the next due): within as many
+        // rounds as files, Dad's is read and written back.
+        var restored = false
+        for _ in 0..<12 where !restored {
+            try Home.open(mum.home).replicator(probe: false).setMeta("scrub_at", nil)
+            let out = try mum.ok("sync")
+            #expect(!out.contains("not yet arrived"), "\(out)")
+            restored = out.contains("wrote back 1 segment(s) of other devices")
+        }
+        #expect(restored, "Mum never wrote back Dad's damaged \(newest)")
+        let putBack = [UInt8](FileManager.default.contents(atPath: path)!) == original
+        #expect(putBack, "the file is not its original bytes")
+        // A round whose turn is not due reads nothing again.
+        let quiet = try mum.ok("sync")
+        #expect(!quiet.contains("wrote back"), "\(quiet)")
+    }
+
     /// A segment is read back once after it is written, then only when its
     /// file changes: a round with nothing new reads no file.
     @Test func aSegmentReadBackWholeIsNotReadAgain() throws {

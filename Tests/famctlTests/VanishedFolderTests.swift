@@ -19,7 +19,7 @@ struct VanishedFolderTests {
         try FileManager.default.removeItem(atPath: family.dir + "/" + familyFolder + "/" + granID)
 
         let round = try mum.ok("sync")
-        #expect(round.contains("wrote back 1 segment(s) of other devices whose folders were gone from the shared folder"), "\(round)")
+        #expect(round.contains("wrote back 1 segment(s) of other devices missing or damaged in the shared folder"), "\(round)")
         #expect(FileManager.default.fileExists(atPath: family.dir + "/" + familyFolder + "/" + granID))
         // Written once: the next rounds, on any device, find it there.
         #expect(!(try mum.ok("sync")).contains("wrote back"))

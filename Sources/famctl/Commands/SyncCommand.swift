@@ -606,7 +606,7 @@ enum SyncCommand: Command {
             Console.out("wrote \(r.pulled.carried) segment(s) of the other devices' events into the new location (from this device's log)")
         }
         if r.pulled.restoredOthers > 0 {
-            Console.out("wrote back \(r.pulled.restoredOthers) segment(s) of other devices whose folders were gone from the shared folder (from this device's log), "
+            Console.out("wrote back \(r.pulled.restoredOthers) segment(s) of other devices missing or damaged in the shared folder (from this device's log), "
                         + "so that devices joining later get their events")
         }
         if r.pulled.rewritten > 0 {
