@@ -1,4 +1,5 @@
 import Foundation
+import Envelope
 
 /// A WebDAV server as a ``Peer`` (Apache `mod_dav`, Nextcloud, a NAS…), over
 /// libcurl (``CurlSession``): PROPFIND lists, PUT with `If-None-Match: *`
@@ -115,6 +116,11 @@ public final class WebDAVPeer: Peer {
             if let s = reply.headers["retry-after"].flatMap(Double.init) { throw .throttled(retryAfter: s) }
             throw reply.status == 429 ? .throttled(retryAfter: 1) : .unavailable("503 Service Unavailable")
         case 507: throw .full("\(method) \(path.isEmpty ? base.path : path): the server has no room left (HTTP 507 Insufficient Storage)")
+        case 501:
+            // Not Implemented: a server that knows no WebDAV (an ordinary
+            // web server answers MKCOL and PROPFIND so); asking again will
+            // not teach it.
+            throw .notACollection("\(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path): the server does not implement \(method) (HTTP 501 Not Implemented): it is not a WebDAV server")
         case 500...599: throw .unavailable("\(method) \(path.isEmpty ? base.path : path): HTTP \(reply.status)")
         default: return reply
         }
@@ -135,7 +141,7 @@ public final class WebDAVPeer: Peer {
             if [400, 415].contains(r.status) {
                 throw .notACollection("cannot make \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) a collection (MKCOL answered HTTP \(r.status)): the URL names a file, or something else that cannot hold files")
             }
-            throw .unavailable("MKCOL \(path): HTTP \(r.status)")
+            throw .unavailable("MKCOL \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path): HTTP \(r.status)")
         }
     }
 
@@ -276,7 +282,16 @@ public final class WebDAVPeer: Peer {
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         var objects: [PeerObject] = []
         var unreadable: [(folder: String, reason: String)] = []
-        for folder in try propfind("") where folder.collection {
+        for folder in try propfind("") {
+            // A file where a device's folder belongs: that device's files
+            // are unseen, said as not yet arrived (as a shared directory
+            // says it), and nothing is written back into it.
+            guard folder.collection else {
+                if folder.name.count == 64, DeviceID(hex: folder.name) != nil {
+                    unreadable.append((folder.name, "a file is in its place, not a collection (a folder); remove it from the server"))
+                }
+                continue
+            }
             let items: [Item]
             do throws(PeerError) {
                 items = try propfind(folder.name + "/")

@@ -86,7 +86,11 @@ struct PeerSyncTests {
         let forbid = try ScriptedHTTPServer { c in
             c.write("HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden")
         }
-        defer { [trickle, redirect, forbid].forEach { $0.stop() } }
+        // An ordinary web server, as Python's http.server answers MKCOL.
+        let plain = try ScriptedHTTPServer { c in
+            c.write("HTTP/1.0 501 Unsupported method ('MKCOL')\r\nContent-Length: 0\r\n\r\n")
+        }
+        defer { [trickle, redirect, forbid, plain].forEach { $0.stop() } }
         func family(_ url: String) throws -> FamctlRunner {
             let f = FamctlRunner()
             try f.ok("init", "--name", "Mum")
@@ -109,6 +113,16 @@ struct PeerSyncTests {
         #expect(refused.code == 73, "\(refused.stderr)")
         #expect(refused.stderr.contains("forbidden: 403"), "\(refused.stderr)")
         #expect(refused.stderr.contains("not a read-only share"), "\(refused.stderr)")
+
+        // Not a WebDAV server: said, exit 65, not "try again later" (a review).
+        let notDAV = try family(plain.url).run(["sync"])
+        #expect(notDAV.code == 65 && notDAV.stderr.contains("it is not a WebDAV server") && !notDAV.stderr.contains("Try again later"), "\(notDAV.stderr)")
+
+        // A port no server can have is refused when given, not at every sync.
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let badPort = try f.run("family", "create", "--name", "F", "--peer", "http://127.0.0.1:99999/dav/")
+        #expect(badPort.code == 65 && badPort.stderr.contains("has port 99999, outside 1–65535"), "\(badPort.stderr)")
     }
 
     /// A device's own segment that the server will not serve (403: the
@@ -344,6 +358,14 @@ struct PeerSyncTests {
             let inTheWay = try dad.run("sync")
             #expect(inTheWay.code == 0 && inTheWay.stderr.contains("is a file on the server, where a collection (a folder) belongs"),
                     "exit \(inTheWay.code): \(inTheWay.stderr)")
+            // The others: Dad's folder said as not yet arrived, exit 0, and
+            // nothing written back into it (a review: every other device's
+            // round ended with exit 65, writing Dad's chain back there).
+            for r in [mum, gran] {
+                let others = try r.run("sync")
+                #expect(others.code == 0 && others.stdout.contains("not yet arrived: \((dadFolder as NSString).lastPathComponent)/: the folder cannot be read: a file is in its place"),
+                        "exit \(others.code): \(others.stdout) \(others.stderr)")
+            }
             let later = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
             let stuck = try dad.run("sync")
             #expect(stuck.code == 65 && stuck.stderr.contains("Move the file or link away (famctl makes the folder)"), "exit \(stuck.code): \(stuck.stderr)")

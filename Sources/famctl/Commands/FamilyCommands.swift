@@ -107,6 +107,11 @@ enum Location {
                 throw .data("--peer '\(p)' has a query (?…) or fragment (#…): famctl addresses the family's files under the URL's path, and would drop it",
                             hint: "Give the collection's URL without them.")
             }
+            // A port outside 1–65535 (which Foundation takes): every
+            // request would fail, as a "bad URL" far from the cause.
+            if let port = u.port, !(1...65535).contains(port) {
+                throw .data("--peer '\(p)' has port \(port), outside 1–65535", hint: "Give the server's port, or none for the scheme's own (80, 443).")
+            }
             return .peer(p)
         case (nil, nil):
             if required { throw .usage("give --dir PATH or --peer URL: where the family's events are exchanged") }
