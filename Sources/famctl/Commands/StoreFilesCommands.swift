@@ -465,6 +465,10 @@ enum ImportStoresCommand: Command {
             // Encoded: a body's bytes take a fraction of its values' memory,
             // and a file of years of records is held until all its rows are checked.
             var events: [[UInt8]] = []
+            // For the first event of each record: the record as this import
+            // read it (``seen(_:home:)``), checked again under the write lock
+            // when its batch is stored.
+            var readAs: [Int: (UUID, String)] = [:]
             var newSubjects: [FocusKey] = []
             var fileFailures: [String] = []
             var fileWarnings: [String] = sourceWarnings
@@ -547,6 +551,7 @@ enum ImportStoresCommand: Command {
                         // the whole file's append (and the import) instead.
                         // (A record grown past one event by merged changes is
                         // written as several puts.)
+                        readAs[events.count] = (r.id, try Self.seen(r.id, home: home))
                         events.append(contentsOf: try RecordInput.fittingPuts(event, reserve: isNew ? 0 : RecordInput.keepingFocusBytes)
                             .map { (isNew ? $0 : try RecordInput.keepingFocus($0, of: r.id, home: home)).encoded() })
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
@@ -600,7 +605,21 @@ enum ImportStoresCommand: Command {
             // records writes a bounded write-ahead log. Should the import
             // stop midway, running it again adds only what is missing.
             if !(subjectBodies + events).isEmpty {
-                do { try home.append(encodedBatches: subjectBodies + events) } catch {
+                // A record changed between this import's read and its batch
+                // (another process's edit or delete, a sync): the batch would
+                // undo that change, so nothing more is written (a review: an
+                // import running ten seconds undid 159 of 202 edits made
+                // meanwhile). Run again, the import takes what is missing
+                // and keeps out what is older than the home's records.
+                let offset = subjectBodies.count
+                let check = { (batch: Range<Int>) throws in
+                    for i in batch where i >= offset {
+                        guard let (id, seen) = readAs[i - offset], try Self.seen(id, home: home) != seen else { continue }
+                        throw CLIError(.tempFail, "record \(id.lowercasedText) changed while this import was running (another famctl process or a sync); nothing was written",
+                                       hint: "Import again: it writes only what is missing, and keeps out rows older than the records' changes.")
+                    }
+                }
+                do { try home.append(encodedBatches: subjectBodies + events, check: check) } catch {
                     let e = CLIError(error, path: home.path)
                     throw CLIError(e.code, "\(file): \(e.message)", hint: e.hint)
                 }
@@ -793,6 +812,13 @@ enum ImportStoresCommand: Command {
             return broken + [ExportStoresCommand.sleepOverlap]
         }
         return broken
+    }
+
+    /// The record `id` as the home holds it now, to tell whether it changed
+    /// since: absent, or live or deleted with its revision.
+    static func seen(_ id: UUID, home: Home) throws -> String {
+        guard let r = try home.projector.record(id) else { return "absent" }
+        return (r.deleted ? "deleted " : "live ") + r.revision
     }
 
     /// Whether the home's live record changed since the row was exported:
