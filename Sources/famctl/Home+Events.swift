@@ -92,7 +92,7 @@ extension Home {
         let envs = try onCurrentProjection { try appendOnce(bodies, after: after, check: check) }
         warnIfStoresBehind(envs.count)
         try settle()
-        if let last = envs.last { Self.warnIfDatedAhead(last.hlc) }
+        if let last = envs.last { warnIfDatedAhead(last.hlc) }
         return envs
     }
 
@@ -102,15 +102,28 @@ extension Home {
     static let datedAheadWarning: TimeInterval = 3600
 
     /// Says on stderr when this device's writes are dated well ahead of its
-    /// clock: its clock was set ahead at an earlier write (or it followed a
-    /// device whose clock was), and the hybrid clock never goes back. Until
-    /// that moment passes, its changes win over what the others write now,
-    /// and they are the ones warned ("keeps its value"); this device is told.
-    static func warnIfDatedAhead(_ hlc: HLC, now: Date = Date()) {
+    /// clock. When another device's change is dated that far ahead too,
+    /// this device followed it: its clock is most likely behind, and its
+    /// changes, dated just after what it has seen, lose to what the others
+    /// change before its next sync (a review: it was told they win). Else
+    /// its clock was set ahead at an earlier write and the hybrid clock
+    /// never goes back: until that moment passes, its changes win over
+    /// what the others write now, and they are the ones warned ("keeps its
+    /// value"); this device is told.
+    func warnIfDatedAhead(_ hlc: HLC, now: Date = Date()) {
         let ahead = hlc.date.timeIntervalSince(now)
-        guard ahead > datedAheadWarning else { return }
-        let span = ahead >= 1.5 * 86_400 ? "\(Int((ahead / 86_400).rounded())) days" : ahead >= 1.5 * 3600 ? "\(Int((ahead / 3600).rounded())) hours" : "over an hour"
-        Console.err("famctl: warning: this device's changes are dated \(TimeText.format(hlc.date)), \(span) ahead of its clock: a clock set ahead at an earlier change "
+        guard ahead > Self.datedAheadWarning else { return }
+        func span(_ seconds: TimeInterval) -> String {
+            seconds >= 1.5 * 86_400 ? "\(Int((seconds / 86_400).rounded())) days" : seconds >= 1.5 * 3600 ? "\(Int((seconds / 3600).rounded())) hours" : "over an hour"
+        }
+        if let other = try? log.newestEvent(in: family, notBy: deviceID, notAfter: hlc), other.hlc.date.timeIntervalSince(now) > Self.datedAheadWarning {
+            let by = OutdoneWrite.author(other.author, home: self)
+            Console.err("famctl: warning: this device's clock is \(span(other.hlc.date.timeIntervalSince(now))) behind the family's latest change it holds (by \(by), dated \(TimeText.format(other.hlc.date))): "
+                + "its changes are dated just after that one, not by its clock, and what the others change before this device's next sync is dated later and wins over them, whatever the order. "
+                + "Set this device's clock right (or, should \(by)'s clock be the one that is ahead, that one's).")
+            return
+        }
+        Console.err("famctl: warning: this device's changes are dated \(TimeText.format(hlc.date)), \(span(ahead)) ahead of its clock: a clock set ahead at an earlier change "
             + "(or another device's, which it followed) keeps them so, since its dates never go back. Until then they win over the family's changes made meanwhile, "
             + "whatever their order; nothing is lost, and once its clock reaches that moment its changes are dated by it again. 'famctl replay' lists events dated far ahead.")
     }
@@ -133,15 +146,20 @@ extension Home {
     /// (``EventBody/encoded()``), a few hundred bytes each where the body's
     /// values take several times that: what `import stores` holds of a
     /// file's changes until all its rows are checked.
-    func append(encodedBatches encoded: [[UInt8]], size: Int = 1_000) throws {
-        try append(count: encoded.count, size: size) { i in
+    ///
+    /// - Parameter check: run under the write lock before each batch is
+    ///   stored, with the indices of the bodies the batch holds (what the
+    ///   caller read them from may have changed since: another process, a
+    ///   sync).
+    func append(encodedBatches encoded: [[UInt8]], size: Int = 1_000, check: (Range<Int>) throws -> Void = { _ in }) throws {
+        try append(count: encoded.count, size: size, check: check) { i in
             let bytes = encoded[i]
             if let change = PreparedChange(canonicalRecordPut: bytes, version: nil) { return (bytes, change) }
             return (bytes, PreparedChange(try EventBody(decoding: bytes)))
         }
     }
 
-    private func append(count: Int, size: Int, onCommitted: (Int) -> Void = { _ in },
+    private func append(count: Int, size: Int, onCommitted: (Int) -> Void = { _ in }, check batchCheck: (Range<Int>) throws -> Void = { _ in },
                         _ encodedAndPrepared: (Int) throws -> ([UInt8], PreparedChange)) throws {
         precondition(size > 0, "batches of at least one event")
         let (_, key) = try currentKey()
@@ -171,6 +189,8 @@ extension Home {
                         throw CLIError(.tempFail, "the family's key was rotated while these records were being written",
                                        hint: "Run the command again.")
                     }
+                    // The batch about to be stored: those after the ones committed.
+                    try batchCheck(done ..< min(done + size, count))
                 }, onAccepted: { env, i in
                     try apply(env, prepared: prepared.removeValue(forKey: i))
                 }, onCommitted: { envs in
