@@ -78,13 +78,22 @@ public final class Replicator {
         public var segments: [String] = []
         public var events = 0
         public var compacted = 0
+        /// Why merging this device's small segments failed (a server with
+        /// no room for the merged file, say): they stay as they are, the
+        /// events published all the same.
+        public var compactionFailure: PeerError?
         public init() {}
     }
+
+    /// The report of the last ``publish()``, also of one that failed
+    /// midway: the segments it wrote before the failure went out.
+    public private(set) var lastPublish: PublishReport?
 
     /// Writes this device's events not yet published as segments, then
     /// compacts its own small segments.
     public func publish() throws -> PublishReport {
         var report = PublishReport()
+        defer { lastPublish = report }
         let head = try log.head(of: me, in: family)
         var last = try publishedSeq()
         if head.seq > last { last = try adoptReadBack(after: last, through: head.seq) }
@@ -97,7 +106,12 @@ public final class Replicator {
             last = envs.last!.seq
             try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)", [.blob(family.bytes), .integer(Int64(last))])
         }
-        report.compacted = try compact()
+        // Merging is housekeeping: a failure (no room for the merged file)
+        // leaves the small segments, which hold the events, as they are;
+        // a peer gone or failing ends the round as any request does.
+        do { report.compacted = try compact() } catch let e as PeerError where !e.isTransient && !e.isOffline && !e.isThrottled && e != .tokenExpired {
+            report.compactionFailure = e
+        }
         return report
     }
 

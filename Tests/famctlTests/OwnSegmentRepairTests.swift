@@ -169,6 +169,38 @@ struct LostCreateTests {
         #expect(try family.mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// Merging small segments is housekeeping: a server with no room for
+    /// the merged file leaves them as they are, and the round's events are
+    /// published all the same (a WebDAV review: every round ended with exit
+    /// 73, nothing said to wait, while the server was nearly full).
+    @Test func aMergeThatFailsLeavesTheSmallSegmentsAndPublishes() throws {
+        let family = try SharedFamily()
+        let dad = family.dad
+        let home = try Home.open(dad.home)
+        let folder = family.dir + "/" + home.family.description + "/" + home.deviceID.hex
+        // Room for a one-event segment, not for the merged file.
+        let cramped = CreateHookPeer(try home.replicator().peer) { (peer, path, bytes) throws(PeerError) in
+            guard bytes.count < 2_000 else { throw .full("no room for \(bytes.count) bytes") }
+            try peer.create(path, bytes)
+        }
+        let replicator = try Replicator(log: home.log, peer: cramped, family: home.family, me: home.deviceID)
+        var failed: Replicator.PublishReport?
+        for i in 0..<(2 * Replicator.compactAfter) where failed == nil {
+            try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)")
+            let before = try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.count
+            let report = try replicator.publish()
+            #expect(report.events == 1 && report.segments.count == 1, "\(report)")
+            if report.compactionFailure != nil {
+                failed = report
+                #expect(report.compacted == 0)
+                #expect(try FileIO.list(folder).filter { $0.hasSuffix(".seg") }.count == before + 1, "the small segments stay, the new one beside them")
+            }
+        }
+        #expect(failed != nil, "no merge was tried")
+        try family.mum.ok("sync")
+        #expect(try family.mum.ok("digest") == dad.ok("digest"))
+    }
+
     @Test func aSegmentWhoseCreateWasNotAnsweredIsCompactedAway() throws {
         let family = try SharedFamily()
         let dad = family.dad

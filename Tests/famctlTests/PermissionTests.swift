@@ -148,6 +148,37 @@ struct PermissionTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// A shared folder that fills midway through a round of two segments:
+    /// the first went out and is counted (a review: "published 0 event(s)"
+    /// while the other devices had it), the rest waits, exit 73; with room
+    /// again the next round publishes the rest.
+    @Test(.enabled(if: CommandLineTests.mayMount(), "needs a tmpfs mount (root, and mounts allowed)"))
+    func aFolderThatFillsMidwayCountsWhatWentOut() throws {
+        let f = FamctlRunner()
+        let shared = f.root + "/shared"
+        try Self.mountTmpfs(shared, size: "9m")
+        defer { _ = try? ResourceFaultTests.shell("umount '\(shared)'", env: [:]) }
+        try f.ok("init", "--name", "Mum")
+        try f.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
+        try f.ok("subject", "add", "newMom")
+        // About 10 MB of records: an 8 MB segment, then the rest.
+        let rows: [[String: Any]] = (0..<4_000).map { i in
+            ["id": UUID().uuidString.lowercased(), "focus": "newMom", "at": "2026-11-29T08:00:00Z",
+             "fields": ["kind": "mood", "mood": i % 5 + 1, "note": String(repeating: "n", count: 2_000)]]
+        }
+        try FileManager.default.createDirectory(atPath: f.root + "/in", withIntermediateDirectories: true)
+        try ExportProblemsTests.write(rows, f.root + "/in", "postpartum")
+        try f.ok("import", "stores", f.root + "/in")
+        let full = try f.run("sync")
+        #expect(full.code == 73, "\(full.code) \(full.stderr)")
+        let first = full.stdout.split(separator: "\n").first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
+        #expect(first > 0 && first < 4_002 && full.stdout.contains("published \(first) event(s) in 1 segment(s)"), "\(full.stdout)")
+        _ = try ResourceFaultTests.shell("mount -o remount,size=32m '\(shared)'", env: [:])
+        let later = try f.ok("sync")
+        #expect(later.contains("published \(4_002 - first) event(s)"), "\(later)")   // family.create, the subject, 4 000 records
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
     /// A home whose staging folder (where a segment is written before it
     /// goes to the shared folder) cannot be written is said as the home's,
     /// not the shared folder's (a review: "unsupported: cannot write into

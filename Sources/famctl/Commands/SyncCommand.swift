@@ -311,6 +311,10 @@ enum SyncCommand: Command {
             var publishFailure: PeerError?
             do { published = try replicator.publish() } catch let e as PeerError where !e.isOffline && e != .tokenExpired && !e.isThrottled {
                 publishFailure = e
+                // The segments written before the failure went out: counted
+                // (a review: a server that filled midway was said to have
+                // taken nothing).
+                published = replicator.lastPublish ?? published
                 // Its retries waited one back-off out already: the pull asks
                 // once, so a server that died since costs no second one.
                 if e.isTransient { (replicator.peer as? RetryingPeer)?.singleAttempts = true }
@@ -333,14 +337,19 @@ enum SyncCommand: Command {
                 published.segments += more.segments
                 published.events += more.events
                 published.compacted += more.compacted
+                published.compactionFailure = more.compactionFailure ?? published.compactionFailure
             }
+            // Small segments left unmerged: said, exit 0 (their events went out).
+            let unmerged = published.compactionFailure.map {
+                ["famctl: warning: merging this device's small segments into one failed (\($0.description)); they stay as they are, and a later sync merges them"]
+            } ?? []
             let photos: (uploaded: Int, damagedOnlyCopies: [String], unreadableOnPeer: [String])
             do { photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags) } catch let e as PeerError where !e.isOffline && !e.isThrottled {
                 // The events went out and came in: the report says so, then
                 // why the photos did not (a full server, say).
                 recordError(e, replicator)
                 return Round(published: published, pulled: pulled, publishFailure: failure(e, at: replicator.peer.label, probing: false),
-                             warnings: warnings(home, replicator: replicator, carried: pulled.carried) + refusedHere(home, before: deniedBefore) + undoneHere(home))
+                             warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + refusedHere(home, before: deniedBefore) + undoneHere(home))
             }
             if home.prefetchPhotos {
                 // Only what fits in the cache as it stands: a photo fetched by
@@ -370,7 +379,7 @@ enum SyncCommand: Command {
             }
             let notCounted = ((try? home.projector.rejections()) ?? []).count { !rejectedBefore.contains($0.event) && $0.author != home.deviceID }
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded, notCounted: notCounted,
-                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home))
+                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home))
         } catch let e as PeerError {
             // What the events pulled before the failure undid is said now:
             // the next round would not know they came in.
