@@ -393,6 +393,38 @@ enum SyncCommand: Command {
         }
     }
 
+    /// This device's recent changes of a record's fields (dated within the
+    /// last day) that a change pulled in this process outdid while dated
+    /// more than an hour ahead of this device's clock: a device whose
+    /// clock is ahead (or was) wrote it, perhaps before this one in truth,
+    /// and the later-dated write wins on every device (a clock-skew review:
+    /// the value this device had written was gone after a sync that said
+    /// only "pulled 1 new event(s)"). Said once, when that change arrives,
+    /// naming the fields whose value this device wrote and no longer shows.
+    static func outdoneHere(_ home: Home, now: Date = Date()) -> [String] {
+        var out: [String] = []
+        for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key }) where key.kind == "record" {
+            guard let uuid = UUID(text: key.id), let r = try? home.projector.record(uuid), !r.deleted,
+                  let history = try? home.projector.history(kind: key.kind, id: key.id) else { continue }
+            let ahead = history.filter { versions.contains($0.version) && $0.operation == .put && $0.version.hlc.date.timeIntervalSince(now) > Home.datedAheadWarning }
+            guard let newest = ahead.last else { continue }
+            var lost = Set<String>()
+            for mine in history where mine.version.author == home.deviceID && mine.operation == .put && now.timeIntervalSince(mine.version.hlc.date) < 86_400 {
+                for (name, value) in mine.changes where !name.hasPrefix("$") && r.fields[name] != (value == .null ? nil : value)
+                    && ahead.contains(where: { $0.version > mine.version && $0.changes[name] != nil }) {
+                    lost.insert(name)
+                }
+            }
+            guard !lost.isEmpty else { continue }
+            let by = OutdoneWrite.author(newest.version.author, home: home)
+            let hours = Int((newest.version.hlc.date.timeIntervalSince(now) / 3600).rounded())
+            out.append("famctl: warning: record \(key.id) (\(r.store)\(r.at.map { " at \($0)" } ?? "")): this device's change of \(lost.sorted().joined(separator: ", ")) no longer shows: "
+                       + "\(by) changed \(lost.count == 1 ? "it" : "them") in a change dated \(TimeText.format(newest.version.hlc.date)), \(hours < 2 ? "over an hour" : "\(hours) hours") ahead of this device's clock, "
+                       + "and the later-dated write wins on every device. 'famctl record show \(key.id) --history' shows both; write it again if it should stand, and have \(by)'s clock set right.")
+        }
+        return out
+    }
+
     /// This device's deletions (of a record, or a care subject's removal)
     /// that a change pulled in this process undid: another device's put
     /// dated after this device's last deletion of it, the first such, came
@@ -403,7 +435,7 @@ enum SyncCommand: Command {
     /// device whose deletion it undid.
     static func undoneHere(_ home: Home) -> [String] {
         defer { home.changedByOthers = [:] }
-        var out: [String] = []
+        var out = outdoneHere(home)
         for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key }) {
             let (kind, id) = (key.kind, key.id)
             guard let history = try? home.projector.history(kind: kind, id: id),

@@ -1,0 +1,43 @@
+import Envelope
+@testable import famctl
+import Foundation
+import Projections
+import Testing
+
+/// A change of this device's that a pulled change dated well ahead of its
+/// clock outdid (a device whose clock is ahead wrote it, perhaps before
+/// this one in truth): the sync that brings it says which fields no longer
+/// show, once; a later change dated by a clock that is right is the
+/// ordinary last writer, not said (a clock-skew review: the value was gone
+/// after a sync that said only "pulled 1 new event(s)").
+struct OutdoneAtSyncTests {
+    @Test func aChangeOutdoneByOneDatedAheadIsSaidOnce() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.members[0], family.members[1])
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        for r in [mum, dad, gran] { try r.ok("sync") }
+        // Gran, whose clock is right, changes the mood after Mum: the
+        // ordinary later write, not said.
+        try mum.ok("record", "update", id, "mood=3")
+        try gran.ok("record", "update", id, "mood=4")
+        try gran.ok("sync")
+        let ordinary = try mum.run("sync")
+        #expect(ordinary.code == 0 && !ordinary.stderr.contains("no longer shows"), "\(ordinary.stderr)")
+        #expect(try mum.ok("record", "show", id).contains("mood=4"))
+        try mum.ok("record", "update", id, "note=mine")
+        // Dad, his clock five hours ahead, changes the note too, not having Mum's change.
+        let dadHome = try Home.open(dad.home)
+        let (_, key) = try dadHome.currentKey()
+        let ahead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(5 * 3600)), counter: 0)
+        try dadHome.append([(RecordEvent(kind: .put, record: try #require(UUID(uuidString: id)), store: "postpartum", focus: "newMom", at: nil,
+                                         fields: ["note": .string("dads")]).body, key)], after: ahead)
+        try dad.ok("sync")
+        let r = try mum.run("sync")
+        #expect(r.code == 0 && r.stderr.contains("warning: record \(id) (postpartum")
+                && r.stderr.contains("this device's change of note no longer shows: Dad changed it in a change dated")
+                && r.stderr.contains("5 hours ahead of this device's clock"), "\(r.stderr)")
+        #expect(try mum.ok("record", "show", id).contains("note=dads"))
+        let again = try mum.run("sync")
+        #expect(!again.stderr.contains("no longer shows"), "said twice: \(again.stderr)")
+    }
+}
