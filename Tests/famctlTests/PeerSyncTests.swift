@@ -371,7 +371,8 @@ struct PeerSyncTests {
             #expect(stuck.code == 65 && stuck.stderr.contains("Move the file or link away (famctl makes the folder)"), "exit \(stuck.code): \(stuck.stderr)")
             #expect(Date().timeIntervalSince(started) < 10, "\(Date().timeIntervalSince(started)) s: a back-off")
             try fm.removeItem(atPath: dadFolder)
-            try dad.ok("sync")   // its folder written again, whole
+            let whole = try dad.ok("sync")   // its folder written again, whole
+            #expect(whole.contains("of this device's segment(s) missing from the server (from its log)"), "\(whole)")
             try mum.ok("sync")
             #expect(try mum.ok("record", "list").contains(later))
             try dad.ok("sync")

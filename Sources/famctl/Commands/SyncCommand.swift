@@ -570,6 +570,8 @@ enum SyncCommand: Command {
 
     /// `oneLine`: the JSON object on one line (a watch prints one a round).
     static func report(_ r: Round, home: Home, json: Bool, oneLine: Bool = false) throws {
+        // Where the family's files are, as the lines below say it.
+        let (place, fromPlace) = { if case .peer = Location.stored(in: home) { ("on the server", "from the server") } else { ("in the shared folder", "from the shared folder") } }()
         for w in r.warnings { Console.err(w) }
         // The family's events can show, at any round, that this device's
         // join did not count: everything it writes is then rejected.
@@ -610,7 +612,7 @@ enum SyncCommand: Command {
         for (file, seq) in r.pulled.ownDamagedInLog {
             let location = Self.location(of: file, home: home)
             let seqs = SegmentName(parsing: String(file.split(separator: "/").last ?? "")).map { " (seqs \($0.firstSeq)–\($0.lastSeq))" } ?? ""
-            Console.err("famctl: warning: this device's segment \(location)\(seqs) is missing from the shared folder or damaged there, and cannot be written again: "
+            Console.err("famctl: warning: this device's segment \(location)\(seqs) is missing \(fromPlace) or damaged there, and cannot be written again: "
                         + "the event at seq \(seq) is damaged in this log (its bytes no longer match its id). The others miss these events, and wait for them before any later event of this device.")
             Console.err("famctl: " + damagedOwnHint)
         }
@@ -647,14 +649,14 @@ enum SyncCommand: Command {
             Console.out("wrote \(r.pulled.carried) segment(s) of the other devices' events into the new location (from this device's log)")
         }
         if r.pulled.restoredOthers > 0 {
-            Console.out("wrote back \(r.pulled.restoredOthers) segment(s) of other devices missing or damaged in the shared folder (from this device's log), "
+            Console.out("wrote back \(r.pulled.restoredOthers) segment(s) of other devices missing or damaged \(place) (from this device's log), "
                         + "so that devices joining later get their events")
         }
         if r.pulled.rewritten > 0 {
-            Console.out("wrote again \(r.pulled.rewritten) of this device's segment(s) missing from the shared folder (from its log)")
+            Console.out("wrote again \(r.pulled.rewritten) of this device's segment(s) missing \(fromPlace) (from its log)")
         }
         if r.pulled.repaired > 0 {
-            Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged in the shared folder (written again from its log)")
+            Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged \(place) (written again from its log)")
         }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
         for (file, n) in r.pulled.refused {
