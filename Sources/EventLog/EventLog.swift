@@ -380,7 +380,11 @@ public final class EventLog {
         var out: [SyncEnvelope] = []
         try database.prepare("SELECT id, bytes, seq FROM events WHERE family = ?1 AND author = ?2 AND seq BETWEEN ?3 AND ?4 ORDER BY seq")
             .forEachRow([.blob(family.bytes), .blob(author.bytes), .integer(Int64(range.lowerBound)), .integer(Int64(min(range.upperBound, UInt64(Int64.max))))]) { r in
-                guard let env = try? SyncEnvelope(decoding: r.blob(1)), env.id == EventID(bytes: r.blob(0)) else {
+                // Its bytes, id and columns must agree (a column altered in
+                // the file: the event is damaged, not a segment to write).
+                let id = r.blob(0)
+                guard id.count == 32, let env = try? SyncEnvelope(decoding: r.blob(1)), env.id == EventID(bytes: id),
+                      env.author == author, env.family == family, env.seq == UInt64(r.int(2)) else {
                     throw EventLogError.damagedEvent(author: author, seq: UInt64(r.int(2)))
                 }
                 out.append(env)

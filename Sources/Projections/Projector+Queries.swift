@@ -411,11 +411,16 @@ extension Projector {
     public func rejections() throws -> [Rejection] {
         var out: [Rejection] = []
         try database.prepare("SELECT event, author, reason, seq FROM \(schema).p_rejected ORDER BY event").forEachRow { r in
-            out.append(Rejection(event: EventID(bytes: r.blob(0)), author: DeviceID(bytes: r.blob(1)), reason: r.text(2), seq: UInt64(r.int(3))))
+            let (event, author) = (r.blob(0), r.blob(1))
+            // An id of another length: the file was altered (a rebuild mends it).
+            guard event.count == 32, author.count == 32 else { throw DamagedRow(kind: "rejection", id: Hex.encode(event), value: event.count == 32 ? "author" : "event id") }
+            out.append(Rejection(event: EventID(bytes: event), author: DeviceID(bytes: author), reason: r.text(2), seq: UInt64(r.int(3))))
         }
         var authors: [EventID: DeviceID] = [:]
         try database.prepare("SELECT event, version FROM \(schema).p_library").forEachRow { r in
-            if let v = Version(bytes: r.blob(1)) { authors[EventID(bytes: r.blob(0))] = v.author }
+            let event = r.blob(0)
+            guard event.count == 32 else { throw DamagedRow(kind: "household event", id: Hex.encode(event), value: "event id") }
+            if let v = Version(bytes: r.blob(1)) { authors[EventID(bytes: event)] = v.author }
         }
         for (id, why) in household.rejected { out.append(Rejection(event: id, author: authors[id] ?? DeviceID(bytes: [UInt8](repeating: 0, count: 32)), reason: why)) }
         return out.sorted { $0.event.hex < $1.event.hex }

@@ -369,11 +369,16 @@ public final class Replicator {
         } catch EventLogError.damagedEvent(_, let seq) where seq > last + 1 {
             envs = try log.chain(of: author, in: family, seqs: (last + 1)...(seq - 1))
         }
+        // A seq missing from the log (its row deleted from the file): the
+        // segment ends before the gap; a gap at its start is the event there
+        // damaged (a segment holds consecutive events only).
+        let whole = envs.enumerated().prefix { $1.seq == last + 1 + UInt64($0) }.map(\.element)
+        if whole.isEmpty, head > last { throw EventLogError.damagedEvent(author: author, seq: last + 1) }
         var bytes = 0
-        if let cut = envs.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
-            return Array(envs[..<cut])
+        if let cut = whole.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
+            return Array(whole[..<cut])
         }
-        return envs
+        return whole
     }
 
     /// Creates the segment under its content-addressed name, in its

@@ -1,5 +1,6 @@
 import Envelope
 import EventLog
+@testable import famctl
 import Foundation
 import Projections
 import Testing
@@ -103,6 +104,45 @@ struct TamperTests {
         let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("rebuild", "--json").utf8)) as? [String: Any]
         #expect(json?["unopened"] as? Int == 1)
         #expect(try dad.run("rebuild").stderr.isEmpty)
+    }
+
+    /// Columns of the home's files altered past the append-only triggers
+    /// (an own event's seq, a rejection's id cut short): said as damage,
+    /// with exit 65, never a crash (a review: exit 132 on a precondition).
+    @Test func alteredColumnsAreDamageNotACrash() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        for i in 1...3 { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)") }
+        let hex = try Home.open(mum.home).deviceID.hex
+        let db = try Database(path: mum.home + "/famctl.sqlite")
+        var triggers: [String] = []
+        try db.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { triggers.append($0.text(1)); try db.execute("DROP TRIGGER \($0.text(0))") }
+        // The newest event's seq column moved two on: a gap before it, and its bytes saying another seq.
+        let last = try #require(try db.statement("SELECT max(seq) FROM events WHERE author = ?1").first([.blob(Hex.decode(hex)!)], { $0.int(0) }))
+        try db.run("UPDATE events SET seq = seq + 2 WHERE author = ?1 AND seq = ?2", [.blob(Hex.decode(hex)!), .integer(last)])
+        for sql in triggers { try db.execute(sql) }
+        let synced = try mum.run("sync")
+        #expect(synced.code == 65 && synced.stderr.contains("is damaged in this log"), "exit \(synced.code): \(synced.stderr)")
+        let replayed = try mum.run("replay")
+        #expect(replayed.code == 3, "exit \(replayed.code): \(replayed.stderr)")
+
+        // A rejection's id cut short in the stores' file.
+        let dad = family.dad
+        let proj = dad.home + "/" + (try #require(try Home.open(dad.home).state.get(.projectionFile)))
+        let stores = try Database(path: proj)
+        try stores.run("INSERT INTO p_rejected(event, author, reason, seq) VALUES(?1, ?2, 'forged', 1)", [.blob([1, 2, 3, 4, 5, 6]), .blob([UInt8](repeating: 7, count: 32))])
+        let status = try dad.run("status")
+        #expect(status.code == 65 && status.stderr.contains("unreadable event id"), "exit \(status.code): \(status.stderr)")
+        let replay = try dad.run("replay")
+        #expect(replay.code == 3 && replay.stdout.contains("changes not counted cannot be read"), "exit \(replay.code): \(replay.stdout) \(replay.stderr)")
+        // A whole row added (a forged "denied" against an honest member): replay names it too.
+        try dad.ok("rebuild")
+        let proj2 = dad.home + "/" + (try #require(try Home.open(dad.home).state.get(.projectionFile)))
+        try Database(path: proj2).run("INSERT INTO p_rejected(event, author, reason, seq) VALUES(?1, ?2, 'forged', 1)", [.blob([UInt8](repeating: 9, count: 32)), .blob([UInt8](repeating: 7, count: 32))])
+        let forged = try dad.run("replay")
+        #expect(forged.code == 3 && forged.stdout.contains("holds 1 change(s) as not counted that the log does not make so"), "exit \(forged.code): \(forged.stdout)")
+        #expect(try dad.run("rebuild").code == 0)
+        #expect(try dad.ok("replay").hasSuffix("result: OK"))
     }
 
     /// An own event damaged in the log after it was published, and its

@@ -20,6 +20,20 @@ enum ReplayCommand: Command {
             .value("--record", "ID", "Print that record's full trail: every version, who, when, which fields."),
         ])
 
+    /// What is wrong with the live projection's changes not counted (the
+    /// events it holds as rejected) against those the log makes, or `nil`
+    /// when they are the same events: a row added, removed or altered in
+    /// the file would name an honest member's change as denied, or hide a
+    /// forged one (a review).
+    static func rejectionsMismatch(_ home: Home, rebuilt: [Projector.Rejection]) -> String? {
+        let live: [Projector.Rejection]
+        do { live = try home.projector.rejections() } catch { return "its changes not counted cannot be read (\(error))" }
+        let (held, made) = (Set(live.map(\.event)), Set(rebuilt.map(\.event)))
+        guard held != made else { return nil }
+        let extra = held.subtracting(made).count, missing = made.subtracting(held).count
+        return "it holds \(extra) change(s) as not counted that the log does not make so, and misses \(missing) the log makes so"
+    }
+
     /// The live projection's digest, and the digest of a scratch projection
     /// rebuilt from the verified events it reflects: as the live projection
     /// is built, household events first, then the rest (a forked author's
@@ -141,7 +155,10 @@ enum ReplayCommand: Command {
         // (its moment, its store), which the digest does not cover.
         // (Unreadable when the live projection is: its damage is the finding.)
         let copies = until == nil ? (try? home.projector.copiedColumnsMismatch()) ?? nil : nil
-        let damage = until == nil ? (Self.projectionFileDamage(home) ?? copies).map { (file: projectionFile, finding: $0) } : nil
+        // And the changes it holds as not counted (what `status` lists as
+        // denied), which the digest does not cover either.
+        let rejections = until == nil ? Self.rejectionsMismatch(home, rebuilt: denied) : nil
+        let damage = until == nil ? (Self.projectionFileDamage(home) ?? copies ?? rejections).map { (file: projectionFile, finding: $0) } : nil
         let agrees = until != nil || (rebuilt == live && damage == nil)
         // The log's own file, as SQLite checks it: a damaged page the audit
         // does not read (an index) fails the next command that does.
