@@ -249,11 +249,11 @@ public final class EventLog {
         } ?? .zero
     }
 
-    /// The newest event of `family` not by `author` dated at most `limit`:
-    /// its author and date (read backwards through the date index).
-    public func newestEvent(in family: FamilyID, notBy author: DeviceID, notAfter limit: HLC) throws -> (author: DeviceID, hlc: HLC)? {
-        try database.statement("SELECT author, hlc FROM events WHERE hlc <= ?1 AND family = ?2 AND author != ?3 ORDER BY hlc DESC LIMIT 1")
-            .first([.blob(limit.bigEndianBytes), .blob(family.bytes), .blob(author.bytes)]) { r in
+    /// The earliest event of `family` dated after `date`: its author and
+    /// date (read forwards through the date index from `date`).
+    public func earliestEvent(in family: FamilyID, after date: HLC) throws -> (author: DeviceID, hlc: HLC)? {
+        try database.statement("SELECT author, hlc FROM events WHERE hlc > ?1 AND family = ?2 ORDER BY hlc LIMIT 1")
+            .first([.blob(date.bigEndianBytes), .blob(family.bytes)]) { r in
                 let a = r.blob(0)
                 guard a.count == 32, let h = HLC(bigEndianBytes: r.blob(1)) else { return nil }
                 return (DeviceID(bytes: a), h)

@@ -116,7 +116,11 @@ extension Home {
         func span(_ seconds: TimeInterval) -> String {
             seconds >= 1.5 * 86_400 ? "\(Int((seconds / 86_400).rounded())) days" : seconds >= 1.5 * 3600 ? "\(Int((seconds / 3600).rounded())) hours" : "over an hour"
         }
-        if let other = try? log.newestEvent(in: family, notBy: deviceID, notAfter: hlc), other.hlc.date.timeIntervalSince(now) > Self.datedAheadWarning {
+        // The first change dated more than the warning ahead of this clock
+        // says whose clock ran ahead first: another device's (this one
+        // followed it), or this one's (the others then follow it).
+        let bound = HLC(milliseconds: HLC.milliseconds(of: now.addingTimeInterval(Self.datedAheadWarning)), counter: .max)
+        if let other = try? log.earliestEvent(in: family, after: bound), other.author != deviceID {
             let by = OutdoneWrite.author(other.author, home: self)
             Console.err("famctl: warning: this device's clock is \(span(other.hlc.date.timeIntervalSince(now))) behind the family's latest change it holds (by \(by), dated \(TimeText.format(other.hlc.date))): "
                 + "its changes are dated just after that one, not by its clock, and what the others change before this device's next sync is dated later and wins over them, whatever the order. "

@@ -501,7 +501,12 @@ enum ImportStoresCommand: Command {
                     }
                     let ofRemovedSubject = !knownSubjects.contains(r.focus) && removed[r.focus] != nil
                     if !ofRemovedSubject && !knownSubjects.contains(r.focus) && !newSubjects.contains(r.focus) { newSubjects.append(r.focus) }
-                    var change = try change(for: r, store: store, home: home)
+                    // One read of the record for the row: what the change is
+                    // made from, whether the row is older, and what the write
+                    // checks under the lock (a change between two reads
+                    // would slip through: a review).
+                    let current = try home.projector.record(r.id)
+                    var change = try change(for: r, store: store, current: current, home: home)
                     // A record of a removed subject that the home holds as the
                     // row has it (one a merge left there, exported from this
                     // home) is unchanged; any other is refused.
@@ -513,7 +518,7 @@ enum ImportStoresCommand: Command {
                     // would undo that change (a backup "restored" over a
                     // week of edits): kept out, unless asked for.
                     if let c = change, !c.isNew, !inv.flag("--overwrite-newer"),
-                       try keptOut.contains(r.id) || (sameSource[i] != nil && olderThanHome(r.id, revision: r.revision, updated: r.updatedMilliseconds, home: home)) {
+                       keptOut.contains(r.id) || Self.older(current, revision: r.revision, updated: r.updatedMilliseconds) {
                         olderRows.append(i)
                         tally.older += 1
                         change = nil
@@ -551,7 +556,7 @@ enum ImportStoresCommand: Command {
                         // the whole file's append (and the import) instead.
                         // (A record grown past one event by merged changes is
                         // written as several puts.)
-                        readAs[events.count] = (r.id, try Self.seen(r.id, home: home))
+                        readAs[events.count] = (r.id, Self.seen(current))
                         events.append(contentsOf: try RecordInput.fittingPuts(event, reserve: isNew ? 0 : RecordInput.keepingFocusBytes)
                             .map { (isNew ? $0 : try RecordInput.keepingFocus($0, of: r.id, home: home)).encoded() })
                         if isNew { tally.added += 1 } else { tally.updated += 1 }
@@ -614,7 +619,7 @@ enum ImportStoresCommand: Command {
                 let offset = subjectBodies.count
                 let check = { (batch: Range<Int>) throws in
                     for i in batch where i >= offset {
-                        guard let (id, seen) = readAs[i - offset], try Self.seen(id, home: home) != seen else { continue }
+                        guard let (id, seen) = readAs[i - offset], Self.seen(try home.projector.record(id)) != seen else { continue }
                         throw CLIError(.tempFail, "record \(id.lowercasedText) changed while this import was running (another famctl process or a sync); nothing was written",
                                        hint: "Import again: it writes only what is missing, and keeps out rows older than the records' changes.")
                     }
@@ -814,10 +819,10 @@ enum ImportStoresCommand: Command {
         return broken
     }
 
-    /// The record `id` as the home holds it now, to tell whether it changed
-    /// since: absent, or live or deleted with its revision.
-    static func seen(_ id: UUID, home: Home) throws -> String {
-        guard let r = try home.projector.record(id) else { return "absent" }
+    /// A record as the home holds it (`nil`: absent), to tell whether it
+    /// changed since: absent, or live or deleted with its revision.
+    static func seen(_ r: RecordState?) -> String {
+        guard let r else { return "absent" }
         return (r.deleted ? "deleted " : "live ") + r.revision
     }
 
@@ -828,7 +833,12 @@ enum ImportStoresCommand: Command {
     /// `"updated"` (to the millisecond, as the export writes it). Such a
     /// row would undo what changed since.
     static func olderThanHome(_ id: UUID, revision: String?, updated: UInt64?, home: Home) throws -> Bool {
-        guard let current = try home.projector.record(id), !current.deleted else { return false }
+        older(try home.projector.record(id), revision: revision, updated: updated)
+    }
+
+    /// ``olderThanHome(_:revision:updated:home:)`` of the record as read.
+    static func older(_ current: RecordState?, revision: String?, updated: UInt64?) -> Bool {
+        guard let current, !current.deleted else { return false }
         if let revision { return current.revision != revision }
         guard let updated else { return false }
         return current.updated.hlc.milliseconds > updated
@@ -841,8 +851,7 @@ enum ImportStoresCommand: Command {
 
     /// The event that brings the projection to this row, or `nil` when it already matches.
     /// `recreated`: the record is new as a live one, deleted on this device before.
-    static func change(for r: Row, store: StoreName, home: Home) throws -> (RecordEvent, isNew: Bool, recreated: Bool)? {
-        let current = try home.projector.record(r.id)
+    static func change(for r: Row, store: StoreName, current: RecordState?, home: Home) throws -> (RecordEvent, isNew: Bool, recreated: Bool)? {
         if let current, !current.deleted {
             guard current.store == store.rawValue else { throw CLIError.data("record \(r.id.lowercasedText) already exists in \(current.store)") }
             var diff: [String: JSONValue] = [:]
