@@ -85,6 +85,9 @@ public final class Replicator {
         public init() {}
     }
 
+    /// How long a merge of small segments that failed waits before the next try.
+    public static let compactRetryAfter: TimeInterval = 3600
+
     /// The report of the last ``publish()``, also of one that failed
     /// midway: the segments it wrote before the failure went out.
     public private(set) var lastPublish: PublishReport?
@@ -109,8 +112,16 @@ public final class Replicator {
         // Merging is housekeeping: a failure (no room for the merged file)
         // leaves the small segments, which hold the events, as they are;
         // a peer gone or failing ends the round as any request does.
-        do { report.compacted = try compact() } catch let e as PeerError where !e.isTransient && !e.isOffline && !e.isThrottled && e != .tokenExpired {
+        // After a failure the merge waits an hour (each try uploads the
+        // merged file again: a full server would take that at every round).
+        let now = Date().timeIntervalSince1970
+        if let failed = try meta("compact_failed_at").flatMap(Double.init), now >= failed, now - failed < Self.compactRetryAfter { return report }
+        do {
+            report.compacted = try compact()
+            try setMeta("compact_failed_at", nil)
+        } catch let e as PeerError where !e.isTransient && !e.isOffline && !e.isThrottled && e != .tokenExpired {
             report.compactionFailure = e
+            try setMeta("compact_failed_at", String(now))
         }
         return report
     }
@@ -258,9 +269,12 @@ public final class Replicator {
         return written
     }
 
-    /// How long it takes to read every segment file this device wrote or
-    /// read back again, whatever its tag says (``scrubOne(listed:own:done:tags:into:)``).
-    public static let scrubPeriod: TimeInterval = 86_400
+    /// How long it takes, at the most, to read every segment file this
+    /// device wrote or read back again, whatever its tag says
+    /// (``scrubOne(listed:own:done:tags:into:)``): a week, so that a
+    /// family's whole folder is downloaded again once a week per device,
+    /// spread over its rounds.
+    public static let scrubPeriod: TimeInterval = 7 * 86_400
 
     /// Reads back, in turn, one segment file of the shared folder that
     /// this device wrote or read whole before, whatever its tag says, so
@@ -276,8 +290,12 @@ public final class Replicator {
     /// Nothing is said when the file is whole; a failure to read or write
     /// it waits for its next turn.
     func scrubOne(listed: Set<String>, own: Set<String>, done: Set<String>, tags: [String: String], into report: inout PullReport) throws {
+        // Segments under their own names in their authors' folders (not
+        // conflict copies, copies in the wrong folder or placeholders).
         let candidates = listed.filter { path in
-            path.hasPrefix(me.hex + "/") ? own.contains(String(path.dropFirst(me.hex.count + 1))) : done.contains(path)
+            guard let slash = path.firstIndex(of: "/"), case .segment(let n) = SharedFileName(String(path[path.index(after: slash)...])),
+                  n.author.hex == path[..<slash] else { return false }
+            return n.author == me ? own.contains(n.description) : done.contains(path)
         }.sorted()
         guard !candidates.isEmpty else { return }
         let now = Date().timeIntervalSince1970

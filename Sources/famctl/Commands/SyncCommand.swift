@@ -341,7 +341,7 @@ enum SyncCommand: Command {
             }
             // Small segments left unmerged: said, exit 0 (their events went out).
             let unmerged = published.compactionFailure.map {
-                ["famctl: warning: merging this device's small segments into one failed (\($0.description)); they stay as they are, and a later sync merges them"]
+                ["famctl: warning: merging this device's small segments into one failed (\($0.description)); the events are published all the same, and a sync an hour from now tries the merge again"]
             } ?? []
             let photos: (uploaded: Int, damagedOnlyCopies: [String], unreadableOnPeer: [String])
             do { photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags) } catch let e as PeerError where !e.isOffline && !e.isThrottled {
@@ -403,17 +403,22 @@ enum SyncCommand: Command {
     /// naming the fields whose value this device wrote and no longer shows.
     static func outdoneHere(_ home: Home, now: Date = Date()) -> [String] {
         var out: [String] = []
-        for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key }) where key.kind == "record" {
+        // Only records a change dated ahead reached are read.
+        for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key })
+        where key.kind == "record" && versions.contains(where: { $0.hlc.date.timeIntervalSince(now) > Home.datedAheadWarning }) {
             guard let uuid = UUID(text: key.id), let r = try? home.projector.record(uuid), !r.deleted,
                   let history = try? home.projector.history(kind: key.kind, id: key.id) else { continue }
             let ahead = history.filter { versions.contains($0.version) && $0.operation == .put && $0.version.hlc.date.timeIntervalSince(now) > Home.datedAheadWarning }
             guard let newest = ahead.last else { continue }
+            // This device's last write of each field, within the last day.
+            var mine: [String: (Version, JSONValue)] = [:]
+            for entry in history where entry.version.author == home.deviceID && entry.operation == .put && now.timeIntervalSince(entry.version.hlc.date) < 86_400 {
+                for (name, value) in entry.changes where !name.hasPrefix("$") { mine[name] = (entry.version, value) }
+            }
             var lost = Set<String>()
-            for mine in history where mine.version.author == home.deviceID && mine.operation == .put && now.timeIntervalSince(mine.version.hlc.date) < 86_400 {
-                for (name, value) in mine.changes where !name.hasPrefix("$") && r.fields[name] != (value == .null ? nil : value)
-                    && ahead.contains(where: { $0.version > mine.version && $0.changes[name] != nil }) {
-                    lost.insert(name)
-                }
+            for (name, (version, value)) in mine where r.fields[name] != (value == .null ? nil : value)
+                && ahead.contains(where: { $0.version > version && $0.changes[name] != nil }) {
+                lost.insert(name)
             }
             guard !lost.isEmpty else { continue }
             let by = OutdoneWrite.author(newest.version.author, home: home)
