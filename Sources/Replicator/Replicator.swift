@@ -557,6 +557,12 @@ public final class Replicator {
         let own = Set(ownTags.keys)
         var token = try meta("token")
         var done = try doneFiles()
+        // Files read before whose names promise events of their author that
+        // this log no longer holds nor waits for (its last rows lost: a
+        // write-ahead log deleted, a file restored or altered): read again,
+        // so that the events come back (an audit review: they were gone for
+        // good, the files marked read).
+        let promisesMissing = try readFilesPromisingMissingEvents(done)
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
         var unreadFolders = Set<String>()  // folders a listing could not read: their files unseen, not absent
@@ -697,7 +703,7 @@ public final class Replicator {
                     if try checkOwn(object.path, listedTag: object.tag, into: &report) { report.repaired += 1 }
                     continue
                 }
-                guard !done.contains(object.path), !tried.contains(object.path), !failedBefore.contains(object.path) else { continue }
+                guard !done.contains(object.path) || promisesMissing.contains(object.path), !tried.contains(object.path), !failedBefore.contains(object.path) else { continue }
                 tried.insert(object.path)
                 if try attempt(object.path, retryingOld: false) == true { done.insert(object.path) }
             }
@@ -842,6 +848,32 @@ public final class Replicator {
             return .notYet
         }
         return .segment(segment)
+    }
+
+    /// Of `done` (files marked read without a reason, their events taken),
+    /// those of another author whose names promise events past the last
+    /// one this log holds of that author or waits for in `pending` (a
+    /// forked author's chain stops at its fork: left out).
+    private func readFilesPromisingMissingEvents(_ done: Set<String>) throws -> Set<String> {
+        let heads = try log.heads(in: family)
+        var waiting: [DeviceID: UInt64] = [:]
+        try log.database.statement("SELECT author, max(seq) FROM pending WHERE family = ?1 GROUP BY author").forEachRow([.blob(family.bytes)]) { r in
+            let a = r.blob(0)
+            if a.count == 32 { waiting[DeviceID(bytes: a)] = UInt64(r.int(1)) }
+        }
+        var plain = Set<String>()
+        try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NULL").forEachRow([.blob(family.bytes)]) { plain.insert($0.text(0)) }
+        var out = Set<String>()
+        var forked: [DeviceID: Bool] = [:]
+        for path in done where plain.contains(path) {
+            guard let slash = path.firstIndex(of: "/"), case .segment(let n) = SharedFileName(String(path[path.index(after: slash)...])),
+                  n.author != me, n.author.hex == path[..<slash] else { continue }
+            let held = max(heads[n.author]?.seq ?? 0, waiting[n.author] ?? 0)
+            guard n.lastSeq > held else { continue }
+            if forked[n.author] == nil { forked[n.author] = try log.isForked(n.author, in: family) }
+            if forked[n.author] == false { out.insert(path) }
+        }
+        return out
     }
 
     /// The names in `device`'s folder that a replicator of `log` has read
