@@ -372,11 +372,11 @@ extension Home {
             let held = try state.keyring.keys(family: family)
             // The pass opens with these: the projection it builds reflects them.
             try projector.noteKeys(held.keys)
-            let unopened = AtomicCount()
+            let unopened = AtomicCount(), ownWithoutKey = AtomicCount()
             // The log's last position bounds the family's events (a count
             // would read the whole log once more).
             try projector.bulk(expected: Int(try log.lastPosition())) {
-                try forEachOpened(keys: ReadOnlyKeys(keys: held), unopened: unopened, skip: { known.contains($0.id) }) { opened in
+                try forEachOpened(keys: ReadOnlyKeys(keys: held), unopened: unopened, ownWithoutKey: ownWithoutKey, skip: { known.contains($0.id) }) { opened in
                     guard !isPastForkPoint(opened.env) else { return }
                     if opened.prepared.isLibraryType {
                         if let event = opened.prepared.libraryEvent, try learnKey(from: event, author: opened.env.author) { complete = false }
@@ -387,8 +387,39 @@ extension Home {
                 }
             }
             unopenedInRebuild = unopened.value
+            // This device wrote those events with keys it held: a key table
+            // that lacks one was altered or damaged, and stores built
+            // without them would drop their records without a word (an
+            // audit review: `rebuild` emptied the stores). Refused; the
+            // stores stay as they were.
+            if ownWithoutKey.value > 0 {
+                throw CLIError(.dataError, "\(ownWithoutKey.value) of this device's own event(s) cannot be opened: the family's key they were sealed with is missing from this home's key table (\(Self.databaseFile) altered or damaged); the stores were not rebuilt",
+                               hint: "Restore \(Self.databaseFile) from a backup of this home; 'famctl export stores DIR' writes the records the stores hold meanwhile.")
+            }
         }
         needsRebuild = false
+    }
+
+    /// Stores that reflect events the log no longer holds (its last
+    /// commits lost: a write-ahead log deleted, an older copy of the
+    /// database put in place) are copied aside before the rebuild replaces
+    /// them, and said: this device's own changes not yet synced are then
+    /// in that copy alone (an audit review: the rebuild deleted the last
+    /// copy of acknowledged records without a word). The other devices'
+    /// events come back at the next sync (files that promise them are read
+    /// again).
+    private func keepStoresAheadOfLog(mark: Int64, last: Int64) {
+        let kept = "\(path)/\(projectionName).ahead-of-log-\(Int(Date().timeIntervalSince1970))"
+        do {
+            try log.database.execute("VACUUM \(Self.projectionSchema) INTO '\(kept.replacingOccurrences(of: "'", with: "''"))'")
+            chmod(kept, 0o600)
+            Console.err("famctl: warning: the stores reflect \(mark - last) event(s) past the end of the log: its last commits are lost (a write-ahead log deleted, or an older copy of \(Self.databaseFile) put in place). "
+                + "The stores are built again from the log; the other devices' events come back at the next 'famctl sync', but this device's own changes not yet synced are gone from the log. "
+                + "The former stores are kept in \(kept) (an SQLite file) to recover them from.")
+        } catch {
+            Console.err("famctl: warning: the stores reflect \(mark - last) event(s) past the end of the log (its last commits are lost); they are built again from the log, and could not be kept aside (\(error)): "
+                + "this device's own changes not yet synced are gone.")
+        }
     }
 
     /// A home written by an older famctl, or interrupted before a rebuild
@@ -397,6 +428,7 @@ extension Home {
     func rebuildProjectionsIfOutdated() throws {
         let (mark, last) = (try projector.mark(), try log.lastPosition())
         if try !projectionSettingsMatch() || mark < 0 || mark > last {
+            if mark > last { keepStoresAheadOfLog(mark: mark, last: last) }
             try rebuildProjections(unlessRebuilt: true)
         } else if mark < last {
             // Its last commits lost (a power failure, or a full disk that let

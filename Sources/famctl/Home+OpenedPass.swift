@@ -27,9 +27,12 @@ extension Home {
     ///   - mark: only events at or before this log position.
     ///   - skip: events left out before they are opened.
     ///   - of: the family whose events are opened (this home's by default).
-    func forEachOpened(keys: ReadOnlyKeys, upTo mark: Int64 = .max, unopened: AtomicCount, of chosen: FamilyID? = nil,
+    ///   - ownWithoutKey: counts this device's own events whose epoch's
+    ///     key is not held (it wrote them with it: its key table lost it).
+    func forEachOpened(keys: ReadOnlyKeys, upTo mark: Int64 = .max, unopened: AtomicCount, ownWithoutKey: AtomicCount? = nil, of chosen: FamilyID? = nil,
                        skip: (EventLog.StoredBytes) -> Bool, _ project: (OpenedEvent) throws -> Void) throws {
         let family = chosen ?? family
+        let me = deviceID
         let opener = OrderedStream<[EventLog.StoredBytes], [OpenedEvent?]>(workers: Parallel.cores - 1) { block in
             var last: SyncEnvelope?
             return block.map { stored in
@@ -40,6 +43,7 @@ extension Home {
                 last = env
                 guard let prepared = keys.open(env) else {
                     if keys.failsToOpen(env) { unopened.add() }
+                    if env.author == me, keys.keys[env.epoch] == nil { ownWithoutKey?.add() }
                     return nil
                 }
                 return OpenedEvent(env: env, prepared: prepared)

@@ -125,13 +125,37 @@ struct TamperTests {
         try db.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { triggers.append($0.text(1)); try db.execute("DROP TRIGGER \($0.text(0))") }
         try db.run("DELETE FROM events WHERE author = ?1 AND seq > (SELECT max(seq) - 2 FROM events WHERE author = ?1)", [.blob(Hex.decode(dadHex)!)])
         for sql in triggers { try db.execute(sql) }
-        #expect(!(try mum.ok("record", "list")).contains("note=d3"))
+        // The stores, ahead of the log now, are kept aside, said, and built again.
+        let listed = try mum.run("record", "list")
+        #expect(listed.code == 0 && !listed.stdout.contains("note=d3")
+                && listed.stderr.contains("the stores reflect 2 event(s) past the end of the log"), "\(listed.stderr)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: mum.home).filter { $0.contains(".ahead-of-log-") }
+        #expect(kept.count == 1, "\(kept)")
+        if let file = kept.first {
+            let notes = try Database(path: mum.home + "/" + file).statement("SELECT count(*) FROM p_entities WHERE kind = 'record'").first([]) { $0.int(0) }
+            #expect(notes == 3, "the kept stores hold the records: \(String(describing: notes))")
+        }
         let round = try mum.ok("sync")
         #expect(round.contains("pulled 2 new event(s)"), "\(round)")
         #expect(try mum.ok("digest") == digest)
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
         // Whole again: the next round reads nothing again.
         #expect(try mum.ok("sync").contains("pulled 0 new event(s) from 0 file(s)"))
+    }
+
+    /// The family's key gone from the home's key table: `rebuild` refuses
+    /// rather than build stores without the records of every event it
+    /// cannot open, and the stores keep them (an audit review: `rebuild`
+    /// exited 0 and emptied them).
+    @Test func aRebuildWithoutTheFamilysKeyIsRefused() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try Database(path: mum.home + "/famctl.sqlite").run("DELETE FROM epoch_keys")
+        let r = try mum.run("rebuild")
+        #expect(r.code == 65 && r.stderr.contains("of this device's own event(s) cannot be opened: the family's key they were sealed with is missing"), "exit \(r.code): \(r.stderr)")
+        let list = try mum.run("record", "list")
+        #expect(list.stdout.contains(id), "exit \(list.code): \(list.stdout) \(list.stderr)")
     }
 
     /// Columns of the home's files altered past the append-only triggers
