@@ -232,7 +232,7 @@ final class Home {
         }
         let log = try Self.openLog(path)
         let state = try DeviceState(database: log.database)
-        try Self.checkKeyIsTheHomes(identity, state: state, path: path)
+        try Self.checkKeyIsTheHomes(identity, state: state, log: log, path: path)
         return try Home(path: path, identity: identity, log: log, state: state)
     }
 
@@ -243,11 +243,23 @@ final class Home {
     /// chain, and the family would stop accepting either (a fork).
     ///
     /// A home made before the device id was kept learns it now, from the
-    /// key it is opened with (the only key it has known, most likely).
-    static func checkKeyIsTheHomes(_ identity: DeviceIdentity, state: DeviceState, path: String) throws {
-        guard let kept = try state.get(.deviceID) else {
-            try? state.set(.deviceID, identity.deviceID.hex)
-            return
+    /// key it is opened with, when its log holds events of that key's
+    /// device or none at all; a log that holds events and none of that
+    /// device's is another device's (a review: with the setting deleted,
+    /// another device's key was adopted without a word, and signed in its
+    /// name).
+    static func checkKeyIsTheHomes(_ identity: DeviceIdentity, state: DeviceState, log: EventLog, path: String) throws {
+        let kept: String
+        if let k = try state.get(.deviceID) {
+            kept = k
+        } else {
+            let own = try log.database.statement("SELECT 1 FROM events WHERE author = ?1 LIMIT 1").first([.blob(identity.deviceID.bytes)]) { _ in true } ?? false
+            let any = try log.database.statement("SELECT 1 FROM events LIMIT 1").first([]) { _ in true } ?? false
+            guard any && !own else {
+                try? state.set(.deviceID, identity.deviceID.hex)
+                return
+            }
+            kept = try log.database.statement("SELECT author FROM events LIMIT 1").first([]) { Hex.encode($0.blob(0)) } ?? "?"
         }
         guard kept != identity.deviceID.hex else { return }
         let name = (try? state.get(.deviceName)).flatMap { $0 }.map { " (\"\($0)\")" } ?? ""

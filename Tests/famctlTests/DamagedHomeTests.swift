@@ -298,6 +298,15 @@ struct DamagedHomeTests {
         // A home without the kept id (made before it was kept) learns it from its key, then holds to it.
         let db = try Database(path: mum.home + "/famctl.sqlite")
         try db.execute("DELETE FROM device_settings WHERE key = 'device.id'")
+        // Not from another device's key put in place meanwhile: the log
+        // holds none of its events (a review: it was adopted, and signed).
+        try fm.moveItem(atPath: key, toPath: own)
+        try fm.copyItem(atPath: dad.home + "/identity.key", toPath: key)
+        let other = try mum.run("status")
+        #expect(other.code == 65 && other.stderr.contains("identity.key is the key of device \(dadID.prefix(12)), but this home's log and settings are device"), "\(other.stderr)")
+        #expect(try db.statement("SELECT value FROM device_settings WHERE key = 'device.id'").first { $0.text(0) } == nil)
+        try fm.removeItem(atPath: key)
+        try fm.moveItem(atPath: own, toPath: key)
         _ = try mum.ok("status")
         #expect(try db.statement("SELECT value FROM device_settings WHERE key = 'device.id'").first { $0.text(0) } == mumID)
     }
