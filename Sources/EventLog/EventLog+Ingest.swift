@@ -238,9 +238,18 @@ extension EventLog {
         // lowest forked seq (``forkPoints(in:)``), where the projection stops
         // following the author, must come out the same on every replica
         // that sees both branches, whichever reached it first.
+        // A waiting or rejected copy that does not verify is damage in this
+        // file (those tables are trusted as checked on the way in), not a
+        // second signed event: it is dropped, never made a fork proof
+        // against an honest author (an audit review).
+        // (The rejected table keeps what it holds: such a copy is passed over.)
+        while let other = try storedEnvelope(env, table: "pending"), !other.hasValidSignature {
+            // By its bytes: its id column may have been altered too.
+            try dropPending(other)
+        }
         if let other = try storedEnvelope(env, table: "events")
             ?? storedEnvelope(env, table: "pending")
-            ?? storedEnvelope(env, table: "rejected") {
+            ?? storedEnvelope(env, table: "rejected").flatMap({ $0.hasValidSignature ? $0 : nil }) {
             // A proof already stored (the same pair read again) is no news.
             return try recordFork(first: other, second: env, detected: received) ? .fork(seq: env.seq) : .authorForked
         }
@@ -325,6 +334,13 @@ extension EventLog {
         while head.seq + 1 < point {
             guard let bytes = try pendingBytes(family: start.family, author: start.author, seq: head.seq + 1),
                   let next = try? SyncEnvelope(decoding: bytes) else { return }
+            // Checked on the way in; one that does not verify now was altered
+            // in this file: dropped, not taken into the log (the good copy
+            // is read again from its file).
+            guard next.hasValidSignature else {
+                try dropPending(next)
+                return
+            }
             if let reason = chainViolation(next, after: head) {
                 try database.run("DELETE FROM pending WHERE id = ?1", [.blob(next.id.bytes)])
                 try reject(next, reason: reason, received: received)
@@ -341,6 +357,13 @@ extension EventLog {
             .first([.blob(env.family.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.id.bytes)]) { r in
                 try SyncEnvelope(decoding: r.blob(0))
             }
+    }
+
+    /// Removes the waiting copy `env` (found by its place and bytes).
+    private func dropPending(_ env: SyncEnvelope) throws {
+        try database.run("DELETE FROM pending WHERE family = ?1 AND author = ?2 AND seq = ?3 AND bytes = ?4",
+                         [.blob(env.family.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .blob(env.bytes)])
+        guard database.changes > 0 else { throw EventLogError.damagedEvent(author: env.author, seq: env.seq) }
     }
 
     private func pendingBytes(family: FamilyID, author: DeviceID, seq: UInt64) throws -> [UInt8]? {

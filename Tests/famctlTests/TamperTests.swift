@@ -158,6 +158,30 @@ struct TamperTests {
         #expect(list.stdout.contains(id), "exit \(list.code): \(list.stdout) \(list.stderr)")
     }
 
+    /// A waiting event altered in this home's file (a ciphertext byte of a
+    /// copy in `pending`) is damage, not a second signed event: the good
+    /// copy that arrives is taken, no fork proof is made against its
+    /// honest author (an audit review: Gran was frozen as forked for good).
+    @Test func anAlteredWaitingEventIsNoForkProof() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (dad, gran) = (family.members[0], family.members[1])
+        for i in 1...2 { try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)") }
+        let granHome = try Home.open(gran.home)
+        let (hex, fam) = (granHome.deviceID.hex, granHome.family)
+        let (seq, bytes) = try #require(try granHome.log.database.statement("SELECT seq, bytes FROM events WHERE author = ?1 ORDER BY seq DESC LIMIT 1")
+            .first([.blob(Hex.decode(hex)!)]) { (Int64($0.int(0)), $0.blob(1)) })
+        var altered = bytes
+        altered[altered.count - 80] ^= 0x01
+        try Database(path: dad.home + "/famctl.sqlite").run("INSERT INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?2, ?3, ?4, 0, ?5)",
+            [.blob(Sodium.blake2b256(altered)), .blob(fam.bytes), .blob(Hex.decode(hex)!), .integer(seq), .blob(altered)])
+        try gran.ok("sync")
+        let round = try dad.run("sync")
+        #expect(round.code == 0 && !round.stdout.contains("fork proofs"), "\(round.stdout) \(round.stderr)")
+        #expect(!(try dad.ok("status")).contains("FORKED"))
+        #expect(try dad.ok("digest") == gran.ok("digest"))
+        #expect(try dad.ok("replay").hasSuffix("result: OK"))
+    }
+
     /// Columns of the home's files altered past the append-only triggers
     /// (an own event's seq, a rejection's id cut short): said as damage,
     /// with exit 65, never a crash (a review: exit 132 on a precondition).
