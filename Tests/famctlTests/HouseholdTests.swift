@@ -528,24 +528,31 @@ struct HouseholdTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
-    /// A device whose clock is hours behind the family's dates its changes
-    /// just after the newest it holds, and is told its clock is behind and
-    /// that the others' changes made meanwhile win over them (a review: it
-    /// was told its changes were dated ahead and won).
-    @Test func aDeviceBehindTheFamilysClockIsToldSo() throws {
+    /// Mum's mood record, which Dad changes (mood=5) dated `ahead` seconds
+    /// past this machine's clock, both homes holding everything after.
+    static func moodChangedByDad(ahead seconds: TimeInterval) throws -> (mum: FamctlRunner, dad: FamctlRunner, id: String) {
         let (mum, others) = try Self.family([("Dad", "member")])
         let dad = others[0]
         try mum.ok("subject", "add", "newMom")
         let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         try Self.exchange([mum, dad])
-        // Dad's change dated five hours ahead of this machine's clock: as a
-        // device whose clock is right would date it, seen from one behind.
         let dadHome = try Home.open(dad.home)
         let (_, key) = try dadHome.currentKey()
-        let ahead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(5 * 3600)), counter: 0)
+        let ahead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(seconds)), counter: 0)
         try dadHome.append([(RecordEvent(kind: .put, record: try #require(UUID(uuidString: id)), store: "postpartum", focus: "newMom", at: nil,
                                          fields: ["mood": .int(5)]).body, key)], after: ahead)
         try Self.exchange([mum, dad])
+        return (mum, dad, id)
+    }
+
+    /// A device whose clock is hours behind the family's dates its changes
+    /// just after the newest it holds, and is told its clock is behind and
+    /// that the others' changes made meanwhile win over them (a review: it
+    /// was told its changes were dated ahead and won).
+    @Test func aDeviceBehindTheFamilysClockIsToldSo() throws {
+        // Dad's change dated five hours ahead of this machine's clock: as a
+        // device whose clock is right would date it, seen from one behind.
+        let (mum, dad, id) = try Self.moodChangedByDad(ahead: 5 * 3600)
         let behind = try mum.run("record", "update", id, "note=later")
         #expect(behind.code == 0 && behind.stderr.contains("warning: this device's clock is 5 hours behind the family's latest change it holds (by Dad")
                 && !behind.stderr.contains("win over the family's changes"), "\(behind.stderr)")
@@ -562,17 +569,7 @@ struct HouseholdTests {
     /// dated later (a device whose clock is days ahead) is written, and
     /// the command says so instead of printing the id alone.
     @Test func anUpdateOutdoneByAFutureDatedWriteIsSaid() throws {
-        let (mum, others) = try Self.family([("Dad", "member")])
-        let dad = others[0]
-        try mum.ok("subject", "add", "newMom")
-        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
-        try Self.exchange([mum, dad])
-        let dadHome = try Home.open(dad.home)
-        let (_, key) = try dadHome.currentKey()
-        let ahead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(3 * 86_400)), counter: 0)
-        try dadHome.append([(RecordEvent(kind: .put, record: try #require(UUID(uuidString: id)), store: "postpartum", focus: "newMom", at: nil,
-                                         fields: ["mood": .int(5)]).body, key)], after: ahead)
-        try Self.exchange([mum, dad])
+        let (mum, dad, id) = try Self.moodChangedByDad(ahead: 3 * 86_400)
         let updated = try mum.run("record", "update", id, "mood=3")
         #expect(updated.code == 0 && updated.stderr.contains("warning: mood keeps its value: the record's last change, by Dad, is dated")
                 && updated.stderr.contains("a device whose clock is ahead wrote it"), "\(updated.stderr)")
