@@ -292,24 +292,20 @@ public final class Replicator {
     func scrubOne(listed: Set<String>, own: Set<String>, done: Set<String>, tags: [String: String], into report: inout PullReport) throws {
         // Segments under their own names in their authors' folders (not
         // conflict copies, copies in the wrong folder or placeholders).
-        let candidates = listed.filter { path in
-            guard let slash = path.firstIndex(of: "/"), case .segment(let n) = SharedFileName(String(path[path.index(after: slash)...])),
-                  n.author.hex == path[..<slash] else { return false }
-            return n.author == me ? own.contains(n.description) : done.contains(path)
-        }.sorted()
+        let candidates = listed.compactMap { path in Self.segmentInItsFolder(path).map { (path, $0) } }
+            .filter { path, n in n.author == me ? own.contains(n.description) : done.contains(path) }
+            .sorted { $0.0 < $1.0 }
         guard !candidates.isEmpty else { return }
         let now = Date().timeIntervalSince1970
         if let last = try meta("scrub_at").flatMap(Double.init), now - last < Self.scrubPeriod / Double(candidates.count), now >= last { return }
         let after = try meta("scrub_after") ?? ""
-        let path = candidates.first { $0 > after } ?? candidates[0]
+        let (path, promised) = candidates.first { $0.0 > after } ?? candidates[0]
         try setMeta("scrub_after", path)
         try setMeta("scrub_at", String(now))
-        if path.hasPrefix(me.hex + "/") {
+        if promised.author == me {
             if try checkOwn(path, listedTag: tags[path] ?? "", into: &report) { report.repaired += 1 }
             return
         }
-        guard let slash = path.firstIndex(of: "/"), case .segment(let promised) = SharedFileName(String(path[path.index(after: slash)...])),
-              promised.author.hex == path[..<slash] else { return }
         let bytes: [UInt8], tag: String
         do throws(PeerError) { (bytes, tag) = try peer.getOnce(path) } catch { return }
         if promised.matches(bytes), let segment = try? Segment(decoding: bytes), segment.author == promised.author, segment.family == family,
@@ -562,7 +558,7 @@ public final class Replicator {
         // write-ahead log deleted, a file restored or altered): read again,
         // so that the events come back (an audit review: they were gone for
         // good, the files marked read).
-        let promisesMissing = try readFilesPromisingMissingEvents(done)
+        let promisesMissing = try readFilesPromisingMissingEvents()
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
         var unreadFolders = Set<String>()  // folders a listing could not read: their files unseen, not absent
@@ -850,26 +846,32 @@ public final class Replicator {
         return .segment(segment)
     }
 
-    /// Of `done` (files marked read without a reason, their events taken),
+    /// A segment's name at `path` when it lies in its author's folder
+    /// (not a conflict copy, a placeholder, nor a copy in another folder).
+    static func segmentInItsFolder(_ path: String) -> SegmentName? {
+        guard let slash = path.firstIndex(of: "/"), case .segment(let n) = SharedFileName(String(path[path.index(after: slash)...])),
+              n.author.hex == path[..<slash] else { return nil }
+        return n
+    }
+
+    /// Of the files marked read without a reason (their events taken),
     /// those of another author whose names promise events past the last
     /// one this log holds of that author or waits for in `pending` (a
     /// forked author's chain stops at its fork: left out).
-    private func readFilesPromisingMissingEvents(_ done: Set<String>) throws -> Set<String> {
+    private func readFilesPromisingMissingEvents() throws -> Set<String> {
         let heads = try log.heads(in: family)
         var waiting: [DeviceID: UInt64] = [:]
         try log.database.statement("SELECT author, max(seq) FROM pending WHERE family = ?1 GROUP BY author").forEachRow([.blob(family.bytes)]) { r in
             let a = r.blob(0)
             if a.count == 32 { waiting[DeviceID(bytes: a)] = UInt64(r.int(1)) }
         }
-        var plain = Set<String>()
-        try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NULL").forEachRow([.blob(family.bytes)]) { plain.insert($0.text(0)) }
         var out = Set<String>()
         var forked: [DeviceID: Bool] = [:]
-        for path in done where plain.contains(path) {
-            guard let slash = path.firstIndex(of: "/"), case .segment(let n) = SharedFileName(String(path[path.index(after: slash)...])),
-                  n.author != me, n.author.hex == path[..<slash] else { continue }
+        try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NULL").forEachRow([.blob(family.bytes)]) { r in
+            let path = r.text(0)
+            guard let n = Self.segmentInItsFolder(path), n.author != me else { return }
             let held = max(heads[n.author]?.seq ?? 0, waiting[n.author] ?? 0)
-            guard n.lastSeq > held else { continue }
+            guard n.lastSeq > held else { return }
             if forked[n.author] == nil { forked[n.author] = try log.isForked(n.author, in: family) }
             if forked[n.author] == false { out.insert(path) }
         }

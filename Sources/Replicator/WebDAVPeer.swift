@@ -120,7 +120,7 @@ public final class WebDAVPeer: Peer {
             // Not Implemented: a server that knows no WebDAV (an ordinary
             // web server answers MKCOL and PROPFIND so); asking again will
             // not teach it.
-            throw .notACollection("\(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path): the server does not implement \(method) (HTTP 501 Not Implemented): it is not a WebDAV server")
+            throw .notACollection("\(fullURL(of: path)): the server does not implement \(method) (HTTP 501 Not Implemented): it is not a WebDAV server")
         case 500...599: throw .unavailable("\(method) \(path.isEmpty ? base.path : path): HTTP \(reply.status)")
         default: return reply
         }
@@ -129,19 +129,25 @@ public final class WebDAVPeer: Peer {
 
     func familyRelative(_ path: String) -> String { path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }.joined(separator: "/") }
 
+    /// `path` (relative to the family's collection; empty: the collection)
+    /// as a whole URL, for messages.
+    private func fullURL(of path: String) -> String {
+        URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path
+    }
+
     private func ensureCollection(_ path: String) throws(PeerError) {
         let r = try send("MKCOL", path.isEmpty ? "./" : (path.hasSuffix("/") ? path : path + "/"))
         guard [201, 405].contains(r.status) else {
             // 409: the collection above it does not exist; 404 likewise on some servers. Waiting will not create it.
             if r.status == 409 || r.status == 404 {
-                throw .notACollection("cannot create the collection \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) (HTTP \(r.status)): the collection that should hold it does not exist on the server")
+                throw .notACollection("cannot create the collection \(fullURL(of: path)) (HTTP \(r.status)): the collection that should hold it does not exist on the server")
             }
             // 400 or 415: the URL names a file (or something else that holds
             // no files); asking again will not make it a collection.
             if [400, 415].contains(r.status) {
-                throw .notACollection("cannot make \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path) a collection (MKCOL answered HTTP \(r.status)): the URL names a file, or something else that cannot hold files")
+                throw .notACollection("cannot make \(fullURL(of: path)) a collection (MKCOL answered HTTP \(r.status)): the URL names a file, or something else that cannot hold files")
             }
-            throw .unavailable("MKCOL \(URL(string: path.isEmpty ? "./" : path, relativeTo: base)?.absoluteString ?? path): HTTP \(r.status)")
+            throw .unavailable("MKCOL \(fullURL(of: path)): HTTP \(r.status)")
         }
     }
 

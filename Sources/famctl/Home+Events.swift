@@ -479,9 +479,19 @@ extension Home {
     @discardableResult
     func appendAsRead<Read>(_ read: () throws -> Read, same: (Read, Read) -> Bool, changing: String,
                             check: () throws -> Void = {}, _ make: (Read) throws -> [EventBody]) throws -> [SyncEnvelope] {
+        try withoutActuallyEscaping(check) { check in
+            try appendAsRead(read, same: same, changing: changing, checked: { (try make($0), check) })
+        }
+    }
+
+    /// ``appendAsRead(_:same:changing:check:_:)`` whose check under the
+    /// write lock is made from what was read too (`make` returns it with
+    /// the bodies): a change validated against the record it was made from.
+    func appendAsRead<Read>(_ read: () throws -> Read, same: (Read, Read) -> Bool, changing: String,
+                            checked make: (Read) throws -> (bodies: [EventBody], check: () throws -> Void)) throws -> [SyncEnvelope] {
         for _ in 0..<Self.writeAttempts {
             let seen = try read()
-            let bodies = try make(seen)
+            let (bodies, check) = try make(seen)
             do {
                 return try append(bodies) {
                     try checkCanWrite()

@@ -26,16 +26,23 @@ enum RecordUpdateCommand: Command {
         let id = try RecordInput.record(inv.positionals.removeFirst(), changesFollow: true)
         let home = try Home.open(Home.location(inv))
         try home.checkJoinFinished()
-        for attempt in 1... {
-            guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
+        // Under the write lock, the record as read, or it is read again and
+        // the change made anew: another process (or a sync) changed it
+        // between the read and the lock, and a change checked against the
+        // record as it was could bring a deleted record back, or two
+        // changes each valid alone leave it breaking its store's rules (a
+        // review).
+        var (changes, merged): ([String: JSONValue], [String: JSONValue]) = ([:], [:])
+        let envs = try home.appendAsRead({ try home.projector.record(id) }, same: ==, changing: "record \(id.lowercasedText)") { (read: RecordState?) in
+            guard let current = read else { throw CLIError.noRecord(id) }
             guard !current.deleted else {
                 throw CLIError.data("record \(id.lowercasedText) is deleted", hint: "Bring it back first with 'famctl record restore \(id.lowercasedText)', then update it (or add a new record).")
             }
             let store = try RecordInput.store(current.store)
-            let changes = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
+            let fieldChanges = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
             // A viewer (or a removed device) is told so first, not that its change changes nothing.
             try home.checkCanWrite()
-            guard !changes.isEmpty || inv.value("--at") != nil || inv.value("--focus") != nil else {
+            guard !fieldChanges.isEmpty || inv.value("--at") != nil || inv.value("--focus") != nil else {
                 throw CLIError.usage("famctl record update: nothing to change", hint: "Give field=value, field=, --at or --focus.")
             }
             let moveTo = try inv.value("--focus").map { try SubjectInput.subject($0, home: home).focus }
@@ -43,25 +50,25 @@ enum RecordUpdateCommand: Command {
             // A change that leaves every value as it is would still be an event
             // (and a version in the record's history): refused, as an empty one is.
             let sameAt = RecordInput.at(inv) == nil || RecordInput.at(inv) == current.at
-            if sameAt, newFocus == nil, changes.allSatisfy({ name, value in value == .null ? current.fields[name] == nil : current.fields[name] == value }) {
+            if sameAt, newFocus == nil, fieldChanges.allSatisfy({ name, value in value == .null ? current.fields[name] == nil : current.fields[name] == value }) {
                 throw CLIError.usage("famctl record update: nothing to change: record \(id.lowercasedText) already has "
-                                     + (changes.isEmpty ? (moveTo != nil ? "that care subject" : "that time") : changes.keys.sorted().map { changes[$0] == .null ? "no field \($0)" : "that \($0)" }.joined(separator: ", ")),
+                                     + (fieldChanges.isEmpty ? (moveTo != nil ? "that care subject" : "that time") : fieldChanges.keys.sorted().map { fieldChanges[$0] == .null ? "no field \($0)" : "that \($0)" }.joined(separator: ", ")),
                                      hint: "'famctl record show \(id.lowercasedText)' shows its values.")
             }
-            var merged = current.fields
-            for (k, v) in changes { merged[k] = v == .null ? nil : v }
+            var all = current.fields
+            for (k, v) in fieldChanges { all[k] = v == .null ? nil : v }
             // `at` defaults to `start` (record add): while it still is the old
             // start, it follows a new one, so that lists keep the record in place.
             var newAt = RecordInput.at(inv)
             // (The same moment, written with another offset, is the old start too.)
-            if newAt == nil, let start = changes["start"]?.stringValue, let old = current.fields["start"]?.stringValue, start != old,
+            if newAt == nil, let start = fieldChanges["start"]?.stringValue, let old = current.fields["start"]?.stringValue, start != old,
                current.at == old || (current.at.flatMap(TimeValue.parse).map { $0 == TimeValue.parse(old) } ?? false) {
                 newAt = start
             }
             let at = newAt ?? current.at ?? TimeText.formatLocal(Date())
-            let timeChanged = newAt != nil || changes["start"] != nil || changes["end"] != nil
+            let timeChanged = newAt != nil || fieldChanges["start"] != nil || fieldChanges["end"] != nil
             guard let focus = FocusKey(newFocus ?? current.focus) else { throw CLIError.data("record has an invalid focus '\(current.focus)'") }
-            let event = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: newAt, fields: changes)
+            let event = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: newAt, fields: fieldChanges)
             let body = try RecordInput.keepingFocus(event.body, of: id, home: home)
             let brokenBefore = RecordView.brokenRules(current)
             // A sleep a merge left overlapping another: its overlap is not this change's doing either.
@@ -69,73 +76,55 @@ enum RecordUpdateCommand: Command {
             if let currentFocus = FocusKey(current.focus) {
                 overlappedBefore = try RecordInput.overlappingSleep(home: home, id: id, store: store, focus: currentFocus, fields: current.fields)?.other
             }
-            do {
-                let envs = try home.append([body]) {
-                    // Under the write lock, the record as read above, or nothing is
-                    // written and it is read again: another process (or a sync)
-                    // changed it between the read and the lock, and a change checked
-                    // against the record as it was could bring a deleted record
-                    // back, or two changes each valid alone leave it breaking its
-                    // store's rules (a review).
-                    guard try home.projector.record(id) == current else { throw RecordMoved() }
-                    do {
-                        try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: merged, now: timeChanged ? Date() : nil,
-                                                 overlap: false, written: Set(changes.keys))
-                    } catch let e as CLIError where brokenBefore.contains(e.message) {
-                        // Not this change's doing: the record broke the rule before
-                        // (a merge, or a creating change the family does not count),
-                        // and a change must leave it valid.
-                        let why = try RecordShowCommand.uncountedChange(of: id, home: home).map { "the change that created it, by \($0.author.short), does not count in the family (\($0.reason))" }
-                            ?? "changes made on two devices merged"
-                        throw CLIError(e.code, e.message + " (the record already broke this rule: \(why))",
-                                       hint: "Give the fields the rule names with this change, e.g. 'famctl record update \(id.lowercasedText) field=value …', to make the record valid.")
-                    }
-                    // A sleep a merge left overlapping another: the same overlap is
-                    // not this change's doing; a new one is refused as usual.
-                    if changes["start"] != nil || changes["end"] != nil || newFocus != nil,
-                       let (other, error) = try RecordInput.overlappingSleep(home: home, id: id, store: store, focus: focus, fields: merged) {
-                        guard other == overlappedBefore else { throw error }
-                        throw CLIError(error.code, error.message + " (the record already overlapped it: changes made on two devices merged)",
-                                       hint: "Give this sleep times outside the other with this change (start=… end=…), or correct the other: 'famctl record update \(other.lowercasedText) start=… end=…'.")
-                    }
-                    try RecordInput.checkFitsOneEvent(body)
-                    // The record as a whole must fit in one event too: its export is
-                    // imported, and it is carried into a family, as one put.
-                    let whole = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: at, fields: merged).body.encoded().count
-                    guard whole <= SyncEnvelope.maximumBody else {
-                        throw CLIError.data("the record would be too large for one event as a whole: \(whole) bytes encoded, over the limit of \(SyncEnvelope.maximumBody) bytes",
-                                            hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
-                    }
+            (changes, merged) = (fieldChanges, all)
+            return ([body], {
+                do {
+                    try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: all, now: timeChanged ? Date() : nil,
+                                             overlap: false, written: Set(fieldChanges.keys))
+                } catch let e as CLIError where brokenBefore.contains(e.message) {
+                    // Not this change's doing: the record broke the rule before
+                    // (a merge, or a creating change the family does not count),
+                    // and a change must leave it valid.
+                    let why = try RecordShowCommand.uncountedChange(of: id, home: home).map { "the change that created it, by \($0.author.short), does not count in the family (\($0.reason))" }
+                        ?? "changes made on two devices merged"
+                    throw CLIError(e.code, e.message + " (the record already broke this rule: \(why))",
+                                   hint: "Give the fields the rule names with this change, e.g. 'famctl record update \(id.lowercasedText) field=value …', to make the record valid.")
                 }
-                // A field whose last write is dated later than this change (a device
-                // whose clock is ahead wrote it) keeps that value on every device:
-                // the change is written, and said not to show.
-                if let after = try home.projector.record(id) {
-                    let outdone = changes.keys.sorted().filter { name in (after.fields[name] ?? .null) != changes[name]! }
-                    if !outdone.isEmpty {
-                        let by = OutdoneWrite.author(after.updated.author, home: home)
-                        Console.err("famctl: warning: \(outdone.joined(separator: ", ")) keep\(outdone.count == 1 ? "s" : "") \(outdone.count == 1 ? "its" : "their") value: the record's last change, by \(by), is dated \(TimeText.format(after.updated.hlc.date)), later than this one; "
-                                    + "a device whose clock is ahead wrote it, and the later-dated write wins on every device. This change is in the log ('famctl record show --history').")
-                    }
+                // A sleep a merge left overlapping another: the same overlap is
+                // not this change's doing; a new one is refused as usual.
+                if fieldChanges["start"] != nil || fieldChanges["end"] != nil || newFocus != nil,
+                   let (other, error) = try RecordInput.overlappingSleep(home: home, id: id, store: store, focus: focus, fields: all) {
+                    guard other == overlappedBefore else { throw error }
+                    throw CLIError(error.code, error.message + " (the record already overlapped it: changes made on two devices merged)",
+                                   hint: "Give this sleep times outside the other with this change (start=… end=…), or correct the other: 'famctl record update \(other.lowercasedText) start=… end=…'.")
                 }
-                // Said when this command gives --at: a start changed alone moves an
-                // `at` that followed it, and one set apart before was set so on purpose.
-                if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: merged["start"]?.stringValue) { Console.err(note) }
-                if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
-                return
-            } catch is RecordMoved {
-                guard attempt < Home.writeAttempts else {
-                    throw CLIError(.tempFail, "record \(id.lowercasedText) kept changing while this update was written (\(Home.writeAttempts) tries); nothing was written",
-                                   hint: "Run the command again.")
+                try RecordInput.checkFitsOneEvent(body)
+                // The record as a whole must fit in one event too: its export is
+                // imported, and it is carried into a family, as one put.
+                let whole = RecordEvent(kind: .put, record: id, store: current.store, focus: focus.description, at: at, fields: all).body.encoded().count
+                guard whole <= SyncEnvelope.maximumBody else {
+                    throw CLIError.data("the record would be too large for one event as a whole: \(whole) bytes encoded, over the limit of \(SyncEnvelope.maximumBody) bytes",
+                                        hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
                 }
-                continue
+            })
+        }
+        // A field whose last write is dated later than this change (a device
+        // whose clock is ahead wrote it) keeps that value on every device:
+        // the change is written, and said not to show.
+        if let after = try home.projector.record(id) {
+            let outdone = changes.keys.sorted().filter { name in (after.fields[name] ?? .null) != changes[name]! }
+            if !outdone.isEmpty {
+                let by = OutdoneWrite.author(after.updated.author, home: home)
+                Console.err("famctl: warning: \(outdone.joined(separator: ", ")) keep\(outdone.count == 1 ? "s" : "") \(outdone.count == 1 ? "its" : "their") value: the record's last change, by \(by), is dated \(TimeText.format(after.updated.hlc.date)), later than this one; "
+                            + "a device whose clock is ahead wrote it, and the later-dated write wins on every device. This change is in the log ('famctl record show --history').")
             }
         }
+        // Said when this command gives --at: a start changed alone moves an
+        // `at` that followed it, and one set apart before was set so on purpose.
+        if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: merged["start"]?.stringValue) { Console.err(note) }
+        if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
     }
 }
-
-/// What ``RecordUpdateCommand`` read changed before the write lock.
-private struct RecordMoved: Error {}
 
 /// `famctl record delete ID…`
 enum RecordDeleteCommand: Command {
