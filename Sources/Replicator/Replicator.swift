@@ -371,6 +371,15 @@ public final class Replicator {
         try log.database.statement("SELECT last_seq FROM r_published WHERE family = ?1").first([.blob(family.bytes)]) { UInt64($0.int(0)) } ?? 0
     }
 
+    /// The last seq of this device's chain in `family` that a segment it
+    /// wrote (and saw land) holds, from `log`'s own record of them (0
+    /// before the first): past the log's head, events were taken out of
+    /// the log after they were published.
+    public static func ownSegmentsEnd(log: EventLog, family: FamilyID) throws -> UInt64 {
+        try log.database.statement("SELECT max(last_seq) FROM r_own WHERE family = ?1 AND size != ?2")
+            .first([.blob(family.bytes), .integer(Int64(unconfirmedSize))]) { $0.isNull(0) ? 0 : UInt64($0.int(0)) } ?? 0
+    }
+
     /// The events of `author`'s next segment after seq `last`, up to
     /// `head`: at most ``Segment/maximumEvents``, and well under what
     /// readers accept (8 MiB of events).
@@ -549,7 +558,12 @@ public final class Replicator {
         // What a pull that fails midway did before it (what it ingested is
         // kept): for the error to say.
         defer { lastPull = report }
-        let ownTags = try ownSegmentTags()
+        // This device's own segments whose events its log holds. One past
+        // its log's head (events taken out of the log, by hand or a tool,
+        // after they were published) is read like a file this device did
+        // not write, so that its events come back rather than being
+        // written again, differently: a fork (an audit review).
+        let ownTags = try ownSegmentTags(through: log.head(of: me, in: family).seq)
         let own = Set(ownTags.keys)
         var token = try meta("token")
         var done = try doneFiles()
@@ -855,9 +869,10 @@ public final class Replicator {
     }
 
     /// Of the files marked read without a reason (their events taken),
-    /// those of another author whose names promise events past the last
-    /// one this log holds of that author or waits for in `pending` (a
-    /// forked author's chain stops at its fork: left out).
+    /// those whose names promise events past the last one this log holds
+    /// of their author or waits for in `pending` (a forked author's chain
+    /// stops at its fork: left out). This device's own among them: ones it
+    /// read back from its folder once (a home restored from a backup).
     private func readFilesPromisingMissingEvents() throws -> Set<String> {
         let heads = try log.heads(in: family)
         var waiting: [DeviceID: UInt64] = [:]
@@ -869,7 +884,7 @@ public final class Replicator {
         var forked: [DeviceID: Bool] = [:]
         try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NULL").forEachRow([.blob(family.bytes)]) { r in
             let path = r.text(0)
-            guard let n = Self.segmentInItsFolder(path), n.author != me else { return }
+            guard let n = Self.segmentInItsFolder(path) else { return }
             let held = max(heads[n.author]?.seq ?? 0, waiting[n.author] ?? 0)
             guard n.lastSeq > held else { return }
             if forked[n.author] == nil { forked[n.author] = try log.isForked(n.author, in: family) }
@@ -893,11 +908,12 @@ public final class Replicator {
         return out
     }
 
-    /// This device's own segments, each with the tag its file had when it
-    /// last read back whole (`nil`: not read back since it was written).
-    private func ownSegmentTags() throws -> [String: String?] {
+    /// This device's own segments up to seq `head`, each with the tag its
+    /// file had when it last read back whole (`nil`: not read back since it
+    /// was written).
+    private func ownSegmentTags(through head: UInt64) throws -> [String: String?] {
         var out: [String: String?] = [:]
-        try log.database.statement("SELECT name, tag FROM r_own WHERE family = ?1").forEachRow([.blob(family.bytes)]) {
+        try log.database.statement("SELECT name, tag FROM r_own WHERE family = ?1 AND last_seq <= ?2").forEachRow([.blob(family.bytes), .integer(Int64(head))]) {
             out[$0.text(0)] = $0.isNull(1) ? String?.none : $0.text(1)
         }
         return out

@@ -143,6 +143,51 @@ struct TamperTests {
         #expect(try mum.ok("sync").contains("pulled 0 new event(s) from 0 file(s)"))
     }
 
+    /// This device's own last events taken out of its log after they were
+    /// published, and the record of what it published lowered to match:
+    /// the segments it wrote still name them, so a write is refused (it
+    /// would sign those seqs again: a fork, which the family would refuse
+    /// for good), and `sync` reads them back from its folder (an audit
+    /// review: the next write forked the chain).
+    @Test func ownEventsLostFromTheLogComeBackFromItsFolder() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        for i in 1...3 { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=m\(i)") }
+        try mum.ok("sync")
+        try dad.ok("sync")
+        let mumHex = try Home.open(mum.home).deviceID.hex
+        let db = try Database(path: mum.home + "/famctl.sqlite")
+        var triggers: [String] = []
+        try db.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { triggers.append($0.text(1)); try db.execute("DROP TRIGGER \($0.text(0))") }
+        try db.run("DELETE FROM events WHERE author = ?1 AND seq > (SELECT max(seq) - 2 FROM events WHERE author = ?1)", [.blob(Hex.decode(mumHex)!)])
+        try db.run("UPDATE r_published SET last_seq = (SELECT max(seq) FROM events WHERE author = ?1)", [.blob(Hex.decode(mumHex)!)])
+        for sql in triggers { try db.execute(sql) }
+        let refused = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5", "note=after")
+        #expect(refused.code == 75 && refused.stderr.contains("events were taken out of its log") && refused.stderr.contains("Run 'famctl sync'"),
+                "exit \(refused.code): \(refused.stderr)")
+        // Its folder without them for a round: said, and nothing written.
+        let folder = try #require(try FileManager.default.subpathsOfDirectory(atPath: family.dir).first { $0.hasSuffix("/" + mumHex) })
+        let aside = family.dir + "/aside"
+        try FileManager.default.moveItem(atPath: family.dir + "/" + folder, toPath: aside)
+        let without = try mum.run("sync")
+        #expect(without.code == 0 && without.stderr.contains("this round did not read them back from the shared folder"), "\(without.stderr)")
+        // (The round wrote back the segments whose events the log holds.)
+        for file in try FileManager.default.contentsOfDirectory(atPath: aside) where !FileManager.default.fileExists(atPath: family.dir + "/" + folder + "/" + file) {
+            try FileManager.default.moveItem(atPath: aside + "/" + file, toPath: family.dir + "/" + folder + "/" + file)
+        }
+        let round = try mum.ok("sync")
+        #expect(round.contains("pulled 2 new event(s)"), "\(round)")
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5", "note=after")
+        try mum.ok("sync")
+        try dad.ok("sync")
+        let dadsList = try dad.ok("record", "list")
+        #expect(dadsList.contains("note=m3") && dadsList.contains("note=after"), "\(dadsList)")
+        #expect(try dad.ok("digest") == (try mum.ok("digest")))
+        let dadStatus = try dad.ok("status")
+        #expect(!dadStatus.contains("FORKED"), "\(dadStatus)")
+        #expect(try mum.ok("replay").hasSuffix("result: OK"))
+    }
+
     /// The family's key gone from the home's key table: `rebuild` refuses
     /// rather than build stores without the records of every event it
     /// cannot open, and the stores keep them (an audit review: `rebuild`

@@ -600,6 +600,20 @@ enum SyncCommand: Command {
             Console.err("famctl: warning: " + Home.ownChainForked(at: forkedAt))
             Console.err("famctl: 'famctl status' shows where they part. " + Home.writeAgainHint)
         }
+        // Its own published events taken out of its log, and not read back
+        // from its folder this round (the files gone too, or not arrived):
+        // it cannot write until they are.
+        if forkedAt == nil {
+            let head = try home.log.head(of: home.deviceID, in: home.family).seq
+            let published = max((try? Replicator.publishedSeq(log: home.log, family: home.family)) ?? 0,
+                                (try? Replicator.ownSegmentsEnd(log: home.log, family: home.family)) ?? 0)
+            if published > head {
+                Console.err("famctl: warning: this device published its events up to seq \(published), but its log ends at seq \(head), and this round did not read them back \(fromPlace): "
+                            + "it cannot write until they are (writing would fork its chain)")
+                Console.err("famctl: A later 'famctl sync' reads them once their files are \(place) again. Should they be gone for good, restore \(Home.databaseFile) from a backup of this home that holds them, "
+                            + "or join again as a new device from a new home ('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
+            }
+        }
         // Its own segment is unreadable to the others (a directory in its
         // place, a file made unreadable) and could not be written again:
         // they miss those events until someone clears the way.
@@ -756,10 +770,15 @@ extension Home {
         // (which restores that record too).
         let head = try log.head(of: deviceID, in: family).seq
         // (No record yet, before the first sync made the replicator's tables: nothing published.)
-        let published = (try? Replicator.publishedSeq(log: log, family: family)) ?? 0
+        // The record of what was published, or of the segments written (one
+        // lowered by hand with the events: an audit review found the next
+        // write forking the chain).
+        let published = max((try? Replicator.publishedSeq(log: log, family: family)) ?? 0,
+                            (try? Replicator.ownSegmentsEnd(log: log, family: family)) ?? 0)
         if published > head {
-            throw CLIError(.dataError, "this device published its events up to seq \(published), but its log ends at seq \(head): events were taken out of its log; writing now would fork its chain, and the family would refuse what it writes",
-                           hint: "'famctl replay' audits the log. Restore \(Home.databaseFile) from a backup of this home that holds them, or join again as a new device from a new home "
+            throw CLIError(.tempFail, "this device published its events up to seq \(published), but its log ends at seq \(head): events were taken out of its log; writing now would fork its chain, and the family would refuse what it writes",
+                           hint: "Run 'famctl sync': it reads them back from this device's folder, where they were published. 'famctl replay' audits the log. "
+                               + "Should they be gone from there too, restore \(Home.databaseFile) from a backup of this home that holds them, or join again as a new device from a new home "
                                + "('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
         }
         guard let ahead = try ownFolderAhead() else { return }
