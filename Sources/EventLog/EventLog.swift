@@ -55,6 +55,54 @@ public final class EventLog {
         }
         database = try Database(path: path)
         try migrate()
+        rulesFoundMissing = try missingRules()
+        if !rulesFoundMissing.isEmpty { try? restoreRules(rulesFoundMissing) }
+    }
+
+    // MARK: - The append-only rules
+
+    /// The append-only rules (triggers) this open found missing from the
+    /// file, or altered: removed outside famctl. They are made again at
+    /// once (when the file can be written), and the first such open is
+    /// recorded (``rulesRestoredAt()``): rows of `events`, `forks` or
+    /// `rejected` deleted or changed meanwhile cannot be ruled out.
+    public private(set) var rulesFoundMissing: [String] = []
+
+    /// The append-only rules of this schema: each trigger's name and its
+    /// SQL as made (white space aside, which SQLite keeps as written).
+    static let appendOnlyRules: [(name: String, sql: String)] = (eventsRules + otherTables)
+        .components(separatedBy: "CREATE TRIGGER ").dropFirst().map { piece in
+            let body = piece[..<piece.range(of: "END;")!.upperBound].dropLast()
+            return (String(piece.prefix { $0 != " " }), "CREATE TRIGGER " + body)
+        }
+
+    /// `sql` with each run of white space made one space.
+    static func squeezed(_ sql: String) -> String {
+        sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// The names of the append-only rules the file lacks or holds altered.
+    public func missingRules() throws -> [String] {
+        var held: [String: String] = [:]
+        try database.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { held[$0.text(0)] = Self.squeezed($0.text(1)) }
+        return Self.appendOnlyRules.filter { held[$0.name] != Self.squeezed($0.sql) }.map(\.name)
+    }
+
+    /// Makes the rules named again, and records when they were first found
+    /// missing.
+    func restoreRules(_ names: [String]) throws {
+        try database.transaction(.immediate) {
+            for rule in Self.appendOnlyRules where names.contains(rule.name) {
+                try database.execute("DROP TRIGGER IF EXISTS \(rule.name); \(rule.sql);")
+            }
+            try database.run("INSERT OR IGNORE INTO log_meta(key, value) VALUES('rules_restored', ?1)", [.integer(Int64(Date().timeIntervalSince1970))])
+        }
+    }
+
+    /// When an open first found the append-only rules removed (and made
+    /// them again), or `nil`: never.
+    public func rulesRestoredAt() throws -> Date? {
+        try database.statement("SELECT value FROM log_meta WHERE key = 'rules_restored'").first { Date(timeIntervalSince1970: TimeInterval($0.int(0))) }
     }
 
     private func migrate() throws {

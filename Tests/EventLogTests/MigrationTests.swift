@@ -8,6 +8,16 @@ import Testing
 /// with every event, position and byte as it was, the append-only rules
 /// in force, and its chains going on.
 struct MigrationTests {
+    /// The append-only rules read from the schema: six triggers, each
+    /// found in place in a new log (and in a migrated one, below).
+    @Test func theAppendOnlyRulesAreInPlaceInANewLog() throws {
+        #expect(EventLog.appendOnlyRules.map(\.name).sorted() == ["events_no_delete", "events_no_update", "forks_no_delete", "forks_no_update", "rejected_no_delete", "rejected_no_update"])
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        #expect(log.rulesFoundMissing.isEmpty)
+        #expect(try log.missingRules().isEmpty && log.rulesRestoredAt() == nil)
+    }
+
     @Test(arguments: [1, 2])
     func olderLogMigratesWithNothingLostOrChanged(version: Int) throws {
         let dir = TempDir()
@@ -37,6 +47,7 @@ struct MigrationTests {
         }
 
         let log = try EventLog(path: oldPath)
+        #expect(log.rulesFoundMissing.isEmpty, "\(log.rulesFoundMissing)")
         #expect(try log.database.statement("SELECT value FROM log_meta WHERE key = 'schema'").first { $0.int(0) } == 3)
         let table = try log.database.prepare("SELECT sql FROM sqlite_schema WHERE name = 'events'").first { $0.text(0) } ?? ""
         #expect(!table.contains("length("), "version 3 checks no lengths: \(table)")

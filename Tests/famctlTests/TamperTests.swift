@@ -188,6 +188,35 @@ struct TamperTests {
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// The log's append-only rules removed or altered outside famctl (the
+    /// first step of deleting an event or a fork proof): the next open
+    /// says so and puts them back, and `status` and `replay` keep saying
+    /// when they were found removed (an audit review: nothing noticed).
+    @Test func removedAppendOnlyRulesAreNoticedAndPutBack() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        #expect(try f.ok("replay").contains("\nappend-only rules: in place\n"))
+        do {
+            let db = try Database(path: f.home + "/famctl.sqlite")
+            try db.execute("DROP TRIGGER events_no_delete; DROP TRIGGER forks_no_delete")
+            try db.execute("DROP TRIGGER rejected_no_update; CREATE TRIGGER rejected_no_update BEFORE UPDATE ON rejected BEGIN SELECT 1; END")
+        }
+        let first = try f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        #expect(first.code == 0 && first.stderr.contains("the log's append-only rules (events_no_delete, forks_no_delete, rejected_no_update) were removed from famctl.sqlite outside famctl; they are put back"),
+                "\(first.stderr)")
+        let db = try Database(path: f.home + "/famctl.sqlite")
+        #expect(throws: SQLiteError.self) { try db.run("DELETE FROM events WHERE pos = 1") }
+        let rule = try db.statement("SELECT sql FROM sqlite_schema WHERE name = 'rejected_no_update'").first { $0.text(0) }
+        #expect(rule?.contains("RAISE(ABORT") == true, "\(String(describing: rule))")
+        let status = try f.run("status")
+        #expect(status.stderr.isEmpty && status.stdout.contains("warning  the log's append-only rules were found removed outside famctl on"), "\(status.stdout) \(status.stderr)")
+        let replay = try f.ok("replay")
+        #expect(replay.contains("\nappend-only rules: found removed outside famctl on ") && replay.hasSuffix("result: OK"), "\(replay)")
+        let json = try JSONSerialization.jsonObject(with: Data(try f.ok("replay", "--json").utf8)) as? [String: Any]
+        #expect(json?["rulesRemovedFoundAt"] is String, "\(String(describing: json))")
+    }
+
     /// The family's key gone from the home's key table: `rebuild` refuses
     /// rather than build stores without the records of every event it
     /// cannot open, and the stores keep them (an audit review: `rebuild`

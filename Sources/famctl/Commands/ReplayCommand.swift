@@ -198,6 +198,7 @@ enum ReplayCommand: Command {
                 "malformedPhotos": findings.badPhotos.map { ["id": $0.0.hex, "reason": $0.1] },
                 "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": rebuilt == live, "projectionDamage": damage?.finding ?? NSNull(),
                 "logFileDamage": logDamage ?? NSNull(),
+                "rulesRemovedFoundAt": ((try? home.log.rulesRestoredAt()) ?? nil).map { TimeText.format($0) as Any } ?? NSNull(),
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
                 "unreadable": findings.unreadable.map { ["id": $0.0.hex, "reason": $0.1.description] },
             ] as [String: Any])
@@ -303,6 +304,14 @@ enum ReplayCommand: Command {
         var change: RecordEvent? = nil
     }
 
+    /// Whether the log's append-only rules were ever found removed (made
+    /// again then): rows deleted or changed before cannot be ruled out.
+    static func rulesText(_ home: Home) -> String {
+        guard let at = try? home.log.rulesRestoredAt() else { return "in place" }
+        return "found removed outside famctl on \(TimeText.format(at)) and put back: events, fork proofs or rejected events deleted or changed before then cannot be ruled out "
+            + "(the others' copies are whole: 'famctl sync' reads back events taken out of this log)"
+    }
+
     struct BodyFindings {
         var photos = 0
         var badPhotos: [(EventID, String)] = []
@@ -339,6 +348,7 @@ enum ReplayCommand: Command {
         Console.out("not authorized: \(denied.isEmpty ? "none" : "\(denied.count) (kept in the log; the household rules reject them)")")
         for d in denied { Console.out("  \(d.event.hex) by \(d.author.short): \(d.reason)") }
         Console.out("pending: \(r.pending)")
+        Console.out("append-only rules: " + rulesText(home))
         Console.out("far-future clocks: \(r.farFuture.isEmpty ? "none" : "\(r.farFuture.count)")")
         for f in r.farFuture { Console.out("  \(f.id.hex) stamped \(TimeText.format(f.hlc.date)), arrived \(TimeText.format(f.receivedAt))") }
         if findings.noKey > 0 {
