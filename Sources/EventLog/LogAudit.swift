@@ -10,7 +10,9 @@ public struct AuditFailure: Sendable, CustomStringConvertible {
     public let reason: String
 
     public var description: String {
-        var s = "event \(id?.hex ?? "?")"
+        // Not an event's (a gap, a fork proof): its place in the chain.
+        guard let id else { return (author.map { "author \($0.short)" } ?? "?") + (seq.map { ", seq \($0)" } ?? "") + ": " + reason }
+        var s = "event \(id.hex)"
         if let author, let seq { s += " (author \(author.short), seq \(seq))" }
         return s + ": " + reason
     }
@@ -108,7 +110,14 @@ extension EventLog {
             if env.author != stored.author || env.seq != stored.seq || env.hlc != stored.hlc || env.family != stored.family {
                 problems.append("index columns disagree with the signed header")
             }
-            if env.seq != head.seq + 1 {
+            if env.seq > head.seq + 1 {
+                // The events between are missing, not this one's doing: the
+                // gap is blamed on its place, and this event is judged on
+                // its own (an audit review: an intact event was named).
+                let missing = env.seq - head.seq == 2 ? "seq \(head.seq + 1) is" : "seqs \(head.seq + 1)–\(env.seq - 1) are"
+                report.failures.append(AuditFailure(id: nil, author: stored.author, seq: head.seq + 1,
+                                                    reason: "chain gap: \(missing) missing from the log (seq \(env.seq) follows seq \(head.seq)): taken out of it, or lost"))
+            } else if env.seq != head.seq + 1 {
                 problems.append("chain gap: seq \(env.seq) follows seq \(head.seq)")
             } else if let v = chainViolation(env, after: head) {
                 problems.append(v)

@@ -59,6 +59,25 @@ struct TamperTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// An event taken out of the middle of a chain: `replay` names the
+    /// missing seq, and not the intact event after it (an audit review:
+    /// that one was named as failing).
+    @Test func aMissingEventIsNamedByItsPlaceNotByTheNext() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        for i in 1...4 { try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)") }
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(try f.ok("log", "--json").utf8)) as? [[String: Any]])
+        let next = try #require(rows.first { $0["seq"] as? Int == 5 }?["id"] as? String)
+        let db = try Database(path: f.home + "/famctl.sqlite")
+        try db.execute("DROP TRIGGER events_no_delete")
+        try db.run("DELETE FROM events WHERE seq = 4")
+        let r = try f.run("replay")
+        #expect(r.code == 3 && r.stdout.contains("integrity failures: 1\n")
+                && r.stdout.contains(": chain gap: seq 4 is missing from the log (seq 5 follows seq 3)"), "\(r.stdout)")
+        #expect(!r.stdout.contains(next), "the intact event after the gap is not named: \(r.stdout)")
+    }
+
     /// An event of this device damaged in its own log (a bad disk, an
     /// edited file) never leaves it: `sync` publishes the events before it,
     /// stops there with exit 65 naming it, and the other devices receive

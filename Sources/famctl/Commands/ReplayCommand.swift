@@ -231,7 +231,7 @@ enum ReplayCommand: Command {
     static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil) -> CLIError {
         if !report.isIntact {
             return CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s")",
-                            hint: "The events named above do not verify; the log has been altered or damaged. 'famctl rebuild' does not mend it (a rebuild trusts the log). "
+                            hint: "The events named above do not verify, or are missing from their chains; the log has been altered or damaged. 'famctl rebuild' does not mend it (a rebuild trusts the log). "
                                 + "Restore this home's \(Home.databaseFile) from a backup made before the damage; or join the family again as a new device from a new home "
                                 + "('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner): the other devices' copies of the events are whole.")
         }
