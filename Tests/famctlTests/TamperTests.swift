@@ -185,6 +185,8 @@ struct TamperTests {
         let refused = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5", "note=after")
         #expect(refused.code == 75 && refused.stderr.contains("events were taken out of its log") && refused.stderr.contains("Run 'famctl sync'"),
                 "exit \(refused.code): \(refused.stderr)")
+        let status = try mum.ok("status")
+        #expect(status.contains("warning  this device published its events up to seq") && status.contains("events were taken out of its log"), "\(status)")
         // Its folder without them for a round: said, and nothing written.
         let folder = try #require(try FileManager.default.subpathsOfDirectory(atPath: family.dir).first { $0.hasSuffix("/" + mumHex) })
         let aside = family.dir + "/aside"

@@ -55,6 +55,8 @@ enum StatusCommand: Command {
         }
         let partlyRefused = filesOfNote.filter { !$0.misplaced }
         let misplaced = filesOfNote.filter(\.misplaced)
+        // Its own events taken out of its log after they were published.
+        let publishedPastLog = try home.publishedPastLog()
         let lastSync = (try? replicator?.lastSync()) ?? nil
         let lastError = (try? replicator?.lastError()) ?? nil
         // Authors of which only events waiting for earlier ones are here
@@ -83,6 +85,7 @@ enum StatusCommand: Command {
                 "forks": forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
+                "publishedPastLog": publishedPastLog.map { ["published": Int($0.published), "head": Int($0.head)] as Any } ?? NSNull(),
                 "rulesRemovedFoundAt": ((try? home.log.rulesRestoredAt()) ?? nil).map { TimeText.format($0) as Any } ?? NSNull(),
                 "subjects": subjects.count, "records": recordCount, "includeShared": home.includeShared,
                 "sameNameBabies": sameName,
@@ -126,6 +129,9 @@ enum StatusCommand: Command {
         }
         if let point = home.forkPoints[home.deviceID] {
             Console.out("warning  " + Home.ownChainForked(at: point) + ". " + Home.writeAgainHint)
+        } else if let lost = publishedPastLog {
+            Console.out("warning  this device published its events up to seq \(lost.published), but its log ends at seq \(lost.head): events were taken out of its log; "
+                        + "it cannot write until 'famctl sync' reads them back from its folder")
         }
         if let r = replicator {
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")")

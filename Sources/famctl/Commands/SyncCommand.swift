@@ -603,16 +603,11 @@ enum SyncCommand: Command {
         // Its own published events taken out of its log, and not read back
         // from its folder this round (the files gone too, or not arrived):
         // it cannot write until they are.
-        if forkedAt == nil {
-            let head = try home.log.head(of: home.deviceID, in: home.family).seq
-            let published = max((try? Replicator.publishedSeq(log: home.log, family: home.family)) ?? 0,
-                                (try? Replicator.ownSegmentsEnd(log: home.log, family: home.family)) ?? 0)
-            if published > head {
-                Console.err("famctl: warning: this device published its events up to seq \(published), but its log ends at seq \(head), and this round did not read them back \(fromPlace): "
-                            + "it cannot write until they are (writing would fork its chain)")
-                Console.err("famctl: A later 'famctl sync' reads them once their files are \(place) again. Should they be gone for good, restore \(Home.databaseFile) from a backup of this home that holds them, "
-                            + "or join again as a new device from a new home ('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
-            }
+        if forkedAt == nil, let (published, head) = try home.publishedPastLog() {
+            Console.err("famctl: warning: this device published its events up to seq \(published), but its log ends at seq \(head), and this round did not read them back \(fromPlace): "
+                        + "it cannot write until they are (writing would fork its chain)")
+            Console.err("famctl: A later 'famctl sync' reads them once their files are \(place) again. Should they be gone for good, restore \(Home.databaseFile) from a backup of this home that holds them, "
+                        + "or join again as a new device from a new home ('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
         }
         // Its own segment is unreadable to the others (a directory in its
         // place, a file made unreadable) and could not be written again:
@@ -768,14 +763,7 @@ extension Home {
         // The log itself says it published further than it holds: events
         // were taken out of it (by hand, or a tool), not a restored backup
         // (which restores that record too).
-        let head = try log.head(of: deviceID, in: family).seq
-        // (No record yet, before the first sync made the replicator's tables: nothing published.)
-        // The record of what was published, or of the segments written (one
-        // lowered by hand with the events: an audit review found the next
-        // write forking the chain).
-        let published = max((try? Replicator.publishedSeq(log: log, family: family)) ?? 0,
-                            (try? Replicator.ownSegmentsEnd(log: log, family: family)) ?? 0)
-        if published > head {
+        if let (published, head) = try publishedPastLog() {
             throw CLIError(.tempFail, "this device published its events up to seq \(published), but its log ends at seq \(head): events were taken out of its log; writing now would fork its chain, and the family would refuse what it writes",
                            hint: "Run 'famctl sync': it reads them back from this device's folder, where they were published. 'famctl replay' audits the log. "
                                + "Should they be gone from there too, restore \(Home.databaseFile) from a backup of this home that holds them, or join again as a new device from a new home "
@@ -784,6 +772,19 @@ extension Home {
         guard let ahead = try ownFolderAhead() else { return }
         throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(ahead.file)), but its log ends at seq \(ahead.head): writing now would fork its chain",
                        hint: Self.ownFolderAheadHint(head: ahead.head))
+    }
+
+    /// The last seq this device published, and its log's head, when the
+    /// first is past the second: events taken out of its log after they
+    /// were published. From the record of what was published or of the
+    /// segments written (one lowered by hand with the events: an audit
+    /// review found the next write forking the chain); none before the
+    /// first sync made the replicator's tables.
+    func publishedPastLog() throws -> (published: UInt64, head: UInt64)? {
+        let head = try log.head(of: deviceID, in: family).seq
+        let published = max((try? Replicator.publishedSeq(log: log, family: family)) ?? 0,
+                            (try? Replicator.ownSegmentsEnd(log: log, family: family)) ?? 0)
+        return published > head ? (published, head) : nil
     }
 
     /// What to do about ``ownFolderAhead()``.
