@@ -499,6 +499,9 @@ public final class Replicator {
         /// Files that could not be verified yet: path and reason.
         public var notYetArrived: [(String, String)] = []
         public var forks = 0
+        /// Events that wait, after the round, for an earlier event of
+        /// their author not arrived yet (in `pending`).
+        public var held = 0
         /// This device's own segments found damaged in its folder (changed
         /// since it wrote them, and no longer what their names promise) and
         /// written again from its log.
@@ -755,6 +758,7 @@ public final class Replicator {
             try scrubOne(listed: listed, own: own, done: done, tags: tags, into: &report)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)
         }
+        report.held = try log.pendingByAuthor(in: family).values.reduce(0, +)
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
         try setMeta("last_error", nil)
         return report

@@ -244,6 +244,14 @@ struct CommandLineTests {
         let listAndRevoke = try f.run("invite", "--list", "--revoke", id)
         #expect(listAndRevoke.code == 64 && listAndRevoke.stderr.contains("give either --list or --revoke, not both"), "\(listAndRevoke.stderr)")
         #expect(try f.ok("invite", "--list").hasPrefix(id), "a refused invite --list --revoke revoked the invitation")
+        // An empty id or member (a script's unset variable) names nothing:
+        // refused, nothing revoked (a review: the only open invitation was
+        // revoked and the key rotated).
+        let emptyRevoke = try f.run("invite", "--revoke", "")
+        #expect(emptyRevoke.code == 64 && emptyRevoke.stderr.contains("--revoke needs an invitation's id"), "\(emptyRevoke.stderr)")
+        #expect(try f.ok("invite", "--list").hasPrefix(id), "an empty --revoke revoked the invitation")
+        let emptyMember = try f.run("member", "remove", "")
+        #expect(emptyMember.code == 64 && emptyMember.stderr.contains("MEMBER is empty"), "\(emptyMember.stderr)")
         let revokeAndExpires = try f.run("invite", "--revoke", id, "--expires", "1d")
         #expect(revokeAndExpires.code == 64 && revokeAndExpires.stderr.contains("give either --revoke or --expires, not both"), "\(revokeAndExpires.stderr)")
         // A code that would expire before it could be typed in is refused, and no invitation is made.

@@ -31,7 +31,11 @@ enum InviteCommand: Command {
         let home = try Home.open(Home.location(inv))
         try home.requireOwner(toDo: "invite, revoke or list invitations")
         if inv.flag("--list") { return try list(home, json: inv.json) }
-        if let prefix = inv.value("--revoke") { return try revoke(prefix.lowercased(), home: home, json: inv.json) }
+        if let prefix = inv.value("--revoke") {
+            // An empty id (a script's unset variable) would match any invitation.
+            guard !prefix.isEmpty else { throw CLIError.usage("--revoke needs an invitation's id (or a prefix of it), not an empty one", hint: "'famctl invite --list' lists the open invitations.") }
+            return try revoke(prefix.lowercased(), home: home, json: inv.json)
+        }
 
         let role = try inv.value("--role").map { r -> Role in
             guard let role = Role(rawValue: r), role != .owner else {

@@ -50,6 +50,8 @@ enum MembersCommand: Command {
 /// Finds a member by name or by (a prefix of) its device id.
 enum MemberLookup {
     static func find(_ text: String, in h: Household) throws(CLIError) -> Household.Member {
+        // An empty argument (a script's unset variable) names no one.
+        guard !text.isEmpty else { throw .usage("MEMBER is empty: give a member's name or a prefix of its device id ('famctl members' lists them)") }
         let byName = h.members.values.filter { $0.name == text }
         if byName.count == 1 { return byName[0] }
         if byName.count > 1 { throw .data("\(byName.count) members are called \"\(text)\"; give the device id") }

@@ -90,6 +90,7 @@ enum ExportStoresCommand: Command {
             for (k, v) in s.fields { o[k] = v }
             if s.removed { o["removed"] = .bool(true) }
             o["revision"] = .string(s.revision)
+            o["updated"] = .string(TimeText.format(s.updated.hlc.date))
             return .object(o)
         }
         try write(.array(subjects), to: dir + "/subjects.json")
@@ -245,7 +246,14 @@ enum ImportStoresCommand: Command {
     /// (an old export brings them back: said, not counted as merely new).
     /// `older`: rows kept out because the home's record changed after the
     /// row's `revision` or `updated` (see ``olderThanHome(_:revision:updated:home:)``).
-    struct Tally { var added = 0, updated = 0, unchanged = 0, recreated = 0, older = 0 }
+    struct Tally {
+        var added = 0, updated = 0, unchanged = 0, recreated = 0, older = 0
+        /// Kept out as made from another state of the record than this
+        /// home's (``fromAnotherState(_:revision:updated:)``).
+        var other = 0
+        /// Rows of the file taken into account.
+        var any: Bool { added + updated + unchanged + older + other > 0 }
+    }
 
     static func run(_ inv: Invocation) throws {
         let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
@@ -294,7 +302,7 @@ enum ImportStoresCommand: Command {
         // Every subject here, removed ones too: a subjects.json row of an
         // export older than the subject's last change is kept out.
         let allSubjects = Dictionary(try home.projector.subjects(includeRemoved: true).map { ($0.focus, $0) }, uniquingKeysWith: { a, _ in a })
-        var olderSubjects: [Int] = []
+        var olderSubjects: [Int] = [], otherSubjects: [Int] = []
         // Subjects an earlier row of the file already changed: compared once.
         var changedByFile: Set<FocusKey> = []
         var subjectEvents: [EventBody] = []
@@ -342,6 +350,7 @@ enum ImportStoresCommand: Command {
                     }
                     fields["name"] = .string(trimmed)
                 }
+                if let why = updatedProblem(o["updated"]) { failures.append("subjects.json[\(i)]: \(why)"); bad = true; continue }
                 if let flag = o["removed"], flag != .bool(true), flag != .bool(false) {
                     failures.append("subjects.json[\(i)]: \"removed\" must be true or false, not \(flag)"); bad = true; continue
                 }
@@ -359,7 +368,8 @@ enum ImportStoresCommand: Command {
                 if current != nil && changed.isEmpty { unchanged += 1; continue }
                 if !changed.isEmpty || current == nil, let revision = o["revision"]?.stringValue, !inv.flag("--overwrite-newer"), !changedByFile.contains(focus), let here = allSubjects[focus],
                    here.revision != revision {
-                    olderSubjects.append(i)
+                    // Its last change later than every change here: made from another state.
+                    if let updated = o["updated"].flatMap(Self.updatedMilliseconds), updated > here.updated.hlc.milliseconds { otherSubjects.append(i) } else { olderSubjects.append(i) }
                     continue
                 }
                 let merged = had.merging(changed) { $1 }.filter { $0.value != .null }
@@ -387,6 +397,11 @@ enum ImportStoresCommand: Command {
                 warnings.append("subjects.json: \(olderSubjects.count) row(s) of care subjects changed here since this export (renamed, removed…): kept out, "
                                 + "not to undo those changes (rows \(olderSubjects.map(String.init).joined(separator: ", "))); to write them over the subjects, import again with --overwrite-newer")
             }
+            if !otherSubjects.isEmpty {
+                warnings.append("subjects.json: \(otherSubjects.count) row(s) of care subjects exported from another state of the subject than this home's (a later change, but not made on what this home holds: "
+                                + "another home's export, or changes here dated earlier): kept out, not to undo what this home holds that they lack "
+                                + "(rows \(otherSubjects.map(String.init).joined(separator: ", "))); to write them over the subjects, import again with --overwrite-newer")
+            }
             if bad {
                 removedInFile = []
                 removedAgain = []
@@ -395,7 +410,7 @@ enum ImportStoresCommand: Command {
             } else {
                 knownSubjects.formUnion(now.keys)
                 subjectEvents = events
-                subjectTally = Tally(added: added, updated: updated, unchanged: unchanged, older: olderSubjects.count)
+                subjectTally = Tally(added: added, updated: updated, unchanged: unchanged, older: olderSubjects.count, other: otherSubjects.count)
             }
         }
         if !subjectEvents.isEmpty { try home.append(subjectEvents) }
@@ -483,7 +498,8 @@ enum ImportStoresCommand: Command {
             // Changed sleeps found overlapping a later, unchanged row, and those already warned about it.
             var overlapRows: Set<Int> = [], warnedOverlap: Set<Int> = []
             // Rows older than the home's record, kept out: said once for the file.
-            var olderRows: [Int] = []
+            // Of them, those made from another state of the record than this home's.
+            var olderRows: [Int] = [], otherRows: Set<Int> = []
             rowLoop: for i in 0..<rows.count {
                 let row = rows.row(i)
                 do {
@@ -512,7 +528,7 @@ enum ImportStoresCommand: Command {
                     // home) is unchanged; any other is refused.
                     if ofRemovedSubject, let c = change, !(removedInFile.contains(r.focus) && c.isNew) {
                         throw CLIError.data("its care subject \(r.focus) is removed ('famctl subject list --removed'): give the row another subject, "
-                                            + "or add the subject again (a row of subjects.json, or 'famctl subject add') and import again")
+                                            + "or bring the subject back (a row of subjects.json, or 'famctl subject restore \(r.focus)') and import again")
                     }
                     // A row of an export older than the record's last change
                     // would undo that change (a backup "restored" over a
@@ -520,7 +536,12 @@ enum ImportStoresCommand: Command {
                     if let c = change, !c.isNew, !inv.flag("--overwrite-newer"),
                        keptOut.contains(r.id) || Self.older(current, revision: r.revision, updated: r.updatedMilliseconds) {
                         olderRows.append(i)
-                        tally.older += 1
+                        if Self.fromAnotherState(current, revision: r.revision, updated: r.updatedMilliseconds) {
+                            otherRows.insert(i)
+                            tally.other += 1
+                        } else {
+                            tally.older += 1
+                        }
                         change = nil
                     }
                     // A row equal to the home's record is left alone, whatever rules the record breaks.
@@ -564,6 +585,15 @@ enum ImportStoresCommand: Command {
                         let schema = StoreSchema.schema(for: store)
                         // A text it needs, empty: kept (an export of a record
                         // stored so moves with its home), and said.
+                        // A new record dated before 1900 (a mistyped year, which
+                        // 'record add' refuses): imported as it is (an older
+                        // famctl may have stored it so), and said.
+                        if isNew {
+                            for (name, text) in [("at", r.at), ("start", r.fields["start"]?.stringValue)] {
+                                guard let text, let year = RecordInput.yearAsWritten(text), year < RecordInput.earliestYear else { continue }
+                                fileWarnings.append("\(file)[\(i)]: \(store.rawValue).\(name): the year \(year) is before \(RecordInput.earliestYear) (is it mistyped?); imported as it is")
+                            }
+                        }
                         for blank in schema.blankNeededTexts(fields: r.fields, written: isNew ? Set(r.fields.keys) : []) {
                             fileWarnings.append("\(file)[\(i)]: \(blank) (imported as it is)")
                         }
@@ -591,10 +621,18 @@ enum ImportStoresCommand: Command {
                 fileWarnings.append("\(file): \(sameSource.count) row(s) taken as the record here with the same \"source\" (provider and recordId), not added again: "
                                     + shown + (sameSource.count > shownBadRowsPerFile ? ", …" : ""))
             }
-            if !olderRows.isEmpty {
-                let shown = olderRows.prefix(shownBadRowsPerFile).map(String.init).joined(separator: ", ") + (olderRows.count > shownBadRowsPerFile ? ", …" : "")
-                fileWarnings.append("\(file): \(olderRows.count) row(s) older than this home's record (changed after the row's \"updated\"): kept out, "
-                                    + "not to undo those changes (rows \(shown)); to write them over the records, import again with --overwrite-newer")
+            func shown(_ rows: [Int]) -> String {
+                rows.prefix(shownBadRowsPerFile).map(String.init).joined(separator: ", ") + (rows.count > shownBadRowsPerFile ? ", …" : "")
+            }
+            let older = olderRows.filter { !otherRows.contains($0) }, other = olderRows.filter(otherRows.contains)
+            if !older.isEmpty {
+                fileWarnings.append("\(file): \(older.count) row(s) older than this home's record (changed after the row's \"updated\"): kept out, "
+                                    + "not to undo those changes (rows \(shown(older))); to write them over the records, import again with --overwrite-newer")
+            }
+            if !other.isEmpty {
+                fileWarnings.append("\(file): \(other.count) row(s) exported from another state of the record than this home's (a later change, but not made on what this home holds: "
+                                    + "another home's export, or changes here dated earlier): kept out, not to undo what this home holds that they lack (rows \(shown(other))); "
+                                    + "to write them over the records, import again with --overwrite-newer")
             }
             // A changed sleep whose overlap only a later row showed.
             for row in overlapRows.subtracting(warnedOverlap).sorted() {
@@ -640,23 +678,25 @@ enum ImportStoresCommand: Command {
         let ignored = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [])
             .filter { $0.lowercased().hasSuffix(".json") && !known.contains($0) }.sorted()
         if inv.json {
-            Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged, "recreated": $0.1.recreated, "olderKept": $0.1.older]) }),
-                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged, "olderKept": $0.older, "removedAgain": removedAgain.count] as [String: Any] } ?? NSNull(),
+            Console.json(["files": Dictionary(uniqueKeysWithValues: tallies.map { ($0.0, ["added": $0.1.added, "updated": $0.1.updated, "unchanged": $0.1.unchanged, "recreated": $0.1.recreated, "olderKept": $0.1.older, "otherStateKept": $0.1.other]) }),
+                          "subjects": subjectTally.map { ["added": $0.added, "updated": $0.updated, "unchanged": $0.unchanged, "olderKept": $0.older, "otherStateKept": $0.other, "removedAgain": removedAgain.count] as [String: Any] } ?? NSNull(),
                           "errors": failures, "warnings": warnings, "ignored": ignored])
         } else {
             for w in warnings { Console.err("famctl: warning: \(w)") }
             for name in ignored { Console.err("famctl: warning: \(name) was not read: it is not one of the store files (feeding.json … subjects.json)") }
-            if let t = subjectTally, t.added + t.updated + t.unchanged + t.older > 0 {
+            if let t = subjectTally, t.any {
                 Console.out("subjects.json: \(t.added) added, " + (t.updated > 0 ? "\(t.updated) updated, " : "") + "\(t.unchanged) already there"
                             + (t.older > 0 ? ", \(t.older) older than this home's (kept out)" : "")
+                            + (t.other > 0 ? ", \(t.other) from another state of the subject (kept out)" : "")
                             + (removedAgain.isEmpty ? "" : " (of the added, \(removedAgain.count) removed again, as the file has \(removedAgain.count == 1 ? "it" : "them"), with \(removedAgain.count == 1 ? "its" : "their") records)"))
             }
-            for (file, t) in tallies where t.added + t.updated + t.unchanged + t.older > 0 {
+            for (file, t) in tallies where t.any {
                 Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged"
                             + (t.older > 0 ? ", \(t.older) older than this home's (kept out)" : "")
+                            + (t.other > 0 ? ", \(t.other) from another state of the record (kept out)" : "")
                             + (t.recreated > 0 ? " (of the added, \(t.recreated) deleted on this device before, brought back)" : ""))
             }
-            if tallies.allSatisfy({ $0.1.added + $0.1.updated + $0.1.unchanged + $0.1.older == 0 }) && failures.isEmpty {
+            if tallies.allSatisfy({ !$0.1.any }) && failures.isEmpty {
                 Console.out("no records found in \(dir)")
             }
         }
@@ -762,9 +802,9 @@ enum ImportStoresCommand: Command {
         var at: String?
         switch o["at"] {
         case nil, .null?: said.append("needs \"at\", an ISO-8601 time with offset")
-        case .string(let text)? where TimeValue.parse(text) != nil: at = text
         case .string(let text)?:
-            if let why = CalendarDate.impossibility(in: text) { said.append("\"at\": \(why)") } else {
+            // An impossible time (second 60, February 30) first: it may parse.
+            if let why = CalendarDate.impossibility(in: text) { said.append("\"at\": \(why)") } else if TimeValue.parse(text) != nil { at = text } else {
                 said.append("\"at\" '\(TerminalText.escaped(text))' is not an ISO-8601 time with offset"
                             + (ValueHint.completedTime(text).map { " (in full: \($0.text)\($0.offsetAdded ? ", this machine's offset" : ""))" } ?? ""))
             }
@@ -779,9 +819,12 @@ enum ImportStoresCommand: Command {
         case .array(let items)? where items.allSatisfy({ $0.stringValue != nil }): problems = Set(items.compactMap(\.stringValue))
         default: said.append("\"problems\" must be an array of texts (the rules the record breaks, as 'export stores' writes them)")
         }
+        // Optional (a file made elsewhere need not give it); one given is
+        // what tells an older export's row from a newer one, so one that is
+        // not a time, or is in the future, is refused rather than taken as
+        // none (a review: such a row wrote over later changes unchecked).
+        if let why = updatedProblem(o["updated"]) { said.append(why) }
         guard said.isEmpty, let id, let focus, let at else { throw .data(said.joined(separator: "; ")) }
-        // Informative only (a file made elsewhere need not give it): one
-        // that is not a time is not checked against.
         let updated = o["updated"].flatMap(updatedMilliseconds)
         return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, updatedMilliseconds: updated,
                    revision: o["revision"]?.stringValue, problems: problems)
@@ -842,6 +885,31 @@ enum ImportStoresCommand: Command {
         if let revision { return current.revision != revision }
         guard let updated else { return false }
         return current.updated.hlc.milliseconds > updated
+    }
+
+    /// Whether a row kept out as ``older(_:revision:updated:)`` was made
+    /// from another state of the record than this home's rather than
+    /// before its later changes: its revision is not the record's, yet its
+    /// last change is later than every change of the record here (an
+    /// export of this home is never: versions only grow). Another home's
+    /// export, most often, with an edit made there.
+    static func fromAnotherState(_ current: RecordState?, revision: String?, updated: UInt64?) -> Bool {
+        guard let current, let revision, let updated, current.revision != revision else { return false }
+        return updated > current.updated.hlc.milliseconds
+    }
+
+    /// What is wrong with a row's `"updated"`, or `nil`: absent (or
+    /// null), or a time no later than a day from now (another device's
+    /// clock may be ahead).
+    static func updatedProblem(_ value: JSONValue?) -> String? {
+        guard let value, value != .null else { return nil }
+        guard let text = value.stringValue, let date = TimeText.parse(text) else {
+            return "\"updated\" \(TerminalText.escaped(value.stringValue ?? value.jsonText)) is not a time as 'export stores' writes it (ISO-8601 with an offset); leave it out of a row not taken from an export"
+        }
+        if date.timeIntervalSinceNow > 86_400 {
+            return "\"updated\" \(TerminalText.escaped(text)) is in the future: such a row would never count as older than this home's record; give the time of its last change, or leave it out"
+        }
+        return nil
     }
 
     /// A row's `"updated"` in milliseconds; `nil` when it is not a time.

@@ -510,8 +510,7 @@ enum SyncCommand: Command {
         let which = named.isEmpty ? "" : " Not counted: " + named.joined(separator: ", ") + (more ? ", …" : "") + "."
         return ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
             + reasons.joined(separator: "; ") + "." + which + " They stay in the log; 'famctl status' lists them"
-            + (records ? ", and 'famctl replay --record ID' shows what a record's change wrote," : "")
-            + " for a device that may write to write it again."]
+            + (records ? ", and 'famctl replay --record ID' shows what a record's change wrote, for a device that may write to write it again." : ".")]
     }
 
     /// What `status` shows as the last error (`r_meta.last_error`).
@@ -644,7 +643,7 @@ enum SyncCommand: Command {
         }
         if json {
             Console.json(["published": r.published.events, "waiting": waiting, "segments": r.published.segments, "compacted": r.published.compacted,
-                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
+                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "held": r.pulled.held, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
                           "photosUploaded": r.photosUploaded, "notCounted": r.notCounted, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
@@ -657,6 +656,7 @@ enum SyncCommand: Command {
                     + (waiting > 0 ? "; \(waiting) event(s) of this device wait to go out (see below)" : "")
                     + (r.photosUploaded > 0 ? ", and \(r.photosUploaded) photo(s)" : ""))
         Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)"
+                    + (r.pulled.held > 0 ? "; \(r.pulled.held) event(s) wait for earlier ones not arrived yet ('famctl status' shows whose)" : "")
                     + (r.notCounted > 0 ? "; \(r.notCounted) of the others' event(s) not counted by the family ('famctl status' lists why)" : ""))
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
         if r.pulled.carried > 0 {
