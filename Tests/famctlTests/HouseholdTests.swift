@@ -75,6 +75,17 @@ struct HouseholdTests {
         #expect(listing.contains("Grandma") && listing.contains("viewer") && listing.contains("invite "))
     }
 
+    /// A viewer's `record update` is told it may not write, not first
+    /// warned of a field the record's store does not define (a review).
+    @Test func aViewersUpdateIsRefusedBeforeItsFieldsAreJudged() throws {
+        let (mum, others) = try Self.family([("Grandma", "viewer")])
+        try mum.ok("subject", "add", "newMom")
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try Self.exchange([mum, others[0]])
+        let update = try others[0].run("record", "update", id, "wet=false")
+        #expect(update.code == 65 && update.stderr.contains("viewers cannot change records") && !update.stderr.contains("does not define"), "\(update.stderr)")
+    }
+
     @Test func viewersAndNonOwnersAreRejectedWithReasons() throws {
         let (mum, others) = try Self.family([("Dad", "member"), ("Grandma", "viewer")])
         let (dad, grandma) = (others[0], others[1])

@@ -39,9 +39,10 @@ enum RecordUpdateCommand: Command {
                 throw CLIError.data("record \(id.lowercasedText) is deleted", hint: "Bring it back first with 'famctl record restore \(id.lowercasedText)', then update it (or add a new record).")
             }
             let store = try RecordInput.store(current.store)
-            let fieldChanges = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
-            // A viewer (or a removed device) is told so first, not that its change changes nothing.
+            // A viewer (or a removed device) is told so first, not that its
+            // change changes nothing, nor warned of a field it cannot write.
             try home.checkCanWrite()
+            let fieldChanges = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
             guard !fieldChanges.isEmpty || inv.value("--at") != nil || inv.value("--focus") != nil else {
                 throw CLIError.usage("famctl record update: nothing to change", hint: "Give field=value, field=, --at or --focus.")
             }
