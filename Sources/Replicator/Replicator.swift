@@ -854,7 +854,9 @@ public final class Replicator {
             // stays, as a leftover that can be deleted, not "not yet arrived"
             // at every round for good (a review over real Syncthing).
             if case .conflictCopy = kind {
-                try mark(path, "read", Self.misplacedMark + "a sync engine's conflict copy that is damaged (\(error.description)): no event file, nothing in it is read; it can be deleted")
+                // (Not "still arriving": a conflict copy is made whole.)
+                let why = error == .checksum ? "its checksum does not match" : error.description
+                try mark(path, "read", Self.misplacedMark + Self.damagedConflictCopy + " (\(why)): no event file, nothing in it is read; it can be deleted")
                 return .done
             }
             report.notYetArrived.append((path, error.description))
@@ -1079,6 +1081,8 @@ public final class Replicator {
     /// this folder's name): its events were taken as any, none refused.
     /// Not shown: ``misplaced(_:)`` tells it from a refusal, and strips it.
     static let misplacedMark = "misplaced: "
+    /// How a damaged conflict copy's reason begins (`status` says it as a leftover).
+    public static let damagedConflictCopy = "a sync engine's conflict copy that is damaged"
 
     /// Whether a reason of ``partlyRefused()`` is a misplaced file's
     /// rather than a refusal, and the reason as said to a user.

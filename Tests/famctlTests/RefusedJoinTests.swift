@@ -34,6 +34,37 @@ struct RefusedJoinTests {
         }
     }
 
+    /// A device joining from a copy of the shared folder that the owner's
+    /// files have not reached yet (a sync engine delivers them in any
+    /// order): the others' joins are not called refused, nor their events
+    /// not counted, while the family's first event is missing; once it
+    /// arrives, all count (a review over real Syncthing).
+    @Test func beforeTheFamilysFirstEventNothingIsCalledRefused() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try dad.ok("sync")
+        let code = try mum.ok("invite")
+        try mum.ok("sync")
+        let mumHex = try Home.open(mum.home).deviceID.hex
+        let copy = family.folderOwner.root + "/copy"
+        try FileManager.default.copyItem(atPath: family.dir, toPath: copy)
+        let mumFolder = try #require(try FileManager.default.subpathsOfDirectory(atPath: copy).first { $0.hasSuffix("/" + mumHex) })
+        try FileManager.default.removeItem(atPath: copy + "/" + mumFolder)
+        let gran = FamctlRunner()
+        try gran.ok("accept", code, "--name", "Gran", "--dir", copy)
+        let round = try gran.ok("sync")
+        #expect(!round.contains("not counted"), "\(round)")
+        let status = try gran.ok("status")
+        #expect(!status.contains("its join was refused") && status.contains("not counted yet: the family's first event has not arrived"), "\(status)")
+        try FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: family.dir, toPath: copy)
+        try gran.ok("sync")
+        let after = try gran.ok("status")
+        #expect(!after.contains("its join was refused") && after.contains("denied   none"), "\(after)")
+        #expect(try gran.ok("record", "list").contains("mood=3"))
+    }
+
     @Test func aDeviceWhoseInvitationWasUsedFirstIsRefusedAndWarned() throws {
         let f = try Family()
         let x = try f.accept(f.code, name: "X")

@@ -114,7 +114,8 @@ enum StatusCommand: Command {
         for a in authors {
             let h = heads[a]!
             var line = "  \(a.short) \(name(a))\(a == home.deviceID ? " (this device)" : "")"
-            if household.members[a] == nil, a != home.deviceID, household.refusedJoins[a] != nil { line += " (its join was refused: not a member)" }
+            // (Refused for good: not a join waiting for the family's first event or its invitation.)
+            if household.members[a] == nil, a != home.deviceID, household.refusedJoin(of: a) != nil { line += " (its join was refused: not a member)" }
             line += "  seq \(h.seq), last event \(TimeText.format(h.hlc.date))"
             if let p = pendingBy[a], p > 0 { line += ", \(p) waiting for earlier events" }
             // Its key signed two histories: what it signed from there on counts on no device.
@@ -140,6 +141,8 @@ enum StatusCommand: Command {
         // Someone with the folder wrote (or damaged) events that no member signed.
         for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
         for u in misplaced {
+            // A damaged conflict copy is a leftover, its reason says what to do.
+            if u.reason.hasPrefix(Replicator.damagedConflictCopy) { Console.out("  leftover: \(u.path): \(u.reason)"); continue }
             Console.out("  misplaced: \(u.path): \(u.reason) (nothing in it was refused; the file can be removed from the shared folder)")
         }
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
@@ -158,7 +161,10 @@ enum StatusCommand: Command {
             Console.out("  sleeps overlap for \(o.focus): \(o.first.lowercasedText) and \(o.second.lowercasedText) (both kept)")
         }
         if deferred > 0 { Console.out("  \(deferred) record events for stores or schemas this famctl does not know yet (kept; applied after an upgrade)") }
-        Console.out("denied   \(denied.isEmpty ? "none" : "\(denied.count) event(s) not authorized (kept in the log)")")
+        // Before the family's first event arrives nothing is decided: the
+        // events are judged again when it does (a review over Syncthing,
+        // which delivers files in any order).
+        Console.out("denied   \(denied.isEmpty ? "none" : household.owner == nil ? "\(denied.count) event(s) not counted yet: the family's first event has not arrived (they are judged again when it does)" : "\(denied.count) event(s) not authorized (kept in the log)")")
         for d in denied { Console.out("  \(d.event.short) by \(d.author.short): \(d.reason)") }
         Console.out("forks    \(forks.isEmpty ? "none" : "\(forks.count)")")
         for f in forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq)") }

@@ -377,7 +377,9 @@ enum SyncCommand: Command {
             let blobs = photos.unreadableOnPeer.map {
                 "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
             }
-            let notCounted = ((try? home.projector.rejections()) ?? []).count { !rejectedBefore.contains($0.event) && $0.author != home.deviceID }
+            // (None before the family's first event arrives: nothing is decided yet.)
+            let notCounted = home.projector.household.owner == nil ? 0
+                : ((try? home.projector.rejections()) ?? []).count { !rejectedBefore.contains($0.event) && $0.author != home.deviceID }
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded, notCounted: notCounted,
                          warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home))
         } catch let e as PeerError {
