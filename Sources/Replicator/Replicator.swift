@@ -161,9 +161,9 @@ public final class Replicator {
     }
 
     /// Own segments that a full listing no longer shows (deleted from the
-    /// shared folder by someone) are written again from the log.
-    @discardableResult
-    func republishMissing(listed: Set<String>, into report: inout PullReport) throws -> Int {
+    /// shared folder by someone) are written again from the log; the
+    /// paths written are added to `written`.
+    func republishMissing(listed: Set<String>, into report: inout PullReport, written: inout Set<String>) throws -> Int {
         var count = 0
         var own: [(String, UInt64, UInt64)] = []
         var unconfirmed: [String] = []
@@ -194,6 +194,7 @@ public final class Replicator {
                 }
             }
             count += 1
+            written.insert(me.hex + "/" + rewritten)
             if rewritten != name { try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)]) }
         }
         return count
@@ -240,6 +241,51 @@ public final class Replicator {
             last = envs.last!.seq
         }
         return written
+    }
+
+    /// Removes from this device's folder the segments other devices wrote
+    /// back into it (``writeBackVanished(listed:unreadFolders:)``, after
+    /// the folder was deleted while this device was away) once the
+    /// segments this device writes itself, listed, hold the same seqs:
+    /// written again by ``republishMissing(listed:into:written:)``, in other cuts,
+    /// they would otherwise stay side by side for good, and every device
+    /// joining later would download this device's events twice (a review
+    /// over real Syncthing). Only a file that is exactly the segment this
+    /// log makes of its seqs is removed: another install's history (a
+    /// fork's evidence) is never. Returns how many it removed.
+    /// - Parameter present: the paths this round's listing showed, and
+    ///   those it wrote since.
+    func removeCopiesOfOwn(present listed: Set<String>) throws -> Int {
+        let prefix = me.hex + "/"
+        var ownRanges: [(UInt64, UInt64)] = []
+        try log.database.statement("SELECT name, first_seq, last_seq FROM r_own WHERE family = ?1 AND size != ?2")
+            .forEachRow([.blob(family.bytes), .integer(Int64(Self.unconfirmedSize))]) {
+                if listed.contains(prefix + $0.text(0)) { ownRanges.append((UInt64($0.int(1)), UInt64($0.int(2)))) }
+            }
+        let ownNames = try Self.ownSegmentNames(family: family, log: log)
+        let copies = listed.compactMap { path -> (String, SegmentName)? in
+            guard path.hasPrefix(prefix), let n = Self.segmentInItsFolder(path), n.author == me, !ownNames.contains(n.description) else { return nil }
+            return (path, n)
+        }
+        guard !copies.isEmpty else { return 0 }
+        // The seqs the listed own segments hold, as runs.
+        var runs: [(UInt64, UInt64)] = []
+        for (first, last) in ownRanges.sorted(by: { $0 < $1 }) {
+            if let end = runs.last?.1, first <= end + 1 { runs[runs.count - 1].1 = max(end, last) } else { runs.append((first, last)) }
+        }
+        var removed = 0
+        for (path, n) in copies.sorted(by: { $0.0 < $1.0 }) where runs.contains(where: { $0.0 <= n.firstSeq && n.lastSeq <= $0.1 }) {
+            guard n.lastSeq - n.firstSeq < UInt64(Segment.maximumEvents),
+                  let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: n.firstSeq...n.lastSeq) }),
+                  envs.count == Int(n.lastSeq - n.firstSeq + 1), n.matches(Segment(envelopes: envs).encoded()) else { continue }
+            do throws(PeerError) { try peer.delete(path) } catch {
+                if error.isTransient || error.isOffline || error.isThrottled { throw error }
+                if error != .notFound { continue }   // left for a later round
+            }
+            try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
+            removed += 1
+        }
+        return removed
     }
 
     /// Writes back, from this log, the chain of every other author whose
@@ -510,6 +556,9 @@ public final class Replicator {
         /// (deleted by someone, or a new shared folder), written again
         /// from its log.
         public var rewritten = 0
+        /// Copies of this device's segments that other devices wrote back
+        /// into its folder while it was gone, removed: its own cover them.
+        public var copiesRemoved = 0
         /// Other devices' segments written into a new location (see
         /// ``Replicator/carryOthersIfAsked()``).
         public var carried = 0
@@ -753,7 +802,9 @@ public final class Replicator {
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             lastUnreadFolders = unreadFolders
-            report.rewritten += try republishMissing(listed: listed, into: &report)
+            var present = listed
+            report.rewritten += try republishMissing(listed: listed, into: &report, written: &present)
+            report.copiesRemoved += try removeCopiesOfOwn(present: present)
             report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
             try scrubOne(listed: listed, own: own, done: done, tags: tags, into: &report)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)

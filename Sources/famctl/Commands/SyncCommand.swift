@@ -102,7 +102,7 @@ enum SyncCommand: Command {
                     warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path) + r.pulled.ownDamagedInLog.map(\.path))
                     r.pulled.notYetArrived = Self.unsaid(r.pulled.notYetArrived, key: { $0.0 + "\u{0}" + $0.1 }, said: &saidNotYet)
                     r.warnings = Self.unsaid(r.warnings, key: { $0 }, said: &saidWarnings)
-                    if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty || !r.pulled.ownDamagedInLog.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
+                    if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.copiesRemoved > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty || !r.pulled.ownDamagedInLog.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
                     if let failed = r.publishFailure {
@@ -645,7 +645,7 @@ enum SyncCommand: Command {
         }
         if json {
             Console.json(["published": r.published.events, "waiting": waiting, "segments": r.published.segments, "compacted": r.published.compacted,
-                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "held": r.pulled.held, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
+                          "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "held": r.pulled.held, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "copiesRemoved": r.pulled.copiesRemoved, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
                           "photosUploaded": r.photosUploaded, "notCounted": r.notCounted, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
@@ -670,6 +670,9 @@ enum SyncCommand: Command {
         }
         if r.pulled.rewritten > 0 {
             Console.out("wrote again \(r.pulled.rewritten) of this device's segment(s) missing \(fromPlace) (from its log)")
+        }
+        if r.pulled.copiesRemoved > 0 {
+            Console.out("removed \(r.pulled.copiesRemoved) copy(ies) of this device's events that other devices wrote back into its folder while it was away (its own segments hold them)")
         }
         if r.pulled.repaired > 0 {
             Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged \(place) (written again from its log)")
