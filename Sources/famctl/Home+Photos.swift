@@ -43,12 +43,37 @@ extension Home {
     /// lock: another `photo add` or `photo delete` of this device, or a
     /// sync, that changed it meanwhile is kept, not overwritten
     /// (``appendToRecord(_:check:_:)``).
-    func addPhoto(to record: RecordState, bytes: [UInt8]) throws -> UUID {
+    /// What a file that is no photo famctl takes most likely is, by its
+    /// first bytes, to say so; `nil` when nothing is recognised.
+    static func looksLike(_ b: [UInt8]) -> String? {
+        func starts(_ text: String, at offset: Int = 0) -> Bool {
+            let t = Array(text.utf8)
+            return b.count >= offset + t.count && Array(b[offset..<(offset + t.count)]) == t
+        }
+        if b.isEmpty { return "an empty file" }
+        if starts("GIF8") { return "a GIF image" }
+        if starts("%PDF") { return "a PDF document" }
+        if starts("BM") && b.count > 14 { return "a BMP image" }
+        if starts("II*\u{0}") || starts("MM\u{0}*") { return "a TIFF image" }
+        if starts("ftyp", at: 4) {
+            let brand = b.count >= 12 ? String(decoding: b[8..<12], as: UTF8.self) : ""
+            return brand.hasPrefix("avi") ? "an AVIF image" : "a video or other media file (\(brand.isEmpty ? "ftyp" : brand))"
+        }
+        if starts("RIFF") { return "a RIFF file (sound or video)" }
+        if starts("PK\u{3}\u{4}") { return "a ZIP archive" }
+        if b.prefix(512).allSatisfy({ $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return "text" }
+        return nil
+    }
+
+    func addPhoto(to record: RecordState, bytes: [UInt8], file: String? = nil) throws -> UUID {
         guard bytes.count <= photoMaxBytes else {
             throw CLIError.data("the photo is \(bytes.count) bytes, over the \(photoMaxBytes)-byte limit; nothing was written",
                                 hint: "Shrink it, or raise the limit with 'famctl settings photos --max-mb N'.")
         }
-        guard let type = PhotoBlob.sniff(bytes) else { throw CLIError.data("not a JPEG, PNG, HEIC or WebP image; nothing was written") }
+        guard let type = PhotoBlob.sniff(bytes) else {
+            let what = Self.looksLike(bytes).map { " (it looks like \($0))" } ?? ""
+            throw CLIError.data("\(file.map { "\($0) is " } ?? "")not a JPEG, PNG, HEIC or WebP image\(what); nothing was written")
+        }
         func checkRoom(_ record: RecordState) throws {
             if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
                case .photoList(let max) = spec.type, case let listed = try withoutDeletedPhotos(Self.photoList(record)), listed.count >= max {

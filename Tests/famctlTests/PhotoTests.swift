@@ -784,7 +784,11 @@ struct PhotoTests {
         #expect(try mum.ok("photo", "list").isEmpty, "a refused photo left something behind")
         let notImage = mum.root + "/notes.txt"
         try Data("hello".utf8).write(to: URL(fileURLWithPath: notImage))
-        #expect(try mum.run("photo", "add", record, notImage).stderr.contains("not a JPEG, PNG, HEIC or WebP"))
+        let text = try mum.run("photo", "add", record, notImage)
+        #expect(text.stderr.contains("\(notImage) is not a JPEG, PNG, HEIC or WebP image (it looks like text)"), "\(text.stderr)")
+        let gif = mum.root + "/a.gif"
+        try Data("GIF89a\u{1}\u{0}\u{1}\u{0}".utf8).write(to: URL(fileURLWithPath: gif))
+        #expect(try mum.run("photo", "add", record, gif).stderr.contains("(it looks like a GIF image)"))
         #expect(try gran.run("photo", "add", record, notImage).code == 65)
         try mum.ok("settings", "photos", "--max-mb", "25")
         // A limit no photo fits under, or past the largest, is refused saying the range:

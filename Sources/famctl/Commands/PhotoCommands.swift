@@ -38,7 +38,7 @@ enum PhotoAddCommand: Command {
         }
         let bytes: [UInt8]
         do { bytes = try FileIO.readFile(file, limit: home.photoMaxBytes) } catch { throw CLIError(.noInput, "cannot read \(file): \(error.reason)") }
-        let photo = try home.addPhoto(to: record, bytes: bytes)
+        let photo = try home.addPhoto(to: record, bytes: bytes, file: file)
         if inv.json { Console.json(["photo": photo.lowercasedText, "record": id.lowercasedText]) } else { Console.out(photo.lowercasedText) }
     }
 }

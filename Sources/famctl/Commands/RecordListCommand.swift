@@ -157,7 +157,7 @@ enum RecordShowCommand: Command {
         if !deletedListed.isEmpty {
             let one = deletedListed.count == 1
             Console.err("famctl: warning: photo\(one ? "" : "s") \(deletedListed.joined(separator: ", ")) in this record's photos list \(one ? "was" : "were") deleted "
-                        + "(on a device that had not yet seen the record brought back): 'famctl record update \(id.lowercasedText) photos=\((live + unlisted).joined(separator: ","))' "
+                        + "(the list was written where the deletion had not arrived: on another device before it saw it, or by an import): 'famctl record update \(id.lowercasedText) photos=\((live + unlisted).joined(separator: ","))' "
                         + "drops \(one ? "it" : "them") from the list, and so does the record's next 'photo add' or 'photo delete'.")
         }
         if !unlisted.isEmpty {
