@@ -493,6 +493,11 @@ struct StoreFileEdgeTests {
         #expect(bad.code == 65 && bad.stderr.contains("diaper.json[0]: \"at\": ") && bad.stderr.contains("diaper.json[1]: \"updated\" yesterday is not a time")
                 && bad.stderr.contains("diaper.json[2]: \"updated\" 2099-01-01T00:00:00Z is in the future"), "\(bad.stderr)")
         #expect(!(try f.ok("record", "list")).contains("55555555"))
+        // A subject's sex in other letters' case: the value meant is said.
+        try JSONSerialization.data(withJSONObject: [["focus": lily, "sex": "Female"]]).write(to: URL(fileURLWithPath: dir + "/subjects.json"))
+        let sex = try f.run("import", "stores", dir)
+        #expect(sex.code == 65 && sex.stderr.contains("subjects.json[0]: subject.sex: must be one of female/male/other (Did you mean \"sex\": female?)"), "\(sex.stderr)")
+        try FileManager.default.removeItem(atPath: dir + "/subjects.json")
         try ExportProblemsTests.write([row("55555555-2222-4222-8222-222222222224", at: "0026-11-29T06:10:00Z")], dir, "diaper")
         let old = try f.run("import", "stores", dir)
         #expect(old.code == 0 && old.stdout.contains("diaper.json: 1 added") && old.stderr.contains("diaper.json[0]: diaper.at: the year 26 is before 1900 (is it mistyped?); imported as it is"),

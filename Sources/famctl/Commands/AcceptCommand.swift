@@ -188,7 +188,13 @@ enum AcceptCommand: Command {
         // The owner's events are here, and the code's key opens none of
         // them: its key (or epoch) is not the family's. The join would wait
         // for good, its writes sealed under a key nobody else holds.
-        if try home.log.head(of: code.owner, in: code.family).seq > 0, home.projector.household.owner == nil {
+        // Unless the code's epoch is later than the owner's last event here:
+        // its key rotation (which carries the earlier keys under the new
+        // one) has not reached the folder yet (a review: an owner offline
+        // since a `rotate-key` had its honest code called altered).
+        let ownerHead = try home.log.head(of: code.owner, in: code.family)
+        let ownerEpoch = ownerHead.seq > 0 ? (try? home.log.chain(of: code.owner, in: code.family, seqs: ownerHead.seq...ownerHead.seq).first?.epoch) ?? nil : nil
+        if let ownerEpoch, ownerEpoch >= code.key.epoch, home.projector.household.owner == nil {
             try Self.leaveFamily(home, to: before)
             throw CLIError.data("the invite code was altered: its key opens none of the owner's events in the family's shared folder; nothing was written into the family"
                                 + (freshHome ? ", and the home \(path) was made with no family" : ", and this home is as it was"),

@@ -374,7 +374,9 @@ enum ImportStoresCommand: Command {
                 }
                 let merged = had.merging(changed) { $1 }.filter { $0.value != .null }
                 do throws(ValidationError) { try SubjectEvent.validate(kind: SubjectKind(focus), fields: merged) } catch {
-                    failures.append("subjects.json[\(i)]: \(error)"); bad = true; continue
+                    // "Female" for "female": said, as for a store's field.
+                    let near = error.field == "sex" ? merged["sex"]?.stringValue.flatMap { ValueHint.otherCase($0, among: ["female", "male", "other"], as: "\"sex\": ") } : nil
+                    failures.append("subjects.json[\(i)]: \(error)" + (near.map { " (\($0))" } ?? "")); bad = true; continue
                 }
                 // A birth the row changes is checked as `subject add` checks it: not after today.
                 if let birth = changed["birth"]?.stringValue, birth > SubjectInput.todayLocal() {
