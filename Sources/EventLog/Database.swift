@@ -169,6 +169,15 @@ public final class Database {
     /// through the statement's journal (`DatabaseSettingsTests`).
     public static let statementJournalInMemory = -1
 
+    /// Runs `body` without waiting for another process's lock: a statement
+    /// that needs it fails as busy at once (for what can wait for a later
+    /// command, such as housekeeping at open).
+    public func withoutWaiting<T>(_ body: () throws -> T) rethrows -> T {
+        sqlite3_busy_handler(handle, nil, nil)
+        defer { _ = famctl_sqlite3_wait_when_busy(handle, Int32(Self.busyWaitSeconds)) }
+        return try body()
+    }
+
     /// Ends every wait for another process's lock, in this process, now and
     /// from now on (the statement fails as busy): for a process that is
     /// stopping (`sync --watch` after Ctrl-C), which would otherwise sit out

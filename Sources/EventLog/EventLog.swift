@@ -55,8 +55,25 @@ public final class EventLog {
         }
         database = try Database(path: path)
         try migrate()
-        rulesFoundMissing = try missingRules()
-        if !rulesFoundMissing.isEmpty { try? restoreRules(rulesFoundMissing) }
+        let missing = try missingRules()
+        if !missing.isEmpty {
+            // A log this famctl has not checked before may lack rules only
+            // because an earlier famctl made it without them (version 1
+            // had no `forks_no_update` nor `rejected_no_update`): made
+            // silently the first time; from then on, one missing was removed.
+            // Made without waiting for another process's lock (a write
+            // lasting seconds must not hold up a read): a later open does it.
+            let checkedBefore = (try? database.statement("SELECT 1 FROM log_meta WHERE key = 'rules_checked'").first { _ in true }) != nil
+            do {
+                try database.withoutWaiting { try restoreRules(missing, found: checkedBefore) }
+                rulesPutBack = true
+            } catch {
+                rulesPutBack = false
+            }
+            if checkedBefore || !rulesPutBack { rulesFoundMissing = missing }
+        } else if (try? database.statement("SELECT 1 FROM log_meta WHERE key = 'rules_checked'").first { _ in true }) == nil {
+            _ = try? database.withoutWaiting { try database.run("INSERT OR IGNORE INTO log_meta(key, value) VALUES('rules_checked', 1)") }
+        }
     }
 
     // MARK: - The append-only rules
@@ -67,6 +84,9 @@ public final class EventLog {
     /// recorded (``rulesRestoredAt()``): rows of `events`, `forks` or
     /// `rejected` deleted or changed meanwhile cannot be ruled out.
     public private(set) var rulesFoundMissing: [String] = []
+    /// Whether this open made the missing rules again (it could not when
+    /// the file is read-only, or another process held its write lock).
+    public private(set) var rulesPutBack = false
 
     /// The append-only rules of this schema: each trigger's name and its
     /// SQL as made (white space aside, which SQLite keeps as written).
@@ -88,18 +108,19 @@ public final class EventLog {
         return Self.appendOnlyRules.filter { held[$0.name] != Self.squeezed($0.sql) }.map(\.name)
     }
 
-    /// Makes the rules named again, and records when they were first found
-    /// missing.
-    func restoreRules(_ names: [String]) throws {
+    /// Makes the rules named again; when `found` (removed, not never
+    /// made), records when they were last found missing.
+    func restoreRules(_ names: [String], found: Bool) throws {
         try database.transaction(.immediate) {
             for rule in Self.appendOnlyRules where names.contains(rule.name) {
                 try database.execute("DROP TRIGGER IF EXISTS \(rule.name); \(rule.sql);")
             }
-            try database.run("INSERT OR IGNORE INTO log_meta(key, value) VALUES('rules_restored', ?1)", [.integer(Int64(Date().timeIntervalSince1970))])
+            if found { try database.run("INSERT OR REPLACE INTO log_meta(key, value) VALUES('rules_restored', ?1)", [.integer(Int64(Date().timeIntervalSince1970))]) }
+            try database.run("INSERT OR IGNORE INTO log_meta(key, value) VALUES('rules_checked', 1)")
         }
     }
 
-    /// When an open first found the append-only rules removed (and made
+    /// When an open last found the append-only rules removed (and made
     /// them again), or `nil`: never.
     public func rulesRestoredAt() throws -> Date? {
         try database.statement("SELECT value FROM log_meta WHERE key = 'rules_restored'").first { Date(timeIntervalSince1970: TimeInterval($0.int(0))) }

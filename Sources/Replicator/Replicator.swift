@@ -253,9 +253,16 @@ public final class Replicator {
     /// over real Syncthing). Only a file that is exactly the segment this
     /// log makes of its seqs is removed: another install's history (a
     /// fork's evidence) is never. Returns how many it removed.
-    /// - Parameter present: the paths this round's listing showed, and
-    ///   those it wrote since.
-    func removeCopiesOfOwn(present listed: Set<String>) throws -> Int {
+    /// A copy that cannot be removed now is left for a later round (never
+    /// holding up this one); one that is not this log's segment is
+    /// remembered as kept, not read again at every round.
+    ///
+    /// - Parameters:
+    ///   - present: the paths this round's listing showed, and those it
+    ///     wrote since.
+    ///   - placeholders: those of them listed as iCloud placeholders (the
+    ///     bytes elsewhere: no copy to remove, nothing to read).
+    func removeCopiesOfOwn(present listed: Set<String>, placeholders: Set<String> = []) throws -> Int {
         let prefix = me.hex + "/"
         var ownRanges: [(UInt64, UInt64)] = []
         try log.database.statement("SELECT name, first_seq, last_seq FROM r_own WHERE family = ?1 AND size != ?2")
@@ -264,7 +271,7 @@ public final class Replicator {
             }
         let ownNames = try Self.ownSegmentNames(family: family, log: log)
         let copies = listed.compactMap { path -> (String, SegmentName)? in
-            guard path.hasPrefix(prefix), let n = Self.segmentInItsFolder(path), n.author == me, !ownNames.contains(n.description) else { return nil }
+            guard path.hasPrefix(prefix), !placeholders.contains(path), let n = Self.segmentInItsFolder(path), n.author == me, !ownNames.contains(n.description) else { return nil }
             return (path, n)
         }
         guard !copies.isEmpty else { return 0 }
@@ -275,12 +282,20 @@ public final class Replicator {
         }
         var removed = 0
         for (path, n) in copies.sorted(by: { $0.0 < $1.0 }) where runs.contains(where: { $0.0 <= n.firstSeq && n.lastSeq <= $0.1 }) {
+            let kept = "kept_copy:" + path
+            guard try meta(kept) == nil else { continue }
             guard n.lastSeq - n.firstSeq < UInt64(Segment.maximumEvents),
                   let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: n.firstSeq...n.lastSeq) }),
-                  envs.count == Int(n.lastSeq - n.firstSeq + 1), n.matches(Segment(envelopes: envs).encoded()) else { continue }
-            do throws(PeerError) { try peer.delete(path) } catch {
-                if error.isTransient || error.isOffline || error.isThrottled { throw error }
-                if error != .notFound { continue }   // left for a later round
+                  envs.count == Int(n.lastSeq - n.firstSeq + 1), n.matches(Segment(envelopes: envs).encoded()) else {
+                try setMeta(kept, "1")
+                continue
+            }
+            // Housekeeping: asked once, whatever fails is left for a later round.
+            do throws(PeerError) { try peer.deleteOnce(path) } catch {
+                if error != .notFound { continue }
+                // Gone already: nothing removed, nothing to remember.
+                try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
+                continue
             }
             try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
             removed += 1
@@ -628,6 +643,7 @@ public final class Replicator {
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
         var unreadFolders = Set<String>()  // folders a listing could not read: their files unseen, not absent
+        var placeholders = Set<String>()   // files listed as iCloud placeholders (their real paths): not on disk
         var tags: [String: String] = [:]   // the tag of each object a page showed
         // Files that failed before are read after everything new, so that
         // what keeps failing does not hold up what arrived since.
@@ -750,7 +766,7 @@ public final class Replicator {
                     let real = String(object.path[..<slash]) + "/" + name.description
                     // The file is there, its bytes elsewhere: not missing (this
                     // device's own is not written again beside it).
-                    if page.token == "listing" { listed.insert(real) }
+                    if page.token == "listing" { listed.insert(real); placeholders.insert(real) }
                     // (This device's own, whose events its log holds, whatever wrote the file.)
                     let ownAndHeld = object.path.hasPrefix(me.hex + "/") && ((try? log.head(of: me, in: family).seq) ?? 0) >= name.lastSeq
                     if !done.contains(real), !own.contains(name.description), !ownAndHeld {
@@ -804,7 +820,7 @@ public final class Replicator {
             lastUnreadFolders = unreadFolders
             var present = listed
             report.rewritten += try republishMissing(listed: listed, into: &report, written: &present)
-            report.copiesRemoved += try removeCopiesOfOwn(present: present)
+            report.copiesRemoved += try removeCopiesOfOwn(present: present, placeholders: placeholders)
             report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
             try scrubOne(listed: listed, own: own, done: done, tags: tags, into: &report)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)

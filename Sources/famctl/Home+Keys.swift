@@ -182,9 +182,10 @@ extension Home {
     func shareKeysIfOwner() throws {
         guard projector.household.owner == deviceID, let current = try state.keyring.current(family: family) else { return }
         // A forked chain must not append, nor one whose own later events are
-        // still arriving (the share would throw at every round, and the pull
-        // would read the same file again and again).
-        guard try !log.isForked(deviceID, in: family), try log.pendingCount(of: deviceID, in: family) == 0 else { return }
+        // still arriving, or were taken out of its log after it published
+        // them (the share would throw at every round, and the pull would
+        // read the same file again and again, or end before its report).
+        guard try !log.isForked(deviceID, in: family), try log.pendingCount(of: deviceID, in: family) == 0, try publishedPastLog() == nil else { return }
         let h = projector.household
         // Each record of a used invitation, and each share, is written under
         // the key the member joined with: the one it can open. Only a share's

@@ -471,9 +471,10 @@ struct StoreFileEdgeTests {
         #expect(try mum.ok("subject", "list", "--long").contains("Lilian"))
     }
 
-    /// A row's `updated` that is not a time, or is in the future, is a bad
-    /// row, not one taken as undated (a review: such a row wrote over a
-    /// later change unchecked); an `at` at second 60 is refused as `record
+    /// A row's `updated` that is not a time is a bad row, not one taken as
+    /// undated (a review: such a row wrote over a later change unchecked);
+    /// one in the future is a time (an export writes a change dated by a
+    /// clock ahead as it is); an `at` at second 60 is refused as `record
     /// add` refuses it; a new row dated before 1900 is imported and said.
     @Test func aRowsTimesAreCheckedAsGiven() throws {
         let f = FamctlRunner()
@@ -491,7 +492,7 @@ struct StoreFileEdgeTests {
                                        row("55555555-2222-4222-8222-222222222223", at: "2026-11-29T06:10:00Z", updated: "2099-01-01T00:00:00Z")], dir, "diaper")
         let bad = try f.run("import", "stores", dir)
         #expect(bad.code == 65 && bad.stderr.contains("diaper.json[0]: \"at\": ") && bad.stderr.contains("diaper.json[1]: \"updated\" yesterday is not a time")
-                && bad.stderr.contains("diaper.json[2]: \"updated\" 2099-01-01T00:00:00Z is in the future"), "\(bad.stderr)")
+                && !bad.stderr.contains("diaper.json[2]"), "\(bad.stderr)")
         #expect(!(try f.ok("record", "list")).contains("55555555"))
         // A subject's sex in other letters' case: the value meant is said.
         try JSONSerialization.data(withJSONObject: [["focus": lily, "sex": "Female"]]).write(to: URL(fileURLWithPath: dir + "/subjects.json"))

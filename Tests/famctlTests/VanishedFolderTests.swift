@@ -64,4 +64,30 @@ struct VanishedFolderTests {
         #expect(try gran.ok("digest") == mum.ok("digest"))
         #expect(try dad.ok("digest") == mum.ok("digest"))
     }
+
+    /// The copy written back, seen as an iCloud placeholder (its bytes not
+    /// downloaded): nothing on disk to remove, and no round says it removed
+    /// one (a review: "removed 1 copy" at every round, the placeholder kept).
+    @Test func aCopySeenAsAPlaceholderIsNotSaidRemoved() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, gran) = (family.mum, family.members[1])
+        for i in 1...2 {
+            try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)")
+            try gran.ok("sync")
+        }
+        try mum.ok("sync")
+        let granID = try Home.open(gran.home).deviceID.hex
+        let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first)
+        let folder = family.dir + "/" + familyFolder + "/" + granID
+        try FileManager.default.removeItem(atPath: folder)
+        #expect(try mum.ok("sync").contains("wrote back 1 segment(s)"))
+        let copy = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
+        try FileManager.default.removeItem(atPath: folder + "/" + copy)
+        try Data("bplist00".utf8).write(to: URL(fileURLWithPath: folder + "/." + copy + ".icloud"))
+        for _ in 0..<2 {
+            let round = try gran.ok("sync")
+            #expect(!round.contains("removed"), "\(round)")
+        }
+        #expect(FileManager.default.fileExists(atPath: folder + "/." + copy + ".icloud"))
+    }
 }

@@ -187,7 +187,7 @@ enum ReplayCommand: Command {
             Console.json([
                 "ok": report.isIntact && agrees && logDamage == nil, "logIntact": report.isIntact, "events": report.eventCount, "pending": report.pending,
                 "authors": report.authors.map { ["author": $0.author.hex, "events": $0.events] as [String: Any] },
-                "failures": report.failures.map { ["id": $0.id?.hex ?? NSNull(), "reason": $0.reason] as [String: Any] },
+                "failures": report.failures.map { ["id": $0.id?.hex ?? NSNull(), "author": $0.author?.hex ?? NSNull(), "seq": $0.seq.map { Int($0) as Any } ?? NSNull(), "reason": $0.reason] as [String: Any] },
                 "forks": report.forks.map { ["author": $0.author.hex, "seq": $0.seq] as [String: Any] },
                 "rejected": report.rejected.map { ["id": $0.id.hex, "reason": $0.reason] as [String: Any] },
                 "farFuture": report.farFuture.map { $0.id.hex },
@@ -198,7 +198,7 @@ enum ReplayCommand: Command {
                 "malformedPhotos": findings.badPhotos.map { ["id": $0.0.hex, "reason": $0.1] },
                 "digest": live, "rebuiltDigest": rebuilt, "digestsAgree": rebuilt == live, "projectionDamage": damage?.finding ?? NSNull(),
                 "logFileDamage": logDamage ?? NSNull(),
-                "rulesRemovedFoundAt": ((try? home.log.rulesRestoredAt()) ?? nil).map { TimeText.format($0) as Any } ?? NSNull(),
+                "rulesRemovedFoundAt": rulesRemovedFoundAt(home),
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
                 "unreadable": findings.unreadable.map { ["id": $0.0.hex, "reason": $0.1.description] },
             ] as [String: Any])
@@ -307,9 +307,20 @@ enum ReplayCommand: Command {
     /// Whether the log's append-only rules were ever found removed (made
     /// again then): rows deleted or changed before cannot be ruled out.
     static func rulesText(_ home: Home) -> String {
+        // Missing now, and not put back by this open (a read-only file, or locked).
+        if !home.log.rulesFoundMissing.isEmpty, !home.log.rulesPutBack {
+            return "missing (\(home.log.rulesFoundMissing.joined(separator: ", "))): removed outside famctl, not put back yet; events, fork proofs or rejected events deleted or changed cannot be ruled out"
+        }
         guard let at = try? home.log.rulesRestoredAt() else { return "in place" }
         return "found removed outside famctl on \(TimeText.format(at)) and put back: events, fork proofs or rejected events deleted or changed before then cannot be ruled out "
-            + "(the others' copies are whole: 'famctl sync' reads back events taken out of this log)"
+            + "(the others' copies are whole: 'famctl sync' reads back the last events of a chain taken out of this log)"
+    }
+
+    /// When the rules were found removed, for `--json`: the time they were
+    /// put back, `"now"` when they are missing still, or `nil`.
+    static func rulesRemovedFoundAt(_ home: Home) -> Any {
+        if !home.log.rulesFoundMissing.isEmpty, !home.log.rulesPutBack { return "now" }
+        return ((try? home.log.rulesRestoredAt()) ?? nil).map { TimeText.format($0) as Any } ?? NSNull()
     }
 
     struct BodyFindings {
@@ -370,8 +381,14 @@ enum ReplayCommand: Command {
         if live == rebuilt {
             Console.out("digest: \(live) (live projection = rebuilt from the log)")
         } else {
+            // Events missing from a chain (a gap, named by its place): the
+            // live projection still holds what they said, which a rebuild
+            // from the log would drop (a review).
+            let gaps = r.failures.contains { $0.id == nil && $0.reason.hasPrefix("chain gap") }
             Console.out(r.isIntact
                 ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection does not match the log"
+                : gaps
+                ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection still holds what the events missing from the log (below) said; 'famctl rebuild' would drop it: restore \(Home.databaseFile) from a backup first"
                 // The live projection holds what the log holds; the audit's
                 // leaves out what does not verify. A rebuild keeps it.
                 : "digest: live \(live) ≠ rebuilt \(rebuilt): the rebuilt state leaves out the events that do not verify (below), which the live projection holds; 'famctl rebuild' does not change that")

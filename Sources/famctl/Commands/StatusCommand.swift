@@ -86,7 +86,7 @@ enum StatusCommand: Command {
                 "forkPoints": home.forkPoints.sorted { $0.key < $1.key }.map { ["author": $0.key.hex, "seq": $0.value] as [String: Any] },
                 "rejected": rejected.map { ["id": $0.id.hex, "author": $0.author.hex, "seq": $0.seq, "reason": $0.reason] as [String: Any] },
                 "publishedPastLog": publishedPastLog.map { ["published": Int($0.published), "head": Int($0.head)] as Any } ?? NSNull(),
-                "rulesRemovedFoundAt": ((try? home.log.rulesRestoredAt()) ?? nil).map { TimeText.format($0) as Any } ?? NSNull(),
+                "rulesRemovedFoundAt": ReplayCommand.rulesRemovedFoundAt(home),
                 "subjects": subjects.count, "records": recordCount, "includeShared": home.includeShared,
                 "sameNameBabies": sameName,
                 "recordsOfRemovedSubjects": removedCounts,
@@ -173,6 +173,6 @@ enum StatusCommand: Command {
         }
         Console.out("rejected \(rejected.isEmpty ? "none" : "\(rejected.count)")")
         for r in rejected { Console.out("  \(r.id.short) by \(r.author.short) #\(r.seq): \(r.reason)") }
-        if (try? home.log.rulesRestoredAt()) ?? nil != nil { Console.out("warning  the log's append-only rules were " + ReplayCommand.rulesText(home)) }
+        if case let rules = ReplayCommand.rulesText(home), rules != "in place" { Console.out("warning  the log's append-only rules: " + rules) }
     }
 }

@@ -823,8 +823,8 @@ enum ImportStoresCommand: Command {
         }
         // Optional (a file made elsewhere need not give it); one given is
         // what tells an older export's row from a newer one, so one that is
-        // not a time, or is in the future, is refused rather than taken as
-        // none (a review: such a row wrote over later changes unchecked).
+        // not a time is refused rather than taken as none (a review: such a
+        // row wrote over later changes unchecked).
         if let why = updatedProblem(o["updated"]) { said.append(why) }
         guard said.isEmpty, let id, let focus, let at else { throw .data(said.joined(separator: "; ")) }
         let updated = o["updated"].flatMap(updatedMilliseconds)
@@ -901,15 +901,13 @@ enum ImportStoresCommand: Command {
     }
 
     /// What is wrong with a row's `"updated"`, or `nil`: absent (or
-    /// null), or a time no later than a day from now (another device's
-    /// clock may be ahead).
+    /// null), or a time. (Not judged against this clock: an export writes
+    /// the record's last change as dated, by a device whose clock may be
+    /// ahead.)
     static func updatedProblem(_ value: JSONValue?) -> String? {
         guard let value, value != .null else { return nil }
-        guard let text = value.stringValue, let date = TimeText.parse(text) else {
+        guard let text = value.stringValue, TimeText.parse(text) != nil else {
             return "\"updated\" \(TerminalText.escaped(value.stringValue ?? value.jsonText)) is not a time as 'export stores' writes it (ISO-8601 with an offset); leave it out of a row not taken from an export"
-        }
-        if date.timeIntervalSinceNow > 86_400 {
-            return "\"updated\" \(TerminalText.escaped(text)) is in the future: such a row would never count as older than this home's record; give the time of its last change, or leave it out"
         }
         return nil
     }
