@@ -100,6 +100,7 @@ public final class Replicator {
         let head = try log.head(of: me, in: family)
         var last = try publishedSeq()
         if head.seq > last { last = try adoptReadBack(after: last, through: head.seq) }
+        if head.seq > last { last = try ownSegmentsHold(after: last, through: head.seq) }
         while head.seq > last {
             let envs = try nextSegment(of: me, after: last, through: head.seq)
             guard !envs.isEmpty else { break }
@@ -154,6 +155,27 @@ public final class Replicator {
                                  [.blob(family.bytes), .text(n.description), .integer(Int64(n.firstSeq)), .integer(Int64(n.lastSeq)), .integer(Int64(bytes.count))])
             last = n.lastSeq
         }
+        if last > published {
+            try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)", [.blob(family.bytes), .integer(Int64(last))])
+        }
+        return last
+    }
+
+    /// The seqs after `published` that segments this device wrote (in
+    /// `r_own`, landed) hold already, up to `head`: counted as published
+    /// rather than written again in other cuts, side by side. A record of
+    /// what was published lowered below them (its events taken out of the
+    /// log and read back since: a review over WebDAV found them published
+    /// twice), or a write that landed before the record of it.
+    /// - Returns: the last seq published, with those.
+    private func ownSegmentsHold(after published: UInt64, through head: UInt64) throws -> UInt64 {
+        var rows: [(UInt64, UInt64)] = []
+        try log.database.statement("SELECT first_seq, last_seq FROM r_own WHERE family = ?1 AND size != ?2 AND last_seq > ?3 AND last_seq <= ?4 ORDER BY first_seq")
+            .forEachRow([.blob(family.bytes), .integer(Int64(Self.unconfirmedSize)), .integer(Int64(published)), .integer(Int64(head))]) {
+                rows.append((UInt64($0.int(0)), UInt64($0.int(1))))
+            }
+        var last = published
+        for (first, end) in rows where first <= last + 1 { last = max(last, end) }
         if last > published {
             try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)", [.blob(family.bytes), .integer(Int64(last))])
         }
