@@ -593,6 +593,9 @@ public final class Replicator {
         /// (deleted by someone, or a new shared folder), written again
         /// from its log.
         public var rewritten = 0
+        /// Why writing back another device's missing segments failed (the
+        /// round went on; tried again in an hour), or `nil`.
+        public var writeBackFailure: PeerError?
         /// Copies of this device's segments that other devices wrote back
         /// into its folder while it was gone, removed: its own cover them.
         public var copiesRemoved = 0
@@ -843,7 +846,23 @@ public final class Replicator {
             var present = listed
             report.rewritten += try republishMissing(listed: listed, into: &report, written: &present)
             report.copiesRemoved += try removeCopiesOfOwn(present: present, placeholders: placeholders)
-            report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
+            // Writing back another device's folder is housekeeping for the
+            // devices joining later: a failure (a login that may only read,
+            // a full server) is said, the round goes on, and the write-back
+            // waits an hour (each try would cost the retries again) (a
+            // review over WebDAV: exit 73 and no report at every round).
+            let now = Date().timeIntervalSince1970
+            if let failed = try meta("writeback_failed_at").flatMap(Double.init), now >= failed, now - failed < Self.compactRetryAfter {
+                // Waiting.
+            } else {
+                do {
+                    report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
+                    try setMeta("writeback_failed_at", nil)
+                } catch let e as PeerError where e != .tokenExpired {
+                    report.writeBackFailure = e
+                    try setMeta("writeback_failed_at", String(now))
+                }
+            }
             try scrubOne(listed: listed, own: own, done: done, tags: tags, into: &report)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)
         }

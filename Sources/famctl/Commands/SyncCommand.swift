@@ -340,9 +340,11 @@ enum SyncCommand: Command {
                 published.compactionFailure = more.compactionFailure ?? published.compactionFailure
             }
             // Small segments left unmerged: said, exit 0 (their events went out).
-            let unmerged = published.compactionFailure.map {
+            let unmerged = (published.compactionFailure.map {
                 ["famctl: warning: merging this device's small segments into one failed (\($0.description)); the events are published all the same, and a sync an hour from now tries the merge again"]
-            } ?? []
+            } ?? []) + (pulled.writeBackFailure.map {
+                ["famctl: warning: writing back the segments of another device missing from its folder failed (\($0.description)); devices joining later miss its events until a device that may write does it, and a sync an hour from now tries again"]
+            } ?? [])
             let photos: (uploaded: Int, damagedOnlyCopies: [String], unreadableOnPeer: [String])
             do { photos = try home.publishPhotos(to: replicator.peer, listed: replicator.lastListing, tags: replicator.lastTags) } catch let e as PeerError where !e.isOffline && !e.isThrottled {
                 // The events went out and came in: the report says so, then
