@@ -205,7 +205,7 @@ enum ReplayCommand: Command {
         } else {
             print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied, damage: damage, logDamage: logDamage.map { (logFile, $0) })
         }
-        if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage) }
+        if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage, publishedPastLog: try? home.publishedPastLog()) }
         if let logDamage {
             throw CLIError(.integrity, "this device's log file \(logFile) is damaged (\(logDamage))",
                            hint: "Its events verify as far as they can be read. Restore \(Home.databaseFile) from a backup made before the damage, "
@@ -228,7 +228,7 @@ enum ReplayCommand: Command {
         return moved ? home.projectionDamage() : finding
     }
 
-    static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil) -> CLIError {
+    static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil, publishedPastLog: (published: UInt64, head: UInt64)? = nil) -> CLIError {
         if !report.isIntact {
             return CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s")",
                             hint: "The events named above do not verify, or are missing from their chains; the log has been altered or damaged. 'famctl rebuild' does not mend it (a rebuild trusts the log). "
@@ -238,6 +238,13 @@ enum ReplayCommand: Command {
         if let damage {
             return CLIError(.integrity, "the live projection's file \(damage.file) is damaged (\(damage.finding))",
                             hint: "The log itself verifies. 'famctl rebuild' builds the stores again from the log.")
+        }
+        // This device's own published events taken out of its log: the
+        // stores still hold what they said, and a sync brings them back (a
+        // review over WebDAV: the hint said to rebuild, which drops them).
+        if let lost = publishedPastLog {
+            return CLIError(.integrity, "the live projection differs from the state the log rebuilds to: this device published its events up to seq \(lost.published), but its log ends at seq \(lost.head)",
+                            hint: "Events were taken out of the log; the stores still hold what they said. Run 'famctl sync': it reads them back from this device's folder. Do not rebuild first: a rebuild drops what they said.")
         }
         return CLIError(.integrity, "the live projection differs from the state the log rebuilds to",
                         hint: "The projection tables were altered or damaged; the log itself verifies. 'famctl rebuild' rebuilds them from the log.")
