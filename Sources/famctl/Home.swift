@@ -384,7 +384,7 @@ final class Home {
                     + "nothing can be written until space is freed, and other famctl commands of this home wait for this one.")
             }
             if !log.rulesFoundMissing.isEmpty {
-                Console.err("famctl: warning: the log's append-only rules (\(log.rulesFoundMissing.joined(separator: ", "))) were removed from \(databaseFile) outside famctl"
+                Console.err("famctl: warning: the log's append-only rules (\(log.rulesFoundMissing.joined(separator: ", "))) were removed or altered in \(databaseFile) outside famctl"
                     + (log.rulesPutBack ? "; they are put back" : ", and cannot be put back now (the file is read-only, or another famctl process is writing it): a later command does")
                     + ". Events, fork proofs or rejected events deleted or changed meanwhile cannot be ruled out: 'famctl replay' audits the log, and 'famctl sync' reads back the last events of a chain taken out of it.")
             }
