@@ -310,6 +310,20 @@ struct TamperTests {
         #expect(list.stdout.contains(id), "exit \(list.code): \(list.stdout) \(list.stderr)")
     }
 
+    /// Puts into `home`'s `pending` an altered copy (a ciphertext byte
+    /// flipped) of `author`'s last event: its author's id, family and seq.
+    static func waitAlteredLastEvent(of author: FamctlRunner, in home: FamctlRunner) throws -> (String, FamilyID, Int64) {
+        let authorHome = try Home.open(author.home)
+        let (hex, fam) = (authorHome.deviceID.hex, authorHome.family)
+        let (seq, bytes) = try #require(try authorHome.log.database.statement("SELECT seq, bytes FROM events WHERE author = ?1 ORDER BY seq DESC LIMIT 1")
+            .first([.blob(Hex.decode(hex)!)]) { (Int64($0.int(0)), $0.blob(1)) })
+        var altered = bytes
+        altered[altered.count - 80] ^= 0x01
+        try Database(path: home.home + "/famctl.sqlite").run("INSERT INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?2, ?3, ?4, 0, ?5)",
+            [.blob(Sodium.blake2b256(altered)), .blob(fam.bytes), .blob(Hex.decode(hex)!), .integer(seq), .blob(altered)])
+        return (hex, fam, seq)
+    }
+
     /// A waiting event altered in this home's file (a ciphertext byte of a
     /// copy in `pending`) is damage, not a second signed event: the good
     /// copy that arrives is taken, no fork proof is made against its
@@ -318,14 +332,7 @@ struct TamperTests {
         let family = try SharedFamily(["Dad", "Gran"])
         let (dad, gran) = (family.members[0], family.members[1])
         for i in 1...2 { try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)") }
-        let granHome = try Home.open(gran.home)
-        let (hex, fam) = (granHome.deviceID.hex, granHome.family)
-        let (seq, bytes) = try #require(try granHome.log.database.statement("SELECT seq, bytes FROM events WHERE author = ?1 ORDER BY seq DESC LIMIT 1")
-            .first([.blob(Hex.decode(hex)!)]) { (Int64($0.int(0)), $0.blob(1)) })
-        var altered = bytes
-        altered[altered.count - 80] ^= 0x01
-        try Database(path: dad.home + "/famctl.sqlite").run("INSERT INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?2, ?3, ?4, 0, ?5)",
-            [.blob(Sodium.blake2b256(altered)), .blob(fam.bytes), .blob(Hex.decode(hex)!), .integer(seq), .blob(altered)])
+        _ = try Self.waitAlteredLastEvent(of: gran, in: dad)
         try gran.ok("sync")
         let round = try dad.run("sync")
         #expect(round.code == 0 && !round.stdout.contains("fork proofs"), "\(round.stdout) \(round.stderr)")
@@ -345,14 +352,7 @@ struct TamperTests {
         try gran.ok("sync")
         try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         try gran.ok("sync")
-        let granHome = try Home.open(gran.home)
-        let (hex, fam) = (granHome.deviceID.hex, granHome.family)
-        let (seq, bytes) = try #require(try granHome.log.database.statement("SELECT seq, bytes FROM events WHERE author = ?1 ORDER BY seq DESC LIMIT 1")
-            .first([.blob(Hex.decode(hex)!)]) { (Int64($0.int(0)), $0.blob(1)) })
-        var altered = bytes
-        altered[altered.count - 80] ^= 0x01
-        try Database(path: dad.home + "/famctl.sqlite").run("INSERT INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?2, ?3, ?4, 0, ?5)",
-            [.blob(Sodium.blake2b256(altered)), .blob(fam.bytes), .blob(Hex.decode(hex)!), .integer(seq), .blob(altered)])
+        let (hex, fam, seq) = try Self.waitAlteredLastEvent(of: gran, in: dad)
         // The segment of the event before it, out of the folder for a round.
         let folder = family.dir + "/" + fam.description + "/" + hex
         let before = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { SegmentName(parsing: $0)?.lastSeq == UInt64(seq - 1) })

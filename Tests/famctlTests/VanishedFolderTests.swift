@@ -36,21 +36,28 @@ struct VanishedFolderTests {
         #expect(try uncle.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// Mum, Dad and Gran, Gran's `count` records each published in a
+    /// segment of its own and read by the others: the family and Gran's
+    /// folder in the shared folder.
+    static func granWithSegments(_ count: Int) throws -> (SharedFamily, folder: String) {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let gran = family.members[1]
+        for i in 1...count {
+            try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)")
+            try gran.ok("sync")
+        }
+        for r in [family.mum, family.dad] { try r.ok("sync") }
+        let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first)
+        return (family, family.dir + "/" + familyFolder + "/" + (try Home.open(gran.home).deviceID.hex))
+    }
+
     /// The device was only away: back, it writes its own segments again
     /// (in its own cuts) and removes the copy the others wrote back in its
     /// place, so its folder does not hold its events twice for good (a
     /// review over real Syncthing: 71 MB where 36 MB were its data).
     @Test func theAuthorBackRemovesTheCopiesWrittenBackForIt() throws {
-        let family = try SharedFamily(["Dad", "Gran"])
+        let (family, folder) = try Self.granWithSegments(2)
         let (mum, dad, gran) = (family.mum, family.dad, family.members[1])
-        for i in 1...2 {
-            try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)")
-            try gran.ok("sync")
-        }
-        for r in [mum, dad] { try r.ok("sync") }
-        let granID = try Home.open(gran.home).deviceID.hex
-        let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first)
-        let folder = family.dir + "/" + familyFolder + "/" + granID
         let own = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         #expect(own.count >= 2, "\(own)")
         try FileManager.default.removeItem(atPath: folder)
@@ -73,16 +80,9 @@ struct VanishedFolderTests {
     /// publishes nothing twice (a review over WebDAV: seqs 3–4 were
     /// published again beside the segments that held them).
     @Test func theAuthorBackWithEventsOutOfItsLogPublishesNothingTwice() throws {
-        let family = try SharedFamily(["Dad", "Gran"])
+        let (family, folder) = try Self.granWithSegments(3)
         let (mum, gran) = (family.mum, family.members[1])
-        for i in 1...3 {
-            try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)")
-            try gran.ok("sync")
-        }
-        try mum.ok("sync")
         let granID = try Home.open(gran.home).deviceID.hex
-        let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first)
-        let folder = family.dir + "/" + familyFolder + "/" + granID
         let own = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         do {
             let db = try Database(path: gran.home + "/famctl.sqlite")
@@ -105,16 +105,8 @@ struct VanishedFolderTests {
     /// downloaded): nothing on disk to remove, and no round says it removed
     /// one (a review: "removed 1 copy" at every round, the placeholder kept).
     @Test func aCopySeenAsAPlaceholderIsNotSaidRemoved() throws {
-        let family = try SharedFamily(["Dad", "Gran"])
+        let (family, folder) = try Self.granWithSegments(2)
         let (mum, gran) = (family.mum, family.members[1])
-        for i in 1...2 {
-            try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)")
-            try gran.ok("sync")
-        }
-        try mum.ok("sync")
-        let granID = try Home.open(gran.home).deviceID.hex
-        let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first)
-        let folder = family.dir + "/" + familyFolder + "/" + granID
         try FileManager.default.removeItem(atPath: folder)
         #expect(try mum.ok("sync").contains("wrote back 1 segment(s)"))
         let copy = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
