@@ -55,25 +55,32 @@ public final class EventLog {
         }
         database = try Database(path: path)
         try migrate()
-        let missing = try missingRules()
-        if !missing.isEmpty {
-            // A log this famctl has not checked before may lack rules only
-            // because an earlier famctl made it without them (version 1
-            // had no `forks_no_update` nor `rejected_no_update`): made
-            // silently the first time; from then on, one missing was removed.
+        if try !missingRules().isEmpty {
             // Made without waiting for another process's lock (a write
             // lasting seconds must not hold up a read): a later open does it.
-            let checkedBefore = (try? database.statement("SELECT 1 FROM log_meta WHERE key = 'rules_checked'").first { _ in true }) != nil
             do {
-                try database.withoutWaiting { try restoreRules(missing, found: checkedBefore) }
+                let (made, removed) = try database.withoutWaiting { try restoreRules() }
                 rulesPutBack = true
+                if removed { rulesFoundMissing = made }
             } catch {
-                rulesPutBack = false
+                // Not put back now (another process writing, or a read-only
+                // file): said when they are missing still, in a log checked
+                // before (another open may have just made them, or be the
+                // first to check an early famctl's log).
+                // (Whether checked, first: an open making them meanwhile
+                // records that it checked as it commits them.)
+                if rulesChecked(), case let missing = (try? missingRules()) ?? [], !missing.isEmpty {
+                    rulesFoundMissing = missing
+                }
             }
-            if checkedBefore || !rulesPutBack { rulesFoundMissing = missing }
-        } else if (try? database.statement("SELECT 1 FROM log_meta WHERE key = 'rules_checked'").first { _ in true }) == nil {
+        } else if !rulesChecked() {
             _ = try? database.withoutWaiting { try database.run("INSERT OR IGNORE INTO log_meta(key, value) VALUES('rules_checked', 1)") }
         }
+    }
+
+    /// Whether an open of this famctl compared the rules before.
+    private func rulesChecked() -> Bool {
+        (try? database.statement("SELECT 1 FROM log_meta WHERE key = 'rules_checked'").first { _ in true }) != nil
     }
 
     // MARK: - The append-only rules
@@ -101,22 +108,44 @@ public final class EventLog {
         sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
-    /// The names of the append-only rules the file lacks or holds altered.
+    /// The names of the append-only rules the file lacks or holds altered,
+    /// and of any other trigger on the log's tables (one famctl did not
+    /// make could drop or change what it writes: a review found a `RAISE(IGNORE)`
+    /// before each insert losing every write without a word).
     public func missingRules() throws -> [String] {
         var held: [String: String] = [:]
-        try database.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow { held[$0.text(0)] = Self.squeezed($0.text(1)) }
-        return Self.appendOnlyRules.filter { held[$0.name] != Self.squeezed($0.sql) }.map(\.name)
+        var others: [String] = []
+        let own = Set(Self.appendOnlyRules.map(\.name))
+        try database.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow {
+            held[$0.text(0)] = Self.squeezed($0.text(1))
+            if !own.contains($0.text(0)) { others.append($0.text(0)) }
+        }
+        return Self.appendOnlyRules.filter { held[$0.name] != Self.squeezed($0.sql) }.map(\.name) + others.sorted()
     }
 
-    /// Makes the rules named again; when `found` (removed, not never
-    /// made), records when they were last found missing.
-    func restoreRules(_ names: [String], found: Bool) throws {
+    /// Makes the rules missing again and drops triggers famctl did not
+    /// make, as found under the write lock (another process may have done
+    /// it meanwhile). A log no open of this famctl checked before may lack
+    /// rules only because an earlier famctl made it without them (version
+    /// 1 had no `forks_no_update` nor `rejected_no_update`): those are made
+    /// silently; from then on, a missing one was removed, and the time is
+    /// recorded (`rules_restored`).
+    /// - Returns: the names made again or dropped, and whether they count
+    ///   as removed outside famctl.
+    func restoreRules() throws -> (made: [String], removed: Bool) {
         try database.transaction(.immediate) {
+            let names = try missingRules()
+            let checked = rulesChecked()
+            let own = Set(Self.appendOnlyRules.map(\.name))
+            for name in names where !own.contains(name) {
+                try database.execute("DROP TRIGGER IF EXISTS \"\(name.replacingOccurrences(of: "\"", with: "\"\""))\"")
+            }
             for rule in Self.appendOnlyRules where names.contains(rule.name) {
                 try database.execute("DROP TRIGGER IF EXISTS \(rule.name); \(rule.sql);")
             }
-            if found { try database.run("INSERT OR REPLACE INTO log_meta(key, value) VALUES('rules_restored', ?1)", [.integer(Int64(Date().timeIntervalSince1970))]) }
+            if checked, !names.isEmpty { try database.run("INSERT OR REPLACE INTO log_meta(key, value) VALUES('rules_restored', ?1)", [.integer(Int64(Date().timeIntervalSince1970))]) }
             try database.run("INSERT OR IGNORE INTO log_meta(key, value) VALUES('rules_checked', 1)")
+            return (names, checked && !names.isEmpty)
         }
     }
 
@@ -514,6 +543,8 @@ public final class EventLog {
             values.append(.blob(env.bytes))
         }
         try database.run(insertSQL(rows: envs.count), values)
+        // A trigger that ignores rows would drop them without an error.
+        guard database.changes == envs.count else { throw EventLogError.notStored(given: envs.count, stored: database.changes) }
     }
 
     /// The text of ``insert(_:receivedAt:)``'s statement for `n` rows, made

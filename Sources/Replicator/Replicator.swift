@@ -99,8 +99,11 @@ public final class Replicator {
         defer { lastPublish = report }
         let head = try log.head(of: me, in: family)
         var last = try publishedSeq()
-        if head.seq > last { last = try adoptReadBack(after: last, through: head.seq) }
+        // Its own segments first: a copy of them that another device wrote
+        // back, read with its events, is not taken as its own beside them
+        // (a review: a sync killed before it removed the copy left both).
         if head.seq > last { last = try ownSegmentsHold(after: last, through: head.seq) }
+        if head.seq > last { last = try adoptReadBack(after: last, through: head.seq) }
         while head.seq > last {
             let envs = try nextSegment(of: me, after: last, through: head.seq)
             guard !envs.isEmpty else { break }
@@ -117,6 +120,8 @@ public final class Replicator {
         // merged file again: a full server would take that at every round).
         let now = Date().timeIntervalSince1970
         if let failed = try meta("compact_failed_at").flatMap(Double.init), now >= failed, now - failed < Self.compactRetryAfter { return report }
+        // Nor while events it published are out of its log (read back first).
+        if try ownEventsOutOfLog(head: head.seq) { return report }
         do {
             report.compacted = try compact()
             try setMeta("compact_failed_at", nil)
@@ -186,6 +191,12 @@ public final class Replicator {
     /// shared folder by someone) are written again from the log; the
     /// paths written are added to `written`.
     func republishMissing(listed: Set<String>, into report: inout PullReport, written: inout Set<String>) throws -> Int {
+        // Its folder gone as a whole while events it published are out of
+        // its log: not made again in part (the others write the whole
+        // chain back only into a folder that is gone, and this device
+        // reads its events back from that) (a review: the device, first to
+        // sync, wrote one segment, and waited for the rest for good).
+        if try ownEventsOutOfLog(head: log.head(of: me, in: family).seq), !listed.contains(where: { $0.hasPrefix(me.hex + "/") }) { return 0 }
         var count = 0
         var own: [(String, UInt64, UInt64)] = []
         var unconfirmed: [String] = []
@@ -452,6 +463,12 @@ public final class Replicator {
     /// (from `log`'s own record of it; 0 before the first publish).
     public static func publishedSeq(log: EventLog, family: FamilyID) throws -> UInt64 {
         try log.database.statement("SELECT last_seq FROM r_published WHERE family = ?1").first([.blob(family.bytes)]) { UInt64($0.int(0)) } ?? 0
+    }
+
+    /// Whether events this device published are out of its log (its
+    /// record of them, or of its segments, past its head `head`).
+    func ownEventsOutOfLog(head: UInt64) throws -> Bool {
+        try max(publishedSeq(), Self.ownSegmentsEnd(log: log, family: family)) > head
     }
 
     /// The last seq of this device's chain in `family` that a segment it

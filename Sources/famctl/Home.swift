@@ -454,6 +454,8 @@ extension CLIError {
             // one that did not still gets bad data, not a failure.
             self = CLIError(.dataError, "a change is too large for one event: its ciphertext would be \(count) bytes, over the \(SyncEnvelope.maximumCiphertext)-byte limit; nothing was written",
                             hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
+        case EventLogError.notStored:
+            self = CLIError(.tempFail, "\(error)", hint: "Run the command again: the next famctl command to open the log removes such rules (and says so).")
         case EventLogError.ownEventsPending:
             self = CLIError(.tempFail, "\(error)",
                             hint: "This home is older than what it published (restored from a backup?), and its later events are still arriving. "

@@ -18,6 +18,24 @@ struct MigrationTests {
         #expect(try log.missingRules().isEmpty && log.rulesRestoredAt() == nil)
     }
 
+    /// A trigger put in after the log was opened that drops inserts: the
+    /// append fails, nothing is shown as stored (the transaction rolls back).
+    @Test func anInsertThatStoresLessFails() throws {
+        let dir = TempDir()
+        let identity = DeviceIdentity.generate()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        _ = try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: identity, family: Author.family, key: Author.key)
+        try log.database.execute("CREATE TRIGGER zz BEFORE INSERT ON events BEGIN SELECT RAISE(IGNORE); END")
+        #expect(throws: EventLogError.notStored(given: 1, stored: 0)) {
+            try log.append(bodies: [Array("{\"type\":\"t\",\"schema\":1}".utf8)], as: identity, family: Author.family, key: Author.key)
+        }
+        #expect(try log.count() == 1)
+        // The next open removes it, and says so.
+        let again = try EventLog(path: dir.path + "/log.sqlite")
+        #expect(again.rulesFoundMissing == ["zz"] && again.rulesPutBack)
+        #expect(try again.missingRules().isEmpty)
+    }
+
     @Test(arguments: [1, 2])
     func olderLogMigratesWithNothingLostOrChanged(version: Int) throws {
         let dir = TempDir()

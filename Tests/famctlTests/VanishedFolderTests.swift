@@ -101,6 +101,33 @@ struct VanishedFolderTests {
         #expect(try gran.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// The same, the device syncing first: its folder is not made again in
+    /// part (the others would then never write it back whole, and it would
+    /// wait for its own events for good: a review); the others write it
+    /// back, and the device reads its events from that.
+    @Test func theAuthorFirstToSyncWaitsForTheWholeFolder() throws {
+        let (family, folder) = try Self.granWithSegments(3)
+        let (mum, gran) = (family.mum, family.members[1])
+        let granID = try Home.open(gran.home).deviceID.hex
+        do {
+            let db = try Database(path: gran.home + "/famctl.sqlite")
+            let rule = try #require(try db.statement("SELECT sql FROM sqlite_schema WHERE name = 'events_no_delete'").first { $0.text(0) })
+            try db.execute("DROP TRIGGER events_no_delete")
+            try db.run("DELETE FROM events WHERE author = ?1 AND seq = (SELECT max(seq) FROM events WHERE author = ?1)", [.blob(Hex.decode(granID)!)])
+            try db.execute(rule)
+        }
+        try FileManager.default.removeItem(atPath: folder)
+        let first = try gran.run("sync")
+        #expect(first.code == 0 && first.stderr.contains("this round did not read them back"), "\(first.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder))
+        #expect(try mum.ok("sync").contains("wrote back 1 segment(s)"))
+        #expect(try gran.ok("sync").contains("pulled 1 new event(s)"))
+        try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        for r in [gran, mum] { try r.ok("sync") }
+        #expect(try gran.ok("digest") == mum.ok("digest"))
+        #expect(try mum.ok("replay").hasSuffix("result: OK"))
+    }
+
     /// The copy written back, seen as an iCloud placeholder (its bytes not
     /// downloaded): nothing on disk to remove, and no round says it removed
     /// one (a review: "removed 1 copy" at every round, the placeholder kept).
