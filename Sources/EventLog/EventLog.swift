@@ -86,9 +86,10 @@ public final class EventLog {
     // MARK: - The append-only rules
 
     /// The append-only rules (triggers) this open found missing from the
-    /// file, or altered: removed outside famctl. They are made again at
-    /// once (when the file can be written), and the first such open is
-    /// recorded (``rulesRestoredAt()``): rows of `events`, `forks` or
+    /// file, or altered, and other triggers famctl did not make: put there
+    /// outside famctl. They are made again (or dropped) at once when the
+    /// file can be written, and the last such open is recorded
+    /// (``rulesRestoredAt()``): rows of `events`, `forks` or
     /// `rejected` deleted or changed meanwhile cannot be ruled out.
     public private(set) var rulesFoundMissing: [String] = []
     /// Whether this open made the missing rules again (it could not when
@@ -103,6 +104,9 @@ public final class EventLog {
             return (String(piece.prefix { $0 != " " }), "CREATE TRIGGER " + body)
         }
 
+    /// The names of ``appendOnlyRules``.
+    static let appendOnlyRuleNames = Set(appendOnlyRules.map(\.name))
+
     /// `sql` with each run of white space made one space.
     static func squeezed(_ sql: String) -> String {
         sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
@@ -115,10 +119,9 @@ public final class EventLog {
     public func missingRules() throws -> [String] {
         var held: [String: String] = [:]
         var others: [String] = []
-        let own = Set(Self.appendOnlyRules.map(\.name))
         try database.statement("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger'").forEachRow {
             held[$0.text(0)] = Self.squeezed($0.text(1))
-            if !own.contains($0.text(0)) { others.append($0.text(0)) }
+            if !Self.appendOnlyRuleNames.contains($0.text(0)) { others.append($0.text(0)) }
         }
         return Self.appendOnlyRules.filter { held[$0.name] != Self.squeezed($0.sql) }.map(\.name) + others.sorted()
     }
@@ -136,8 +139,7 @@ public final class EventLog {
         try database.transaction(.immediate) {
             let names = try missingRules()
             let checked = rulesChecked()
-            let own = Set(Self.appendOnlyRules.map(\.name))
-            for name in names where !own.contains(name) {
+            for name in names where !Self.appendOnlyRuleNames.contains(name) {
                 try database.execute("DROP TRIGGER IF EXISTS \"\(name.replacingOccurrences(of: "\"", with: "\"\""))\"")
             }
             for rule in Self.appendOnlyRules where names.contains(rule.name) {

@@ -8,6 +8,8 @@ public struct AuditFailure: Sendable, CustomStringConvertible {
     public let author: DeviceID?
     public let seq: UInt64?
     public let reason: String
+    /// A gap: events missing from the chain at `seq` (no event to name).
+    public var gap = false
 
     public var description: String {
         // Not an event's (a gap, a fork proof): its place in the chain.
@@ -116,7 +118,7 @@ extension EventLog {
                 // its own (an audit review: an intact event was named).
                 let missing = env.seq - head.seq == 2 ? "seq \(head.seq + 1) is" : "seqs \(head.seq + 1)–\(env.seq - 1) are"
                 report.failures.append(AuditFailure(id: nil, author: stored.author, seq: head.seq + 1,
-                                                    reason: "chain gap: \(missing) missing from the log (seq \(env.seq) follows seq \(head.seq)): taken out of it, or lost"))
+                                                    reason: "chain gap: \(missing) missing from the log (seq \(env.seq) follows seq \(head.seq)): taken out of it, or lost", gap: true))
             } else if env.seq != head.seq + 1 {
                 problems.append("chain gap: seq \(env.seq) follows seq \(head.seq)")
             } else if let v = chainViolation(env, after: head) {

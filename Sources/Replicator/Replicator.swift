@@ -118,18 +118,31 @@ public final class Replicator {
         // a peer gone or failing ends the round as any request does.
         // After a failure the merge waits an hour (each try uploads the
         // merged file again: a full server would take that at every round).
-        let now = Date().timeIntervalSince1970
-        if let failed = try meta("compact_failed_at").flatMap(Double.init), now >= failed, now - failed < Self.compactRetryAfter { return report }
         // Nor while events it published are out of its log (read back first).
         if try ownEventsOutOfLog(head: head.seq) { return report }
-        do {
+        report.compactionFailure = try housekeeping("compact_failed_at", failureIf: { !$0.isTransient && !$0.isOffline && !$0.isThrottled && $0 != .tokenExpired }) {
             report.compacted = try compact()
-            try setMeta("compact_failed_at", nil)
-        } catch let e as PeerError where !e.isTransient && !e.isOffline && !e.isThrottled && e != .tokenExpired {
-            report.compactionFailure = e
-            try setMeta("compact_failed_at", String(now))
         }
         return report
+    }
+
+    /// Runs housekeeping `body` (what the family's events do not wait on),
+    /// unless it failed within the last ``compactRetryAfter`` (when, in
+    /// `r_meta` under `key`): each try may cost the upload or the retries
+    /// again. A failure that `failureIf` counts as the housekeeping's own
+    /// is returned and remembered for that long; any other is thrown (a
+    /// peer gone ends the round as any request does).
+    private func housekeeping(_ key: String, failureIf counts: (PeerError) -> Bool, _ body: () throws -> Void) throws -> PeerError? {
+        let now = Date().timeIntervalSince1970
+        if let failed = try meta(key).flatMap(Double.init), now >= failed, now - failed < Self.compactRetryAfter { return nil }
+        do {
+            try body()
+            try setMeta(key, nil)
+            return nil
+        } catch let e as PeerError where counts(e) {
+            try setMeta(key, String(now))
+            return e
+        }
     }
 
     /// This device's own segments that a pull read back from its folder
@@ -175,12 +188,11 @@ public final class Replicator {
     /// - Returns: the last seq published, with those.
     private func ownSegmentsHold(after published: UInt64, through head: UInt64) throws -> UInt64 {
         var rows: [(UInt64, UInt64)] = []
-        try log.database.statement("SELECT first_seq, last_seq FROM r_own WHERE family = ?1 AND size != ?2 AND last_seq > ?3 AND last_seq <= ?4 ORDER BY first_seq")
+        try log.database.statement("SELECT first_seq, last_seq FROM r_own WHERE family = ?1 AND size != ?2 AND last_seq > ?3 AND last_seq <= ?4")
             .forEachRow([.blob(family.bytes), .integer(Int64(Self.unconfirmedSize)), .integer(Int64(published)), .integer(Int64(head))]) {
                 rows.append((UInt64($0.int(0)), UInt64($0.int(1))))
             }
-        var last = published
-        for (first, end) in rows where first <= last + 1 { last = max(last, end) }
+        let last = Self.covered(from: published, by: rows)
         if last > published {
             try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)", [.blob(family.bytes), .integer(Int64(last))])
         }
@@ -308,13 +320,9 @@ public final class Replicator {
             return (path, n)
         }
         guard !copies.isEmpty else { return 0 }
-        // The seqs the listed own segments hold, as runs.
-        var runs: [(UInt64, UInt64)] = []
-        for (first, last) in ownRanges.sorted(by: { $0 < $1 }) {
-            if let end = runs.last?.1, first <= end + 1 { runs[runs.count - 1].1 = max(end, last) } else { runs.append((first, last)) }
-        }
         var removed = 0
-        for (path, n) in copies.sorted(by: { $0.0 < $1.0 }) where runs.contains(where: { $0.0 <= n.firstSeq && n.lastSeq <= $0.1 }) {
+        // Each copy whose seqs the listed own segments hold.
+        for (path, n) in copies.sorted(by: { $0.0 < $1.0 }) where n.firstSeq > 0 && Self.covered(from: n.firstSeq - 1, by: ownRanges) >= n.lastSeq {
             let kept = "kept_copy:" + path
             guard try meta(kept) == nil else { continue }
             guard n.lastSeq - n.firstSeq < UInt64(Segment.maximumEvents),
@@ -432,9 +440,15 @@ public final class Replicator {
         let ranges = listed.compactMap { path -> (UInt64, UInt64)? in
             guard path.hasPrefix(prefix), let n = SegmentName(parsing: String(path.dropFirst(prefix.count))), n.author == author else { return nil }
             return (n.firstSeq, n.lastSeq)
-        }.sorted { $0 < $1 }
-        var covered: UInt64 = 0
-        for (first, last) in ranges where first <= covered + 1 { covered = max(covered, last) }
+        }
+        return covered(from: 0, by: ranges)
+    }
+
+    /// The highest seq up to which `ranges` (first and last seqs, in any
+    /// order) hold a chain from seq `start + 1` without a gap (`start`: none).
+    static func covered(from start: UInt64, by ranges: [(UInt64, UInt64)]) -> UInt64 {
+        var covered = start
+        for (first, last) in ranges.sorted(by: { $0 < $1 }) where first <= covered + 1 { covered = max(covered, last) }
         return covered
     }
 
@@ -468,16 +482,27 @@ public final class Replicator {
     /// Whether events this device published are out of its log (its
     /// record of them, or of its segments, past its head `head`).
     func ownEventsOutOfLog(head: UInt64) throws -> Bool {
-        try max(publishedSeq(), Self.ownSegmentsEnd(log: log, family: family)) > head
+        try Self.publishedEnd(log: log, family: family) > head
     }
 
-    /// The last seq of this device's chain in `family` that a segment it
-    /// wrote (and saw land) holds, from `log`'s own record of them (0
-    /// before the first): past the log's head, events were taken out of
-    /// the log after they were published.
-    public static func ownSegmentsEnd(log: EventLog, family: FamilyID) throws -> UInt64 {
-        try log.database.statement("SELECT max(last_seq) FROM r_own WHERE family = ?1 AND size != ?2")
+    /// The last seq `device` published in `family` and the head of its
+    /// chain in `log`, when the first is past the second: events taken out
+    /// of the log after they were published. None before the first sync
+    /// made the replicator's tables.
+    public static func publishedPastLog(log: EventLog, family: FamilyID, device: DeviceID) throws -> (published: UInt64, head: UInt64)? {
+        let head = try log.head(of: device, in: family).seq
+        let published = (try? publishedEnd(log: log, family: family)) ?? 0
+        return published > head ? (published, head) : nil
+    }
+
+    /// The last seq this log's device published in `family`: by its record
+    /// of what it published, or of the segments it wrote and saw land (one
+    /// lowered by hand with the events: an audit review found the next
+    /// write forking the chain).
+    private static func publishedEnd(log: EventLog, family: FamilyID) throws -> UInt64 {
+        let segmentsEnd = try log.database.statement("SELECT max(last_seq) FROM r_own WHERE family = ?1 AND size != ?2")
             .first([.blob(family.bytes), .integer(Int64(unconfirmedSize))]) { $0.isNull(0) ? 0 : UInt64($0.int(0)) } ?? 0
+        return max(try publishedSeq(log: log, family: family), segmentsEnd)
     }
 
     /// The events of `author`'s next segment after seq `last`, up to
@@ -868,17 +893,8 @@ public final class Replicator {
             // a full server) is said, the round goes on, and the write-back
             // waits an hour (each try would cost the retries again) (a
             // review over WebDAV: exit 73 and no report at every round).
-            let now = Date().timeIntervalSince1970
-            if let failed = try meta("writeback_failed_at").flatMap(Double.init), now >= failed, now - failed < Self.compactRetryAfter {
-                // Waiting.
-            } else {
-                do {
-                    report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
-                    try setMeta("writeback_failed_at", nil)
-                } catch let e as PeerError where e != .tokenExpired {
-                    report.writeBackFailure = e
-                    try setMeta("writeback_failed_at", String(now))
-                }
+            report.writeBackFailure = try housekeeping("writeback_failed_at", failureIf: { $0 != .tokenExpired }) {
+                report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
             }
             try scrubOne(listed: listed, own: own, done: done, tags: tags, into: &report)
             try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)

@@ -408,7 +408,7 @@ extension Home {
     /// copy of acknowledged records without a word). The other devices'
     /// events come back at the next sync (files that promise them are read
     /// again).
-    private func keepStoresAheadOfLog(mark: Int64, last: Int64) {
+    private func keepStoresAheadOfLog() {
         let kept = "\(path)/\(projectionName).ahead-of-log-\(Int(Date().timeIntervalSince1970))"
         do {
             try log.database.execute("VACUUM \(Self.projectionSchema) INTO '\(kept.replacingOccurrences(of: "'", with: "''"))'")
@@ -430,7 +430,7 @@ extension Home {
     func rebuildProjectionsIfOutdated() throws {
         let (mark, last) = (try projector.mark(), try log.lastPosition())
         if try !projectionSettingsMatch() || mark < 0 || mark > last {
-            if mark > last { keepStoresAheadOfLog(mark: mark, last: last) }
+            if mark > last { keepStoresAheadOfLog() }
             try rebuildProjections(unlessRebuilt: true)
         } else if mark < last {
             // Its last commits lost (a power failure, or a full disk that let

@@ -35,14 +35,6 @@ extension Home {
 
     static func blobPath(_ blob: String) -> String { "blobs/\(blob).blob" }
 
-    /// Encrypts `bytes` as a new photo of `record`, keeps the blob in the
-    /// cache (unpublished), and appends its metadata and the record's new
-    /// photo list in one transaction. Returns the photo id.
-    ///
-    /// The list written is the record's list as it stands under the write
-    /// lock: another `photo add` or `photo delete` of this device, or a
-    /// sync, that changed it meanwhile is kept, not overwritten
-    /// (``appendToRecord(_:check:_:)``).
     /// What a file that is no photo famctl takes most likely is, by its
     /// first bytes, to say so; `nil` when nothing is recognised.
     static func looksLike(_ b: [UInt8]) -> String? {
@@ -65,6 +57,14 @@ extension Home {
         return nil
     }
 
+    /// Encrypts `bytes` as a new photo of `record`, keeps the blob in the
+    /// cache (unpublished), and appends its metadata and the record's new
+    /// photo list in one transaction. Returns the photo id.
+    ///
+    /// The list written is the record's list as it stands under the write
+    /// lock: another `photo add` or `photo delete` of this device, or a
+    /// sync, that changed it meanwhile is kept, not overwritten
+    /// (``appendToRecord(_:check:_:)``).
     func addPhoto(to record: RecordState, bytes: [UInt8], file: String? = nil) throws -> UUID {
         guard bytes.count <= photoMaxBytes else {
             throw CLIError.data("the photo is \(bytes.count) bytes, over the \(photoMaxBytes)-byte limit; nothing was written",

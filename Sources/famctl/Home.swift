@@ -254,12 +254,11 @@ final class Home {
             kept = k
         } else {
             let own = try log.database.statement("SELECT 1 FROM events WHERE author = ?1 LIMIT 1").first([.blob(identity.deviceID.bytes)]) { _ in true } ?? false
-            let any = try log.database.statement("SELECT 1 FROM events LIMIT 1").first([]) { _ in true } ?? false
-            guard any && !own else {
+            guard !own, let another = try log.database.statement("SELECT author FROM events LIMIT 1").first([], { Hex.encode($0.blob(0)) }) else {
                 try? state.set(.deviceID, identity.deviceID.hex)
                 return
             }
-            kept = try log.database.statement("SELECT author FROM events LIMIT 1").first([]) { Hex.encode($0.blob(0)) } ?? "?"
+            kept = another
         }
         guard kept != identity.deviceID.hex else { return }
         let name = (try? state.get(.deviceName)).flatMap { $0 }.map { " (\"\($0)\")" } ?? ""

@@ -84,13 +84,9 @@ struct VanishedFolderTests {
         let (mum, gran) = (family.mum, family.members[1])
         let granID = try Home.open(gran.home).deviceID.hex
         let own = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
-        do {
-            let db = try Database(path: gran.home + "/famctl.sqlite")
-            let rule = try #require(try db.statement("SELECT sql FROM sqlite_schema WHERE name = 'events_no_delete'").first { $0.text(0) })
-            try db.execute("DROP TRIGGER events_no_delete")
+        try TamperTests.pastTheRules(gran.home) { db in
             try db.run("DELETE FROM events WHERE author = ?1 AND seq > (SELECT max(seq) - 2 FROM events WHERE author = ?1)", [.blob(Hex.decode(granID)!)])
             try db.run("UPDATE r_published SET last_seq = (SELECT max(seq) FROM events WHERE author = ?1)", [.blob(Hex.decode(granID)!)])
-            try db.execute(rule)
         }
         try FileManager.default.removeItem(atPath: folder)
         #expect(try mum.ok("sync").contains("wrote back 1 segment(s)"))
@@ -109,12 +105,8 @@ struct VanishedFolderTests {
         let (family, folder) = try Self.granWithSegments(3)
         let (mum, gran) = (family.mum, family.members[1])
         let granID = try Home.open(gran.home).deviceID.hex
-        do {
-            let db = try Database(path: gran.home + "/famctl.sqlite")
-            let rule = try #require(try db.statement("SELECT sql FROM sqlite_schema WHERE name = 'events_no_delete'").first { $0.text(0) })
-            try db.execute("DROP TRIGGER events_no_delete")
+        try TamperTests.pastTheRules(gran.home) { db in
             try db.run("DELETE FROM events WHERE author = ?1 AND seq = (SELECT max(seq) FROM events WHERE author = ?1)", [.blob(Hex.decode(granID)!)])
-            try db.execute(rule)
         }
         try FileManager.default.removeItem(atPath: folder)
         let first = try gran.run("sync")

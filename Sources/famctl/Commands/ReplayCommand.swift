@@ -391,7 +391,7 @@ enum ReplayCommand: Command {
             // Events missing from a chain (a gap, named by its place): the
             // live projection still holds what they said, which a rebuild
             // from the log would drop (a review).
-            let gaps = r.failures.contains { $0.id == nil && $0.reason.hasPrefix("chain gap") }
+            let gaps = r.failures.contains(where: \.gap)
             Console.out(r.isIntact
                 ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection does not match the log"
                 : gaps

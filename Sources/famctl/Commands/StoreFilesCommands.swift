@@ -368,8 +368,11 @@ enum ImportStoresCommand: Command {
                 if current != nil && changed.isEmpty { unchanged += 1; continue }
                 if !changed.isEmpty || current == nil, let revision = o["revision"]?.stringValue, !inv.flag("--overwrite-newer"), !changedByFile.contains(focus), let here = allSubjects[focus],
                    here.revision != revision {
-                    // Its last change later than every change here: made from another state.
-                    if let updated = o["updated"].flatMap(Self.updatedMilliseconds), updated > here.updated.hlc.milliseconds { otherSubjects.append(i) } else { olderSubjects.append(i) }
+                    if Self.fromAnotherState(here.revision, here.updated, revision: revision, updated: o["updated"].flatMap(Self.updatedMilliseconds)) {
+                        otherSubjects.append(i)
+                    } else {
+                        olderSubjects.append(i)
+                    }
                     continue
                 }
                 let merged = had.merging(changed) { $1 }.filter { $0.value != .null }
@@ -896,8 +899,15 @@ enum ImportStoresCommand: Command {
     /// export of this home is never: versions only grow). Another home's
     /// export, most often, with an edit made there.
     static func fromAnotherState(_ current: RecordState?, revision: String?, updated: UInt64?) -> Bool {
-        guard let current, let revision, let updated, current.revision != revision else { return false }
-        return updated > current.updated.hlc.milliseconds
+        guard let current else { return false }
+        return fromAnotherState(current.revision, current.updated, revision: revision, updated: updated)
+    }
+
+    /// ``fromAnotherState(_:revision:updated:)`` of a record or a care
+    /// subject here, by its revision and newest version.
+    static func fromAnotherState(_ hereRevision: String, _ hereUpdated: Version, revision: String?, updated: UInt64?) -> Bool {
+        guard let revision, let updated, hereRevision != revision else { return false }
+        return updated > hereUpdated.hlc.milliseconds
     }
 
     /// What is wrong with a row's `"updated"`, or `nil`: absent (or

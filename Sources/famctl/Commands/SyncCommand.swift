@@ -782,16 +782,9 @@ extension Home {
     }
 
     /// The last seq this device published, and its log's head, when the
-    /// first is past the second: events taken out of its log after they
-    /// were published. From the record of what was published or of the
-    /// segments written (one lowered by hand with the events: an audit
-    /// review found the next write forking the chain); none before the
-    /// first sync made the replicator's tables.
+    /// first is past the second (``Replicator/publishedPastLog(log:family:device:)``).
     func publishedPastLog() throws -> (published: UInt64, head: UInt64)? {
-        let head = try log.head(of: deviceID, in: family).seq
-        let published = max((try? Replicator.publishedSeq(log: log, family: family)) ?? 0,
-                            (try? Replicator.ownSegmentsEnd(log: log, family: family)) ?? 0)
-        return published > head ? (published, head) : nil
+        try Replicator.publishedPastLog(log: log, family: family, device: deviceID)
     }
 
     /// What to do about ``ownFolderAhead()``.
