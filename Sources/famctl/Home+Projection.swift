@@ -151,12 +151,16 @@ extension Home {
             // stays free inside the file, for the log to grow into.
             try? db.execute("VACUUM main")
         }
-        // A missing file may be one another process just replaced: read the setting again, once.
+        // A missing file may be one another process just replaced: read the
+        // setting again, once. (Replaced while this one attached it, the
+        // file opens, then its write-ahead log does not: SQLite reads the
+        // mode to give it from the file's path, gone, "disk I/O error
+        // (SQLite code 1802)".)
         for _ in 0..<2 {
             guard let name = try state.get(.projectionFile) else { break }
             do {
                 return (name, try attachProjection(name, home: path, log: log, family: family))
-            } catch where isDamage(error) {}
+            } catch where isDamage(error) || !FileManager.default.fileExists(atPath: path + "/" + name) {}
         }
         return try withProjectionLock(home: path) { try openProjectionLocked(home: path, log: log, state: state, family: family) }
     }
@@ -214,9 +218,16 @@ extension Home {
         return name
     }
 
+    /// The homes whose projection lock this process holds.
+    private static let projectionLocksHeld = Mutex<Set<String>>([])
+
     /// Runs `body` holding the home's projection lock: one process at a time
     /// makes and switches projection files. Released when the process dies.
     private static func withProjectionLock<T>(home path: String, _ body: () throws -> T) throws -> T {
+        // Held by this process already (a write's last attempt, which may
+        // rebuild): a second `flock` of its own would wait for itself.
+        guard projectionLocksHeld.withLock({ $0.insert(path).inserted }) else { return try body() }
+        defer { _ = projectionLocksHeld.withLock { $0.remove(path) } }
         do {
             // Held for as long as another process rebuilds the stores: a wait
             // that could last minutes is said, not silent.
@@ -247,18 +258,24 @@ extension Home {
     /// Runs a log operation; should it fail because another process
     /// switched the projection meanwhile (``ProjectionMoved``, or any
     /// failure while the setting names another file), runs it once more on
-    /// the current one. It rolled back: nothing was written.
+    /// the current one, and should that one be switched too (rebuilds run
+    /// back to back), a third time holding the projection lock, which no
+    /// switch happens without. Each attempt rolled back: nothing was written.
     func onCurrentProjection<T>(_ operation: () throws -> T) throws -> T {
+        func moved(_ error: any Error) -> Bool {
+            error is ProjectionMoved || (try? state.get(.projectionFile)) != projectionName
+        }
         do {
             return try operation()
-        } catch {
-            guard error is ProjectionMoved || (try? state.get(.projectionFile)) != projectionName else { throw error }
-            try followCurrentProjection()
+        } catch where moved(error) {
             do {
+                try followCurrentProjection()
                 return try operation()
-            } catch is ProjectionMoved {
-                throw CLIError(.tempFail, "another famctl process replaced the stores' file twice while this one was writing; nothing was written",
-                               hint: "Run the command again.")
+            } catch where moved(error) {
+                return try Self.withProjectionLock(home: path) {
+                    try followCurrentProjection()
+                    return try operation()
+                }
             }
         }
     }

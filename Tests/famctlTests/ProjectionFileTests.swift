@@ -325,6 +325,44 @@ struct ProjectionFileTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// A write whose projection another process replaces before its first
+    /// and its second attempt (rebuilds back to back) makes a third holding
+    /// the projection lock: a rebuild started then waits for it (it used to
+    /// fail: "replaced the stores' file twice").
+    @Test func aWriteMovedTwiceTriesAThirdTimeHoldingTheLock() throws {
+        let (f, _, _) = try Self.homeWithOneRecord()
+        let writer = try Home.open(f.home)
+        let stderr = f.root + "/waiting-rebuild.err"
+        FileManager.default.createFile(atPath: stderr, contents: nil)
+        let waiting = Process()
+        waiting.executableURL = FamctlRunner.binary
+        waiting.arguments = ["--home", f.home, "rebuild"]
+        waiting.standardOutput = FileHandle.nullDevice
+        waiting.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
+        var attempts = 0, saidWaiting = false
+        try writer.onCurrentProjection {
+            attempts += 1
+            if attempts <= 2 {
+                try f.ok("rebuild")
+            } else {
+                try waiting.run()
+                for _ in 0..<300 where !saidWaiting {
+                    saidWaiting = (try? String(contentsOfFile: stderr, encoding: .utf8))?.contains("waiting for it to finish") == true
+                    if !saidWaiting { usleep(100_000) }
+                }
+            }
+            try writer.log.database.transaction(.immediate) { try writer.projectionWillBegin() }
+        }
+        waiting.waitUntilExit()
+        #expect(attempts == 3)
+        #expect(saidWaiting, "the third attempt did not hold the projection lock")
+        #expect(waiting.terminationStatus == 0)
+        let record = UUID()
+        try writer.append([Self.moodBody(record, 4)])
+        #expect(try Home.open(f.home).projector.recordExists(record))
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
     /// A process whose projection another process replaced, the new file
     /// then lost: its next write builds a new one rather than failing.
     @Test func aWriteAfterTheCurrentFileWasLostBuildsANewOne() throws {
