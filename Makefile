@@ -5,7 +5,7 @@
 #
 SHELL := /bin/bash
 SWIFT ?= swift
-DEB_PACKAGES := libsqlite3-dev libsodium-dev libcurl4-openssl-dev pkg-config syncthing curl jq apache2 openssl
+DEB_PACKAGES := libsqlite3-dev libsodium-dev libcurl4-openssl-dev pkg-config syncthing curl jq apache2 openssl faketime
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup build release demo test clean bench fuzz

@@ -234,6 +234,14 @@ extension Projector {
         return out
     }
 
+    /// The version of an entity's first put, which made it (`record` or
+    /// `photo` by id, `subject` by focus key); `nil` when no put names it.
+    public func createdVersion(kind: String, id: String) throws -> Version? {
+        try database.statement("""
+            SELECT coalesce(first_put, put_version) FROM \(schema).p_entities WHERE kind = ?1 AND id = ?2 AND put_version IS NOT NULL
+            """).first([.text(kind), .text(id)]) { Version(bytes: $0.blob(0)) } ?? nil
+    }
+
     /// One record, live or deleted; `nil` when no event names it.
     public func record(_ id: UUID) throws -> RecordState? {
         try recordRow(id)?.state()

@@ -89,12 +89,48 @@ extension Home {
         // canonical bytes (copied, not read value by value); anything else
         // from the body.
         try checkNotBehindOwnFolder()
+        let after = max(after, try createdVersionChanged(by: bodies.map(\.0)))
         let envs = try onCurrentProjection { try appendOnce(bodies, after: after, check: check) }
         warnIfStoresBehind(envs.count)
         try settle()
         if let last = envs.last { warnIfDatedAhead(last.hlc) }
         return envs
     }
+
+    /// The latest first put this home holds of the records, care subjects
+    /// and photos `bodies` change (``HLC/zero`` for none): a change is
+    /// dated after the put that made what it changes, whatever this
+    /// device's clock says. The log's clock follows the family's events
+    /// only up to a day ahead of this device's clock
+    /// (``EventLog/clockFollowLimit``): a device two days behind dated its
+    /// edits before the records they changed, and its first put, the
+    /// earliest, made it their creator (a clock review; "records it created
+    /// stay visible whoever changed them later"). Not the newest version:
+    /// a write dated ahead by a device whose clock is ahead keeps winning
+    /// (the others are told), rather than pulling every clock that changes
+    /// the record after it ahead. A put dated further than
+    /// ``changedVersionFollowLimit`` ahead is not followed: a forged
+    /// end-of-range date would stop every later write of this device.
+    func createdVersionChanged(by bodies: [EventBody], now: Date = Date()) throws -> HLC {
+        let limit = HLC(milliseconds: HLC.milliseconds(of: now.addingTimeInterval(Self.changedVersionFollowLimit)), counter: .max)
+        var latest = HLC.zero
+        for body in bodies {
+            let entity: (kind: String, id: String)?
+            switch body.type {
+            case RecordEvent.Kind.put.rawValue, RecordEvent.Kind.delete.rawValue: entity = body["record"]?.stringValue.map { ("record", $0) }
+            case SubjectEvent.Kind.put.rawValue, SubjectEvent.Kind.delete.rawValue: entity = body["subject"]?.stringValue.map { ("subject", $0) }
+            case PhotoEvent.Kind.put.rawValue, PhotoEvent.Kind.delete.rawValue: entity = body["photo"]?.stringValue.map { ("photo", $0) }
+            default: entity = nil
+            }
+            guard let entity, let created = try projector.createdVersion(kind: entity.kind, id: entity.id), created.hlc <= limit else { continue }
+            latest = max(latest, created.hlc)
+        }
+        return latest
+    }
+
+    /// How far ahead of this device's clock the put that made what a write
+    /// changes is followed (``createdVersionChanged(by:now:)``).
+    static let changedVersionFollowLimit: TimeInterval = 400 * 86_400
 
     /// How far ahead of this device's clock its writes may be dated before
     /// it says so (a clock merged from another device a little ahead is not
@@ -122,8 +158,16 @@ extension Home {
         let bound = HLC(milliseconds: HLC.milliseconds(of: now.addingTimeInterval(Self.datedAheadWarning)), counter: .max)
         if let other = try? log.earliestEvent(in: family, after: bound), other.author != deviceID {
             let by = OutdoneWrite.author(other.author, home: self)
-            Console.err("famctl: warning: this device's clock is \(span(other.hlc.date.timeIntervalSince(now))) behind the family's latest change it holds (by \(by), dated \(TimeText.format(other.hlc.date))): "
-                + "its changes are dated just after that one, not by its clock, and what the others change before this device's next sync is dated later and wins over them, whatever the order. "
+            // Past the day within which the log's clock follows the
+            // family's events, its changes follow only its own and the
+            // making of what they change (a clock review: it was told they
+            // were dated after the family's latest).
+            let newest = (try? log.maxHLC()) ?? other.hlc
+            let unfollowed = newest.date.timeIntervalSince(now) > EventLog.clockFollowLimit
+            Console.err("famctl: warning: this device's clock is \(span(other.hlc.date.timeIntervalSince(now))) behind the family's changes it holds (the first dated that far ahead of it: \(by)'s, dated \(TimeText.format(other.hlc.date))): "
+                + (unfollowed
+                    ? "more than a day behind, its changes are dated by neither its clock nor the family's latest change, but just after its own last change and after the making of what they change; any change the family made later wins over them, whatever the order. "
+                    : "its changes are dated just after the family's latest change it holds, not by its clock, and what the others change before this device's next sync is dated later and wins over them, whatever the order. ")
                 + "Set this device's clock right (or, should \(by)'s clock be the one that is ahead, that one's).")
             return
         }

@@ -48,6 +48,24 @@ struct CommandLineTests {
     /// Text output cannot be misread: a list item holding a comma, a text
     /// holding a space or a quote, an empty text, are printed in quotes (as
     /// in JSON); plain words are not; `log` prints fields as `record` does.
+    /// Under libfaketime with a fixed time, the Swift runtime is handed no
+    /// arguments at all: famctl read them from the kernel's copy instead
+    /// of crashing ("Range requires lowerBound <= upperBound", a clock
+    /// review), also an empty one.
+    @Test func argumentsHiddenFromTheRuntimeAreReadFromTheKernel() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        var frozen = try HouseholdTests.clockOff("2026-12-06 06:00:00")
+        frozen["FAKETIME_DONT_FAKE_MONOTONIC"] = "1"
+        let version = try f.run(["--version"], env: frozen)
+        #expect(version.code == 0 && version.stdout.hasPrefix("famctl "), "\(version.stdout)\(version.stderr)")
+        let added = try f.run(["subject", "add", "baby", "--name", "Ada Lin"], env: frozen)
+        #expect(added.code == 0, "\(added.stderr)")
+        #expect(try f.ok("subject", "list", "--long").contains("Ada Lin"))
+        let empty = try f.run(["", "status"], env: frozen)
+        #expect(empty.code == 64 && empty.stderr.contains("unknown command ''"), "\(empty.stderr)")
+    }
+
     @Test func textOutputQuotesWhatWouldReadAsSomethingElse() throws {
         let f = FamctlRunner()
         _ = try f.ok("init", "--name", "Mum")

@@ -565,7 +565,8 @@ struct HouseholdTests {
         // device whose clock is right would date it, seen from one behind.
         let (mum, dad, id) = try Self.moodChangedByDad(ahead: 5 * 3600)
         let behind = try mum.run("record", "update", id, "note=later")
-        #expect(behind.code == 0 && behind.stderr.contains("warning: this device's clock is 5 hours behind the family's latest change it holds (by Dad")
+        #expect(behind.code == 0 && behind.stderr.contains("warning: this device's clock is 5 hours behind the family's changes it holds (the first dated that far ahead of it: Dad's")
+                && behind.stderr.contains("dated just after the family's latest change it holds")
                 && !behind.stderr.contains("win over the family's changes"), "\(behind.stderr)")
         // Dad, whose own change is the one ahead, is told what it was told
         // before, also once he holds Mum's change that followed his (a
@@ -574,6 +575,51 @@ struct HouseholdTests {
         let own = try dad.run("record", "update", id, "mood=4")
         #expect(own.code == 0 && own.stderr.contains("warning: this device's changes are dated") && own.stderr.contains("5 hours ahead of its clock")
                 && !own.stderr.contains("behind"), "\(own.stderr)")
+    }
+
+    /// The environment that runs famctl with its clock `offset` off
+    /// (libfaketime's relative offset, "-2d" say), as a device whose clock
+    /// is wrong: the process's whole idea of the time, not only famctl's.
+    static func clockOff(_ offset: String) throws -> [String: String] {
+        let lib = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+        try #require(FileManager.default.fileExists(atPath: lib), "libfaketime is missing: 'make setup' installs the faketime package")
+        return ["LD_PRELOAD": lib, "FAKETIME": offset]
+    }
+
+    /// A device whose clock is two days behind, past the day within which
+    /// the log's clock follows the family's events, changes and deletes
+    /// records another device made: its changes are dated after the put
+    /// that made each, so the record keeps its creator (a clock review:
+    /// the edit, dated before the record, made Dad its creator, and Mum's
+    /// own record left her own-records view) and the deletion holds.
+    @Test func aDeviceDaysBehindChangesRecordsAfterTheirCreation() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let gone = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try Self.exchange([mum, dad])
+        let behind = try Self.clockOff("-2d")
+        let version = try dad.run(["--version"], env: behind)
+        #expect(version.code == 0 && version.stdout.hasPrefix("famctl "), "\(version.stderr)")
+        let updated = try dad.run(["record", "update", id, "note=from dad"], env: behind)
+        #expect(updated.code == 0 && !updated.stderr.contains("keeps its value")
+                && updated.stderr.contains("this device's clock is 2 days behind the family's changes it holds (the first dated that far ahead of it: Mum's")
+                && updated.stderr.contains("more than a day behind, its changes are dated by neither its clock nor the family's latest change"), "\(updated.stderr)")
+        let deleted = try dad.run(["record", "delete", gone], env: behind)
+        #expect(deleted.code == 0 && !deleted.stderr.contains("stays live"), "\(deleted.stderr)")
+        try Self.exchange([mum, dad])
+        let mumID = try Home.open(mum.home).deviceID.hex
+        for r in [mum, dad] {
+            let shown = try r.ok("record", "show", id, "--json")
+            let record = try #require(try JSONSerialization.jsonObject(with: Data(shown.utf8)) as? [String: Any])
+            #expect(record["author"] as? String == mumID, "\(shown)")
+            #expect((record["fields"] as? [String: Any])?["note"] as? String == "from dad", "\(shown)")
+            #expect(try !r.ok("record", "list").contains(gone), "the deletion of a device behind lost")
+        }
+        try mum.ok("settings", "include-shared", "off")
+        #expect(try mum.ok("record", "list").contains(id), "Mum's own record left her own-records view")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
     /// A change that does not show because the record's last write is

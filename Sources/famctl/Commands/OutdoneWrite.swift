@@ -22,8 +22,8 @@ enum OutdoneWrite {
         let last = (try? home.projector.history(kind: kind, id: id))?.last?.version
         let dated = last.map { ": its last change, by \(author($0.author, home: home)), is dated \(TimeText.format($0.hlc.date)), later than this \(write)" }
             ?? ": a change of it is dated later than this \(write)"
-        Console.err("famctl: warning: \(thing) \(stays)\(dated); a device whose clock is ahead wrote it, and the later-dated write wins on every device. "
+        Console.err("famctl: warning: \(thing) \(stays)\(dated); a device whose clock is ahead wrote it (or this device's clock is behind), and the later-dated write wins on every device. "
                     + "This \(write) is in the log. Make it again once this device's clock has passed that date, or from the device whose clock is ahead "
-                    + "(and set that clock right).")
+                    + "(and set the clock that is wrong right).")
     }
 }

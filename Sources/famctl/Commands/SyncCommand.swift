@@ -429,7 +429,7 @@ enum SyncCommand: Command {
             let hours = Int((newest.version.hlc.date.timeIntervalSince(now) / 3600).rounded())
             out.append("famctl: warning: record \(key.id) (\(r.store)\(r.at.map { " at \($0)" } ?? "")): this device's change of \(lost.sorted().joined(separator: ", ")) no longer shows: "
                        + "\(by) changed \(lost.count == 1 ? "it" : "them") in a change dated \(TimeText.format(newest.version.hlc.date)), \(hours < 2 ? "over an hour" : "\(hours) hours") ahead of this device's clock, "
-                       + "and the later-dated write wins on every device. 'famctl record show \(key.id) --history' shows both; write it again if it should stand, and have \(by)'s clock set right.")
+                       + "and the later-dated write wins on every device. 'famctl record show \(key.id) --history' shows both; write it again if it should stand, and have \(by)'s clock set right (or this device's, should it be the one behind).")
         }
         return out
     }
