@@ -155,7 +155,7 @@ struct StreamedListingTests {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
         #expect(try f.run("log").stdout == "(no events)\n")
-        #expect(try f.run("log", "--json").stdout == "[\n\n]\n")
+        #expect(try f.run("log", "--json").stdout == "[]\n")
         #expect(try f.run("log", "--since", "2099-01-01").stdout == "(no events)\n")
     }
 
@@ -207,7 +207,7 @@ struct StreamedListingTests {
             #expect(json.stdout == String(decoding: PrettyJSON.bytes(PrettyJSON.value(records.map(RecordView.json))), as: UTF8.self) + "\n", "\(args)")
         }
         let none = try f.run("record", "list", "--store", "sleep", "--json")
-        #expect(none.stdout == "[\n\n]\n")
+        #expect(none.stdout == "[]\n")
         #expect(try f.run("record", "list", "--store", "sleep").stdout == "")
     }
 

@@ -3,7 +3,7 @@ import Foundation
 
 /// JSON for people and for files read back (`export stores`), laid out as
 /// Foundation's `.prettyPrinted, .sortedKeys` lays it out (two spaces, `"key" :
-/// value`), but written from a ``JSONValue``: a decimal stays a decimal
+/// value`; but `[]` and `{}` when empty), and written from a ``JSONValue``: a decimal stays a decimal
 /// (`38.0`, where `JSONSerialization` writes `38` and a reader then takes an
 /// integer), so what is exported is what comes back.
 enum PrettyJSON {
@@ -60,9 +60,13 @@ enum PrettyJSON {
             out += [UInt8](repeating: 0x20, count: 2 * level)
         }
         switch value {
+        // (Empty: `[]` and `{}`, where Foundation writes a blank line inside.)
+        case .array(let items) where items.isEmpty:
+            out += "[]".utf8
+        case .object(let fields) where fields.isEmpty:
+            out += "{}".utf8
         case .array(let items):
             out.append(UInt8(ascii: "["))
-            if items.isEmpty { out.append(0x0A) }
             for (i, item) in items.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 newline(indent + 1)
@@ -72,7 +76,6 @@ enum PrettyJSON {
             out.append(UInt8(ascii: "]"))
         case .object(let fields):
             out.append(UInt8(ascii: "{"))
-            if fields.isEmpty { out.append(0x0A) }
             for (i, key) in fields.keys.sorted().enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 newline(indent + 1)

@@ -155,7 +155,7 @@ struct StreamedListing<Item: Sendable> {
         }
         if json {
             // As ``Console/json(_:compact:toStandardError:)`` prints an array.
-            out += Array((printed == 0 ? "\n\n]\n" : "\n]\n").utf8)
+            out += Array((printed == 0 ? "]\n" : "\n]\n").utf8)
         } else if printed == 0, let empty {
             out += Array((TerminalText.escaped(empty) + "\n").utf8)
         }

@@ -139,8 +139,9 @@ struct LogEntries: Sendable {
                 row["focus"] = r.focus
                 if let at = r.at { row["at"] = at }
                 if json {
-                    // Read back by JSONSerialization, as `log --json` always printed them.
-                    row["fields"] = try JSONSerialization.jsonObject(with: Data(JSONValue.object(r.fields).jsonText.utf8))
+                    // As written (read back through JSONSerialization, a 1
+                    // and a 0 printed as true and false: a clock review).
+                    row["fields"] = r.fields.mapValues(RecordView.any)
                 } else {
                     row["fieldsText"] = RecordView.fieldsText(r.fields)
                 }
