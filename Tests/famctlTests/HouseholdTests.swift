@@ -252,6 +252,12 @@ struct HouseholdTests {
         let after = try Self.members(dad), denied = try Self.denied(dad)
         #expect(!after.contains { $0["name"] as? String == "Late" }, "\(after)")
         #expect(denied.values.contains { $0.hasPrefix("the invite was revoked") }, "\(denied)")
+        // A key rotated too (a user review: the members got it at the
+        // owner's next sync only, and wrote under the old key meanwhile).
+        let rotated = try JSONSerialization.jsonObject(with: Data(try mum.ok("family", "rotate-key", "--json").utf8)) as? [String: Any]
+        let epoch = try #require(rotated?["epoch"] as? Int)
+        try dad.ok("sync")
+        #expect(try dad.ok("status").contains("(key epoch \(epoch))"))
     }
 
     @Test func removedMemberIsCutOffAndCannotReadWhatFollows() throws {

@@ -56,9 +56,10 @@ enum FamilyRotateKeyCommand: Command {
             A new key is sealed to each active member; whoever holds only an earlier one
             (an expired or used invitation code, a device removed before) cannot read
             what is written under it. An open invitation still lets its holder join and
-            then get the new key: revoke one that may have leaked. Members get the key at
-            their next sync, and write under the old one until then; everything written
-            before stays readable with the keys of its day. 'member remove' and
+            then get the new key: revoke one that may have leaked. The new key is sent to
+            the shared folder at once; members get it at their next sync, and write under
+            the old one until then; everything written before stays readable with the
+            keys of its day. 'member remove' and
             'invite --revoke' rotate the key themselves.
             """)
 
@@ -67,6 +68,10 @@ enum FamilyRotateKeyCommand: Command {
         try home.requireOwner(toDo: "rotate its key")
         try home.checkCanWrite()
         let rotated = try home.appendRotatingKey(after: [])
+        // Sent at once, as a removal is: until the members have the new
+        // key they write under the old one, which a leaked code reads (a
+        // user review: they got it at the owner's next sync only).
+        SyncCommand.publishChange(home, what: "the new key")
         // An open invitation still lets its holder join, and a member who
         // joined gets the current key from the owner: rotating does not shut
         // such a code out.
