@@ -67,6 +67,17 @@ final class Home {
         throw .usage("no home directory: set --home, FAMCTL_HOME or HOME")
     }
 
+    /// `p` as one word of a shell command to copy: as it is when it holds
+    /// only characters no shell reads specially, else in double quotes
+    /// (`"`, `\\`, `$` and `` ` `` escaped).
+    static func shellWord(_ p: String) -> String {
+        let plain = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%")
+        if !p.isEmpty, p.unicodeScalars.allSatisfy(plain.contains) { return p }
+        var out = "\""
+        for c in p { if "\"\\$`".contains(c) { out.append("\\") }; out.append(c) }
+        return out + "\""
+    }
+
     /// `p` made absolute and tidied: no empty or `.` components, no
     /// trailing slash (`/a/./b/` is `/a/b`), so that one folder is one
     /// text wherever it is kept, compared or put into an invitation. `..`
@@ -159,7 +170,10 @@ final class Home {
     static func open(_ path: String) throws -> Home {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
-            throw CLIError(.noInput, "no famctl home at \(path)", hint: "Run 'famctl init --name NAME' to create one, or pass --home DIR.")
+            // (Naming the path: `init` without it makes the default home,
+            // not this one, and "pass --home" misled a user who had.)
+            throw CLIError(.noInput, "no famctl home at \(path)",
+                           hint: "Run 'famctl init --name NAME --home \(Self.shellWord(path))' to create one there, or give the --home of an existing one.")
         }
         guard isDir.boolValue else { throw CLIError(.noInput, "\(path) is not a directory") }
         guard access(path, R_OK | W_OK | X_OK) == 0 else {
@@ -193,7 +207,7 @@ final class Home {
                 e.logUnreadable = true
                 throw e
             }
-            throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(path)'.")
+            throw CLIError(.noInput, "\(path) is not an initialised famctl home (no \(identityFile))", hint: "Run 'famctl init --name NAME --home \(Self.shellWord(path))'.")
         }
         guard FileIO.isRegularFile(idPath) else {
             throw CLIError(.dataError, "\(idPath) is not a file (a folder, a device or a pipe is in its place)",

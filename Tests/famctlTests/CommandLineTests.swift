@@ -70,6 +70,21 @@ struct CommandLineTests {
         #expect(empty.code == 64 && empty.stderr.contains("unknown command ''"), "\(empty.stderr)")
     }
 
+    /// A home that is not there: the hint's command makes it there, the
+    /// path quoted for the shell when it must be (it said "famctl init",
+    /// which makes the default home, and "pass --home" to a user who had).
+    @Test func aMissingHomesHintMakesItThere() throws {
+        let f = FamctlRunner()
+        let missing = f.root + "/our home"
+        let r = try f.run("--home", missing, "status")
+        #expect(r.code == 66 && r.stderr.contains("no famctl home at \(missing)"), "\(r.stderr)")
+        let command = try #require(r.stderr.split(separator: "'").first { $0.hasPrefix("famctl init") }, "\(r.stderr)")
+        #expect(command == "famctl init --name NAME --home \"\(missing)\"")
+        let made = try ResourceFaultTests.shell(String(command).replacingOccurrences(of: "famctl ", with: "'\(FamctlRunner.binary.path)' ").replacingOccurrences(of: "NAME", with: "Mum"), env: [:])
+        #expect(made.0 == 0, "\(made.1)")
+        #expect(try f.run("--home", missing, "status").code == 0)
+    }
+
     @Test func textOutputQuotesWhatWouldReadAsSomethingElse() throws {
         let f = FamctlRunner()
         _ = try f.ok("init", "--name", "Mum")
