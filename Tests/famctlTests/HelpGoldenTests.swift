@@ -30,6 +30,24 @@ struct HelpGoldenTests {
         #expect(r.stdout == golden)
     }
 
+    /// The synopsis at the top of docs/cli.md is each command's USAGE line,
+    /// as its `--help` prints it (a user review found two in another order).
+    @Test func theDocsSynopsisIsTheUsageLines() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/cli.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let block = try #require(text.components(separatedBy: "```").dropFirst().first)
+        let lines = block.split(separator: "\n").filter { $0.hasPrefix("famctl ") }
+        #expect(lines.count >= 30)
+        for line in lines {
+            let words = line.split(separator: " ").dropFirst().prefix { w in
+                !(w.hasPrefix("[") || w.hasPrefix("-") || w.hasPrefix("(") || w == w.uppercased())
+            }.map(String.init)
+            let usage = try FamctlRunner().run(words + ["--help"]).stdout.split(separator: "\n").first { $0.hasPrefix("USAGE: ") }
+            #expect(usage.map { String($0.dropFirst("USAGE: ".count)) } == String(line), "docs/cli.md: \(line)")
+        }
+    }
+
     @Test func helpIsAcceptedAnywhereAndAsDashH() throws {
         let runner = FamctlRunner()
         let a = try runner.run("record", "add", "--help")
