@@ -533,7 +533,7 @@ enum SyncCommand: Command {
         }
         if let hint = hint(for: e) {
             let code: ExitCode = switch e {
-            case .forbidden, .full: .cantCreate
+            case .forbidden, .full, .denied: .cantCreate
             default: .dataError
             }
             return CLIError(code, "\(label): \(e)", hint: hint + (probing ? "" : " Nothing was lost."))
@@ -560,6 +560,9 @@ enum SyncCommand: Command {
                 + "otherwise check that the URL names the server you meant."
         case .forbidden:
             "The server takes the login but does not let it do this: check that it may read and write the shared folder (not a read-only share)."
+        case .denied:
+            // (A read refused: the generic hint said to check writing.)
+            "Check that this user may read the folder (its permissions, its owner: a sync program running as another user writes its files as that user); waiting will not help."
         case .redirected:
             "Give the family the address the server names (famctl follows no redirect: the login would go along): 'famctl settings sync --peer URL' on every device."
         default: nil
