@@ -653,6 +653,11 @@ public final class Replicator {
         /// signature, bytes that do not decode, another family's): each
         /// path with how many; the file's other events were taken.
         public var refused: [(path: String, events: Int)] = []
+        /// Files found this round that hold nothing of the place they lie
+        /// in (a renamed copy, another author's or family's segment, a
+        /// damaged conflict copy), with what they hold: `status` names them
+        /// while they stay; `sync` says so once, as it finds them.
+        public var misplaced: [(path: String, reason: String)] = []
         /// Files read whole under a name that does not say what they hold
         /// (a renamed copy), with what they hold: marked read with that
         /// reason once ingested, so that `status` names them.
@@ -977,6 +982,7 @@ public final class Replicator {
             // (``partlyRefused()``).
             if error == .nameMismatch, let copy = try? Segment(decoding: bytes, hashes: hashes), copy.author == folder, copy.family == family {
                 report.misnamed[path] = Self.misplacedMark + "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"
+                report.misplaced.append((path, "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"))
                 return .segment(copy)
             }
             // A whole segment of another author or family under this folder's
@@ -986,7 +992,9 @@ public final class Replicator {
                 // Named as its folder's author's (a renamed copy), or as
                 // another's (a file copied into the wrong folder).
                 let name = promised.author == folder ? "under a name of this folder's" : "named as device \(promised.author.short)'s, in this folder"
-                try mark(path, "read", Self.misplacedMark + "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") \(name); nothing here is this folder's")
+                let reason = "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") \(name); nothing here is this folder's"
+                try mark(path, "read", Self.misplacedMark + reason)
+                report.misplaced.append((path, reason))
                 return .done
             }
             // A sync engine's conflict copy is made whole (a rename of a
@@ -998,6 +1006,7 @@ public final class Replicator {
                 // (Not "still arriving": a conflict copy is made whole.)
                 let why = error == .checksum ? "its checksum does not match" : error.description
                 try mark(path, "read", Self.misplacedMark + Self.damagedConflictCopy + " (\(why)): no event file, nothing in it is read; it can be deleted")
+                report.misplaced.append((path, Self.damagedConflictCopy + " (\(why)): no event file, nothing in it is read; it can be deleted"))
                 return .done
             }
             report.notYetArrived.append((path, error.description))

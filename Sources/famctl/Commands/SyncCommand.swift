@@ -102,7 +102,7 @@ enum SyncCommand: Command {
                     warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path) + r.pulled.ownDamagedInLog.map(\.path))
                     r.pulled.notYetArrived = Self.unsaid(r.pulled.notYetArrived, key: { $0.0 + "\u{0}" + $0.1 }, said: &saidNotYet)
                     r.warnings = Self.unsaid(r.warnings, key: { $0 }, said: &saidWarnings)
-                    if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.copiesRemoved > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty || !r.pulled.ownDamagedInLog.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
+                    if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.copiesRemoved > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.misplaced.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty || !r.pulled.ownDamagedInLog.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
                     if let failed = r.publishFailure {
@@ -653,6 +653,7 @@ enum SyncCommand: Command {
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "held": r.pulled.held, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "copiesRemoved": r.pulled.copiesRemoved, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
+                          "misplaced": r.pulled.misplaced.map { ["file": $0.path, "reason": $0.reason] },
                           "photosUploaded": r.photosUploaded, "notCounted": r.notCounted, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
                           "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] },
                           "ownDamagedInLog": r.pulled.ownDamagedInLog.map { ["file": $0.path, "seq": Int($0.seq)] as [String: Any] }] as [String: Any], compact: oneLine)
@@ -685,6 +686,11 @@ enum SyncCommand: Command {
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
         for (file, n) in r.pulled.refused {
             Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were checked on their own (any after it in its author's chain wait for a good copy of it)")
+        }
+        // Said once, as found (a fuzz review: only `status` named them).
+        for (file, why) in r.pulled.misplaced {
+            Console.out(why.hasPrefix(Replicator.damagedConflictCopy) ? "leftover: \(file): \(why)"
+                        : "misplaced: \(file): \(why) (nothing in it was refused; the file can be removed \(fromPlace))")
         }
     }
 }
