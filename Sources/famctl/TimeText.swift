@@ -119,6 +119,38 @@ enum TimeText {
     private static let utc = SharedFormatter([.withInternetDateTime, .withFractionalSeconds])
 
     /// Local time with its offset, to the second: `2026-11-29T18:40:01+01:00`.
+    /// A record's time (`at`, a time field) as text output shows it: the
+    /// same moment in this device's time zone (`TZ`), its fraction of a
+    /// second as written, `Z` when that zone's offset is 0. A time written
+    /// with the offset this zone has at that moment is shown exactly as
+    /// written; anything else (not a time, a leap second, a zone whose
+    /// offset is not whole minutes) too. A family across time zones read
+    /// each record in its author's offset: 06:08+01:00 listed before
+    /// 00:09-05:00 (a user review). JSON and exports keep the text as written.
+    static func shownHere(_ written: String, in zone: TimeZone = .current) -> String {
+        let b = Array(written.utf8)
+        guard let date = TimeValue.parse(written), b.count >= 20 else { return written }
+        func num(_ from: Int, _ count: Int) -> Int64 { b[from..<(from + count)].reduce(0) { $0 * 10 + Int64($1 - 48) } }
+        var i = 19
+        if b[i] == UInt8(ascii: ".") { i += 1; while b[i] >= 48 && b[i] <= 57 { i += 1 } }
+        let fraction = String(decoding: b[19..<i], as: UTF8.self)
+        let writtenOffset: Int64 = b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") ? 0
+            : (num(i + 1, 2) * 3600 + num(i + 4, 2) * 60) * (b[i] == UInt8(ascii: "-") ? -1 : 1)
+        let here = Int64(zone.secondsFromGMT(for: date))
+        guard here != writtenOffset, here % 60 == 0, num(17, 2) < 60 else { return written }
+        let days = Int64(TimeValue.daysFromCivil(Int(num(0, 4)), Int(num(5, 2)), Int(num(8, 2))))
+        let local = days * 86_400 + num(11, 2) * 3600 + num(14, 2) * 60 + num(17, 2) - writtenOffset + here
+        let day = local >= 0 ? local / 86_400 : (local - 86_399) / 86_400
+        var rest = local - day * 86_400
+        let (year, month, dd) = civil(days: day)
+        guard (0...9999).contains(year) else { return written }
+        let hour = rest / 3600; rest %= 3600
+        func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let offset = here == 0 ? "Z" : (here < 0 ? "-" : "+") + two(abs(here) / 3600) + ":" + two(abs(here) % 3600 / 60)
+        let y = String(year), yyyy = String(repeating: "0", count: max(0, 4 - y.count)) + y
+        return "\(yyyy)-\(two(month))-\(two(dd))T\(two(hour)):\(two(rest / 60)):\(two(rest % 60))\(fraction)\(offset)"
+    }
+
     static func formatLocal(_ d: Date) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]

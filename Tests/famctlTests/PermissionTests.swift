@@ -55,26 +55,6 @@ struct PermissionTests {
         #expect(again.0 == 0 && again.1.contains("published 2 event(s)"), "\(again.1)")
     }
 
-    /// A family folder this user may not read: exit 73, with a hint about
-    /// reading (a fuzz review: it said to check that it could write).
-    @Test func anUnreadableFamilyFolderSaysSo() throws {
-        let base = try Self.sandbox()
-        defer { try? FileManager.default.removeItem(atPath: base) }
-        let shared = base + "/shared"
-        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
-        let home = base + "/home"
-        #expect(try Self.asNobody(["init", "--name", "Nobody"], home: home).0 == 0)
-        #expect(try Self.asNobody(["family", "create", "--name", "F", "--dir", shared], home: home).0 == 0)
-        #expect(try Self.asNobody(["sync"], home: home).0 == 0)
-        let family = try #require(try FileManager.default.contentsOfDirectory(atPath: shared).first)
-        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: shared + "/" + family)
-        let (code, out) = try Self.asNobody(["sync"], home: home)
-        #expect(code == 73 && out.contains("cannot read") && out.contains("Check that this user may read the folder")
-                && !out.contains("can write there"), "exit \(code): \(out)")
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: shared + "/" + family)
-        #expect(try Self.asNobody(["sync"], home: home).0 == 0)
-    }
-
     /// A database file of the home that this user may not write is named
     /// (a review: the message named the home directory alone).
     @Test func aReadOnlyDatabaseFileIsNamed() throws {

@@ -25,6 +25,14 @@ struct RecordRestoreTests {
 
         #expect(try mum.ok("record", "restore", id) == id)
         #expect(try mum.ok("record", "show", id) == before, "back with the fields it had, the later edit included")
+        // Schema 3, keeping the subject: a famctl that reads a put after a
+        // delete by the older rule keeps it until upgraded (an upgrade
+        // review: it showed the record with no fields).
+        let home = try Home.open(mum.home)
+        let head = try home.log.head(of: home.deviceID, in: home.family)
+        let restore = try #require(try home.log.chain(of: home.deviceID, in: home.family, seqs: head.seq...head.seq).first)
+        guard case .body(let body) = try home.openBody(restore) else { Issue.record("the restore cannot be opened"); return }
+        #expect(body.type == "record.put" && body.schema == 3 && body["focusSince"] != nil, "\(body)")
         let trail = try mum.ok("record", "show", id, "--history").split(separator: "\n").map(String.init)
         #expect(trail.last?.contains("  put  ") == true && trail.last?.hasSuffix("(brought back, with the fields it had)") == true, "\(trail)")
         for r in [mum, dad, mum] { try r.ok("sync") }

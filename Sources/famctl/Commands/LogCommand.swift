@@ -137,13 +137,13 @@ struct LogEntries: Sendable {
                 row["record"] = r.record.lowercasedText
                 row["store"] = r.store
                 row["focus"] = r.focus
-                if let at = r.at { row["at"] = at }
+                if let at = r.at { row["at"] = json ? at : TimeText.shownHere(at) }
                 if json {
                     // As written (read back through JSONSerialization, a 1
                     // and a 0 printed as true and false: a clock review).
                     row["fields"] = r.fields.mapValues(RecordView.any)
                 } else {
-                    row["fieldsText"] = RecordView.fieldsText(r.fields)
+                    row["fieldsText"] = RecordView.fieldsText(RecordView.shownHere(r.fields, store: r.store))
                 }
             } else if let sub = try? SubjectEvent(body) {
                 if let focus, sub.focus.description != focus { return nil }

@@ -124,13 +124,13 @@ enum RecordShowCommand: Command {
         if r.deleted, !before.isEmpty {
             // Its subject removed since: the restore waits for it.
             let subjectRemoved = FocusKey(r.focus).map { focus in ((try? home.projector.subject(focus)) ?? nil) == nil } ?? false
-            Console.err("famctl: note: deleted; its fields before: \(RecordView.fieldsText(before)) ("
+            Console.err("famctl: note: deleted; its fields before: \(RecordView.fieldsText(RecordView.shownHere(before, store: r.store))) ("
                         + (subjectRemoved ? "its care subject \(r.focus) is removed: 'famctl subject restore \(r.focus)', then 'famctl record restore \(id.lowercasedText)' brings them back)"
                                           : "'famctl record restore \(id.lowercasedText)' brings them back)"))
         }
         let moves = try HistoryView.moves(history, home: home)
         for (i, h) in history.enumerated() {
-            Console.out("  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
+            Console.out("  " + HistoryView.line(h, home: home, store: r.store, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
         }
         // Each change was checked when it was written; changes made on two
         // devices at once can merge into a record that breaks a rule, and so
@@ -223,7 +223,9 @@ enum HistoryView {
 
     /// - Parameter after: the version before it in the trail (a put after
     ///   a delete that changes nothing brought the record back: said so).
-    static func line(_ h: HistoryEntry, home: Home?, after previous: HistoryEntry? = nil) -> String {
+    /// - Parameter store: the record's, whose time fields are shown in this
+    ///   device's time zone, as its `at` is.
+    static func line(_ h: HistoryEntry, home: Home?, store: String? = nil, after previous: HistoryEntry? = nil) -> String {
         var who = h.version.author.short
         if let name = home?.projector.household.members[h.version.author]?.name { who += " \(name)" }
         if h.version.author == home?.deviceID { who += " (this device)" }
@@ -231,9 +233,10 @@ enum HistoryView {
         let f = h.changes.filter { !$0.key.hasPrefix("$") }
         if h.operation == .put {
             // When it happened, as this version says (a change of `--at` alone is a change too).
-            if case .string(let at)? = h.changes["$at"] { s += "  at \(at)" }
+            if case .string(let at)? = h.changes["$at"] { s += "  at \(TimeText.shownHere(at))" }
             let restore = previous?.operation == .delete ? "brought back, with the fields it had" : nil
-            s += "  " + (f.isEmpty ? "(\(restore ?? "no field changes"))" : RecordView.fieldsText(f, cleared: " (cleared)") + (restore.map { "  (\($0))" } ?? ""))
+            let shown = store.map { RecordView.shownHere(f, store: $0) } ?? f
+            s += "  " + (f.isEmpty ? "(\(restore ?? "no field changes"))" : RecordView.fieldsText(shown, cleared: " (cleared)") + (restore.map { "  (\($0))" } ?? ""))
         }
         return s
     }

@@ -32,8 +32,14 @@ enum RecordRestoreCommand: Command {
         // write lock (another process, a sync).
         let envs = try home.appendAsRead({ try records.map { try Self.restoredPhotoList($0.id, home: home) } }, same: ==,
                                          changing: "the records' photos", check: { try Self.checkCanComeBack(records, home: home) }) { lists in
-            zip(records, lists).map { r, fields in
-                RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: nil, fields: fields).body
+            // A put that keeps the record's subject, as every change that
+            // does not move it: it never undoes a move its writer had not
+            // seen, and says schema 3, so that a device whose famctl reads
+            // a put after a delete by the older rule (only the fields it
+            // writes come back) keeps it until upgraded rather than show
+            // the record without its fields (an upgrade review).
+            try zip(records, lists).map { r, fields in
+                try RecordInput.keepingFocus(RecordEvent(kind: .put, record: r.id, store: r.store, focus: r.focus, at: nil, fields: fields).body, of: r.id, home: home)
             }
         }
         // A delete dated later than this restore keeps the record deleted.

@@ -82,10 +82,22 @@ enum RecordView {
         return StoreSchema.schema(for: store).violations(fields: r.fields, focus: focus, at: nil, now: nil).map { "\($0)" }
     }
 
+    /// `fields` with the values of the store's time fields as text output
+    /// shows them, in this device's time zone (``TimeText/shownHere(_:in:)``).
+    static func shownHere(_ fields: [String: JSONValue], store: String) -> [String: JSONValue] {
+        guard let name = StoreName(rawValue: store) else { return fields }
+        let schema = StoreSchema.schema(for: name)
+        var out = fields
+        for (key, value) in fields {
+            if case .string(let text) = value, schema.field(key)?.type == .time { out[key] = .string(TimeText.shownHere(text)) }
+        }
+        return out
+    }
+
     static func line(_ r: RecordState) -> String {
-        var s = "\(r.id.lowercasedText)  \(r.at ?? "-")  \(r.store)  \(r.focus)"
+        var s = "\(r.id.lowercasedText)  \(r.at.map { TimeText.shownHere($0) } ?? "-")  \(r.store)  \(r.focus)"
         if r.deleted { s += "  (deleted)" }
-        let f = fieldsText(r.fields.merging(StoreSchema.derived(store: r.store, fields: r.fields)) { a, _ in a })
+        let f = fieldsText(shownHere(r.fields, store: r.store).merging(StoreSchema.derived(store: r.store, fields: r.fields)) { a, _ in a })
         if !f.isEmpty { s += "  " + f }
         return s
     }

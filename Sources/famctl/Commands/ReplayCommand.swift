@@ -285,7 +285,7 @@ enum ReplayCommand: Command {
             Console.out("record \(id.lowercasedText)  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
             let moves = try HistoryView.moves(history, home: home)
             for (i, h) in history.enumerated() {
-                Console.out("  " + HistoryView.line(h, home: home, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
+                Console.out("  " + HistoryView.line(h, home: home, store: state.store, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
             }
         } else {
             Console.out("record \(id.lowercasedText): no event naming it counts")
@@ -294,10 +294,10 @@ enum ReplayCommand: Command {
             Console.out("  not authorized: \(n.hlc)  \(n.type)  \(n.id.short) by \(n.author.short): \(reason)")
             // What it would have written, to write it again from a device that may.
             if let c = n.change, c.kind == .put {
-                Console.out("    it wrote: \(c.store)  \(c.focus)" + (c.at.map { "  at \($0)" } ?? "") + "  " + RecordView.fieldsText(c.fields, cleared: " (cleared)"))
+                Console.out("    it wrote: \(c.store)  \(c.focus)" + (c.at.map { "  at \(TimeText.shownHere($0))" } ?? "") + "  " + RecordView.fieldsText(RecordView.shownHere(c.fields, store: c.store), cleared: " (cleared)"))
             }
         }
-        if let state { Console.out((asOf.map { "as of \($0): " } ?? "now: ") + (state.deleted ? "deleted" : RecordView.fieldsText(state.fields))) }
+        if let state { Console.out((asOf.map { "as of \($0): " } ?? "now: ") + (state.deleted ? "deleted" : RecordView.fieldsText(RecordView.shownHere(state.fields, store: state.store)))) }
     }
 
     /// An event of the family whose body names a record (`replay --record`).
