@@ -164,7 +164,12 @@ struct RefusedJoinTests {
         let invite = try #require(try f.mum.ok("invite", "--list").split(separator: " ").first.map(String.init))
         _ = try f.accept(f.code, name: "Dad")
         let revoked = try f.mum.run("invite", "--revoke", String(invite.prefix(8)))
-        #expect(revoked.code == 65 && revoked.stderr.contains("was already used; remove the member instead"), "\(revoked.stderr)")
+        #expect(revoked.code == 65 && revoked.stderr.contains("was already used: \"Dad\" (device ") && revoked.stderr.contains("joined with it"), "\(revoked.stderr)")
+        // The hint's command removes that member.
+        let command = try #require(revoked.stderr.split(separator: "\n").last?.split(separator: ": ").last.map { String($0.dropLast()) })
+        #expect(command.hasPrefix("famctl member remove "), "\(revoked.stderr)")
+        let removed = try f.mum.run(Array(command.split(separator: " ").dropFirst().map(String.init)) + ["--now"])
+        #expect(removed.code == 0 && removed.stdout.hasPrefix("Removed Dad"), "\(removed.stdout)\(removed.stderr)")
         let other = try f.mum.ok("invite")
         _ = try FamctlRunner().ok("accept", other, "--name", "Gran", "--dir", f.dir)
         #expect(try f.mum.ok("invite", "--list") == "(no open invitations)")

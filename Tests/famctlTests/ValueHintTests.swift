@@ -79,6 +79,20 @@ struct ValueHintTests {
         #expect(r.code == 65 && r.stderr.contains("famctl: Write the month and day with two digits: --birth 2026-01-04."), "\(r.stderr)")
     }
 
+    /// `--at` given a day says it is a moment, as a time field does (a user
+    /// review: only an example), and a time in the future says what time
+    /// this device's clock gives (a clock review: a device behind could
+    /// not tell why the right time was refused).
+    @Test func aDayForAMomentAndATimeAheadOfTheClockAreSaid() throws {
+        let mum = try FamctlRunner.mum()
+        let day = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "--at", "2026-12-05")
+        #expect(day.code == 65 && day.stderr.contains("--at is a moment, not a day: give the time of day too, as --at 2026-12-05T08:15:00Z"), "\(day.stderr)")
+        let ahead = try mum.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "--at", "2026-12-06T09:00:00Z"],
+                                env: try HouseholdTests.clockOff("@2026-12-06 08:00:00"))
+        #expect(ahead.code == 65 && ahead.stderr.contains("must not be more than 5 minutes in the future")
+                && ahead.stderr.contains("This device's clock says it is 2026-12-06T08:00:"), "\(ahead.stderr)")
+    }
+
     @Test func importSaysItInTheRowsMessage() throws {
         let mum = try FamctlRunner.mum()
         let dir = mum.root + "/in"

@@ -115,7 +115,12 @@ enum InviteCommand: Command {
             throw CLIError.data(matches.isEmpty ? "no invitation \(prefix)" : "'\(prefix)' matches \(matches.count) invitations; give more of the id",
                                 hint: "'famctl invite --list' lists the open invitations with their ids.")
         }
-        guard invite.usedBy == nil else { throw CLIError.data("invitation \(invite.id.hex) was already used; remove the member instead") }
+        if let joined = invite.usedBy {
+            // Who joined with it, to remove (a user review: not named).
+            let name = home.projector.household.members[joined]?.name
+            throw CLIError.data("invitation \(invite.id.hex) was already used: \(name.map { "\"\($0)\" (device \(joined.short))" } ?? "device \(joined.short)") joined with it",
+                                hint: "Remove that member instead: famctl member remove \(joined.short).")
+        }
         if invite.revoked != nil {
             // Already done: nothing more to do.
             if json { Console.json(["revoked": invite.id.hex, "epoch": Int(try home.currentKey().1.epoch)]) } else { Console.out("invitation \(invite.id.hex) was already revoked") }

@@ -127,6 +127,11 @@ enum ValueHint {
     ///   (a required time left out, most often a feeding's start with its
     ///   time in `--at` alone, gets it as the example).
     static func forViolation(_ v: ValidationError, fields: [String: JSONValue], in schema: StoreSchema, exceptYesNo: Bool = false, at: String? = nil) -> String? {
+        // What "now" is here: a device whose clock is behind could not
+        // write the right time, and was not told why (a clock review).
+        if v.rule.hasSuffix("in the future") {
+            return "This device's clock says it is \(TimeText.formatLocal(Date())) now; if that is wrong, set the clock right, else give the time it happened."
+        }
         guard let spec = schema.field(v.field) else { return nil }
         guard let value = fields[v.field] else {
             guard spec.type == .time, let at else { return nil }
@@ -143,7 +148,11 @@ enum ValueHint {
 
     /// The hint for `OPTION TEXT` (`--at`), when it is a time written short.
     static func forOption(_ option: String, _ text: String) -> String? {
-        completedTime(text).map { "Write it in full, with seconds and an offset: \(option) \($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)" : "")
+        // (Only an option that takes no day reaches here with one: `--at`.)
+        if CalendarDate.isValid(text) {
+            return "\(option) is a moment, not a day: give the time of day too, as \(option) \(text)T08:15:00\(localOffset(text + "T08:15")) for a quarter past eight (this machine's offset)."
+        }
+        return completedTime(text).map { "Write it in full, with seconds and an offset: \(option) \($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)" : "")
             + ($0.note.map { "; \($0)." } ?? ".") }
     }
 
