@@ -128,6 +128,20 @@ struct StoreFileEdgeTests {
         }
     }
 
+    /// An id that is not a UUID is said as given, one missing as missing
+    /// (a user review: both read "needs \"id\"").
+    @Test func anIDThatIsNotAUUIDIsSaidAsGiven() throws {
+        let (f, baby) = try Self.homeWithBaby()
+        let dir = f.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try """
+            [{"id":"x","focus":"\(baby)","at":"2026-11-03T10:00:00Z","fields":{"wet":true}},
+             {"focus":"\(baby)","at":"2026-11-04T10:00:00Z","fields":{"dirty":true}}]
+            """.write(toFile: dir + "/diaper.json", atomically: true, encoding: .utf8)
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 65 && r.stderr.contains("diaper.json[0]: \"id\" \"x\" is not a UUID") && r.stderr.contains("diaper.json[1]: needs \"id\" (a UUID)"), "\(r.stderr)")
+    }
+
     /// A file of many rows with the same mistake: twenty of them are
     /// printed, then how many more; `--json` lists every one. Nothing of the
     /// file is imported, and a good file beside it is.

@@ -790,7 +790,10 @@ enum ImportStoresCommand: Command {
         guard case .object(let o) = row else { throw .data("not a JSON object") }
         var said: [String] = []
         let id = o["id"]?.stringValue.flatMap { UUID(text: $0) }
-        if id == nil { said.append("needs \"id\" (a UUID)") }
+        if id == nil {
+            // One given that is not a UUID is said as given (a user review: "needs" it).
+            if let given = o["id"] { said.append("\"id\" \(given.jsonText.prefix(60)) is not a UUID") } else { said.append("needs \"id\" (a UUID)") }
+        }
         let focus = o["focus"]?.stringValue.flatMap { FocusKey($0) }
         if focus == nil {
             // One given that is not a focus key (a name, `newmom`) is said as
