@@ -284,6 +284,10 @@ struct HouseholdTests {
         #expect((refusedEvent["hlc"] as? String)?.hasSuffix("Z") == true && refusedEvent["counter"] is Int, "\(refusedEvent)")
         #expect(refusedEvent["store"] as? String == "postpartum" && (refusedEvent["fields"] as? [String: Any])?["note"] as? String == "after removal", "\(refusedEvent)")
         #expect(try uncle.ok("replay", "--record", late).contains(#"kind=pain note="after removal" pain=1"#), "its author sees it too")
+        // `status` says the member was removed, as `members` does.
+        let uncleLine = try #require(try mum.ok("status").split(separator: "\n").first { $0.contains(" Uncle") }, "no line for Uncle")
+        #expect(uncleLine.contains("(removed: its events after seq "), "\(uncleLine)")
+        #expect(try !mum.ok("status").split(separator: "\n").contains { $0.contains(" Dad") && $0.contains("(removed") })
         // Its id, shown nowhere, points to the audit that says why.
         let gone = try mum.run("record", "show", late)
         #expect(gone.code == 66 && gone.stderr.contains("'famctl replay --record \(late)'"), "\(gone.stderr)")

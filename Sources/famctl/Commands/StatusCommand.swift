@@ -73,10 +73,11 @@ enum StatusCommand: Command {
                 "authors": authors.map { a in
                     ["author": a.hex, "name": name(a), "seq": heads[a]!.seq, "last": TimeText.format(heads[a]!.hlc.date), "me": a == home.deviceID,
                      "pending": pendingBy[a] ?? 0, "unverifiable": notArrived(a),
-                     "forkedAt": home.forkPoints[a].map { Int($0) as Any } ?? NSNull()] as [String: Any]
+                     "forkedAt": home.forkPoints[a].map { Int($0) as Any } ?? NSNull(),
+                     "removedAfter": household.members[a]?.cutoff.map { Int($0) as Any } ?? NSNull()] as [String: Any]
                 } + waitingOnly.map { a in
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
-                     "unverifiable": notArrived(a), "forkedAt": NSNull()] as [String: Any]
+                     "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull()] as [String: Any]
                 },
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
@@ -116,6 +117,8 @@ enum StatusCommand: Command {
             var line = "  \(a.short) \(name(a))\(a == home.deviceID ? " (this device)" : "")"
             // (Refused for good: not a join waiting for the family's first event or its invitation.)
             if household.members[a] == nil, a != home.deviceID, household.refusedJoin(of: a) != nil { line += " (its join was refused: not a member)" }
+            // (As `members` says it: a user review found it only there.)
+            if let cutoff = household.members[a]?.cutoff { line += " (removed: its events after seq \(cutoff) do not count)" }
             line += "  seq \(h.seq), last event \(TimeText.format(h.hlc.date))"
             if let p = pendingBy[a], p > 0 { line += ", \(p) waiting for earlier events" }
             // Its key signed two histories: what it signed from there on counts on no device.
