@@ -74,6 +74,19 @@ struct RecordRestoreTests {
 
     /// All or none: a sleep that would overlap one recorded since stops the
     /// batch, the other record in it included.
+    /// `record delete --json` prints an array for one id as for several,
+    /// as `record restore` does (a user review: one id gave an object).
+    @Test func deleteAndRestorePrintArraysWhateverTheCount() throws {
+        let mum = try FamctlRunner.mum()
+        let ids = try (1...3).map { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\($0)") }
+        for (command, batch) in [("delete", [ids[0]]), ("delete", [ids[1], ids[2]]), ("restore", [ids[0]]), ("restore", [ids[1], ids[2]])] {
+            let printed = try JSONSerialization.jsonObject(with: Data(try mum.ok(["record", command] + batch + ["--json"]).utf8))
+            let rows = try #require(printed as? [[String: Any]], "\(command) \(batch.count): \(printed)")
+            #expect(rows.map { $0["id"] as? String } == batch && rows.allSatisfy { $0["event"] is String }, "\(rows)")
+            if command == "delete" { #expect(rows.allSatisfy { $0["photosKept"] is [Any] }, "\(rows)") }
+        }
+    }
+
     @Test func aBatchWithOneThatCannotComeBackWritesNothing() throws {
         let mum = try FamctlRunner.mum()
         let baby = try mum.ok("subject", "add", "baby", "--name", "Lily")

@@ -169,8 +169,9 @@ enum RecordDeleteCommand: Command {
         }
         if inv.json {
             let objects = zip(ids, zip(envs, kept)).map { ["id": $0.lowercasedText, "event": $1.0.id.hex, "photosKept": $1.1] as [String: Any] }
-            // One id: one object, as before several could be given.
-            if objects.count == 1 { Console.json(objects[0]) } else { Console.json(objects) }
+            // An array whatever the count, as `record restore` prints (a
+            // user review: one id gave an object, several an array).
+            Console.json(objects)
         } else {
             for id in ids { Console.out(id.lowercasedText) }
         }
