@@ -1,4 +1,5 @@
 import Foundation
+@testable import famctl
 import Testing
 
 /// `famctl sync --watch` publishes shortly after a change made by another
@@ -61,6 +62,35 @@ struct SyncWatchTests {
         #expect(watch.terminationReason == .exit && watch.terminationStatus == 0, "sync --watch did not stop cleanly on SIGINT")
         #expect((try String(contentsOfFile: log, encoding: .utf8)).hasSuffix("stopped\n"))
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
+    }
+
+    /// A round that only writes back a vanished device's folder gets its
+    /// line (a review: a watch said nothing of it).
+    @Test(.timeLimit(.minutes(2)))
+    func aWatchSaysItWroteBackAVanishedFolder() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let gran = family.members[1]
+        try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try gran.ok("sync")
+        for r in [family.mum, family.dad] { try r.ok("sync") }
+        let (watch, out, log) = try Self.startWatch(family, interval: "0.5")
+        defer { if watch.isRunning { watch.terminate() } }
+        let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: family.dir).first)
+        let folder = family.dir + "/" + familyFolder + "/" + (try Home.open(gran.home).deviceID.hex)
+        Thread.sleep(forTimeInterval: 1)
+        try FileManager.default.removeItem(atPath: folder)
+        var said = false
+        let end = Date().addingTimeInterval(30)
+        while Date() < end && !said {
+            Thread.sleep(forTimeInterval: 0.3)
+            said = (try String(contentsOfFile: log, encoding: .utf8)).contains("wrote back 1 segment(s) of other devices")
+        }
+        kill(watch.processIdentifier, SIGINT)
+        watch.waitUntilExit()
+        try out.close()
+        let printed = try String(contentsOfFile: log, encoding: .utf8)
+        #expect(said, "\(printed)")
+        #expect(FileManager.default.fileExists(atPath: folder))
     }
 
     /// `sync --watch --json`: stdout holds only JSON, one round's object a

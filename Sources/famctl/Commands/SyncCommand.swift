@@ -102,7 +102,7 @@ enum SyncCommand: Command {
                     warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path) + r.pulled.ownDamagedInLog.map(\.path))
                     r.pulled.notYetArrived = Self.unsaid(r.pulled.notYetArrived, key: { $0.0 + "\u{0}" + $0.1 }, said: &saidNotYet)
                     r.warnings = Self.unsaid(r.warnings, key: { $0 }, said: &saidWarnings)
-                    if !r.warnings.isEmpty || r.published.events > 0 || r.pulled.accepted > 0 || r.pulled.repaired > 0 || r.pulled.rewritten > 0 || r.pulled.copiesRemoved > 0 || r.pulled.carried > 0 || !r.pulled.refused.isEmpty || !r.pulled.misplaced.isEmpty || !r.pulled.notYetArrived.isEmpty || !r.pulled.ownNotRestored.isEmpty || !r.pulled.ownDamagedInLog.isEmpty { try report(r, home: home, json: inv.json, oneLine: true) }
+                    if Self.hasNews(r) { try report(r, home: home, json: inv.json, oneLine: true) }
                     lastPull = Date()
                     changedAt = nil
                     if let failed = r.publishFailure {
@@ -515,6 +515,16 @@ enum SyncCommand: Command {
         return ["famctl: warning: \(denied.count) of this device's change(s) are not counted by the family: "
             + reasons.joined(separator: "; ") + "." + which + " They stay in the log; 'famctl status' lists them"
             + (records ? ", and 'famctl replay --record ID' shows what a record's change wrote, for a device that may write to write it again." : ".")]
+    }
+
+    /// Whether a watch's round did something worth a line: a round that
+    /// only wrote back another device's segments, uploaded photos or found
+    /// a fork said nothing (a review: only rounds that moved events did).
+    static func hasNews(_ r: Round) -> Bool {
+        let p = r.pulled
+        return !r.warnings.isEmpty || r.published.events > 0 || r.photosUploaded > 0 || p.accepted > 0 || p.forks > 0 || p.repaired > 0 || p.rewritten > 0
+            || p.restoredOthers > 0 || p.copiesRemoved > 0 || p.carried > 0 || !p.refused.isEmpty || !p.misplaced.isEmpty || !p.notYetArrived.isEmpty
+            || !p.ownNotRestored.isEmpty || !p.ownDamagedInLog.isEmpty
     }
 
     /// What `status` shows as the last error (`r_meta.last_error`).
