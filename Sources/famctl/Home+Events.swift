@@ -98,21 +98,24 @@ extension Home {
     }
 
     /// The latest first put this home holds of the records, care subjects
-    /// and photos `bodies` change (``HLC/zero`` for none): a change is
-    /// dated after the put that made what it changes, whatever this
-    /// device's clock says. The log's clock follows the family's events
+    /// and photos `bodies` change (``HLC/zero`` for none), that a change
+    /// of them is dated after. The log's clock follows the family's events
     /// only up to a day ahead of this device's clock
     /// (``EventLog/clockFollowLimit``): a device two days behind dated its
     /// edits before the records they changed, and its first put, the
     /// earliest, made it their creator (a clock review; "records it created
-    /// stay visible whoever changed them later"). Not the newest version:
-    /// a write dated ahead by a device whose clock is ahead keeps winning
-    /// (the others are told), rather than pulling every clock that changes
-    /// the record after it ahead. A put dated further than
-    /// ``changedVersionFollowLimit`` ahead is not followed: a forged
-    /// end-of-range date would stop every later write of this device.
+    /// stay visible whoever changed them later"). Followed only up to a
+    /// day past the later of this device's clock and its own last event
+    /// in the family (a device behind still holds its join, dated after
+    /// its invitation): a put dated further ahead, by a device whose clock
+    /// is ahead or a forged one, would pull the clock of every device that
+    /// changes it that far ahead, for good (a code review: 300 days). Not
+    /// the newest version either: a write dated ahead keeps winning (the
+    /// others are told) rather than pull every clock after it.
     func createdVersionChanged(by bodies: [EventBody], now: Date = Date()) throws -> HLC {
-        let limit = HLC(milliseconds: HLC.milliseconds(of: now.addingTimeInterval(Self.changedVersionFollowLimit)), counter: .max)
+        let own = try log.head(of: deviceID, in: family).hlc
+        let base = max(own, HLC(milliseconds: HLC.milliseconds(of: now), counter: 0))
+        let limit = HLC(milliseconds: min(base.milliseconds + UInt64(EventLog.clockFollowLimit * 1000), HLC.maxMilliseconds), counter: .max)
         var latest = HLC.zero
         for body in bodies {
             let entity: (kind: String, id: String)?
@@ -127,10 +130,6 @@ extension Home {
         }
         return latest
     }
-
-    /// How far ahead of this device's clock the put that made what a write
-    /// changes is followed (``createdVersionChanged(by:now:)``).
-    static let changedVersionFollowLimit: TimeInterval = 400 * 86_400
 
     /// How far ahead of this device's clock its writes may be dated before
     /// it says so (a clock merged from another device a little ahead is not

@@ -218,7 +218,7 @@ extension Home {
         return name
     }
 
-    /// The homes whose projection lock this process holds.
+    /// The homes whose projection lock a thread of this process holds (home and thread).
     private static let projectionLocksHeld = Mutex<Set<String>>([])
 
     /// Runs `body` holding the home's projection lock: one process at a time
@@ -226,8 +226,11 @@ extension Home {
     private static func withProjectionLock<T>(home path: String, _ body: () throws -> T) throws -> T {
         // Held by this process already (a write's last attempt, which may
         // rebuild): a second `flock` of its own would wait for itself.
-        guard projectionLocksHeld.withLock({ $0.insert(path).inserted }) else { return try body() }
-        defer { _ = projectionLocksHeld.withLock { $0.remove(path) } }
+        // (By this thread: another thread's `flock`, on a descriptor of its
+        // own, waits for this one's as another process's does.)
+        let held = path + "\u{0}" + String(describing: pthread_self())
+        guard projectionLocksHeld.withLock({ $0.insert(held).inserted }) else { return try body() }
+        defer { _ = projectionLocksHeld.withLock { $0.remove(held) } }
         do {
             // Held for as long as another process rebuilds the stores: a wait
             // that could last minutes is said, not silent.

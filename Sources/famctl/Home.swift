@@ -69,7 +69,9 @@ final class Home {
 
     /// `p` as one word of a shell command to copy: as it is when it holds
     /// only characters no shell reads specially, else in double quotes
-    /// (`"`, `\\`, `$` and `` ` `` escaped).
+    /// (`"`, `\\`, `$` and `` ` `` escaped), which read within a hint's
+    /// single-quoted command. (An interactive bash still expands a `!` in
+    /// them: a path with one is rare.)
     static func shellWord(_ p: String) -> String {
         let plain = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%")
         if !p.isEmpty, p.unicodeScalars.allSatisfy(plain.contains) { return p }

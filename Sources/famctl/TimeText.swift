@@ -118,7 +118,6 @@ enum TimeText {
 
     private static let utc = SharedFormatter([.withInternetDateTime, .withFractionalSeconds])
 
-    /// Local time with its offset, to the second: `2026-11-29T18:40:01+01:00`.
     /// A record's time (`at`, a time field) as text output shows it: the
     /// same moment in this device's time zone (`TZ`), its fraction of a
     /// second as written, `Z` when that zone's offset is 0. A time written
@@ -151,6 +150,7 @@ enum TimeText {
         return "\(yyyy)-\(two(month))-\(two(dd))T\(two(hour)):\(two(rest / 60)):\(two(rest % 60))\(fraction)\(offset)"
     }
 
+    /// Local time with its offset, to the second: `2026-11-29T18:40:01+01:00`.
     static func formatLocal(_ d: Date) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]

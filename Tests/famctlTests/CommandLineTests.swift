@@ -49,9 +49,6 @@ struct CommandLineTests {
         #expect(replay.hasSuffix("result: OK"))
     }
 
-    /// Text output cannot be misread: a list item holding a comma, a text
-    /// holding a space or a quote, an empty text, are printed in quotes (as
-    /// in JSON); plain words are not; `log` prints fields as `record` does.
     /// Under libfaketime with a fixed time, the Swift runtime is handed no
     /// arguments at all: famctl read them from the kernel's copy instead
     /// of crashing ("Range requires lowerBound <= upperBound", a clock
@@ -85,6 +82,9 @@ struct CommandLineTests {
         #expect(try f.run("--home", missing, "status").code == 0)
     }
 
+    /// Text output cannot be misread: a list item holding a comma, a text
+    /// holding a space or a quote, an empty text, are printed in quotes (as
+    /// in JSON); plain words are not; `log` prints fields as `record` does.
     @Test func textOutputQuotesWhatWouldReadAsSomethingElse() throws {
         let f = FamctlRunner()
         _ = try f.ok("init", "--name", "Mum")

@@ -632,6 +632,27 @@ struct HouseholdTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// A record made by a device whose clock is 300 days ahead does not
+    /// pull the clock of a device that changes it that far ahead (a code
+    /// review: every later change of Dad's was dated 300 days ahead).
+    @Test func aRecordMadeFarAheadDoesNotPullTheClocksOfThoseWhoChangeIt() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        try Self.exchange([mum, dad])
+        let ahead = try mum.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3"], env: try Self.clockOff("+300d"))
+        let id = ahead.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(ahead.code == 0, "\(ahead.stderr)")
+        try Self.exchange([mum, dad])
+        let changed = try dad.run("record", "update", id, "note=dad")
+        #expect(changed.code == 0 && !changed.stderr.contains("ahead of its clock") && !changed.stderr.contains("behind"), "\(changed.stderr)")
+        let later = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        #expect(later.code == 0 && !later.stderr.contains("ahead of its clock") && !later.stderr.contains("behind"), "\(later.stderr)")
+        let dadHome = try Home.open(dad.home)
+        let head = try dadHome.log.head(of: dadHome.deviceID, in: dadHome.family)
+        #expect(head.hlc.date.timeIntervalSinceNow < 3600, "Dad's clock was pulled to \(head.hlc.date)")
+    }
+
     /// A change that does not show because the record's last write is
     /// dated later (a device whose clock is days ahead) is written, and
     /// the command says so instead of printing the id alone.

@@ -72,8 +72,6 @@ struct RecordRestoreTests {
         #expect(try mum.ok("record", "list").split(separator: "\n").count == 3)
     }
 
-    /// All or none: a sleep that would overlap one recorded since stops the
-    /// batch, the other record in it included.
     /// `record delete --json` prints an array for one id as for several,
     /// as `record restore` does (a user review: one id gave an object).
     @Test func deleteAndRestorePrintArraysWhateverTheCount() throws {
@@ -87,6 +85,8 @@ struct RecordRestoreTests {
         }
     }
 
+    /// All or none: a sleep that would overlap one recorded since stops the
+    /// batch, the other record in it included.
     @Test func aBatchWithOneThatCannotComeBackWritesNothing() throws {
         let mum = try FamctlRunner.mum()
         let baby = try mum.ok("subject", "add", "baby", "--name", "Lily")

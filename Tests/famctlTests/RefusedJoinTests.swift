@@ -170,6 +170,9 @@ struct RefusedJoinTests {
         #expect(command.hasPrefix("famctl member remove "), "\(revoked.stderr)")
         let removed = try f.mum.run(Array(command.split(separator: " ").dropFirst().map(String.init)) + ["--now"])
         #expect(removed.code == 0 && removed.stdout.hasPrefix("Removed Dad"), "\(removed.stdout)\(removed.stderr)")
+        // Removed since: nothing more to do, not a removal to make again.
+        let again = try f.mum.run("invite", "--revoke", String(invite.prefix(8)))
+        #expect(again.code == 65 && again.stderr.contains("joined with it, and was removed since") && !again.stderr.contains("member remove"), "\(again.stderr)")
         let other = try f.mum.ok("invite")
         _ = try FamctlRunner().ok("accept", other, "--name", "Gran", "--dir", f.dir)
         #expect(try f.mum.ok("invite", "--list") == "(no open invitations)")

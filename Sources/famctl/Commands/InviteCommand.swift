@@ -117,8 +117,12 @@ enum InviteCommand: Command {
         }
         if let joined = invite.usedBy {
             // Who joined with it, to remove (a user review: not named).
-            let name = home.projector.household.members[joined]?.name
-            throw CLIError.data("invitation \(invite.id.hex) was already used: \(name.map { "\"\($0)\" (device \(joined.short))" } ?? "device \(joined.short)") joined with it",
+            let member = home.projector.household.members[joined]
+            let who = member.map { "\"\($0.name)\" (device \(joined.short))" } ?? "device \(joined.short)"
+            if member?.cutoff != nil {
+                throw CLIError.data("invitation \(invite.id.hex) was already used: \(who) joined with it, and was removed since", hint: "Nothing more to do: a used invitation lets no one else join.")
+            }
+            throw CLIError.data("invitation \(invite.id.hex) was already used: \(who) joined with it",
                                 hint: "Remove that member instead: famctl member remove \(joined.short).")
         }
         if invite.revoked != nil {

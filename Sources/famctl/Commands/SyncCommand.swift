@@ -427,7 +427,7 @@ enum SyncCommand: Command {
             guard !lost.isEmpty else { continue }
             let by = OutdoneWrite.author(newest.version.author, home: home)
             let hours = Int((newest.version.hlc.date.timeIntervalSince(now) / 3600).rounded())
-            out.append("famctl: warning: record \(key.id) (\(r.store)\(r.at.map { " at \($0)" } ?? "")): this device's change of \(lost.sorted().joined(separator: ", ")) no longer shows: "
+            out.append("famctl: warning: record \(key.id) (\(r.store)\(r.at.map { " at \(TimeText.shownHere($0))" } ?? "")): this device's change of \(lost.sorted().joined(separator: ", ")) no longer shows: "
                        + "\(by) changed \(lost.count == 1 ? "it" : "them") in a change dated \(TimeText.format(newest.version.hlc.date)), \(hours < 2 ? "over an hour" : "\(hours) hours") ahead of this device's clock, "
                        + "and the later-dated write wins on every device. 'famctl record show \(key.id) --history' shows both; write it again if it should stand, and have \(by)'s clock set right (or this device's, should it be the one behind).")
         }
@@ -458,7 +458,7 @@ enum SyncCommand: Command {
             // A restore writes no field (the record comes back with those it had).
             let how = back.changes.keys.allSatisfy { $0.hasPrefix("$") } ? "restored it," : "changed it, dated after the \(kind == "record" ? "deletion" : "removal"),"
             if kind == "record", let uuid = UUID(text: id), let r = try? home.projector.record(uuid), !r.deleted {
-                out.append("famctl: warning: record \(id) (\(r.store)\(r.at.map { " at \($0)" } ?? "")), which this device deleted, is back: \(by) \(how) "
+                out.append("famctl: warning: record \(id) (\(r.store)\(r.at.map { " at \(TimeText.shownHere($0))" } ?? "")), which this device deleted, is back: \(by) \(how) "
                            + "and the later change wins on every device. "
                            + "'famctl record show \(id) --history' shows both; 'famctl record delete \(id)' deletes it again.")
             } else if kind == "subject", let focus = FocusKey(id), let s = try? home.projector.subject(focus) {
