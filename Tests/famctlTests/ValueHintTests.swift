@@ -104,7 +104,7 @@ struct ValueHintTests {
         // Every problem of a row's shape at once, not one per run.
         try Data(#"[{"id":"nope","focus":"Lily","at":"soon","fields":{}}]"#.utf8).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
         let shape = try mum.run("import", "stores", dir)
-        #expect(shape.stderr.contains(#"diaper.json[0]: needs "id" (a UUID); "focus" 'Lily' is not a focus key (baby:<UUID>, pregnancy or newMom): a baby is named by its key, as 'famctl subject list' shows it; "at" 'soon' is not an ISO-8601 time with offset"#), "\(shape.stderr)")
+        #expect(shape.stderr.contains(#"diaper.json[0]: "id" "nope" is not a UUID; "focus" 'Lily' is not a focus key (baby:<UUID>, pregnancy or newMom): a baby is named by its key, as 'famctl subject list' shows it; "at" 'soon' is not an ISO-8601 time with offset"#), "\(shape.stderr)")
         try FileManager.default.removeItem(atPath: dir + "/diaper.json")
         try Data(rows.replacingOccurrences(of: "08:00+01:00", with: "08:00:00+01:00").utf8).write(to: URL(fileURLWithPath: dir + "/postpartum.json"))
         let second = try mum.run("import", "stores", dir)
