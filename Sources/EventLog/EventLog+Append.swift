@@ -36,7 +36,7 @@ extension EventLog {
         now: Date = Date(), after: HLC = .zero, check: () throws -> Void = {},
         onAccepted: (SyncEnvelope) throws -> Void = { _ in }
     ) throws -> [SyncEnvelope] {
-        try append(count: bodies.count, encoding: { bodies[$0] }, as: identity, family: family, now: now, after: after,
+        try append(count: bodies.count, encoding: { bodies[$0] }, as: identity, family: family, now: now, after: { after },
                    check: check, onAccepted: { env, _ in try onAccepted(env) })
     }
 
@@ -47,18 +47,23 @@ extension EventLog {
     /// caller's per-body work (famctl reads each body into its projected
     /// change there) costs no time of its own.
     ///
-    /// - Parameter onAccepted: called with each new envelope and its index,
-    ///   inside the transaction, after `encode` of that index (the envelopes
-    ///   signed with it, up to 63 more, are in the log by then: they are
-    ///   inserted a chunk at a time).
+    /// - Parameters:
+    ///   - after: a clock the new events must follow, read inside the write
+    ///     transaction after `check` (what it reads from the state, such as
+    ///     the making of a record the events change, cannot change before
+    ///     they are stored).
+    ///   - onAccepted: called with each new envelope and its index,
+    ///     inside the transaction, after `encode` of that index (the envelopes
+    ///     signed with it, up to 63 more, are in the log by then: they are
+    ///     inserted a chunk at a time).
     @discardableResult
     public func append(
         count: Int, encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
-        now: Date = Date(), after: HLC = .zero, check: () throws -> Void = {},
+        now: Date = Date(), after: () throws -> HLC = { .zero }, check: () throws -> Void = {},
         onAccepted: (SyncEnvelope, Int) throws -> Void = { _, _ in }
     ) throws -> [SyncEnvelope] {
         var out: [SyncEnvelope] = []
-        try append(sizes: [count], encoding: encode, as: identity, family: family, now: { now }, after: after, check: check,
+        try append(sizes: [count], encoding: encode, as: identity, family: family, now: { now }, after: { _ in try after() }, check: check,
                    onAccepted: onAccepted, onCommitted: { out = $0 })
         return out
     }
@@ -90,6 +95,10 @@ extension EventLog {
     ///     held), before any event of the batch is stored (some may be
     ///     sealed already, and are thrown away); a throw ends the append
     ///     there.
+    ///   - after: a clock the batch's events must follow, read in its
+    ///     transaction after `check`, with the indices of its events.
+    ///     Events of the batch encoded ahead before an earlier clock are
+    ///     thrown away and sealed again after it.
     ///   - onCommitted: called after each batch's commit, with its
     ///     envelopes; a throw ends the append, that batch stored.
     /// - Throws: the error of the batch that failed, which stored nothing;
@@ -97,10 +106,11 @@ extension EventLog {
     ///   `onCommitted`).
     public func append(
         batches sizes: [Int], encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
-        check: () throws -> Void = {}, onAccepted: (SyncEnvelope, Int) throws -> Void = { _, _ in },
+        check: () throws -> Void = {}, after: (Range<Int>) throws -> HLC = { _ in .zero },
+        onAccepted: (SyncEnvelope, Int) throws -> Void = { _, _ in },
         onCommitted: ([SyncEnvelope]) throws -> Void
     ) throws {
-        try append(sizes: sizes, encoding: encode, as: identity, family: family, now: { Date() }, after: .zero, check: check,
+        try append(sizes: sizes, encoding: encode, as: identity, family: family, now: { Date() }, after: after, check: check,
                    onAccepted: onAccepted, onCommitted: onCommitted)
     }
 
@@ -140,7 +150,7 @@ extension EventLog {
 
     private func append(
         sizes: [Int], encoding encode: (Int) throws -> ([UInt8], EpochKey), as identity: DeviceIdentity, family: FamilyID,
-        now: () -> Date, after: HLC, check: () throws -> Void, onAccepted: (SyncEnvelope, Int) throws -> Void,
+        now: () -> Date, after: (Range<Int>) throws -> HLC, check: () throws -> Void, onAccepted: (SyncEnvelope, Int) throws -> Void,
         onCommitted: ([SyncEnvelope]) throws -> Void
     ) throws {
         let me = identity.deviceID
@@ -174,6 +184,7 @@ extension EventLog {
                 try database.transaction(.immediate) {
                     try willBegin()
                     try check()
+                    let following = try after(start ..< end)
                     if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
                     let head = try head(of: me, in: family)
                     headBefore = head
@@ -182,8 +193,9 @@ extension EventLog {
                     let date = now()
                     let limitMs = min(HLC.milliseconds(of: date.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)
                     let last = max(try maxHLC(notAfter: HLC(milliseconds: limitMs, counter: .max)), head.hlc)
-                    if encoded > start, !(committedHead == head && last <= head.hlc) {
-                        // Encoded ahead on a chain or a clock that moved since.
+                    if encoded > start, !(committedHead == head && max(last, following) <= head.hlc) {
+                        // Encoded ahead on a chain or a clock that moved since,
+                        // or before the clock this batch must follow.
                         signing.discardAll()
                         encoded = start
                         batchOfNext = 0
@@ -192,7 +204,7 @@ extension EventLog {
                         precondition(signing.isIdle, "events still being signed")
                         chain = head
                         clock = HybridClock(last: last)
-                        clock.receive(after)
+                        clock.receive(following)
                         step = 8
                     }
                     let received = Self.millis(date)

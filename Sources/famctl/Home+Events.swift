@@ -89,8 +89,12 @@ extension Home {
         // canonical bytes (copied, not read value by value); anything else
         // from the body.
         try checkNotBehindOwnFolder()
-        let after = max(after, try createdVersionChanged(by: bodies.map(\.0)))
-        let envs = try onCurrentProjection { try appendOnce(bodies, after: after, check: check) }
+        let envs = try onCurrentProjection {
+            // Read in the write transaction, after the check: a sync that
+            // stores the put of what these bodies change meanwhile is then
+            // seen by both.
+            try appendOnce(bodies, after: { max(after, try createdVersionChanged(by: bodies.map(\.0))) }, check: check)
+        }
         warnIfStoresBehind(envs.count)
         try settle()
         if let last = envs.last { warnIfDatedAhead(last.hlc) }
@@ -113,19 +117,27 @@ extension Home {
     /// the newest version either: a write dated ahead keeps winning (the
     /// others are told) rather than pull every clock after it.
     func createdVersionChanged(by bodies: [EventBody], now: Date = Date()) throws -> HLC {
+        try createdVersionChanged(of: bodies.compactMap { body -> (kind: String, id: String)? in
+            switch body.type {
+            case RecordEvent.Kind.put.rawValue, RecordEvent.Kind.delete.rawValue: body["record"]?.stringValue.map { ("record", $0) }
+            case SubjectEvent.Kind.put.rawValue, SubjectEvent.Kind.delete.rawValue: body["subject"]?.stringValue.map { ("subject", $0) }
+            case PhotoEvent.Kind.put.rawValue, PhotoEvent.Kind.delete.rawValue: body["photo"]?.stringValue.map { ("photo", $0) }
+            default: nil
+            }
+        }, now: now)
+    }
+
+    /// ``createdVersionChanged(by:now:)`` of the entities named (kind and
+    /// lowercased id): what an import that changes records already here
+    /// knows of its rows without reading its bodies again.
+    func createdVersionChanged(of entities: [(kind: String, id: String)], now: Date = Date()) throws -> HLC {
+        guard !entities.isEmpty else { return .zero }
         let own = try log.head(of: deviceID, in: family).hlc
         let base = max(own, HLC(milliseconds: HLC.milliseconds(of: now), counter: 0))
         let limit = HLC(milliseconds: min(base.milliseconds + UInt64(EventLog.clockFollowLimit * 1000), HLC.maxMilliseconds), counter: .max)
         var latest = HLC.zero
-        for body in bodies {
-            let entity: (kind: String, id: String)?
-            switch body.type {
-            case RecordEvent.Kind.put.rawValue, RecordEvent.Kind.delete.rawValue: entity = body["record"]?.stringValue.map { ("record", $0) }
-            case SubjectEvent.Kind.put.rawValue, SubjectEvent.Kind.delete.rawValue: entity = body["subject"]?.stringValue.map { ("subject", $0) }
-            case PhotoEvent.Kind.put.rawValue, PhotoEvent.Kind.delete.rawValue: entity = body["photo"]?.stringValue.map { ("photo", $0) }
-            default: entity = nil
-            }
-            guard let entity, let created = try projector.createdVersion(kind: entity.kind, id: entity.id), created.hlc <= limit else { continue }
+        for entity in entities {
+            guard let created = try projector.createdVersion(kind: entity.kind, id: entity.id), created.hlc <= limit else { continue }
             latest = max(latest, created.hlc)
         }
         return latest
@@ -198,8 +210,13 @@ extension Home {
     ///   stored, with the indices of the bodies the batch holds (what the
     ///   caller read them from may have changed since: another process, a
     ///   sync).
-    func append(encodedBatches encoded: [[UInt8]], size: Int = 1_000, check: (Range<Int>) throws -> Void = { _ in }) throws {
-        try append(count: encoded.count, size: size, check: check) { i in
+    ///   - after: a clock the batch's events must follow (read after
+    ///     `check`, in the same transaction), with the indices of its
+    ///     bodies: the making of the records they change
+    ///     (``createdVersionChanged(of:now:)``).
+    func append(encodedBatches encoded: [[UInt8]], size: Int = 1_000, check: (Range<Int>) throws -> Void = { _ in },
+                after: (Range<Int>) throws -> HLC = { _ in .zero }) throws {
+        try append(count: encoded.count, size: size, check: check, after: after) { i in
             let bytes = encoded[i]
             if let change = PreparedChange(canonicalRecordPut: bytes, version: nil) { return (bytes, change) }
             return (bytes, PreparedChange(try EventBody(decoding: bytes)))
@@ -207,6 +224,7 @@ extension Home {
     }
 
     private func append(count: Int, size: Int, onCommitted: (Int) -> Void = { _ in }, check batchCheck: (Range<Int>) throws -> Void = { _ in },
+                        after batchAfter: (Range<Int>) throws -> HLC = { _ in .zero },
                         _ encodedAndPrepared: (Int) throws -> ([UInt8], PreparedChange)) throws {
         precondition(size > 0, "batches of at least one event")
         let (_, key) = try currentKey()
@@ -238,6 +256,8 @@ extension Home {
                     }
                     // The batch about to be stored: those after the ones committed.
                     try batchCheck(done ..< min(done + size, count))
+                }, after: { batch in
+                    try batchAfter(batch.lowerBound + base ..< batch.upperBound + base)
                 }, onAccepted: { env, i in
                     try apply(env, prepared: prepared.removeValue(forKey: i))
                 }, onCommitted: { envs in
@@ -276,7 +296,7 @@ extension Home {
         return (bytes, PreparedChange(canonicalRecordPut: bytes, version: nil) ?? PreparedChange(body))
     }
 
-    private func appendOnce(_ bodies: [(EventBody, EpochKey)], after: HLC, check: () throws -> Void) throws -> [SyncEnvelope] {
+    private func appendOnce(_ bodies: [(EventBody, EpochKey)], after: () throws -> HLC, check: () throws -> Void) throws -> [SyncEnvelope] {
         var prepared = [PreparedChange?](repeating: nil, count: bodies.count)
         return try log.append(count: bodies.count, encoding: { i in
             let bytes: [UInt8]

@@ -218,6 +218,33 @@ struct AppendTests {
         #expect(try log.audit(family: Author.family).isIntact)
     }
 
+    /// A batch's `after` clock is read in its own transaction, with its
+    /// events' indices: its events follow it, those of the next batch
+    /// sealed ahead before it are sealed again after it, and the chain
+    /// stays whole.
+    @Test func aBatchFollowsTheClockItsAfterGives() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let identity = DeviceIdentity.generate()
+        // An hour ahead: within what a log's clock follows.
+        let later = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(3600)), counter: 7)
+        var asked: [Range<Int>] = []
+        var committed: [[SyncEnvelope]] = []
+        try log.append(batches: [1000, 1000, 500], encoding: { i in
+            (Array("{\"type\":\"t\",\"schema\":1,\"n\":\(i)}".utf8), Author.key)
+        }, as: identity, family: Author.family, after: { batch in
+            asked.append(batch)
+            return batch.lowerBound == 1000 ? later : .zero
+        }, onAccepted: { env, i in
+            #expect(env.seq == UInt64(i + 1))
+        }, onCommitted: { committed.append($0) })
+        #expect(asked == [0 ..< 1000, 1000 ..< 2000, 2000 ..< 2500])
+        #expect(committed.count == 3 && committed[0].allSatisfy { $0.hlc < later }, "the first batch does not follow the second's clock")
+        #expect(committed.dropFirst().joined().allSatisfy { $0.hlc > later }, "an event of the second batch or after is dated before its clock")
+        #expect(try log.count() == 2500)
+        #expect(try log.audit(family: Author.family).isIntact)
+    }
+
     /// Large bodies are not encoded and held ahead by the thousand: besides
     /// the events' count, what waits to be signed and stored is bounded by
     /// its bytes (``EventLog/sealingLeadBytes``, overshot by one chunk at

@@ -632,6 +632,38 @@ struct HouseholdTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// `import stores` on a device two days behind, of rows that change
+    /// records another device made, dates them after the records' making,
+    /// as `record update` does: the records keep their creator.
+    @Test func anImportOnADeviceDaysBehindChangesRecordsAfterTheirCreation() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        // Noted three days ago: not in the future of Dad's clock.
+        let at = ISO8601DateFormatter().string(from: Date().addingTimeInterval(-3 * 86_400))
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "--at", at, "kind=mood", "mood=3")
+        try Self.exchange([mum, dad])
+        let out = dad.root + "/export"
+        try dad.ok("export", "stores", out)
+        let file = out + "/postpartum.json"
+        var rows = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [[String: Any]])
+        try #require(rows.count == 1)
+        var fields = try #require(rows[0]["fields"] as? [String: Any])
+        fields["mood"] = 5
+        rows[0]["fields"] = fields
+        try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: file))
+        let imported = try dad.run(["import", "stores", out], env: try Self.clockOff("-2d"))
+        #expect(imported.code == 0 && imported.stdout.contains("updated"), "\(imported.stdout)\(imported.stderr)")
+        try Self.exchange([mum, dad])
+        let mumID = try Home.open(mum.home).deviceID.hex
+        for r in [mum, dad] {
+            let record = try #require(try JSONSerialization.jsonObject(with: Data(try r.ok("record", "show", id, "--json").utf8)) as? [String: Any])
+            #expect(record["author"] as? String == mumID, "the import made Dad the record's creator: \(record)")
+            #expect((record["fields"] as? [String: Any])?["mood"] as? Int == 5, "\(record)")
+        }
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
     /// A record made by a device whose clock is 300 days ahead does not
     /// pull the clock of a device that changes it that far ahead (a code
     /// review: every later change of Dad's was dated 300 days ahead).

@@ -667,7 +667,14 @@ enum ImportStoresCommand: Command {
                                        hint: "Import again: it writes only what is missing, and keeps out rows older than the records' changes.")
                     }
                 }
-                do { try home.append(encodedBatches: subjectBodies + events, check: check) } catch {
+                // A row changing a record is dated after the record's making,
+                // as `record update` is (a device days behind the family).
+                let after = { (batch: Range<Int>) throws -> HLC in
+                    try home.createdVersionChanged(of: batch.compactMap { i in
+                        i >= offset ? readAs[i - offset].map { ("record", $0.0.lowercasedText) } : nil
+                    })
+                }
+                do { try home.append(encodedBatches: subjectBodies + events, check: check, after: after) } catch {
                     let e = CLIError(error, path: home.path)
                     throw CLIError(e.code, "\(file): \(e.message)", hint: e.hint)
                 }
