@@ -17,6 +17,9 @@ public enum FileIO {
         /// The path names something other than a regular file (a FIFO, a
         /// device, a socket, a directory): nothing to read as a file.
         public var notRegularFile = false
+        /// A lock another process held for longer than the wait allowed
+        /// (``withExclusiveLock(_:mode:waitingAtMost:willWait:_:)``).
+        public var timedOut = false
         public var description: String { reason }
     }
 
@@ -271,17 +274,42 @@ public enum FileIO {
     }
 
     /// Runs `body` holding an exclusive `flock` on `path` (created with
-    /// `mode` when missing), waiting for it as long as another process holds
-    /// it. The kernel releases it should the process die.
-    /// `willWait` is called first when another process holds it.
-    public static func withExclusiveLock<T>(_ path: String, mode: mode_t = 0o600, willWait: () -> Void = {}, _ body: () throws -> T) throws -> T {
+    /// `mode` when missing). The kernel releases it should the process die.
+    ///
+    /// - Parameters:
+    ///   - limit: how many seconds to wait while another process holds it,
+    ///     after which this fails (``Failure/timedOut``; 0: at once);
+    ///     `nil` waits as long as it is held.
+    ///   - willWait: called once when another process holds it: at once
+    ///     when the wait has no limit, else after the first second of
+    ///     waiting (a short wait is not worth a word; none when the limit
+    ///     is under a second).
+    public static func withExclusiveLock<T>(_ path: String, mode: mode_t = 0o600, waitingAtMost limit: Int? = nil,
+                                            willWait: () -> Void = {}, _ body: () throws -> T) throws -> T {
         let fd = Int32(retrying { Int(open(path, O_CREAT | O_RDWR | O_CLOEXEC, mode)) })
         guard fd >= 0 else { throw failure("open") }
         defer { close(fd) }
         if retrying({ Int(flock(fd, LOCK_EX | LOCK_NB)) }) != 0 {
             guard errno == EWOULDBLOCK else { throw failure("lock") }
-            willWait()
-            guard retrying({ Int(flock(fd, LOCK_EX)) }) == 0 else { throw failure("lock") }
+            if let limit {
+                let start = Date()
+                var said = false
+                while true {
+                    let waited = Date().timeIntervalSince(start)
+                    guard waited < Double(limit) else {
+                        var f = Failure(reason: "held by another process for over \(limit) second\(limit == 1 ? "" : "s")", permissionDenied: false, code: EWOULDBLOCK)
+                        f.timedOut = true
+                        throw f
+                    }
+                    if !said, waited >= 1 { willWait(); said = true }
+                    usleep(20_000)
+                    if retrying({ Int(flock(fd, LOCK_EX | LOCK_NB)) }) == 0 { break }
+                    guard errno == EWOULDBLOCK else { throw failure("lock") }
+                }
+            } else {
+                willWait()
+                guard retrying({ Int(flock(fd, LOCK_EX)) }) == 0 else { throw failure("lock") }
+            }
         }
         return try body()
     }

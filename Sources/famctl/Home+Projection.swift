@@ -234,9 +234,13 @@ extension Home {
         do {
             // Held for as long as another process rebuilds the stores: a wait
             // that could last minutes is said, not silent.
-            return try FileIO.withExclusiveLock(path + "/" + projectionLockFile, willWait: {
+            return try FileIO.withExclusiveLock(path + "/" + projectionLockFile, waitingAtMost: Database.busyWaitSeconds, willWait: {
                 Console.err("famctl: another famctl is rebuilding this home's stores (\(projectionLockFile) is held); waiting for it to finish")
             }, body)
+        } catch let e as FileIO.Failure where e.timedOut {
+            throw CLIError(.tempFail, "another famctl process has been rebuilding this home's stores for over \(Database.busyWaitSeconds) second\(Database.busyWaitSeconds == 1 ? "" : "s") "
+                           + "(\(path)/\(projectionLockFile) is held); nothing was written",
+                           hint: "Try again once it is done. FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
         } catch let e as FileIO.Failure {
             throw CLIError(e.permissionDenied ? .cantCreate : .tempFail, "cannot lock \(path)/\(projectionLockFile): \(e.reason)",
                            hint: "Check the permissions of the home directory.")

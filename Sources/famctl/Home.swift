@@ -526,7 +526,8 @@ extension CLIError {
         return switch e.code {
         case .busy, .locked:
             CLIError(.tempFail, "the database \(FileIO.isDirectory(path) ? path + "/" + Home.databaseFile : path) is locked by another famctl process",
-                     hint: "Another famctl process is writing to this home (a rebuild, an import, a sync); try again once it is done.")
+                     hint: "Another famctl process is writing to this home (a command still running, a 'famctl sync --watch', an import, a rebuild); try again once it is done. "
+                        + "FAMCTL_LOCK_WAIT sets how many seconds famctl waits for it (0 to 3600; a minute unless set).")
         case .full:
             CLIError(.cantCreate, "the disk holding \(path) is full; nothing was written", hint: "Free some space and run the command again.")
         case .readOnly, .permission:

@@ -77,4 +77,53 @@ struct LockWaitTests {
             #expect(r.code == 64 && r.stderr.contains("FAMCTL_LOCK_WAIT '\(bad)' is not a whole number of seconds from 0 to 3600"), "\(bad): \(r.stderr)")
         }
     }
+    /// The locks famctl's processes take turns with (a rebuild's, a
+    /// sync's, an import's) are waited for as the database's is: up to
+    /// `FAMCTL_LOCK_WAIT` seconds, a note after the first second, then exit
+    /// 75 naming what holds it (they were waited for without end, and
+    /// with `FAMCTL_LOCK_WAIT=0` the note came and the command waited).
+    @Test func aLockHeldPastTheWaitFailsSayingWhatHoldsIt() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("family", "create", "--name", "F", "--dir", f.root + "/shared")
+        try f.ok("subject", "add", "newMom")
+        try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let export = f.root + "/export"
+        try f.ok("export", "stores", export)
+        let cases: [(lock: String, args: [String], says: String)] = [
+            ("projection.lock", ["rebuild"], "another famctl process has been rebuilding this home's stores for over 0 seconds (\(f.home)/projection.lock is held); nothing was written"),
+            ("sync.lock", ["sync"], "another sync of this home (a 'famctl sync --watch', or one still running) has held \(f.home)/sync.lock for over 0 seconds; nothing was synced"),
+            ("import.lock", ["import", "stores", export], "another import into this home has been running for over 0 seconds (\(f.home)/import.lock is held); nothing was imported"),
+        ]
+        for c in cases {
+            // Held by another process for ten seconds at most: should famctl
+            // wait without end, it goes on after them, and the test fails
+            // instead of hanging.
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+            holder.arguments = ["--nonblock", "--no-fork", f.home + "/" + c.lock, "sh", "-c", "echo held; exec sleep 10"]
+            let out = Pipe()
+            holder.standardOutput = out
+            try holder.run()
+            let said = String(decoding: out.fileHandleForReading.readData(ofLength: 5), as: UTF8.self)
+            try #require(said == "held\n", "the lock could not be taken")
+            let start = Date()
+            let r = try f.run(c.args, env: ["FAMCTL_LOCK_WAIT": "0"])
+            #expect(r.code == 75 && r.stderr.contains(c.says) && r.stderr.contains("FAMCTL_LOCK_WAIT sets how many seconds"), "\(c.lock): \(r.stderr)")
+            #expect(!r.stderr.contains("waiting"), "\(c.lock): a note of a wait that does not happen: \(r.stderr)")
+            #expect(Date().timeIntervalSince(start) < 5, "\(c.lock): waited with FAMCTL_LOCK_WAIT=0")
+            if c.lock == "projection.lock" {
+                // A wait of two seconds: the note after the first, then the failure.
+                let waited = Date()
+                let w = try f.run(c.args, env: ["FAMCTL_LOCK_WAIT": "2"])
+                #expect(w.code == 75 && w.stderr.contains("waiting for it to finish") && w.stderr.contains("for over 2 seconds"), "\(w.stderr)")
+                #expect(Date().timeIntervalSince(waited) >= 2, "it did not wait the two seconds")
+            }
+            // (SIGKILL: SIGTERM may be ignored by what the tests run under, and stays so.)
+            kill(holder.processIdentifier, SIGKILL)
+            holder.waitUntilExit()
+            let again = try f.run(c.args, env: ["FAMCTL_LOCK_WAIT": "0"])
+            #expect(again.code == 0, "\(c.lock) released: \(again.stderr)")
+        }
+    }
 }

@@ -60,7 +60,8 @@ struct ProjectionFileTests {
         try f.ok("init", "--name", "Mum")
         let fd = open(f.home + "/" + Home.projectionLockFile, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         #expect(fd >= 0 && flock(fd, LOCK_EX) == 0)
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1.5) { close(fd) }
+        // Past the first second of waiting, after which the note comes.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2.5) { close(fd) }
         let r = try f.run("rebuild")
         #expect(r.code == 0 && r.stderr.contains("another famctl is rebuilding this home's stores (projection.lock is held); waiting for it to finish"), "\(r.stderr)")
     }

@@ -1,3 +1,4 @@
+import EventLog
 import Envelope
 import Foundation
 import Replicator
@@ -276,10 +277,18 @@ enum ImportStoresCommand: Command {
         try Home.open(path).checkCanWrite()
         // Two imports at once would each find the same rows missing and
         // both write them: the second waits, then finds them there.
-        try FileIO.withExclusiveLock(path + "/" + lockFile, willWait: {
-            Console.err("famctl: another import into this home is running; waiting for it to finish")
-        }) {
-            try importLocked(dir: dir, home: try Home.open(path), inv: inv)
+        do {
+            try FileIO.withExclusiveLock(path + "/" + lockFile, waitingAtMost: Database.busyWaitSeconds, willWait: {
+                Console.err("famctl: another import into this home is running; waiting for it to finish")
+            }) {
+                try importLocked(dir: dir, home: try Home.open(path), inv: inv)
+            }
+        } catch let e as FileIO.Failure where e.timedOut {
+            throw CLIError(.tempFail, "another import into this home has been running for over \(Database.busyWaitSeconds) second\(Database.busyWaitSeconds == 1 ? "" : "s") "
+                           + "(\(path)/\(lockFile) is held); nothing was imported",
+                           hint: "Import again once it is done: what it wrote is not written twice. FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
+        } catch let e as FileIO.Failure {
+            throw CLIError(e.permissionDenied ? .cantCreate : .tempFail, "cannot lock \(path)/\(lockFile): \(e.reason)", hint: "Check the permissions of the home directory; nothing was imported.")
         }
     }
 

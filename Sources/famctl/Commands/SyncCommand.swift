@@ -206,10 +206,14 @@ enum SyncCommand: Command {
         // The round's own errors are kept apart from the lock's.
         var round: Result<Round, any Error>?
         do {
-            try FileIO.withExclusiveLock(home.path + "/" + lockFile, willWait: {
+            try FileIO.withExclusiveLock(home.path + "/" + lockFile, waitingAtMost: Database.busyWaitSeconds, willWait: {
                 Console.err("famctl: another sync of this home is running; waiting for it to finish")
             }) { round = Result { try lockedRound(home) } }
             return try round!.get()
+        } catch let e as FileIO.Failure where round == nil && e.timedOut {
+            throw CLIError(.tempFail, "another sync of this home (a 'famctl sync --watch', or one still running) has held \(home.path)/\(lockFile) for over "
+                           + "\(Database.busyWaitSeconds) second\(Database.busyWaitSeconds == 1 ? "" : "s"); nothing was synced",
+                           hint: "Try again once its round is done (a watch syncs this home already). FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
         } catch let e as FileIO.Failure where round == nil {
             throw CLIError(.cantCreate, "cannot lock \(home.path)/\(lockFile): \(e.reason)", hint: "Check the home directory's permissions; nothing was synced.")
         }
@@ -224,14 +228,16 @@ enum SyncCommand: Command {
     static func publishNow(_ home: Home, once: Bool = false) -> String? {
         var failure: String?
         do {
-            try FileIO.withExclusiveLock(home.path + "/" + lockFile, willWait: {}) {
+            try FileIO.withExclusiveLock(home.path + "/" + lockFile, waitingAtMost: Database.busyWaitSeconds) {
                 let replicator = try home.replicator(probe: false)
                 if once { (replicator.peer as? RetryingPeer)?.singleAttempts = true }
                 do { _ = try replicator.publish() } catch let e as PeerError {
                     failure = Self.failure(e, at: replicator.peer.label, probing: false).message
                 }
             }
-        } catch let e as CLIError { failure = e.message } catch { failure = "\(error)" }
+        } catch let e as CLIError { failure = e.message } catch let e as FileIO.Failure where e.timedOut {
+            failure = Self.syncLockHeld(home)
+        } catch { failure = "\(error)" }
         return failure
     }
 
@@ -243,7 +249,7 @@ enum SyncCommand: Command {
     static func pullNow(_ home: Home) -> String? {
         if case .none = Location.stored(in: home) { return nil }
         do {
-            try FileIO.withExclusiveLock(home.path + "/" + lockFile, willWait: {}) {
+            try FileIO.withExclusiveLock(home.path + "/" + lockFile, waitingAtMost: Database.busyWaitSeconds) {
                 let replicator = try home.replicator()
                 (replicator.peer as? RetryingPeer)?.singleAttempts = true
                 defer {
@@ -255,8 +261,15 @@ enum SyncCommand: Command {
             }
             return nil
         } catch {
+            if let e = error as? FileIO.Failure, e.timedOut { return syncLockHeld(home) }
             return (error as? CLIError)?.message ?? (error as? PeerError).map { failure($0, at: "the shared folder", probing: false).message } ?? "\(error)"
         }
+    }
+
+    /// What a wait for the sync lock that ran out says (another sync's
+    /// round, a watch's, held it for longer than the wait).
+    static func syncLockHeld(_ home: Home) -> String {
+        "another sync of this home held \(home.path)/\(lockFile) for over \(Database.busyWaitSeconds) second\(Database.busyWaitSeconds == 1 ? "" : "s")"
     }
 
     /// Publishes a household change the others should have at once (a
