@@ -71,6 +71,20 @@ struct ChangedBeforeTheLockTests {
         #expect(shown.stdout.contains("wet=true") && !shown.stderr.contains("breaks its store's rules"), "\(shown.stdout) \(shown.stderr)")
     }
 
+    /// A record added to a subject while `subject remove --with-records`
+    /// waits for the lock is read with the others and deleted with them
+    /// (the removal gave up with exit 75 instead).
+    @Test func aRecordAddedToASubjectBeingRemovedIsDeletedWithIt() throws {
+        let (f, baby, id) = try Self.homeWithDiaper()
+        let added = UUID().uuidString.lowercased()
+        let r = try Self.racing(f, ["subject", "remove", baby, "--with-records", "--json"], with: Self.body(.put, added, focus: baby, fields: ["wet": .bool(true)]))
+        #expect(r.code == 0, "exit \(r.code): \(r.stderr)")
+        let out = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "\(r.stdout)")
+        #expect(Set(out["deletedRecords"] as? [String] ?? []) == [id, added], "\(r.stdout)")
+        #expect(try f.ok("record", "list", "--include-deleted", "--json").components(separatedBy: "\"deleted\" : true").count == 3, "both records are deleted")
+        #expect(try !f.ok("subject", "list").contains(baby))
+    }
+
     @Test func aRecordDeletedMeanwhileIsNotDeletedTwice() throws {
         let (f, baby, id) = try Self.homeWithDiaper()
         let r = try Self.racing(f, ["record", "delete", id], with: Self.body(.delete, id, focus: baby))

@@ -166,7 +166,6 @@ enum SubjectRemoveCommand: Command {
         try home.checkJoinFinished()
         let subject = try SubjectInput.subject(inv.positionals[0], home: home)
         func liveRecords() throws -> [RecordState] { try home.projector.records(.init(focus: subject.focus.description)) }
-        let records = try liveRecords()
         let withRecords = inv.flag("--with-records")
         let target = try inv.value("--move-records-to").map { try SubjectInput.subject($0, home: home) }
         if let target, target.focus == subject.focus {
@@ -174,42 +173,45 @@ enum SubjectRemoveCommand: Command {
         }
         // A viewer (or a removed device) is told so first, not how to deal with the records.
         try home.checkCanWrite()
-        if !records.isEmpty, !withRecords, target == nil {
-            throw CLIError.data("\(subject.focus) has \(records.count) record(s); it is not removed",
-                                hint: "Give --with-records to delete them too, or --move-records-to OTHER to move them to another subject "
-                                    + "('famctl record list --focus \(subject.focus)' lists them).")
-        }
-        let recordBodies = records.map { r in
-            if let target {
-                // A put naming the other subject, every field as it is.
-                RecordEvent(kind: .put, record: r.id, store: r.store, focus: target.focus.description, at: nil, fields: [:]).body
-            } else {
-                RecordEvent(kind: .delete, record: r.id, store: r.store, focus: r.focus, at: nil, fields: [:]).body
+        // Its records as read, or read again and the removal made anew: a
+        // record added to the subject, changed, deleted or moved meanwhile (another
+        // process, a sync) would be left out or undone (it used to give
+        // up at once, exit 75).
+        var records: [RecordState] = []
+        let envs = try home.appendAsRead({ try liveRecords() }, same: ==, changing: "the records of \(subject.focus)") { read in
+            records = read
+            if !records.isEmpty, !withRecords, target == nil {
+                throw CLIError.data("\(subject.focus) has \(records.count) record(s); it is not removed",
+                                    hint: "Give --with-records to delete them too, or --move-records-to OTHER to move them to another subject "
+                                        + "('famctl record list --focus \(subject.focus)' lists them).")
             }
-        }
-        let envs = try home.append(recordBodies + [SubjectEvent.delete(subject.focus).body]) {
-            try home.checkCanWrite()
-            guard try home.projector.subject(subject.focus) != nil else { throw SubjectInput.removedMeanwhile(subject.focus) }
-            guard try Set(liveRecords().map(\.id)) == Set(records.map(\.id)) else {
-                throw CLIError(.tempFail, "the records of \(subject.focus) changed while it was being removed; nothing was written",
-                               hint: "Run the same command again.")
-            }
-            // Each record must suit its new subject (its kind; a sleep not
-            // overlapping one of the other baby's): checked as a move by
-            // `record update --focus` is, the first that does not named.
-            if let target {
-                guard try home.projector.subject(target.focus) != nil else { throw SubjectInput.removedMeanwhile(target.focus) }
-                for r in records {
-                    guard let store = StoreName(rawValue: r.store) else { continue }
-                    do {
-                        try RecordInput.validate(home: home, id: r.id, store: store, focus: target.focus, at: r.at ?? TimeText.formatLocal(Date()),
-                                                 fields: r.fields, now: nil, checkWriting: false)
-                    } catch let e as CLIError {
-                        throw CLIError(e.code, "record \(r.id.lowercasedText) cannot move to \(target.focus): \(e.message); nothing was written",
-                                       hint: "Move or delete that record first ('famctl record update ID --focus …', 'famctl record delete ID').")
-                    }
+            let recordBodies = records.map { r in
+                if let target {
+                    // A put naming the other subject, every field as it is.
+                    RecordEvent(kind: .put, record: r.id, store: r.store, focus: target.focus.description, at: nil, fields: [:]).body
+                } else {
+                    RecordEvent(kind: .delete, record: r.id, store: r.store, focus: r.focus, at: nil, fields: [:]).body
                 }
             }
+            return (recordBodies + [SubjectEvent.delete(subject.focus).body], {
+                guard try home.projector.subject(subject.focus) != nil else { throw SubjectInput.removedMeanwhile(subject.focus) }
+                // Each record must suit its new subject (its kind; a sleep not
+                // overlapping one of the other baby's): checked as a move by
+                // `record update --focus` is, the first that does not named.
+                if let target {
+                    guard try home.projector.subject(target.focus) != nil else { throw SubjectInput.removedMeanwhile(target.focus) }
+                    for r in records {
+                        guard let store = StoreName(rawValue: r.store) else { continue }
+                        do {
+                            try RecordInput.validate(home: home, id: r.id, store: store, focus: target.focus, at: r.at ?? TimeText.formatLocal(Date()),
+                                                     fields: r.fields, now: nil, checkWriting: false)
+                        } catch let e as CLIError {
+                            throw CLIError(e.code, "record \(r.id.lowercasedText) cannot move to \(target.focus): \(e.message); nothing was written",
+                                           hint: "Move or delete that record first ('famctl record update ID --focus …', 'famctl record delete ID').")
+                        }
+                    }
+                }
+            })
         }
         let ids = records.map(\.id.lowercasedText)
         // Changes dated later than this removal keep what they wrote.
