@@ -73,6 +73,12 @@ enum SyncCommand: Command {
         // stderr and tried again, after a wait that doubles up to a minute.
         var failures = 0
         var retryAt = Date.distantPast
+        // Whether a round has gone through: from then on, a folder or home
+        // that cannot be read or written (exit 73: its permissions changed,
+        // a remount, a full disk) is taken as passing too, and waited out,
+        // rather than end the watch (a review: the family folder briefly
+        // unreadable ended it). Before, it is most likely a set-up to fix.
+        var worked = false
         func warnAndWait(_ message: String) {
             failures += 1
             let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
@@ -112,11 +118,12 @@ enum SyncCommand: Command {
                     }
                     if failures > 0 { Console.err("famctl: sync works again") }
                     failures = 0
+                    worked = true
                 }
             } catch {
                 // Ctrl-C stopped the request: not a failure to report.
                 if stop.load(ordering: .relaxed) { break }
-                guard let temporary = Self.temporaryFailure(error, path: path) else { throw error }
+                guard let temporary = Self.temporaryFailure(error, path: path, orCantCreate: worked) else { throw error }
                 warnAndWait(temporary.message)
             }
         }
@@ -125,9 +132,11 @@ enum SyncCommand: Command {
 
     /// `error` as the temporary failure it is (exit 75: worth retrying), or
     /// `nil` for one that retrying will not mend.
-    static func temporaryFailure(_ error: any Error, path: String) -> CLIError? {
+    /// - Parameter orCantCreate: exit 73 (a folder or file that cannot be
+    ///   read or written, a full disk) counts as worth retrying too.
+    static func temporaryFailure(_ error: any Error, path: String, orCantCreate: Bool = false) -> CLIError? {
         let e = CLIError(error, path: path)
-        return e.code == .tempFail ? e : nil
+        return e.code == .tempFail || (orCantCreate && e.code == .cantCreate) ? e : nil
     }
 
     struct Round {
