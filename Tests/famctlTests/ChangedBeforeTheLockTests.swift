@@ -107,7 +107,7 @@ struct ChangedBeforeTheLockTests {
         rows[0]["fields"] = fields
         try ExportProblemsTests.write(rows, dir, "diaper")
         let r = try Self.racing(f, ["import", "stores", dir], with: Self.body(.put, id, focus: baby, fields: ["note": .string("meanwhile")]))
-        #expect(r.code == 75 && r.stderr.contains("record \(id) changed while this import was running"), "exit \(r.code): \(r.stderr)")
+        #expect(r.code == 75 && r.stderr.contains("while importing diaper.json: record \(id) changed while this import was running"), "exit \(r.code): \(r.stderr)")
         #expect(try f.ok("record", "show", id).contains("note=meanwhile"))
         let again = try f.run("import", "stores", dir)
         #expect(again.code == 0 && again.stdout.contains("diaper.json: 0 added, 0 updated, 0 unchanged, 1 older than this home's (kept out)"), "\(again.stdout) \(again.stderr)")

@@ -684,8 +684,10 @@ enum ImportStoresCommand: Command {
                     })
                 }
                 do { try home.append(encodedBatches: subjectBodies + events, check: check, after: after) } catch {
+                    // Said as what happened while the file was written, not
+                    // as a fault of the file (a locked database is none).
                     let e = CLIError(error, path: home.path)
-                    throw CLIError(e.code, "\(file): \(e.message)", hint: e.hint)
+                    throw CLIError(e.code, "while importing \(file): \(e.message)", hint: e.hint)
                 }
             }
             knownSubjects.formUnion(newSubjects)
