@@ -453,6 +453,40 @@ struct PeerSyncTests {
         }
     }
 
+    /// A watch checks its server's conditional writes at its first round,
+    /// not at every round (five requests every interval), and again after
+    /// a round that failed.
+    @Test(.timeLimit(.minutes(2)))
+    func aWatchProbesItsServerOnceWhileItsRoundsGoThrough() throws {
+        try ApacheWebDAV.with { url, directory in
+            let mum = try FamctlRunner.mum(peer: url)
+            let log = mum.root + "/watch.log"
+            try #require(FileManager.default.createFile(atPath: log, contents: nil))
+            let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            func requests() -> [Substring] { ((try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n") }
+            // Probes are told apart by their objects' names.
+            func probes() -> Int {
+                Set(requests().filter { $0.hasPrefix("PUT ") && $0.contains("famctl-probe-") }.compactMap { $0.split(separator: " ").dropFirst().first }).count
+            }
+            func listings() -> Int { requests().filter { $0.hasPrefix("PROPFIND ") }.count }
+            let start = listings(), probesBefore = probes()
+            let watch = Process()
+            watch.executableURL = FamctlRunner.binary
+            watch.arguments = ["--home", mum.home, "sync", "--watch", "--interval", "0.2"]
+            watch.standardOutput = out
+            watch.standardError = out
+            try watch.run()
+            defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+            let deadline = Date().addingTimeInterval(30)
+            while listings() < start + 10, Date() < deadline { usleep(100_000) }
+            #expect(listings() >= start + 10, "the watch's rounds did not list the server")
+            #expect(probes() == probesBefore + 1, "one probe for the watch, not one a round: \(probes() - probesBefore)")
+            kill(watch.processIdentifier, SIGINT)
+            watch.waitUntilExit()
+            #expect(watch.terminationStatus == 0, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aServerThatStallsAfterTheProbeCostsOneTimeout() throws {
         // Anything but the probe (the segment's upload, a listing): no answer.

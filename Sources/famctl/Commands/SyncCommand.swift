@@ -79,6 +79,12 @@ enum SyncCommand: Command {
         // rather than end the watch (a review: the family folder briefly
         // unreadable ended it). Before, it is most likely a set-up to fix.
         var worked = false
+        // The WebDAV server whose conditional writes a round of this watch
+        // checked, and when: the next rounds do not check it again (five
+        // requests every interval, a review), unless a round failed since,
+        // the family's peer changed, or an hour went by (a server
+        // reconfigured).
+        var probed: (location: String, at: Date)?
         func warnAndWait(_ message: String) {
             failures += 1
             let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
@@ -101,7 +107,10 @@ enum SyncCommand: Command {
                 if head != seenHead { changedAt = Date(); seenHead = head }
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
                 if quiet || Date().timeIntervalSince(lastPull) >= interval {
-                    var r = try round(home)
+                    let location = "\(Location.stored(in: home))"
+                    let probe = probed.map { $0.location != location || Date().timeIntervalSince($0.at) > Self.probeAgainAfter } ?? true
+                    var r = try round(home, probe: probe)
+                    if probe { probed = (location, Date()) }
                     // An own segment that stays unreadable is said once a watch, not every round.
                     r.pulled.ownNotRestored.removeAll { warnedOwn.contains($0.path) }
                     r.pulled.ownDamagedInLog.removeAll { warnedOwn.contains($0.path) }
@@ -112,6 +121,7 @@ enum SyncCommand: Command {
                     lastPull = Date()
                     changedAt = nil
                     if let failed = r.publishFailure {
+                        probed = nil
                         // Pulling goes on; publishing is tried again, less often.
                         warnAndWait("\(failed.message) (the others' events were pulled)")
                         continue
@@ -123,12 +133,17 @@ enum SyncCommand: Command {
             } catch {
                 // Ctrl-C stopped the request: not a failure to report.
                 if stop.load(ordering: .relaxed) { break }
+                probed = nil
                 guard let temporary = Self.temporaryFailure(error, path: path, orCantCreate: worked) else { throw error }
                 warnAndWait(temporary.message)
             }
         }
         say("stopped")
     }
+
+    /// How long a watch goes without checking its WebDAV server's
+    /// conditional writes again, its rounds going through.
+    static let probeAgainAfter: TimeInterval = 3600
 
     /// `error` as the temporary failure it is (exit 75: worth retrying), or
     /// `nil` for one that retrying will not mend.
@@ -211,13 +226,15 @@ enum SyncCommand: Command {
     /// other sees as published.
     static let lockFile = "sync.lock"
 
-    static func round(_ home: Home) throws -> Round {
+    /// - Parameter probe: check a WebDAV server's conditional writes first
+    ///   (``WebDAVPeer/probe()``); a watch does once, not every round.
+    static func round(_ home: Home, probe: Bool = true) throws -> Round {
         // The round's own errors are kept apart from the lock's.
         var round: Result<Round, any Error>?
         do {
             try FileIO.withExclusiveLock(home.path + "/" + lockFile, waitingAtMost: Database.busyWaitSeconds, willWait: {
                 Console.err("famctl: another sync of this home is running; waiting for it to finish")
-            }) { round = Result { try lockedRound(home) } }
+            }) { round = Result { try lockedRound(home, probe: probe) } }
             return try round!.get()
         } catch let e as FileIO.Failure where round == nil && e.timedOut {
             throw CLIError(.tempFail, "another sync of this home (a 'famctl sync --watch', or one still running) has held \(home.path)/\(lockFile) for over "
@@ -316,8 +333,8 @@ enum SyncCommand: Command {
         return said.isEmpty ? nil : said.joined(separator: "; ")
     }
 
-    private static func lockedRound(_ home: Home) throws -> Round {
-        let replicator = try home.replicator()
+    private static func lockedRound(_ home: Home, probe: Bool) throws -> Round {
+        let replicator = try home.replicator(probe: probe)
         let deniedBefore = ownDenied(home)
         // The others' events the family refuses (a removed member's, a
         // viewer's): those this round brings are counted apart.
