@@ -159,7 +159,9 @@ extension Home {
         for _ in 0..<2 {
             guard let name = try state.get(.projectionFile) else { break }
             do {
-                return (name, try attachProjection(name, home: path, log: log, family: family))
+                let projector = try attachProjection(name, home: path, log: log, family: family)
+                removeLeftoverProjectionFiles(home: path, state: state)
+                return (name, projector)
             } catch where isDamage(error) || !FileManager.default.fileExists(atPath: path + "/" + name) {}
         }
         return try withProjectionLock(home: path) { try openProjectionLocked(home: path, log: log, state: state, family: family) }
@@ -216,6 +218,28 @@ extension Home {
                            hint: "Check the permissions of the home directory and the free space on its disk.")
         }
         return name
+    }
+
+    /// Removes the projection files of other generations than the current
+    /// one that a rebuild killed midway left (as large as the stores, and
+    /// otherwise kept until the next rebuild), when no rebuild runs: the
+    /// projection lock is taken without waiting, and a rebuild that holds
+    /// it is left to its file. Nothing is said; nothing read is lost (the
+    /// current file stays, the log holds everything).
+    static func removeLeftoverProjectionFiles(home path: String, state: DeviceState) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        func base(_ n: String) -> String { sideFileSuffixes.first(where: n.hasSuffix).map { String(n.dropLast($0.count)) } ?? n }
+        let projectionFiles = Set(names.map(base).filter { generation(ofProjectionFile: $0) != nil })
+        guard projectionFiles.count > 1 else { return }
+        // Held by this thread (a rebuild's own open): its file is not a leftover.
+        let held = path + "\u{0}" + String(describing: pthread_self())
+        guard projectionLocksHeld.withLock({ $0.insert(held).inserted }) else { return }
+        defer { _ = projectionLocksHeld.withLock { $0.remove(held) } }
+        try? FileIO.withExclusiveLock(path + "/" + projectionLockFile, waitingAtMost: 0) {
+            // Read again under the lock: a rebuild may have switched since.
+            guard let current = try? state.get(.projectionFile) else { return }
+            for name in projectionFiles where name != current { removeProjectionFile(name, home: path) }
+        }
     }
 
     /// The homes whose projection lock a thread of this process holds (home and thread).
