@@ -309,7 +309,7 @@ extension JSONValue {
     }
 
     /// What a number ``firstInexactNumber(in:)`` finds is, for messages.
-    public static let inexactNumberReason = "beyond a 64-bit integer, more than 17 significant digits, or beyond the range of a double"
+    public static let inexactNumberReason = "beyond a 64-bit integer, more digits than a double keeps, or beyond the range of a double"
 
     /// Why the number `token` (one ``isInexact(_:)`` holds inexact) would
     /// not be kept as written, for messages: too many digits (give fewer),
@@ -323,7 +323,36 @@ extension JSONValue {
         if mantissa.contains(".") { while digits.last == "0" { digits = digits.dropLast() } }
         if digits.count > 17 { return ("more than 17 significant digits", true) }
         let value = Double(token) ?? .infinity
+        if value.isFinite, value.magnitude >= Double.leastNormalMagnitude || digits.isEmpty {
+            return ("more digits than a double keeps: it would become \(value)", true)
+        }
         return (!value.isFinite ? "too large for a double, at most about 1.8e308" : "too small for a double to keep exactly, at least about 2.2e-308 unless 0", false)
+    }
+
+    /// A decimal number's text as its sign, significant digits (no
+    /// leading or trailing zeros) and the power of ten of the point before
+    /// them: equal for equal values however written (`1.50`, `15e-1`).
+    static func decimalParts(_ text: String) -> (negative: Bool, digits: [UInt8], point: Int)? {
+        var u = Substring(text).utf8[...]
+        let negative = u.first == UInt8(ascii: "-")
+        if negative { u = u.dropFirst() }
+        var digits: [UInt8] = []
+        var beforePoint = 0, seenPoint = false
+        while let c = u.first, c != UInt8(ascii: "e"), c != UInt8(ascii: "E") {
+            u = u.dropFirst()
+            if c == UInt8(ascii: ".") { seenPoint = true; continue }
+            guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { return nil }
+            digits.append(c)
+            if !seenPoint { beforePoint += 1 }
+        }
+        var exponent = 0
+        if !u.isEmpty {
+            guard let e = Int(String(decoding: u.dropFirst(), as: UTF8.self)) else { return nil }
+            exponent = e
+        }
+        while digits.first == UInt8(ascii: "0") { digits.removeFirst(); beforePoint -= 1 }
+        while digits.last == UInt8(ascii: "0") { digits.removeLast() }
+        return digits.isEmpty ? (negative, [], 0) : (negative, digits, beforePoint + exponent)
     }
 
     /// Whether the number `token` would lose digits as ``JSONValue`` holds it.
@@ -337,7 +366,13 @@ extension JSONValue {
             guard let value = Double(token) else { return true }
             // Out of range: infinite, or a nonzero number that becomes 0 or
             // a subnormal double (fewer significant bits than it was written with).
-            return !value.isFinite || (!digits.isEmpty && value.magnitude < Double.leastNormalMagnitude)
+            if !value.isFinite || (!digits.isEmpty && value.magnitude < Double.leastNormalMagnitude) { return true }
+            // Up to 15 significant digits, a double gives them back; 16 or
+            // 17 it may not (99.999999999999999 becomes 100.0, a review):
+            // the value it is read as, written back, must be the same.
+            guard digits.count > 15 else { return false }
+            guard let written = decimalParts(token), let back = decimalParts("\(value)") else { return true }
+            return written.digits != back.digits || written.point != back.point || written.negative != back.negative
         }
         return Int64(token) == nil
     }

@@ -450,10 +450,21 @@ enum RecordInput {
 
     /// A record's `source` (`{provider, recordId}`) as one key, when it
     /// gives both: what makes an import of an outside record idempotent.
+    /// The provider's length comes first: two different sources never make
+    /// one key, whatever their texts hold (a review: with the two joined
+    /// by a NUL, `a\0b`+`1` and `a`+`b\01` were one, and an import wrote
+    /// a row over an unrelated record).
     static func sourceKey(_ value: JSONValue?) -> String? {
         guard case .object(let o)? = value, let p = o["provider"]?.stringValue, let r = o["recordId"]?.stringValue,
               !p.isEmpty, !r.isEmpty else { return nil }
-        return p + "\u{0}" + r
+        return "\(p.utf8.count)\u{0}\(p)\u{0}\(r)"
+    }
+
+    /// A ``sourceKey(_:)`` as the command line writes a source: `provider:recordId`.
+    static func sourceShown(key: String) -> String {
+        let u = Array(key.utf8)
+        guard let z = u.firstIndex(of: 0), let n = Int(String(decoding: u[..<z], as: UTF8.self)), z + 1 + n < u.count else { return key }
+        return String(decoding: u[(z + 1) ..< (z + 1 + n)], as: UTF8.self) + ":" + String(decoding: u[(z + 2 + n)...], as: UTF8.self)
     }
 
     /// `source` as the command line writes it: `provider:recordId`.

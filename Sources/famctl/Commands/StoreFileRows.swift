@@ -32,12 +32,7 @@ struct StoreFileRows {
     /// (the reason appended to `failures`). `each` sees every row as it is
     /// checked, in order.
     static func read(_ path: String, failures: inout [String], each: (Int, JSONValue) -> Void) throws -> StoreFileRows? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let name = (path as NSString).lastPathComponent
-        let bytes: [UInt8]
-        do { bytes = try FileIO.readFile(path, limit: Int.max) } catch {
-            failures.append("\(name): cannot be read: \(error.reason)"); return nil
-        }
+        guard let bytes = bytes(of: path, failures: &failures) else { return nil }
         if let spans = split(bytes) {
             var whole = true
             for (i, span) in spans.enumerated() {
@@ -51,6 +46,36 @@ struct StoreFileRows {
             // (Valid after all, a case the scan does not read: taken whole.)
             for (i, row) in rows.enumerated() { each(i, row) }
             return StoreFileRows(storage: .values(rows))
+        }
+        return nil
+    }
+
+    /// The most bytes a store file may hold: it is read whole, and its
+    /// rows take several times that in memory while they are checked (a
+    /// review: a 3 GB file ended famctl on a failed allocation). Ten years
+    /// of a store's records take a few tens of megabytes.
+    static let sizeLimit = 256 << 20
+
+    /// A store file's bytes, or `nil` when there is no such file (nothing
+    /// said) or it cannot be read (the reason appended to `failures`): a
+    /// link to nothing, a file over ``sizeLimit``, not a file.
+    static func bytes(of path: String, failures: inout [String]) -> [UInt8]? {
+        let name = (path as NSString).lastPathComponent
+        guard FileManager.default.fileExists(atPath: path) else {
+            // A link whose target is gone is there all the same: said, not
+            // taken for a file the directory lacks (a review).
+            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+                failures.append("\(name): a link to \(TerminalText.escaped(target)), which does not exist; nothing in it is read")
+            }
+            return nil
+        }
+        do {
+            return try FileIO.readFile(path, limit: sizeLimit)
+        } catch where error.code == EFBIG {
+            let size = ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int).map { " (\($0 >> 20) MB)" } ?? ""
+            failures.append("\(name): larger than the \(sizeLimit >> 20) MB a store file may be\(size); it is read whole: split its rows over several directories and import each in turn")
+        } catch {
+            failures.append("\(name): cannot be read: \(error.reason)")
         }
         return nil
     }

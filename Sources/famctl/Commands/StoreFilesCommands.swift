@@ -267,7 +267,9 @@ enum ImportStoresCommand: Command {
         }
         // None of the store files: a wrong directory, not an empty export
         // (which writes every file, each an empty list).
-        guard ExportStoresCommand.fileNames.contains(where: { FileManager.default.fileExists(atPath: dir + "/" + $0) }) else {
+        guard ExportStoresCommand.fileNames.contains(where: {
+            FileManager.default.fileExists(atPath: dir + "/" + $0) || (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + $0)) != nil
+        }) else {
             let misnamed = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.lowercased().hasSuffix(".json") }.sorted()
             throw CLIError(.noInput, "no store files in \(dir) (feeding.json … subjects.json); nothing was imported"
                            + (misnamed.isEmpty ? "" : ". Not read: \(misnamed.joined(separator: ", ")) (the files' names are matched exactly)"),
@@ -338,6 +340,16 @@ enum ImportStoresCommand: Command {
             // may repeat an earlier row's focus).
             var now = existing.mapValues(\.fields)
             var named: Set<FocusKey> = []
+            // Keys nothing reads ("nmae", "birthday"): said once, not dropped without a word.
+            let readKeys = ["focus", "kind", "name", "birth", "sex", "due", "updated", "removed", "revision"]
+            var unreadKeys = Set<String>()
+            for case .object(let o) in rows { unreadKeys.formUnion(o.keys.filter { !readKeys.contains($0) }) }
+            if !unreadKeys.isEmpty {
+                let said = unreadKeys.sorted().map { k in
+                    "\"\(TerminalText.escaped(k))\"" + (RecordInput.nearest(k, among: readKeys).map { " (did you mean \"\($0)\"?)" } ?? "")
+                }
+                warnings.append("subjects.json: not read in its rows: \(said.joined(separator: ", ")) (a row gives \"focus\", \"name\", \"birth\" or \"due\", \"sex\" and \"removed\")")
+            }
             for (i, row) in rows.enumerated() {
                 guard case .object(let o) = row, let f = o["focus"]?.stringValue else {
                     failures.append("subjects.json[\(i)]: needs \"focus\" (baby:<UUID>, pregnancy or newMom)"); bad = true; continue
@@ -394,6 +406,13 @@ enum ImportStoresCommand: Command {
                 if let birth = changed["birth"]?.stringValue, birth > SubjectInput.todayLocal() {
                     failures.append("subjects.json[\(i)]: subject.birth: \(birth) is after today (\(SubjectInput.todayLocal())); a baby expected later is the pregnancy (\"due\")")
                     bad = true; continue
+                }
+                // A date before 1900 ('subject add' refuses it, a mistyped
+                // year): imported as it is (an older famctl may have stored
+                // it so), and said, as a record's is.
+                for name in ["birth", "due"] {
+                    guard let text = changed[name]?.stringValue, let year = RecordInput.yearAsWritten(text), year < RecordInput.earliestYear else { continue }
+                    warnings.append("subjects.json[\(i)]: subject.\(name): the year \(year) is before \(RecordInput.earliestYear) (is it mistyped?); imported as it is")
                 }
                 if current == nil { added += 1 } else { updated += 1 }
                 changedByFile.insert(focus)
@@ -474,7 +493,7 @@ enum ImportStoresCommand: Command {
                 for row in sourced {
                     defer { if firstRow[row.key] == nil { firstRow[row.key] = row.row } }
                     guard sameSource[row.row] == nil else { continue }
-                    let text = row.key.replacingOccurrences(of: "\u{0}", with: ":")
+                    let text = RecordInput.sourceShown(key: row.key)
                     if let first = firstRow[row.key] {
                         sourceWarnings.append("\(file)[\(row.row)]: its source \(text) is row \(first)'s too; imported as a record of its own")
                     } else if let other = bySource[row.key], other != row.id {
@@ -501,6 +520,10 @@ enum ImportStoresCommand: Command {
             var newSubjects: [FocusKey] = []
             var fileFailures: [String] = []
             var fileWarnings: [String] = sourceWarnings
+            // The rows giving each field the store does not define: one
+            // warning a field, not one a row (a review: a typo in every row
+            // of a 20 000-row file printed 20 000 lines).
+            var undefinedRows: [String: [Int]] = [:]
             // Each sleep of the file: its row, baby, span, and whether the import changes it.
             var sleeps = FileSleeps()
             // The file's records replace the home's copies: a sleep is checked
@@ -612,7 +635,7 @@ enum ImportStoresCommand: Command {
                             fileWarnings.append("\(file)[\(i)]: \(blank) (imported as it is)")
                         }
                         for name in r.fields.keys.sorted() where name != "photos" && schema.field(name) == nil {
-                            fileWarnings.append("\(file)[\(i)]: " + RecordInput.undefinedField(name, schema: schema))
+                            undefinedRows[name, default: []].append(i)
                         }
                         if !broken.isEmpty {
                             fileWarnings.append("\(file)[\(i)]: imported as it is, breaking what its \"problems\" list (a merge left it so): \(broken.joined(separator: "; "))")
@@ -625,6 +648,11 @@ enum ImportStoresCommand: Command {
             }
             // Keys a row may hold that nothing reads (`"deleted": true`, a
             // misspelt "fieldz"): said once a file, not dropped without a word.
+            for name in undefinedRows.keys.sorted() {
+                let rows = undefinedRows[name]!
+                let which = rows.count == 1 ? "[\(rows[0])]" : " (rows \(rows.prefix(shownBadRowsPerFile).map(String.init).joined(separator: ", "))\(rows.count > shownBadRowsPerFile ? ", …; \(rows.count) in all" : ""))"
+                fileWarnings.append("\(file)\(which): " + RecordInput.undefinedField(name, schema: StoreSchema.schema(for: store)))
+            }
             let unread = unreadKeys.sorted()
             if !unread.isEmpty {
                 fileWarnings.append("\(file): not read in its rows: \(unread.map { "\"\(TerminalText.escaped($0))\"" }.joined(separator: ", ")) "
@@ -782,21 +810,19 @@ enum ImportStoresCommand: Command {
     }
 
     static func readArray(_ path: String, failures: inout [String]) throws -> [JSONValue]? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
         let name = (path as NSString).lastPathComponent
-        let data: Data
-        do { data = Data(try FileIO.readFile(path, limit: Int.max)) } catch {
-            failures.append("\(name): cannot be read: \(error.reason)"); return nil
-        }
+        guard let data = StoreFileRows.bytes(of: path, failures: &failures) else { return nil }
         // The strict reader, as for bodies: an object key given twice is
         // refused (JSONDecoder kept one of the two), and 38.0 stays the decimal it was exported as.
         // A number it would not keep as written (it would become the nearest
         // double, or 0) is refused, not altered.
-        switch JSONValue.parseKeepingNumbers([UInt8](data)) {
+        switch JSONValue.parseKeepingNumbers(data) {
         case .success(.array(let rows)): return rows
         case .success: failures.append("\(name): not a JSON array: a store file holds its rows in one [ … ]")
         case .failure(.inexactNumber(let n)):
-            failures.append("\(name): the number \(n) cannot be kept as written (\(JSONValue.inexactReason(n).reason)); write it as a string (\"\(n)\")")
+            let why = JSONValue.inexactReason(n)
+            failures.append("\(name): the number \(n) cannot be kept as written (\(why.reason)); " + (why.fewerDigits ? "give fewer digits; " : "")
+                            + "in a field the store does not define, a string (\"\(n)\") keeps it as written")
         case .failure(.invalid(let why)): failures.append("\(name): not valid JSON: \(why)")
         }
         return nil
@@ -830,7 +856,8 @@ enum ImportStoresCommand: Command {
         case nil, .null?: said.append("needs \"at\", an ISO-8601 time with offset")
         case .string(let text)?:
             // An impossible time (second 60, February 30) first: it may parse.
-            if let why = CalendarDate.impossibility(in: text) { said.append("\"at\": \(why)") } else if TimeValue.parse(text) != nil { at = text } else {
+            // (A `t` or `z` written small is written capital, as `record add` writes it.)
+            if let why = CalendarDate.impossibility(in: text) { said.append("\"at\": \(why)") } else if TimeValue.parse(text) != nil { at = text.uppercased() } else {
                 said.append("\"at\" '\(TerminalText.escaped(text))' is not an ISO-8601 time with offset"
                             + (ValueHint.completedTime(text).map { " (in full: \($0.text)\($0.offsetAdded ? ", this machine's offset" : ""))" } ?? ""))
             }
@@ -839,6 +866,12 @@ enum ImportStoresCommand: Command {
         if let s = o["store"]?.stringValue, s != store.rawValue { said.append("says store \"\(s)\" in \(store.rawValue).json") }
         var fields: [String: JSONValue] = [:]
         if case .object(let f)? = o["fields"] { fields = f } else { said.append("needs \"fields\", an object") }
+        // The record's own keys in a body begin with $ ($at, $focus…): a
+        // field so named would be stored and never shown, and written again
+        // by every import of the file (a review).
+        for name in fields.keys.sorted() where name.hasPrefix("$") {
+            said.append("\"fields\" has \"\(name)\": a name beginning with $ is not a field's (famctl keeps its own keys under such names); rename it")
+        }
         var problems: Set<String> = []
         switch o["problems"] {
         case nil, .null?: break

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// Store files made to break `import stores` (a hostile-input review):
+/// each is refused or said clearly, and nothing is lost or altered.
+struct ImportHostileInputTests {
+    /// Writes `text` as `name` in a new directory under the runner's root.
+    static func dir(_ f: FamctlRunner, _ files: [String: String]) throws -> String {
+        let dir = f.root + "/in-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        for (name, text) in files { try Data(text.utf8).write(to: URL(fileURLWithPath: dir + "/" + name)) }
+        return dir
+    }
+
+    static func row(_ baby: String, id: String = UUID().uuidString.lowercased(), at: String = "2025-11-30T06:10:00+01:00", fields: String) -> String {
+        #"{"id":"\#(id)","focus":"\#(baby)","at":"\#(at)","fields":\#(fields)}"#
+    }
+
+    static func fields(_ f: FamctlRunner, _ id: String) throws -> [String: Any] {
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(try f.ok("record", "show", id, "--json").utf8)) as? [String: Any])
+        return try #require(shown["fields"] as? [String: Any])
+    }
+
+    /// A field named `$…` would be stored and never shown (the record's own
+    /// keys are so named), and written again by every import: the row is refused.
+    @Test func aFieldNamedWithADollarIsRefused() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let id = UUID().uuidString.lowercased()
+        let dir = try Self.dir(f, ["diaper.json": "[" + Self.row(baby, id: id, fields: #"{"wet":true,"$note":"x"}"#) + "]"])
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 65 && r.stderr.contains(#"diaper.json[0]: "fields" has "$note": a name beginning with $ is not a field's"#), "\(r.stderr)")
+        #expect(try f.run("record", "show", id).code == 66, "the row was imported")
+    }
+
+    /// Two different sources whose texts joined by a NUL read the same: an
+    /// import of one does not write over the record of the other.
+    @Test func sourcesThatJoinAlikeAreNotOneRecord() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let first = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "--at", "2025-11-30T05:00:00Z",
+                             "--json-fields", #"{"wet":true,"note":"original","source":{"provider":"a\u0000b","recordId":"1"}}"#)
+        let id = UUID().uuidString.lowercased()
+        let dir = try Self.dir(f, ["diaper.json": "[" + Self.row(baby, id: id, fields: #"{"dirty":true,"note":"another","source":{"provider":"a","recordId":"b\u00001"}}"#) + "]"])
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 0 && r.stdout.contains("diaper.json: 1 added"), "\(r.stdout) \(r.stderr)")
+        #expect(try Self.fields(f, first)["note"] as? String == "original", "the other source's row wrote over the record")
+        #expect(try Self.fields(f, id)["note"] as? String == "another")
+    }
+
+    /// A store file larger than a store file may be is refused, said with
+    /// its size; the other files are imported. A link to nothing is said
+    /// as such, not taken for a missing file.
+    @Test func aHugeFileAndALinkToNothingAreSaid() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let id = UUID().uuidString.lowercased()
+        let dir = try Self.dir(f, ["diaper.json": "[" + Self.row(baby, id: id, fields: #"{"wet":true}"#) + "]"])
+        // Sparse: no disk is used.
+        let huge = try FileHandle(forWritingTo: URL(fileURLWithPath: try #require(FileManager.default.createFile(atPath: dir + "/feeding.json", contents: nil) ? dir + "/feeding.json" : nil)))
+        try huge.truncate(atOffset: 300 << 20)
+        try huge.close()
+        try FileManager.default.createSymbolicLink(atPath: dir + "/sleep.json", withDestinationPath: "/nonexistent/sleep.json")
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 65 && r.stderr.contains("feeding.json: larger than the 256 MB a store file may be (300 MB)"), "\(r.stderr)")
+        #expect(r.stderr.contains("sleep.json: a link to /nonexistent/sleep.json, which does not exist"), "\(r.stderr)")
+        let shown = try f.run("record", "show", id)
+        #expect(r.stdout.contains("diaper.json: 1 added") && shown.code == 0, "\(r.stdout)")
+        // Alone in its directory, the link is said the same way (not "no store files").
+        let alone = try Self.dir(f, [:])
+        try FileManager.default.createSymbolicLink(atPath: alone + "/sleep.json", withDestinationPath: "/nonexistent/sleep.json")
+        let a = try f.run("import", "stores", alone)
+        #expect(a.code == 65 && a.stderr.contains("sleep.json: a link to /nonexistent/sleep.json, which does not exist"), "\(a.stderr)")
+    }
+
+    /// Keys of subjects.json that nothing reads are said; a birth before
+    /// 1900 is imported and said, as a record's time is.
+    @Test func subjectRowsSayWhatIsNotReadAndAnOddYear() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let dir = try Self.dir(f, ["subjects.json": #"[{"focus":"\#(baby)","nmae":"Typo","birth":"0000-01-01"}]"#])
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 0 && r.stderr.contains(#"subjects.json: not read in its rows: "nmae" (did you mean "name"?)"#), "\(r.stderr)")
+        #expect(r.stderr.contains("subjects.json[0]: subject.birth: the year 0 is before 1900 (is it mistyped?); imported as it is"), "\(r.stderr)")
+    }
+
+    /// A field the store does not define, in every row of a file: one
+    /// warning, naming some rows and their number, not one line a row.
+    @Test func aTypoInEveryRowIsSaidOnce() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let rows = (0..<50).map { _ in Self.row(baby, fields: #"{"wet":true,"noet":"x"}"#) }
+        let dir = try Self.dir(f, ["diaper.json": "[" + rows.joined(separator: ",") + "]"])
+        let r = try f.run("import", "stores", dir)
+        let lines = r.stderr.split(separator: "\n").filter { $0.contains("'noet'") }
+        #expect(r.code == 0 && lines.count == 1 && lines[0].contains("diaper.json (rows 0, 1, 2") && lines[0].contains("…; 50 in all): diaper does not define 'noet'"), "\(r.stderr)")
+    }
+
+    /// A time written with a small `t` and `z` is stored as `record add`
+    /// stores it, with capitals.
+    @Test func aSmallTAndZAreWrittenCapital() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let id = UUID().uuidString.lowercased()
+        let dir = try Self.dir(f, ["diaper.json": "[" + Self.row(baby, id: id, at: "2025-11-30t06:10:00z", fields: #"{"wet":true}"#) + "]"])
+        #expect(try f.run("import", "stores", dir).code == 0)
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(try f.ok("record", "show", id, "--json").utf8)) as? [String: Any])
+        #expect(shown["at"] as? String == "2025-11-30T06:10:00Z", "\(shown)")
+    }
+
+    /// A decimal of 17 digits that a double does not give back is refused
+    /// in a store file, not imported rounded.
+    @Test func seventeenDigitsADoubleDoesNotKeepAreRefused() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let id = UUID().uuidString.lowercased()
+        let dir = try Self.dir(f, ["feeding.json": "[" + Self.row(baby, id: id, fields: #"{"kind":"bottle","start":"2025-11-30T06:10:00+01:00","amountMl":99.999999999999999}"#) + "]"])
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 65 && r.stderr.contains("feeding.json: the number 99.999999999999999 cannot be kept as written (more digits than a double keeps: it would become 100.0); give fewer digits"), "\(r.stderr)")
+        #expect(try f.run("record", "show", id).code == 66)
+    }
+}
