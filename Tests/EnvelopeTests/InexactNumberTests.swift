@@ -56,4 +56,48 @@ struct InexactNumberTests {
             #expect(JSONValue.firstInexactNumber(in: Array("[1,\(lost)]".utf8)) == lost, "\(lost)")
         }
     }
+    /// Decimals of 15 to 17 significant digits, at random scales: one is
+    /// kept exactly when the JSON famctl writes of the double it becomes
+    /// has the same value (Foundation's `Decimal`, exact at these lengths,
+    /// is the judge): never rounded in silence, never refused though kept
+    /// (a review: 99.999999999999999 became 100.0).
+    @Test func sixteenAndSeventeenDigitsAreKeptExactlyWhenTheyComeBack() throws {
+        var rng = SplitMixRNG(seed: 20261206)
+        var kept = 0, refused = 0
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 15...17, using: &rng)
+            var digits = String(Int.random(in: 1...9, using: &rng))
+            for _ in 1..<count { digits += String(Int.random(in: 0...9, using: &rng)) }
+            let point = Int.random(in: 1..<count, using: &rng)
+            let mantissa = String(digits.prefix(point)) + "." + String(digits.dropFirst(point))
+            let token = (Bool.random(using: &rng) ? "-" : "") + mantissa + (Bool.random(using: &rng) ? "e\(Int.random(in: -30...30, using: &rng))" : "")
+            let written = try #require(Decimal(string: token))
+            switch JSONValue.parseKeepingNumbers(Array("[\(token)]".utf8)) {
+            case .success(.array(let values)):
+                kept += 1
+                let back = try #require(Decimal(string: String(decoding: values[0].jsonBytes, as: UTF8.self)))
+                #expect(back == written, "\(token) was kept but reads back as \(values[0].jsonText)")
+            case .failure(.inexactNumber(let n)):
+                refused += 1
+                let double = try #require(Double(token))
+                let back = try #require(Decimal(string: "\(double)"))
+                #expect(n == token && back != written, "\(token) was refused but a double keeps it")
+            default:
+                Issue.record("\(token) did not parse")
+            }
+        }
+        #expect(kept > 1_000 && refused > 1_000, "kept \(kept), refused \(refused): the draw misses a side")
+    }
+
+    /// How famctl writes a double (what a store file's `revision` hashes,
+    /// written out in format.md): pinned, so that a toolchain that formats
+    /// doubles otherwise is noticed.
+    @Test func theWayDoublesAreWrittenIsPinned() {
+        let cases: [(Double, String)] = [(38, "38.0"), (0.0001, "0.0001"), (0.00009, "9e-05"), (1e-7, "1e-07"), (123456789012345.6, "123456789012345.6"),
+                                         (9007199254740992, "9007199254740992.0"), (9.99e15, "9.99e+15"), (1e16, "1e+16"), (5e-324, "5e-324"),
+                                         (-0.0, "0.0"), (1.7976931348623157e308, "1.7976931348623157e+308"), (0.1, "0.1"), (1e15, "1000000000000000.0")]
+        for (d, text) in cases {
+            #expect(String(decoding: JSONValue.double(d).jsonBytes, as: UTF8.self) == text, "\(d)")
+        }
+    }
 }
