@@ -10,6 +10,30 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case array([JSONValue])
     case object([String: JSONValue])
 
+    /// Equal when they are the same JSON, texts compared by their UTF-8
+    /// bytes: Swift's `==` on strings takes canonically equivalent texts
+    /// as one (`é` and `e` followed by a combining accent), and an edit
+    /// between the two was taken as no change and dropped (a review). The
+    /// bytes are what is signed and stored. (Keys are compared the same way.
+    /// `hash(into:)` stays the synthesized one: texts of equal bytes hash
+    /// alike.)
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case let (.bool(x), .bool(y)): x == y
+        case let (.int(x), .int(y)): x == y
+        case let (.double(x), .double(y)): x == y
+        case let (.string(x), .string(y)): x.utf8.elementsEqual(y.utf8)
+        case let (.array(x), .array(y)): x.count == y.count && zip(x, y).allSatisfy { $0 == $1 }
+        case let (.object(x), .object(y)):
+            x.count == y.count && x.allSatisfy { key, value in
+                guard let i = y.index(forKey: key) else { return false }
+                return y[i].key.utf8.elementsEqual(key.utf8) && y[i].value == value
+            }
+        default: false
+        }
+    }
+
     public init(from decoder: any Decoder) throws {
         let c = try decoder.singleValueContainer()
         if c.decodeNil() { self = .null }

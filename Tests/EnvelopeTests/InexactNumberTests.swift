@@ -100,4 +100,18 @@ struct InexactNumberTests {
             #expect(String(decoding: JSONValue.double(d).jsonBytes, as: UTF8.self) == text, "\(d)")
         }
     }
+    /// JSON values are equal when their bytes are: canonically equivalent
+    /// texts of other bytes are not (Swift's strings would say they are),
+    /// in values and in keys; the same bytes are, and hash alike.
+    @Test func textsAreEqualByTheirBytes() {
+        let nfc = "caf\u{e9}", nfd = "cafe\u{301}"
+        #expect(JSONValue.string(nfc) != .string(nfd))
+        #expect(JSONValue.object(["a": .string(nfc)]) != .object(["a": .string(nfd)]))
+        #expect(JSONValue.object([nfc: .int(1)]) != .object([nfd: .int(1)]))
+        #expect(JSONValue.array([.string(nfc), .null]) != .array([.string(nfd), .null]))
+        let a = JSONValue.object(["k": .array([.string(nfd), .double(1.5), .bool(true)])])
+        let b = JSONValue.object(["k": .array([.string(String(decoding: Array(nfd.utf8), as: UTF8.self)), .double(1.5), .bool(true)])])
+        #expect(a == b && a.hashValue == b.hashValue)
+        #expect(JSONValue.int(1) != .double(1))
+    }
 }

@@ -112,4 +112,25 @@ struct ImportHostileInputTests {
         #expect(r.code == 65 && r.stderr.contains("feeding.json: the number 99.999999999999999 cannot be kept as written (more digits than a double keeps: it would become 100.0); give fewer digits"), "\(r.stderr)")
         #expect(try f.run("record", "show", id).code == 66)
     }
+    /// An edit that changes a text into a canonically equivalent one of
+    /// other bytes (é as one character, then as e and a combining accent)
+    /// is a change: imported, not taken as "unchanged" and dropped.
+    @Test func anEditToEquivalentTextOfOtherBytesIsImported() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let id = try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=caf\u{e9}")
+        let out = f.root + "/export"
+        try f.ok("export", "stores", out)
+        let file = out + "/diaper.json"
+        let text = try String(contentsOfFile: file, encoding: .utf8)
+        let nfc = "caf\u{e9}", nfd = "cafe\u{301}"
+        try #require(text.utf8.count > 0 && String(decoding: Array(text.utf8), as: UTF8.self).contains(nfc))
+        // Replaced byte for byte (Swift's own replacing would match either form).
+        let edited = Data(text.utf8).replacing(Data(nfc.utf8), with: Data(nfd.utf8))
+        try #require(edited != Data(text.utf8))
+        try edited.write(to: URL(fileURLWithPath: file))
+        let r = try f.run("import", "stores", out)
+        #expect(r.code == 0 && r.stdout.contains("diaper.json: 0 added, 1 updated"), "\(r.stdout) \(r.stderr)")
+        let note = try Self.fields(f, id)["note"] as? String
+        #expect(note.map { Array($0.utf8) } == Array(nfd.utf8), "the note kept its old bytes: \(note.map { Array($0.utf8) } ?? [])")
+    }
 }
