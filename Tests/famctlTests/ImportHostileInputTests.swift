@@ -133,4 +133,22 @@ struct ImportHostileInputTests {
         let note = try Self.fields(f, id)["note"] as? String
         #expect(note.map { Array($0.utf8) } == Array(nfd.utf8), "the note kept its old bytes: \(note.map { Array($0.utf8) } ?? [])")
     }
+    /// A file saved as UTF-16 is said to be; a device given as the
+    /// directory is not answered with its folder; a care subject made for
+    /// rows that name it (a mistyped key, most often) is said.
+    @Test func utf16ADeviceAndASubjectMadeForItsRowsAreSaid() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let dir = try Self.dir(f, [:])
+        try Data([0xFF, 0xFE] + Array("[]".utf16).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }).write(to: URL(fileURLWithPath: dir + "/diaper.json"))
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 65 && r.stderr.contains("diaper.json: not valid JSON:") && r.stderr.contains("(the file looks like UTF-16 text: save it as UTF-8)"), "\(r.stderr)")
+        let null = try f.run("import", "stores", "/dev/null")
+        #expect(null.code == 66 && null.stderr.contains("/dev/null is not a file but a device or another special file, not a directory")
+                && !null.stderr.contains("import stores /dev"), "\(null.stderr)")
+        let other = "baby:" + UUID().uuidString.lowercased()
+        let typo = try Self.dir(f, ["diaper.json": "[" + Self.row(other, fields: #"{"wet":true}"#) + "," + Self.row(baby, fields: #"{"wet":true}"#) + "]"])
+        let t = try f.run("import", "stores", typo)
+        #expect(t.code == 0 && t.stderr.contains("diaper.json: care subject \(other) added, which its rows name and no subjects.json row gives"), "\(t.stderr)")
+        #expect(!t.stderr.contains("care subject \(baby) added"), "\(t.stderr)")
+    }
 }

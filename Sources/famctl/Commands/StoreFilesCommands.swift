@@ -262,8 +262,13 @@ enum ImportStoresCommand: Command {
         guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) else { throw CLIError(.noInput, "no directory \(dir)") }
         guard isDir.boolValue else {
             let parent = (dir as NSString).deletingLastPathComponent
-            throw CLIError(.noInput, "\(dir) is a file, not a directory",
-                           hint: "Give the directory that holds the store files (feeding.json … subjects.json), as 'famctl export stores' writes it: famctl import stores \(ShellWord.quoted(parent))")
+            // The folder of a store file given in its place; not that of
+            // /dev/null or another device (a review: "famctl import stores /dev").
+            let storeFile = ExportStoresCommand.fileNames.contains((dir as NSString).lastPathComponent)
+            let regular = ((try? FileManager.default.attributesOfItem(atPath: dir)[.type]) as? FileAttributeType) == .typeRegular
+            throw CLIError(.noInput, "\(dir) is \(regular ? "a file" : "not a file but a device or another special file"), not a directory",
+                           hint: "Give the directory that holds the store files (feeding.json … subjects.json), as 'famctl export stores' writes it"
+                               + (storeFile ? ": famctl import stores \(ShellWord.quoted(parent))" : "."))
         }
         // None of the store files: a wrong directory, not an empty export
         // (which writes every file, each an empty list).
@@ -720,6 +725,13 @@ enum ImportStoresCommand: Command {
             }
             knownSubjects.formUnion(newSubjects)
             tallies.append((file, tally))
+            // A subject made for its records alone, with no name: said (a
+            // mistyped key in a file made by hand would otherwise make a
+            // baby nobody added, without a word; a review).
+            for focus in newSubjects {
+                fileWarnings.append("\(file): care subject \(focus) added, which its rows name and no subjects.json row gives (no name, birth or due date; "
+                                    + "'famctl subject update \(focus) --name NAME' names it)")
+            }
             warnings += fileWarnings
         }
 
@@ -823,7 +835,13 @@ enum ImportStoresCommand: Command {
             let why = JSONValue.inexactReason(n)
             failures.append("\(name): the number \(n) cannot be kept as written (\(why.reason)); " + (why.fewerDigits ? "give fewer digits; " : "")
                             + "in a field the store does not define, a string (\"\(n)\") keeps it as written")
-        case .failure(.invalid(let why)): failures.append("\(name): not valid JSON: \(why)")
+        case .failure(.invalid(let why)):
+            // Saved as UTF-16 (a Windows editor's "Unicode"): said as such,
+            // not as a syntax error at column 2 (a review).
+            let b = data.prefix(4)
+            let utf16 = b.starts(with: [0xFF, 0xFE]) || b.starts(with: [0xFE, 0xFF])
+                || (b.count == 4 && ((b[b.startIndex + 1] == 0 && b[b.startIndex + 3] == 0) || (b[b.startIndex] == 0 && b[b.startIndex + 2] == 0)))
+            failures.append("\(name): not valid JSON: \(why)" + (utf16 ? " (the file looks like UTF-16 text: save it as UTF-8)" : ""))
         }
         return nil
     }
