@@ -151,4 +151,16 @@ struct ImportHostileInputTests {
         #expect(t.code == 0 && t.stderr.contains("diaper.json: care subject \(other) added, which its rows name and no subjects.json row gives"), "\(t.stderr)")
         #expect(!t.stderr.contains("care subject \(baby) added"), "\(t.stderr)")
     }
+    /// A new baby of the name a baby here has is imported and said: most
+    /// often the same baby added on two homes.
+    @Test func aSecondBabyOfTheSameNameIsSaid() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let lily = try f.ok("subject", "add", "baby", "--name", "Lily")
+        let other = "baby:" + UUID().uuidString.lowercased()
+        let dir = try Self.dir(f, ["subjects.json": #"[{"focus":"\#(other)","name":"  lily "}]"#])
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 0 && r.stderr.contains("subjects.json[0]: \(other) is named lily, as \(lily) here is: the same baby added twice?"), "\(r.stderr)")
+        #expect(try f.ok("subject", "list").contains(other))
+    }
 }

@@ -419,6 +419,17 @@ enum ImportStoresCommand: Command {
                     guard let text = changed[name]?.stringValue, let year = RecordInput.yearAsWritten(text), year < RecordInput.earliestYear else { continue }
                     warnings.append("subjects.json[\(i)]: subject.\(name): the year \(year) is before \(RecordInput.earliestYear) (is it mistyped?); imported as it is")
                 }
+                // A new baby of a name another baby here has: most often the
+                // same baby added on two homes before they shared a family.
+                // Said, as `subject add` says it, not refused (twins).
+                if current == nil, case .baby = focus, let name = merged["name"]?.stringValue?.lowercased(),
+                   let other = now.keys.sorted(by: { $0.description < $1.description }).first(where: { key in
+                       if case .baby = key, key != focus, now[key]?["name"]?.stringValue?.lowercased() == name { return true }
+                       return false
+                   }) {
+                    warnings.append("subjects.json[\(i)]: \(focus) is named \(merged["name"]?.stringValue ?? ""), as \(other) here is: the same baby added twice? "
+                                    + "'famctl subject remove \(focus) --move-records-to \(other)' moves its records to the other and removes it")
+                }
                 if current == nil { added += 1 } else { updated += 1 }
                 changedByFile.insert(focus)
                 now[focus] = merged
