@@ -28,6 +28,27 @@ struct LockWaitTests {
         return done
     }
 
+    /// Holds the `flock` of `path` in another process (as another famctl
+    /// does) for ten seconds at most; returns once it is held.
+    static func holdLock(_ path: String) throws -> Process {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        holder.arguments = ["--nonblock", "--no-fork", path, "sh", "-c", "echo held; exec sleep 10"]
+        let out = Pipe()
+        holder.standardOutput = out
+        try holder.run()
+        let said = String(decoding: out.fileHandleForReading.readData(ofLength: 5), as: UTF8.self)
+        try #require(said == "held\n", "the lock of \(path) could not be taken")
+        return holder
+    }
+
+    /// Ends a ``holdLock(_:)``: the lock is free when this returns.
+    /// (SIGKILL: SIGTERM may be ignored by what the tests run under, and stays so.)
+    static func release(_ holder: Process) {
+        kill(holder.processIdentifier, SIGKILL)
+        holder.waitUntilExit()
+    }
+
     @Test func readersDoNotWaitAndWritersWaitSayingSo() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
@@ -96,17 +117,9 @@ struct LockWaitTests {
             ("import.lock", ["import", "stores", export], "another import into this home has been running for over 0 seconds (\(f.home)/import.lock is held); nothing was imported"),
         ]
         for c in cases {
-            // Held by another process for ten seconds at most: should famctl
-            // wait without end, it goes on after them, and the test fails
-            // instead of hanging.
-            let holder = Process()
-            holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-            holder.arguments = ["--nonblock", "--no-fork", f.home + "/" + c.lock, "sh", "-c", "echo held; exec sleep 10"]
-            let out = Pipe()
-            holder.standardOutput = out
-            try holder.run()
-            let said = String(decoding: out.fileHandleForReading.readData(ofLength: 5), as: UTF8.self)
-            try #require(said == "held\n", "the lock could not be taken")
+            // Should famctl wait without end, it goes on after the ten
+            // seconds, and the test fails instead of hanging.
+            let holder = try Self.holdLock(f.home + "/" + c.lock)
             let start = Date()
             let r = try f.run(c.args, env: ["FAMCTL_LOCK_WAIT": "0"])
             #expect(r.code == 75 && r.stderr.contains(c.says) && r.stderr.contains("FAMCTL_LOCK_WAIT sets how many seconds"), "\(c.lock): \(r.stderr)")
@@ -119,9 +132,7 @@ struct LockWaitTests {
                 #expect(w.code == 75 && w.stderr.contains("waiting for it to finish") && w.stderr.contains("for over 2 seconds"), "\(w.stderr)")
                 #expect(Date().timeIntervalSince(waited) >= 2, "it did not wait the two seconds")
             }
-            // (SIGKILL: SIGTERM may be ignored by what the tests run under, and stays so.)
-            kill(holder.processIdentifier, SIGKILL)
-            holder.waitUntilExit()
+            Self.release(holder)
             let again = try f.run(c.args, env: ["FAMCTL_LOCK_WAIT": "0"])
             #expect(again.code == 0, "\(c.lock) released: \(again.stderr)")
         }

@@ -76,17 +76,10 @@ struct ProjectionFileTests {
         let left = f.home + "/projection.99.sqlite"
         for suffix in ["", "-wal", "-shm"] { try #require(FileManager.default.createFile(atPath: left + suffix, contents: Data(repeating: 1, count: 4096))) }
         // A rebuild holds the lock: its file is left alone.
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = ["--nonblock", "--no-fork", f.home + "/" + Home.projectionLockFile, "sh", "-c", "echo held; exec sleep 10"]
-        let out = Pipe()
-        holder.standardOutput = out
-        try holder.run()
-        try #require(String(decoding: out.fileHandleForReading.readData(ofLength: 5), as: UTF8.self) == "held\n")
+        let holder = try LockWaitTests.holdLock(f.home + "/" + Home.projectionLockFile)
         let during = try f.run("record", "list")
         #expect(during.code == 0 && FileManager.default.fileExists(atPath: left), "the file of a rebuild that holds the lock was removed: \(during.stderr)")
-        kill(holder.processIdentifier, SIGKILL)
-        holder.waitUntilExit()
+        LockWaitTests.release(holder)
         let after = try f.run("record", "list")
         #expect(after.code == 0 && after.stderr.isEmpty, "\(after.stderr)")
         for suffix in ["", "-wal", "-shm"] { #expect(!FileManager.default.fileExists(atPath: left + suffix), "projection.99.sqlite\(suffix) is still there") }
