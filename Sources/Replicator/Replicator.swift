@@ -991,7 +991,12 @@ public final class Replicator {
             if error == .wrongFolder, let other = try? Segment(decoding: bytes, hashes: hashes) {
                 // Named as its folder's author's (a renamed copy), or as
                 // another's (a file copied into the wrong folder).
-                let name = promised.author == folder ? "under a name of this folder's" : "named as device \(promised.author.short)'s, in this folder"
+                // (The folder is named too: a copy of another device's file
+                // under its own name said the author twice, never whose
+                // folder it was in; a review.)
+                let name = promised.author == folder ? "under a name of this folder's"
+                    : promised.author == other.author ? "under its own name, in device \(folder.short)'s folder"
+                    : "named as device \(promised.author.short)'s, in device \(folder.short)'s folder"
                 let reason = "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") \(name); nothing here is this folder's"
                 try mark(path, "read", Self.misplacedMark + reason)
                 report.misplaced.append((path, reason))
