@@ -316,7 +316,10 @@ enum AcceptCommand: Command {
                 + "whether another device used this invitation first: 'famctl sync' tells.")
         } else if h.invites[code.invite] == nil, !folderCreated, Self.reachable(location),
                   // The owner's events read but none opened: refused next, not noted.
-                  h.owner != nil || ((try? home.log.head(of: code.owner, in: code.family).seq) ?? 0) == 0 {
+                  h.owner != nil || ((try? home.log.head(of: code.owner, in: code.family).seq) ?? 0) == 0,
+                  // Made by a member, not the owner: refused next too, not
+                  // noted as waiting to arrive (a review: the note, then the refusal).
+                  home.inviteMadeByNonOwner(code.invite) == nil {
             // Read, and the invitation not among them: the sync engine has
             // not brought the family's files yet, or this is not the
             // family's folder (a mistyped path), which nothing else would show.
