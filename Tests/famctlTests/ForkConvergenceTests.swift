@@ -186,6 +186,29 @@ struct ForkConvergenceTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// A record whose creating put its author's fork withdrew, left with
+    /// another member's later change alone, breaks its store's rules: said
+    /// as the fork's doing, not as a merge (a security review).
+    @Test func aRecordLeftByAForkSaysSo() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let clone = family.folderOwner.root + "/clone"
+        try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
+        let id = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        // The other install writes at the record's seq, unaware of it: a fork from there.
+        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
+        try dad.ok("sync"); try mum.ok("sync")
+        try mum.ok("record", "update", id, "note=from mum")
+        try mum.ok("sync")
+        try mum.ok(["--home", clone, "sync"])
+        #expect(try mum.ok("sync").contains("fork proofs: 1"))
+        let shown = try mum.run("record", "show", id)
+        let dadID = try Home.open(dad.home).deviceID.short
+        #expect(shown.code == 0 && shown.stderr.contains("the change that created it, by \(dadID), does not count in the family (its author's chain is forked from seq"), "\(shown.stderr)")
+        let update = try mum.run("record", "update", id, "note=again")
+        #expect(update.code == 65 && update.stderr.contains("its author's chain is forked from seq") && !update.stderr.contains("changes made on two devices merged"), "\(update.stderr)")
+    }
+
     /// A home restored from a backup older than its last sync reads back the
     /// events it published after the backup (they are in its folder, not
     /// among the files it remembers writing), and goes on from there: no
