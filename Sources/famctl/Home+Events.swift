@@ -36,12 +36,13 @@ extension Home {
             case .failed: return
             }
         }
-        // A rebuild follows this ingest (a household event came before): it
-        // projects every record again, so a record's change is left to it
-        // rather than projected twice (a new device's first sync begins with
-        // the family's first event, then holds the whole history). Household
-        // events are still applied, so that the rebuild's pass knows them
-        // all and runs once.
+        // Dated far ahead by another device: kept for `sync` to say (a
+        // security review: a delete and a rename dated in 2100 arrived
+        // without a word, and could not be outdone).
+        if env.author != deviceID, env.hlc.date.timeIntervalSinceNow > Self.farAheadArrival {
+            let was = arrivedFarAhead[env.author]
+            arrivedFarAhead[env.author] = ((was?.count ?? 0) + 1, max(was?.latest ?? .zero, env.hlc))
+        }
         // Another device's put of a record or subject: kept for `sync` to
         // say which of this device's deletions it undid (left to the
         // rebuild or not).
@@ -49,6 +50,12 @@ extension Home {
            changedByOthers.count < Self.changedByOthersLimit || changedByOthers[EntityKey(kind: kind, id: id)] != nil {
             changedByOthers[EntityKey(kind: kind, id: id), default: []].insert(Version(env))
         }
+        // A rebuild follows this ingest (a household event came before): it
+        // projects every record again, so a record's change is left to it
+        // rather than projected twice (a new device's first sync begins with
+        // the family's first event, then holds the whole history). Household
+        // events are still applied, so that the rebuild's pass knows them
+        // all and runs once.
         if deferringToRebuild, needsRebuild, !change.isLibraryType {
             leftToRebuild += 1
             return

@@ -45,6 +45,15 @@ final class Home {
     /// deletions a later change undid. At most ``changedByOthersLimit``.
     var changedByOthers: [EntityKey: Set<Version>] = [:]
     static let changedByOthersLimit = 2_000
+    /// Other devices' events applied in this process that are dated more
+    /// than ``farAheadArrival`` ahead of this device's clock, by author:
+    /// how many, and the latest date. `sync` says so once, when they
+    /// arrive: until then they win over every change of what they change.
+    var arrivedFarAhead: [DeviceID: (count: Int, latest: HLC)] = [:]
+    /// How far ahead of this device's clock another device's event must be
+    /// dated for `sync` to say so when it arrives (within a day, a clock
+    /// a little off; ``Home/datedAheadWarning`` covers a change it outdid).
+    static let farAheadArrival: TimeInterval = 86_400
     /// Each forked author of the family and its fork point (the lowest seq at
     /// which the log holds two of its events): its events from there on are
     /// kept in the log and left out of every projection.

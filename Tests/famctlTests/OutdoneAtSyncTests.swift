@@ -40,4 +40,36 @@ struct OutdoneAtSyncTests {
         let again = try mum.run("sync")
         #expect(!again.stderr.contains("no longer shows"), "said twice: \(again.stderr)")
     }
+    /// Another device's changes dated years ahead are said by the sync
+    /// that brings them, once, whatever they changed (a deletion too), as
+    /// standing for good in practice; a change they outdo is told that
+    /// waiting for the date is no way out (a security review: a deletion
+    /// and a rename dated in 2100 came in without a word, and the advice
+    /// was to wait for the year 10889).
+    @Test func changesDatedYearsAheadAreSaidWhenTheyArrive() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let kept = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        let gone = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try mum.ok("sync"); try dad.ok("sync")
+        let dadHome = try Home.open(dad.home)
+        let (_, key) = try dadHome.currentKey()
+        let ahead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(3 * 365 * 86_400)), counter: 0)
+        try dadHome.append([(RecordEvent(kind: .put, record: try #require(UUID(uuidString: kept)), store: "postpartum", focus: "newMom", at: nil,
+                                         fields: ["mood": .int(5)]).body, key),
+                            (RecordEvent(kind: .delete, record: try #require(UUID(uuidString: gone)), store: "postpartum", focus: "newMom", at: nil, fields: [:]).body, key)],
+                           after: ahead)
+        try dad.ok("sync")
+        let r = try mum.run("sync")
+        #expect(r.code == 0 && r.stderr.contains("warning: 2 change(s) by Dad just pulled are dated far ahead of this device's clock")
+                && r.stderr.contains("3 years ahead): until then they win over any change of what they changed") && r.stderr.contains("which in practice is for good"), "\(r.stderr)")
+        let again = try mum.run("sync")
+        #expect(again.code == 0 && !again.stderr.contains("dated far ahead"), "said twice: \(again.stderr)")
+        let update = try mum.run("record", "update", kept, "mood=1")
+        #expect(update.code == 0 && update.stderr.contains("keeps its value") && update.stderr.contains("That date is years ahead: in practice that value stands for good")
+                && !update.stderr.contains("once this device's clock has passed that date"), "\(update.stderr)")
+        let restore = try mum.run("record", "restore", gone)
+        #expect(restore.code == 0 && restore.stderr.contains("That date is years ahead: in practice the change stands for good")
+                && !restore.stderr.contains("once this device's clock has passed that date"), "\(restore.stderr)")
+    }
 }

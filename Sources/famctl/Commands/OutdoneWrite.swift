@@ -23,7 +23,12 @@ enum OutdoneWrite {
         let dated = last.map { ": its last change, by \(author($0.author, home: home)), is dated \(TimeText.format($0.hlc.date)), later than this \(write)" }
             ?? ": a change of it is dated later than this \(write)"
         Console.err("famctl: warning: \(thing) \(stays)\(dated); a device whose clock is ahead wrote it (or this device's clock is behind), and the later-dated write wins on every device. "
-                    + "This \(write) is in the log. Make it again once this device's clock has passed that date, or from the device whose clock is ahead "
-                    + "(and set the clock that is wrong right).")
+                    + "This \(write) is in the log. "
+                    // Years ahead, waiting for the date is no advice (a security review: year 10889).
+                    + ((last?.hlc.date.timeIntervalSinceNow ?? 0) > 365 * 86_400
+                        ? "That date is years ahead: in practice the change stands for good; only one dated later still, written from the device whose clock is ahead, outdoes it "
+                            + "(set that clock right first). 'famctl replay' lists the events dated far ahead."
+                        : "Make it again once this device's clock has passed that date, or from the device whose clock is ahead "
+                            + "(and set the clock that is wrong right)."))
     }
 }

@@ -473,6 +473,25 @@ enum SyncCommand: Command {
         return out
     }
 
+    /// Other devices' events pulled in this process that are dated more
+    /// than a day ahead of this device's clock, said once an author: until
+    /// that moment they win over every change of what they changed, on
+    /// every device, whatever the order (a security review: a deletion and
+    /// a rename dated in 2100 came in without a word). A date years ahead
+    /// is said to be for good in practice.
+    static func arrivedFarAheadHere(_ home: Home, now: Date = Date()) -> [String] {
+        defer { home.arrivedFarAhead = [:] }
+        return home.arrivedFarAhead.sorted(by: { $0.key.hex < $1.key.hex }).map { author, arrived in
+            let by = OutdoneWrite.author(author, home: home)
+            let ahead = arrived.latest.date.timeIntervalSince(now)
+            let span = ahead >= 2 * 365 * 86_400 ? "\(Int((ahead / (365.25 * 86_400)).rounded())) years" : "\(Int((ahead / 86_400).rounded())) days"
+            return "famctl: warning: \(arrived.count) change(s) by \(by) just pulled are dated far ahead of this device's clock (the latest \(TimeText.format(arrived.latest.date)), "
+                + "\(span) ahead): until then they win over any change of what they changed (records, care subjects, the household), on every device, whatever the order"
+                + (ahead >= 365 * 86_400 ? ", which in practice is for good" : "")
+                + ". Have \(by)'s clock set right; 'famctl replay' lists the events dated far ahead."
+        }
+    }
+
     /// This device's deletions (of a record, or a care subject's removal)
     /// that a change pulled in this process undid: another device's put
     /// dated after this device's last deletion of it, the first such, came
@@ -483,7 +502,7 @@ enum SyncCommand: Command {
     /// device whose deletion it undid.
     static func undoneHere(_ home: Home) -> [String] {
         defer { home.changedByOthers = [:] }
-        var out = outdoneHere(home)
+        var out = outdoneHere(home) + arrivedFarAheadHere(home)
         for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key }) {
             let (kind, id) = (key.kind, key.id)
             guard let history = try? home.projector.history(kind: kind, id: id),
