@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -284,6 +285,16 @@ public enum FileIO {
     ///     when the wait has no limit, else after the first second of
     ///     waiting (a short wait is not worth a word; none when the limit
     ///     is under a second).
+    /// Set by ``cancelLockWaits()``: every bounded wait of
+    /// ``withExclusiveLock(_:mode:waitingAtMost:willWait:_:)`` ends at once.
+    private static let lockWaitsCancelled = Atomic<Bool>(false)
+
+    /// Ends every bounded wait for another process's `flock` in this
+    /// process, now and from now on (it fails as timed out): for a process
+    /// that is stopping (`sync --watch` after Ctrl-C), as
+    /// `Database.cancelLockWaits()` does for SQLite's locks.
+    public static func cancelLockWaits() { lockWaitsCancelled.store(true, ordering: .relaxed) }
+
     public static func withExclusiveLock<T>(_ path: String, mode: mode_t = 0o600, waitingAtMost limit: Int? = nil,
                                             willWait: () -> Void = {}, _ body: () throws -> T) throws -> T {
         let fd = Int32(retrying { Int(open(path, O_CREAT | O_RDWR | O_CLOEXEC, mode)) })
@@ -296,7 +307,7 @@ public enum FileIO {
                 var said = false
                 while true {
                     let waited = Date().timeIntervalSince(start)
-                    guard waited < Double(limit) else {
+                    guard waited < Double(limit), !lockWaitsCancelled.load(ordering: .relaxed) else {
                         var f = Failure(reason: "held by another process for over \(limit) second\(limit == 1 ? "" : "s")", permissionDenied: false, code: EWOULDBLOCK)
                         f.timedOut = true
                         throw f

@@ -38,8 +38,10 @@ extension Home {
         }
         // Dated far ahead by another device: kept for `sync` to say (a
         // security review: a delete and a rename dated in 2100 arrived
-        // without a word, and could not be outdone).
-        if env.author != deviceID, env.hlc.date.timeIntervalSinceNow > Self.farAheadArrival {
+        // without a word, and could not be outdone). Only those the family
+        // counts (below): a viewer's or a removed member's win nothing.
+        func noteIfFarAhead() {
+            guard env.author != deviceID, env.hlc.date.timeIntervalSinceNow > Self.farAheadArrival else { return }
             let was = arrivedFarAhead[env.author]
             arrivedFarAhead[env.author] = ((was?.count ?? 0) + 1, max(was?.latest ?? .zero, env.hlc))
         }
@@ -58,6 +60,8 @@ extension Home {
         // all and runs once.
         if deferringToRebuild, needsRebuild, !change.isLibraryType {
             leftToRebuild += 1
+            // Judged by the rebuild: noted when its author may write now.
+            if let m = projector.household.members[env.author], m.removed == nil, m.role(at: Version(env)) != .viewer { noteIfFarAhead() }
             return
         }
         // A key new to this device may open events it could not open before
@@ -65,7 +69,12 @@ extension Home {
         // device makes is stored, and noted in the projection, before its
         // key event is applied: see ``appendRotatingKey(after:excluding:)``.)
         let learned = try change.libraryEvent.map { try learnKey(from: $0, author: env.author) } ?? false
-        if case .library(_, let verdictsChange) = try projector.apply(env, prepared: change), verdictsChange || learned {
+        let applied = try projector.apply(env, prepared: change)
+        switch applied {
+        case .rejected, .ignored, .deferred: break
+        default: noteIfFarAhead()
+        }
+        if case .library(_, let verdictsChange) = applied, verdictsChange || learned {
             // A verdict of a change already projected may differ now, or a
             // key was learned: rebuild after this operation. Until then the
             // stored version says so, should the process die first.
@@ -137,9 +146,13 @@ extension Home {
     /// ``createdVersionChanged(by:now:)`` of the entities named (kind and
     /// lowercased id): what an import that changes records already here
     /// knows of its rows without reading its bodies again.
-    func createdVersionChanged(of entities: [(kind: String, id: String)], now: Date = Date()) throws -> HLC {
+    ///
+    /// - Parameter ownHead: this device's last event as it was before the
+    ///   command began (an import's batches: each would otherwise allow a
+    ///   day past the one before, a review); `nil` reads it now.
+    func createdVersionChanged(of entities: [(kind: String, id: String)], now: Date = Date(), ownHead: HLC? = nil) throws -> HLC {
         guard !entities.isEmpty else { return .zero }
-        let own = try log.head(of: deviceID, in: family).hlc
+        let own = try ownHead ?? log.head(of: deviceID, in: family).hlc
         let base = max(own, HLC(milliseconds: HLC.milliseconds(of: now), counter: 0))
         let limit = HLC(milliseconds: min(base.milliseconds + UInt64(EventLog.clockFollowLimit * 1000), HLC.maxMilliseconds), counter: .max)
         var latest = HLC.zero
@@ -399,7 +412,7 @@ extension Home {
     /// owner owes the family (seal the current key to members who lack it),
     /// unless a pull is still reading (``pulling(_:)``).
     func settle() throws {
-        if try needsRebuild || !projectionKeysMatch() { try rebuildProjections(unlessRebuilt: true) }
+        if try needsRebuild || !projectionKeysMatch() { try rebuildProjections(unlessRebuilt: true, afterCommit: true) }
         if !isPulling { try shareKeysIfOwner() }
     }
 

@@ -247,7 +247,13 @@ extension Home {
 
     /// Runs `body` holding the home's projection lock: one process at a time
     /// makes and switches projection files. Released when the process dies.
-    private static func withProjectionLock<T>(home path: String, _ body: () throws -> T) throws -> T {
+    ///
+    /// - Parameter bounded: wait for another process's hold as long as for
+    ///   the database's lock, then fail (exit 75); `false` waits as long as
+    ///   it is held: after a commit, whose rebuild must not fail the
+    ///   command that stored its events (a review: `member remove` said
+    ///   "nothing was written", removed the member, and did not publish it).
+    private static func withProjectionLock<T>(home path: String, bounded: Bool = true, _ body: () throws -> T) throws -> T {
         // Held by this process already (a write's last attempt, which may
         // rebuild): a second `flock` of its own would wait for itself.
         // (By this thread: another thread's `flock`, on a descriptor of its
@@ -258,12 +264,11 @@ extension Home {
         do {
             // Held for as long as another process rebuilds the stores: a wait
             // that could last minutes is said, not silent.
-            return try FileIO.withExclusiveLock(path + "/" + projectionLockFile, waitingAtMost: Database.busyWaitSeconds, willWait: {
+            return try FileIO.withExclusiveLock(path + "/" + projectionLockFile, waitingAtMost: bounded ? Database.busyWaitSeconds : nil, willWait: {
                 Console.err("famctl: another famctl is rebuilding this home's stores (\(projectionLockFile) is held); waiting for it to finish")
             }, body)
         } catch let e as FileIO.Failure where e.timedOut {
-            throw CLIError(.tempFail, "another famctl process has been rebuilding this home's stores for over \(Database.busyWaitSeconds) second\(Database.busyWaitSeconds == 1 ? "" : "s") "
-                           + "(\(path)/\(projectionLockFile) is held); nothing was written",
+            throw CLIError(.tempFail, "another famctl process is rebuilding this home's stores (\(path)/\(projectionLockFile) is held; waited \(Database.busyWaitSeconds) s for it); nothing was written",
                            hint: "Try again once it is done. FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
         } catch let e as FileIO.Failure {
             throw CLIError(e.permissionDenied ? .cantCreate : .tempFail, "cannot lock \(path)/\(projectionLockFile): \(e.reason)",
@@ -338,9 +343,11 @@ extension Home {
     ///   projection while this one waited for the lock, and what it built
     ///   reflects the whole log, this device's keys and fork points (a
     ///   rebuild this process needed, not one a user asked for).
-    func rebuildProjections(unlessRebuilt: Bool = false) throws {
+    /// - Parameter afterCommit: called after events were committed (``settle()``):
+    ///   the lock is waited for as long as another process holds it.
+    func rebuildProjections(unlessRebuilt: Bool = false, afterCommit: Bool = false) throws {
         let db = log.database
-        try Self.withProjectionLock(home: path) {
+        try Self.withProjectionLock(home: path, bounded: !afterCommit) {
             // Start from the current file: another process may have switched
             // it while this one waited for the lock.
             if try state.get(.projectionFile) != projectionName {

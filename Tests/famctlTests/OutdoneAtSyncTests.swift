@@ -47,11 +47,20 @@ struct OutdoneAtSyncTests {
     /// and a rename dated in 2100 came in without a word, and the advice
     /// was to wait for the year 10889).
     @Test func changesDatedYearsAheadAreSaidWhenTheyArrive() throws {
-        let family = try SharedFamily()
-        let (mum, dad) = (family.mum, family.dad)
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.members[0], family.members[1])
         let kept = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         let gone = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        try mum.ok("sync"); try dad.ok("sync")
+        try mum.ok("member", "role", "Gran", "viewer")
+        for r in [mum, dad, gran] { try r.ok("sync") }
+        // A viewer's change dated years ahead counts nowhere: not said as winning.
+        let granHome = try Home.open(gran.home)
+        let yearsAhead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(5 * 365 * 86_400)), counter: 0)
+        try granHome.append([(RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: nil, fields: ["kind": .string("mood"), "mood": .int(1)]).body,
+                              try granHome.currentKey().1)], after: yearsAhead)
+        try gran.ok("sync")
+        let viewer = try mum.run("sync")
+        #expect(viewer.code == 0 && !viewer.stderr.contains("dated far ahead"), "\(viewer.stderr)")
         let dadHome = try Home.open(dad.home)
         let (_, key) = try dadHome.currentKey()
         let ahead = HLC(milliseconds: HLC.milliseconds(of: Date().addingTimeInterval(3 * 365 * 86_400)), counter: 0)

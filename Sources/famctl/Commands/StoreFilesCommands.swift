@@ -291,8 +291,7 @@ enum ImportStoresCommand: Command {
                 try importLocked(dir: dir, home: try Home.open(path), inv: inv)
             }
         } catch let e as FileIO.Failure where e.timedOut {
-            throw CLIError(.tempFail, "another import into this home has been running for over \(Database.busyWaitSeconds) second\(Database.busyWaitSeconds == 1 ? "" : "s") "
-                           + "(\(path)/\(lockFile) is held); nothing was imported",
+            throw CLIError(.tempFail, "another import into this home is running (\(path)/\(lockFile) is held; waited \(Database.busyWaitSeconds) s for it); nothing was imported",
                            hint: "Import again once it is done: what it wrote is not written twice. FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
         } catch let e as FileIO.Failure {
             throw CLIError(e.permissionDenied ? .cantCreate : .tempFail, "cannot lock \(path)/\(lockFile): \(e.reason)", hint: "Check the permissions of the home directory; nothing was imported.")
@@ -722,10 +721,14 @@ enum ImportStoresCommand: Command {
                 }
                 // A row changing a record is dated after the record's making,
                 // as `record update` is (a device days behind the family).
+                // (Followed up to a day past this device's last event before
+                // the import, not past the batch before: no batch pulls the
+                // next one's clock further.)
+                let ownHead = try home.log.head(of: home.deviceID, in: home.family).hlc
                 let after = { (batch: Range<Int>) throws -> HLC in
                     try home.createdVersionChanged(of: batch.compactMap { i in
                         i >= offset ? readAs[i - offset].map { ("record", $0.0.lowercasedText) } : nil
-                    })
+                    }, ownHead: ownHead)
                 }
                 do { try home.append(encodedBatches: subjectBodies + events, check: check, after: after) } catch {
                     // Said as what happened while the file was written, not

@@ -56,6 +56,7 @@ enum SyncCommand: Command {
                 SyncCommand.stop.store(true, ordering: .relaxed)
                 // A round waiting for another process's lock stops waiting.
                 Database.cancelLockWaits()
+                FileIO.cancelLockWaits()
             }
             s.resume()
             return s
@@ -237,8 +238,8 @@ enum SyncCommand: Command {
             }) { round = Result { try lockedRound(home, probe: probe) } }
             return try round!.get()
         } catch let e as FileIO.Failure where round == nil && e.timedOut {
-            throw CLIError(.tempFail, "another sync of this home (a 'famctl sync --watch', or one still running) has held \(home.path)/\(lockFile) for over "
-                           + "\(Database.busyWaitSeconds) second\(Database.busyWaitSeconds == 1 ? "" : "s"); nothing was synced",
+            throw CLIError(.tempFail, "another sync of this home (a 'famctl sync --watch', or one still running) holds \(home.path)/\(lockFile) "
+                           + "(waited \(Database.busyWaitSeconds) s for it); nothing was synced",
                            hint: "Try again once its round is done (a watch syncs this home already). FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
         } catch let e as FileIO.Failure where round == nil {
             throw CLIError(.cantCreate, "cannot lock \(home.path)/\(lockFile): \(e.reason)", hint: "Check the home directory's permissions; nothing was synced.")
@@ -295,7 +296,7 @@ enum SyncCommand: Command {
     /// What a wait for the sync lock that ran out says (another sync's
     /// round, a watch's, held it for longer than the wait).
     static func syncLockHeld(_ home: Home) -> String {
-        "another sync of this home held \(home.path)/\(lockFile) for over \(Database.busyWaitSeconds) second\(Database.busyWaitSeconds == 1 ? "" : "s")"
+        "another sync of this home holds \(home.path)/\(lockFile) (waited \(Database.busyWaitSeconds) s for it)"
     }
 
     /// Publishes a household change the others should have at once (a
