@@ -1,4 +1,7 @@
+import Envelope
+@testable import famctl
 import Foundation
+import Projections
 import Testing
 
 /// Store files made to break `import stores` (a hostile-input review):
@@ -162,5 +165,33 @@ struct ImportHostileInputTests {
         let r = try f.run("import", "stores", dir)
         #expect(r.code == 0 && r.stderr.contains("subjects.json[0]: \(other) is named lily, as \(lily) here is: the same baby added twice?"), "\(r.stderr)")
         #expect(try f.ok("subject", "list").contains(other))
+    }
+    /// A record with no time (its creating put not counted, later changes
+    /// left alone: a fork, a refused join) is exported with `"at": null`
+    /// and imported as it is, not refused with its whole file (a review).
+    @Test func aRecordWithNoTimeSurvivesExportAndImport() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "newMom")
+        let kept = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        let id = UUID()
+        let home = try Home.open(f.home)
+        try home.append([RecordEvent(kind: .put, record: id, store: "postpartum", focus: "newMom", at: nil, fields: ["kind": .string("mood"), "mood": .int(4)]).body])
+        let out = f.root + "/export"
+        try f.ok("export", "stores", out)
+        #expect(try String(contentsOfFile: out + "/postpartum.json", encoding: .utf8).contains(#""at" : null"#))
+        let g = FamctlRunner()
+        try g.ok("init", "--name", "Gran")
+        let r = try g.run("import", "stores", out)
+        #expect(r.code == 0 && r.stdout.contains("postpartum.json: 2 added"), "\(r.stdout) \(r.stderr)")
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(try g.ok("record", "show", id.lowercasedText, "--json").utf8)) as? [String: Any])
+        #expect(shown["at"] is NSNull && (shown["fields"] as? [String: Any])?["mood"] as? Int == 4, "\(shown)")
+        #expect(try g.ok("record", "show", kept).contains("mood=2"))
+        let again = try g.run("import", "stores", out)
+        #expect(again.code == 0 && again.stdout.contains("postpartum.json: 0 added, 0 updated, 2 unchanged"), "\(again.stdout) \(again.stderr)")
+        // A row without "at" at all (a file made by hand) still needs one.
+        let dir = try Self.dir(g, ["diaper.json": #"[{"id":"\#(UUID().uuidString.lowercased())","focus":"newMom","fields":{"wet":true}}]"#])
+        let missing = try g.run("import", "stores", dir)
+        #expect(missing.code == 65 && missing.stderr.contains(#"needs "at""#), "\(missing.stderr)")
     }
 }

@@ -824,7 +824,10 @@ enum ImportStoresCommand: Command {
     struct Row {
         /// Its record: the row's `"id"`, or the record here with its `source`.
         var id: UUID
-        let focus: FocusKey, at: String, fields: [String: JSONValue]
+        /// `at` is `nil` for a record that has no time (`"at": null`, as
+        /// `export stores` writes such a record: one whose creating put the
+        /// family does not count, left with later changes alone).
+        let focus: FocusKey, at: String?, fields: [String: JSONValue]
         /// When the row's record last changed where it was exported
         /// (`"updated"`, in milliseconds), when the row gives it.
         var updatedMilliseconds: UInt64? = nil
@@ -884,8 +887,13 @@ enum ImportStoresCommand: Command {
             }
         }
         var at: String?
+        var timeless = false
         switch o["at"] {
-        case nil, .null?: said.append("needs \"at\", an ISO-8601 time with offset")
+        case nil: said.append("needs \"at\", an ISO-8601 time with offset")
+        // Given as null: a record that has no time, as an export writes it
+        // (a review: the whole file was refused, and every record of its
+        // store with it).
+        case .null?: timeless = true
         case .string(let text)?:
             // An impossible time (second 60, February 30) first: it may parse.
             // (A `t` or `z` written small is written capital, as `record add` writes it.)
@@ -915,7 +923,7 @@ enum ImportStoresCommand: Command {
         // not a time is refused rather than taken as none (a review: such a
         // row wrote over later changes unchecked).
         if let why = updatedProblem(o["updated"]) { said.append(why) }
-        guard said.isEmpty, let id, let focus, let at else { throw .data(said.joined(separator: "; ")) }
+        guard said.isEmpty, let id, let focus, at != nil || timeless else { throw .data(said.joined(separator: "; ")) }
         let updated = o["updated"].flatMap(updatedMilliseconds)
         return Row(id: id, focus: focus, at: at, fields: fields.filter { $0.value != .null }, updatedMilliseconds: updated,
                    revision: o["revision"]?.stringValue, problems: problems)
@@ -929,7 +937,7 @@ enum ImportStoresCommand: Command {
     static func validate(_ r: Row, store: StoreName, home: Home, replacing fileIDs: Set<UUID>) throws -> [String] {
         let schema = StoreSchema.schema(for: store)
         try RecordInput.checkFieldCase(r.fields.keys.sorted(), schema: schema)
-        let violations = schema.violations(fields: r.fields, focus: r.focus, at: TimeValue.parse(r.at)!, now: Date())
+        let violations = schema.violations(fields: r.fields, focus: r.focus, at: r.at.flatMap(TimeValue.parse), now: Date())
         let broken = violations.map(\.description)
         // What to write instead, where it is plain (a time written short, a number with its unit).
         var hints: [String: String] = [:]
