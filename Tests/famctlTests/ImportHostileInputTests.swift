@@ -92,6 +92,12 @@ struct ImportHostileInputTests {
         let r = try f.run("import", "stores", dir)
         let lines = r.stderr.split(separator: "\n").filter { $0.contains("'noet'") }
         #expect(r.code == 0 && lines.count == 1 && lines[0].contains("diaper.json (rows 0, 1, 2") && lines[0].contains("…; 50 in all): diaper does not define 'noet'"), "\(r.stderr)")
+        // A row of 500 made-up fields: twenty named, and their number.
+        let many = "{" + (0..<500).map { #""x\#($0)":1"# }.joined(separator: ",") + #","wet":true}"#
+        let wide = try Self.dir(f, ["diaper.json": "[" + Self.row(baby, fields: many) + "]"])
+        let w = try f.run("import", "stores", wide)
+        let said = w.stderr.split(separator: "\n").filter { $0.contains("does not define") }
+        #expect(w.code == 0 && said.count == 21 && w.stderr.contains("diaper.json: 500 fields diaper does not define, kept as given; the first 20 follow"), "\(said.count) lines: \(w.stderr.prefix(400))")
     }
 
     /// A time written with a small `t` and `z` is stored as `record add`

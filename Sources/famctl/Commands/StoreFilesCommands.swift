@@ -663,7 +663,13 @@ enum ImportStoresCommand: Command {
             }
             // Keys a row may hold that nothing reads (`"deleted": true`, a
             // misspelt "fieldz"): said once a file, not dropped without a word.
-            for name in undefinedRows.keys.sorted() {
+            // (At most 20 fields named: a row of thousands of made-up fields
+            // is not thousands of lines.)
+            let undefinedNames = undefinedRows.keys.sorted()
+            if undefinedNames.count > shownBadRowsPerFile {
+                fileWarnings.append("\(file): \(undefinedNames.count) fields \(store.rawValue) does not define, kept as given; the first \(shownBadRowsPerFile) follow")
+            }
+            for name in undefinedNames.prefix(shownBadRowsPerFile) {
                 let rows = undefinedRows[name]!
                 let which = rows.count == 1 ? "[\(rows[0])]" : " (rows \(rows.prefix(shownBadRowsPerFile).map(String.init).joined(separator: ", "))\(rows.count > shownBadRowsPerFile ? ", …; \(rows.count) in all" : ""))"
                 fileWarnings.append("\(file)\(which): " + RecordInput.undefinedField(name, schema: StoreSchema.schema(for: store)))
