@@ -18,6 +18,8 @@ struct JSONParser {
         case invalid(Int)
         /// Nested deeper than ``maximumDepth`` at this byte.
         case tooDeep(Int)
+        /// An object's key given twice, the second at this byte.
+        case duplicateKey(Int, String)
     }
 
     /// How deep arrays and objects may nest: a body or a stored field is
@@ -51,9 +53,11 @@ struct JSONParser {
             skip()
             if i < b.count, b[i] == UInt8(ascii: "}") { i += 1; return .object(o) }
             while true {
+                skip()
+                let keyAt = i
                 let k = try key()
                 let v = try value(depth: depth + 1)
-                guard o.updateValue(v, forKey: k) == nil else { throw .invalid(i) }
+                guard o.updateValue(v, forKey: k) == nil else { throw .duplicateKey(keyAt, k) }
                 skip()
                 guard i < b.count else { throw .invalid(i) }
                 if b[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -206,14 +210,27 @@ struct JSONParser {
 }
 
 extension JSONValue {
+    /// Whether byte `at` lies inside a JSON string (an odd number of
+    /// unescaped quotes before it): a raw tab there is the string's fault.
+    static func insideString(_ bytes: [UInt8], at: Int) -> Bool {
+        var inside = false, k = 0
+        while k < at {
+            if bytes[k] == UInt8(ascii: "\"") { inside.toggle() } else if inside, bytes[k] == UInt8(ascii: "\\") { k += 1 }
+            k += 1
+        }
+        return inside
+    }
+
     /// Why ``parse(_:)`` refuses `bytes`, for a person: where (line and
     /// column) and, when it can tell, what; `nil` when it does not refuse them.
     public static func parseFailure(_ bytes: [UInt8]) -> String? {
+        var trailing = false
         let failure: JSONParser.Failure? = bytes.withUnsafeBufferPointer { buffer -> JSONParser.Failure? in
             var p = JSONParser(buffer)
             do throws(JSONParser.Failure) {
                 _ = try p.value(depth: 0)
                 p.skip()
+                trailing = p.i < p.b.count
                 return p.i == p.b.count ? nil : JSONParser.Failure.invalid(p.i)
             } catch { return error }
         }
@@ -221,6 +238,10 @@ extension JSONValue {
         let at: Int, what: String
         switch failure {
         case .tooDeep(let i): (at, what) = (i, "arrays and objects nested more than \(JSONParser.maximumDepth) deep")
+        case .duplicateKey(let i, let key):
+            // (Keys alike but for their Unicode normalisation are one key here.)
+            (at, what) = (i, "the key \"\(key.unicodeScalars.map { $0.value < 0x20 ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined())\" given twice in one object (or two keys that differ only in how their accents are encoded); "
+                          + "an object holds each key once")
         case .invalid(let i):
             at = i
             if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { what = "a byte-order mark before the JSON (save the file as UTF-8 without BOM)" }
@@ -229,7 +250,13 @@ extension JSONValue {
             else if let escape = Self.surrogateEscape(in: bytes, near: i) {
                 what = "\\u\(escape), half of a UTF-16 surrogate pair without its other half (not a character)"
             }
-            else { what = "a syntax error here (or NaN or Infinity, a trailing comma, an object key given twice)" }
+            else if trailing { what = "text after the end of the JSON value (a file holds one array or object)" }
+            else if bytes[i] < 0x20, Self.insideString(bytes, at: i) {
+                let escape = [0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"][Int(bytes[i])] ?? "\\u00" + String(format: "%02x", bytes[i])
+                what = "a control character (byte \(bytes[i])) inside a text: write it as \(escape)"
+            }
+            else if bytes[i] < 0x20 { what = "a control character (byte \(bytes[i])) where JSON allows none" }
+            else { what = "a syntax error here (or NaN or Infinity, a trailing comma)" }
         }
         let upTo = bytes[..<min(at, bytes.count)]
         let line = upTo.count { $0 == 0x0A } + 1
