@@ -42,6 +42,25 @@ struct LockWaitTests {
         return holder
     }
 
+    /// famctl run with `args` in the background, its output dropped.
+    static func started(_ args: [String]) throws -> Process {
+        let p = Process()
+        p.executableURL = FamctlRunner.binary
+        p.arguments = args
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        return p
+    }
+
+    /// Sends SIGINT (Ctrl-C) to `p` and waits for it: the seconds it took to stop.
+    static func interrupt(_ p: Process) -> TimeInterval {
+        let sent = Date()
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        return Date().timeIntervalSince(sent)
+    }
+
     /// Ends a ``holdLock(_:)``: the lock is free when this returns.
     /// (SIGKILL: SIGTERM may be ignored by what the tests run under, and stays so.)
     static func release(_ holder: Process) {
@@ -73,24 +92,11 @@ struct LockWaitTests {
         // A watch stopped with Ctrl-C while a round waits for the lock stops at once, not after the wait.
         try f.ok("family", "create", "--name", "F", "--dir", f.root + "/shared")
         done = Self.holdWriteLock(db, for: 8)
-        let watch = Process()
-        watch.executableURL = FamctlRunner.binary
-        watch.arguments = ["--home", f.home, "sync", "--watch", "--interval", "0.5"]
-        watch.standardOutput = FileHandle.nullDevice
-        watch.standardError = FileHandle.nullDevice
         // A change to publish, so that the round writes.
-        let writer = Process()
-        writer.executableURL = FamctlRunner.binary
-        writer.arguments = ["--home", f.home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"]
-        writer.standardOutput = FileHandle.nullDevice
-        writer.standardError = FileHandle.nullDevice
-        try writer.run()
-        try watch.run()
+        let writer = try Self.started(["--home", f.home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
+        let watch = try Self.started(["--home", f.home, "sync", "--watch", "--interval", "0.5"])
         Thread.sleep(forTimeInterval: 2)
-        let interrupted = Date()
-        kill(watch.processIdentifier, SIGINT)
-        watch.waitUntilExit()
-        #expect(Date().timeIntervalSince(interrupted) < 3, "the watch sat out the lock's wait")
+        #expect(Self.interrupt(watch) < 3, "the watch sat out the lock's wait")
         done.wait()
         writer.waitUntilExit()
         for bad in ["abc", "-1", "5000"] {
@@ -165,17 +171,10 @@ struct LockWaitTests {
         let f = try FamctlRunner.mum(shared: true)
         let holder = try Self.holdLock(f.home + "/sync.lock")
         defer { Self.release(holder) }
-        let watch = Process()
-        watch.executableURL = FamctlRunner.binary
-        watch.arguments = ["--home", f.home, "sync", "--watch", "--interval", "0.5"]
-        watch.standardOutput = FileHandle.nullDevice
-        watch.standardError = FileHandle.nullDevice
-        try watch.run()
+        let watch = try Self.started(["--home", f.home, "sync", "--watch", "--interval", "0.5"])
         Thread.sleep(forTimeInterval: 1.5)
-        let interrupted = Date()
-        kill(watch.processIdentifier, SIGINT)
-        watch.waitUntilExit()
-        #expect(Date().timeIntervalSince(interrupted) < 3, "the watch sat out the lock's wait: \(Date().timeIntervalSince(interrupted)) s")
+        let took = Self.interrupt(watch)
+        #expect(took < 3, "the watch sat out the lock's wait: \(took) s")
         #expect(watch.terminationStatus == 0)
     }
 }
