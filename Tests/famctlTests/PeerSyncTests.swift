@@ -487,6 +487,47 @@ struct PeerSyncTests {
         }
     }
 
+    /// After a round that failed (the server went away), a watch probes
+    /// the server again before its next round: a server back on the same
+    /// address may be another one, and is checked (it was not, a round
+    /// that worked once being taken for a server checked for good).
+    @Test(.timeLimit(.minutes(2)))
+    func aWatchProbesItsServerAgainAfterARoundFailed() throws {
+        try ApacheWebDAV.with { url, directory in
+            let mum = try FamctlRunner.mum(peer: url)
+            let port = try #require(URL(string: url)?.port)
+            let log = mum.root + "/watch.log"
+            try #require(FileManager.default.createFile(atPath: log, contents: nil))
+            let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            let watch = Process()
+            watch.executableURL = FamctlRunner.binary
+            watch.arguments = ["--home", mum.home, "sync", "--watch", "--interval", "0.2"]
+            watch.standardOutput = out
+            watch.standardError = out
+            try watch.run()
+            defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+            func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+            func waitFor(_ text: String) -> Bool {
+                let deadline = Date().addingTimeInterval(40)
+                while Date() < deadline, !said().contains(text) { usleep(100_000) }
+                return said().contains(text)
+            }
+            #expect(waitFor("published"), "\(said())")
+            // The server goes away, and another starts on its address (empty).
+            _ = Subprocess.script([ApacheWebDAV.script, "stop", directory])
+            #expect(waitFor("the watch goes on"), "\(said())")
+            let again = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
+            let (code, started) = Subprocess.script([ApacheWebDAV.script, "start", again], env: ["WEBDAV_PORT": String(port)])
+            defer { _ = Subprocess.script([ApacheWebDAV.script, "stop", again]) }
+            try #require(code == 0, "could not start Apache again: \(started)")
+            #expect(waitFor("famctl: sync works again"), "\(said())")
+            let requests = ((try? String(contentsOfFile: again + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n")
+            #expect(requests.contains { $0.hasPrefix("PUT ") && $0.contains("famctl-probe-") }, "the server back was not probed: \(requests.prefix(10))")
+            kill(watch.processIdentifier, SIGINT)
+            watch.waitUntilExit()
+        }
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func aServerThatStallsAfterTheProbeCostsOneTimeout() throws {
         // Anything but the probe (the segment's upload, a listing): no answer.
