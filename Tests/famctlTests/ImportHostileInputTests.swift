@@ -98,6 +98,11 @@ struct ImportHostileInputTests {
         let w = try f.run("import", "stores", wide)
         let said = w.stderr.split(separator: "\n").filter { $0.contains("does not define") }
         #expect(w.code == 0 && said.count == 21 && w.stderr.contains("diaper.json: 500 fields diaper does not define, kept as given; the first 20 follow"), "\(said.count) lines: \(w.stderr.prefix(400))")
+        // A record's own property given as a field is said as what it is.
+        let deleted = try Self.dir(f, ["diaper.json": "[" + Self.row(baby, fields: #"{"wet":true,"deleted":true}"#) + "]"])
+        let d = try f.run("import", "stores", deleted)
+        #expect(d.code == 0 && d.stderr.contains("diaper.json[0]: 'deleted' is not a field of diaper: it is whether the record is deleted")
+                && d.stderr.contains("changes nothing of the record"), "\(d.stderr)")
     }
 
     /// A time written with a small `t` and `z` is stored as `record add`

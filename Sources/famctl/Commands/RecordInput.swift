@@ -94,6 +94,12 @@ enum RecordInput {
 
     /// ``undefinedFieldWarning(_:schema:)`` without its prefix.
     static func undefinedField(_ name: String, schema: StoreSchema) -> String {
+        // A record's own property given as a field (`"deleted": true` in an
+        // import's row): said as what it is, not as a typo of a field (a
+        // review: the record was imported live with a field named so).
+        if let (_, what) = reservedNames.first(where: { $0.key.lowercased() == name.lowercased() }) {
+            return "'\(name)' is not a field of \(schema.store.rawValue): it is \(what); it is kept as a field of that name, and changes nothing of the record."
+        }
         let near = nearest(name, among: schema.fieldNames)
         return "\(schema.store.rawValue) does not define '\(name)'\(near.map { " (did you mean \($0)?)" } ?? ""); it is kept as given "
             + "('famctl record fields --store \(schema.store.rawValue)' lists the store's fields)."
