@@ -274,6 +274,16 @@ public enum FileIO {
         close(fd)
     }
 
+    /// Set by ``cancelLockWaits()``: every bounded wait of
+    /// ``withExclusiveLock(_:mode:waitingAtMost:willWait:_:)`` ends at once.
+    private static let lockWaitsCancelled = Atomic<Bool>(false)
+
+    /// Ends every bounded wait for another process's `flock` in this
+    /// process, now and from now on (it fails as timed out): for a process
+    /// that is stopping (`sync --watch` after Ctrl-C), as
+    /// `Database.cancelLockWaits()` does for SQLite's locks.
+    public static func cancelLockWaits() { lockWaitsCancelled.store(true, ordering: .relaxed) }
+
     /// Runs `body` holding an exclusive `flock` on `path` (created with
     /// `mode` when missing). The kernel releases it should the process die.
     ///
@@ -285,16 +295,6 @@ public enum FileIO {
     ///     when the wait has no limit, else after the first second of
     ///     waiting (a short wait is not worth a word; none when the limit
     ///     is under a second).
-    /// Set by ``cancelLockWaits()``: every bounded wait of
-    /// ``withExclusiveLock(_:mode:waitingAtMost:willWait:_:)`` ends at once.
-    private static let lockWaitsCancelled = Atomic<Bool>(false)
-
-    /// Ends every bounded wait for another process's `flock` in this
-    /// process, now and from now on (it fails as timed out): for a process
-    /// that is stopping (`sync --watch` after Ctrl-C), as
-    /// `Database.cancelLockWaits()` does for SQLite's locks.
-    public static func cancelLockWaits() { lockWaitsCancelled.store(true, ordering: .relaxed) }
-
     public static func withExclusiveLock<T>(_ path: String, mode: mode_t = 0o600, waitingAtMost limit: Int? = nil,
                                             willWait: () -> Void = {}, _ body: () throws -> T) throws -> T {
         let fd = Int32(retrying { Int(open(path, O_CREAT | O_RDWR | O_CLOEXEC, mode)) })

@@ -460,9 +460,6 @@ struct PeerSyncTests {
     func aWatchProbesItsServerOnceWhileItsRoundsGoThrough() throws {
         try ApacheWebDAV.with { url, directory in
             let mum = try FamctlRunner.mum(peer: url)
-            let log = mum.root + "/watch.log"
-            try #require(FileManager.default.createFile(atPath: log, contents: nil))
-            let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
             func requests() -> [Substring] { ((try? String(contentsOfFile: directory + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n") }
             // Probes are told apart by their objects' names.
             func probes() -> Int {
@@ -470,20 +467,13 @@ struct PeerSyncTests {
             }
             func listings() -> Int { requests().filter { $0.hasPrefix("PROPFIND ") }.count }
             let start = listings(), probesBefore = probes()
-            let watch = Process()
-            watch.executableURL = FamctlRunner.binary
-            watch.arguments = ["--home", mum.home, "sync", "--watch", "--interval", "0.2"]
-            watch.standardOutput = out
-            watch.standardError = out
-            try watch.run()
-            defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
+            let watch = try LoggedProcess(FamctlRunner.binary, ["--home", mum.home, "sync", "--watch", "--interval", "0.2"], log: mum.root + "/watch.log")
             let deadline = Date().addingTimeInterval(30)
             while listings() < start + 10, Date() < deadline { usleep(100_000) }
             #expect(listings() >= start + 10, "the watch's rounds did not list the server")
             #expect(probes() == probesBefore + 1, "one probe for the watch, not one a round: \(probes() - probesBefore)")
-            kill(watch.processIdentifier, SIGINT)
-            watch.waitUntilExit()
-            #expect(watch.terminationStatus == 0, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            watch.interrupt()
+            #expect(watch.process.terminationStatus == 0, "\(watch.said)")
         }
     }
 
@@ -496,35 +486,19 @@ struct PeerSyncTests {
         try ApacheWebDAV.with { url, directory in
             let mum = try FamctlRunner.mum(peer: url)
             let port = try #require(URL(string: url)?.port)
-            let log = mum.root + "/watch.log"
-            try #require(FileManager.default.createFile(atPath: log, contents: nil))
-            let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-            let watch = Process()
-            watch.executableURL = FamctlRunner.binary
-            watch.arguments = ["--home", mum.home, "sync", "--watch", "--interval", "0.2"]
-            watch.standardOutput = out
-            watch.standardError = out
-            try watch.run()
-            defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
-            func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-            func waitFor(_ text: String) -> Bool {
-                let deadline = Date().addingTimeInterval(40)
-                while Date() < deadline, !said().contains(text) { usleep(100_000) }
-                return said().contains(text)
-            }
-            #expect(waitFor("published"), "\(said())")
+            let watch = try LoggedProcess(FamctlRunner.binary, ["--home", mum.home, "sync", "--watch", "--interval", "0.2"], log: mum.root + "/watch.log")
+            #expect(watch.waitFor("published"), "\(watch.said)")
             // The server goes away, and another starts on its address (empty).
             _ = Subprocess.script([ApacheWebDAV.script, "stop", directory])
-            #expect(waitFor("the watch goes on"), "\(said())")
+            #expect(watch.waitFor("the watch goes on"), "\(watch.said)")
             let again = NSTemporaryDirectory() + "famctl-apache-" + UUID().uuidString
             let (code, started) = Subprocess.script([ApacheWebDAV.script, "start", again], env: ["WEBDAV_PORT": String(port)])
             defer { _ = Subprocess.script([ApacheWebDAV.script, "stop", again]) }
             try #require(code == 0, "could not start Apache again: \(started)")
-            #expect(waitFor("famctl: sync works again"), "\(said())")
+            #expect(watch.waitFor("famctl: sync works again"), "\(watch.said)")
             let requests = ((try? String(contentsOfFile: again + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n")
             #expect(requests.contains { $0.hasPrefix("PUT ") && $0.contains("famctl-probe-") }, "the server back was not probed: \(requests.prefix(10))")
-            kill(watch.processIdentifier, SIGINT)
-            watch.waitUntilExit()
+            watch.interrupt()
         }
     }
 

@@ -84,36 +84,21 @@ struct PermissionTests {
         #expect(first.0 == 73, "exit \(first.0): \(first.1)")
         try setFolder(mode: 0o755)
 
-        let log = base + "/watch.log"
-        try #require(FileManager.default.createFile(atPath: log, contents: nil))
-        let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        watch.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", base + "/famctl-bin", "--home", home, "sync", "--watch", "--interval", "0.3"]
-        watch.environment = ["HOME": "/nonexistent"]
-        watch.standardOutput = out
-        watch.standardError = out
-        try watch.run()
-        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL) } }
-        func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        func waitFor(_ text: String) -> Bool {
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline, !said().contains(text), watch.isRunning { usleep(50_000) }
-            return said().contains(text)
-        }
-        #expect(waitFor("published"), "the first round did not publish: \(said())")
+        let watch = try LoggedProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                                      ["--reuid=65534", "--regid=65534", "--clear-groups", base + "/famctl-bin", "--home", home, "sync", "--watch", "--interval", "0.3"],
+                                      environment: ["HOME": "/nonexistent"], log: base + "/watch.log")
+        #expect(watch.waitFor("published", seconds: 30), "the first round did not publish: \(watch.said)")
         try setFolder(mode: 0o000)
-        #expect(waitFor("the watch goes on, next try in"), "the watch did not wait the folder out: \(said())")
-        #expect(watch.isRunning, "the watch ended: \(said())")
+        #expect(watch.waitFor("the watch goes on, next try in", seconds: 30), "the watch did not wait the folder out: \(watch.said)")
+        #expect(watch.process.isRunning, "the watch ended: \(watch.said)")
         try setFolder(mode: 0o755)
         #expect(Self.asNobodyOK(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"], home: home))
-        #expect(waitFor("famctl: sync works again"), "\(said())")
+        #expect(watch.waitFor("famctl: sync works again", seconds: 30), "\(watch.said)")
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, said().components(separatedBy: "published").count < 3 { usleep(50_000) }
-        #expect(said().components(separatedBy: "published").count >= 3, "the record added after was not published: \(said())")
-        kill(watch.processIdentifier, SIGINT)
-        watch.waitUntilExit()
-        #expect(watch.terminationStatus == 0, "\(said())")
+        while Date() < deadline, watch.said.components(separatedBy: "published").count < 3 { usleep(50_000) }
+        #expect(watch.said.components(separatedBy: "published").count >= 3, "the record added after was not published: \(watch.said)")
+        watch.interrupt()
+        #expect(watch.process.terminationStatus == 0, "\(watch.said)")
     }
 
     static func asNobodyOK(_ args: [String], home: String) -> Bool { (try? asNobody(args, home: home).0) == 0 }

@@ -24,11 +24,22 @@ enum OutdoneWrite {
             ?? ": a change of it is dated later than this \(write)"
         Console.err("famctl: warning: \(thing) \(stays)\(dated); a device whose clock is ahead wrote it (or this device's clock is behind), and the later-dated write wins on every device. "
                     + "This \(write) is in the log. "
-                    // Years ahead, waiting for the date is no advice (a security review: year 10889).
-                    + ((last?.hlc.date.timeIntervalSinceNow ?? 0) > 365 * 86_400
-                        ? "That date is years ahead: in practice the change stands for good; only one dated later still, written from the device whose clock is ahead, outdoes it "
-                            + "(set that clock right first). 'famctl replay' lists the events dated far ahead."
-                        : "Make it again once this device's clock has passed that date, or from the device whose clock is ahead "
+                    + (last.flatMap { yearsAhead($0.hlc.date, what: "the change") }
+                        ?? "Make it again once this device's clock has passed that date, or from the device whose clock is ahead "
                             + "(and set the clock that is wrong right)."))
+    }
+
+    /// How far ahead of this device's clock a date stands for good in
+    /// practice: waiting for it is no advice.
+    static let forGood: TimeInterval = 365 * 86_400
+
+    /// What to say of a change dated `date` that outdoes this device's
+    /// (`what` stands), when that date is ``forGood`` ahead or more; `nil`
+    /// otherwise (a security review: the advice was to wait for the year
+    /// 10889).
+    static func yearsAhead(_ date: Date, what: String) -> String? {
+        guard date.timeIntervalSinceNow > forGood else { return nil }
+        return "That date is years ahead: in practice \(what) stands for good; only a change dated later still, written from the device whose clock is ahead, outdoes it "
+            + "(set that clock right first). 'famctl replay' lists the events dated far ahead."
     }
 }

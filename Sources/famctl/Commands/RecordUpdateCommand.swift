@@ -118,10 +118,7 @@ enum RecordUpdateCommand: Command {
                 let by = OutdoneWrite.author(after.updated.author, home: home)
                 Console.err("famctl: warning: \(outdone.joined(separator: ", ")) keep\(outdone.count == 1 ? "s" : "") \(outdone.count == 1 ? "its" : "their") value: the record's last change, by \(by), is dated \(TimeText.format(after.updated.hlc.date)), later than this one; "
                             + "a device whose clock is ahead wrote it (or this device's clock is behind), and the later-dated write wins on every device. This change is in the log ('famctl record show --history')."
-                            // Years ahead: no waiting it out (a security review).
-                            + (after.updated.hlc.date.timeIntervalSinceNow > 365 * 86_400
-                                ? " That date is years ahead: in practice that value stands for good; only a change dated later still, written from the device whose clock is ahead, outdoes it (set that clock right first)."
-                                : ""))
+                            + (OutdoneWrite.yearsAhead(after.updated.hlc.date, what: "that value").map { " " + $0 } ?? ""))
             }
         }
         // Said when this command gives --at: a start changed alone moves an

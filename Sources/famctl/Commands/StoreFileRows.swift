@@ -64,7 +64,7 @@ struct StoreFileRows {
         guard FileManager.default.fileExists(atPath: path) else {
             // A link whose target is gone is there all the same: said, not
             // taken for a file the directory lacks (a review).
-            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+            if let target = danglingLink(path) {
                 failures.append("\(name): a link to \(TerminalText.escaped(target)), which does not exist; nothing in it is read")
             }
             return nil
@@ -78,6 +78,17 @@ struct StoreFileRows {
             failures.append("\(name): cannot be read: \(error.reason)")
         }
         return nil
+    }
+
+    /// The target of the link at `path` when nothing is at that target.
+    static func danglingLink(_ path: String) -> String? {
+        FileManager.default.fileExists(atPath: path) ? nil : try? FileManager.default.destinationOfSymbolicLink(atPath: path)
+    }
+
+    /// Whether a store file is at `path`: a file, or a link to nothing
+    /// (read, to be said).
+    static func isThere(_ path: String) -> Bool {
+        FileManager.default.fileExists(atPath: path) || danglingLink(path) != nil
     }
 
     /// Row `i`, parsed again from its bytes (checked whole by ``read``).

@@ -272,9 +272,7 @@ enum ImportStoresCommand: Command {
         }
         // None of the store files: a wrong directory, not an empty export
         // (which writes every file, each an empty list).
-        guard ExportStoresCommand.fileNames.contains(where: {
-            FileManager.default.fileExists(atPath: dir + "/" + $0) || (try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + $0)) != nil
-        }) else {
+        guard ExportStoresCommand.fileNames.contains(where: { StoreFileRows.isThere(dir + "/" + $0) }) else {
             let misnamed = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.lowercased().hasSuffix(".json") }.sorted()
             throw CLIError(.noInput, "no store files in \(dir) (feeding.json … subjects.json); nothing was imported"
                            + (misnamed.isEmpty ? "" : ". Not read: \(misnamed.joined(separator: ", ")) (the files' names are matched exactly)"),
@@ -663,17 +661,6 @@ enum ImportStoresCommand: Command {
             }
             // Keys a row may hold that nothing reads (`"deleted": true`, a
             // misspelt "fieldz"): said once a file, not dropped without a word.
-            // (At most 20 fields named: a row of thousands of made-up fields
-            // is not thousands of lines.)
-            let undefinedNames = undefinedRows.keys.sorted()
-            if undefinedNames.count > shownBadRowsPerFile {
-                fileWarnings.append("\(file): \(undefinedNames.count) fields \(store.rawValue) does not define, kept as given; the first \(shownBadRowsPerFile) follow")
-            }
-            for name in undefinedNames.prefix(shownBadRowsPerFile) {
-                let rows = undefinedRows[name]!
-                let which = rows.count == 1 ? "[\(rows[0])]" : " (rows \(rows.prefix(shownBadRowsPerFile).map(String.init).joined(separator: ", "))\(rows.count > shownBadRowsPerFile ? ", …; \(rows.count) in all" : ""))"
-                fileWarnings.append("\(file)\(which): " + RecordInput.undefinedField(name, schema: StoreSchema.schema(for: store)))
-            }
             let unread = unreadKeys.sorted()
             if !unread.isEmpty {
                 fileWarnings.append("\(file): not read in its rows: \(unread.map { "\"\(TerminalText.escaped($0))\"" }.joined(separator: ", ")) "
@@ -686,6 +673,18 @@ enum ImportStoresCommand: Command {
             }
             func shown(_ rows: [Int]) -> String {
                 rows.prefix(shownBadRowsPerFile).map(String.init).joined(separator: ", ") + (rows.count > shownBadRowsPerFile ? ", …" : "")
+            }
+            // The fields the store does not define, one warning each (at
+            // most 20 named: a row of thousands of made-up fields is not
+            // thousands of lines).
+            let undefinedNames = undefinedRows.keys.sorted()
+            if undefinedNames.count > shownBadRowsPerFile {
+                fileWarnings.append("\(file): \(undefinedNames.count) fields \(store.rawValue) does not define, kept as given; the first \(shownBadRowsPerFile) follow")
+            }
+            for name in undefinedNames.prefix(shownBadRowsPerFile) {
+                let rows = undefinedRows[name]!
+                let which = rows.count == 1 ? "[\(rows[0])]" : " (rows \(shown(rows))\(rows.count > shownBadRowsPerFile ? "; \(rows.count) in all" : ""))"
+                fileWarnings.append("\(file)\(which): " + RecordInput.undefinedField(name, schema: StoreSchema.schema(for: store)))
             }
             let older = olderRows.filter { !otherRows.contains($0) }, other = olderRows.filter(otherRows.contains)
             if !older.isEmpty {

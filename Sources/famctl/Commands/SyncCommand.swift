@@ -488,7 +488,7 @@ enum SyncCommand: Command {
             let span = ahead >= 2 * 365 * 86_400 ? "\(Int((ahead / (365.25 * 86_400)).rounded())) years" : "\(Int((ahead / 86_400).rounded())) days"
             return "famctl: warning: \(arrived.count) change(s) by \(by) just pulled are dated far ahead of this device's clock (the latest \(TimeText.format(arrived.latest.date)), "
                 + "\(span) ahead): until then they win over any change of what they changed (records, care subjects, the household), on every device, whatever the order"
-                + (ahead >= 365 * 86_400 ? ", which in practice is for good" : "")
+                + (ahead >= OutdoneWrite.forGood ? ", which in practice is for good" : "")
                 + ". Have \(by)'s clock set right; 'famctl replay' lists the events dated far ahead."
         }
     }
