@@ -154,7 +154,7 @@ for attempt in $(seq 10); do
   echo "apache did not start:" >&2; cat "$BASE/error.log" >&2; stop; exit 1
 done
 for _ in $(seq 100); do
-  curl -fsS -o /dev/null "${login[@]}" -X PROPFIND -H 'Depth: 0' "$scheme://127.0.0.1:$PORT/dav/" 2>/dev/null && { echo "ready $scheme://127.0.0.1:$PORT/dav/"; exit 0; }
+  curl -fsS --max-time 5 -o /dev/null "${login[@]}" -X PROPFIND -H 'Depth: 0' "$scheme://127.0.0.1:$PORT/dav/" 2>/dev/null && { echo "ready $scheme://127.0.0.1:$PORT/dav/"; exit 0; }
   sleep 0.1
 done
 echo "apache did not start:" >&2; cat "$BASE/error.log" >&2; stop; exit 1

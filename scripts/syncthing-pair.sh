@@ -38,7 +38,7 @@ stop() {  # each `syncthing serve` is a monitor and a child: end both, then make
 [ "$cmd" = stop ] && { stop; exit 0; }
 
 for t in syncthing curl jq; do command -v $t >/dev/null || { echo "missing: $t (make setup installs it)" >&2; exit 69; }; done
-api() { local g=$1 k=$2 m=$3 p=$4; shift 4; curl -fsS -X "$m" -H "X-API-Key: $k" -H 'Content-Type: application/json' "http://$g$p" "$@"; }
+api() { local g=$1 k=$2 m=$3 p=$4; shift 4; curl -fsS --max-time 30 -X "$m" -H "X-API-Key: $k" -H 'Content-Type: application/json' "http://$g$p" "$@"; }
 waitfor() { local end=$(( $(date +%s) + $1 )); shift; until "$@" >/dev/null 2>&1; do [ "$(date +%s)" -lt "$end" ] || { echo "timeout: $*" >&2; return 1; }; sleep 0.1; done; }
 
 rm -rf "$BASE"; mkdir -p "$BASE"/{h1,h2,A,B}

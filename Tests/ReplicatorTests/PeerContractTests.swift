@@ -82,7 +82,7 @@ struct PeerContractTests {
         try? FileManager.default.removeItem(atPath: dir + "-staging")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func webDAVOnApacheKeepsTheContract() throws {
         try ApacheServer.with { url in
             let peer = WebDAVPeer(url: url.appendingPathComponent(FamilyID.random().description + "/"))
@@ -94,7 +94,7 @@ struct PeerContractTests {
     /// Over `https://`, with a login: a certificate this machine does not
     /// trust is refused as such, before anything is sent; trusted through
     /// `caFile`, the contract holds.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func webDAVOverTLSWithItsOwnCertificateKeepsTheContract() throws {
         try ApacheServer.with(login: ("mum", "s3cret"), tls: true) { url, base in
             #expect(url.scheme == "https")
@@ -112,7 +112,7 @@ struct PeerContractTests {
     /// answer at once: without the login, every call is refused as such
     /// (it used to wait for ever, in Foundation's challenge handling); with
     /// it, the contract holds. Both sessions (requests, downloads) are asked.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func webDAVWithALoginRefusesAtOnceWithoutIt() throws {
         try ApacheServer.with(login: ("mum", "s3cret")) { url, _ in
             let family = url.appendingPathComponent(FamilyID.random().description + "/")
@@ -138,7 +138,7 @@ struct PeerContractTests {
 
     /// An object over the limit is refused without being read whole: the
     /// request asks for one byte more than the limit, which Apache honours.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func webDAVOnApacheRefusesObjectsOverTheLimit() throws {
         try ApacheServer.with { url, base in
             let family = url.appendingPathComponent(FamilyID.random().description + "/")
@@ -178,7 +178,7 @@ struct PeerContractTests {
     /// is read only up to the limit: a body whose `Content-Length` is over
     /// it is not read at all, a body without a length is cut off once past
     /// it; a small object still reads whole.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func webDAVStopsReadingAServerThatIgnoresRange() throws {
         for size in [1 << 30, nil] as [Int?] {
             let server = try RangeIgnoringServer(size: size)

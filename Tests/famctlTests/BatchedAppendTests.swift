@@ -56,7 +56,7 @@ struct BatchedAppendTests {
     /// `import stores` killed (SIGKILL) once its first batches are
     /// committed keeps them, and run again adds only what is missing: every
     /// record once, none twice.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.againstAHang)
     func anImportKilledMidwayIsCompletedByRunningItAgain() throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")

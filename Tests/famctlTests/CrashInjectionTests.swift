@@ -28,7 +28,7 @@ struct CrashInjectionTests {
         return p.terminationReason == .exit && p.terminationStatus == 0 ? text : nil
     }
 
-    @Test(.timeLimit(.minutes(6)))
+    @Test(.againstAHang)
     func killedAnywhereLosesNothing() throws {
         var rng = SystemRandomNumberGenerator()
         let family = try SharedFamily()

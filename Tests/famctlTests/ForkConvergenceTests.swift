@@ -50,7 +50,7 @@ struct ForkConvergenceTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.againstAHang)
     func replicasAgreeAfterAForkWhateverTheyMetFirst() throws {
         let forked = try Forked()
         var digests: [String] = []
@@ -102,7 +102,7 @@ struct ForkConvergenceTests {
     /// Dad, the other adds a record. The household stops at the owner's fork
     /// point on every replica, even one that applied the demotion before it
     /// knew of the fork (its rebuild drops the stored household event).
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.againstAHang)
     func aForkedOwnersHouseholdStopsAtItsForkPoint() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)

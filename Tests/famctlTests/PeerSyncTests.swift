@@ -10,7 +10,7 @@ import Testing
 /// the in-memory emulator with seeded faults.
 struct PeerSyncTests {
 
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.againstAHang)
     func twoHomesSyncThroughApacheWebDAV() throws {
         try ApacheWebDAV.with { url, base in
             let mum = FamctlRunner(), dad = FamctlRunner()
@@ -45,7 +45,7 @@ struct PeerSyncTests {
     /// stopped with SIGSTOP): the sync fails once FAMCTL_PEER_TIMEOUT passes
     /// with no byte, and waiting costs next to no CPU. (Over Foundation's
     /// URLSession the wait kept a core busy, some 100 000 wake-ups a second.)
-    @Test(.timeLimit(.minutes(3)))   // against a hang: the test takes seconds, but shares two cores with the whole suite
+    @Test(.againstAHang)
     func aServerThatNeverAnswersCostsNoCPUWhileWaited() throws {
         // A listening socket that never accepts: the kernel completes the
         // connections in its backlog, and nothing is ever read or written.
@@ -74,7 +74,7 @@ struct PeerSyncTests {
     /// (a byte now and then: cut off once slower than 1 KiB/s for
     /// FAMCTL_PEER_TIMEOUT), one that redirects (not followed: the login
     /// would go along), one that forbids (403: a login without the right).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aTricklingARedirectingAndAForbiddingServerEachSayWhatIsWrong() throws {
         let trickle = try ScriptedHTTPServer { c in
             guard c.write("HTTP/1.1 201 Created\r\nContent-Length: 100000000\r\n\r\n") else { return }
@@ -129,7 +129,7 @@ struct PeerSyncTests {
     /// file's permissions on the server): the author reads it back, writes
     /// it again or, when that fails too, says the others miss its events
     /// (a user trial: the owner was told nothing).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func anOwnSegmentTheServerWillNotServeIsWrittenAgainOrSaid() throws {
         try ApacheWebDAV.with { url, directory in
             let mum = FamctlRunner(), dad = FamctlRunner()
@@ -172,7 +172,7 @@ struct PeerSyncTests {
     /// writes): the round still pulls what the others wrote, then says its
     /// own events could not go out (exit 73); and a URL naming a file is
     /// not a collection (65), not something to try again later.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aReadOnlyShareStillPullsAndAFileIsNotACollection() throws {
         try ApacheWebDAV.with { url, directory in
             let readOnly = url.replacingOccurrences(of: "/dav/", with: "/ro/")
@@ -219,7 +219,7 @@ struct PeerSyncTests {
     /// alone, failing (500) on every write into the device's folder. Each
     /// round still pulls the others' events and reports what it did, then
     /// says why its own did not go out; a watch goes on.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.againstAHang)
     func aServerThatTakesNoWritesStillLetsTheRoundPull() throws {
         try ApacheWebDAV.with { url, _ in
             let mum = try FamctlRunner.mum(peer: url)
@@ -289,7 +289,7 @@ struct PeerSyncTests {
     /// A server that passes the probe, then fails every request (500): the
     /// publish waits its back-off out, and the pull that follows asks once,
     /// not through a second back-off (which doubled the round).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aServerFailingAfterTheProbeCostsOneBackOff() throws {
         let server = try Self.passingTheProbe { c in c.write("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n") }
         defer { server.stop() }
@@ -308,7 +308,7 @@ struct PeerSyncTests {
     /// (exit 73); a collection in another device's segment's place was
     /// skipped in silence; a file in place of this device's own folder
     /// was "HTTP 400" after 24 s of back-off, exit 75 at every round.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.againstAHang)
     func whatStandsInTheWayOnTheServerIsSaidAndTheRoundGoesOn() throws {
         try ApacheWebDAV.with { url, directory in
             let mum = try FamctlRunner.mum(peer: url)
@@ -387,7 +387,7 @@ struct PeerSyncTests {
     /// says what is in the way and what to do, and ends well (it failed
     /// with exit 75 after its back-off, at every round); once the folder
     /// is gone, the next round uploads the blob.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aCollectionInABlobsPlaceIsSaidAndTheRoundGoesOn() throws {
         try ApacheWebDAV.with { url, directory in
             let mum = try FamctlRunner.mum(peer: url)
@@ -438,7 +438,7 @@ struct PeerSyncTests {
     /// Apache's weak mark (a file changed within the last second gets
     /// `W/"…"`, strong afterwards): its next rounds do not read the blob
     /// back, as a changed one would be.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func anUploadedBlobIsNotReadBack() throws {
         try ApacheWebDAV.with { url, directory in
             let mum = try FamctlRunner.mum(peer: url)
@@ -456,7 +456,7 @@ struct PeerSyncTests {
     /// A watch checks its server's conditional writes at its first round,
     /// not at every round (five requests every interval), and again after
     /// a round that failed.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aWatchProbesItsServerOnceWhileItsRoundsGoThrough() throws {
         try ApacheWebDAV.with { url, directory in
             let mum = try FamctlRunner.mum(peer: url)
@@ -481,7 +481,7 @@ struct PeerSyncTests {
     /// the server again before its next round: a server back on the same
     /// address may be another one, and is checked (it was not, a round
     /// that worked once being taken for a server checked for good).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aWatchProbesItsServerAgainAfterARoundFailed() throws {
         try ApacheWebDAV.with { url, directory in
             let mum = try FamctlRunner.mum(peer: url)
@@ -502,7 +502,7 @@ struct PeerSyncTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aServerThatStallsAfterTheProbeCostsOneTimeout() throws {
         // Anything but the probe (the segment's upload, a listing): no answer.
         let server = try Self.passingTheProbe { c in while c.write("") { usleep(100_000) } }
@@ -534,7 +534,7 @@ struct PeerSyncTests {
     /// A server that passes the probe, then answers every request with
     /// `503` and `Retry-After: 30`: Ctrl-C stops a `sync --watch` waiting
     /// out that half minute at once.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func ctrlCCutsShortARetryAfterWait() throws {
         let server = try Self.passingTheProbe { c in c.write("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 30\r\nContent-Length: 0\r\n\r\n") }
         defer { server.stop() }
@@ -592,7 +592,7 @@ struct PeerSyncTests {
     /// bytes counted as sent are those the network took. (The whole body
     /// used to sit in the send buffer at once, and the idle check then
     /// cut the upload off while it was still going out.)
-    @Test(.timeLimit(.minutes(3)))   // against a hang: the test takes seconds, but shares two cores with the whole suite
+    @Test(.againstAHang)
     func aLargeUploadOverASlowLinkIsNotCutOff() throws {
         let server = try ScriptedHTTPServer { c in
             let length = c.request.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
@@ -617,7 +617,7 @@ struct PeerSyncTests {
     /// A household over `https://` to a server with a certificate of its
     /// own: refused until FAMCTL_PEER_CA_FILE names it, then synced (the
     /// password goes over TLS, without FAMCTL_PEER_ALLOW_HTTP).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func anHTTPSServerWithItsOwnCertificate() throws {
         try ApacheWebDAV.with(login: true, tls: true) { url, base in
             #expect(url.hasPrefix("https://"))
@@ -659,7 +659,7 @@ struct PeerSyncTests {
     /// timeout, and the wait for an answer is timed from when the
     /// connection is made, so the sync goes through. (Timed from the start
     /// of the request, the two would be 2.6 s without a byte: a stall.)
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aSlowTLSHandshakeIsNotTakenForAServerThatStopped() throws {
         try ApacheWebDAV.with(login: true, tls: true) { address, base in
             var url = try #require(URLComponents(string: address))
@@ -683,7 +683,7 @@ struct PeerSyncTests {
     /// A server that asks for a login, given none or a wrong one, and a URL
     /// whose collection does not exist: exit 65 at once, saying which, and
     /// what to do; nothing lost.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aRefusedLoginAndAMissingCollectionSayWhatToDo() throws {
         try ApacheWebDAV.with(login: true) { url, _ in
             let login = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "s3cret", "FAMCTL_PEER_ALLOW_HTTP": "1"]
@@ -1008,7 +1008,7 @@ struct FailedRoundSaysWhatItDidTests {
     /// writer's segments: `famctl sync` exits 75, its error saying what the
     /// round published and pulled before (the other writer's files, read
     /// first), and what it pulled is kept.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.againstAHang)
     func aRoundARealServerEndsSaysWhatItDidBefore() throws {
         try ApacheWebDAV.with { url, base in
             let flaky = url.replacingOccurrences(of: "/dav/", with: "/flaky/")

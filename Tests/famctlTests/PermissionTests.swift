@@ -60,7 +60,7 @@ struct PermissionTests {
     /// waits out an unmounted one, and syncs again once it can (a review:
     /// it ended with exit 73). One that never had a round work ends with
     /// 73: most likely a set-up to fix.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aWatchWaitsOutAFamilyFolderItBrieflyCannotRead() throws {
         let base = try Self.sandbox()
         defer { try? FileManager.default.removeItem(atPath: base) }

@@ -23,7 +23,7 @@ struct SyncWatchTests {
 
     /// A watch whose reader went away (`| head -1`) ends, exit 0, even with
     /// nothing more to say: it does not go on syncing for nobody.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aWatchWhoseReaderWentAwayEnds() throws {
         let family = try SharedFamily()
         let started = Date()
@@ -33,7 +33,7 @@ struct SyncWatchTests {
         #expect(Date().timeIntervalSince(started) < 20, "the watch went on without its reader")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func watchPublishesChangesAndStopsOnInterrupt() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
@@ -66,7 +66,7 @@ struct SyncWatchTests {
 
     /// A round that only writes back a vanished device's folder gets its
     /// line (a review: a watch said nothing of it).
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func aWatchSaysItWroteBackAVanishedFolder() throws {
         let family = try SharedFamily(["Dad", "Gran"])
         let gran = family.members[1]
@@ -95,7 +95,7 @@ struct SyncWatchTests {
 
     /// `sync --watch --json`: stdout holds only JSON, one round's object a
     /// line; the start and the stop are said on stderr.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func watchWithJSONPrintsOneObjectALine() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
@@ -130,7 +130,7 @@ struct SyncWatchTests {
 
     /// A round that fails for a while (the shared folder unmounted) does
     /// not end the watch: it says so, and syncs again once the folder is back.
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.againstAHang)
     func watchOutlastsAMissingFolder() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)

@@ -17,7 +17,7 @@ struct SyncthingTests {
         return try condition()
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.againstAHang)
     func recordsCrossTwoRealSyncthingInstances() throws {
         let base = NSTemporaryDirectory() + "famctl-syncthing-" + UUID().uuidString
         let (code, out) = Subprocess.script([Self.script, "start", base])
