@@ -41,17 +41,35 @@ public final class Replicator {
         // `tag` came later, in both (what a file's listing entry was when
         // its content failed to verify; what an own segment's was when it
         // last read back whole): added to tables made before.
-        for table in ["r_files", "r_own"] {
-            var hasTag = false
-            try log.database.statement("SELECT name FROM pragma_table_info('\(table)')").forEachRow { if $0.text(0) == "tag" { hasTag = true } }
-            if !hasTag {
+        // `kind` later still, in `r_files` (what a note on a file read is,
+        // ``FileNote``): an earlier famctl told it by the reason's text.
+        for (table, column) in [("r_files", "tag"), ("r_own", "tag"), ("r_files", "kind")] {
+            var has = false
+            try log.database.statement("SELECT name FROM pragma_table_info('\(table)')").forEachRow { if $0.text(0) == column { has = true } }
+            if !has {
                 do {
-                    try log.database.execute("ALTER TABLE \(table) ADD COLUMN tag TEXT")
+                    try log.database.execute("ALTER TABLE \(table) ADD COLUMN \(column) TEXT")
                 } catch {
                     // Another process may have added it meanwhile.
                     guard "\(error)".contains("duplicate column") else { throw error }
                 }
             }
+        }
+        try kindNotesOfEarlierBuilds()
+    }
+
+    /// Gives the notes an earlier famctl kept (a reason, no kind) their
+    /// kind, once: a file read is not read again, so its note stays as it
+    /// was written. (At every opening: a famctl from before may still
+    /// share the home.)
+    private func kindNotesOfEarlierBuilds() throws {
+        var old: [(path: String, text: String)] = []
+        try log.database.statement("SELECT path, reason FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NOT NULL AND kind IS NULL")
+            .forEachRow([.blob(family.bytes)]) { old.append(($0.text(0), $0.text(1))) }
+        for (path, text) in old {
+            let note = FileNote.fromEarlierBuild(text)
+            try log.database.run("UPDATE r_files SET kind = ?3, reason = ?4 WHERE family = ?1 AND path = ?2 AND kind IS NULL",
+                                 [.blob(family.bytes), .text(path), .text(note.kind.rawValue), .text(note.reason)])
         }
     }
 
@@ -657,11 +675,11 @@ public final class Replicator {
         /// in (a renamed copy, another author's or family's segment, a
         /// damaged conflict copy), with what they hold: `status` names them
         /// while they stay; `sync` says so once, as it finds them.
-        public var misplaced: [(path: String, reason: String)] = []
+        public var misplaced: [(path: String, note: FileNote)] = []
         /// Files read whole under a name that does not say what they hold
         /// (a renamed copy), with what they hold: marked read with that
         /// reason once ingested, so that `status` names them.
-        var misnamed: [String: String] = [:]
+        var misnamed: [String: FileNote] = [:]
         /// This device's own segments that the others cannot read (not a
         /// file any more, not readable, damaged) and that could not be
         /// written again: each path with what is wrong. Until something
@@ -747,8 +765,8 @@ public final class Replicator {
                 if refused > 0 { report.refused.append((segments[i].path, refused)) }
                 // A file with events that do not verify stays named by
                 // `status` for as long as the shared folder holds it
-                // (``partlyRefused()``), not in one round's output alone.
-                try mark(segments[i].path, "read", refused > 0 ? why : report.misnamed[segments[i].path])
+                // (``filesOfNote()``), not in one round's output alone.
+                try markRead(segments[i].path, refused > 0 ? FileNote(.refusedEvents, why) : report.misnamed[segments[i].path])
             }
         }
         func queue(_ path: String, _ segment: Segment) throws {
@@ -779,7 +797,7 @@ public final class Replicator {
                 // without the back-off, at the next (it got a back-off of
                 // its own there, as if new).
                 report.notYetArrived.append((path, error.description))
-                try mark(path, "unverifiable", error.description)
+                try markUnverifiable(path, error.description)
                 if failedInARow >= 2 {
                     if retryingOld { return nil }
                     // The files read so far are ingested (and marked) first:
@@ -796,7 +814,7 @@ public final class Replicator {
                 // first; among the files that failed before, the round goes on
                 // without the rest of them.
                 report.notYetArrived.append((path, error.description))
-                try mark(path, "unverifiable", error.description)
+                try markUnverifiable(path, error.description)
                 if retryingOld { return nil }
                 try ingestGroup()
                 throw error
@@ -902,7 +920,7 @@ public final class Replicator {
                 report.restoredOthers += try writeBackVanished(listed: listed, unreadFolders: unreadFolders)
             }
             try scrubOne(listed: listed, own: own, done: done, tags: tags, into: &report)
-            try forgetPartlyRefused(notIn: listed, unreadFolders: unreadFolders)
+            try forgetFilesOfNote(notIn: listed, unreadFolders: unreadFolders)
         }
         report.held = try log.pendingByAuthor(in: family).values.reduce(0, +)
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
@@ -960,7 +978,7 @@ public final class Replicator {
             // or in an hour; anything else at the next round.
             report.notYetArrived.append((path, error.description))
             let refused = { if case .refused = error { true } else { false } }()
-            try mark(path, "unverifiable", error.description,
+            try markUnverifiable(path, error.description,
                      tag: refused ? Self.judgedTag(listedTag) : nil)
             return .notYet
         }
@@ -979,10 +997,11 @@ public final class Replicator {
             // is verified), whether this log holds them yet or not (the
             // original may come later in the round); the file is marked read
             // with what it holds, and `status` names it while it stays
-            // (``partlyRefused()``).
+            // (``filesOfNote()``).
             if error == .nameMismatch, let copy = try? Segment(decoding: bytes, hashes: hashes), copy.author == folder, copy.family == family {
-                report.misnamed[path] = Self.misplacedMark + "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"
-                report.misplaced.append((path, "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)"))
+                let note = FileNote(.misplaced, "a copy of seqs \(copy.firstSeq)–\(copy.lastSeq) under a name that says seqs \(promised.firstSeq)–\(promised.lastSeq)")
+                report.misnamed[path] = note
+                report.misplaced.append((path, note))
                 return .segment(copy)
             }
             // A whole segment of another author or family under this folder's
@@ -998,8 +1017,9 @@ public final class Replicator {
                     : promised.author == other.author ? "under its own name, in device \(folder.short)'s folder"
                     : "named as device \(promised.author.short)'s, in device \(folder.short)'s folder"
                 let reason = "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") \(name); nothing here is this folder's"
-                try mark(path, "read", Self.misplacedMark + reason)
-                report.misplaced.append((path, reason))
+                let note = FileNote(.misplaced, reason)
+                try markRead(path, note)
+                report.misplaced.append((path, note))
                 return .done
             }
             // A sync engine's conflict copy is made whole (a rename of a
@@ -1010,12 +1030,13 @@ public final class Replicator {
             if case .conflictCopy = kind {
                 // (Not "still arriving": a conflict copy is made whole.)
                 let why = error == .checksum ? "its checksum does not match" : error.description
-                try mark(path, "read", Self.misplacedMark + Self.damagedConflictCopy + " (\(why)): no event file, nothing in it is read; it can be deleted")
-                report.misplaced.append((path, Self.damagedConflictCopy + " (\(why)): no event file, nothing in it is read; it can be deleted"))
+                let note = FileNote(.damagedConflictCopy, FileNote.damagedConflictCopy + " (\(why)): no event file, nothing in it is read; it can be deleted")
+                try markRead(path, note)
+                report.misplaced.append((path, note))
                 return .done
             }
             report.notYetArrived.append((path, error.description))
-            try mark(path, "unverifiable", error.description, tag: Self.judgedTag(tag))
+            try markUnverifiable(path, error.description, tag: Self.judgedTag(tag))
             return .notYet
         }
         return .segment(segment)
@@ -1173,12 +1194,22 @@ public final class Replicator {
         return out
     }
 
+    /// Marks a file read whole, with what there is to say of it, if anything.
+    private func markRead(_ path: String, _ note: FileNote?) throws {
+        try mark(path, "read", note?.reason, kind: note?.kind)
+    }
+
+    /// Marks a file not verifiable yet, with why.
     /// - Parameter tag: for a file whose content failed to verify, the
     ///   reader's version and the file's tag when it was read.
-    private func mark(_ path: String, _ status: String, _ reason: String?, tag: String? = nil) throws {
-        try log.database.run("INSERT OR REPLACE INTO r_files(family, path, status, reason, checked_at, tag) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    private func markUnverifiable(_ path: String, _ reason: String, tag: String? = nil) throws {
+        try mark(path, "unverifiable", reason, kind: nil, tag: tag)
+    }
+
+    private func mark(_ path: String, _ status: String, _ reason: String?, kind: FileNote.Kind?, tag: String? = nil) throws {
+        try log.database.run("INSERT OR REPLACE INTO r_files(family, path, status, reason, checked_at, tag, kind) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                              [.blob(family.bytes), .text(path), .text(status), reason.map { .text($0) } ?? .null,
-                              .integer(Int64(Date().timeIntervalSince1970)), tag.map { .text($0) } ?? .null])
+                              .integer(Int64(Date().timeIntervalSince1970)), tag.map { .text($0) } ?? .null, kind.map { .text($0.rawValue) } ?? .null])
     }
 
     /// The files refused for what they are (content, size, permission),
@@ -1212,40 +1243,30 @@ public final class Replicator {
     // MARK: - Status
 
     /// Files read whose events did not all verify (a forged or damaged
-    /// event among good ones), or that are misplaced (``misplaced(_:)``
-    /// tells which), with what was wrong: until the file leaves the shared
-    /// folder (a full listing no longer shows it).
-    public func partlyRefused() throws -> [(path: String, reason: String)] {
-        var out: [(String, String)] = []
-        try log.database.statement("SELECT path, reason FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NOT NULL ORDER BY path")
-            .forEachRow([.blob(family.bytes)]) { out.append(($0.text(0), $0.text(1))) }
+    /// event among good ones), that are misplaced, or damaged conflict
+    /// copies, each with its note: until the file leaves the shared folder
+    /// (a full listing no longer shows it).
+    public func filesOfNote() throws -> [(path: String, note: FileNote)] {
+        var out: [(String, FileNote)] = []
+        try log.database.statement("SELECT path, kind, reason FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NOT NULL ORDER BY path")
+            .forEachRow([.blob(family.bytes)]) { row in
+                // No kind: an earlier famctl sharing the home wrote it since this one opened.
+                // A kind this famctl does not know (a later one wrote it): said as a refusal,
+                // the most careful reading.
+                let note = row.isNull(1) ? FileNote.fromEarlierBuild(row.text(2))
+                    : FileNote(FileNote.Kind(rawValue: row.text(1)) ?? .refusedEvents, row.text(2))
+                out.append((row.text(0), note))
+            }
         return out
     }
 
-    /// Forgets the partly refused files a full listing no longer shows
-    /// (those in a folder it could not read are unseen, not gone).
-    private func forgetPartlyRefused(notIn listed: Set<String>, unreadFolders: Set<String>) throws {
-        for (path, _) in try partlyRefused() where !listed.contains(path) {
+    /// Forgets the files of note a full listing no longer shows (those in
+    /// a folder it could not read are unseen, not gone).
+    private func forgetFilesOfNote(notIn listed: Set<String>, unreadFolders: Set<String>) throws {
+        for (path, _) in try filesOfNote() where !listed.contains(path) {
             if let slash = path.firstIndex(of: "/"), unreadFolders.contains(String(path[..<slash])) { continue }
             try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])
         }
-    }
-
-    /// Begins the reason kept for a file read whole that is misplaced (a
-    /// copy under a name saying other seqs, another author's segment under
-    /// this folder's name): its events were taken as any, none refused.
-    /// Not shown: ``misplaced(_:)`` tells it from a refusal, and strips it.
-    static let misplacedMark = "misplaced: "
-    /// How a damaged conflict copy's reason begins (`status` says it as a leftover).
-    public static let damagedConflictCopy = "a sync engine's conflict copy that is damaged"
-
-    /// Whether a reason of ``partlyRefused()`` is a misplaced file's
-    /// rather than a refusal, and the reason as said to a user.
-    public static func misplaced(_ reason: String) -> (misplaced: Bool, reason: String) {
-        if reason.hasPrefix(misplacedMark) { return (true, String(reason.dropFirst(misplacedMark.count))) }
-        // As a famctl before the mark kept them (a file read is not read again).
-        let unmarked = reason.hasPrefix("a copy of seqs ") || (reason.hasPrefix("a segment of ") && reason.contains(" under a name of this folder's"))
-        return (unmarked, reason)
     }
 
     /// Files seen but not verifiable yet, with the reason.

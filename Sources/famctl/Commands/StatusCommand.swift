@@ -48,13 +48,11 @@ enum StatusCommand: Command {
         let replicator = try? home.replicator(probe: false)
         let unverifiable = (try? replicator?.unverifiable()) ?? []
         // Files read whose events did not all verify, and files read whole
-        // that are misplaced (their events taken: nothing was refused).
-        let filesOfNote = ((try? replicator?.partlyRefused()) ?? []).map { f in
-            let (misplaced, reason) = Replicator.misplaced(f.reason)
-            return (path: f.path, reason: reason, misplaced: misplaced)
-        }
-        let partlyRefused = filesOfNote.filter { !$0.misplaced }
-        let misplaced = filesOfNote.filter(\.misplaced)
+        // that are misplaced (their events taken: nothing was refused) or
+        // damaged conflict copies (nothing in them read).
+        let filesOfNote = ((try? replicator?.filesOfNote()) ?? []).map { (path: $0.path, reason: $0.note.reason, kind: $0.note.kind) }
+        let partlyRefused = filesOfNote.filter { $0.kind == .refusedEvents }
+        let misplaced = filesOfNote.filter { $0.kind != .refusedEvents }
         // Its own events taken out of its log after they were published.
         let publishedPastLog = try home.publishedPastLog()
         let lastSync = (try? replicator?.lastSync()) ?? nil
@@ -145,7 +143,7 @@ enum StatusCommand: Command {
         for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
         for u in misplaced {
             // A damaged conflict copy is a leftover, its reason says what to do.
-            if u.reason.hasPrefix(Replicator.damagedConflictCopy) { Console.out("  leftover: \(u.path): \(u.reason)"); continue }
+            if u.kind == .damagedConflictCopy { Console.out("  leftover: \(u.path): \(u.reason)"); continue }
             Console.out("  misplaced: \(u.path): \(u.reason) (nothing in it was refused; the file can be removed from the shared folder)")
         }
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")

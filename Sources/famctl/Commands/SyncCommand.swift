@@ -722,7 +722,7 @@ enum SyncCommand: Command {
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "held": r.pulled.held, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "copiesRemoved": r.pulled.copiesRemoved, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
-                          "misplaced": r.pulled.misplaced.map { ["file": $0.path, "reason": $0.reason] },
+                          "misplaced": r.pulled.misplaced.map { ["file": $0.path, "reason": $0.note.reason] },
                           "photosUploaded": r.photosUploaded, "notCounted": r.notCounted, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
                           "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] },
                           "ownDamagedInLog": r.pulled.ownDamagedInLog.map { ["file": $0.path, "seq": Int($0.seq)] as [String: Any] }] as [String: Any], compact: oneLine)
@@ -757,9 +757,9 @@ enum SyncCommand: Command {
             Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were checked on their own (any after it in its author's chain wait for a good copy of it)")
         }
         // Said once, as found (a fuzz review: only `status` named them).
-        for (file, why) in r.pulled.misplaced {
-            Console.out(why.hasPrefix(Replicator.damagedConflictCopy) ? "leftover: \(file): \(why)"
-                        : "misplaced: \(file): \(why) (nothing in it was refused; the file can be removed \(fromPlace))")
+        for (file, note) in r.pulled.misplaced {
+            Console.out(note.kind == .damagedConflictCopy ? "leftover: \(file): \(note.reason)"
+                        : "misplaced: \(file): \(note.reason) (nothing in it was refused; the file can be removed \(fromPlace))")
         }
     }
 }

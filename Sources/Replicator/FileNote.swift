@@ -1,0 +1,44 @@
+/// What is kept to say of a file the replicator read whole but that is not
+/// simply done with (`r_files`, status `read`, columns `kind` and
+/// `reason`): `status` names it for as long as the shared folder holds it.
+public struct FileNote: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Some of its events do not verify (forged or damaged); its
+        /// others were checked on their own.
+        case refusedEvents = "refused"
+        /// Its events were taken as any, none refused, but it lies under a
+        /// name that is not its own (a renamed copy, another author's or
+        /// family's segment).
+        case misplaced
+        /// A sync engine's conflict copy that does not verify: nothing in
+        /// it was read, and it can be deleted.
+        case damagedConflictCopy = "leftover"
+    }
+
+    public var kind: Kind
+    /// What is wrong, as said to a user.
+    public var reason: String
+
+    public init(_ kind: Kind, _ reason: String) {
+        self.kind = kind
+        self.reason = reason
+    }
+
+    /// The kind of a note kept by a famctl from before the `kind` column,
+    /// told by the beginning of its text: `misplaced: ` marked a
+    /// misplaced file (and a damaged conflict copy), and before that mark
+    /// a misplaced file's reason began as it is said. Used once per row,
+    /// by the migration that fills the column, with the text it keeps.
+    static func fromEarlierBuild(_ text: String) -> FileNote {
+        let mark = "misplaced: "
+        if text.hasPrefix(mark) {
+            let reason = String(text.dropFirst(mark.count))
+            return FileNote(reason.hasPrefix(damagedConflictCopy) ? .damagedConflictCopy : .misplaced, reason)
+        }
+        let unmarked = text.hasPrefix("a copy of seqs ") || (text.hasPrefix("a segment of ") && text.contains(" under a name of this folder's"))
+        return FileNote(unmarked ? .misplaced : .refusedEvents, text)
+    }
+
+    /// How a damaged conflict copy's reason begins.
+    static let damagedConflictCopy = "a sync engine's conflict copy that is damaged"
+}
