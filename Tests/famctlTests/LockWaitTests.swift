@@ -8,16 +8,17 @@ import Testing
 /// failing after five seconds (a review found `record list` and `status`
 /// failing with exit 75 during a rebuild).
 struct LockWaitTests {
-    /// Holds the write lock of the database at `path` for `seconds` on a
-    /// thread of its own; returns once it is held.
-    static func holdWriteLock(_ path: String, for seconds: Double) -> DispatchSemaphore {
+    /// Holds the write lock of the database at `path` for `seconds` (or
+    /// until `release` is signalled) on a thread of its own; returns once
+    /// it is held.
+    static func holdWriteLock(_ path: String, for seconds: Double, release: DispatchSemaphore = DispatchSemaphore(value: 0)) -> DispatchSemaphore {
         let held = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             do {
                 let db = try Database(path: path, create: false)
                 try db.execute("BEGIN IMMEDIATE")
                 held.signal()
-                Thread.sleep(forTimeInterval: seconds)
+                _ = release.wait(timeout: .now() + seconds)
                 try db.execute("COMMIT")
             } catch {
                 held.signal()
@@ -75,13 +76,16 @@ struct LockWaitTests {
         let id = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         let db = f.home + "/famctl.sqlite"
 
-        var done = Self.holdWriteLock(db, for: 3)
-        let start = Date()
+        // Held for as long as the readers take, however busy the machine:
+        // they must all be done while it still is.
+        let release = DispatchSemaphore(value: 0)
+        var done = Self.holdWriteLock(db, for: 120, release: release)
         for args in [["record", "list"], ["status"], ["record", "show", id], ["subject", "list"]] {
             let r = try f.run(args)
             #expect(r.code == 0 && !r.stderr.contains("waiting"), "\(args): \(r.stderr)")
         }
-        #expect(Date().timeIntervalSince(start) < 2.5, "the readers did not wait for the lock")
+        #expect(done.wait(timeout: .now()) == .timedOut, "the readers waited for the lock to be given up")
+        release.signal()
         done.wait()
 
         done = Self.holdWriteLock(db, for: 6)
