@@ -53,7 +53,14 @@ extension Home {
         }
         if starts("RIFF") { return "a RIFF file (sound or video)" }
         if starts("PK\u{3}\u{4}") { return "a ZIP archive" }
-        if b.prefix(512).allSatisfy({ $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) { return "text" }
+        // The start of a PNG's or a JPEG's signature, not followed by the rest.
+        if b.starts(with: [0x89, 0x50, 0x4E, 0x47]) || b.starts(with: [0xFF, 0xD8]) {
+            return "the beginning of a \(b[0] == 0x89 ? "PNG" : "JPEG") image, cut short or damaged (\(b.count) byte\(b.count == 1 ? "" : "s"))"
+        }
+        // Text: no control characters, and UTF-8 (a character cut by the 512th byte aside).
+        let head = b.prefix(512)
+        if head.allSatisfy({ $0 >= 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }),
+           !String(decoding: head, as: UTF8.self).unicodeScalars.dropLast().contains("\u{FFFD}") { return "text" }
         return nil
     }
 

@@ -203,7 +203,15 @@ struct StoreRulesTests {
                 #expect(field["required"] as? Bool == schema.field(field["name"] as! String)?.required, "\(schema.store).\(field["name"]!)")
             }
             #expect(Set(entry["subjects"] as! [String]) == Set(schema.subjects.map(\.rawValue)))
+            #expect(entry["rules"] as? [String] == schema.ruleTexts + (schema.store == .sleep ? ["a sleep does not overlap another sleep of the same baby"] : []), "\(schema.store)")
         }
+        // The rules between fields, which catch people first, are told too (a review).
+        for (store, rules) in [("diaper", ["at least one of wet and dirty is true"]), ("feeding", ["end, when given, is not before start and within 24 hours of it"]),
+                               ("growth", ["at least one of weightKg, lengthCm and headCm is required"]), ("vaccination", [])] {
+            let text = try f.ok("record", "fields", "--store", store)
+            #expect(text.components(separatedBy: "\n").filter { $0.hasPrefix("  rule: ") } == rules.map { "  rule: " + $0 }, "\(text)")
+        }
+        #expect(try f.ok("record", "fields", "--store", "health").contains("  rule: temperatureC is required when kind is temperature, symptom when kind is symptom"))
         let feeding = try f.ok("record", "fields", "--store", "feeding")
         #expect(feeding.hasPrefix("feeding: for baby\n  kind      required  one of breast, bottle\n"), "\(feeding)")
         #expect(feeding.contains("  amountMl            a number from 0 to 500, in millilitres\n") && feeding.contains("  leftSec             an integer from 0 to 86400, in seconds"), "\(feeding)")

@@ -32,7 +32,21 @@ public struct StoreSchema: Sendable {
     public let subjects: Set<SubjectKind>
     public let fields: [FieldSpec]
     /// Cross-field rules over the complete (merged) field set.
-    let rules: [@Sendable (StoreName, [String: JSONValue]) -> ValidationError?]
+    let rules: [Rule]
+
+    /// A rule between a store's fields, with what it asks in words
+    /// (`record fields` shows them).
+    struct Rule: Sendable {
+        let text: String
+        let check: @Sendable (StoreName, [String: JSONValue]) -> ValidationError?
+        init(_ text: String, _ check: @escaping @Sendable (StoreName, [String: JSONValue]) -> ValidationError?) {
+            self.text = text
+            self.check = check
+        }
+    }
+
+    /// The rules between this store's fields, in words.
+    public var ruleTexts: [String] { rules.map(\.text) }
 
     /// Fields every store accepts.
     static let common: [FieldSpec] = [
@@ -179,7 +193,7 @@ public struct StoreSchema: Sendable {
     }
 
     private func brokenRules(_ fields: [String: JSONValue]) -> [ValidationError] {
-        rules.compactMap { $0(store, fields) }
+        rules.compactMap { $0.check(store, fields) }
     }
 
     public static func time(_ v: JSONValue?) -> Date? { v?.stringValue.flatMap(TimeValue.parse) }
@@ -205,7 +219,7 @@ public struct StoreSchema: Sendable {
 
     // MARK: - Rules shared by several stores
 
-    static let endAfterStart: @Sendable (StoreName, [String: JSONValue]) -> ValidationError? = { store, f in
+    static let endAfterStart = Rule("end, when given, is not before start and within 24 hours of it") { store, f in
         guard let start = time(f["start"]), let end = time(f["end"]) else { return nil }
         if end < start { return ValidationError(store: store.rawValue, field: "end", rule: "must not be before start") }
         if end.timeIntervalSince(start) > maxDuration {
@@ -214,8 +228,8 @@ public struct StoreSchema: Sendable {
         return nil
     }
 
-    static func atLeastOne(_ names: [String], _ rule: String) -> @Sendable (StoreName, [String: JSONValue]) -> ValidationError? {
-        { store, f in
+    static func atLeastOne(_ names: [String], _ rule: String) -> Rule {
+        Rule(rule) { store, f in
             names.contains { f[$0] != nil } ? nil : ValidationError(store: store.rawValue, field: names.joined(separator: ","), rule: rule)
         }
     }
@@ -225,7 +239,7 @@ public struct StoreSchema: Sendable {
     public static let all: [StoreName: StoreSchema] = {
         let baby: Set<SubjectKind> = [.baby]
         var out: [StoreName: StoreSchema] = [:]
-        func add(_ s: StoreName, _ subjects: Set<SubjectKind>, _ fields: [FieldSpec], _ rules: [@Sendable (StoreName, [String: JSONValue]) -> ValidationError?] = []) {
+        func add(_ s: StoreName, _ subjects: Set<SubjectKind>, _ fields: [FieldSpec], _ rules: [Rule] = []) {
             out[s] = StoreSchema(store: s, subjects: subjects, fields: fields, rules: rules)
         }
         add(.feeding, baby, [
@@ -256,7 +270,7 @@ public struct StoreSchema: Sendable {
             FieldSpec("dirty", .bool),
             FieldSpec("color", .choice(["yellow", "green", "brown", "black", "red", "white"])),
             FieldSpec("rash", .bool),
-        ], [{ store, f in
+        ], [Rule("at least one of wet and dirty is true") { store, f in
             f["wet"] == .bool(true) || f["dirty"] == .bool(true)
                 ? nil : ValidationError(store: store.rawValue, field: "wet,dirty", rule: "at least one of wet and dirty must be true")
         }])
@@ -273,7 +287,7 @@ public struct StoreSchema: Sendable {
             FieldSpec("medication", .text(maxLength: 200)),
             FieldSpec("dose", .number(0...100_000, positive: true)),
             FieldSpec("doseUnit", .choice(["mg", "ml", "drops", "tablets", "IU"])),
-        ], [{ store, f in
+        ], [Rule("temperatureC is required when kind is temperature, symptom when kind is symptom, medication when kind is medication") { store, f in
             switch f["kind"]?.stringValue {
             case "temperature" where f["temperatureC"] == nil:
                 ValidationError(store: store.rawValue, field: "temperatureC", rule: "is required when kind is temperature")
@@ -312,7 +326,7 @@ public struct StoreSchema: Sendable {
             FieldSpec("pain", .integer(0...10)),
             FieldSpec("leftMl", .number(0...500)),
             FieldSpec("rightMl", .number(0...500)),
-        ], [{ store, f in
+        ], [Rule("epds is required when kind is epds (10 answers, 0-3 each)") { store, f in
             f["kind"]?.stringValue == "epds" && f["epds"] == nil
                 ? ValidationError(store: store.rawValue, field: "epds", rule: "is required when kind is epds (10 answers, 0-3 each)") : nil
         }])

@@ -202,8 +202,12 @@ enum SettingsPhotosCommand: Command {
             if let v = inv.value(opt) {
                 // At least a kilobyte: below it no photo fits, and a limit that refuses everything is a typo.
                 guard let n = DecimalText.parse(v), n >= 0.001, n <= Double(largest) else {
-                    throw CLIError.data("\(opt) '\(v)' is not a number of MB from 0.001 to \(largest)",
-                                        hint: opt == "--max-mb" ? "A larger photo's encrypted file would be over the 256 MiB a shared folder or a WebDAV peer takes: it could never be shared." : nil)
+                    // The hint says why the bound that was passed is there.
+                    let n = DecimalText.parse(v)
+                    let hint = n == nil ? "Give a number, for example \(opt) \(opt == "--max-mb" ? 25 : 500) (a decimal point, no unit)."
+                        : n! < 0.001 ? "Below a kilobyte no photo fits: a limit that refuses every photo is a slip."
+                        : opt == "--max-mb" ? "A larger photo's encrypted file would be over the 256 MiB a shared folder or a WebDAV peer takes: it could never be shared." : nil
+                    throw CLIError.data("\(opt) '\(v)' is not a number of MB from 0.001 to \(largest)", hint: hint)
                 }
                 try home.state.set(key, String(Int(n * 1_048_576)))
             }

@@ -9,9 +9,9 @@ enum RecordFieldsCommand: Command {
         path: ["record", "fields"],
         abstract: "List each store's fields: name, whether required, type and range, and the care subjects it is for.",
         discussion: """
-            Read from the rules famctl checks records against; needs no home. The rules
-            between fields (an end after its start, a diaper wet or dirty…) are in
-            docs/cli.md, "The ten stores".
+            Read from the rules famctl checks records against; needs no home. Each store's
+            rules between fields (an end after its start, a diaper wet or dirty…) follow
+            its fields; docs/cli.md, "The ten stores", tells more.
             """,
         options: [.value("--store", "S", "Only this store.")])
 
@@ -21,7 +21,8 @@ enum RecordFieldsCommand: Command {
             Console.json(stores.map { store -> [String: Any] in
                 let schema = StoreSchema.schema(for: store)
                 return ["store": store.rawValue, "subjects": schema.subjects.map(\.rawValue).sorted(),
-                        "fields": schema.allFields.map { ["name": $0.name, "required": $0.required, "type": described($0)] as [String: Any] }]
+                        "fields": schema.allFields.map { ["name": $0.name, "required": $0.required, "type": described($0)] as [String: Any] },
+                        "rules": rules(of: store)]
             })
             return
         }
@@ -36,8 +37,15 @@ enum RecordFieldsCommand: Command {
                 let name = spec.name.padding(toLength: width, withPad: " ", startingAt: 0)
                 lines.append("  \(name)  \(spec.required ? "required" : "        ")  \(described(spec))")
             }
+            for rule in rules(of: store) { lines.append("  rule: \(rule)") }
         }
         for line in lines { Console.out(line) }
+    }
+
+    /// A store's rules between fields, in words: its schema's, and the one
+    /// `record add` checks against the other records (a baby's sleeps).
+    static func rules(of store: StoreName) -> [String] {
+        StoreSchema.schema(for: store).ruleTexts + (store == .sleep ? ["a sleep does not overlap another sleep of the same baby"] : [])
     }
 
     /// A field's type and range as `field=value` takes it, with its unit.

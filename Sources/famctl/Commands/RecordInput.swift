@@ -280,6 +280,47 @@ enum RecordInput {
         return u[..<4].reduce(0) { $0 * 10 + Int($1 - 48) }
     }
 
+    /// A `photos` list given by hand (`photos=ID,…`): each photo once, and
+    /// none that is deleted or another record's (a photo belongs to the
+    /// record it was added to, and its deletion takes it out of that
+    /// record's list alone). Ids that name no photo here are let through:
+    /// a photo whose metadata has not arrived yet, or one an import names
+    /// (`record show` notes them).
+    static func checkPhotoList(_ items: [JSONValue], of record: UUID?, store: StoreName, home: Home) throws {
+        let ids = items.compactMap(\.stringValue).map { $0.lowercased() }
+        var seen = Set<String>()
+        if let twice = ids.first(where: { !seen.insert($0).inserted }) {
+            throw CLIError.data("\(store.rawValue).photos: photo \(twice) is listed twice", hint: "List each photo once.")
+        }
+        let photos = try home.projector.photos(includeDeleted: true)
+        for id in ids {
+            guard let p = photos.first(where: { $0.id.lowercasedText == id }) else { continue }
+            if p.deleted {
+                throw CLIError.data("\(store.rawValue).photos: photo \(id) is deleted", hint: "Leave it out of the list; 'famctl photo list --record ID' shows the record's photos.")
+            }
+            if let other = p.record, other != record {
+                throw CLIError.data("\(store.rawValue).photos: photo \(id) is record \(other.lowercasedText)'s",
+                                    hint: "A photo stays with the record it was added to: to show the same picture here, add its file to this record with 'famctl photo add'.")
+            }
+        }
+    }
+
+    /// The offsets, in minutes, that places' clocks have from UTC (from
+    /// -12:00 to Kiribati's +14:00): a time given with an offset past them
+    /// is a slip (`+23:59`, which ISO 8601's grammar takes), refused at
+    /// entry, as a year before ``earliestYear`` is.
+    static let offsets = (-12 * 60)...(14 * 60)
+
+    /// The offset a time's text ends with (`±HH:MM`), in minutes, as
+    /// written; `nil` for `Z` or another ending.
+    static func offsetAsWritten(_ text: String) -> Int? {
+        let u = Array(text.utf8.suffix(6))
+        guard u.count == 6, u[0] == UInt8(ascii: "+") || u[0] == UInt8(ascii: "-"), u[3] == UInt8(ascii: ":"),
+              [1, 2, 4, 5].allSatisfy({ (48...57).contains(u[$0]) }) else { return nil }
+        let minutes = (Int(u[1] - 48) * 10 + Int(u[2] - 48)) * 60 + Int(u[4] - 48) * 10 + Int(u[5] - 48)
+        return u[0] == UInt8(ascii: "-") ? -minutes : minutes
+    }
+
     /// `text` with this year in place of its own, as an example.
     static func earliestExample(_ text: String) -> String {
         let year = Calendar(identifier: .gregorian).component(.year, from: Date())
@@ -322,12 +363,24 @@ enum RecordInput {
             throw CLIError.data(message, hint: ValueHint.forViolation(first, fields: fields, in: schema, at: at))
         }
         if let blank = schema.blankNeededTexts(fields: fields, written: written).first { throw CLIError.data("\(blank)") }
+        if written.contains("photos"), case .array(let items)? = fields["photos"] { try checkPhotoList(items, of: id, store: store, home: home) }
         _ = try time(at, option: "--at")
         if now != nil {
             for (name, text) in [("start", fields["start"]?.stringValue), ("at", at)] {
                 guard let text, let year = yearAsWritten(text), year < earliestYear else { continue }
                 throw CLIError.data("\(store.rawValue).\(name): must not be before \(earliestYear) (is the year mistyped?)",
                                     hint: "'\(text)' is in the year \(year); give the time again with the year in full, for example \(earliestExample(text)).")
+            }
+            // The times given (not those the record already had, which an
+            // older famctl or an import may have stored so).
+            let given = written.sorted().compactMap { name -> (String, String)? in
+                guard let spec = schema.field(name), case .time = spec.type, let text = fields[name]?.stringValue else { return nil }
+                return ("\(store.rawValue).\(name)", text)
+            } + [("--at", at)]
+            for (name, text) in given {
+                guard let minutes = offsetAsWritten(text), !offsets.contains(minutes) else { continue }
+                throw CLIError.data("\(name) '\(text)': no place's clock is \(text.suffix(6)) from UTC (offsets run from -12:00 to +14:00; is it mistyped?)",
+                                    hint: "Give the time with its place's offset, for example \(text.dropLast(6))+01:00, or in UTC with Z.")
             }
         }
         if try home.projector.subject(focus) == nil {

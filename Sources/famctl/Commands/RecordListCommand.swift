@@ -157,18 +157,27 @@ enum RecordShowCommand: Command {
         if !deletedListed.isEmpty {
             let one = deletedListed.count == 1
             Console.err("famctl: warning: photo\(one ? "" : "s") \(deletedListed.joined(separator: ", ")) in this record's photos list \(one ? "was" : "were") deleted "
-                        + "(the list was written where the deletion had not arrived: on another device before it saw it, or by an import): 'famctl record update \(id.lowercasedText) photos=\((live + unlisted).joined(separator: ","))' "
+                        + "(the list was written where the deletion had not arrived: on another device before it saw it, or by an import): 'famctl record update \(id.lowercasedText) photos=\(Self.once(live + unlisted).joined(separator: ","))' "
                         + "drops \(one ? "it" : "them") from the list, and so does the record's next 'photo add' or 'photo delete'.")
         }
         if !unlisted.isEmpty {
-            let all = live + unlisted
+            let all = Self.once(live + unlisted)
             Console.err("famctl: warning: photo\(unlisted.count == 1 ? "" : "s") \(unlisted.joined(separator: ", ")) of this record \(unlisted.count == 1 ? "is" : "are") not in its photos list "
-                        + "(two devices added photos to it at once, and one list won): 'famctl record update \(id.lowercasedText) photos=\(all.joined(separator: ","))' puts \(unlisted.count == 1 ? "it" : "them") back.")
+                        + "(a list was written without \(unlisted.count == 1 ? "it" : "them"): by 'record update … photos=' or an import, or by two devices adding photos at once, where one list won): "
+                        + "'famctl record update \(id.lowercasedText) photos=\(all.joined(separator: ","))' puts \(unlisted.count == 1 ? "it" : "them") back, "
+                        + "and 'famctl photo delete ID' deletes a photo for good.")
         }
     }
 }
 
 extension RecordShowCommand {
+    /// `ids` without repeats (a list an older famctl or a merge wrote may
+    /// name a photo twice), first place kept.
+    static func once(_ ids: [String]) -> [String] {
+        var seen = Set<String>()
+        return ids.filter { seen.insert($0.lowercased()).inserted }
+    }
+
     /// A change of record `id` that the family does not count and that
     /// created it (a put older than every counted one), with why: read from
     /// the rejected events' bodies, the first 1 000 of them at most.

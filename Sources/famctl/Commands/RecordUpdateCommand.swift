@@ -42,7 +42,8 @@ enum RecordUpdateCommand: Command {
             // A viewer (or a removed device) is told so first, not that its
             // change changes nothing, nor warned of a field it cannot write.
             try home.checkCanWrite()
-            let fieldChanges = try RecordInput.fields(inv, schema: StoreSchema.schema(for: store))
+            let schema = StoreSchema.schema(for: store)
+            let fieldChanges = try RecordInput.fields(inv, schema: schema)
             guard !fieldChanges.isEmpty || inv.value("--at") != nil || inv.value("--focus") != nil else {
                 throw CLIError.usage("famctl record update: nothing to change", hint: "Give field=value, field=, --at or --focus.")
             }
@@ -50,8 +51,19 @@ enum RecordUpdateCommand: Command {
             let newFocus = moveTo.map(\.description).flatMap { $0 == current.focus ? nil : $0 }
             // A change that leaves every value as it is would still be an event
             // (and a version in the record's history): refused, as an empty one is.
-            let sameAt = RecordInput.at(inv) == nil || RecordInput.at(inv) == current.at
-            if sameAt, newFocus == nil, fieldChanges.allSatisfy({ name, value in value == .null ? current.fields[name] == nil : current.fields[name] == value }) {
+            // (A time is the same as the record's when it names the same
+            // moment, whatever its offset: this device shows them alike.)
+            func same(_ given: JSONValue, _ had: JSONValue?, isTime: Bool) -> Bool {
+                guard given != had else { return true }
+                guard isTime, let a = given.stringValue.flatMap(TimeValue.parse), let b = had?.stringValue.flatMap(TimeValue.parse) else { return false }
+                return a == b
+            }
+            let sameAt = RecordInput.at(inv).map { same(.string($0), current.at.map(JSONValue.string), isTime: true) } ?? true
+            if sameAt, newFocus == nil, fieldChanges.allSatisfy({ name, value in
+                if value == .null { return current.fields[name] == nil }
+                let isTime = if let spec = schema.field(name), case .time = spec.type { true } else { false }
+                return same(value, current.fields[name], isTime: isTime)
+            }) {
                 throw CLIError.usage("famctl record update: nothing to change: record \(id.lowercasedText) already has "
                                      + (fieldChanges.isEmpty ? (moveTo != nil ? "that care subject" : "that time") : fieldChanges.keys.sorted().map { fieldChanges[$0] == .null ? "no field \($0)" : "that \($0)" }.joined(separator: ", ")),
                                      hint: "'famctl record show \(id.lowercasedText)' shows its values.")

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+
+/// Slips at entry that famctl catches, saying what is wrong (a review
+/// trying the records and photos commands as a parent would).
+struct EntrySlipsTests {
+    /// A home with a baby, a feeding and a solid-food record with a photo;
+    /// the ids of the feeding, the solid food, its photo.
+    static func home() throws -> (FamctlRunner, feeding: String, food: String, photo: String) {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let baby = try f.ok("subject", "add", "baby")
+        let feeding = try f.ok("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "start=2026-12-06T03:00:00+01:00")
+        let food = try f.ok("record", "add", "--focus", baby, "--store", "solidFood", "foods=carrot")
+        let (file, _) = try PhotoTests.jpegFile(f, 2_000, marker: "slips")
+        return (f, feeding, food, try f.ok("photo", "add", food, file))
+    }
+
+    /// An offset no place has (`+23:59`, which ISO 8601's grammar takes)
+    /// is refused, in `--at` and in a time field, at add and at update;
+    /// the farthest real ones are taken.
+    @Test func anOffsetNoPlaceHasIsRefused() throws {
+        let (f, feeding, _, _) = try Self.home()
+        let baby = try f.ok("subject", "list").split(separator: "\n")[0]
+        let refused: [([String], String)] = [
+            (["record", "add", "--focus", String(baby), "--store", "diaper", "wet=true", "--at", "2026-12-06T02:10:00+23:59"], "--at '2026-12-06T02:10:00+23:59': no place's clock is +23:59 from UTC"),
+            (["record", "add", "--focus", String(baby), "--store", "sleep", "start=2026-12-06T02:10:00-13:00"], "sleep.start '2026-12-06T02:10:00-13:00': no place's clock is -13:00 from UTC"),
+            (["record", "update", feeding, "end=2026-12-06T18:00:00+15:00"], "feeding.end '2026-12-06T18:00:00+15:00': no place's clock is +15:00"),
+        ]
+        for (args, message) in refused {
+            let r = try f.run(args)
+            #expect(r.code == 65 && r.stderr.contains(message) && r.stderr.contains("offsets run from -12:00 to +14:00"), "\(args): \(r.stderr)")
+        }
+        let before = try f.ok("log")
+        for offset in ["+14:00", "-12:00"] {
+            try f.ok("record", "add", "--focus", String(baby), "--store", "diaper", "wet=true", "--at", "2026-12-05T20:00:00" + offset)
+        }
+        #expect(try f.ok("log").split(separator: "\n").count == before.split(separator: "\n").count + 2, "the refused ones wrote nothing; the real offsets were taken")
+    }
+
+    /// A time that names the moment the record has, written with another
+    /// offset, changes nothing this device shows: refused as nothing to
+    /// change (64), no event written.
+    @Test func theSameMomentWithAnotherOffsetIsNothingToChange() throws {
+        let (f, feeding, _, _) = try Self.home()
+        let before = try f.ok("log")
+        for args in [["--at", "2026-12-06T02:00:00Z"], ["start=2026-12-06T02:00:00Z"], ["--at", "2026-12-06T04:00:00+02:00", "start=2026-12-05T21:00:00-05:00"]] {
+            let r = try f.run(["record", "update", feeding] + args)
+            #expect(r.code == 64 && r.stderr.contains("nothing to change"), "\(args): \(r.stderr)")
+        }
+        #expect(try f.ok("log") == before)
+        // Another moment is a change.
+        try f.ok("record", "update", feeding, "start=2026-12-06T02:30:00Z")
+    }
+
+    /// A photos list given by hand names each photo once, and no photo
+    /// that is deleted or another record's; an id of no photo here is taken.
+    @Test func aPhotosListByHandIsChecked() throws {
+        let (f, feeding, food, photo) = try Self.home()
+        let twice = try f.run("record", "update", food, "photos=\(photo),\(photo)")
+        #expect(twice.code == 65 && twice.stderr.contains("solidFood.photos: photo \(photo) is listed twice"), "\(twice.stderr)")
+        let other = try f.run("record", "update", feeding, "photos=\(photo)")
+        #expect(other.code == 65 && other.stderr.contains("feeding.photos: photo \(photo) is record \(food)'s") && other.stderr.contains("photo add"), "\(other.stderr)")
+        let (file, _) = try PhotoTests.jpegFile(f, 3_000, marker: "second")
+        let second = try f.ok("photo", "add", food, file)
+        try f.ok("photo", "delete", second)
+        let deleted = try f.run("record", "update", food, "photos=\(photo),\(second)")
+        #expect(deleted.code == 65 && deleted.stderr.contains("photo \(second) is deleted"), "\(deleted.stderr)")
+        let unknown = UUID().uuidString.lowercased()
+        try f.ok("record", "update", food, "photos=\(photo),\(unknown)")
+        #expect(try f.ok("record", "show", food).contains("photos=\(photo),\(unknown)"))
+        // Cleared by hand: the warning names no clash of devices as the cause, and says how to put it back.
+        try f.ok("record", "update", food, "photos=")
+        let shown = try f.run("record", "show", food)
+        #expect(shown.stderr.contains("photo \(photo) of this record is not in its photos list (a list was written without it: by 'record update … photos=' or an import")
+                && shown.stderr.contains("'famctl record update \(food) photos=\(photo)' puts it back"), "\(shown.stderr)")
+    }
+
+    /// A file cut short after a PNG's or a JPEG's first bytes is said as
+    /// such, not as text; `--max-mb` says why the bound it passed is there.
+    @Test func aCutImageAndAPhotoLimitOutOfRangeSayWhatTheyAre() throws {
+        let (f, _, food, _) = try Self.home()
+        for (bytes, what) in [([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A] as [UInt8], "the beginning of a PNG image, cut short or damaged (6 bytes)"),
+                              ([0xFF, 0xD8], "the beginning of a JPEG image, cut short or damaged (2 bytes)"),
+                              (Array("just some notes\n".utf8), "text"),
+                              (Array("notes with é\n".utf8), "text")] {
+            let path = f.root + "/cut.png"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let r = try f.run("photo", "add", food, path)
+            #expect(r.code == 65 && r.stderr.contains("(it looks like \(what))"), "\(bytes): \(r.stderr)")
+        }
+        for (value, hint) in [("0.0005", "Below a kilobyte no photo fits"), ("abc", "Give a number, for example --max-mb 25"),
+                              ("300", "over the 256 MiB a shared folder or a WebDAV peer takes")] {
+            let r = try f.run("settings", "photos", "--max-mb", value)
+            #expect(r.code == 65 && r.stderr.contains(hint), "\(value): \(r.stderr)")
+        }
+    }
+}
