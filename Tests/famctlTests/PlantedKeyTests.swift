@@ -52,6 +52,14 @@ struct PlantedKeyTests {
         let keyless = try FamctlRunner().run("accept", wrongKey, "--name", "Dad")
         #expect(keyless.code == 65 && keyless.stderr.contains("the invite code was altered: its key opens none of the owner's events")
                 && !keyless.stderr.contains("note:"), "\(keyless.stderr)")
+        // Its epoch raised, its key the family's (a review: accepted, the
+        // device then waited for good for a rotation that was not coming).
+        let raised = InviteCode(family: viewer.family, invite: viewer.invite, secret: viewer.secret, owner: viewer.owner,
+                                key: EpochKey(epoch: viewer.key.epoch + 1, key: viewer.key.key),
+                                role: viewer.role, expiresMs: viewer.expiresMs, issued: viewer.issued, location: viewer.location).text
+        let renumbered = try FamctlRunner().run("accept", raised, "--name", "Dad")
+        #expect(renumbered.code == 65 && renumbered.stderr.contains("the invite code was altered: it carries key epoch \(viewer.key.epoch + 1), and its key is the family's key of epoch \(viewer.key.epoch)")
+                && renumbered.stderr.contains("nothing was written"), "\(renumbered.stderr)")
         let members = try mum.ok("members")
         #expect(!members.contains("Dad"), "\(members)")
         // The code as the owner wrote it joins the home the refusals left without a family.

@@ -193,10 +193,22 @@ enum AcceptCommand: Command {
         // one) has not reached the folder yet (a review: an owner offline
         // since a `rotate-key` had its honest code called altered).
         let ownerHead = try home.log.head(of: code.owner, in: code.family)
-        let ownerEpoch = ownerHead.seq > 0 ? (try? home.log.chain(of: code.owner, in: code.family, seqs: ownerHead.seq...ownerHead.seq).first?.epoch) ?? nil : nil
-        if let ownerEpoch, ownerEpoch >= code.key.epoch, home.projector.household.owner == nil {
+        let ownerLast = ownerHead.seq > 0 ? (try? home.log.chain(of: code.owner, in: code.family, seqs: ownerHead.seq...ownerHead.seq).first) ?? nil : nil
+        if let ownerLast, ownerLast.epoch >= code.key.epoch, home.projector.household.owner == nil {
             try Self.leaveFamily(home, to: before)
             throw CLIError.data("the invite code was altered: its key opens none of the owner's events in the family's shared folder; nothing was written into the family"
+                                + (freshHome ? ", and the home \(path) was made with no family" : ", and this home is as it was"),
+                                hint: "Ask the family's owner for a new invitation, over a channel you trust.")
+        }
+        // A later epoch, but the key is the one of the owner's last event
+        // here, under another number (each epoch's key is drawn anew, so no
+        // honest code's is): the epoch was raised on the code's way, and
+        // the join would wait for good for a rotation that is not coming
+        // (a review).
+        if let ownerLast, ownerLast.epoch < code.key.epoch,
+           (try? ownerLast.openBody(with: EpochKey(epoch: ownerLast.epoch, key: code.key.key))) != nil {
+            try Self.leaveFamily(home, to: before)
+            throw CLIError.data("the invite code was altered: it carries key epoch \(code.key.epoch), and its key is the family's key of epoch \(ownerLast.epoch); nothing was written into the family"
                                 + (freshHome ? ", and the home \(path) was made with no family" : ", and this home is as it was"),
                                 hint: "Ask the family's owner for a new invitation, over a channel you trust.")
         }
