@@ -226,6 +226,11 @@ struct HouseholdTests {
         #expect(twins.count == 2)
         let part = try mum.run("member", "remove", "Tw")
         #expect(part.code == 65 && twins.allSatisfy { part.stderr.contains("\"Twin\" (device \($0))") }, "\(part.stderr)")
+        // Given in full: both named, with their ids (a review: the ids had to be looked up).
+        let whole = try mum.run("member", "role", "Twin", "viewer")
+        #expect(whole.code == 65 && whole.stderr.contains("2 members are called \"Twin\" (devices \(twins.sorted().joined(separator: ", "))); give the device id"), "\(whole.stderr)")
+        // By its id: the output says which of the two changed.
+        #expect(try mum.ok("member", "role", String(twins[0].prefix(6)), "viewer") == "Twin (\(twins[0])) is now a viewer")
     }
 
     /// A new role, a removal and a revoked invitation reach the shared

@@ -54,7 +54,11 @@ enum MemberLookup {
         guard !text.isEmpty else { throw .usage("MEMBER is empty: give a member's name or a prefix of its device id ('famctl members' lists them)") }
         let byName = h.members.values.filter { $0.name == text }
         if byName.count == 1 { return byName[0] }
-        if byName.count > 1 { throw .data("\(byName.count) members are called \"\(text)\"; give the device id") }
+        if byName.count > 1 {
+            let ids = byName.map(\.device).sorted { $0.hex < $1.hex }
+            throw .data("\(byName.count) members are called \"\(text)\" (devices \(ids.map(\.short).joined(separator: ", "))); give the device id",
+                        hint: "A start of it is enough, for example '\(ids[0].hex.prefix(4))'; 'famctl members' lists them.")
+        }
         // A name differing only in case is most likely the one meant.
         let alike = h.members.values.filter { $0.name.lowercased() == text.lowercased() }.map(\.name)
         let byID = h.members.values.filter { $0.device.hex.hasPrefix(text.lowercased()) }
@@ -175,6 +179,6 @@ enum MemberRoleCommand: Command {
         }
         try home.append([LibraryEvent.memberRole(member: m.device, role: role).body])
         SyncCommand.publishChange(home, what: "the new role")
-        if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue, "changed": true]) } else { Console.out("\(m.name) is now a \(role.rawValue)") }
+        if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue, "changed": true]) } else { Console.out("\(m.name) (\(m.device.short)) is now a \(role.rawValue)") }
     }
 }
