@@ -470,6 +470,12 @@ extension Home {
                 }
             }
             unopenedInRebuild = unopened.value
+            if keepStoresWhenDamaged, unopened.value > 0 {
+                throw CLIError(.dataError, "\(unopened.value) event(s) in the log could not be opened although this device holds their key: their bytes are damaged. "
+                               + "The stores were not rebuilt: they still hold what those events said, which stores rebuilt from this log would drop",
+                               hint: "'famctl replay' names them. Save what the stores hold first: 'famctl export stores DIR'. Then restore \(Self.databaseFile) "
+                                   + "from a backup of this home that holds them whole, or rebuild without them: 'famctl rebuild --drop-damaged'.")
+            }
             // This device wrote those events with keys it held: a key table
             // that lacks one was altered or damaged, and stores built
             // without them would drop their records without a word (an

@@ -64,6 +64,12 @@ final class Home {
     /// held their key (their bytes damaged in the log): their changes are
     /// missing from the stores. `replay` names them.
     var unopenedInRebuild = 0
+    /// Whether a rebuild that could not open some events although it held
+    /// their key (their bytes damaged) keeps the stores as they are instead
+    /// of switching to stores without those events' changes (`famctl
+    /// rebuild` without `--drop-damaged`; the stores may hold the only
+    /// readable copy of them).
+    var keepStoresWhenDamaged = false
 
     var deviceID: DeviceID { identity.deviceID }
 
@@ -471,8 +477,8 @@ extension CLIError {
         case EventLogError.damagedEvent:
             // Found while publishing: the events before it went out, it and the rest did not.
             self = CLIError(.dataError, "\(error); it was not published, nor anything after it in that chain (nothing damaged leaves this device)",
-                            hint: "'famctl replay' audits the whole log. The event cannot be made again: restore \(Home.databaseFile) from a backup of this home"
-                                + " that holds it whole, or join again as a new device ('famctl accept CODE --name NAME --home NEWDIR').")
+                            hint: "'famctl replay' audits the whole log. The event cannot be made again. First save what the stores hold, this device's records after it included, which did not go out: 'famctl export stores DIR'. Then restore \(Home.databaseFile) from a backup of this home"
+                                + " that holds it whole, or join again as a new device ('famctl accept CODE --name NAME --home NEWDIR', then 'famctl import stores DIR --home NEWDIR').")
         case EventLogError.envelope(.tooLarge(let count)):
             // Commands check their bodies first (``RecordInput/checkFitsOneEvent(_:)``);
             // one that did not still gets bad data, not a failure.

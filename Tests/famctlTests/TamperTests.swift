@@ -130,9 +130,22 @@ struct TamperTests {
         #expect(!dadsList.contains("note=r3") && !dadsList.contains("note=r4"), "\(dadsList)")
         #expect(try dad.ok("replay").hasSuffix("result: OK"))
 
-        let rebuilt = try mum.run("rebuild")
+        #expect(synced.stderr.contains("'famctl export stores DIR'"), "the hint saves the records first: \(synced.stderr)")
+
+        // The stores hold the only readable copy of what the damaged event
+        // said: rebuild keeps them as they are unless told (a review: it
+        // dropped the record, exit 0).
+        let kept = try mum.run("rebuild")
+        #expect(kept.code == 65 && kept.stderr.contains("1 event(s) in the log could not be opened although this device holds their key")
+                && kept.stderr.contains("The stores were not rebuilt") && kept.stderr.contains("'famctl export stores DIR'")
+                && kept.stderr.contains("'famctl rebuild --drop-damaged'"), "exit \(kept.code): \(kept.stderr)")
+        #expect(try mum.ok("record", "list").contains("note=r3"), "the record the damaged event made is still shown")
+        try mum.ok("export", "stores", mum.root + "/saved")
+        #expect(try String(contentsOfFile: mum.root + "/saved/postpartum.json", encoding: .utf8).contains("r3"), "the export saves it")
+        let rebuilt = try mum.run("rebuild", "--drop-damaged")
         #expect(rebuilt.code == 0 && rebuilt.stderr.contains("warning: 1 event(s) in the log could not be opened"), "\(rebuilt.stderr)")
-        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("rebuild", "--json").utf8)) as? [String: Any]
+        #expect(!(try mum.ok("record", "list")).contains("note=r3"))
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok("rebuild", "--json", "--drop-damaged").utf8)) as? [String: Any]
         #expect(json?["unopened"] as? Int == 1)
         #expect(try dad.run("rebuild").stderr.isEmpty)
     }

@@ -12,11 +12,17 @@ enum RebuildCommand: Command {
             the log and can always be rebuilt from it; the log itself is not changed.
             Run it when 'famctl replay' reports that the live projection differs from
             the state the log rebuilds to, for example after the database file was
-            edited or restored in part.
-            """)
+            edited or restored in part. Should the log hold events this device cannot
+            open although it holds their key (their bytes damaged), the stores are kept
+            as they are (exit 65): they may hold the only readable copy of what those
+            events said. 'famctl export stores DIR' saves it; --drop-damaged rebuilds
+            without them.
+            """,
+        options: [.flag("--drop-damaged", "Rebuild even when damaged events' changes, which the stores hold, would be dropped.")])
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
+        home.keepStoresWhenDamaged = !inv.flag("--drop-damaged")
         let events = try home.log.count(in: home.family)
         let start = Date()
         try home.rebuildProjections()
@@ -31,7 +37,7 @@ enum RebuildCommand: Command {
             Console.out(String(format: "rebuilt the stores from %d events in %.3f s (%.0f events/s)", events, seconds, rate))
         }
         if home.unopenedInRebuild > 0 {
-            Console.err("famctl: warning: \(home.unopenedInRebuild) event(s) in the log could not be opened although this device holds their key: their bytes are damaged, and their changes are missing from the stores")
+            Console.err("famctl: warning: \(home.unopenedInRebuild) event(s) in the log could not be opened although this device holds their key: their bytes are damaged, and their changes are now missing from the stores (--drop-damaged)")
             Console.err("famctl: 'famctl replay' names them; this log cannot make them whole again: restore \(Home.databaseFile) from a backup of this home that holds them whole.")
         }
     }

@@ -397,8 +397,10 @@ enum ReplayCommand: Command {
                 : gaps
                 ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection still holds what the events missing from the log (below) said; 'famctl rebuild' would drop it: restore \(Home.databaseFile) from a backup first"
                 // The live projection holds what the log holds; the audit's
-                // leaves out what does not verify. A rebuild keeps it.
-                : "digest: live \(live) ≠ rebuilt \(rebuilt): the rebuilt state leaves out the events that do not verify (below), which the live projection holds; 'famctl rebuild' does not change that")
+                // leaves out what does not verify. A rebuild keeps what still
+                // opens, and refuses while anything does not.
+                : "digest: live \(live) ≠ rebuilt \(rebuilt): the rebuilt state leaves out the events that do not verify (below), which the live projection holds; "
+                    + "'famctl rebuild' keeps those whose body still opens, and keeps the stores as they are while any does not ('famctl export stores DIR' saves what they hold)")
         }
         if let damage { Console.out("projection file: \(damage.file) is damaged (\(damage.finding))") }
         if let logDamage { Console.out("log file: \(logDamage.file) is damaged (\(logDamage.finding))") }

@@ -27,8 +27,8 @@ enum SyncCommand: Command {
     static let debounce: TimeInterval = 0.6
 
     /// What to do about an own event damaged in the log that the others miss.
-    static let damagedOwnHint = "'famctl replay' audits the whole log. The event cannot be made again: restore \(Home.databaseFile) from a backup of this home "
-        + "that holds it whole, or join again as a new device ('famctl accept CODE --name NAME --home NEWDIR')."
+    static let damagedOwnHint = "'famctl replay' audits the whole log. The event cannot be made again. First save what the stores hold, this device's records after it included, which did not go out: 'famctl export stores DIR'. Then restore \(Home.databaseFile) from a backup of this home "
+        + "that holds it whole, or join again as a new device ('famctl accept CODE --name NAME --home NEWDIR', then 'famctl import stores DIR --home NEWDIR')."
 
     static func run(_ inv: Invocation) throws {
         let interval = try inv.value("--interval").map { s -> Double in
