@@ -106,21 +106,44 @@ extension Home {
                                          schema: String = projectionSchema) throws -> Projector {
         let db = log.database
         Database.matchSidecarModes(path + "/" + name)
-        try db.execute("ATTACH DATABASE '\(existingFileURI(path + "/" + name))' AS \(schema)")
+        func attach(exclusively: Bool) throws -> Projector {
+            // (For the connection: a file attached from then on is opened in
+            // that mode; the attach reads the file already.)
+            if exclusively { try db.execute("PRAGMA locking_mode=EXCLUSIVE") }
+            try db.execute("ATTACH DATABASE '\(existingFileURI(path + "/" + name))' AS \(schema)")
+            do {
+                // A new (empty) file gets 32 KiB pages and a write-ahead log, so
+                // that readers and writers do not block one another; for a file
+                // that has them, both are no-ops.
+                try db.execute("""
+                    PRAGMA \(schema).page_size=\(Database.newPageSize); PRAGMA \(schema).journal_mode=WAL;
+                    PRAGMA \(schema).synchronous=NORMAL; PRAGMA \(schema).cache_size=-32768
+                    """)
+                return try Projector(database: db, family: family, schema: schema)
+            } catch {
+                try? db.execute("DETACH DATABASE \(schema)")
+                throw error
+            }
+        }
         do {
-            // A new (empty) file gets 32 KiB pages and a write-ahead log, so
-            // that readers and writers do not block one another; for a file
-            // that has them, both are no-ops.
-            try db.execute("""
-                PRAGMA \(schema).page_size=\(Database.newPageSize); PRAGMA \(schema).journal_mode=WAL;
-                PRAGMA \(schema).synchronous=NORMAL; PRAGMA \(schema).cache_size=-32768
-                """)
-            return try Projector(database: db, family: family, schema: schema)
-        } catch {
-            try? db.execute("DETACH DATABASE \(schema)")
-            throw error
+            return try attach(exclusively: false)
+        } catch let e as SQLiteError where e.isOutOfSpace && !db.lockedExclusively {
+            // No room for the file's `-shm` index (the log's found some: a
+            // few KiB more free): as the log's connection does then
+            // (``Database``), attached again in exclusive locking mode, the
+            // index in memory, so that what only reads goes on (a review:
+            // `status` and `record list` failed with 73 on a nearly full disk).
+            guard let projector = try? attach(exclusively: true) else { throw e }
+            if warnedOfFullDisk.withLock({ $0.insert(path).inserted }) {
+                Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
+                    + "nothing can be written until space is freed, and other famctl commands of this home wait for this one.")
+            }
+            return projector
         }
     }
+
+    /// The homes this process has said are on a full disk.
+    static let warnedOfFullDisk = Mutex<Set<String>>([])
 
     /// Whether an error attaching a projection file says the file is
     /// missing or damaged (it is then rebuilt), rather than that it could

@@ -409,7 +409,7 @@ final class Home {
     private static func openLog(_ path: String) throws -> EventLog {
         do {
             let log = try EventLog(path: path + "/" + databaseFile)
-            if log.database.lockedExclusively {
+            if log.database.lockedExclusively, warnedOfFullDisk.withLock({ $0.insert(path).inserted }) {
                 Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
                     + "nothing can be written until space is freed, and other famctl commands of this home wait for this one.")
             }
