@@ -243,7 +243,15 @@ final class Home {
             throw CLIError(e.permissionDenied ? .cantCreate : .noInput, "cannot read \(idPath): \(e.reason)",
                            hint: e.permissionDenied ? "Check the file's owner and mode (it should be 0600, owned by you)." : nil)
         } catch let e as IdentityError {
-            throw CLIError(.dataError, "\(idPath) is damaged: \(e)", hint: "A device's key cannot be recovered; restore the file from a backup of this device, or create a new device with 'famctl init' in another home.")
+            // The stores' file still holds the records, those never synced
+            // included: `export stores` writes them (a review: it was
+            // refused, and the hint named `init`, which no member uses).
+            var error = CLIError(.dataError, "\(idPath) is damaged: \(e)",
+                                 hint: "A device's key cannot be recovered: restore the file from a backup of this device. Otherwise save this home's records with "
+                                     + "'famctl export stores DIR --home \(Self.shellWord(path))', make a new home (a member: 'famctl accept' with a new invitation; "
+                                     + "the family's owner, whom nobody else can invite: 'famctl init' and 'famctl family create'), and run 'famctl import stores DIR' there.")
+            error.logUnreadable = storesWithRecords(in: path) != nil
+            throw error
         }
         // `init` writes the key last, so a home with a key has had its log:
         // opened without it, SQLite would make an empty one in its place.

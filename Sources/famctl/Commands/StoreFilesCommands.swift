@@ -34,9 +34,9 @@ enum ExportStoresCommand: Command {
                 throw CLIError(e.code, e.message + "; and no stores' file of this home can be read either, to write its records from",
                                hint: "Restore \(Home.databaseFile) (with its -wal file, if any) from a backup of this home; the family's other devices hold what it had published.")
             }
-            Console.err("famctl: warning: this home's log cannot be read (\(e.message)); the files are written from the stores' file \(salvage.file) "
+            Console.err("famctl: warning: this home cannot be opened (\(e.message)); the files are written from the stores' file \(salvage.file) "
                 + "as it stood at its last update (log position \(salvage.mark)), read from a copy: nothing in the home is changed.")
-            try write(from: salvage.projector, to: dir, inv: inv)
+            try write(from: salvage.projector, to: dir, inv: inv, salvaged: true)
             Console.err("famctl: Keep this export. Then make a new home (a member: 'famctl accept' with a new invitation; the family's owner, "
                 + "whom nobody else can invite: 'famctl init' and 'famctl family create', a new family) and run 'famctl import stores \(ShellWord.quoted(dir))' there: "
                 + "it brings back the records the family's devices do not hold.")
@@ -64,7 +64,9 @@ enum ExportStoresCommand: Command {
     }
 
     /// Writes the store files of `projector`'s live records into `dir`.
-    static func write(from projector: Projector, to dir: String, inv: Invocation) throws {
+    /// - Parameter salvaged: written from a copy of the stores of a home
+    ///   that cannot be opened (its log or its key damaged).
+    static func write(from projector: Projector, to dir: String, inv: Invocation, salvaged: Bool = false) throws {
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
@@ -131,7 +133,10 @@ enum ExportStoresCommand: Command {
         let photos = try projector.photos().count
         if photos > 0 {
             Console.err("famctl: note: the store files name the records' photos (photos=…) but do not hold the \(photos) photo(s) themselves, "
-                        + "nor does 'import stores' bring them: 'famctl photo list' lists them, 'famctl photo get ID --out FILE' writes each to a file.")
+                        + "nor does 'import stores' bring them: "
+                        + (salvaged ? "this home cannot write them out now; 'famctl photo get ID --out FILE' on another device of the family writes those this one synced, "
+                                      + "and a backup of this home holds the rest."
+                                    : "'famctl photo list' lists them, 'famctl photo get ID --out FILE' writes each to a file."))
         }
         if inv.json { Console.json(["dir": dir, "records": counts, "subjects": subjects.count, "withProblems": withProblemsCount, "photosNotExported": photos]); return }
         Console.out("exported \(counts.values.reduce(0, +)) records and \(subjects.count) subjects to \(dir)")
