@@ -724,7 +724,26 @@ extension Home {
     }
 
     /// What a device that can no longer write in its family (forked) can do.
-    static let writeAgainHint = "To write again, ask the owner for an invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'."
+    var writeAgainHint: String {
+        isOwner ? "This device is the family's owner, whom nobody can invite or replace: members go on recording, but nobody can invite or remove any more. "
+                    + "To go on, " + Self.ownerStartsAgain + "."
+                : "To write again, ask the owner for an invitation and accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'."
+    }
+
+    /// How a device that cannot go on with its chain takes part again, as
+    /// the end of a hint: a member joins again; the owner, whom nobody can
+    /// invite (a review: the owner was told to ask the owner), starts a
+    /// new family with its records.
+    var joinAgainClause: String {
+        isOwner ? Self.ownerStartsAgain + " (this device is the family's owner, whom nobody can invite)"
+                : "join again as a new device from a new home ('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner)"
+    }
+
+    static let ownerStartsAgain = "start a new family with this home's records: 'famctl export stores DIR' here, then in a new home 'famctl init --name NAME', "
+        + "'famctl family create --name FAMILY --dir FOLDER' and 'famctl import stores DIR', and invite the others into it"
+
+    /// Whether this device is its family's owner.
+    var isOwner: Bool { projector.household.owner == deviceID }
 
     /// What a device whose join was refused can do.
     static let joinAgainHint = "Ask the family's owner for a new invitation and accept it in a new home: "

@@ -480,8 +480,8 @@ extension CLIError {
             self = CLIError(.failure, "\(error)",
                             hint: "Its key signed two histories: its home was copied to another install, or restored from a backup and written on before it synced. "
                                 + "'famctl status' shows where they part. To write again, join from a new home: ask the owner for an invitation, "
-                                + "then 'famctl accept CODE --name NAME --home NEWDIR'. (A forked owner cannot be replaced: members "
-                                + "go on recording, but nobody can invite or remove any more.)")
+                                + "then 'famctl accept CODE --name NAME --home NEWDIR'. (The family's owner cannot be invited or replaced: members "
+                                + "go on recording, but nobody can invite or remove any more; to go on, the owner should \(Home.ownerStartsAgain).)")
         case EventLogError.damagedEvent:
             // Found while publishing: the events before it went out, it and the rest did not.
             self = CLIError(.dataError, "\(error); it was not published, nor anything after it in that chain (nothing damaged leaves this device)",

@@ -143,6 +143,16 @@ struct ForkConvergenceTests {
             digests.append(Hex.encode(try reopened.projector.digest()))
         }
         #expect(Set(digests).count == 1, "replicas disagree: \(digests)")
+        // The owner is told what an owner can do: nobody can invite it back
+        // (a review: it was told to ask the owner for an invitation).
+        _ = try mum.run(["--home", clone, "sync"])
+        let synced = try mum.run("sync")
+        #expect(synced.stderr.contains("this device's own chain is forked at seq \(point)")
+                && synced.stderr.contains("This device is the family's owner, whom nobody can invite or replace")
+                && synced.stderr.contains("'famctl family create --name FAMILY --dir FOLDER'") && !synced.stderr.contains("ask the owner"), "\(synced.stderr)")
+        #expect(try mum.ok("status").contains("This device is the family's owner, whom nobody can invite or replace"))
+        let invite = try mum.run("invite")
+        #expect(invite.code != 0 && invite.stderr.contains("the owner should start a new family with this home's records"), "\(invite.stderr)")
     }
 
     /// A home copied to another install, both writing and syncing through

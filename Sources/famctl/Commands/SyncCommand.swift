@@ -194,7 +194,7 @@ enum SyncCommand: Command {
         if let ahead = try? home.ownFolderAhead() {
             out.append("famctl: warning: \(ahead.file) in this device's folder holds its own events up to seq \(ahead.published), past its log (seq \(ahead.head)), "
                        + "and has not been read (cut short, still arriving, damaged, or a placeholder): this device does not write until it is. "
-                       + Home.ownFolderAheadHint(head: ahead.head))
+                       + home.ownFolderAheadHint(head: ahead.head))
         }
         // (Not in the round that carried the others' events into a new
         // location: their folders were written after the listing.)
@@ -673,7 +673,7 @@ enum SyncCommand: Command {
         let forkedAt = try home.log.forkPoints(in: home.family)[home.deviceID]
         if let forkedAt {
             Console.err("famctl: warning: " + Home.ownChainForked(at: forkedAt))
-            Console.err("famctl: 'famctl status' shows where they part. " + Home.writeAgainHint)
+            Console.err("famctl: 'famctl status' shows where they part. " + home.writeAgainHint)
         }
         // Its own published events taken out of its log, and not read back
         // from its folder this round (the files gone too, or not arrived):
@@ -682,7 +682,7 @@ enum SyncCommand: Command {
             Console.err("famctl: warning: this device published its events up to seq \(published), but its log ends at seq \(head), and this round did not read them back \(fromPlace): "
                         + "it cannot write until they are (writing would fork its chain)")
             Console.err("famctl: A later 'famctl sync' reads them once their files are \(place) again. Should they be gone for good, restore \(Home.databaseFile) from a backup of this home that holds them, "
-                        + "or join again as a new device from a new home ('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
+                        + "or \(home.joinAgainClause).")
         }
         // Its own segment is unreadable to the others (a directory in its
         // place, a file made unreadable) and could not be written again:
@@ -851,12 +851,11 @@ extension Home {
         if let (published, head) = try publishedPastLog() {
             throw CLIError(.tempFail, "this device published its events up to seq \(published), but its log ends at seq \(head): events were taken out of its log; writing now would fork its chain, and the family would refuse what it writes",
                            hint: "Run 'famctl sync': it reads them back from this device's folder, where they were published. 'famctl replay' audits the log. "
-                               + "Should they be gone from there too, restore \(Home.databaseFile) from a backup of this home that holds them, or join again as a new device from a new home "
-                               + "('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
+                               + "Should they be gone from there too, restore \(Home.databaseFile) from a backup of this home that holds them, or \(joinAgainClause).")
         }
         guard let ahead = try ownFolderAhead() else { return }
         throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(ahead.file)), but its log ends at seq \(ahead.head): writing now would fork its chain",
-                       hint: Self.ownFolderAheadHint(head: ahead.head))
+                       hint: ownFolderAheadHint(head: ahead.head))
     }
 
     /// The last seq this device published, and its log's head, when the
@@ -866,11 +865,10 @@ extension Home {
     }
 
     /// What to do about ``ownFolderAhead()``.
-    static func ownFolderAheadHint(head: UInt64) -> String {
+    func ownFolderAheadHint(head: UInt64) -> String {
         "Run 'famctl sync' until that file is read (a sync reads a file that failed again once it changes): this home was restored from an older backup, "
             + "or another install of this device wrote since. If the file never arrives whole (damaged for good): if no other device read it, remove it "
-            + "from the shared folder, and this device goes on from seq \(head + 1); otherwise join again as a new device from a new home "
-            + "('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner)."
+            + "from the shared folder, and this device goes on from seq \(head + 1); otherwise \(joinAgainClause)."
     }
 
     /// This device's own folder naming events of its chain past its log
