@@ -641,7 +641,9 @@ extension Home {
 
     /// Refuses a change this device is not allowed to make (a viewer's, a
     /// removed device's), before it is written and then rejected everywhere.
-    func checkCanWrite() throws {
+    /// - Parameter quietly: without the warning of an invitation not
+    ///   arrived yet (an early check, before the one under the write lock).
+    func checkCanWrite(quietly: Bool = false) throws {
         try checkJoinFinished()
         let h = projector.household
         if !h.isPrivate, h.owner == deviceID || h.members[deviceID] != nil {
@@ -654,7 +656,7 @@ extension Home {
             if let why = h.writeVerdict(author: deviceID, seq: next, version: Version(hlc: HLC(rawValue: .max), author: deviceID), needsWrite: true) {
                 let viewer = h.members[deviceID].map { !$0.role(at: Version(hlc: HLC(rawValue: .max), author: deviceID)).canWrite } ?? false
                 throw CLIError.data("this device cannot change the family's records: \(why); nothing was written",
-                                    hint: viewer ? "A viewer reads the family's records; the owner can make it a member ('famctl member role MEMBER member')." : nil)
+                                    hint: viewer ? "A viewer reads the family's records; the owner can make it a member ('famctl member role MEMBER member'), and 'famctl sync' brings that change here once it is made." : nil)
             }
         } else if let refused = refusedJoin {
             // Its join is in its own log, and the family's events refuse it:
@@ -667,7 +669,7 @@ extension Home {
         } else if let forger = invitationMadeByNonOwner {
             throw CLIError.data("this device cannot change the family's records: the invitation it joined with was made by \(forger.short), not the family's owner, and never counts; nothing was written",
                                 hint: Self.joinAgainHint)
-        } else if awaitsInvitation {
+        } else if awaitsInvitation, !quietly {
             Console.err("famctl: warning: " + Self.awaitingInvitation + "; what this device records counts, and is listed, once it arrives")
         }
     }
@@ -748,7 +750,8 @@ extension Home {
     /// What a device whose join was refused can do.
     static let joinAgainHint = "Ask the family's owner for a new invitation and accept it in a new home: "
         + "'famctl accept CODE --name NAME --home NEWDIR' (this home's join is written and cannot be replaced). "
-        + "What this device recorded before it joined: 'famctl export stores DIR --before-joining' here, then 'famctl import stores DIR --home NEWDIR'."
+        + "What this device recorded before it joined: 'famctl export stores DIR --before-joining' here, then 'famctl import stores DIR --home NEWDIR'. "
+        + "Its changes the family did not count are in no export: 'famctl status' counts them, 'famctl replay --record ID' shows what each wrote; write them again in the new home."
 
     /// Whether the view shows the whole family's records (default) or only this device's.
     var includeShared: Bool { (try? state.get(.includeShared)) != "off" }

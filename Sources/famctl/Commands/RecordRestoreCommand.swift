@@ -19,6 +19,8 @@ enum RecordRestoreCommand: Command {
     static func run(_ inv: Invocation) throws {
         let ids = try inv.positionals.map { text throws(CLIError) in try RecordInput.record(text) }
         let home = try Home.open(Home.location(inv))
+        // A viewer (or a removed device) is told so first (a review).
+        try home.checkCanWrite(quietly: true)
         var seen = Set<UUID>()
         var records: [RecordState] = []
         for id in ids where seen.insert(id).inserted {

@@ -155,6 +155,9 @@ enum RecordDeleteCommand: Command {
             if !ids.contains(id) { ids.append(id) }
         }
         let home = try Home.open(Home.location(inv))
+        // A viewer (or a removed device) is told so first, not that a record
+        // it has not received is unknown (a review).
+        try home.checkCanWrite(quietly: true)
         var records: [RecordState] = []
         for id in ids {
             guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
