@@ -186,7 +186,7 @@ struct HouseholdTests {
         for r in [mum, dad, gran, mum, gran] { try r.ok("sync") }
         let shown = try gran.run("record", "show", id)
         let dadShort = try Home.open(dad.home).deviceID.short
-        #expect(shown.code == 0 && shown.stderr.contains("the change that created it, by \(dadShort), does not count in the family (written after the author's removal")
+        #expect(shown.code == 0 && shown.stderr.contains("the change that created it, by \(dadShort), does not count in the family (beyond its author's removal")
                 && shown.stderr.contains("'famctl replay --record \(id)' shows what that change wrote") && shown.stderr.contains("'famctl record delete \(id)'"), "\(shown.stderr)")
         #expect(try mum.ok("digest") == gran.ok("digest"))
     }
@@ -210,9 +210,9 @@ struct HouseholdTests {
         for r in [mum, dad, gran, mum, gran] { try r.ok("sync") }
         let dadShort = try Home.open(dad.home).deviceID.short
         let broken = try gran.run("record", "update", id, "note=again")
-        #expect(broken.code == 65 && broken.stderr.contains("(the record already broke this rule: the change that created it, by \(dadShort), does not count in the family (written after the author's removal"), "\(broken.stderr)")
+        #expect(broken.code == 65 && broken.stderr.contains("(the record already broke this rule: the change that created it, by \(dadShort), does not count in the family (beyond its author's removal"), "\(broken.stderr)")
         let again = try gran.run("record", "update", id, "wet=true")
-        #expect(again.code == 65 && again.stderr.contains("care subject \(baby) was added by \(dadShort), whose change does not count in the family (written after the author's removal")
+        #expect(again.code == 65 && again.stderr.contains("care subject \(baby) was added by \(dadShort), whose change does not count in the family (beyond its author's removal")
                 && again.stderr.contains("famctl record update \(id) --focus OTHER") && !again.stderr.contains("famctl sync"), "\(again.stderr)")
         let fresh = try gran.run("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
         #expect(fresh.code == 65 && fresh.stderr.contains("was added by \(dadShort)") && fresh.stderr.contains("famctl subject add baby"), "\(fresh.stderr)")
@@ -287,7 +287,7 @@ struct HouseholdTests {
         // The audit of that record shows the event, kept in the log, and why it does not count.
         let trail = try mum.ok("replay", "--record", late)
         #expect(trail.contains("no event naming it counts") && trail.contains("not authorized:")
-                && trail.contains("written after the author's removal"), "\(trail)")
+                && trail.contains("beyond its author's removal"), "\(trail)")
         // With what it wrote, to be written again by a device that may.
         #expect(trail.contains("    it wrote: postpartum  newMom  at ") && trail.contains(#"kind=pain note="after removal" pain=1"#), "\(trail)")
         let audit = try JSONSerialization.jsonObject(with: Data(try mum.ok("replay", "--record", late, "--json").utf8)) as? [String: Any]
@@ -305,7 +305,7 @@ struct HouseholdTests {
         // `log` takes the member's name, and marks what does not count.
         let uncles = try mum.ok("log", "--author", "Uncle").split(separator: "\n")
         #expect(uncles.count >= 3 && uncles.allSatisfy { !$0.contains("Mum") }, "\(uncles)")
-        #expect(uncles.filter { $0.contains("(not counted: written after the author's removal") }.count == 1
+        #expect(uncles.filter { $0.contains("(not counted: beyond its author's removal") }.count == 1
                 && uncles.contains { $0.contains(late) && $0.contains("(not counted:") }, "\(uncles)")
         let logged = try JSONSerialization.jsonObject(with: Data(try mum.ok("log", "--author", "Uncle", "--json").utf8)) as? [[String: Any]] ?? []
         #expect(logged.filter { $0["notCounted"] != nil }.count == 1)
@@ -342,7 +342,7 @@ struct HouseholdTests {
             #expect(list.contains("before removal"), "events up to the cut-off stay")
             #expect(!list.contains("note=\"after removal\""), "events after the cut-off are rejected")
             #expect(list.contains("secret after removal"), "remaining members read the new epoch")
-            #expect(try Self.denied(r).values.contains { $0.hasPrefix("written after the author's removal") })
+            #expect(try Self.denied(r).values.contains { $0.hasPrefix("beyond its author's removal") })
             #expect(try Self.members(r).contains { $0["name"] as? String == "Uncle" && $0["state"] as? String == "removed" })
         }
         #expect(try mum.ok("digest") == dad.ok("digest"))

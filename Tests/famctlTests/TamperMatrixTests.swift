@@ -134,7 +134,7 @@ struct TamperMatrixTests {
         func verdict(_ s: String) -> String { reasons.contains { $0.hasPrefix(s) } ? "rejected" : "accepted" }
         cases.append(Case(name: "record by a key that never joined", expected: "rejected", observed: verdict("not a member of the family")))
         cases.append(Case(name: "a viewer's record", expected: "rejected", observed: verdict("viewers cannot change")))
-        cases.append(Case(name: "a removed member's post-cut-off write", expected: "rejected", observed: verdict("written after the author's removal")))
+        cases.append(Case(name: "a removed member's post-cut-off write", expected: "rejected", observed: verdict("beyond its author's removal")))
         cases.append(Case(name: "a reused invitation (two joins)", expected: "rejected", observed: verdict("the invite was already used")))
         cases.append(Case(name: "a revoked invitation", expected: "rejected", observed: verdict("the invite was revoked")))
         cases.append(Case(name: "an expired invitation", expected: "rejected", observed: verdict("the invite had expired")))

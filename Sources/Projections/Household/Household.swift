@@ -206,7 +206,7 @@ public struct Household: Sendable {
         if author == owner { return nil }
         guard let m = members[author] else { return "not a member of the family (never validly joined)" }
         if version < m.joined { return "written before the author joined" }
-        if let cutoff = m.cutoff, seq > cutoff { return "written after the author's removal (seq \(seq), past the cut-off \(cutoff): the last of its events the owner had when removing it)" }
+        if let cutoff = m.cutoff, seq > cutoff { return "beyond its author's removal (seq \(seq), past the cut-off \(cutoff): the last of its events the owner had when removing it)" }
         if needsWrite && !m.role(at: version).canWrite { return "viewers cannot change records or care subjects" }
         return nil
     }
