@@ -186,6 +186,36 @@ extension Home {
                              [.text(name), .integer(Int64(blob.count)), .integer(Int64(Date().timeIntervalSince1970 * 1000))])
     }
 
+    /// Files in the cache that no `ph_cache` row lists, an hour old (a
+    /// `photo add` or a fetch killed between its file and its row, or an
+    /// orphan's removal between its row and its file): one a photo still
+    /// names is listed again, as an unpublished own photo's (uploaded by the
+    /// round, never evicted before), a private-chain photo's (kept), or a
+    /// fetched copy (evicted as any); any other is removed (a review: a
+    /// killed `photo add` left 20 MB that nothing counted or removed).
+    func listOrRemoveUnlistedBlobFiles(live: Set<String>, liveOwn: Set<String>) throws {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: photoDirectory) else { return }
+        var listed = Set<String>()
+        try log.database.statement("SELECT blob FROM ph_cache").forEachRow { listed.insert($0.text(0)) }
+        let cutoff = Date().addingTimeInterval(-Self.orphanBlobAge)
+        let unlisted = names.filter { $0.utf8.count == 64 && $0.allSatisfy(\.isHexDigit) && !listed.contains($0) }
+        guard !unlisted.isEmpty else { return }
+        let privateChain = try blobsOfPrivatePhotos()
+        for name in unlisted {
+            let path = photoDirectory + "/" + name
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), attributes[.type] as? FileAttributeType == .typeRegular,
+                  let modified = attributes[.modificationDate] as? Date, modified < cutoff else { continue }
+            let state: Int64? = liveOwn.contains(name) ? 1 : privateChain.contains(name) ? 2 : live.contains(name) ? 0 : nil
+            if let state {
+                try log.database.run("INSERT OR IGNORE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, ?4)",
+                                     [.text(name), .integer((attributes[.size] as? NSNumber)?.int64Value ?? 0),
+                                      .integer(Int64(modified.timeIntervalSince1970 * 1000)), .integer(state)])
+            } else {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+    }
+
     /// The blobs of the photos still live in this device's private chain
     /// (its history from before it joined the family, in the family its key
     /// derives), when it has joined one.
@@ -325,7 +355,7 @@ extension Home {
         // uploaded, and leaves the cache once it is an hour old. A deleted
         // photo's blob is not uploaded either (nobody can show it): it is
         // erased, with every other deleted photo's (``erase(_:from:)``).
-        var live = Set<String>(), deleted = Set<String>(), deletedOwn = Set<String>()
+        var live = Set<String>(), deleted = Set<String>(), deletedOwn = Set<String>(), liveOwn = Set<String>()
         var photoOf: [String: String] = [:]
         for p in try projector.photos(includeDeleted: true) {
             if p.deleted {
@@ -333,9 +363,11 @@ extension Home {
                 if p.creator == deviceID { deletedOwn.insert(p.blob) }
             } else {
                 live.insert(p.blob)
+                if p.creator == deviceID { liveOwn.insert(p.blob) }
                 photoOf[p.blob] = p.id.lowercasedText
             }
         }
+        try listOrRemoveUnlistedBlobFiles(live: live, liveOwn: liveOwn)
         let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)
         let orphans = pending.filter { !live.contains($0) && !deleted.contains($0) && written[$0, default: .max] < cutoff }
         if !orphans.isEmpty {

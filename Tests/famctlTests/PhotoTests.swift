@@ -623,6 +623,40 @@ struct PhotoTests {
         #expect(try mum.ok("photo", "list").contains(kept))
     }
 
+    /// Files in the cache that no row lists (a `photo add` or a fetch
+    /// killed between its file and its row): once an hour old, one no
+    /// photo names is removed at the next `sync`, and a live photo's is
+    /// listed again, so that eviction counts it (a review: 20 MB stayed for
+    /// good, past --cache-mb); a younger one is left alone.
+    @Test func cacheFilesNoRowListsAreListedAgainOrRemovedAfterAnHour() throws {
+        let (mum, dad, _, _, record) = try Self.household()
+        let photo = try mum.ok("photo", "add", record, try Self.jpegFile(mum, 20_000, marker: "LISTED-AGAIN").path)
+        try mum.ok("sync"); try dad.ok("sync")
+        #expect(try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg").contains("wrote"))
+        let home = try Home.open(dad.home)
+        let blob = try #require(try home.projector.photos().first?.blob)
+        try home.log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
+        let hoursAgo = Date().addingTimeInterval(-7_200)
+        var strays: [String: Bool] = [:]   // a file no photo names → whether it is old
+        for (text, old) in [("killed mid-add, two hours ago", true), ("a photo add under way", false)] {
+            let name = Hex.encode(Sodium.blake2b256(Array(text.utf8)))
+            try Data(repeating: 7, count: 5_000).write(to: URL(fileURLWithPath: home.photoDirectory + "/" + name))
+            if old { try FileManager.default.setAttributes([.modificationDate: hoursAgo], ofItemAtPath: home.photoDirectory + "/" + name) }
+            strays[name] = old
+        }
+        try FileManager.default.setAttributes([.modificationDate: hoursAgo], ofItemAtPath: home.photoDirectory + "/" + blob)
+        try dad.ok("sync")
+        for (name, old) in strays {
+            #expect(FileManager.default.fileExists(atPath: home.photoDirectory + "/" + name) == !old, "\(old ? "an old" : "a young") file no photo names")
+        }
+        let row = try Home.open(dad.home).log.database.statement("SELECT unpublished FROM ph_cache WHERE blob = ?1").first([.text(blob)]) { $0.int(0) }
+        #expect(row == 0, "the fetched copy is listed again, as evictable: \(String(describing: row))")
+        // Counted now: a cache of 1 KB evicts it.
+        try dad.ok("settings", "photos", "--cache-mb", "0.001")
+        try dad.ok("sync")
+        #expect(!FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob), "the listed copy is evicted")
+    }
+
     /// A photo added before the device joined a family goes in with its
     /// record: the first `sync` uploads its blob, and the family sees it.
     @Test func aPrivatePhotoIsCarriedIntoTheFamily() throws {
