@@ -281,7 +281,13 @@ struct ForkConvergenceTests {
         #expect(synced.stderr.contains("holds its own events up to seq 900"), "\(synced.stderr)")
         let still = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
         #expect(still.code == 75 && still.stderr.contains(planted) && still.stderr.contains("remove it from the shared folder"), "\(still.stderr)")
-        try FileManager.default.removeItem(atPath: family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + planted)
+        // A second one, empty: both are named at once, not one per try (a review).
+        let empty = SegmentName(author: home.deviceID, firstSeq: 800, lastSeq: 800, bytes: [2]).description
+        try Data().write(to: URL(fileURLWithPath: family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + empty))
+        let both = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        #expect(both.code == 75 && both.stderr.contains("(\(planted), \(empty))"), "\(both.stderr)")
+        #expect(try dad.run("sync").stderr.contains("\(planted), \(empty) in this device's folder hold its own events up to seq 900"))
+        for name in [planted, empty] { try FileManager.default.removeItem(atPath: family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + name) }
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
     }
 

@@ -124,7 +124,7 @@ enum MemberRemoveCommand: Command {
         let unsure = " If it never does (a file damaged or cut short for good, or named falsely: 'famctl status' says so), --now removes at once, rejecting them."
         if !inv.flag("--now") {
             if let ahead = try home.folderAhead(of: m.device) {
-                throw CLIError(.tempFail, "the shared folder holds \(m.name)'s events up to seq \(ahead.published) (\(ahead.file)), but this device has them only up to seq \(ahead.head): "
+                throw CLIError(.tempFail, "the shared folder holds \(m.name)'s events up to seq \(ahead.published) (\(ahead.named)), but this device has them only up to seq \(ahead.head): "
                                + "removing now would reject those it has not read; nothing was written",
                                hint: "Run 'famctl sync' first, then remove (the cut-off is the last of its events this device has)." + unsure)
             }

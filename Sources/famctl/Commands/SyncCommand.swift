@@ -192,8 +192,9 @@ enum SyncCommand: Command {
     static func warnings(_ home: Home, replicator: Replicator, carried: Int = 0) -> [String] {
         var out: [String] = []
         if let ahead = try? home.ownFolderAhead() {
-            out.append("famctl: warning: \(ahead.file) in this device's folder holds its own events up to seq \(ahead.published), past its log (seq \(ahead.head)), "
-                       + "and has not been read (cut short, still arriving, damaged, or a placeholder): this device does not write until it is. "
+            out.append("famctl: warning: \(ahead.named) in this device's folder \(ahead.files.count == 1 ? "holds" : "hold") its own events up to seq \(ahead.published), past its log (seq \(ahead.head)), "
+                       + (ahead.files.count == 1 ? "and has not been read (cut short, still arriving, damaged, or a placeholder): this device does not write until it is. "
+                                                 : "and have not been read (cut short, still arriving, damaged, or placeholders): this device does not write until they are. ")
                        + home.ownFolderAheadHint(head: ahead.head))
         }
         // (Not in the round that carried the others' events into a new
@@ -854,7 +855,7 @@ extension Home {
                                + "Should they be gone from there too, restore \(Home.databaseFile) from a backup of this home that holds them, or \(joinAgainClause).")
         }
         guard let ahead = try ownFolderAhead() else { return }
-        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(ahead.file)), but its log ends at seq \(ahead.head): writing now would fork its chain",
+        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(ahead.named)), but its log ends at seq \(ahead.head): writing now would fork its chain",
                        hint: ownFolderAheadHint(head: ahead.head))
     }
 
@@ -867,35 +868,51 @@ extension Home {
     /// What to do about ``ownFolderAhead()``.
     func ownFolderAheadHint(head: UInt64) -> String {
         "Run 'famctl sync' until that file is read (a sync reads a file that failed again once it changes): this home was restored from an older backup, "
-            + "or another install of this device wrote since. If the file never arrives whole (damaged for good): if no other device read it, remove it "
+            + "or another install of this device wrote since. If a file never arrives whole (damaged for good, or not a segment at all): if no other device read it, remove it "
             + "from the shared folder, and this device goes on from seq \(head + 1); otherwise \(joinAgainClause)."
     }
 
     /// This device's own folder naming events of its chain past its log
     /// that no sync of this home has read (see ``checkNotBehindOwnFolder()``):
     /// the highest seq named, the file naming it, and the log's head.
-    func ownFolderAhead() throws -> (published: UInt64, file: String, head: UInt64)? { try folderAhead(of: deviceID) }
+    func ownFolderAhead() throws -> FolderAhead? { try folderAhead(of: deviceID) }
+
+    /// Files in a device's folder naming events of its chain past this log,
+    /// none read yet: the highest seq they name, the log's head, and the
+    /// files, the one naming the highest seq first.
+    struct FolderAhead {
+        var published: UInt64
+        var head: UInt64
+        var files: [String]
+        /// The files as said: all of them, up to five named (a review: one
+        /// named at a time, each removal showed the next).
+        var named: String {
+            files.count == 1 ? files[0]
+                : files.prefix(5).joined(separator: ", ") + (files.count > 5 ? " and \(files.count - 5) more" : "")
+        }
+    }
 
     /// `device`'s folder in the shared folder naming events of its chain
     /// past this log that no sync of this home has read (`nil` over WebDAV,
     /// or when the folder cannot be listed at once).
-    func folderAhead(of device: DeviceID) throws -> (published: UInt64, file: String, head: UInt64)? {
+    func folderAhead(of device: DeviceID) throws -> FolderAhead? {
         guard case .directory(let dir) = Location.stored(in: self) else { return nil }
         let folder = dir + "/" + family.description + "/" + device.hex
         guard let names = Self.listQuickly(folder), !names.isEmpty else { return nil }
         let read = Replicator.namesRead(inFolderOf: device, family: family, log: log)
-        var published: UInt64 = 0
-        var file = ""
+        let head = try log.head(of: device, in: family).seq
+        var ahead: [(seq: UInt64, name: String)] = []
         for name in names where !read.contains(name) {
             switch SharedFileName(name) {
             // A placeholder (its bytes not downloaded yet) names its events as well.
             case .segment(let s), .conflictCopy(let s), .placeholder(let s):
-                if s.author == device, s.lastSeq > published { (published, file) = (s.lastSeq, name) }
+                if s.author == device, s.lastSeq > head { ahead.append((s.lastSeq, name)) }
             case .other: continue
             }
         }
-        let head = try log.head(of: device, in: family).seq
-        return published > head ? (published, file, head) : nil
+        ahead.sort { ($0.seq, $0.name) > ($1.seq, $1.name) }
+        guard let first = ahead.first else { return nil }
+        return FolderAhead(published: first.seq, head: head, files: ahead.map(\.name))
     }
 
     /// The names in `folder`, or `nil` when it cannot be listed within a
