@@ -48,7 +48,7 @@ public final class DirectoryPeer: Peer {
 
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         let entries: [SharedDirectory.Entry]
-        var unreadable: [(folder: String, reason: String)] = []
+        var unreadable: [UnreadableFolder] = []
         do { entries = try directory.list(unreadable: &unreadable) } catch { throw map(error) }
         var objects = entries.compactMap { e in tag(e.path).map { PeerObject(path: e.path, tag: $0) } }
         // The photos' blobs too, as a server lists them: what a blob's tag

@@ -65,14 +65,29 @@ public struct PeerObject: Sendable, Hashable {
     }
 }
 
+/// An author folder a listing could not read, and why.
+public struct UnreadableFolder: Sendable {
+    public let folder: String
+    public let reason: String
+    /// A file is where the folder belongs; otherwise the folder is there
+    /// and cannot be read (its permissions, the server's refusal).
+    public let fileInPlace: Bool
+
+    public init(_ folder: String, _ reason: String, fileInPlace: Bool = false) {
+        self.folder = folder
+        self.reason = reason
+        self.fileInPlace = fileInPlace
+    }
+}
+
 public struct ChangePage: Sendable {
     public let objects: [PeerObject]
     public let token: String
     public let moreComing: Bool
-    /// Author folders the listing could not read (a folder name and why):
-    /// what is in them is not listed, and the round says so.
-    public let unreadableFolders: [(folder: String, reason: String)]
-    public init(objects: [PeerObject], token: String, moreComing: Bool, unreadableFolders: [(folder: String, reason: String)] = []) {
+    /// Author folders the listing could not read: what is in them is not
+    /// listed, and the round says so.
+    public let unreadableFolders: [UnreadableFolder]
+    public init(objects: [PeerObject], token: String, moreComing: Bool, unreadableFolders: [UnreadableFolder] = []) {
         self.objects = objects
         self.token = token
         self.moreComing = moreComing

@@ -685,6 +685,10 @@ public final class Replicator {
         /// written again: each path with what is wrong. Until something
         /// removes what is in the way, the others miss those events.
         public var ownNotRestored: [(path: String, reason: String)] = []
+        /// Why this device's own folder could not be listed, when it could
+        /// not (its permissions changed): its segments are not taken for
+        /// missing, nor written again, meanwhile.
+        public var ownFolderUnreadable: String?
         /// This device's own segments missing from the shared folder or
         /// damaged there that cannot be written again: an event of theirs
         /// is damaged in this log (bit rot), at `seq`. The others miss those
@@ -733,6 +737,7 @@ public final class Replicator {
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
         var unreadFolders = Set<String>()  // folders a listing could not read: their files unseen, not absent
+        var ownUnread = false              // this device's own among them (not a file in its place)
         var placeholders = Set<String>()   // files listed as iCloud placeholders (their real paths): not on disk
         var tags: [String: String] = [:]   // the tag of each object a page showed
         // Files that failed before are read after everything new, so that
@@ -841,9 +846,13 @@ public final class Replicator {
             // listed last, first, middle, took 1.17–1.42 s, and 0.87 s in order.
             // A folder the listing could not read: its files are not known
             // to be absent, only unseen.
-            for (folder, reason) in page.unreadableFolders {
-                unreadFolders.insert(folder)
-                report.notYetArrived.append((folder + "/", "the folder cannot be read: \(reason)"))
+            for unread in page.unreadableFolders {
+                // This device's own folder there but unreadable: said as such
+                // (its segments are unseen, not missing). A file in its place
+                // is dealt with by the republishing, which says so.
+                unreadFolders.insert(unread.folder)
+                if unread.folder == me.hex, !unread.fileInPlace { report.ownFolderUnreadable = unread.reason; ownUnread = true; continue }
+                report.notYetArrived.append((unread.folder + "/", "the folder cannot be read: \(unread.reason)"))
             }
             for object in page.objects.sorted(by: { $0.path < $1.path }) where !object.deleted {
                 if page.token == "listing" { listed.insert(object.path) }
@@ -909,7 +918,11 @@ public final class Replicator {
             lastListing = listed
             lastUnreadFolders = unreadFolders
             var present = listed
-            report.rewritten += try republishMissing(listed: listed, into: &report, written: &present)
+            // Its own folder unread: its files unseen, not missing (a review:
+            // each was said to be missing, with advice to remove what is there).
+            if !ownUnread {
+                report.rewritten += try republishMissing(listed: listed, into: &report, written: &present)
+            }
             report.copiesRemoved += try removeCopiesOfOwn(present: present, placeholders: placeholders)
             // Writing back another device's folder is housekeeping for the
             // devices joining later: a failure (a login that may only read,

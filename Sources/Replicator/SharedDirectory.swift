@@ -57,14 +57,14 @@ public final class SharedDirectory {
     /// device keys are ignored.
     /// - Throws: ``SharedDirectoryError`` when the directory is missing or unreadable.
     public func list() throws(SharedDirectoryError) -> [Entry] {
-        var unreadable: [(folder: String, reason: String)] = []
+        var unreadable: [UnreadableFolder] = []
         return try list(unreadable: &unreadable)
     }
 
     /// ``list()``, and the author folders that could not be read (no
     /// permission, an I/O error): their files are not listed, and the
     /// caller says so rather than take them for empty.
-    public func list(unreadable: inout [(folder: String, reason: String)]) throws(SharedDirectoryError) -> [Entry] {
+    public func list(unreadable: inout [UnreadableFolder]) throws(SharedDirectoryError) -> [Entry] {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir) else { throw .missing(root) }
         guard isDir.boolValue else { throw .notADirectory(root) }
@@ -85,8 +85,8 @@ public final class SharedDirectory {
                 // device's folder: its files are unseen, said so (it was
                 // taken for a folder gone, and the shared folder for one
                 // not mounted).
-                if error.code == ENOTDIR { unreadable.append((f, "a file is in its place, not a folder; move it out of the shared folder")) }
-                else if error.code != ENOENT { unreadable.append((f, error.reason)) }
+                if error.code == ENOTDIR { unreadable.append(UnreadableFolder(f, "a file is in its place, not a folder; move it out of the shared folder", fileInPlace: true)) }
+                else if error.code != ENOENT { unreadable.append(UnreadableFolder(f, error.reason)) }
                 continue
             }
             out += names.map { Entry(folder: author, name: $0) }

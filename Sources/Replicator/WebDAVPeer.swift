@@ -287,14 +287,14 @@ public final class WebDAVPeer: Peer {
 
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         var objects: [PeerObject] = []
-        var unreadable: [(folder: String, reason: String)] = []
+        var unreadable: [UnreadableFolder] = []
         for folder in try propfind("") {
             // A file where a device's folder belongs: that device's files
             // are unseen, said as not yet arrived (as a shared directory
             // says it), and nothing is written back into it.
             guard folder.collection else {
                 if folder.name.count == 64, DeviceID(hex: folder.name) != nil {
-                    unreadable.append((folder.name, "a file is in its place, not a collection (a folder); remove it from the server"))
+                    unreadable.append(UnreadableFolder(folder.name, "a file is in its place, not a collection (a folder); remove it from the server", fileInPlace: true))
                 }
                 continue
             }
@@ -307,7 +307,7 @@ public final class WebDAVPeer: Peer {
                 // arrived, and the other devices' are read (as a shared
                 // directory's unreadable folder is).
                 guard case .forbidden(let why) = error else { throw error }
-                unreadable.append((folder.name, why))
+                unreadable.append(UnreadableFolder(folder.name, why))
                 continue
             }
             // A collection in a device's folder is listed as the shared

@@ -55,6 +55,39 @@ struct PermissionTests {
         #expect(again.0 == 0 && again.1.contains("published 2 event(s)"), "\(again.1)")
     }
 
+    /// This device's own folder made unreadable (mode 000): its segments
+    /// are not taken for missing (a review: each was said to be missing,
+    /// with advice to remove what is at its path); the round says the
+    /// folder cannot be read and how to give it back its permissions, and
+    /// once it can, nothing was lost or written twice.
+    @Test func anUnreadableOwnFolderIsSaidAsSuchNotAsMissingSegments() throws {
+        let base = try Self.sandbox()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let shared = base + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+        let home = base + "/home"
+        #expect(try Self.asNobody(["init", "--name", "Nobody"], home: home).0 == 0)
+        #expect(try Self.asNobody(["family", "create", "--name", "F", "--dir", shared], home: home).0 == 0)
+        #expect(try Self.asNobody(["subject", "add", "newMom"], home: home).0 == 0)
+        #expect(try Self.asNobody(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1"], home: home).0 == 0)
+        #expect(try Self.asNobody(["sync"], home: home).0 == 0)
+        let family = try #require(try FileManager.default.contentsOfDirectory(atPath: shared).first { !$0.hasPrefix(".") })
+        let own = try #require(try FileManager.default.contentsOfDirectory(atPath: shared + "/" + family).first { $0.count == 64 })
+        let folder = shared + "/" + family + "/" + own
+        let before = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: folder)
+        let (code, out) = try Self.asNobody(["sync"], home: home)
+        #expect(code == 0 && out.contains("this device's own folder \(folder)/ cannot be read") && out.contains("chmod u+rwx,go+rx")
+                && !out.contains("it is missing") && !out.contains("Remove or rename"), "exit \(code): \(out)")
+        let (_, json) = try Self.asNobody(["sync", "--json"], home: home)
+        #expect(json.contains("\"ownFolderUnreadable\" : \""), "\(json)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
+        let (again, againOut) = try Self.asNobody(["sync"], home: home)
+        #expect(again == 0 && !againOut.contains("warning"), "\(againOut)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == before, "its segments as they were")
+        #expect(try Self.asNobody(["replay"], home: home).1.contains("result: OK"))
+    }
+
     /// A watch whose rounds have worked waits out a family folder it
     /// briefly cannot read (its permissions changed, a remount), as it
     /// waits out an unmounted one, and syncs again once it can (a review:

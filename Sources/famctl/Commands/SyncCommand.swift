@@ -584,7 +584,7 @@ enum SyncCommand: Command {
         let p = r.pulled
         return !r.warnings.isEmpty || r.published.events > 0 || r.photosUploaded > 0 || p.accepted > 0 || p.forks > 0 || p.repaired > 0 || p.rewritten > 0
             || p.restoredOthers > 0 || p.copiesRemoved > 0 || p.carried > 0 || !p.refused.isEmpty || !p.misplaced.isEmpty || !p.notYetArrived.isEmpty
-            || !p.ownNotRestored.isEmpty || !p.ownDamagedInLog.isEmpty
+            || !p.ownNotRestored.isEmpty || !p.ownDamagedInLog.isEmpty || p.ownFolderUnreadable != nil
     }
 
     /// What `status` shows as the last error (`r_meta.last_error`).
@@ -688,6 +688,14 @@ enum SyncCommand: Command {
         // Its own segment is unreadable to the others (a directory in its
         // place, a file made unreadable) and could not be written again:
         // they miss those events until someone clears the way.
+        if let why = r.pulled.ownFolderUnreadable {
+            let folder = Self.location(of: home.deviceID.hex + "/", home: home)
+            Console.err("famctl: warning: this device's own folder \(folder) cannot be read (\(why)): the others may not read the events it published either")
+            let path = String(folder.dropLast(folder.hasSuffix("/") ? 1 : 0))
+            let fix = if case .peer = Location.stored(in: home) { "ask the server's owner to let this login read it" }
+                      else { "give it back its permissions, for example 'chmod u+rwx,go+rx \(ShellWord.quoted(path))', or as the sync engine sets them" }
+            Console.err("famctl: To share them again, \(fix); nothing in it is removed or written again meanwhile.")
+        }
         for (file, why) in r.pulled.ownNotRestored {
             let location = Self.location(of: file, home: home)
             let seqs = SegmentName(parsing: String(file.split(separator: "/").last ?? "")).map { " (seqs \($0.firstSeq)–\($0.lastSeq))" } ?? ""
@@ -726,6 +734,7 @@ enum SyncCommand: Command {
                           "misplaced": r.pulled.misplaced.map { ["file": $0.path, "reason": $0.note.reason] },
                           "photosUploaded": r.photosUploaded, "notCounted": r.notCounted, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
                           "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] },
+                          "ownFolderUnreadable": r.pulled.ownFolderUnreadable ?? NSNull(),
                           "ownDamagedInLog": r.pulled.ownDamagedInLog.map { ["file": $0.path, "seq": Int($0.seq)] as [String: Any] }] as [String: Any], compact: oneLine)
             return
         }
