@@ -666,6 +666,8 @@ extension Home {
         } else if try state.get(.joinedRole) == Role.viewer.rawValue {
             // Joined, but the events that confirm it have not all arrived: the invitation decides.
             throw CLIError.data("this device joined as a viewer: it reads the family's records but cannot change them")
+        } else if invitationNeverMade {
+            throw CLIError.data("this device cannot change the family's records: " + Self.invitationNotMadeText + "; nothing was written", hint: Self.joinAgainHint)
         } else if let forger = invitationMadeByNonOwner {
             throw CLIError.data("this device cannot change the family's records: the invitation it joined with was made by \(forger.short), not the family's owner, and never counts; nothing was written",
                                 hint: Self.joinAgainHint)
@@ -704,8 +706,27 @@ extension Home {
     var awaitsInvitation: Bool {
         let h = projector.household
         guard !h.isPrivate, h.owner != deviceID, h.members[deviceID] == nil, let join = h.refusedJoins[deviceID] else { return false }
-        return h.invites[join.invite] == nil && invitationMadeByNonOwner == nil
+        return h.invites[join.invite] == nil && invitationMadeByNonOwner == nil && !invitationNeverMade
     }
+
+    /// Whether the invitation this device joined with is in none of the
+    /// owner's events here although they reach past its join: the owner's
+    /// chain arrives in order, and the invitation comes in it before
+    /// anything the owner wrote later, so the code's invitation id was
+    /// altered on its way (a review: such a device waited for its
+    /// invitation for good, while the owner's `status` already denied the
+    /// join). The join never counts.
+    var invitationNeverMade: Bool {
+        let h = projector.household
+        guard !h.isPrivate, let owner = h.owner, owner != deviceID, h.members[deviceID] == nil, let join = h.refusedJoins[deviceID],
+              h.invites[join.invite] == nil, inviteMadeByNonOwner(join.invite) == nil,
+              let joined = try? log.envelope(join.event), let head = try? log.head(of: owner, in: family) else { return false }
+        return head.hlc > joined.hlc
+    }
+
+    /// What `status` and the commands that write say of ``invitationNeverMade``.
+    static let invitationNotMadeText = "the invitation it joined with is in none of the owner's events, which reach past its join "
+        + "(its code's invitation id was altered on its way), and the join never counts"
 
     /// What `status` and the commands that write say while ``awaitsInvitation``.
     static let awaitingInvitation = "the invitation this device joined with has not reached it yet (the owner's next 'famctl sync' shares it, this device's next sync brings it)"

@@ -91,7 +91,7 @@ enum StatusCommand: Command {
                 "recordsOfRemovedSubjects": removedCounts,
                 "sleepOverlaps": overlaps.map { [$0.first.lowercasedText, $0.second.lowercasedText] },
                 "deferred": deferred,
-                "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(), "awaitsInvitation": home.awaitsInvitation, "joinUnfinished": home.joinIsUnfinished,
+                "familyName": household.name ?? NSNull(), "owner": household.owner?.hex ?? NSNull(), "role": myRole ?? NSNull(), "awaitsInvitation": home.awaitsInvitation, "invitationNotMade": home.invitationNeverMade, "joinUnfinished": home.joinIsUnfinished,
                 "members": household.members.values.filter(\.isActive).count,
                 "unauthorized": denied.map { ["id": $0.event.hex, "author": $0.author.hex, "reason": $0.reason] },
             ] as [String: Any])
@@ -100,7 +100,7 @@ enum StatusCommand: Command {
         Console.out("device   \(home.deviceID.short) \"\(home.deviceName)\"")
         Console.out("home     \(home.path)")
         if let name = household.name {
-            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? (home.invitationMadeByNonOwner.map { "not a member: the invitation it joined with was made by \($0.short), not the owner, and never counts" } ?? (home.awaitsInvitation ? "joined, waiting for its invitation" : home.joinIsUnfinished ? "not a member yet: its join is not written (its 'famctl accept' stopped midway; run it again: the records it made before come back with it)" : "not a member"))), \(household.members.values.filter(\.isActive).count) active member(s)")
+            Console.out("family   \"\(name)\" \(family) (key epoch \(key.epoch)); this device: \(myRole ?? (home.invitationMadeByNonOwner.map { "not a member: the invitation it joined with was made by \($0.short), not the owner, and never counts" } ?? (home.invitationNeverMade ? "not a member: " + Home.invitationNotMadeText : home.awaitsInvitation ? "joined, waiting for its invitation" : home.joinIsUnfinished ? "not a member yet: its join is not written (its 'famctl accept' stopped midway; run it again: the records it made before come back with it)" : "not a member"))), \(household.members.values.filter(\.isActive).count) active member(s)")
             if myRole == nil, home.awaitsInvitation { Console.out("waiting  " + Home.awaitingInvitation) }
         } else if home.knownOwner != nil {
             Console.out("family   \(family) (key epoch \(key.epoch)); " + (home.joinIsUnfinished
