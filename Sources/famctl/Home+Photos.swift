@@ -200,12 +200,19 @@ extension Home {
         let cutoff = Date().addingTimeInterval(-Self.orphanBlobAge)
         let unlisted = names.filter { $0.utf8.count == 64 && $0.allSatisfy(\.isHexDigit) && !listed.contains($0) }
         guard !unlisted.isEmpty else { return }
-        let privateChain = try blobsOfPrivatePhotos()
+        var old: [(name: String, path: String, attributes: [FileAttributeKey: Any], modified: Date)] = []
         for name in unlisted {
             let path = photoDirectory + "/" + name
             guard let attributes = try? FileManager.default.attributesOfItem(atPath: path), attributes[.type] as? FileAttributeType == .typeRegular,
                   let modified = attributes[.modificationDate] as? Date, modified < cutoff else { continue }
-            let state: Int64? = liveOwn.contains(name) ? 1 : privateChain.contains(name) ? 2 : live.contains(name) ? 0 : nil
+            old.append((name, path, attributes, modified))
+        }
+        guard let earliest = old.map(\.modified).min() else { return }
+        let privateChain = try blobsOfPrivatePhotos()
+        // (This device's own photos the family does not count yet, too.)
+        let ownNamed = try blobsOfOwnPhotoEvents(since: earliest)
+        for (name, path, attributes, modified) in old {
+            let state: Int64? = liveOwn.contains(name) || ownNamed.contains(name) ? 1 : privateChain.contains(name) ? 2 : live.contains(name) ? 0 : nil
             if let state {
                 try log.database.run("INSERT OR IGNORE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, ?4)",
                                      [.text(name), .integer((attributes[.size] as? NSNumber)?.int64Value ?? 0),
@@ -233,6 +240,28 @@ extension Home {
             }
         }
         return Set(live.values)
+    }
+
+    /// The blobs this device's own photo events in its family name (a
+    /// `photo.put` its own chain has not deleted since), among its events
+    /// dated from a day before `since` on (a file is written just before
+    /// its event, and an event is never dated before its writer's clock).
+    /// What this device added is its own whatever the family makes of it
+    /// (a join waiting for its invitation or refused, a change past its
+    /// removal): the blob may be that photo's only copy (a review: the
+    /// orphan sweep took the stores' word, and removed it).
+    func blobsOfOwnPhotoEvents(since: Date) throws -> Set<String> {
+        var named: [UUID: String] = [:]
+        let from = HLC(milliseconds: HLC.milliseconds(of: since.addingTimeInterval(-86_400)), counter: 0)
+        try log.forEachEvent(order: .chain, in: family, since: from) { stored in
+            guard stored.author == deviceID, let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id),
+                  case .body(let body) = try openBody(env), let p = try? PhotoEvent(body) else { return }
+            switch p.kind {
+            case .put: named[p.photo] = p.fields["blob"]?.stringValue
+            case .delete: named[p.photo] = nil
+            }
+        }
+        return Set(named.values)
     }
 
     /// How long an unpublished blob no photo event names is kept: one left
@@ -376,7 +405,13 @@ extension Home {
             // named only in its private chain: that blob is the photo's only
             // copy. It stays, marked so that later rounds pass it by.
             let kept = try blobsOfPrivatePhotos()
-            for blob in orphans {
+            // One its own chain in the family names, which the family does
+            // not count (yet): its join waiting for its invitation, refused,
+            // or past its removal. It stays unpublished: it goes out once it
+            // counts, and is never evicted meanwhile.
+            let earliest = orphans.compactMap { written[$0] }.min() ?? 0
+            let named = try blobsOfOwnPhotoEvents(since: Date(timeIntervalSince1970: Double(earliest) / 1000))
+            for blob in orphans where !named.contains(blob) {
                 if kept.contains(blob) {
                     try log.database.run("UPDATE ph_cache SET unpublished = 2 WHERE blob = ?1 AND unpublished = 1", [.text(blob)])
                     continue

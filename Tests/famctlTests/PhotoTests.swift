@@ -657,6 +657,44 @@ struct PhotoTests {
         #expect(!FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob), "the listed copy is evicted")
     }
 
+    /// A photo this device added that the family does not count (written
+    /// past its removal, before the removal reached it) is not an orphan:
+    /// its blob, that photo's only copy, stays unpublished in the cache an
+    /// hour on, whether its row is there or not (a review: the sweeps took
+    /// the stores' word, and removed it).
+    @Test func aPhotoTheFamilyDoesNotCountIsNotSweptAway() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try dad.ok("sync"); try mum.ok("sync")
+        try mum.ok("member", "remove", "Dad")
+        let photo = try dad.ok("photo", "add", record, try Self.jpegFile(dad, 8_000, marker: "NOT-COUNTED").path)
+        let home = try Home.open(dad.home)
+        let blob = try #require(try home.projector.photos(includeDeleted: true).first { $0.id.lowercasedText == photo }?.blob)
+        let hoursAgo = Date().addingTimeInterval(-7_200)
+        func age() throws {
+            try Home.open(dad.home).log.database.run("UPDATE ph_cache SET last_used = ?1 WHERE blob = ?2",
+                                                     [.integer(Int64(hoursAgo.timeIntervalSince1970 * 1000)), .text(blob)])
+            try FileManager.default.setAttributes([.modificationDate: hoursAgo], ofItemAtPath: home.photoDirectory + "/" + blob)
+        }
+        try age()
+        let synced = try dad.run("sync")
+        #expect(synced.stderr.contains("not counted by the family"), "the removal arrived: \(synced.stderr)")
+        func state() throws -> Int64? {
+            try Home.open(dad.home).log.database.statement("SELECT unpublished FROM ph_cache WHERE blob = ?1").first([.text(blob)]) { $0.int(0) }
+        }
+        let kept = try state()
+        #expect(FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob) && kept == 1, "kept, unpublished")
+        // Its row lost too (killed between the file and the row): listed again as unpublished.
+        try Home.open(dad.home).log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
+        try age()
+        try dad.ok("sync")
+        let listed = try state()
+        #expect(FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob) && listed == 1, "listed again, unpublished")
+        // Never uploaded: the family does not count it.
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: family.dir).filter { $0.contains(blob) }.isEmpty)
+    }
+
     /// A photo added before the device joined a family goes in with its
     /// record: the first `sync` uploads its blob, and the family sees it.
     @Test func aPrivatePhotoIsCarriedIntoTheFamily() throws {
