@@ -61,6 +61,12 @@ public final class Database {
     /// its `-shm` file (see ``init(path:create:readOnly:)``).
     public private(set) var lockedExclusively = false
 
+    /// Notes that a database attached to this connection was opened in
+    /// exclusive locking mode for the same reason (its `-shm` index in
+    /// memory): another connection to it would wait for this one, so
+    /// checks that open one are skipped, as for ``lockedExclusively``.
+    public func noteAttachedExclusively() { lockedExclusively = true }
+
     /// SQLite's extended codes for a `-shm` file it could not open, grow or map.
     static let sharedMemoryFailures: Set<Int32> = [4618 /* IOERR_SHMOPEN */, 4874 /* IOERR_SHMSIZE */, 5386 /* IOERR_SHMMAP */]
 

@@ -133,7 +133,15 @@ extension Home {
             // (``Database``), attached again in exclusive locking mode, the
             // index in memory, so that what only reads goes on (a review:
             // `status` and `record list` failed with 73 on a nearly full disk).
-            guard let projector = try? attach(exclusively: true) else { throw e }
+            guard let projector = try? attach(exclusively: true) else {
+                try? db.execute("PRAGMA locking_mode=NORMAL")
+                throw e
+            }
+            // Only the stores stay so (a database in write-ahead-log mode
+            // whose index is in memory cannot leave exclusive mode): the
+            // log, and files attached later (a rebuild's), go back to normal.
+            try? db.execute("PRAGMA locking_mode=NORMAL")
+            db.noteAttachedExclusively()
             if warnedOfFullDisk.withLock({ $0.insert(path).inserted }) {
                 Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
                     + "nothing can be written until space is freed, and other famctl commands of this home wait for this one.")

@@ -66,6 +66,14 @@ struct ResourceFaultTests {
         }
         let (listed, list) = try Self.shell(limited + "record list", env: ["FAMCTL_HOME": f.home])
         #expect(listed == 0 && list.contains(id), "\(list)")
+        // `replay` does not take the stores this process holds for damaged
+        // (a code review: it waited a minute for its own lock, then said so).
+        let scratch = f.root + "/tmp"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        let started = Date()
+        let (replayed, replayOut) = try Self.shell(limited + "replay", env: ["FAMCTL_HOME": f.home, "TMPDIR": scratch + "/"])
+        #expect(replayed == 0 && replayOut.hasSuffix("result: OK\n") && !replayOut.contains("damaged"), "exit \(replayed): \(replayOut)")
+        #expect(Date().timeIntervalSince(started) < 30, "replay waited for a lock")
         withExtendedLifetime(holder) {}
     }
 
