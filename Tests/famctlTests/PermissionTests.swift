@@ -81,6 +81,10 @@ struct PermissionTests {
                 && !out.contains("it is missing") && !out.contains("Remove or rename"), "exit \(code): \(out)")
         let (_, json) = try Self.asNobody(["sync", "--json"], home: home)
         #expect(json.contains("\"ownFolderUnreadable\" : \""), "\(json)")
+        // A watch says it once, not at every round (a code review).
+        let (_, watched) = try Subprocess.run("/usr/bin/timeout", ["-s", "INT", "4", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                                                   base + "/famctl-bin", "--home", home, "sync", "--watch", "--interval", "0.3"], env: ["HOME": "/nonexistent"])
+        #expect(watched.components(separatedBy: "this device's own folder").count == 2, "\(watched)")
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
         let (again, againOut) = try Self.asNobody(["sync"], home: home)
         #expect(again == 0 && !againOut.contains("warning"), "\(againOut)")

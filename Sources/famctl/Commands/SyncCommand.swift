@@ -64,6 +64,7 @@ enum SyncCommand: Command {
         defer { sources.forEach { $0.cancel() } }
         var lastPull = Date.distantPast
         var warnedOwn = Set<String>()
+        var saidOwnFolder: String?   // why its own folder could not be read, as said this watch
         // A file not yet arrived for the same reason round after round (an
         // iCloud placeholder, a folder that cannot be read) is said once a watch.
         var saidNotYet = Set<String>(), saidWarnings = Set<String>()
@@ -116,6 +117,12 @@ enum SyncCommand: Command {
                     r.pulled.ownNotRestored.removeAll { warnedOwn.contains($0.path) }
                     r.pulled.ownDamagedInLog.removeAll { warnedOwn.contains($0.path) }
                     warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path) + r.pulled.ownDamagedInLog.map(\.path))
+                    // So is its own folder unreadable (while it stays so; said again should it come back).
+                    if let why = r.pulled.ownFolderUnreadable {
+                        if saidOwnFolder == why { r.pulled.ownFolderUnreadable = nil } else { saidOwnFolder = why }
+                    } else {
+                        saidOwnFolder = nil
+                    }
                     r.pulled.notYetArrived = Self.unsaid(r.pulled.notYetArrived, key: { $0.0 + "\u{0}" + $0.1 }, said: &saidNotYet)
                     r.warnings = Self.unsaid(r.warnings, key: { $0 }, said: &saidWarnings)
                     if Self.hasNews(r) { try report(r, home: home, json: inv.json, oneLine: true) }
