@@ -441,6 +441,13 @@ extension Home {
                 try projector.setMark(try log.lastPosition())
             }
             writeback.stop()   // here, not later: see above
+            // Events it could not open although it holds their key (their
+            // bytes damaged): the stores about to be replaced may hold the
+            // only readable copy of what they said. (`famctl rebuild`
+            // refuses before this, unless told; a rebuild made by itself,
+            // after a sync brought a membership change, dropped them
+            // without a word: a code review.)
+            if unopenedInRebuild > 0 { keepStoresBeforeDroppingDamaged() }
             try db.execute("PRAGMA \(next).journal_mode=WAL; PRAGMA \(next).synchronous=NORMAL")
             try db.transaction(.immediate) {
                 try state.set(.projectionFile, name)
@@ -457,6 +464,27 @@ extension Home {
             projector = try Self.attachProjection(name, home: path, log: log, family: family)
             projectionName = name
             Self.removeProjectionFile(old, home: path)
+        }
+    }
+
+    /// Copies the current stores aside before a rebuild that leaves out
+    /// events it could not open replaces them, once a home (a copy made
+    /// later would no longer hold what they said), and says where.
+    private func keepStoresBeforeDroppingDamaged() {
+        let count = unopenedInRebuild
+        let said = "\(count) event(s) in the log could not be opened although this device holds their key (their bytes are damaged); the stores are built again without what they said"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        if let kept = names.sorted().first(where: { $0.contains(".before-damaged-dropped-") }) {
+            Console.err("famctl: warning: \(said). The stores from before they were dropped are kept in \(path)/\(kept).")
+            return
+        }
+        let kept = "\(path)/\(projectionName).before-damaged-dropped-\(Int(Date().timeIntervalSince1970))"
+        do {
+            try log.database.execute("VACUUM \(Self.projectionSchema) INTO '\(kept.replacingOccurrences(of: "'", with: "''"))'")
+            chmod(kept, 0o600)
+            Console.err("famctl: warning: \(said). The stores from before are kept in \(kept) (an SQLite file) to recover it from; 'famctl replay' names the events.")
+        } catch {
+            Console.err("famctl: warning: \(said), and the stores from before could not be kept aside (\(error)).")
         }
     }
 
