@@ -1,4 +1,6 @@
+@testable import famctl
 import Foundation
+import Projections
 import Testing
 
 /// Slips at entry that famctl catches, saying what is wrong (a review
@@ -36,6 +38,14 @@ struct EntrySlipsTests {
             try f.ok("record", "add", "--focus", String(baby), "--store", "diaper", "wet=true", "--at", "2026-12-05T20:00:00" + offset)
         }
         #expect(try f.ok("log").split(separator: "\n").count == before.split(separator: "\n").count + 2, "the refused ones wrote nothing; the real offsets were taken")
+        // A record already stored so (by an older famctl, or an import):
+        // its other fields still change; only a time given is checked (a code review).
+        let stored = UUID()
+        let focus = try #require(FocusKey(String(baby)))
+        try Home.open(f.home).append([RecordEvent(kind: .put, record: stored, store: "sleep", focus: focus.description, at: "2026-12-05T09:00:00+23:59",
+                                                  fields: ["start": .string("2026-12-05T09:00:00+23:59")]).body])
+        try f.ok("record", "update", stored.uuidString.lowercased(), "location=cot")
+        try f.ok("record", "update", stored.uuidString.lowercased(), "end=2026-12-04T10:30:00Z")
     }
 
     /// A time that names the moment the record has, written with another
@@ -69,6 +79,13 @@ struct EntrySlipsTests {
         let unknown = UUID().uuidString.lowercased()
         try f.ok("record", "update", food, "photos=\(photo),\(unknown)")
         #expect(try f.ok("record", "show", food).contains("photos=\(photo),\(unknown)"))
+        // A list that already names another record's photo (written before
+        // these checks, or by an import) keeps it (a code review).
+        let feedingID = try #require(UUID(uuidString: feeding))
+        let focus = try #require(try JSONSerialization.jsonObject(with: Data(try f.ok("record", "show", feeding, "--json").utf8)) as? [String: Any])["focus"] as? String
+        try Home.open(f.home).append([RecordEvent(kind: .put, record: feedingID, store: "feeding", focus: try #require(focus), at: nil,
+                                                  fields: ["photos": .array([.string(photo)])]).body])
+        try f.ok("record", "update", feeding, "photos=\(photo),\(unknown)")
         // Cleared by hand: the warning names no clash of devices as the cause, and says how to put it back.
         try f.ok("record", "update", food, "photos=")
         let shown = try f.run("record", "show", food)

@@ -286,14 +286,18 @@ enum RecordInput {
     /// record's list alone). Ids that name no photo here are let through:
     /// a photo whose metadata has not arrived yet, or one an import names
     /// (`record show` notes them).
-    static func checkPhotoList(_ items: [JSONValue], of record: UUID?, store: StoreName, home: Home) throws {
+    /// Ids the list held before (`listedBefore`) are kept without these
+    /// checks but the first: a list written before them, or by an import,
+    /// may name another record's photo, and `record show`'s own advice
+    /// keeps them (a code review).
+    static func checkPhotoList(_ items: [JSONValue], of record: UUID?, store: StoreName, home: Home, listedBefore: Set<String> = []) throws {
         let ids = items.compactMap(\.stringValue).map { $0.lowercased() }
         var seen = Set<String>()
         if let twice = ids.first(where: { !seen.insert($0).inserted }) {
             throw CLIError.data("\(store.rawValue).photos: photo \(twice) is listed twice", hint: "List each photo once.")
         }
         let photos = try home.projector.photos(includeDeleted: true)
-        for id in ids {
+        for id in ids where !listedBefore.contains(id) {
             guard let p = photos.first(where: { $0.id.lowercasedText == id }) else { continue }
             if p.deleted {
                 throw CLIError.data("\(store.rawValue).photos: photo \(id) is deleted", hint: "Leave it out of the list; 'famctl photo list --record ID' shows the record's photos.")
@@ -350,7 +354,12 @@ enum RecordInput {
     ///   record's), checked for texts the record needs given empty.
     /// - Parameter checkWriting: whether to check that this device may write
     ///   (`false` for the second record on of a batch that checked it once).
-    static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, fields: [String: JSONValue], now: Date?,
+    /// - Parameter atGiven: whether `at` is being written (given, or
+    ///   following a new start), not the time the record already had.
+    /// - Parameter photosBefore: the ids the record's photos list held
+    ///   before the change (lower-cased), which a new list may keep as they are.
+    static func validate(home: Home, id: UUID?, store: StoreName, focus: FocusKey, at: String, atGiven: Bool = true, photosBefore: Set<String> = [],
+                         fields: [String: JSONValue], now: Date?,
                          overlap: Bool = true, written: Set<String> = [], checkWriting: Bool = true, restoring: Bool = false) throws {
         if checkWriting { try home.checkCanWrite() }
         let schema = StoreSchema.schema(for: store)
@@ -363,7 +372,7 @@ enum RecordInput {
             throw CLIError.data(message, hint: ValueHint.forViolation(first, fields: fields, in: schema, at: at))
         }
         if let blank = schema.blankNeededTexts(fields: fields, written: written).first { throw CLIError.data("\(blank)") }
-        if written.contains("photos"), case .array(let items)? = fields["photos"] { try checkPhotoList(items, of: id, store: store, home: home) }
+        if written.contains("photos"), case .array(let items)? = fields["photos"] { try checkPhotoList(items, of: id, store: store, home: home, listedBefore: photosBefore) }
         _ = try time(at, option: "--at")
         if now != nil {
             for (name, text) in [("start", fields["start"]?.stringValue), ("at", at)] {
@@ -376,7 +385,7 @@ enum RecordInput {
             let given = written.sorted().compactMap { name -> (String, String)? in
                 guard let spec = schema.field(name), case .time = spec.type, let text = fields[name]?.stringValue else { return nil }
                 return ("\(store.rawValue).\(name)", text)
-            } + [("--at", at)]
+            } + (atGiven ? [("--at", at)] : [])
             for (name, text) in given {
                 guard let minutes = offsetAsWritten(text), !offsets.contains(minutes) else { continue }
                 throw CLIError.data("\(name) '\(text)': no place's clock is \(text.suffix(6)) from UTC (offsets run from -12:00 to +14:00; is it mistyped?)",

@@ -152,7 +152,7 @@ enum RecordShowCommand: Command {
             let one = unknownListed.count == 1
             Console.err("famctl: note: \(unknownListed.count) id\(one ? "" : "s") in this record's photos list name\(one ? "s" : "") no photo on this device "
                         + "(\(unknownListed.joined(separator: ", "))): brought by 'import stores' from another home's export, whose photos it does not bring, or not arrived yet "
-                        + "('famctl sync' brings those). 'famctl record update \(id.lowercasedText) photos=\(live.filter { known.contains($0.lowercased()) }.joined(separator: ","))' drops \(one ? "it" : "them").")
+                        + "('famctl sync' brings those). 'famctl record update \(id.lowercasedText) photos=\(Self.once(live.filter { known.contains($0.lowercased()) }).joined(separator: ","))' drops \(one ? "it" : "them").")
         }
         if !deletedListed.isEmpty {
             let one = deletedListed.count == 1

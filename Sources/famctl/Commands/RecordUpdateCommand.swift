@@ -92,7 +92,8 @@ enum RecordUpdateCommand: Command {
             (changes, merged) = (fieldChanges, all)
             return ([body], {
                 do {
-                    try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, fields: all, now: timeChanged ? Date() : nil,
+                    try RecordInput.validate(home: home, id: id, store: store, focus: focus, at: at, atGiven: newAt != nil,
+                                             photosBefore: Set(Home.photoList(current).compactMap { $0.stringValue?.lowercased() }), fields: all, now: timeChanged ? Date() : nil,
                                              overlap: false, written: Set(fieldChanges.keys))
                 } catch let e as CLIError where brokenBefore.contains(e.message) {
                     // Not this change's doing: the record broke the rule before
