@@ -24,11 +24,13 @@ public struct FileNote: Sendable, Equatable {
         self.reason = reason
     }
 
-    /// The kind of a note kept by a famctl from before the `kind` column,
-    /// told by the beginning of its text: `misplaced: ` marked a
-    /// misplaced file (and a damaged conflict copy), and before that mark
-    /// a misplaced file's reason began as it is said. Used once per row,
-    /// by the migration that fills the column, with the text it keeps.
+    /// A note as a famctl from before the `kind` column kept it, told by
+    /// the beginning of its text: `misplaced: ` marked a misplaced file
+    /// (and a damaged conflict copy), and before that mark a misplaced
+    /// file's reason began as it is said. The migration fills the column
+    /// with its kind, once per row; the text stays as written (an earlier
+    /// famctl sharing the home reads it), so its mark is taken off here
+    /// when it is read.
     static func fromEarlierBuild(_ text: String) -> FileNote {
         let mark = "misplaced: "
         if text.hasPrefix(mark) {
@@ -38,6 +40,12 @@ public struct FileNote: Sendable, Equatable {
         let unmarked = text.hasPrefix("a copy of seqs ") || (text.hasPrefix("a segment of ") && text.contains(" under a name of this folder's"))
         return FileNote(unmarked ? .misplaced : .refusedEvents, text)
     }
+
+    /// The reason as kept in `r_files`: a misplaced file's and a damaged
+    /// copy's with the `misplaced: ` mark an earlier famctl sharing the
+    /// home tells them by (it would take them for refused events,
+    /// forged or damaged, otherwise).
+    var storedReason: String { kind == .refusedEvents ? reason : "misplaced: " + reason }
 
     /// How a damaged conflict copy's reason begins.
     static let damagedConflictCopy = "a sync engine's conflict copy that is damaged"

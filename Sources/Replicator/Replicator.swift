@@ -55,21 +55,23 @@ public final class Replicator {
                 }
             }
         }
-        try kindNotesOfEarlierBuilds()
+        kindNotesOfEarlierBuilds()
     }
 
     /// Gives the notes an earlier famctl kept (a reason, no kind) their
     /// kind, once: a file read is not read again, so its note stays as it
-    /// was written. (At every opening: a famctl from before may still
-    /// share the home.)
-    private func kindNotesOfEarlierBuilds() throws {
+    /// was written. The text is left as it was (`misplaced: ` marks
+    /// included): a famctl from before may still share the home, and tells
+    /// the kinds by it; ``filesOfNote()`` takes the mark off. (At every
+    /// opening, for the notes such a famctl writes meanwhile; best effort:
+    /// a home on a full or read-only disk is read as it is.)
+    private func kindNotesOfEarlierBuilds() {
         var old: [(path: String, text: String)] = []
-        try log.database.statement("SELECT path, reason FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NOT NULL AND kind IS NULL")
+        try? log.database.statement("SELECT path, reason FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NOT NULL AND kind IS NULL")
             .forEachRow([.blob(family.bytes)]) { old.append(($0.text(0), $0.text(1))) }
         for (path, text) in old {
-            let note = FileNote.fromEarlierBuild(text)
-            try log.database.run("UPDATE r_files SET kind = ?3, reason = ?4 WHERE family = ?1 AND path = ?2 AND kind IS NULL",
-                                 [.blob(family.bytes), .text(path), .text(note.kind.rawValue), .text(note.reason)])
+            try? log.database.run("UPDATE r_files SET kind = ?3 WHERE family = ?1 AND path = ?2 AND kind IS NULL",
+                                  [.blob(family.bytes), .text(path), .text(FileNote.fromEarlierBuild(text).kind.rawValue)])
         }
     }
 
@@ -1209,7 +1211,7 @@ public final class Replicator {
 
     /// Marks a file read whole, with what there is to say of it, if anything.
     private func markRead(_ path: String, _ note: FileNote?) throws {
-        try mark(path, "read", note?.reason, kind: note?.kind)
+        try mark(path, "read", note?.storedReason, kind: note?.kind)
     }
 
     /// Marks a file not verifiable yet, with why.
@@ -1267,7 +1269,7 @@ public final class Replicator {
                 // A kind this famctl does not know (a later one wrote it): said as a refusal,
                 // the most careful reading.
                 let note = row.isNull(1) ? FileNote.fromEarlierBuild(row.text(2))
-                    : FileNote(FileNote.Kind(rawValue: row.text(1)) ?? .refusedEvents, row.text(2))
+                    : FileNote(FileNote.Kind(rawValue: row.text(1)) ?? .refusedEvents, FileNote.fromEarlierBuild(row.text(2)).reason)
                 out.append((row.text(0), note))
             }
         return out

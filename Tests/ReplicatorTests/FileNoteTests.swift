@@ -1,7 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
-import Replicator
+@testable import Replicator
 import Testing
 
 /// What `status` keeps saying of a file read whole is typed (``FileNote``,
@@ -46,15 +46,31 @@ struct FileNoteTests {
         let notes = try Replicator(log: log, peer: MemoryPeer(), family: family, me: me).filesOfNote()
         #expect(notes.map(\.path) == expected.map(\.0))
         #expect(notes.map(\.note) == expected.map(\.1))
-        // Kept as typed: the column holds the kind, the text what is said.
+        // Kept as typed: the column holds the kind; the text stays as it was
+        // written, for an earlier famctl that shares the home and tells the
+        // kinds by it (a code review: taking the mark off made it call a
+        // misplaced file forged).
         var stored: [String: [String]] = [:]
         try log.database.statement("SELECT path, kind, reason FROM r_files WHERE kind IS NOT NULL").forEachRow { stored[$0.text(0)] = [$0.text(1), $0.text(2)] }
-        #expect(stored == Dictionary(uniqueKeysWithValues: expected.map { ($0.0, [$0.1.kind.rawValue, $0.1.reason]) }))
+        let written = Dictionary(uniqueKeysWithValues: kept.compactMap { k in k.2.map { (k.0, $0) } })
+        #expect(stored == Dictionary(uniqueKeysWithValues: expected.map { ($0.0, [$0.1.kind.rawValue, written[$0.0]!]) }))
 
         // Opened again, nothing changes; a kind this famctl does not know
         // (a later one wrote it) is said as a refusal, its text kept.
         try log.database.run("UPDATE r_files SET kind = 'from-a-later-famctl' WHERE path = 'a.seg'")
         let again = try Replicator(log: log, peer: MemoryPeer(), family: family, me: me).filesOfNote()
         #expect(again.map(\.note) == [FileNote(.refusedEvents, copy)] + expected.dropFirst().map(\.1))
+    }
+
+    /// A note this famctl keeps carries the mark an earlier famctl tells a
+    /// misplaced file by; read back, it is said without it.
+    @Test func aNoteKeepsTheMarkAnEarlierBuildReads() {
+        let misplaced = FileNote(.misplaced, "a copy of seqs 1–3 under a name that says seqs 7–9")
+        let refused = FileNote(.refusedEvents, "2 event(s) that do not verify (a bad signature)")
+        let damaged = FileNote(.damagedConflictCopy, Self.damaged)
+        for note in [misplaced, refused, damaged] {
+            #expect(FileNote.fromEarlierBuild(note.storedReason) == note, "\(note)")
+        }
+        #expect(misplaced.storedReason.hasPrefix("misplaced: ") && !refused.storedReason.hasPrefix("misplaced: "))
     }
 }
