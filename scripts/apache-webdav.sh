@@ -35,7 +35,7 @@ PORT=${WEBDAV_PORT:-$(pick_port)}
 rm -rf "$BASE"; mkdir -p "$BASE/root/dav" "$BASE/lock" "$BASE/run"
 user=$(id -un); group=$(id -gn)
 if [ "$(id -u)" = 0 ]; then user=www-data; group=www-data; chown -R www-data:www-data "$BASE/root" "$BASE/lock" "$BASE/run"; fi
-auth_modules=""; auth_location=""; login=(); tls_modules=""; tls_server=""; scheme=http
+auth_modules=""; auth_location=""; auth_config=""; auth_require=""; login=(); tls_modules=""; tls_server=""; scheme=http
 if [ "${WEBDAV_TLS:-}" = 1 ]; then
   command -v openssl >/dev/null || { echo "missing: openssl (make setup installs it)" >&2; exit 69; }
   openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" \
@@ -57,9 +57,11 @@ if [ -n "${WEBDAV_USER:-}" ]; then
 LoadModule authn_core_module $MODS/mod_authn_core.so
 LoadModule authn_file_module $MODS/mod_authn_file.so
 LoadModule authz_user_module $MODS/mod_authz_user.so"
-  auth_location="  AuthType Basic
+  auth_config="  AuthType Basic
   AuthName famctl
-  AuthUserFile $BASE/htpasswd
+  AuthUserFile $BASE/htpasswd"
+  auth_require="    Require valid-user"
+  auth_location="$auth_config
   Require valid-user"
   login+=(-u "$WEBDAV_USER:$WEBDAV_PASSWORD")
 fi
@@ -105,10 +107,12 @@ $auth_location
 Alias /ro "$BASE/root/dav"
 <Location "/ro">
   Dav On
-$auth_location
-  <LimitExcept GET HEAD OPTIONS PROPFIND>
-    Require all denied
-  </LimitExcept>
+$auth_config
+  # Both: the login (when one is set) and a method that only reads.
+  <RequireAll>
+    Require method GET HEAD OPTIONS PROPFIND
+$auth_require
+  </RequireAll>
 </Location>
 Alias /full "$BASE/root/dav"
 <Location "/full">
