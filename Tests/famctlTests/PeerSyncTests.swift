@@ -477,6 +477,47 @@ struct PeerSyncTests {
         }
     }
 
+    /// A watch whose rounds worked waits out a login the server then
+    /// refuses (its password changed), reading the netrc file again at
+    /// each try, and goes on once it holds the new password (a review: the
+    /// watch ended with 65, on every device at once). A watch that never
+    /// had a round work still ends at once.
+    @Test(.againstAHang)
+    func aWatchWaitsOutALoginChangedOnTheServer() throws {
+        try ApacheWebDAV.with(login: true) { url, directory in
+            let mum = FamctlRunner()
+            let netrc = mum.root + "/netrc"
+            func login(_ password: String) throws {
+                try "machine 127.0.0.1 login mum password \(password)\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: netrc)
+            }
+            try login("s3cret")
+            let env = ["FAMCTL_NETRC": netrc, "FAMCTL_PEER_ALLOW_HTTP": "1"]
+            try mum.ok("init", "--name", "Mum")
+            try mum.run(["family", "create", "--name", "F", "--peer", url], env: env)
+            try mum.ok("subject", "add", "newMom")
+            var environment = ProcessInfo.processInfo.environment
+            environment.merge(env) { $1 }
+            let watch = try LoggedProcess(FamctlRunner.binary, ["--home", mum.home, "sync", "--watch", "--interval", "0.2"], environment: environment, log: mum.root + "/watch.log")
+            #expect(watch.waitFor("published"), "\(watch.said)")
+            // The password changes on the server.
+            let (changed, out) = try Subprocess.run("/usr/bin/htpasswd", ["-b", directory + "/htpasswd", "mum", "n3w"])
+            try #require(changed == 0, "\(out)")
+            try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+            #expect(watch.waitFor("login refused: 401") && watch.waitFor("a new login in the netrc file is read at the next try")
+                    && watch.waitFor("the watch goes on"), "\(watch.said)")
+            #expect(watch.process.isRunning, "the watch ended: \(watch.said)")
+            try login("n3w")
+            #expect(watch.waitFor("famctl: sync works again"), "\(watch.said)")
+            watch.interrupt()
+            #expect(watch.process.terminationStatus == 0, "\(watch.said)")
+            // Never worked: the same refusal ends a new watch, 65.
+            try login("wrong")
+            let refused = try mum.run(["sync", "--watch", "--interval", "0.2"], env: env)
+            #expect(refused.code == 65 && refused.stderr.contains("login refused"), "\(refused.code) \(refused.stderr)")
+        }
+    }
+
     /// After a round that failed (the server went away), a watch probes
     /// the server again before its next round: a server back on the same
     /// address may be another one, and is checked (it was not, a round

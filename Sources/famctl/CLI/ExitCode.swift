@@ -20,6 +20,10 @@ struct CLIError: Error, Sendable {
     /// This home's event log is gone or cannot be read (missing, empty,
     /// damaged): `export stores` can still write what the stores hold.
     var logUnreadable = false
+    /// The server refused the login (a password changed on it): a watch
+    /// whose rounds worked waits it out, reading a netrc file again at
+    /// each try, rather than end on every device at once.
+    var loginRefused = false
 
     init(_ code: ExitCode, _ message: String, hint: String? = nil) {
         self.code = code

@@ -156,9 +156,14 @@ enum SyncCommand: Command {
     /// `error` as the temporary failure it is (exit 75: worth retrying), or
     /// `nil` for one that retrying will not mend.
     /// - Parameter orCantCreate: exit 73 (a folder or file that cannot be
-    ///   read or written, a full disk) counts as worth retrying too.
+    ///   read or written, a full disk) counts as worth retrying too, and so
+    ///   does a login the server refuses (a password changed on it).
     static func temporaryFailure(_ error: any Error, path: String, orCantCreate: Bool = false) -> CLIError? {
         let e = CLIError(error, path: path)
+        if orCantCreate, e.loginRefused {
+            // (A netrc file is read again at each try; the environment is the watch's own.)
+            return CLIError(e.code, e.message + " (a new login in the netrc file is read at the next try; one in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD needs the watch started again)", hint: e.hint)
+        }
         return e.code == .tempFail || (orCantCreate && e.code == .cantCreate) ? e : nil
     }
 
@@ -613,7 +618,9 @@ enum SyncCommand: Command {
             case .forbidden, .full, .denied: .cantCreate
             default: .dataError
             }
-            return CLIError(code, "\(label): \(e)", hint: hint + (probing ? "" : " Nothing was lost."))
+            var error = CLIError(code, "\(label): \(e)", hint: hint + (probing ? "" : " Nothing was lost."))
+            if case .loginRefused = e { error.loginRefused = true }
+            return error
         }
         return probing
             ? CLIError(.dataError, "\(label): \(e)", hint: "Use a WebDAV server that honours If-Match and If-None-Match.")
