@@ -838,6 +838,26 @@ struct PeerSyncTests {
 }
 
 struct PeerCredentialsTests {
+    /// `status` says where the family syncs and when it last did even
+    /// when the peer's login cannot be read, and why (a review: the line
+    /// was gone, `peer` null, as if no peer were set).
+    @Test func statusKeepsItsSyncLineWhenTheLoginCannotBeRead() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("family", "create", "--name", "F", "--peer", "https://dav.example/famctl/")
+        let netrc = f.root + "/netrc"
+        try "machine dav.example login mum password s3cret\n".write(toFile: netrc, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: netrc)
+        let text = try f.run(["status"], env: ["FAMCTL_NETRC": netrc])
+        #expect(text.code == 0 && text.stdout.contains("sync     webdav:https://dav.example/famctl/") && text.stdout.contains("its login cannot be read: \(netrc) is readable by others"),
+                "\(text.stdout) \(text.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try f.run(["status", "--json"], env: ["FAMCTL_PEER_USER": "x"]).stdout.utf8)) as? [String: Any]
+        #expect((json?["peer"] as? String)?.hasPrefix("webdav:https://dav.example/famctl/") == true
+                && (json?["peerLoginProblem"] as? String)?.contains("FAMCTL_PEER_USER is set but FAMCTL_PEER_PASSWORD is not") == true, "\(String(describing: json))")
+        let fine = try JSONSerialization.jsonObject(with: Data(try f.ok("status", "--json").utf8)) as? [String: Any]
+        #expect(fine?["peerLoginProblem"] is NSNull, "\(String(describing: fine))")
+    }
+
     @Test func netrcIsReadOnlyWhenPrivateAndMatchesTheHost() throws {
         let f = FamctlRunner()
         let netrc = f.root + "/netrc"

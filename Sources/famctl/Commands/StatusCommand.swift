@@ -45,7 +45,17 @@ enum StatusCommand: Command {
         let denied = try home.projector.rejections()
         let myRole = household.members[home.deviceID].map { $0.isActive ? $0.role.rawValue : "removed" }
         let pendingBy = try home.log.pendingByAuthor(in: family)
-        let replicator = try? home.replicator(probe: false)
+        // Where the family syncs, and when it last did, even when the
+        // peer's login cannot be read (said beside it: a review found the
+        // line gone, as if no peer were set).
+        var loginProblem: String?
+        let replicator: Replicator? = {
+            do { return try home.replicator(probe: false) } catch {
+                guard let bare = try? home.replicator(probe: false, withCredentials: false) else { return nil }
+                loginProblem = CLIError(error, path: home.path).message
+                return bare
+            }
+        }()
         let unverifiable = (try? replicator?.unverifiable()) ?? []
         // Files read whose events did not all verify, and files read whole
         // that are misplaced (their events taken: nothing was refused) or
@@ -77,7 +87,7 @@ enum StatusCommand: Command {
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
                      "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull()] as [String: Any]
                 },
-                "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(),
+                "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(), "peerLoginProblem": loginProblem ?? NSNull(),
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
                 "refusedEvents": partlyRefused.map { ["file": $0.path, "reason": $0.reason] },
                 "misplacedFiles": misplaced.map { ["file": $0.path, "reason": $0.reason] },
@@ -136,7 +146,8 @@ enum StatusCommand: Command {
                         + "it cannot write until 'famctl sync' reads them back from its folder")
         }
         if let r = replicator {
-            Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")")
+            Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")"
+                        + (loginProblem.map { "; its login cannot be read: \($0)" } ?? ""))
         }
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
         // Someone with the folder wrote (or damaged) events that no member signed.

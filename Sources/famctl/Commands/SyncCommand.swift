@@ -821,14 +821,16 @@ extension Home {
     /// retrying transient failures with back-off.
     /// - Parameter probe: check a WebDAV server's conditional requests first
     ///   (`status` skips it: it must not need the network).
-    func replicator(probe: Bool = true) throws -> Replicator {
+    /// - Parameter withCredentials: `false` builds it without the peer's
+    ///   login (`status`, whose sync line must not depend on it).
+    func replicator(probe: Bool = true, withCredentials: Bool = true) throws -> Replicator {
         let base: any Peer
         switch Location.stored(in: self) {
         case .directory(let dir):
             base = DirectoryPeer(SharedDirectory(root: dir, family: family, staging: path + "/staging"))
         case .peer(let url):
             guard let u = URL(string: url.hasSuffix("/") ? url : url + "/") else { throw CLIError.data("the stored peer URL \(url) is not a URL") }
-            let credentials = try PeerCredentials.find(for: u)
+            let credentials = withCredentials ? try PeerCredentials.find(for: u) : nil
             let allowPlainHTTP = ProcessInfo.processInfo.environment["FAMCTL_PEER_ALLOW_HTTP"] == "1"
             if probe, credentials != nil, !allowPlainHTTP, !WebDAVPeer.protectsCredentials(u) {
                 throw CLIError(.usage, "refusing to send the peer's password in clear text over http:// to \(u.host ?? url): anyone on the network path could read it",
