@@ -838,6 +838,21 @@ struct PeerSyncTests {
 }
 
 struct PeerCredentialsTests {
+    /// A device accepting over a read-only share is told that its join
+    /// cannot reach the others that way (a review: a viewer given a
+    /// read-only login never finished joining, told only to sync soon).
+    @Test(.againstAHang)
+    func aJoinOverAReadOnlyShareSaysItNeedsToWriteOnce() throws {
+        try ApacheWebDAV.with { url, _ in
+            let mum = try FamctlRunner.mum(peer: url)
+            try mum.ok("sync")
+            let aunt = FamctlRunner()
+            let r = try aunt.run("accept", try mum.ok("invite", "--role", "viewer"), "--name", "Aunt", "--peer", url.replacingOccurrences(of: "/dav/", with: "/ro/"))
+            #expect(r.code == 0 && r.stderr.contains("the join is written here but not in the family's shared folder or peer yet")
+                    && r.stderr.contains("a read-only share or login keeps it out"), "\(r.stderr)")
+        }
+    }
+
     /// `status` says where the family syncs and when it last did even
     /// when the peer's login cannot be read, and why (a review: the line
     /// was gone, `peer` null, as if no peer were set).

@@ -253,7 +253,8 @@ enum AcceptCommand: Command {
         let unpublished: String? = if case .none = location { nil } else { SyncCommand.publishNow(home, once: true) }
         if let unpublished {
             Console.err("famctl: warning: the join is written here but not in the family's shared folder or peer yet (\(unpublished)); run 'famctl sync' soon: "
-                + "until it is there, a device accepting the same invitation does not see that it was used.")
+                + "until it is there, a device accepting the same invitation does not see that it was used, and the others do not count this device. "
+                + "A device, a viewer too, must be able to write there at least once, for its join: a read-only share or login keeps it out.")
         }
         if let createdFolder {
             // A mistyped path would otherwise go unnoticed: this device
