@@ -765,6 +765,46 @@ extension Home {
     static let ownerStartsAgain = "start a new family with this home's records: 'famctl export stores DIR' here, then in a new home 'famctl init --name NAME', "
         + "'famctl family create --name FAMILY --dir FOLDER' and 'famctl import stores DIR', and invite the others into it"
 
+    /// How many days none of the family's other devices' events have
+    /// reached this device although it has written well after the last
+    /// one arrived: a family that moved its shared folder or peer
+    /// (`settings sync` on its other devices) leaves a device still set to
+    /// the old one syncing without an error, its changes read by nobody
+    /// (a review). `nil` while they arrive, for a family of one device,
+    /// and before anything of theirs arrived.
+    func familySilence(now: Date = Date()) throws -> (days: Int, lastArrived: Date)? {
+        let h = projector.household
+        guard !h.isPrivate else { return nil }
+        var others = Set(h.members.values.filter(\.isActive).map(\.device))
+        if let owner = h.owner { others.insert(owner) }
+        others.remove(deviceID)
+        guard !others.isEmpty else { return nil }
+        let heads = try log.heads(in: family)
+        var latest: Date?
+        for author in others {
+            guard let head = heads[author], head.seq > 0, let at = try log.receivedAt(of: author, seq: head.seq, in: family) else { continue }
+            latest = max(latest ?? at, at)
+        }
+        guard let latest, let own = heads[deviceID], own.hlc.date > latest.addingTimeInterval(86_400),
+              now.timeIntervalSince(latest) >= Self.familySilenceLimit else { return nil }
+        return (Int(now.timeIntervalSince(latest) / 86_400), latest)
+    }
+
+    /// How long a family may stay silent before ``familySilence(now:)`` says so.
+    static let familySilenceLimit: TimeInterval = 14 * 86_400
+
+    /// What `sync` and `status` say of ``familySilence(now:)``.
+    func familySilenceText(_ silence: (days: Int, lastArrived: Date)) -> String {
+        let place = switch Location.stored(in: self) {
+        case .directory(let dir): "the shared folder \(dir)"
+        case .peer(let url): "the peer \(url)"
+        case .none: "no shared folder or peer"
+        }
+        return "none of the family's other devices' events have reached this device for \(silence.days) days (the last arrived \(TimeText.format(silence.lastArrived))), "
+            + "though it has written since: if the family moved its shared folder or peer, this device still syncs with \(place), where nobody reads what it writes; "
+            + "'famctl settings sync --dir PATH' (or --peer URL) points it at the family's new one."
+    }
+
     /// Whether this device is its family's owner.
     var isOwner: Bool { projector.household.owner == deviceID }
 

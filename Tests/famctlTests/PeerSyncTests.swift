@@ -838,6 +838,35 @@ struct PeerSyncTests {
 }
 
 struct PeerCredentialsTests {
+    /// A device left on the family's old shared folder after the others
+    /// moved (`settings sync`) is told, once none of their events have
+    /// reached it for two weeks while it kept writing (a review: it synced
+    /// with exit 0, its records read by nobody, and nothing said so).
+    @Test func aDeviceLeftOnTheOldFolderIsToldAfterTwoWeeks() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        try mum.ok("sync"); try dad.ok("sync")
+        try mum.ok("settings", "sync", "--dir", family.folderOwner.root + "/moved")
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let now = try dad.run("sync")
+        #expect(now.code == 0 && !now.stderr.contains("none of the family's other devices' events"), "not after a day: \(now.stderr)")
+        let later = try HouseholdTests.clockOff("+20d")
+        try dad.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"], env: later)
+        let synced = try dad.run(["sync"], env: later)
+        #expect(synced.code == 0 && synced.stderr.contains("none of the family's other devices' events have reached this device for 20 days")
+                && synced.stderr.contains("this device still syncs with the shared folder \(family.dir)") && synced.stderr.contains("'famctl settings sync --dir PATH'"),
+                "\(synced.stderr)")
+        let status = try dad.run(["status"], env: later)
+        #expect(status.stdout.contains("warning  none of the family's other devices' events have reached this device for 20 days"), "\(status.stdout)")
+        // Pointed at the new folder, it hears from the family again.
+        try dad.run(["settings", "sync", "--dir", family.folderOwner.root + "/moved"], env: later)
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        try mum.ok("sync")
+        let back = try dad.run(["sync"], env: later)
+        #expect(back.code == 0 && !back.stderr.contains("none of the family's other devices' events"), "\(back.stderr)")
+    }
+
     /// A device accepting over a read-only share is told that its join
     /// cannot reach the others that way (a review: a viewer given a
     /// read-only login never finished joining, told only to sync soon).

@@ -145,6 +145,7 @@ enum StatusCommand: Command {
             Console.out("warning  this device published its events up to seq \(lost.published), but its log ends at seq \(lost.head): events were taken out of its log; "
                         + "it cannot write until 'famctl sync' reads them back from its folder")
         }
+        if let silence = try? home.familySilence() { Console.out("warning  " + home.familySilenceText(silence)) }
         if let r = replicator {
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")"
                         + (loginProblem.map { "; its login cannot be read: \($0)" } ?? ""))

@@ -232,6 +232,7 @@ enum SyncCommand: Command {
                            + "'famctl settings sync --dir PATH' points this device at the one the owner set up.")
             }
         }
+        if let silence = try? home.familySilence() { out.append("famctl: warning: " + home.familySilenceText(silence)) }
         return out
     }
 
