@@ -49,6 +49,11 @@ struct PermissionTests {
         let (code, out) = try Self.asNobody(["sync"], home: home)
         #expect(code == 73, "exit \(code): \(out)")
         #expect(out.contains("cannot write into"))
+        // status says whether this device's changes are out (a review).
+        let (_, status) = try Self.asNobody(["status"], home: home)
+        #expect(status.contains("last error: ") && status.contains("; 2 event(s) of this device wait to go out"), "\(status)")
+        let (_, json) = try Self.asNobody(["status", "--json"], home: home)
+        #expect(json.contains("\"unpublished\" : 2"), "\(json)")
         // The folder becomes writable: the next round publishes everything.
         try FileManager.default.setAttributes([.ownerAccountID: 65534], ofItemAtPath: shared)
         let again = try Self.asNobody(["sync"], home: home)

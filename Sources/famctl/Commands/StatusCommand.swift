@@ -66,6 +66,12 @@ enum StatusCommand: Command {
         // Its own events taken out of its log after they were published.
         let publishedPastLog = try home.publishedPastLog()
         let lastSync = (try? replicator?.lastSync()) ?? nil
+        // This device's events not yet in the shared folder or peer.
+        let unpublished: Int = replicator == nil ? 0 : {
+            let head = (try? home.log.head(of: home.deviceID, in: home.family).seq) ?? 0
+            let published = (try? Replicator.publishedSeq(log: home.log, family: home.family)) ?? 0
+            return head > published ? Int(head - published) : 0
+        }()
         let lastError = (try? replicator?.lastError()) ?? nil
         // Authors of which only events waiting for earlier ones are here
         // (their first event has not arrived): named too, not left out.
@@ -87,7 +93,7 @@ enum StatusCommand: Command {
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
                      "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull()] as [String: Any]
                 },
-                "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(), "peerLoginProblem": loginProblem ?? NSNull(),
+                "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(), "peerLoginProblem": loginProblem ?? NSNull(), "unpublished": unpublished,
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
                 "refusedEvents": partlyRefused.map { ["file": $0.path, "reason": $0.reason] },
                 "misplacedFiles": misplaced.map { ["file": $0.path, "reason": $0.reason] },
@@ -147,7 +153,9 @@ enum StatusCommand: Command {
         }
         if let silence = try? home.familySilence() { Console.out("warning  " + home.familySilenceText(silence)) }
         if let r = replicator {
-            Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")"
+            // After a failed round, whether this device's changes are out (a review).
+            let waiting = lastError != nil && unpublished > 0 ? "; \(unpublished) event(s) of this device wait to go out" : ""
+            Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")" + waiting
                         + (loginProblem.map { "; its login cannot be read: \($0)" } ?? ""))
         }
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }

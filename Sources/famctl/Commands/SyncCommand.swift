@@ -772,7 +772,7 @@ enum SyncCommand: Command {
             Console.out("wrote again \(r.pulled.rewritten) of this device's segment(s) missing \(fromPlace) (from its log)")
         }
         if r.pulled.copiesRemoved > 0 {
-            Console.out("removed \(r.pulled.copiesRemoved) copy(ies) of this device's events that other devices wrote back into its folder while it was away (its own segments hold them)")
+            Console.out("removed \(r.pulled.copiesRemoved) copy(ies) of this device's events that other devices wrote into its folder, while it was away or as the family moved (its own segments hold them)")
         }
         if r.pulled.repaired > 0 {
             Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged \(place) (written again from its log)")
