@@ -428,7 +428,8 @@ public final class EventLog {
     /// With `since`, only the events whose clock is at or after it, found
     /// through the clock's index (`log --since` of the last minute reads the
     /// last minute's events, not the whole log).
-    public func forEachEvent(order: Order = .arrival, after position: Int64 = 0, in family: FamilyID? = nil, since: HLC? = nil,
+    /// With `author`, only that author's events (through the chain's index).
+    public func forEachEvent(order: Order = .arrival, after position: Int64 = 0, in family: FamilyID? = nil, since: HLC? = nil, author: DeviceID? = nil,
                              _ body: (StoredEvent) throws -> Void) throws {
         let orderBy = switch order {
         case .arrival: "pos"
@@ -439,10 +440,11 @@ public final class EventLog {
         // is stored as 8 big-endian bytes: compared as a blob, in its order.
         let stmt = try Statement(database: database, sql: """
             SELECT pos, received_at, id, family, author, seq, hlc, bytes FROM events
-            WHERE pos > ?1 AND (?2 IS NULL OR family = ?2)\(since == nil ? "" : " AND hlc >= ?3") ORDER BY \(orderBy)
+            WHERE pos > ?1 AND (?2 IS NULL OR family = ?2)\(since == nil ? "" : " AND hlc >= ?3")\(author == nil ? "" : " AND author = ?4") ORDER BY \(orderBy)
             """)
         var values: [SQLValue] = [.integer(position), family.map { .blob($0.bytes) } ?? .null]
-        if let since { values.append(.blob(since.bigEndianBytes)) }
+        if since != nil || author != nil { values.append(since.map { .blob($0.bigEndianBytes) } ?? .null) }
+        if let author { values.append(.blob(author.bytes)) }
         try stmt.forEachRow(values) { r in
             try body(StoredEvent(
                 position: r.int(0), receivedAt: Date(timeIntervalSince1970: Double(r.int(1)) / 1000),

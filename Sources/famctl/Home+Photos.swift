@@ -207,12 +207,13 @@ extension Home {
                   let modified = attributes[.modificationDate] as? Date, modified < cutoff else { continue }
             old.append((name, path, attributes, modified))
         }
-        guard let earliest = old.map(\.modified).min() else { return }
+        guard !old.isEmpty else { return }
         let privateChain = try blobsOfPrivatePhotos()
         // (This device's own photos the family does not count yet, too.)
-        let ownNamed = try blobsOfOwnPhotoEvents(since: earliest)
+        let ownNamed = try blobsOfOwnPhotoEvents()
         for (name, path, attributes, modified) in old {
-            let state: Int64? = liveOwn.contains(name) || ownNamed.contains(name) ? 1 : privateChain.contains(name) ? 2 : live.contains(name) ? 0 : nil
+            let state: Int64? = liveOwn.contains(name) ? 1 : ownNamed.contains(name) ? (live.contains(name) ? 1 : 3)
+                : privateChain.contains(name) ? 2 : live.contains(name) ? 0 : nil
             if let state {
                 try log.database.run("INSERT OR IGNORE INTO ph_cache(blob, size, last_used, unpublished) VALUES(?1, ?2, ?3, ?4)",
                                      [.text(name), .integer((attributes[.size] as? NSNumber)?.int64Value ?? 0),
@@ -243,18 +244,17 @@ extension Home {
     }
 
     /// The blobs this device's own photo events in its family name (a
-    /// `photo.put` its own chain has not deleted since), among its events
-    /// dated from a day before `since` on (a file is written just before
-    /// its event, and an event is never dated before its writer's clock).
-    /// What this device added is its own whatever the family makes of it
-    /// (a join waiting for its invitation or refused, a change past its
+    /// `photo.put` its own chain has not deleted since), read from its
+    /// whole chain (through the chain's index, one event at a time). What
+    /// this device added is its own whatever the family makes of it (a
+    /// join waiting for its invitation or refused, a change past its
     /// removal): the blob may be that photo's only copy (a review: the
-    /// orphan sweep took the stores' word, and removed it).
-    func blobsOfOwnPhotoEvents(since: Date) throws -> Set<String> {
+    /// orphan sweep took the stores' word, and removed it). Read only when
+    /// a sweep finds blobs no counted photo names.
+    func blobsOfOwnPhotoEvents() throws -> Set<String> {
         var named: [UUID: String] = [:]
-        let from = HLC(milliseconds: HLC.milliseconds(of: since.addingTimeInterval(-86_400)), counter: 0)
-        try log.forEachEvent(order: .chain, in: family, since: from) { stored in
-            guard stored.author == deviceID, let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id),
+        try log.forEachEvent(order: .chain, in: family, author: deviceID) { stored in
+            guard let env = try? SyncEnvelope(decoding: stored.bytes, storedID: stored.id),
                   case .body(let body) = try openBody(env), let p = try? PhotoEvent(body) else { return }
             switch p.kind {
             case .put: named[p.photo] = p.fields["blob"]?.stringValue
@@ -372,12 +372,6 @@ extension Home {
     ///   unpublished, for the round to report.
     func publishPhotos(to peer: any Peer, listed: Set<String>? = nil, tags: [String: String] = [:]) throws -> (uploaded: Int, damagedOnlyCopies: [String], unreadableOnPeer: [String]) {
         try photoCacheTable()
-        var pending: [String] = []
-        var written: [String: Int64] = [:]   // when each was written (`last_used`)
-        try log.database.statement("SELECT blob, last_used FROM ph_cache WHERE unpublished = 1").forEachRow {
-            pending.append($0.text(0))
-            written[$0.text(0)] = $0.int(1)
-        }
         // Only blobs a photo event names go out. One that none names was
         // left by a `photo add` killed between its blob and its append (or
         // another process's append has not committed yet): it is not
@@ -396,7 +390,20 @@ extension Home {
                 photoOf[p.blob] = p.id.lowercasedText
             }
         }
+        // This device's own photos the family did not count (marked 3),
+        // counted now (its invitation arrived): they go out like any.
+        var waiting: [String] = []
+        try log.database.statement("SELECT blob FROM ph_cache WHERE unpublished = 3").forEachRow { waiting.append($0.text(0)) }
+        for blob in waiting where live.contains(blob) {
+            try log.database.run("UPDATE ph_cache SET unpublished = 1 WHERE blob = ?1 AND unpublished = 3", [.text(blob)])
+        }
         try listOrRemoveUnlistedBlobFiles(live: live, liveOwn: liveOwn)
+        var pending: [String] = []
+        var written: [String: Int64] = [:]   // when each was written (`last_used`)
+        try log.database.statement("SELECT blob, last_used FROM ph_cache WHERE unpublished = 1").forEachRow {
+            pending.append($0.text(0))
+            written[$0.text(0)] = $0.int(1)
+        }
         let cutoff = Int64((Date().timeIntervalSince1970 - Self.orphanBlobAge) * 1000)
         let orphans = pending.filter { !live.contains($0) && !deleted.contains($0) && written[$0, default: .max] < cutoff }
         if !orphans.isEmpty {
@@ -407,11 +414,15 @@ extension Home {
             let kept = try blobsOfPrivatePhotos()
             // One its own chain in the family names, which the family does
             // not count (yet): its join waiting for its invitation, refused,
-            // or past its removal. It stays unpublished: it goes out once it
-            // counts, and is never evicted meanwhile.
-            let earliest = orphans.compactMap { written[$0] }.min() ?? 0
-            let named = try blobsOfOwnPhotoEvents(since: Date(timeIntervalSince1970: Double(earliest) / 1000))
-            for blob in orphans where !named.contains(blob) {
+            // or past its removal. It stays, marked 3: not uploaded, never
+            // evicted, passed by as an orphan (its chain is read once), and
+            // it goes out once the family counts it.
+            let named = try blobsOfOwnPhotoEvents()
+            for blob in orphans {
+                if named.contains(blob) {
+                    try log.database.run("UPDATE ph_cache SET unpublished = 3 WHERE blob = ?1 AND unpublished = 1", [.text(blob)])
+                    continue
+                }
                 if kept.contains(blob) {
                     try log.database.run("UPDATE ph_cache SET unpublished = 2 WHERE blob = ?1 AND unpublished = 1", [.text(blob)])
                     continue

@@ -671,28 +671,28 @@ struct PhotoTests {
         let photo = try dad.ok("photo", "add", record, try Self.jpegFile(dad, 8_000, marker: "NOT-COUNTED").path)
         let home = try Home.open(dad.home)
         let blob = try #require(try home.projector.photos(includeDeleted: true).first { $0.id.lowercasedText == photo }?.blob)
-        let hoursAgo = Date().addingTimeInterval(-7_200)
-        func age() throws {
-            try Home.open(dad.home).log.database.run("UPDATE ph_cache SET last_used = ?1 WHERE blob = ?2",
-                                                     [.integer(Int64(hoursAgo.timeIntervalSince1970 * 1000)), .text(blob)])
-            try FileManager.default.setAttributes([.modificationDate: hoursAgo], ofItemAtPath: home.photoDirectory + "/" + blob)
-        }
-        try age()
-        let synced = try dad.run("sync")
+        // Looked at two days later (its cache entry then dated that day),
+        // and synced two hours after that: the removal arrives, and the
+        // blob is an hour-old blob no counted photo names.
+        #expect(try dad.run(["photo", "get", photo, "--out", dad.root + "/seen.jpg"], env: try HouseholdTests.clockOff("+48h")).code == 0)
+        let synced = try dad.run(["sync"], env: try HouseholdTests.clockOff("+50h"))
         #expect(synced.stderr.contains("not counted by the family"), "the removal arrived: \(synced.stderr)")
         func state() throws -> Int64? {
             try Home.open(dad.home).log.database.statement("SELECT unpublished FROM ph_cache WHERE blob = ?1").first([.text(blob)]) { $0.int(0) }
         }
         let kept = try state()
-        #expect(FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob) && kept == 1, "kept, unpublished")
-        // Its row lost too (killed between the file and the row): listed again as unpublished.
+        #expect(FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob) && kept == 3, "kept, marked as its own not counted: \(String(describing: kept))")
+        // Its row lost too (killed between the file and the row): listed again so.
         try Home.open(dad.home).log.database.run("DELETE FROM ph_cache WHERE blob = ?1", [.text(blob)])
-        try age()
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-7_200)], ofItemAtPath: home.photoDirectory + "/" + blob)
         try dad.ok("sync")
         let listed = try state()
-        #expect(FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob) && listed == 1, "listed again, unpublished")
-        // Never uploaded: the family does not count it.
+        #expect(FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob) && listed == 3, "listed again: \(String(describing: listed))")
+        // Never uploaded, and never evicted: the family does not count it.
         #expect(try FileManager.default.subpathsOfDirectory(atPath: family.dir).filter { $0.contains(blob) }.isEmpty)
+        try dad.ok("settings", "photos", "--cache-mb", "0.001")
+        try dad.ok("sync")
+        #expect(FileManager.default.fileExists(atPath: home.photoDirectory + "/" + blob), "evicted")
     }
 
     /// A photo added before the device joined a family goes in with its
