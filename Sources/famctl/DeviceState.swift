@@ -41,6 +41,9 @@ final class DeviceState {
         /// to the family until the join that writes them: a retried `accept`
         /// finds them here once the projection no longer holds them.
         case carryPending = "family.carry_pending"
+        /// When `sync` last said that the family has sent nothing for two
+        /// weeks (seconds since 1970): said once a day.
+        case familySilenceSaid = "sync.family_silence_said"
     }
 
     let database: Database

@@ -775,14 +775,16 @@ extension Home {
     func familySilence(now: Date = Date()) throws -> (days: Int, lastArrived: Date)? {
         let h = projector.household
         guard !h.isPrivate else { return nil }
-        var others = Set(h.members.values.filter(\.isActive).map(\.device))
+        // The devices that write: a viewer, or a member that has written
+        // nothing past its join, sends nothing however long it reads (a
+        // code review: an owner with a viewer alone was warned for good).
+        var others = Set(h.members.values.filter { $0.isActive && $0.role == .member }.map(\.device))
         if let owner = h.owner { others.insert(owner) }
         others.remove(deviceID)
-        guard !others.isEmpty else { return nil }
         let heads = try log.heads(in: family)
         var latest: Date?
         for author in others {
-            guard let head = heads[author], head.seq > 0, let at = try log.receivedAt(of: author, seq: head.seq, in: family) else { continue }
+            guard let head = heads[author], head.seq > 1, let at = try log.receivedAt(of: author, seq: head.seq, in: family) else { continue }
             latest = max(latest ?? at, at)
         }
         guard let latest, let own = heads[deviceID], own.hlc.date > latest.addingTimeInterval(86_400),

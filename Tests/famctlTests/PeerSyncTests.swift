@@ -857,6 +857,7 @@ struct PeerCredentialsTests {
         #expect(synced.code == 0 && synced.stderr.contains("none of the family's other devices' events have reached this device for 20 days")
                 && synced.stderr.contains("this device still syncs with the shared folder \(family.dir)") && synced.stderr.contains("'famctl settings sync --dir PATH'"),
                 "\(synced.stderr)")
+        #expect(!(try dad.run(["sync"], env: later)).stderr.contains("none of the family's other devices' events"), "said once a day")
         let status = try dad.run(["status"], env: later)
         #expect(status.stdout.contains("warning  none of the family's other devices' events have reached this device for 20 days"), "\(status.stdout)")
         // Pointed at the new folder, it hears from the family again.
@@ -865,6 +866,21 @@ struct PeerCredentialsTests {
         try mum.ok("sync")
         let back = try dad.run(["sync"], env: later)
         #expect(back.code == 0 && !back.stderr.contains("none of the family's other devices' events"), "\(back.stderr)")
+    }
+
+    /// A viewer sends nothing however long it reads: the device that
+    /// records, with a viewer alone besides, is not told the family went
+    /// silent (a code review: it was, for good).
+    @Test func aViewerWhoOnlyReadsIsNoSilence() throws {
+        let family = try SharedFamily(["Gran"])
+        let (mum, gran) = (family.mum, family.members[0])
+        try mum.ok("member", "role", "Gran", "viewer")
+        try gran.ok("sync"); try mum.ok("sync")
+        let later = try HouseholdTests.clockOff("+20d")
+        try mum.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"], env: later)
+        let synced = try mum.run(["sync"], env: later)
+        #expect(synced.code == 0 && !synced.stderr.contains("none of the family's other devices' events"), "\(synced.stderr)")
+        #expect(!(try mum.run(["status"], env: later)).stdout.contains("none of the family's other devices' events"))
     }
 
     /// A device accepting over a read-only share is told that its join

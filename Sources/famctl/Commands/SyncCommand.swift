@@ -232,7 +232,15 @@ enum SyncCommand: Command {
                            + "'famctl settings sync --dir PATH' points this device at the one the owner set up.")
             }
         }
-        if let silence = try? home.familySilence() { out.append("famctl: warning: " + home.familySilenceText(silence)) }
+        // Once a day (`status` says it whenever asked): a parent away for
+        // two weeks is possible too.
+        if let silence = try? home.familySilence() {
+            let said = (try? home.state.get(.familySilenceSaid)).flatMap { $0 }.flatMap(Double.init) ?? 0
+            if Date().timeIntervalSince1970 - said >= 86_400 {
+                out.append("famctl: warning: " + home.familySilenceText(silence))
+                try? home.state.set(.familySilenceSaid, String(Int(Date().timeIntervalSince1970)))
+            }
+        }
         return out
     }
 
