@@ -65,6 +65,7 @@ enum SyncCommand: Command {
         var lastPull = Date.distantPast
         var warnedOwn = Set<String>()
         var saidOwnFolder: String?   // why its own folder could not be read, as said this watch
+        var netrcAtRefusal: (path: String, stamp: String?)?   // the netrc file as it was when its login was refused
         // A file not yet arrived for the same reason round after round (an
         // iCloud placeholder, a folder that cannot be read) is said once a watch.
         var saidNotYet = Set<String>(), saidWarnings = Set<String>()
@@ -102,6 +103,11 @@ enum SyncCommand: Command {
             if Console.readerGone { break }
             defer { usleep(100_000) }
             guard Date() >= retryAt else { continue }
+            // A refused login from a netrc file: no request until the file changes.
+            if let refused = netrcAtRefusal {
+                guard PeerCredentials.stamp(refused.path) != refused.stamp else { continue }
+                netrcAtRefusal = nil
+            }
             do {
                 // A fresh connection each pass sees what other famctl processes appended.
                 let home = try Home.open(path)
@@ -144,6 +150,7 @@ enum SyncCommand: Command {
                 probed = nil
                 guard let temporary = Self.temporaryFailure(error, path: path, orCantCreate: worked) else { throw error }
                 warnAndWait(temporary.message)
+                if temporary.loginRefused, let netrc = PeerCredentials.netrcPath() { netrcAtRefusal = (netrc, PeerCredentials.stamp(netrc)) }
             }
         }
         say("stopped")
@@ -160,9 +167,14 @@ enum SyncCommand: Command {
     ///   does a login the server refuses (a password changed on it).
     static func temporaryFailure(_ error: any Error, path: String, orCantCreate: Bool = false) -> CLIError? {
         let e = CLIError(error, path: path)
-        if orCantCreate, e.loginRefused {
-            // (A netrc file is read again at each try; the environment is the watch's own.)
-            return CLIError(e.code, e.message + " (a new login in the netrc file is read at the next try; one in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD needs the watch started again)", hint: e.hint)
+        // A login from a netrc file: the watch waits for the file to change
+        // (it is read again then). One from the environment cannot change
+        // while the watch runs: it ends, rather than send a refused
+        // password again and again (servers lock such logins).
+        if orCantCreate, e.loginRefused, let netrc = PeerCredentials.netrcPath() {
+            var waiting = CLIError(e.code, e.message + " (the watch tries again once \(netrc) changes)", hint: e.hint)
+            waiting.loginRefused = true
+            return waiting
         }
         return e.code == .tempFail || (orCantCreate && e.code == .cantCreate) ? e : nil
     }
@@ -975,6 +987,21 @@ extension Home {
 /// `FAMCTL_PEER_PASSWORD`, else a netrc file (`$FAMCTL_NETRC`, else
 /// `~/.netrc`) that only its owner can read. Never from the command line.
 enum PeerCredentials {
+    /// The netrc file a login is read from (`$FAMCTL_NETRC`, else
+    /// `~/.netrc`), when no login is in the environment.
+    static func netrcPath(_ env: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        guard env["FAMCTL_PEER_USER"] == nil, env["FAMCTL_PEER_PASSWORD"] == nil else { return nil }
+        if let named = env["FAMCTL_NETRC"], !named.isEmpty { return named }
+        return env["HOME"].flatMap { $0.isEmpty ? nil : $0 + "/.netrc" }
+    }
+
+    /// What tells a netrc file changed: its modification and change times
+    /// and size (`nil`: no such file).
+    static func stamp(_ path: String) -> String? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return "\(st.st_size)-\(st.st_mtim.tv_sec).\(st.st_mtim.tv_nsec)-\(st.st_ctim.tv_sec).\(st.st_ctim.tv_nsec)"
+    }
     static func find(for url: URL, environment env: [String: String] = ProcessInfo.processInfo.environment) throws -> (user: String, password: String)? {
         switch (env["FAMCTL_PEER_USER"], env["FAMCTL_PEER_PASSWORD"]) {
         case (let u?, let p?): return (u, p)
