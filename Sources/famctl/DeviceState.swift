@@ -44,6 +44,10 @@ final class DeviceState {
         /// When `sync` last said that the family has sent nothing for two
         /// weeks (seconds since 1970): said once a day.
         case familySilenceSaid = "sync.family_silence_said"
+        /// The clock of the invitation this device joined with, as its code
+        /// said (the owner's clock; its raw value): the owner's events dated
+        /// after it come after the invitation in the owner's chain.
+        case inviteIssued = "family.invite_issued"
     }
 
     let database: Database

@@ -718,10 +718,14 @@ extension Home {
     /// join). The join never counts.
     var invitationNeverMade: Bool {
         let h = projector.household
+        // Compared with the invitation's own clock (the owner's, from the
+        // code), not the join's (this device's): an owner's clock ahead
+        // would otherwise make its earlier events look later (a code review).
         guard !h.isPrivate, let owner = h.owner, owner != deviceID, h.members[deviceID] == nil, let join = h.refusedJoins[deviceID],
               h.invites[join.invite] == nil, inviteMadeByNonOwner(join.invite) == nil,
-              let joined = try? log.envelope(join.event), let head = try? log.head(of: owner, in: family) else { return false }
-        return head.hlc > joined.hlc
+              let issued = (try? state.get(.inviteIssued)).flatMap({ $0 }).flatMap(UInt64.init),
+              let head = try? log.head(of: owner, in: family) else { return false }
+        return head.hlc > HLC(rawValue: issued)
     }
 
     /// What `status` and the commands that write say of ``invitationNeverMade``.

@@ -239,6 +239,7 @@ enum AcceptCommand: Command {
         joinBegun = true
         try Self.finishing(carrying: Self.items(carried), path: path, joined: { ((try? home.log.head(of: home.deviceID, in: code.family).seq) ?? 0) > 0 }) {
             try home.state.set(.joinedRole, code.role.rawValue)
+            try home.state.set(.inviteIssued, String(code.issued.rawValue))
             try home.state.set(.includeShared, inv.flag("--keep-private") ? "off" : "on")
 
             let proof = JoinProof.sign(secret: code.secret, family: code.family, invite: code.invite, device: home.deviceID)
