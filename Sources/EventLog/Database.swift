@@ -64,8 +64,13 @@ public final class Database {
     /// Notes that a database attached to this connection was opened in
     /// exclusive locking mode for the same reason (its `-shm` index in
     /// memory): another connection to it would wait for this one, so
-    /// checks that open one are skipped, as for ``lockedExclusively``.
-    public func noteAttachedExclusively() { lockedExclusively = true }
+    /// checks that open one are skipped, as for ``lockedExclusively``
+    /// (the log itself goes back to normal locking).
+    public func noteAttachedExclusively() { attachedExclusively = true }
+
+    /// Whether a database attached to this connection is held in
+    /// exclusive locking mode (``noteAttachedExclusively()``).
+    public private(set) var attachedExclusively = false
 
     /// SQLite's extended codes for a `-shm` file it could not open, grow or map.
     static let sharedMemoryFailures: Set<Int32> = [4618 /* IOERR_SHMOPEN */, 4874 /* IOERR_SHMSIZE */, 5386 /* IOERR_SHMMAP */]

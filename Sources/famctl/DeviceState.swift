@@ -48,6 +48,9 @@ final class DeviceState {
         /// said (the owner's clock; its raw value): the owner's events dated
         /// after it come after the invitation in the owner's chain.
         case inviteIssued = "family.invite_issued"
+        /// How many damaged events the last copy of the stores kept aside
+        /// before a rebuild dropped them held (``Home/keepStoresBeforeDroppingDamaged()``).
+        case damagedCopied = "projection.damaged_copied"
     }
 
     let database: Database

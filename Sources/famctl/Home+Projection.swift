@@ -468,13 +468,16 @@ extension Home {
     }
 
     /// Copies the current stores aside before a rebuild that leaves out
-    /// events it could not open replaces them, once a home (a copy made
-    /// later would no longer hold what they said), and says where.
+    /// events it could not open replaces them, and says where: once for
+    /// as many damaged events (a copy made at the next rebuild would no
+    /// longer hold what they said), again when more are found (a code
+    /// review: a later damage pointed at the first copy, without it).
     private func keepStoresBeforeDroppingDamaged() {
         let count = unopenedInRebuild
         let said = "\(count) event(s) in the log could not be opened although this device holds their key (their bytes are damaged); the stores are built again without what they said"
+        let copied = (try? state.get(.damagedCopied)).flatMap { $0 }.flatMap(Int.init) ?? 0
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        if let kept = names.sorted().first(where: { $0.contains(".before-damaged-dropped-") }) {
+        if count <= copied, let kept = names.filter({ $0.contains(".before-damaged-dropped-") }).max() {
             Console.err("famctl: warning: \(said). The stores from before they were dropped are kept in \(path)/\(kept).")
             return
         }
@@ -482,6 +485,7 @@ extension Home {
         do {
             try log.database.execute("VACUUM \(Self.projectionSchema) INTO '\(kept.replacingOccurrences(of: "'", with: "''"))'")
             chmod(kept, 0o600)
+            try? state.set(.damagedCopied, String(count))
             Console.err("famctl: warning: \(said). The stores from before are kept in \(kept) (an SQLite file) to recover it from; 'famctl replay' names the events.")
         } catch {
             Console.err("famctl: warning: \(said), and the stores from before could not be kept aside (\(error)).")

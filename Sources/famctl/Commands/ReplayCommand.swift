@@ -221,7 +221,7 @@ enum ReplayCommand: Command {
     /// replay failing with "damaged (it cannot be opened)" whenever a
     /// `rebuild` ran during it), on this connection, which still has it open.
     static func projectionFileDamage(_ home: Home) -> String? {
-        if home.log.database.lockedExclusively { return home.projectionDamage() }
+        if home.log.database.lockedExclusively || home.log.database.attachedExclusively { return home.projectionDamage() }
         let file = home.path + "/" + home.projectionName
         guard let finding = Home.damage(of: file) else { return nil }
         let moved = (try? home.state.get(.projectionFile)) != home.projectionName || !FileManager.default.fileExists(atPath: file)
