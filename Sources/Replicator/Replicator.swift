@@ -43,10 +43,10 @@ public final class Replicator {
         // last read back whole): added to tables made before.
         // `kind` later still, in `r_files` (what a note on a file read is,
         // ``FileNote``): an earlier famctl told it by the reason's text.
-        for (table, column) in [("r_files", "tag"), ("r_own", "tag"), ("r_files", "kind")] {
-            var has = false
-            try log.database.statement("SELECT name FROM pragma_table_info('\(table)')").forEachRow { if $0.text(0) == column { has = true } }
-            if !has {
+        for (table, columns) in [("r_files", ["tag", "kind"]), ("r_own", ["tag"])] {
+            var has = Set<String>()
+            try log.database.statement("SELECT name FROM pragma_table_info('\(table)')").forEachRow { has.insert($0.text(0)) }
+            for column in columns where !has.contains(column) {
                 do {
                     try log.database.execute("ALTER TABLE \(table) ADD COLUMN \(column) TEXT")
                 } catch {

@@ -498,10 +498,8 @@ extension Home {
     /// events come back at the next sync (files that promise them are read
     /// again).
     private func keepStoresAheadOfLog() {
-        let kept = "\(path)/\(projectionName).ahead-of-log-\(Int(Date().timeIntervalSince1970))"
         do {
-            try log.database.execute("VACUUM \(Self.projectionSchema) INTO '\(kept.replacingOccurrences(of: "'", with: "''"))'")
-            chmod(kept, 0o600)
+            let kept = try copyStoresAside(as: "ahead-of-log")
             // (No count: positions past the end are not events lost, the
             // others' interleaved with this device's.)
             Console.err("famctl: warning: the stores reflect events past the end of the log: its last commits are lost (a write-ahead log deleted, or an older copy of \(Self.databaseFile) put in place). "
@@ -511,6 +509,16 @@ extension Home {
             Console.err("famctl: warning: the stores reflect events past the end of the log (its last commits are lost); they are built again from the log, and could not be kept aside (\(error)): "
                 + "this device's own changes not yet synced are gone.")
         }
+    }
+
+    /// Copies the current stores into the home as
+    /// `projection.N.sqlite.REASON-TIME` (an SQLite file, mode 0600), before
+    /// a rebuild replaces them: their path.
+    func copyStoresAside(as reason: String) throws -> String {
+        let kept = "\(path)/\(projectionName).\(reason)-\(Int(Date().timeIntervalSince1970))"
+        try log.database.execute("VACUUM \(Self.projectionSchema) INTO '\(kept.replacingOccurrences(of: "'", with: "''"))'")
+        chmod(kept, 0o600)
+        return kept
     }
 
     /// A home written by an older famctl, or interrupted before a rebuild

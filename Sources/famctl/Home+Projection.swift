@@ -142,16 +142,24 @@ extension Home {
             // log, and files attached later (a rebuild's), go back to normal.
             try? db.execute("PRAGMA locking_mode=NORMAL")
             db.noteAttachedExclusively()
-            if warnedOfFullDisk.withLock({ $0.insert(path).inserted }) {
-                Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
-                    + "nothing can be written until space is freed, and other famctl commands of this home wait for this one.")
-            }
+            warnOfFullDisk(home: path)
             return projector
         }
     }
 
+    /// How a hint that a lock was waited for in vain ends.
+    static let lockWaitHint = "FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set)."
+
     /// The homes this process has said are on a full disk.
-    static let warnedOfFullDisk = Mutex<Set<String>>([])
+    private static let warnedOfFullDisk = Mutex<Set<String>>([])
+
+    /// Says, once a process, that the disk holding `home` is full and what
+    /// goes on (its log's or its stores' `-shm` index had no room).
+    static func warnOfFullDisk(home path: String) {
+        guard warnedOfFullDisk.withLock({ $0.insert(path).inserted }) else { return }
+        Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
+            + "nothing can be written until space is freed, and other famctl commands of this home wait for this one.")
+    }
 
     /// Whether an error attaching a projection file says the file is
     /// missing or damaged (it is then rebuilt), rather than that it could
@@ -300,7 +308,7 @@ extension Home {
             }, body)
         } catch let e as FileIO.Failure where e.timedOut {
             throw CLIError(.tempFail, "another famctl process is rebuilding this home's stores (\(path)/\(projectionLockFile) is held; waited \(Database.busyWaitSeconds) s for it); nothing was written",
-                           hint: "Try again once it is done. FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
+                           hint: "Try again once it is done. " + Home.lockWaitHint)
         } catch let e as FileIO.Failure {
             throw CLIError(e.permissionDenied ? .cantCreate : .tempFail, "cannot lock \(path)/\(projectionLockFile): \(e.reason)",
                            hint: "Check the permissions of the home directory.")
@@ -481,10 +489,8 @@ extension Home {
             Console.err("famctl: warning: \(said). The stores from before they were dropped are kept in \(path)/\(kept).")
             return
         }
-        let kept = "\(path)/\(projectionName).before-damaged-dropped-\(Int(Date().timeIntervalSince1970))"
         do {
-            try log.database.execute("VACUUM \(Self.projectionSchema) INTO '\(kept.replacingOccurrences(of: "'", with: "''"))'")
-            chmod(kept, 0o600)
+            let kept = try copyStoresAside(as: "before-damaged-dropped")
             try? state.set(.damagedCopied, String(count))
             Console.err("famctl: warning: \(said). The stores from before are kept in \(kept) (an SQLite file) to recover it from; 'famctl replay' names the events.")
         } catch {

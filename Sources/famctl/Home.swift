@@ -417,10 +417,7 @@ final class Home {
     private static func openLog(_ path: String) throws -> EventLog {
         do {
             let log = try EventLog(path: path + "/" + databaseFile)
-            if log.database.lockedExclusively, warnedOfFullDisk.withLock({ $0.insert(path).inserted }) {
-                Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
-                    + "nothing can be written until space is freed, and other famctl commands of this home wait for this one.")
-            }
+            if log.database.lockedExclusively { warnOfFullDisk(home: path) }
             if !log.rulesFoundMissing.isEmpty {
                 Console.err("famctl: warning: the log's append-only rules (\(log.rulesFoundMissing.joined(separator: ", "))) were removed or altered in \(databaseFile) outside famctl"
                     + (log.rulesPutBack ? "; they are put back" : ", and cannot be put back now (the file is read-only, or another famctl process is writing it): a later command does")
@@ -485,8 +482,7 @@ extension CLIError {
         case EventLogError.damagedEvent:
             // Found while publishing: the events before it went out, it and the rest did not.
             self = CLIError(.dataError, "\(error); it was not published, nor anything after it in that chain (nothing damaged leaves this device)",
-                            hint: "'famctl replay' audits the whole log. The event cannot be made again. First save what the stores hold, this device's records after it included, which did not go out: 'famctl export stores DIR'. Then restore \(Home.databaseFile) from a backup of this home"
-                                + " that holds it whole, or join again as a new device ('famctl accept CODE --name NAME --home NEWDIR', then 'famctl import stores DIR --home NEWDIR').")
+                            hint: SyncCommand.damagedOwnHint)
         case EventLogError.envelope(.tooLarge(let count)):
             // Commands check their bodies first (``RecordInput/checkFitsOneEvent(_:)``);
             // one that did not still gets bad data, not a failure.
@@ -550,7 +546,7 @@ extension CLIError {
         case .busy, .locked:
             CLIError(.tempFail, "the database \(FileIO.isDirectory(path) ? path + "/" + Home.databaseFile : path) is locked by another famctl process",
                      hint: "Another famctl process is writing to this home (a command still running, a 'famctl sync --watch', an import, a rebuild); try again once it is done. "
-                        + "FAMCTL_LOCK_WAIT sets how many seconds famctl waits for it (0 to 3600; a minute unless set).")
+                        + Home.lockWaitHint)
         case .full:
             CLIError(.cantCreate, "the disk holding \(path) is full; nothing was written", hint: "Free some space and run the command again.")
         case .readOnly, .permission:

@@ -295,7 +295,7 @@ enum ImportStoresCommand: Command {
             }
         } catch let e as FileIO.Failure where e.timedOut {
             throw CLIError(.tempFail, "another import into this home is running (\(path)/\(lockFile) is held; waited \(Database.busyWaitSeconds) s for it); nothing was imported",
-                           hint: "Import again once it is done: what it wrote is not written twice. FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
+                           hint: "Import again once it is done: what it wrote is not written twice. " + Home.lockWaitHint)
         } catch let e as FileIO.Failure {
             throw CLIError(e.permissionDenied ? .cantCreate : .tempFail, "cannot lock \(path)/\(lockFile): \(e.reason)", hint: "Check the permissions of the home directory; nothing was imported.")
         }

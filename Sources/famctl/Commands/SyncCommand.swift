@@ -274,7 +274,7 @@ enum SyncCommand: Command {
         } catch let e as FileIO.Failure where round == nil && e.timedOut {
             throw CLIError(.tempFail, "another sync of this home (a 'famctl sync --watch', or one still running) holds \(home.path)/\(lockFile) "
                            + "(waited \(Database.busyWaitSeconds) s for it); nothing was synced",
-                           hint: "Try again once its round is done (a watch syncs this home already). FAMCTL_LOCK_WAIT sets how many seconds famctl waits for another process (0 to 3600; a minute unless set).")
+                           hint: "Try again once its round is done (a watch syncs this home already). " + Home.lockWaitHint)
         } catch let e as FileIO.Failure where round == nil {
             throw CLIError(.cantCreate, "cannot lock \(home.path)/\(lockFile): \(e.reason)", hint: "Check the home directory's permissions; nothing was synced.")
         }
