@@ -258,6 +258,10 @@ extension EventLog {
         if let point = try forkPoint(of: env.author, in: env.family), env.seq >= point { return .authorForked }
 
         let head = try head(of: env.author, in: env.family)
+        // Below the head, with nothing at its place: an event missing from
+        // the middle of the chain (taken out of the log past its rules),
+        // read back.
+        if env.seq <= head.seq { return try fillGap(env, received: received, report: &report, onAccepted: onAccepted) }
         if env.seq > head.seq + 1 {
             try database.run(
                 "INSERT OR IGNORE INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?6, ?2, ?3, ?4, ?5)",
@@ -272,6 +276,74 @@ extension EventLog {
         try accept(env, received: received, report: &report, onAccepted: onAccepted)
         try releasePending(after: env, received: received, report: &report, onAccepted: onAccepted)
         return .accepted
+    }
+
+    /// Puts `env`, whose place in its author's chain is empty below the
+    /// chain's head, back in its place when it chains both ways: it follows
+    /// the event before it (its previous id and an earlier clock), and the
+    /// event after it, when the log holds that one, names it as its
+    /// previous (a later clock). The link to the event after is what makes
+    /// it the very event that was taken out: another event signed for that
+    /// place is another branch, rejected here. One whose event before is
+    /// missing too waits in `pending`, and is put back once that one is
+    /// (the gap's events in any order).
+    private func fillGap(
+        _ env: SyncEnvelope, received: Int64, report: inout IngestReport, onAccepted: (SyncEnvelope) throws -> Void
+    ) throws -> IngestOutcome {
+        guard let before = env.seq == 1 ? Head.empty : try storedHead(of: env.author, in: env.family, seq: env.seq - 1) else {
+            try database.run(
+                "INSERT OR IGNORE INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?6, ?2, ?3, ?4, ?5)",
+                [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .integer(received), .blob(env.bytes), .blob(env.family.bytes)])
+            return .held(waitingFor: env.seq - 1)
+        }
+        var next: SyncEnvelope? = env
+        var outcome = IngestOutcome.accepted
+        var previous = before
+        while let current = next {
+            if let reason = try gapViolation(current, after: previous) {
+                try database.run("DELETE FROM pending WHERE id = ?1", [.blob(current.id.bytes)])
+                try reject(current, reason: reason, received: received)
+                if current.id == env.id { outcome = .rejected(reason: reason) }
+                break
+            }
+            try accept(current, received: received, report: &report, onAccepted: onAccepted)
+            report.gapsFilled += 1
+            previous = Head(seq: current.seq, id: current.id, hlc: current.hlc)
+            // The gap's next event, should it wait for this one.
+            next = nil
+            guard try storedHead(of: env.author, in: env.family, seq: current.seq + 1) == nil,
+                  let bytes = try pendingBytes(family: env.family, author: env.author, seq: current.seq + 1),
+                  let waiting = try? SyncEnvelope(decoding: bytes) else { break }
+            guard waiting.hasValidSignature else { try dropPending(waiting); break }
+            next = waiting
+        }
+        return outcome
+    }
+
+    /// Why `env` cannot fill its empty place after `head`, if it cannot:
+    /// it does not follow `head`, or the event after its place does not
+    /// name it.
+    private func gapViolation(_ env: SyncEnvelope, after head: Head) throws -> String? {
+        if let v = chainViolation(env, after: head) { return v }
+        guard let bytes = try database.statement("SELECT bytes FROM events WHERE family = ?1 AND author = ?2 AND seq = ?3")
+            .first([.blob(env.family.bytes), .blob(env.author.bytes), .integer(Int64(env.seq + 1))], { $0.blob(0) }) else { return nil }
+        // The stored event after it, as it was signed: the chain's own link.
+        guard let after = try? SyncEnvelope(decoding: bytes) else {
+            return "the event after its place (seq \(env.seq + 1)) cannot be read to check the link"
+        }
+        if after.previous != env.id {
+            return "not the event that seq \(env.seq + 1) follows (it names \(after.previous.short) as its previous): another branch of seq \(env.seq)"
+        }
+        if after.hlc <= env.hlc { return "clock goes back along the chain (\(after.hlc) after \(env.hlc))" }
+        return nil
+    }
+
+    /// The log's event of `author` at `seq`, as a chain head.
+    private func storedHead(of author: DeviceID, in family: FamilyID, seq: UInt64) throws -> Head? {
+        try database.statement("SELECT id, hlc FROM events WHERE family = ?1 AND author = ?2 AND seq = ?3")
+            .first([.blob(family.bytes), .blob(author.bytes), .integer(Int64(seq))]) { r in
+                Head(seq: seq, id: EventID(bytes: r.blob(0)), hlc: HLC(bigEndianBytes: r.blob(1)) ?? .zero)
+            }
     }
 
     /// What one ingest batch knows of the chains it touches, so the common

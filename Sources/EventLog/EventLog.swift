@@ -157,6 +157,43 @@ public final class EventLog {
         try database.statement("SELECT value FROM log_meta WHERE key = 'rules_restored'").first { Date(timeIntervalSince1970: TimeInterval($0.int(0))) }
     }
 
+    /// Records that an audit found events missing from the middle of a
+    /// chain, so that the next pull looks for them (``chainGapsAskedAt()``).
+    public func noteChainGapsFound() throws {
+        try database.run("INSERT OR REPLACE INTO log_meta(key, value) VALUES('gaps_found', ?1)", [.integer(Int64(Date().timeIntervalSince1970))])
+    }
+
+    /// Since when events may be missing from the middle of a chain: the
+    /// last time the append-only rules were found removed (the only way,
+    /// short of editing the file's pages, to take rows out) or an audit
+    /// found such a gap. `nil`: never. Finding the gaps reads every chain's
+    /// index (``chainGaps(in:)``), so a pull does it only when asked.
+    public func chainGapsAskedAt() throws -> Date? {
+        try database.statement("SELECT max(value) FROM log_meta WHERE key IN ('rules_restored', 'gaps_found')")
+            .first { $0.isNull(0) ? nil : Date(timeIntervalSince1970: TimeInterval($0.int(0))) } ?? nil
+    }
+
+    /// The seqs missing below each chain's head in `family`, as ranges.
+    /// Each chain's events are counted through the chain index, and only a
+    /// chain with fewer events than its head's seq is walked.
+    public func chainGaps(in family: FamilyID) throws -> [DeviceID: [ClosedRange<UInt64>]] {
+        var out: [DeviceID: [ClosedRange<UInt64>]] = [:]
+        for (author, head) in try heads(in: family) {
+            let args: [SQLValue] = [.blob(family.bytes), .blob(author.bytes)]
+            let count = try database.statement("SELECT count(*) FROM events WHERE family = ?1 AND author = ?2").first(args) { UInt64($0.int(0)) } ?? 0
+            guard count < head.seq else { continue }
+            var ranges: [ClosedRange<UInt64>] = []
+            var expected: UInt64 = 1
+            try database.statement("SELECT seq FROM events WHERE family = ?1 AND author = ?2 ORDER BY seq").forEachRow(args) { r in
+                let seq = UInt64(r.int(0))
+                if seq > expected { ranges.append(expected...(seq - 1)) }
+                expected = seq + 1
+            }
+            if !ranges.isEmpty { out[author] = ranges }
+        }
+        return out
+    }
+
     private func migrate() throws {
         // A log at this version already (every open but the first, or one
         // after an upgrade) is only read: a writer in another process (a

@@ -47,6 +47,11 @@ public struct IngestReport: Sendable {
     /// Every envelope that entered the log in this batch, in the order applied
     /// (inputs and events released from the pending area).
     public var accepted: [SyncEnvelope] = []
+    /// How many of `accepted` went into a gap in the middle of their
+    /// author's chain (taken out of the log, and read back): the chain
+    /// before and after them was applied without them, so the stores are
+    /// to be rebuilt from the log.
+    public var gapsFilled = 0
 
     public init() {}
 

@@ -647,6 +647,12 @@ public final class Replicator {
         /// Events that wait, after the round, for an earlier event of
         /// their author not arrived yet (in `pending`).
         public var held = 0
+        /// Events put back into the middle of their author's chain (taken
+        /// out of the log, read again from the files that hold them).
+        public var gapsFilled = 0
+        /// Events still missing from the middle of a chain after a round
+        /// that looked for them (no file read holds them).
+        public var gapsLeft = 0
         /// This device's own segments found damaged in its folder (changed
         /// since it wrote them, and no longer what their names promise) and
         /// written again from its log.
@@ -726,7 +732,19 @@ public final class Replicator {
         // after they were published) is read like a file this device did
         // not write, so that its events come back rather than being
         // written again, differently: a fork (an audit review).
-        let ownTags = try ownSegmentTags(through: log.head(of: me, in: family).seq)
+        var ownTags = try ownSegmentTags(through: log.head(of: me, in: family).seq)
+        // Events missing from the middle of a chain (taken out of the log
+        // past its rules), looked for when the log says they may be: the
+        // files whose names hold them, this device's own included, are read
+        // again, and ingest puts each back in its place.
+        let gapsAsked = try chainGapsAsked()
+        let gaps = gapsAsked == nil ? [:] : try log.chainGaps(in: family)
+        var holdingGaps = Set<String>()
+        for name in ownTags.keys {
+            guard case .segment(let n) = SharedFileName(name), Self.overlaps(n, gaps[me]) else { continue }
+            ownTags[name] = nil
+            holdingGaps.insert(me.hex + "/" + name)
+        }
         let own = Set(ownTags.keys)
         var token = try meta("token")
         var done = try doneFiles()
@@ -735,7 +753,7 @@ public final class Replicator {
         // write-ahead log deleted, a file restored or altered): read again,
         // so that the events come back (an audit review: they were gone for
         // good, the files marked read).
-        let promisesMissing = try readFilesPromisingMissingEvents()
+        let promisesMissing = try readFilesPromisingMissingEvents(gaps: gaps).union(holdingGaps)
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
         var unreadFolders = Set<String>()  // folders a listing could not read: their files unseen, not absent
@@ -767,6 +785,7 @@ public final class Replicator {
             try ingest(segments.map(\.segment.events)) { i, r in
                 report.eventsIngested += segments[i].segment.events.count
                 report.accepted += r.accepted.count
+                report.gapsFilled += r.gapsFilled
                 report.forks += r.count { if case .fork = $0 { true } else { false } }
                 let (refused, why) = Self.refusedEvents(r)
                 if refused > 0 { report.refused.append((segments[i].path, refused)) }
@@ -937,6 +956,13 @@ public final class Replicator {
             try scrubOne(listed: listed, own: own, done: done, tags: tags, into: &report)
             try forgetFilesOfNote(notIn: listed, unreadFolders: unreadFolders)
         }
+        if let gapsAsked {
+            // Looked for until none is left: another round may find the file
+            // that holds one (still arriving, a folder unreadable this round).
+            let left = try log.chainGaps(in: family)
+            report.gapsLeft = left.values.reduce(0) { $0 + $1.reduce(0) { $0 + Int($1.count) } }
+            if left.isEmpty { try setMeta("gaps_checked", String(Int64(gapsAsked.timeIntervalSince1970))) }
+        }
         report.held = try log.pendingByAuthor(in: family).values.reduce(0, +)
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
         try setMeta("last_error", nil)
@@ -1059,6 +1085,20 @@ public final class Replicator {
 
     /// A segment's name at `path` when it lies in its author's folder
     /// (not a conflict copy, a placeholder, nor a copy in another folder).
+    /// Whether the segment's seqs meet one of `gaps`.
+    static func overlaps(_ n: SegmentName, _ gaps: [ClosedRange<UInt64>]?) -> Bool {
+        gaps?.contains { $0.overlaps(n.firstSeq...n.lastSeq) } ?? false
+    }
+
+    /// When the log last asked for its chains' gaps to be looked for
+    /// (``EventLog/chainGapsAskedAt()``), should no pull have found them
+    /// all filled since.
+    private func chainGapsAsked() throws -> Date? {
+        guard let asked = try log.chainGapsAskedAt() else { return nil }
+        let checked = try meta("gaps_checked").flatMap { Int64($0) } ?? -1
+        return Int64(asked.timeIntervalSince1970) > checked ? asked : nil
+    }
+
     static func segmentInItsFolder(_ path: String) -> SegmentName? {
         guard let slash = path.firstIndex(of: "/"), case .segment(let n) = SharedFileName(String(path[path.index(after: slash)...])),
               n.author.hex == path[..<slash] else { return nil }
@@ -1070,7 +1110,10 @@ public final class Replicator {
     /// of their author or waits for in `pending` (a forked author's chain
     /// stops at its fork: left out). This device's own among them: ones it
     /// read back from its folder once (a home restored from a backup).
-    private func readFilesPromisingMissingEvents() throws -> Set<String> {
+    ///
+    /// With `gaps`, also those whose seqs meet one of their author's
+    /// (events missing from the middle of a chain).
+    private func readFilesPromisingMissingEvents(gaps: [DeviceID: [ClosedRange<UInt64>]] = [:]) throws -> Set<String> {
         let heads = try log.heads(in: family)
         var waiting: [DeviceID: UInt64] = [:]
         try log.database.statement("SELECT author, max(seq) FROM pending WHERE family = ?1 GROUP BY author").forEachRow([.blob(family.bytes)]) { r in
@@ -1083,7 +1126,7 @@ public final class Replicator {
             let path = r.text(0)
             guard let n = Self.segmentInItsFolder(path) else { return }
             let held = max(heads[n.author]?.seq ?? 0, waiting[n.author] ?? 0)
-            guard n.lastSeq > held else { return }
+            guard n.lastSeq > held || Self.overlaps(n, gaps[n.author]) else { return }
             if forked[n.author] == nil { forked[n.author] = try log.isForked(n.author, in: family) }
             if forked[n.author] == false { out.insert(path) }
         }

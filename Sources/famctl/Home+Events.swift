@@ -369,6 +369,10 @@ extension Home {
                                        forkPoints = points
                                        needsRebuild = true
                                    }
+                                   // Events put back into the middle of a chain: what came after
+                                   // them was applied without them (a household event among them
+                                   // may change how it is judged), so the stores are made again.
+                                   if report.gapsFilled > 0 { needsRebuild = true }
                                    try settle()
                                    try onIngested(base + i, report)
                                })

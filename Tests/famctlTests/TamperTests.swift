@@ -243,6 +243,73 @@ struct TamperTests {
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
     }
 
+    /// Events taken out of the middle of chains, this device's own and
+    /// another's, past the log's rules made again exactly as they were
+    /// (nothing an open notices): `replay` names the gaps and says to sync,
+    /// and the next `sync` reads the files holding them again, puts each
+    /// back in its place and makes the stores again. Then the same with the
+    /// rules left removed, which the open notices: `sync` alone mends it.
+    @Test(arguments: [true, false]) func eventsTakenOutOfAChainsMiddleComeBackFromTheSharedFolder(rulesPutBackExactly: Bool) throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        for i in 1...4 { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=m\(i)") }
+        for i in 1...3 { try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=d\(i)") }
+        for r in [mum, dad, mum, dad] { try r.ok("sync") }
+        let before = try dad.ok("digest")
+        #expect(try mum.ok("digest") == before)
+        let (mumID, dadID) = (try Home.open(mum.home).deviceID.bytes, try Home.open(dad.home).deviceID.bytes)
+        // Mum's second to last and Dad's own second to last event: the middles of their chains.
+        let take = "DELETE FROM events WHERE author = ?1 AND seq = (SELECT max(seq) - 1 FROM events WHERE author = ?1)"
+        if rulesPutBackExactly {
+            try Self.pastTheRules(dad.home) { db in
+                for id in [mumID, dadID] { try db.run(take, [.blob(id)]) }
+            }
+            let replay = try dad.run("replay")
+            #expect(replay.code == 3 && replay.stdout.contains("integrity failures: 2\n") && replay.stdout.contains(": chain gap: seq "), "\(replay.stdout)")
+            #expect(replay.stderr.contains("events missing from the middle of their chains") && replay.stderr.contains("Run 'famctl sync'")
+                    && replay.stderr.contains("Do not rebuild first"), "\(replay.stderr)")
+        } else {
+            let db = try Database(path: dad.home + "/famctl.sqlite")
+            try db.execute("DROP TRIGGER events_no_delete")
+            for id in [mumID, dadID] { try db.run(take, [.blob(id)]) }
+        }
+        let synced = try dad.run("sync")
+        #expect(synced.code == 0 && synced.stdout.contains("put back 2 event(s) missing from the middle of their chains"), "\(synced.stdout)\n\(synced.stderr)")
+        #expect(try dad.ok("replay").hasSuffix("result: OK"))
+        #expect(try dad.ok("digest") == before)
+        // Looked for once: the next round reads nothing again.
+        let next = try dad.ok("sync", "--json")
+        let round = try #require(try JSONSerialization.jsonObject(with: Data(next.utf8)) as? [String: Any])
+        #expect(round["gapsFilled"] as? Int == 0 && round["filesRead"] as? Int == 0, "\(next)")
+        // Its chain goes on, and the family agrees.
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5", "note=after")
+        try dad.ok("sync")
+        try mum.ok("sync")
+        #expect(try mum.ok("digest") == (try dad.ok("digest")))
+        #expect(!(try mum.ok("status")).contains("FORKED"))
+    }
+
+    /// An event gone from the middle of a chain that no file in the shared
+    /// folder holds any more: `sync` says so and not to rebuild, and the
+    /// stores keep what it said.
+    @Test func aGapNoFileHoldsIsSaidAndTheStoresKeepIt() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        for i in 1...3 { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=m\(i)") }
+        try mum.ok("sync")
+        try dad.ok("sync")
+        let mumID = try Home.open(mum.home).deviceID
+        let db = try Database(path: dad.home + "/famctl.sqlite")
+        try db.execute("DROP TRIGGER events_no_delete")
+        try db.run("DELETE FROM events WHERE author = ?1 AND seq = (SELECT max(seq) - 1 FROM events WHERE author = ?1)", [.blob(mumID.bytes)])
+        // Mum's folder gone from the shared folder, and Mum away.
+        try FileManager.default.removeItem(atPath: family.dir + "/" + (try #require(try FileManager.default.subpathsOfDirectory(atPath: family.dir).first { $0.hasSuffix("/" + mumID.hex) })))
+        let synced = try dad.run("sync")
+        #expect(synced.stderr.contains("1 event(s) are still missing from the middle of their chains") && synced.stderr.contains("do not rebuild"),
+                "\(synced.stdout)\n\(synced.stderr)")
+        #expect(try dad.ok("record", "list").contains("note=m2"))
+    }
+
     /// The log's append-only rules removed or altered outside famctl (the
     /// first step of deleting an event or a fork proof): the next open
     /// says so and puts them back, and `status` and `replay` keep saying

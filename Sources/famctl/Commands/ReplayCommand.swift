@@ -143,6 +143,10 @@ enum ReplayCommand: Command {
             }
             return nil
         }
+        // Events missing from the middle of a chain: the next sync looks for
+        // them in the shared folder (noted without waiting for another
+        // process's lock: a replay never waits to write; nor on a read-only file).
+        if report.failures.contains(where: \.gap) { try? home.log.database.withoutWaiting { try home.log.noteChainGapsFound() } }
         // 2. Rebuild the family's state from the verified events alone, and
         //    compare it with the live projection.
         let failed = Set(report.failures.compactMap(\.id))
@@ -229,6 +233,13 @@ enum ReplayCommand: Command {
     }
 
     static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil, publishedPastLog: (published: UInt64, head: UInt64)? = nil) -> CLIError {
+        // Only events missing from the middle of chains: the copies in the
+        // shared folder fill them.
+        if !report.failures.isEmpty, report.failures.allSatisfy(\.gap) {
+            return CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s"): events missing from the middle of their chains",
+                            hint: "Events were taken out of the log; the stores still hold what they said. Run 'famctl sync': it reads them back from the files in the shared folder that hold them, puts each back in its place, and makes the stores again. "
+                                + "Do not rebuild first: a rebuild drops what they said. Should the shared folder no longer hold them (sync says how many are still missing), restore this home's \(Home.databaseFile) from a backup made before they were taken out.")
+        }
         if !report.isIntact {
             return CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s")",
                             hint: "The events named above do not verify, or are missing from their chains; the log has been altered or damaged. 'famctl rebuild' does not mend it (a rebuild trusts the log). "
@@ -395,7 +406,7 @@ enum ReplayCommand: Command {
             Console.out(r.isIntact
                 ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection does not match the log"
                 : gaps
-                ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection still holds what the events missing from the log (below) said; 'famctl rebuild' would drop it: restore \(Home.databaseFile) from a backup first"
+                ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection still holds what the events missing from the log (below) said; 'famctl rebuild' would drop it: 'famctl sync' reads them back from the shared folder first"
                 // The live projection holds what the log holds; the audit's
                 // leaves out what does not verify. A rebuild keeps what still
                 // opens, and refuses while anything does not.

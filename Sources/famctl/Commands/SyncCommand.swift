@@ -615,7 +615,7 @@ enum SyncCommand: Command {
     /// a fork said nothing (a review: only rounds that moved events did).
     static func hasNews(_ r: Round) -> Bool {
         let p = r.pulled
-        return !r.warnings.isEmpty || r.published.events > 0 || r.photosUploaded > 0 || p.accepted > 0 || p.forks > 0 || p.repaired > 0 || p.rewritten > 0
+        return !r.warnings.isEmpty || r.published.events > 0 || r.photosUploaded > 0 || p.accepted > 0 || p.forks > 0 || p.repaired > 0 || p.rewritten > 0 || p.gapsFilled > 0 || p.gapsLeft > 0
             || p.restoredOthers > 0 || p.copiesRemoved > 0 || p.carried > 0 || !p.refused.isEmpty || !p.misplaced.isEmpty || !p.notYetArrived.isEmpty
             || !p.ownNotRestored.isEmpty || !p.ownDamagedInLog.isEmpty || p.ownFolderUnreadable != nil
     }
@@ -764,6 +764,7 @@ enum SyncCommand: Command {
         if json {
             Console.json(["published": r.published.events, "waiting": waiting, "segments": r.published.segments, "compacted": r.published.compacted,
                           "filesRead": r.pulled.filesRead, "accepted": r.pulled.accepted, "held": r.pulled.held, "forks": r.pulled.forks, "repaired": r.pulled.repaired, "rewritten": r.pulled.rewritten, "copiesRemoved": r.pulled.copiesRemoved, "carried": r.pulled.carried, "restoredOthers": r.pulled.restoredOthers,
+                          "gapsFilled": r.pulled.gapsFilled, "gapsLeft": r.pulled.gapsLeft,
                           "notYetArrived": r.pulled.notYetArrived.map { ["file": $0.0, "reason": $0.1] },
                           "refused": r.pulled.refused.map { ["file": $0.path, "events": $0.events] as [String: Any] },
                           "misplaced": r.pulled.misplaced.map { ["file": $0.path, "reason": $0.note.reason] },
@@ -781,6 +782,13 @@ enum SyncCommand: Command {
                     + (r.pulled.held > 0 ? "; \(r.pulled.held) event(s) wait for earlier ones not arrived yet ('famctl status' shows whose)" : "")
                     + (r.notCounted > 0 ? "; \(r.notCounted) of the others' event(s) not counted by the family ('famctl status' lists why)" : ""))
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
+        if r.pulled.gapsFilled > 0 {
+            Console.out("put back \(r.pulled.gapsFilled) event(s) missing from the middle of their chains (taken out of this device's log; read again \(fromPlace)), and made the stores again")
+        }
+        if r.pulled.gapsLeft > 0 {
+            Console.err("famctl: warning: \(r.pulled.gapsLeft) event(s) are still missing from the middle of their chains, and no file read \(place) holds them ('famctl replay' names their places). "
+                        + "The stores still hold what they said: do not rebuild. Should no device's folder hold them any more, restore \(Home.databaseFile) from a backup made before they were taken out.")
+        }
         if r.pulled.carried > 0 {
             Console.out("wrote \(r.pulled.carried) segment(s) of the other devices' events into the new location (from this device's log)")
         }

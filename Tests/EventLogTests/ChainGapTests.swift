@@ -1,0 +1,96 @@
+@testable import Envelope
+@testable import EventLog
+import Foundation
+import Testing
+
+/// Events taken out of the middle of a chain (past the log's append-only
+/// rules) and read again: each is put back in its place when it chains
+/// both ways, and nothing else fills the place.
+struct ChainGapTests {
+    /// A log holding `envs`, then the events at `seqs` deleted past the rules.
+    func logWithGap(_ dir: TempDir, _ envs: [SyncEnvelope], taking seqs: ClosedRange<Int>) throws -> EventLog {
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        #expect(try log.ingest(envs.map(\.bytes), family: Author.family).accepted.count == envs.count)
+        try log.database.execute("DROP TRIGGER events_no_delete")
+        try log.database.run("DELETE FROM events WHERE seq BETWEEN ?1 AND ?2", [.integer(Int64(seqs.lowerBound)), .integer(Int64(seqs.upperBound))])
+        try log.database.execute("CREATE TRIGGER events_no_delete BEFORE DELETE ON events BEGIN SELECT RAISE(ABORT, 'events are append-only: delete refused'); END;")
+        return log
+    }
+
+    @Test func anEventTakenOutOfTheMiddleIsPutBackWhenReadAgain() throws {
+        let dir = TempDir()
+        let a = Author(seed: 21)
+        let envs = (0..<6).map { _ in a.next() }
+        let log = try logWithGap(dir, envs, taking: 3...3)
+        #expect(try log.chainGaps(in: Author.family) == [a.id: [3...3]])
+        #expect(!(try log.audit(family: Author.family).isIntact))
+
+        let report = try log.ingest(envs.map(\.bytes), family: Author.family)
+        #expect(report.outcomes.map(\.outcome) == [.duplicate, .duplicate, .accepted, .duplicate, .duplicate, .duplicate])
+        #expect(report.gapsFilled == 1 && report.accepted.map(\.id) == [envs[2].id])
+        #expect(try log.chainGaps(in: Author.family).isEmpty)
+        #expect(try log.audit(family: Author.family).isIntact)
+        #expect(try log.rejectedEvents().isEmpty)
+    }
+
+    /// The events of a longer gap, read last first: each waits for the
+    /// one before it, and all are put back once the first is.
+    @Test func aLongerGapFillsWhateverOrderItsEventsComeIn() throws {
+        let dir = TempDir()
+        let a = Author(seed: 22)
+        let envs = (0..<7).map { _ in a.next() }
+        let log = try logWithGap(dir, envs, taking: 2...5)
+        #expect(try log.chainGaps(in: Author.family) == [a.id: [2...5]])
+
+        let report = try log.ingest([envs[4], envs[3], envs[2], envs[1]].map(\.bytes), family: Author.family)
+        #expect(report.outcomes.map(\.outcome) == [.held(waitingFor: 4), .held(waitingFor: 3), .held(waitingFor: 2), .accepted])
+        #expect(report.gapsFilled == 4)
+        #expect(report.accepted.map(\.seq) == [2, 3, 4, 5])
+        #expect(try log.chainGaps(in: Author.family).isEmpty)
+        #expect(try log.pendingByAuthor(in: Author.family).isEmpty)
+        #expect(try log.audit(family: Author.family).isIntact)
+    }
+
+    /// Another event signed for the empty place (it follows the event
+    /// before, but the event after names the one taken out) is another
+    /// branch: rejected, and the place stays empty for the real one.
+    @Test func anotherBranchDoesNotFillTheGap() throws {
+        let dir = TempDir()
+        let a = Author(seed: 23)
+        let envs = (0..<5).map { _ in a.next() }
+        let log = try logWithGap(dir, envs, taking: 3...3)
+        let branch = a.forged(seq: 3, previous: envs[1].id, hlcMs: envs[1].hlc.milliseconds + 1)
+
+        let report = try log.ingest([branch.bytes], family: Author.family)
+        guard case .rejected(let reason) = report.outcomes.first?.outcome else { Issue.record("\(report.outcomes)"); return }
+        #expect(reason.contains("not the event that seq 4 follows"), "\(reason)")
+        #expect(report.gapsFilled == 0)
+        #expect(try log.chainGaps(in: Author.family) == [a.id: [3...3]])
+        // Nor one that does not follow the event before it (in a log of its
+        // own: a second event signed for seq 3 would be a fork proof here).
+        let otherDir = TempDir()
+        let other = try logWithGap(otherDir, envs, taking: 3...3)
+        let astray = a.forged(seq: 3, previous: envs[0].id, hlcMs: envs[1].hlc.milliseconds + 1, text: "astray")
+        guard case .rejected(let why) = try other.ingest([astray.bytes], family: Author.family).outcomes.first?.outcome else { Issue.record("not rejected"); return }
+        #expect(why.contains("previous id"), "\(why)")
+        #expect(try other.chainGaps(in: Author.family) == [a.id: [3...3]])
+    }
+
+    /// What asks a pull to look for gaps: the rules found removed, or an
+    /// audit that found one.
+    @Test func gapsAreAskedForWhenTheRulesWereRemovedOrAnAuditFoundOne() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        #expect(try log.chainGapsAskedAt() == nil)
+        try log.noteChainGapsFound()
+        #expect(try log.chainGapsAskedAt() != nil)
+
+        let other = TempDir()
+        do {
+            let log = try EventLog(path: other.path + "/log.sqlite")
+            try log.database.execute("DROP TRIGGER events_no_delete")
+        }
+        let reopened = try EventLog(path: other.path + "/log.sqlite")
+        #expect(try reopened.chainGapsAskedAt() != nil)
+    }
+}
