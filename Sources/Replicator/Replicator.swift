@@ -647,6 +647,10 @@ public final class Replicator {
         /// Events that wait, after the round, for an earlier event of
         /// their author not arrived yet (in `pending`).
         public var held = 0
+        /// The notes of other devices that they left this location for
+        /// another (``MovedNotice``, verified), when a full listing was
+        /// made (`nil` otherwise: a change feed shows a note once).
+        public var movedAway: [MovedNotice]?
         /// Events put back into the middle of their author's chain (taken
         /// out of the log, read again from the files that hold them).
         public var gapsFilled = 0
@@ -894,6 +898,12 @@ public final class Replicator {
                     }
                     continue
                 }
+                // A device's note that it left this location for another.
+                if let slash = object.path.firstIndex(of: "/"), object.path[object.path.index(after: slash)...] == MovedNotice.fileName {
+                    if page.token == "listing" { listed.insert(object.path) }
+                    readMovedNotice(object.path, folder: String(object.path[..<slash]), into: &report)
+                    continue
+                }
                 if !object.tag.isEmpty { tags[object.path] = object.tag }
                 if object.path.hasPrefix(me.hex + "/"), let known = ownTags[String(object.path.dropFirst(me.hex.count + 1))],
                    known != object.tag, !tried.contains(object.path) {
@@ -935,6 +945,9 @@ public final class Replicator {
         }
         try ingestGroup()
         lastTags = tags
+        // What a full listing showed of the others' notes: none is news too
+        // (a device that came back removed its own).
+        if token == "listing", report.movedAway == nil { report.movedAway = [] }
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             lastUnreadFolders = unreadFolders
@@ -967,6 +980,35 @@ public final class Replicator {
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
         try setMeta("last_error", nil)
         return report
+    }
+
+    /// Reads another device's note that it left this location
+    /// (``MovedNotice``), kept in the report when it verifies as that
+    /// device's, of this family. This device's own is removed: it syncs
+    /// here again. Nothing here ever fails the round.
+    private func readMovedNotice(_ path: String, folder: String, into report: inout PullReport) {
+        if folder == me.hex {
+            do throws(PeerError) { try peer.deleteOnce(path) } catch {}
+            return
+        }
+        guard let (bytes, _) = try? peer.getOnce(path), let notice = MovedNotice(verifying: bytes),
+              notice.author.hex == folder, notice.family == family else { return }
+        report.movedAway = (report.movedAway ?? []) + [notice]
+    }
+
+    /// Leaves this device's note in this location that it now syncs
+    /// elsewhere (``MovedNotice``), in its own folder, over one left before.
+    /// Asked once, without retries: the location may be gone.
+    public func leaveMovedNotice(_ notice: MovedNotice) throws(PeerError) {
+        let path = me.hex + "/" + MovedNotice.fileName
+        do { try peer.deleteOnce(path) } catch { guard error == .notFound else { throw error } }
+        try peer.create(path, notice.bytes)
+    }
+
+    /// Removes this device's note from this location, should it be there
+    /// (a move given up, or into the same folder under another path).
+    public func removeMovedNotice() throws(PeerError) {
+        do { try peer.deleteOnce(me.hex + "/" + MovedNotice.fileName) } catch { guard error == .notFound else { throw error } }
     }
 
     /// What reading one object came to.

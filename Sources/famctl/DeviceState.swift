@@ -44,6 +44,10 @@ final class DeviceState {
         /// When `sync` last said that the family has sent nothing for two
         /// weeks (seconds since 1970): said once a day.
         case familySilenceSaid = "sync.family_silence_said"
+        /// The other devices' notes, found at the last full listing of this
+        /// device's location, that they left it for another (a JSON array of
+        /// `{author, at, location}`): what `sync` and `status` say.
+        case movedAway = "sync.moved_away"
         /// The clock of the invitation this device joined with, as its code
         /// said (the owner's clock; its raw value): the owner's events dated
         /// after it come after the invitation in the owner's chain.

@@ -1,3 +1,4 @@
+import Envelope
 @testable import famctl
 @testable import Replicator
 import Foundation
@@ -61,6 +62,85 @@ struct SettingsSyncTests {
 /// others' chains already, so they are not written there again in other
 /// cuts beside their own segments.
 struct MistypedFolderPutRightTests {
+    /// A device that moves leaves a signed note in the old folder: a device
+    /// still syncing there is told at its next sync, by name, when and
+    /// where to (sealed with the family's key), and `status` keeps saying
+    /// it until it follows; a note planted there under another key, or one
+    /// older than the device's later events there, says nothing; and a
+    /// device that comes back removes its note.
+    @Test func aDeviceThatMovesLeavesANoteTheOthersReadAtOnce() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let moved = family.folderOwner.root + "/moved"
+        #expect(try dad.ok("settings", "sync", "--dir", moved) == "sync: shared directory \(moved)")
+        let dadHex = try Home.open(dad.home).deviceID.hex
+        let familyID = try Home.open(dad.home).family.description
+        let note = family.dir + "/" + familyID + "/" + dadHex + "/" + MovedNotice.fileName
+        #expect(FileManager.default.fileExists(atPath: note))
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        try dad.ok("sync")
+
+        let round = try mum.run("sync")
+        #expect(round.code == 0 && round.stderr.contains("famctl: warning: Dad (\(dadHex.prefix(12))) left this shared folder for another location (\(moved), as that device names it) on ")
+                && round.stderr.contains("'famctl settings sync --dir PATH'"), "\(round.stderr)")
+        #expect(!round.stderr.contains("none of the family's other devices' events"))
+        let status = try mum.ok("status")
+        #expect(status.contains("warning  Dad (\(dadHex.prefix(12))) left this shared folder"), "\(status)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])
+        let listed = try #require(json["movedAway"] as? [[String: Any]])
+        #expect(listed.count == 1 && listed[0]["author"] as? String == dadHex && listed[0]["location"] as? String == moved, "\(listed)")
+
+        // Mum follows: nothing more to say there, and Dad's record arrives.
+        #expect(try mum.ok("settings", "sync", "--dir", moved) == "sync: shared directory \(moved)")
+        let there = try mum.run("sync")
+        #expect(there.code == 0 && !there.stderr.contains("left this shared folder"), "\(there.stderr)")
+        #expect(!(try mum.ok("status")).contains("left this shared folder"))
+        #expect(try mum.ok("record", "list").contains("mood=4"))
+
+        // Dad comes back to the first folder: his next sync there removes his note.
+        #expect(try dad.ok("settings", "sync", "--dir", family.dir) == "sync: shared directory \(family.dir)")
+        try dad.ok("sync")
+        #expect(!FileManager.default.fileExists(atPath: note))
+    }
+
+    /// What a note says only when it verifies as the device's whose folder
+    /// holds it, and postdates its events here; and a move into the same
+    /// folder under another path leaves none.
+    @Test func aNoteThatIsNotTheDevicesOrIsOldSaysNothing() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let dadHome = try Home.open(dad.home)
+        let (familyID, key) = try dadHome.currentKey()
+        let folder = family.dir + "/" + familyID.description + "/" + dadHome.deviceID.hex + "/"
+        // Signed with another key, put in Dad's folder.
+        let stranger = SigningKey.generate()
+        let forged = MovedNotice.make(family: familyID, signer: stranger, at: Date(), location: "/elsewhere", key: key)
+        try Data(forged.bytes).write(to: URL(fileURLWithPath: folder + MovedNotice.fileName))
+        var round = try mum.run("sync")
+        #expect(round.code == 0 && !round.stderr.contains("left this shared folder"), "\(round.stderr)")
+        // Dad's own, but older than an event of his that arrived since.
+        let old = MovedNotice.make(family: familyID, signer: dadHome.identity.signing, at: Date().addingTimeInterval(-3600), location: "/elsewhere", key: key)
+        try Data(old.bytes).write(to: URL(fileURLWithPath: folder + MovedNotice.fileName))
+        round = try mum.run("sync")
+        #expect(round.code == 0 && !round.stderr.contains("left this shared folder"), "\(round.stderr)")
+        // Bytes changed in a note of his: not his any more.
+        var altered = MovedNotice.make(family: familyID, signer: dadHome.identity.signing, at: Date().addingTimeInterval(3600), location: "/elsewhere", key: key).bytes
+        altered[60] ^= 1
+        #expect(MovedNotice(verifying: altered) == nil)
+        try Data(altered).write(to: URL(fileURLWithPath: folder + MovedNotice.fileName))
+        round = try mum.run("sync")
+        #expect(round.code == 0 && !round.stderr.contains("left this shared folder"), "\(round.stderr)")
+        try FileManager.default.removeItem(atPath: folder + MovedNotice.fileName)
+
+        // The same folder through a link: Dad's move leaves no note there.
+        let link = family.folderOwner.root + "/link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: family.dir)
+        #expect(try dad.ok("settings", "sync", "--dir", link) == "sync: shared directory \(link)")
+        #expect(!FileManager.default.fileExists(atPath: folder + MovedNotice.fileName))
+        round = try mum.run("sync")
+        #expect(round.code == 0 && !round.stderr.contains("left this shared folder"), "\(round.stderr)")
+    }
+
     @Test func theOthersSegmentsAreNotWrittenAgainWhereTheyAre() throws {
         let mum = FamctlRunner(), dad = FamctlRunner()
         let dir = mum.root + "/shared", typo = mum.root + "/shraed"

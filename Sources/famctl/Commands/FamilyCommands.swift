@@ -214,7 +214,10 @@ enum SettingsSyncCommand: Command {
             refill = try home.log.heads(in: home.family).keys.contains { $0 != home.deviceID && !FileManager.default.fileExists(atPath: base + $0.hex) }
             if refill { try home.replicator(probe: false).askToCarryOthers() }
         }
+        var warning: String?
         if case .none = location {} else if !unchanged {
+            // A note in the old location for the devices still syncing there.
+            warning = home.leaveMovedNotice(for: location)
             try location.store(in: home)
             // One location at a time: the other kind is forgotten.
             switch location {
@@ -230,6 +233,7 @@ enum SettingsSyncCommand: Command {
         case .peer(let p): (nil, p)
         case .none: (nil, nil)
         }
+        if let warning { Console.err(warning) }
         if inv.json { Console.json(["dir": dir ?? NSNull(), "peer": peer ?? NSNull()] as [String: Any]); return }
         Console.out((dir.map { "sync: shared directory \($0)" } ?? peer.map { "sync: WebDAV peer \($0)" } ?? "sync: none set (give --dir PATH or --peer URL)")
                     + (!unchanged ? "" : refill ? " (unchanged; the next sync writes there the other devices' events this device holds, whose folders are missing)"

@@ -94,6 +94,7 @@ enum StatusCommand: Command {
                      "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull()] as [String: Any]
                 },
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(), "peerLoginProblem": loginProblem ?? NSNull(), "unpublished": unpublished,
+                "movedAway": home.movedAway().map { ["author": $0.author.hex, "at": TimeText.format($0.at), "location": $0.location ?? NSNull()] as [String: Any] },
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
                 "refusedEvents": partlyRefused.map { ["file": $0.path, "reason": $0.reason] },
                 "misplacedFiles": misplaced.map { ["file": $0.path, "reason": $0.reason] },
@@ -151,7 +152,9 @@ enum StatusCommand: Command {
             Console.out("warning  this device published its events up to seq \(lost.published), but its log ends at seq \(lost.head): events were taken out of its log; "
                         + "it cannot write until 'famctl sync' reads them back from its folder")
         }
-        if let silence = try? home.familySilence() { Console.out("warning  " + home.familySilenceText(silence)) }
+        let moved = home.movedAway()
+        for m in moved { Console.out("warning  " + home.movedAwayText(m)) }
+        if moved.isEmpty, let silence = try? home.familySilence() { Console.out("warning  " + home.familySilenceText(silence)) }
         if let r = replicator {
             // After a failed round, whether this device's changes are out (a review).
             let waiting = lastError != nil && unpublished > 0 ? "; \(unpublished) event(s) of this device wait to go out" : ""

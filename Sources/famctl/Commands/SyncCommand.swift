@@ -244,9 +244,14 @@ enum SyncCommand: Command {
                            + "'famctl settings sync --dir PATH' points this device at the one the owner set up.")
             }
         }
+        // Devices that left this location, as their notes say: certain, so
+        // said at every round (once a watch), and the silence below not then.
+        home.noteMovedAway(replicator.lastPull?.movedAway)
+        let moved = home.movedAway()
+        for m in moved { out.append("famctl: warning: " + home.movedAwayText(m)) }
         // Once a day (`status` says it whenever asked): a parent away for
         // two weeks is possible too.
-        if let silence = try? home.familySilence() {
+        if moved.isEmpty, let silence = try? home.familySilence() {
             let said = (try? home.state.get(.familySilenceSaid)).flatMap { $0 }.flatMap(Double.init) ?? 0
             if Date().timeIntervalSince1970 - said >= 86_400 {
                 out.append("famctl: warning: " + home.familySilenceText(silence))
