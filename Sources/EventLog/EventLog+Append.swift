@@ -188,7 +188,8 @@ extension EventLog {
                     if try isForked(me, in: family) { throw EventLogError.ownChainForked(me) }
                     let head = try head(of: me, in: family)
                     headBefore = head
-                    let waiting = try pendingCount(of: me, in: family)
+                    // (One held for a gap below the head does not stop the chain.)
+                    let waiting = try pendingCount(of: me, in: family, above: head.seq)
                     if waiting > 0 { throw EventLogError.ownEventsPending(count: waiting, waitingFor: head.seq + 1) }
                     let date = now()
                     let limitMs = min(HLC.milliseconds(of: date.addingTimeInterval(Self.clockFollowLimit)), HLC.maxMilliseconds)

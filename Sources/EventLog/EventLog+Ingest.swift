@@ -299,7 +299,10 @@ extension EventLog {
         var next: SyncEnvelope? = env
         var outcome = IngestOutcome.accepted
         var previous = before
-        while let current = next {
+        // Nothing at or past the author's fork point enters the log (the
+        // first was checked by the caller).
+        let point = try forkPoint(of: env.author, in: env.family) ?? .max
+        while let current = next, current.seq < point {
             if let reason = try gapViolation(current, after: previous) {
                 try database.run("DELETE FROM pending WHERE id = ?1", [.blob(current.id.bytes)])
                 try reject(current, reason: reason, received: received)

@@ -173,15 +173,20 @@ public final class EventLog {
             .first { $0.isNull(0) ? nil : Date(timeIntervalSince1970: TimeInterval($0.int(0))) } ?? nil
     }
 
+    /// How many events of `author`'s chain in `family` the log holds
+    /// (its head's seq when the chain is whole).
+    public func eventCount(of author: DeviceID, in family: FamilyID) throws -> UInt64 {
+        try database.statement("SELECT count(*) FROM events WHERE family = ?1 AND author = ?2").first([.blob(family.bytes), .blob(author.bytes)]) { UInt64($0.int(0)) } ?? 0
+    }
+
     /// The seqs missing below each chain's head in `family`, as ranges.
     /// Each chain's events are counted through the chain index, and only a
     /// chain with fewer events than its head's seq is walked.
     public func chainGaps(in family: FamilyID) throws -> [DeviceID: [ClosedRange<UInt64>]] {
         var out: [DeviceID: [ClosedRange<UInt64>]] = [:]
         for (author, head) in try heads(in: family) {
+            guard try eventCount(of: author, in: family) < head.seq else { continue }
             let args: [SQLValue] = [.blob(family.bytes), .blob(author.bytes)]
-            let count = try database.statement("SELECT count(*) FROM events WHERE family = ?1 AND author = ?2").first(args) { UInt64($0.int(0)) } ?? 0
-            guard count < head.seq else { continue }
             var ranges: [ClosedRange<UInt64>] = []
             var expected: UInt64 = 1
             try database.statement("SELECT seq FROM events WHERE family = ?1 AND author = ?2 ORDER BY seq").forEachRow(args) { r in
@@ -547,9 +552,12 @@ public final class EventLog {
     }
 
     /// Events of `author` in `family` waiting for earlier ones.
-    public func pendingCount(of author: DeviceID, in family: FamilyID) throws -> Int {
-        try database.statement("SELECT count(*) FROM pending WHERE family = ?1 AND author = ?2")
-            .first([.blob(family.bytes), .blob(author.bytes)]) { Int($0.int(0)) } ?? 0
+    /// How many of `author`'s events in `family` wait in `pending`; with
+    /// `above`, only those past that seq (its later events, not one held
+    /// for a gap in the middle of its chain, whose head is whole).
+    public func pendingCount(of author: DeviceID, in family: FamilyID, above: UInt64 = 0) throws -> Int {
+        try database.statement("SELECT count(*) FROM pending WHERE family = ?1 AND author = ?2 AND seq > ?3")
+            .first([.blob(family.bytes), .blob(author.bytes), .integer(Int64(above))]) { Int($0.int(0)) } ?? 0
     }
 
     public func pendingCount() throws -> Int {

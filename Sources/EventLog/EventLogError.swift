@@ -19,6 +19,9 @@ public enum EventLogError: Error, Equatable, Sendable, CustomStringConvertible {
     /// hash to the id stored with them, or no longer decode (a damaged disk,
     /// an edited database file). Never handed out to be published.
     case damagedEvent(author: DeviceID, seq: UInt64)
+    /// An event below its chain's head is not in the log at all (taken out
+    /// of it past its rules), where a segment of the chain was to start.
+    case missingEvent(author: DeviceID, seq: UInt64)
     /// An insert stored fewer events than it was given: a rule of the
     /// file that famctl did not make (a trigger put in after this open)
     /// dropped them. The transaction is rolled back.
@@ -35,6 +38,7 @@ public enum EventLogError: Error, Equatable, Sendable, CustomStringConvertible {
         case .clockExhausted: "the hybrid logical clock is at the end of its range; a forged timestamp was merged"
         case .envelope(let e): "cannot seal event: \(e)"
         case .damagedEvent(let a, let seq): "the event at seq \(seq) of device \(a.short) is damaged in this log: its bytes no longer match the id stored with them"
+        case .missingEvent(let a, let seq): "the event at seq \(seq) of device \(a.short) is missing from this log (taken out of it), though later ones are there"
         case .notStored(let given, let stored):
             "the log stored \(stored) of \(given) event(s): a rule put into famctl.sqlite outside famctl drops what it writes; nothing was written (the next famctl command removes such rules)"
         }

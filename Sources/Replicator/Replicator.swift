@@ -386,6 +386,10 @@ public final class Replicator {
         var written = 0
         for (author, head) in try log.heads(in: family).sorted(by: { $0.key.hex < $1.key.hex })
         where author != me && head.seq > 0 && !present.contains(author.hex) && !unreadFolders.contains(author.hex) {
+            // A chain with events missing from its middle here is left to a
+            // device that holds it whole: a folder written back in part
+            // would keep that device from writing it whole (a review).
+            guard try log.eventCount(of: author, in: family) == head.seq else { continue }
             written += try writeChain(of: author, after: 0, through: head.seq)
         }
         return written
@@ -486,7 +490,7 @@ public final class Replicator {
     /// `events()`, or `nil` when the log holds one of them damaged
     /// (``EventLogError/damagedEvent(author:seq:)``); other failures are thrown.
     private static func unlessDamaged(_ events: () throws -> [SyncEnvelope]) throws -> [SyncEnvelope]? {
-        do { return try events() } catch EventLogError.damagedEvent { return nil }
+        do { return try events() } catch EventLogError.damagedEvent { return nil } catch EventLogError.missingEvent { return nil }
     }
 
     func publishedSeq() throws -> UInt64 {
@@ -541,7 +545,7 @@ public final class Replicator {
         // segment ends before the gap; a gap at its start is the event there
         // damaged (a segment holds consecutive events only).
         let whole = envs.enumerated().prefix { $1.seq == last + 1 + UInt64($0) }.map(\.element)
-        if whole.isEmpty, head > last { throw EventLogError.damagedEvent(author: author, seq: last + 1) }
+        if whole.isEmpty, head > last { throw EventLogError.missingEvent(author: author, seq: last + 1) }
         var bytes = 0
         if let cut = whole.firstIndex(where: { bytes += $0.bytes.count + 4; return bytes > Self.maximumSegmentBytes }), cut > 0 {
             return Array(whole[..<cut])
@@ -742,7 +746,7 @@ public final class Replicator {
         // files whose names hold them, this device's own included, are read
         // again, and ingest puts each back in its place.
         let gapsAsked = try chainGapsAsked()
-        let gaps = gapsAsked == nil ? [:] : try log.chainGaps(in: family)
+        let gaps = gapsAsked == nil ? [:] : try fillableGaps()
         var holdingGaps = Set<String>()
         for name in ownTags.keys {
             guard case .segment(let n) = SharedFileName(name), Self.overlaps(n, gaps[me]) else { continue }
@@ -972,7 +976,7 @@ public final class Replicator {
         if let gapsAsked {
             // Looked for until none is left: another round may find the file
             // that holds one (still arriving, a folder unreadable this round).
-            let left = try log.chainGaps(in: family)
+            let left = try fillableGaps()
             report.gapsLeft = left.values.reduce(0) { $0 + $1.reduce(0) { $0 + Int($1.count) } }
             if left.isEmpty { try setMeta("gaps_checked", String(Int64(gapsAsked.timeIntervalSince1970))) }
         }
@@ -1132,6 +1136,19 @@ public final class Replicator {
         gaps?.contains { $0.overlaps(n.firstSeq...n.lastSeq) } ?? false
     }
 
+    /// The log's chains' gaps below their authors' fork points: what a
+    /// file can fill (nothing at or past a fork point enters the log).
+    private func fillableGaps() throws -> [DeviceID: [ClosedRange<UInt64>]] {
+        let points = try log.forkPoints(in: family)
+        var out: [DeviceID: [ClosedRange<UInt64>]] = [:]
+        for (author, ranges) in try log.chainGaps(in: family) {
+            let point = points[author] ?? .max
+            let below = ranges.compactMap { r in r.lowerBound < point ? r.lowerBound...min(r.upperBound, point - 1) : nil }
+            if !below.isEmpty { out[author] = below }
+        }
+        return out
+    }
+
     /// When the log last asked for its chains' gaps to be looked for
     /// (``EventLog/chainGapsAskedAt()``), should no pull have found them
     /// all filled since.
@@ -1167,8 +1184,10 @@ public final class Replicator {
         try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'read' AND reason IS NULL").forEachRow([.blob(family.bytes)]) { r in
             let path = r.text(0)
             guard let n = Self.segmentInItsFolder(path) else { return }
+            // Seqs missing from the middle of its chain (below any fork point already).
+            if Self.overlaps(n, gaps[n.author]) { out.insert(path); return }
             let held = max(heads[n.author]?.seq ?? 0, waiting[n.author] ?? 0)
-            guard n.lastSeq > held || Self.overlaps(n, gaps[n.author]) else { return }
+            guard n.lastSeq > held else { return }
             if forked[n.author] == nil { forked[n.author] = try log.isForked(n.author, in: family) }
             if forked[n.author] == false { out.insert(path) }
         }

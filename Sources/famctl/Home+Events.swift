@@ -371,8 +371,10 @@ extension Home {
                                    }
                                    // Events put back into the middle of a chain: what came after
                                    // them was applied without them (a household event among them
-                                   // may change how it is judged), so the stores are made again.
-                                   if report.gapsFilled > 0 { needsRebuild = true }
+                                   // may change how it is judged), so the stores are made again,
+                                   // once no event is missing: a rebuild before would drop what
+                                   // those still missing said, which the stores hold (a review).
+                                   if report.gapsFilled > 0, try log.chainGaps(in: family).isEmpty { needsRebuild = true }
                                    try settle()
                                    try onIngested(base + i, report)
                                })

@@ -185,7 +185,7 @@ extension Home {
         // still arriving, or were taken out of its log after it published
         // them (the share would throw at every round, and the pull would
         // read the same file again and again, or end before its report).
-        guard try !log.isForked(deviceID, in: family), try log.pendingCount(of: deviceID, in: family) == 0, try publishedPastLog() == nil else { return }
+        guard try !log.isForked(deviceID, in: family), try log.pendingCount(of: deviceID, in: family, above: log.head(of: deviceID, in: family).seq) == 0, try publishedPastLog() == nil else { return }
         let h = projector.household
         // Each record of a used invitation, and each share, is written under
         // the key the member joined with: the one it can open. Only a share's

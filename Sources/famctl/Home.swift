@@ -490,6 +490,10 @@ extension CLIError {
                             hint: "Shorten its longest fields; pictures go through 'famctl photo add'.")
         case EventLogError.notStored:
             self = CLIError(.tempFail, "\(error)", hint: "Run the command again: the next famctl command to open the log removes such rules (and says so).")
+        case EventLogError.missingEvent:
+            // Found while publishing: taken out of the log before it went out.
+            self = CLIError(.dataError, "\(error); it was not published, so neither it nor anything after it in that chain can reach the family",
+                            hint: SyncCommand.damagedOwnHint)
         case EventLogError.ownEventsPending:
             self = CLIError(.tempFail, "\(error)",
                             hint: "This home is older than what it published (restored from a backup?), and its later events are still arriving. "

@@ -788,11 +788,11 @@ enum SyncCommand: Command {
                     + (r.notCounted > 0 ? "; \(r.notCounted) of the others' event(s) not counted by the family ('famctl status' lists why)" : ""))
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
         if r.pulled.gapsFilled > 0 {
-            Console.out("put back \(r.pulled.gapsFilled) event(s) missing from the middle of their chains (taken out of this device's log; read again \(fromPlace)), and made the stores again")
+            Console.out("put back \(r.pulled.gapsFilled) event(s) missing from the middle of their chains (taken out of this device's log; read again \(fromPlace))")
         }
         if r.pulled.gapsLeft > 0 {
-            Console.err("famctl: warning: \(r.pulled.gapsLeft) event(s) are still missing from the middle of their chains, and no file read \(place) holds them ('famctl replay' names their places). "
-                        + "The stores still hold what they said: do not rebuild. Should no device's folder hold them any more, restore \(Home.databaseFile) from a backup made before they were taken out.")
+            Console.err("famctl: warning: \(r.pulled.gapsLeft) event(s) are still missing from the middle of their chains ('famctl replay' names their places): no file this round read \(place) put them back "
+                        + "(a file not yet arrived, named above, may). The stores still hold what they said: do not rebuild. Should no device's folder hold them any more, restore \(Home.databaseFile) from a backup made before they were taken out.")
         }
         if r.pulled.carried > 0 {
             Console.out("wrote \(r.pulled.carried) segment(s) of the other devices' events into the new location (from this device's log)")
