@@ -111,5 +111,15 @@ struct EntrySlipsTests {
             let r = try f.run("settings", "photos", "--max-mb", value)
             #expect(r.code == 65 && r.stderr.contains(hint), "\(value): \(r.stderr)")
         }
+        // One value refused: none of the others is stored (a review: those
+        // before it were), and the cache's own bound has its own hint.
+        let before = try f.ok("settings", "photos")
+        for args in [["--max-mb", "7", "--prefetch", "yes"], ["--max-mb", "8", "--cache-mb", "abc"], ["--cache-mb", "42", "--prefetch", "yes"], ["--max-mb", "3", "--cache-mb", "0"]] {
+            let r = try f.run(["settings", "photos"] + args)
+            #expect(r.code == 65 && r.stderr.contains("nothing was changed"), "\(args): \(r.stderr)")
+            #expect(try f.ok("settings", "photos") == before, "\(args) changed a setting")
+        }
+        let cache = try f.run("settings", "photos", "--cache-mb", "0")
+        #expect(cache.stderr.contains("the cache keeps no fetched photo") && !cache.stderr.contains("no photo fits"), "\(cache.stderr)")
     }
 }

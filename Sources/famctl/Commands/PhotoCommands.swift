@@ -198,26 +198,32 @@ enum SettingsPhotosCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
+        // Every value checked before any is stored: a bad one changes
+        // nothing (a review: the ones before it were stored, exit 65).
+        var settings: [(DeviceState.Key, String)] = []
         for (opt, key, largest) in [("--max-mb", DeviceState.Key.photoMaxBytes, Home.largestPhotoMaxMB), ("--cache-mb", .photoCacheBytes, 100_000)] {
             if let v = inv.value(opt) {
-                // At least a kilobyte: below it no photo fits, and a limit that refuses everything is a typo.
+                // At least a kilobyte: below it no photo fits (and nothing is
+                // kept), and a limit that refuses everything is a typo.
                 guard let n = DecimalText.parse(v), n >= 0.001, n <= Double(largest) else {
                     // The hint says why the bound that was passed is there.
                     let n = DecimalText.parse(v)
                     let hint = n == nil ? "Give a number, for example \(opt) \(opt == "--max-mb" ? 25 : 500) (a decimal point, no unit)."
-                        : n! < 0.001 ? "Below a kilobyte no photo fits: a limit that refuses every photo is a slip."
+                        : n! < 0.001 ? (opt == "--max-mb" ? "Below a kilobyte no photo fits: a limit that refuses every photo is a slip."
+                                                          : "Below a kilobyte the cache keeps no fetched photo: give at least 0.001 ('famctl photo get' fetches a photo again when it is wanted).")
                         : opt == "--max-mb" ? "A larger photo's encrypted file would be over the 256 MiB a shared folder or a WebDAV peer takes: it could never be shared." : nil
-                    throw CLIError.data("\(opt) '\(v)' is not a number of MB from 0.001 to \(largest)", hint: hint)
+                    throw CLIError.data("\(opt) '\(v)' is not a number of MB from 0.001 to \(largest); nothing was changed", hint: hint)
                 }
-                try home.state.set(key, String(Int(n * 1_048_576)))
+                settings.append((key, String(Int(n * 1_048_576))))
             }
         }
         if let p = inv.value("--prefetch") {
             guard p == "on" || p == "off" else {
-                throw CLIError.data("--prefetch '\(p)' is neither on nor off", hint: ValueHint.otherCase(p, among: ["on", "off"], as: "--prefetch ") ?? "Give --prefetch on or --prefetch off.")
+                throw CLIError.data("--prefetch '\(p)' is neither on nor off; nothing was changed", hint: ValueHint.otherCase(p, among: ["on", "off"], as: "--prefetch ") ?? "Give --prefetch on or --prefetch off.")
             }
-            try home.state.set(.prefetchPhotos, p)
+            settings.append((.prefetchPhotos, p))
         }
+        for (key, value) in settings { try home.state.set(key, value) }
         try home.evictPhotos()
         if inv.json {
             Console.json(["maxBytes": home.photoMaxBytes, "cacheBytes": home.photoCacheBytes, "prefetch": home.prefetchPhotos])
