@@ -98,3 +98,42 @@ extension Home {
             + "what this device writes here no longer reaches it. If the family moved, point this device at the new location: 'famctl settings sync \(option)', then 'famctl sync'."
     }
 }
+
+/// Babies of one name: most often one baby added on two devices (or
+/// carried in by an `accept`) before either saw the other's.
+extension Home {
+    /// Groups of live babies sharing a name (letters' case aside), each
+    /// with the one to keep first: the most records, then the one added
+    /// first (the merge hint moves the others' records to it).
+    func sameNameBabies(subjects: [SubjectState]? = nil, recordCounts: [String: Int]? = nil) throws -> [[String]] {
+        let subjects = try subjects ?? projector.subjects()
+        let babies = subjects.filter { $0.kind == .baby && $0.name != nil }
+        guard Set(babies.map { $0.name!.lowercased() }).count < babies.count else { return [] }
+        let recordCounts = try recordCounts ?? projector.liveRecordCounts()
+        return Dictionary(grouping: babies, by: { $0.name!.lowercased() })
+            .values.filter { $0.count > 1 }
+            .map { group in
+                group.sorted { a, b in
+                    let (ra, rb) = (recordCounts[a.focus.description] ?? 0, recordCounts[b.focus.description] ?? 0)
+                    return ra != rb ? ra > rb : (a.created != b.created ? a.created < b.created : a.focus.description < b.focus.description)
+                }.map(\.focus.description)
+            }
+            .sorted { $0[0] < $1[0] }
+    }
+
+    /// What `status`, `sync` and `accept` say of one group.
+    static func sameNameText(_ keys: [String], subjects: [SubjectState], recordCounts: [String: Int]) -> String {
+        let name = subjects.first { $0.focus.description == keys[0] }?.name ?? ""
+        return "\(keys.count) babies are named \(name): \(keys.map { "\($0) (\(recordCounts[$0] ?? 0) record(s))" }.joined(separator: ", ")); "
+            + "'--focus \(name)' names neither. If one baby was added twice, "
+            + keys.dropFirst().map { "'famctl subject remove \($0) --move-records-to \(keys[0])'" }.joined(separator: " then ")
+            + " merges them into the first"
+    }
+
+    /// The warnings of ``sameNameBabies(subjects:recordCounts:)``, for `sync` and `accept`.
+    func sameNameWarnings() -> [String] {
+        guard let subjects = try? projector.subjects(), let groups = try? sameNameBabies(subjects: subjects), !groups.isEmpty,
+              let counts = try? projector.liveRecordCounts() else { return [] }
+        return groups.map { "famctl: warning: " + Self.sameNameText($0, subjects: subjects, recordCounts: counts) }
+    }
+}

@@ -306,6 +306,36 @@ struct SubjectCommandsTests {
         #expect(try f.ok("record", "list", "--focus", "Noah").contains(added))
     }
 
+    /// A device joining with its own baby of a name the family's baby has:
+    /// `accept` says so, and so does every device's `sync` until they are
+    /// merged; the merge may name the kept one by the name both share
+    /// (a review: both said nothing, and the merge by name was refused as
+    /// ambiguous).
+    @Test func aBabyCarriedInUnderTheFamilysBabysNameIsSaidAndMergedByName() throws {
+        let mum = FamctlRunner(), nanny = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        let dir = mum.root + "/shared"
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        let lily = try mum.ok("subject", "add", "baby", "--name", "Lily", "--birth", "2026-06-01")
+        try mum.ok("sync")
+        try nanny.ok("init", "--name", "Nanny")
+        let hers = try nanny.ok("subject", "add", "baby", "--name", "Lily", "--birth", "2026-06-01")
+        let joined = try nanny.run("accept", try mum.ok("invite"), "--name", "Nanny", "--dir", dir)
+        #expect(joined.code == 0 && joined.stderr.contains("famctl: warning: 2 babies are named Lily") && joined.stderr.contains("'--focus Lily' names neither"), "\(joined.stderr)")
+        try nanny.ok("sync")
+        let round = try mum.run("sync")
+        #expect(round.code == 0 && round.stderr.contains("2 babies are named Lily") && round.stderr.contains("--move-records-to"), "\(round.stderr)")
+        // Merged by the name both share: the other Lily is meant.
+        let merged = try mum.run("subject", "remove", hers, "--move-records-to", "Lily")
+        #expect(merged.code == 0 && merged.stdout == hers + "\n", "\(merged.stderr)")
+        #expect(!(try mum.run("sync")).stderr.contains("babies are named"))
+        #expect(try mum.ok("record", "add", "--focus", "Lily", "--store", "diaper", "wet=true").count > 0)
+        _ = lily
+        // The name of the subject being removed alone: said as such.
+        let alone = try mum.run("subject", "remove", lily, "--move-records-to", "Lily")
+        #expect(alone.code == 64 && alone.stderr.contains("the subject being removed"), "\(alone.stderr)")
+    }
+
     /// A baby added twice: `subject remove --move-records-to` moves its
     /// records to the one kept and removes it, in one step; a record that
     /// cannot move (a store the other subject's kind does not take) stops

@@ -266,6 +266,9 @@ enum AcceptCommand: Command {
         }
         let subjects = Self.items(carried, type: SubjectEvent.type), records = Self.items(carried, type: RecordEvent.Kind.put.rawValue)
         let photos = Self.items(carried, type: PhotoEvent.Kind.put.rawValue)
+        // A baby of this device named as one of the family's (a review: said
+        // nowhere, and every `--focus NAME` of the family then refused).
+        if !carried.isEmpty { for w in home.sameNameWarnings() { Console.err(w) } }
         if inv.json {
             Console.json(["family": code.family.description, "device": home.deviceID.hex, "role": code.role.rawValue,
                           "carried": records, "carriedPhotos": photos, "includeShared": !inv.flag("--keep-private"),

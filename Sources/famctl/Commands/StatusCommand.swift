@@ -26,17 +26,7 @@ enum StatusCommand: Command {
         // Babies of one name (letters' case aside): most often one baby
         // added on two devices before either synced.
         let recordCounts = try home.projector.liveRecordCounts()
-        // The one to keep first: the most records, then the one added first
-        // (the merge hint moves the others' records to it).
-        let sameName = Dictionary(grouping: subjects.filter { $0.kind == .baby && $0.name != nil }, by: { $0.name!.lowercased() })
-            .values.filter { $0.count > 1 }
-            .map { group in
-                group.sorted { a, b in
-                    let (ra, rb) = (recordCounts[a.focus.description] ?? 0, recordCounts[b.focus.description] ?? 0)
-                    return ra != rb ? ra > rb : (a.created != b.created ? a.created < b.created : a.focus.description < b.focus.description)
-                }.map(\.focus.description)
-            }
-            .sorted { $0[0] < $1[0] }
+        let sameName = try home.sameNameBabies(subjects: subjects, recordCounts: recordCounts)
         let recordCount = recordCounts.values.reduce(0, +)
         let removedCounts = recordCounts.filter { removedSubjects.contains($0.key) }
         let overlaps = try home.projector.sleepOverlaps()
@@ -170,13 +160,7 @@ enum StatusCommand: Command {
             Console.out("  misplaced: \(u.path): \(u.reason) (nothing in it was refused; the file can be removed from the shared folder)")
         }
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
-        for keys in sameName {
-            let name = subjects.first { $0.focus.description == keys[0] }?.name ?? ""
-            Console.out("  \(keys.count) babies are named \(name): \(keys.map { "\($0) (\(recordCounts[$0] ?? 0) record(s))" }.joined(separator: ", ")); "
-                        + "if one baby was added twice, "
-                        + keys.dropFirst().map { "'famctl subject remove \($0) --move-records-to \(keys[0])'" }.joined(separator: " then ")
-                        + " merges them into the first")
-        }
+        for keys in sameName { Console.out("  " + Home.sameNameText(keys, subjects: subjects, recordCounts: recordCounts)) }
         for (focus, n) in removedCounts.sorted(by: { $0.key < $1.key }) {
             Console.out("  \(n) record(s) of the removed care subject \(focus) (written where the removal had not arrived): "
                         + "'famctl record list --focus \(focus)' lists them; move them with 'famctl record update ID --focus OTHER', or bring it back: famctl subject restore \(focus)")

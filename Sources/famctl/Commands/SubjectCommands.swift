@@ -167,7 +167,7 @@ enum SubjectRemoveCommand: Command {
         let subject = try SubjectInput.subject(inv.positionals[0], home: home)
         func liveRecords() throws -> [RecordState] { try home.projector.records(.init(focus: subject.focus.description)) }
         let withRecords = inv.flag("--with-records")
-        let target = try inv.value("--move-records-to").map { try SubjectInput.subject($0, home: home) }
+        let target = try inv.value("--move-records-to").map { try SubjectInput.subject($0, home: home, excluding: subject.focus) }
         if let target, target.focus == subject.focus {
             throw CLIError.usage("--move-records-to names \(subject.focus), the subject being removed", hint: "Name the subject its records go to.")
         }

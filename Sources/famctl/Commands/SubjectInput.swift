@@ -65,19 +65,24 @@ enum SubjectInput {
 
     /// The live care subject `text` names: its focus key, or its name
     /// (letters' case aside) when one live subject has it.
-    static func subject(_ text: String, home: Home) throws -> SubjectState {
+    /// - Parameter excluding: a subject a name does not mean (the one whose
+    ///   records move to the subject named: two babies of one name, one
+    ///   being merged into the other, a review).
+    static func subject(_ text: String, home: Home, excluding: FocusKey? = nil) throws -> SubjectState {
         let all = try home.projector.subjects(includeRemoved: true)
-        let live = all.filter { !$0.removed }
         if let focus = FocusKey(text) {
-            if let s = live.first(where: { $0.focus == focus }) { return s }
+            if let s = all.first(where: { !$0.removed && $0.focus == focus }) { return s }
             if all.contains(where: { $0.focus == focus }) {
                 throw CLIError(.noInput, "care subject \(focus) is removed",
                                hint: "'famctl subject list --removed' shows it; 'famctl subject restore \(focus)' brings it back.")
             }
             throw CLIError(.noInput, "no care subject \(focus)", hint: "'famctl subject list' shows the care subjects; one added on another device arrives with 'famctl sync'.")
         }
+        let live = all.filter { !$0.removed && $0.focus != excluding }
         let named = Self.named(text, in: live)
         if named.count == 1 { return named[0] }
+        // Only the excluded one has the name: it is meant (the caller says why not).
+        if named.isEmpty, let excluding, let own = all.first(where: { !$0.removed && $0.focus == excluding }), !Self.named(text, in: [own]).isEmpty { return own }
         if named.count > 1 { throw Self.ambiguous(text, named) }
         if let gone = Self.named(text, in: all.filter(\.removed)).first {
             throw CLIError(.noInput, "care subject '\(text)' (\(gone.focus)) is removed",

@@ -244,6 +244,9 @@ enum SyncCommand: Command {
                            + "'famctl settings sync --dir PATH' points this device at the one the owner set up.")
             }
         }
+        // Two babies of one name (one carried in by an `accept`, or added on
+        // two devices): every `--focus NAME` is refused until they are merged.
+        out += home.sameNameWarnings()
         // Devices that left this location, as their notes say: certain, so
         // said at every round (once a watch), and the silence below not then.
         home.noteMovedAway(replicator.lastPull?.movedAway)
