@@ -34,13 +34,14 @@ public struct MovedNotice: Sendable {
     public let bytes: [UInt8]
 
     /// Signs a notice that `signer` left for `location`, sealed with `key`.
-    public static func make(family: FamilyID, signer: SigningKey, at: Date, location: String, key: EpochKey) -> MovedNotice {
+    /// - Parameter nonce: 24 bytes, fresh random ones unless given (test vectors).
+    public static func make(family: FamilyID, signer: SigningKey, at: Date, location: String, key: EpochKey, nonce: [UInt8]? = nil) -> MovedNotice {
         Sodium.ensureReady()
         let ms = UInt64(max(0, at.timeIntervalSince1970 * 1000))
         var header = tag + [1] + family.bytes + signer.publicKey.bytes
         header += (0..<8).reversed().map { UInt8(truncatingIfNeeded: ms >> (8 * UInt64($0))) }
         header += (0..<4).reversed().map { UInt8(truncatingIfNeeded: key.epoch >> (8 * UInt32($0))) }
-        let nonce = Sodium.randomBytes(24)
+        let nonce = nonce ?? Sodium.randomBytes(24)
         let plain = Array(location.utf8)
         var sealed = [UInt8](repeating: 0, count: plain.count + 16)
         sealed.withUnsafeMutableBytes { o in

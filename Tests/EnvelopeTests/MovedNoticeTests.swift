@@ -43,3 +43,19 @@ struct MovedNoticeTests {
         #expect((try? SyncEnvelope(decoding: note.bytes)) == nil)
     }
 }
+
+extension MovedNoticeTests {
+    /// The vector of format.md: its bytes, from a fixed seed, key, time and nonce.
+    @Test func theFormatVector() throws {
+        let signer = SigningKey(seed: SecretBytes([UInt8](repeating: 1, count: 32)))
+        let family = FamilyID(string: "1d053da4-6f6f-8360-807e-036bab021cca")!
+        let key = EpochKey(epoch: 0, key: SecretBytes([UInt8](repeating: 2, count: 32)))
+        let note = MovedNotice.make(family: family, signer: signer, at: Date(timeIntervalSince1970: 1_796_000_000), location: "/mnt/nas/famctl",
+                                    key: key, nonce: [UInt8](repeating: 3, count: 24))
+        let hex = note.bytes.map { String(format: "%02x", $0) }.joined()
+        print("moved-notice vector:", hex)
+        #expect(hex == Self.vector, "\(hex)")
+    }
+
+    static let vector = "66616d63746c6d76011d053da46f6f8360807e036bab021cca8a88e3dd7409f195fd52db2d3cba5d72ca6709bf1d94121bf3748801b40f6f5c000001a229f128000000000003030303030303030303030303030303030303030303030372644f2b123d5bf4af55e6a357fb143c08432eadc8930a828a550718e32bd8df6bdc9ce520e7fa501fd9e0328591d9ab2a12836d6f0369042ba792d586eb0db5bedfaa4dba45e029be4e178d239d914bd0b97d37eed4aa717546f622e8ef08"
+}
