@@ -24,4 +24,26 @@ struct HintTests {
         let replay = try one.ok("replay")
         #expect(replay.contains(": 1 event, ") && !replay.contains("1 events"), "\(replay)")
     }
+
+    /// Slips of a new user's walk-through (a review): each says what is
+    /// wrong in its own terms and what to do.
+    @Test func slipsOfAWalkThrough() throws {
+        let solo = FamctlRunner()
+        let spaces = try solo.run("init", "--name", "   ")
+        #expect(spaces.code == 65 && spaces.stderr.contains("--name '   ' is only spaces"), "\(spaces.stderr)")
+        try solo.ok("init", "--name", "Solo")
+        try solo.ok("subject", "add", "newMom")
+        // No family: sync names what to do, not a location that syncs with nobody.
+        let sync = try solo.run("sync")
+        #expect(sync.code == 64 && sync.stderr.contains("this device is in no family yet") && sync.stderr.contains("famctl family create") && sync.stderr.contains("famctl accept"), "\(sync.stderr)")
+        // A kind of record given as the store.
+        let store = try solo.run("record", "add", "--focus", "newMom", "--store", "medication", "medication=ibuprofen")
+        #expect(store.code == 65 && store.stderr.contains("a medication is kept in health: --store health kind=medication"), "\(store.stderr)")
+        let spaced = try solo.run("record", "add", "--focus", "newMom", "--store", "postpartum", "mood", "kind=mood")
+        #expect(spaced.code == 65 && spaced.stderr.contains("'famctl record fields' lists the fields of each store"), "\(spaced.stderr)")
+        try solo.ok("family", "create", "--name", "F", "--dir", solo.root + "/shared")
+        // A duration below the least: said as such, not "not a duration".
+        let zero = try solo.run("invite", "--expires", "0m")
+        #expect(zero.code == 65 && zero.stderr.contains("--expires is at least 1m") && !zero.stderr.contains("not a duration"), "\(zero.stderr)")
+    }
 }

@@ -134,6 +134,12 @@ struct ValueHintTests {
         #expect(cli.code == 65 && cli.stderr.contains("famctl: severity takes a whole number: write 3, not 3.0."), "\(cli.stderr)")
         let json = try mum.run("record", "add", "--focus", baby, "--store", "health", "kind=symptom", "symptom=cough", "--json-fields", #"{"severity": 3.0}"#)
         #expect(json.code == 65 && json.stderr.contains("famctl: severity takes a whole number: write 3, not 3.0."), "\(json.stderr)")
+        // A yes/no given as a JSON text: JSON's own true or false, not "write true".
+        for (text, meant) in [("true", ": \"wet\": true."), ("yes", ": \"wet\": true."), ("no", ": \"wet\": false."), ("maybe", ".")] {
+            let r = try mum.run("record", "add", "--focus", baby, "--store", "diaper", "--json-fields", #"{"wet": ""# + text + #""}"#)
+            #expect(r.code == 65 && r.stderr.contains("\"\(text)\" is given as a text (in quotes); in JSON a yes/no is true or false without quotes" + meant)
+                    && !r.stderr.contains("yes and no, 1 and 0 are taken too"), "\(text): \(r.stderr)")
+        }
         try mum.ok("subject", "add", "pregnancy", "--due", "2027-03-01")
         let d = try mum.run("record", "add", "--focus", "pregnancy", "--store", "pregnancy", "kind=contraction", "durationSec=1m")
         #expect(d.code == 65 && d.stderr.contains("famctl: durationSec is in seconds: 1m is 60 seconds, durationSec=60."), "\(d.stderr)")

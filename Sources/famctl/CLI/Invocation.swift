@@ -29,7 +29,10 @@ struct Invocation {
     ///   is not a name: 1 to 100 characters, no control characters
     ///   (``PlainText/nameViolation(_:)``).
     func requiredName(_ name: String) throws(CLIError) -> String {
-        let text = try required(name).trimmingCharacters(in: .whitespaces)
+        let given = try required(name)
+        let text = given.trimmingCharacters(in: .whitespaces)
+        // The wording `subject add` uses (a review: "must be 1 to 100 characters" for "   ").
+        if text.isEmpty, !given.isEmpty { throw .data("\(name) '\(given)' is only spaces", hint: "A name is one line of text, shown to the whole family.") }
         if let why = PlainText.nameViolation(text) { throw .data("\(name) \(why)", hint: "A name is one line of text, shown to the whole family.") }
         return text
     }

@@ -70,7 +70,7 @@ enum InviteCommand: Command {
 
     static func parseDuration(_ s: String) throws(CLIError) -> TimeInterval {
         let units: [Character: TimeInterval] = ["m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-        guard let unit = s.last, let seconds = units[unit], let n = DecimalText.parse(String(s.dropLast())), n > 0 else {
+        guard let unit = s.last, let seconds = units[unit], let n = DecimalText.parse(String(s.dropLast())), n >= 0 else {
             throw .data("--expires '\(s)' is not a duration", hint: "Use a number and a unit: 30m, 12h, 7d, 2w.")
         }
         guard n * seconds <= 90 * 86_400 else { throw .data("--expires is at most 90d") }

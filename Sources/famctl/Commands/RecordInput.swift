@@ -42,7 +42,7 @@ enum RecordInput {
                                     + "\(name)=\(ShellWord.quoted(String(words.dropFirst(name.count + 1)))). Each field is name=value, with no space around '='.")
                 }
                 throw .data("'\(a)' is not field=value",
-                            hint: "Give each field as name=value, with no space around '=' (for example \(a)=VALUE); docs/cli.md lists the fields of each store.")
+                            hint: "Give each field as name=value, with no space around '=' (for example \(a)=VALUE); 'famctl record fields' lists the fields of each store.")
             }
             let name = String(a[..<eq])
             try checkFieldName(name)
@@ -236,6 +236,14 @@ enum RecordInput {
             }
             if let near = nearest(text, among: StoreName.allCases.map(\.rawValue)) {
                 throw .data("--store '\(text)' is not a store; did you mean '\(near)'?", hint: "Store names are written as listed: \(StoreName.list).")
+            }
+            // A kind of record some store keeps (`medication`, `temperature`, `bottle`…).
+            for store in StoreName.allCases {
+                if let spec = StoreSchema.schema(for: store).field("kind"), case .choice(let kinds) = spec.type,
+                   let kind = kinds.first(where: { $0.lowercased() == text.lowercased() }) {
+                    throw .data("--store '\(text)' is not a store; a \(kind) is kept in \(store.rawValue): --store \(store.rawValue) kind=\(kind)",
+                                hint: "'famctl record fields --store \(store.rawValue)' lists its fields. The stores: \(StoreName.list).")
+                }
             }
             throw .data("--store '\(text)' is not a store", hint: "Use one of: \(StoreName.list).")
         }

@@ -883,6 +883,12 @@ extension Home {
             }
             base = webdav
         case .none:
+            // A home in no family has nobody to sync with: a location alone
+            // would make `sync` succeed and do nothing (a review).
+            if projector.household.isPrivate, knownOwner == nil {
+                throw CLIError(.usage, "this device is in no family yet: there is nobody to sync with",
+                               hint: "Create one with 'famctl family create --name NAME --dir PATH', or join one with 'famctl accept CODE --name NAME --dir PATH' (the code from the family's owner).")
+            }
             throw CLIError(.usage, "no shared directory or peer is set for this family",
                            hint: "'famctl settings sync --dir PATH' or 'famctl settings sync --peer URL' sets one.")
         }

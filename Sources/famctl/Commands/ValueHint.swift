@@ -143,6 +143,14 @@ enum ValueHint {
            (try? /\s*-?[0-9]+(\.[0-9]+)?\s*/.wholeMatch(in: text)) != nil {
             return "\(text) is given as a text (in quotes); give it as a JSON number: \"\(spec.name)\": \(text.trimmingCharacters(in: .whitespaces))."
         }
+        // A yes/no given in JSON as a text ("true", "yes"): JSON's own true or false (a review:
+        // "true" was told to write true, and yes offered, which JSON does not take).
+        if spec.type == .bool, case .string(let text) = value {
+            let word = text.trimmingCharacters(in: .whitespaces).lowercased()
+            let meant = ["true", "yes", "1"].contains(word) ? "true" : ["false", "no", "0"].contains(word) ? "false" : nil
+            return "\"\(text)\" is given as a text (in quotes); in JSON a yes/no is true or false without quotes"
+                + (meant.map { ": \"\(spec.name)\": \($0)." } ?? ".")
+        }
         return forField(spec, text: value.stringValue ?? value.jsonText, in: schema)
     }
 
