@@ -54,6 +54,9 @@ enum MemberLookup {
         guard !text.isEmpty else { throw .usage("MEMBER is empty: give a member's name or a prefix of its device id ('famctl members' lists them)") }
         let byName = h.members.values.filter { $0.name == text }
         if byName.count == 1 { return byName[0] }
+        // A removed member's name taken again by a member: the one in the
+        // family is meant (a review: refused as ambiguous).
+        if byName.count > 1, byName.filter(\.isActive).count == 1 { return byName.first(where: \.isActive)! }
         if byName.count > 1 {
             let ids = byName.map(\.device).sorted { $0.hex < $1.hex }
             throw .data("\(byName.count) members are called \"\(text)\" (devices \(ids.map(\.short).joined(separator: ", "))); give the device id",
@@ -62,6 +65,15 @@ enum MemberLookup {
         // A name differing only in case is most likely the one meant.
         let alike = h.members.values.filter { $0.name.lowercased() == text.lowercased() }.map(\.name)
         let byID = h.members.values.filter { $0.device.hex.hasPrefix(text.lowercased()) }
+        // Letters' case aside, as `--focus` takes a subject's name: the one
+        // member of that name (the one in the family, should a removed one
+        // share it), unless the text is the start of a device id too (a review).
+        if byName.isEmpty, byID.isEmpty || text.count < 4 {
+            let same = h.members.values.filter { $0.name.lowercased() == text.lowercased() }
+            let inFamily = same.filter(\.isActive)
+            if same.count == 1 { return same[0] }
+            if inFamily.count == 1 { return inFamily[0] }
+        }
         // A device whose join was refused, by the name it joined under (no
         // member has that name), or by its id: before a name that is also a
         // short start of some member's id ("C") is taken for one.
