@@ -137,3 +137,35 @@ extension Home {
         return groups.map { "famctl: warning: " + Self.sameNameText($0, subjects: subjects, recordCounts: counts) }
     }
 }
+
+/// Photos of a record its photos list does not name: two devices adding a
+/// photo at once each wrote a list, and one list won.
+extension Home {
+    /// Each live record with live photos its list does not name (ids in lowercase).
+    func unlistedPhotos() -> [UUID: Set<String>] {
+        guard let photos = try? projector.photos() else { return [:] }
+        var out: [UUID: Set<String>] = [:]
+        for (key, its) in Dictionary(grouping: photos, by: \.record) {
+            guard let record = key, let r = try? projector.record(record), !r.deleted else { continue }
+            let listed = Set(Self.photoList(r).compactMap { $0.stringValue?.lowercased() })
+            let missing = Set(its.map(\.id.lowercasedText)).subtracting(listed)
+            if !missing.isEmpty { out[record] = missing }
+        }
+        return out
+    }
+
+    /// What a sync says of the photos its round left out of their records'
+    /// lists (those not left out before it).
+    func unlistedPhotoWarnings(before: [UUID: Set<String>]) -> [String] {
+        unlistedPhotos().sorted { $0.key.uuidString < $1.key.uuidString }.compactMap { record, missing in
+            let new = missing.subtracting(before[record] ?? [])
+            guard !new.isEmpty, let r = try? projector.record(record) else { return nil }
+            let listed = Self.photoList(r).compactMap(\.stringValue)
+            let all = listed + missing.sorted().filter { id in !listed.contains { $0.lowercased() == id } }
+            let one = new.count == 1
+            return "famctl: warning: photo\(one ? "" : "s") \(new.sorted().joined(separator: ", ")) of record \(record.lowercasedText) \(one ? "is" : "are") no longer in its photos list "
+                + "(another device wrote the list at the same time, and its list won; the photo\(one ? " is" : "s are") kept): "
+                + "'famctl record update \(record.lowercasedText) photos=\(all.joined(separator: ","))' puts \(one ? "it" : "them") back."
+        }
+    }
+}

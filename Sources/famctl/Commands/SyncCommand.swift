@@ -379,6 +379,8 @@ enum SyncCommand: Command {
     private static func lockedRound(_ home: Home, probe: Bool) throws -> Round {
         let replicator = try home.replicator(probe: probe)
         let deniedBefore = ownDenied(home)
+        // Photos left out of their records' lists: those this round leaves out are said.
+        let unlistedBefore = home.unlistedPhotos()
         // The others' events the family refuses (a removed member's, a
         // viewer's): those this round brings are counted apart.
         let rejectedBefore = Set(((try? home.projector.rejections()) ?? []).map(\.event))
@@ -433,7 +435,7 @@ enum SyncCommand: Command {
                 // why the photos did not (a full server, say).
                 recordError(e, replicator)
                 return Round(published: published, pulled: pulled, publishFailure: failure(e, at: replicator.peer.label, probing: false),
-                             warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + refusedHere(home, before: deniedBefore) + undoneHere(home))
+                             warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + refusedHere(home, before: deniedBefore) + undoneHere(home) + home.unlistedPhotoWarnings(before: unlistedBefore))
             }
             if home.prefetchPhotos {
                 // Only what fits in the cache as it stands: a photo fetched by
@@ -465,7 +467,7 @@ enum SyncCommand: Command {
             let notCounted = home.projector.household.owner == nil ? 0
                 : ((try? home.projector.rejections()) ?? []).count { !rejectedBefore.contains($0.event) && $0.author != home.deviceID }
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded, notCounted: notCounted,
-                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home))
+                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home) + home.unlistedPhotoWarnings(before: unlistedBefore))
         } catch let e as PeerError {
             // What the events pulled before the failure undid is said now:
             // the next round would not know they came in.
