@@ -37,7 +37,7 @@ public struct MovedNotice: Sendable {
     /// - Parameter nonce: 24 bytes, fresh random ones unless given (test vectors).
     public static func make(family: FamilyID, signer: SigningKey, at: Date, location: String, key: EpochKey, nonce: [UInt8]? = nil) -> MovedNotice {
         Sodium.ensureReady()
-        let ms = UInt64(max(0, at.timeIntervalSince1970 * 1000))
+        let ms = UInt64(min(max(0, at.timeIntervalSince1970 * 1000), Double(HLC.maxMilliseconds)))
         var header = tag + [1] + family.bytes + signer.publicKey.bytes
         header += (0..<8).reversed().map { UInt8(truncatingIfNeeded: ms >> (8 * UInt64($0))) }
         header += (0..<4).reversed().map { UInt8(truncatingIfNeeded: key.epoch >> (8 * UInt32($0))) }
@@ -83,6 +83,8 @@ public struct MovedNotice: Sendable {
         family = FamilyID(bytes: Array(bytes[9..<25]))
         self.author = author
         let ms = bytes[57..<65].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        // A time no clock of famctl's gives (past an HLC's 48 bits): no note.
+        guard ms <= HLC.maxMilliseconds else { return nil }
         at = Date(timeIntervalSince1970: Double(ms) / 1000)
         epoch = bytes[65..<69].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         self.bytes = bytes

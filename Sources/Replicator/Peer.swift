@@ -41,9 +41,17 @@ public protocol Peer: AnyObject {
     /// Deletes `path`.
     /// - Throws: ``PeerError/notFound``.
     func delete(_ path: String) throws(PeerError)
+
+    /// Creates `path` with one request, as ``deleteOnce(_:)`` deletes: for
+    /// a note left in a location that may be gone, which must not hold up
+    /// the command through the retries' back-off.
+    func createOnce(_ path: String, _ bytes: [UInt8]) throws(PeerError)
 }
 
 extension Peer {
+    public func createOnce(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
+        try create(path, bytes)
+    }
     public func getOnce(_ path: String) throws(PeerError) -> (bytes: [UInt8], tag: String) {
         try get(path)
     }

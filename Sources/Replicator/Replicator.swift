@@ -655,6 +655,12 @@ public final class Replicator {
         /// another (``MovedNotice``, verified), when a full listing was
         /// made (`nil` otherwise: a change feed shows a note once).
         public var movedAway: [MovedNotice]?
+        /// A note that could not be read this round (the server failing):
+        /// what was known of the notes stands.
+        public var movedNoticeUnread = false
+        /// Why this device's own note that it moved away could not be
+        /// removed from the location it syncs with again, if it could not.
+        public var ownMovedNoticeLeft: String?
         /// Events put back into the middle of their author's chain (taken
         /// out of the log, read again from the files that hold them).
         public var gapsFilled = 0
@@ -782,6 +788,8 @@ public final class Replicator {
         // the round (they are taken in a new order each round, so none waits
         // behind the others for good).
         var failedInARow = 0
+        // The devices whose notes that they moved are read (``readMovedNotice``), found at the first.
+        var noteAuthors: Set<String>?
         // Segments read and not ingested yet, in order.
         var group: [(path: String, segment: Segment)] = []
         var groupBytes = 0
@@ -905,7 +913,8 @@ public final class Replicator {
                 // A device's note that it left this location for another.
                 if let slash = object.path.firstIndex(of: "/"), object.path[object.path.index(after: slash)...] == MovedNotice.fileName {
                     if page.token == "listing" { listed.insert(object.path) }
-                    readMovedNotice(object.path, folder: String(object.path[..<slash]), into: &report)
+                    if noteAuthors == nil { noteAuthors = Set(try log.heads(in: family).keys.map(\.hex)) }
+                    readMovedNotice(object.path, folder: String(object.path[..<slash]), tag: object.tag, authors: noteAuthors ?? [], into: &report)
                     continue
                 }
                 if !object.tag.isEmpty { tags[object.path] = object.tag }
@@ -951,7 +960,8 @@ public final class Replicator {
         lastTags = tags
         // What a full listing showed of the others' notes: none is news too
         // (a device that came back removed its own).
-        if token == "listing", report.movedAway == nil { report.movedAway = [] }
+        if token == "listing", report.movedAway == nil, !report.movedNoticeUnread { report.movedAway = [] }
+        if report.movedNoticeUnread { report.movedAway = nil }
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             lastUnreadFolders = unreadFolders
@@ -990,13 +1000,31 @@ public final class Replicator {
     /// (``MovedNotice``), kept in the report when it verifies as that
     /// device's, of this family. This device's own is removed: it syncs
     /// here again. Nothing here ever fails the round.
-    private func readMovedNotice(_ path: String, folder: String, into report: inout PullReport) {
+    ///
+    /// Only the notes in the folders of devices whose events this log holds
+    /// are read (a folder anyone made is passed over), and a file that is
+    /// not such a note is not read again until its tag changes: a planted
+    /// file must not be downloaded at every round (a review).
+    private func readMovedNotice(_ path: String, folder: String, tag: String, authors: Set<String>, into report: inout PullReport) {
         if folder == me.hex {
-            do throws(PeerError) { try peer.deleteOnce(path) } catch {}
+            do throws(PeerError) { try peer.deleteOnce(path) } catch {
+                if error != .notFound { report.ownMovedNoticeLeft = error.description }
+            }
             return
         }
-        guard let (bytes, _) = try? peer.getOnce(path), let notice = MovedNotice(verifying: bytes),
-              notice.author.hex == folder, notice.family == family else { return }
+        guard authors.contains(folder) else { return }
+        let key = "moved_refused:" + path
+        if !tag.isEmpty, (try? meta(key)) == tag { return }
+        let bytes: [UInt8]
+        do throws(PeerError) { (bytes, _) = try peer.getOnce(path) } catch {
+            // Not read this round: what was known of it stands.
+            if error != .notFound { report.movedNoticeUnread = true }
+            return
+        }
+        guard let notice = MovedNotice(verifying: bytes), notice.author.hex == folder, notice.family == family else {
+            if !tag.isEmpty { try? setMeta(key, tag) }
+            return
+        }
         report.movedAway = (report.movedAway ?? []) + [notice]
     }
 
@@ -1006,7 +1034,14 @@ public final class Replicator {
     public func leaveMovedNotice(_ notice: MovedNotice) throws(PeerError) {
         let path = me.hex + "/" + MovedNotice.fileName
         do { try peer.deleteOnce(path) } catch { guard error == .notFound else { throw error } }
-        try peer.create(path, notice.bytes)
+        try peer.createOnce(path, notice.bytes)
+    }
+
+    /// Whether this location holds exactly `notice` as this device's note:
+    /// the same place as the one it was left in (another path or spelling).
+    public func holdsMovedNotice(_ notice: MovedNotice) -> Bool {
+        guard let (bytes, _) = try? peer.getOnce(me.hex + "/" + MovedNotice.fileName) else { return false }
+        return bytes == notice.bytes
     }
 
     /// Removes this device's note from this location, should it be there

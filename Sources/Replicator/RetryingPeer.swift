@@ -130,6 +130,14 @@ public final class RetryingPeer: Peer {
             }
         }
     }
+    public func createOnce(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
+        do throws(PeerError) {
+            try base.createOnce(path, bytes)
+        } catch {
+            lastError = error
+            throw error
+        }
+    }
     public func deleteOnce(_ path: String) throws(PeerError) {
         do throws(PeerError) {
             try base.deleteOnce(path)

@@ -21,8 +21,12 @@ extension Home {
     /// their next sync that it left, and where to (sealed with the
     /// family's key). Returns a warning when the note could not be left
     /// (the old location gone, say); the move goes on.
-    func leaveMovedNotice(for new: Location) -> String? {
-        let old = Location.stored(in: self)
+    ///
+    /// Called once `new` is stored (a location refused leaves no note), with
+    /// the location it leaves.
+    func leaveMovedNotice(leaving old: Location, for new: Location) -> String? {
+        // What was said of the others at the old location is not said of the new one.
+        try? state.remove(.movedAway)
         let text: String
         switch new {
         case .directory(let d): text = d
@@ -30,6 +34,8 @@ extension Home {
         case .none: return nil
         }
         if case .none = old { return nil }
+        // A folder gone from its path (renamed, unmounted): nobody syncs there.
+        if case .directory(let d) = old, !FileManager.default.fileExists(atPath: d) { return nil }
         guard let (family, key) = try? currentKey() else { return nil }
         // After every event of this device: a reader that holds one of its
         // events dated later knows the note is old (the device came back).
@@ -37,12 +43,13 @@ extension Home {
         let at = max(Date(), head.addingTimeInterval(0.001))
         let notice = MovedNotice.make(family: family, signer: identity.signing, at: at, location: text, key: key)
         do {
-            let replicator = try self.replicator(probe: false)
+            let replicator = try self.replicator(probe: false, at: old)
             try replicator.leaveMovedNotice(notice)
-            // The same folder under another path (a mount point renamed):
-            // the note would tell the family that this device left it.
-            if case .directory(let dir) = new,
-               FileManager.default.fileExists(atPath: dir + "/" + family.description + "/" + deviceID.hex + "/" + MovedNotice.fileName) {
+            // The same place reached another way (a mount point renamed, a
+            // link, the server's URL spelled otherwise): the new location
+            // shows this very note (its bytes: not an older note of an
+            // earlier move), which would tell the family this device left.
+            if (try? self.replicator(probe: false, at: new))?.holdsMovedNotice(notice) == true {
                 try replicator.removeMovedNotice()
             }
             return nil
@@ -61,8 +68,12 @@ extension Home {
     func noteMovedAway(_ notices: [MovedNotice]?) {
         guard let notices else { return }
         let keys = (try? state.keyring.keys(family: family)) ?? [:]
-        let rows: [[String: Any]] = notices.filter { $0.family == family && $0.author != deviceID }.map { n in
-            ["author": n.author.hex, "at": Int64(n.at.timeIntervalSince1970 * 1000),
+        let household = projector.household
+        // The family's members' alone (a note under any other key says nothing).
+        let rows: [[String: Any]] = notices.filter { n in
+            n.family == family && n.author != deviceID && (household.members[n.author] != nil || household.owner == n.author)
+        }.map { n in
+            ["author": n.author.hex, "at": Int64(clamping: UInt64(max(0, n.at.timeIntervalSince1970 * 1000).rounded())),
              "location": keys[n.epoch].flatMap { n.location(with: $0) } ?? NSNull()]
         }
         if rows.isEmpty { try? state.remove(.movedAway); return }

@@ -36,6 +36,14 @@ struct HintTests {
         // No family: sync names what to do, not a location that syncs with nobody.
         let sync = try solo.run("sync")
         #expect(sync.code == 64 && sync.stderr.contains("this device is in no family yet") && sync.stderr.contains("famctl family create") && sync.stderr.contains("famctl accept"), "\(sync.stderr)")
+        // An hour no clock shows: named, in a field and in an option.
+        let hour = try solo.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--at", "2026-12-06T25:00:00Z")
+        #expect(hour.code == 65 && hour.stderr.contains("25 is not an hour: hours run from 00 to 23"), "\(hour.stderr)")
+        let minute = try solo.run("record", "list", "--since", "2026-12-06T08:61:00+01:00")
+        #expect(minute.code != 0 && minute.stderr.contains("61 is not a minute"), "\(minute.stderr)")
+        // A whole number of records too large to count lists them all.
+        try solo.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        #expect(try solo.ok("record", "list", "--last", "99999999999999999999").contains("mood=3"))
         // A kind of record given as the store.
         let store = try solo.run("record", "add", "--focus", "newMom", "--store", "medication", "medication=ibuprofen")
         #expect(store.code == 65 && store.stderr.contains("a medication is kept in health: --store health kind=medication"), "\(store.stderr)")

@@ -863,6 +863,9 @@ struct PeerCredentialsTests {
         try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         try mum.ok("sync"); try dad.ok("sync")
         try mum.ok("settings", "sync", "--dir", family.folderOwner.root + "/moved")
+        // Left without a note (an earlier famctl, or the note removed): the silence is what tells.
+        let mumHome = try Home.open(mum.home)
+        try FileManager.default.removeItem(atPath: family.dir + "/" + mumHome.family.description + "/" + mumHome.deviceID.hex + "/famctl-moved")
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         let now = try dad.run("sync")
         #expect(now.code == 0 && !now.stderr.contains("none of the family's other devices' events"), "not after a day: \(now.stderr)")

@@ -141,6 +141,70 @@ struct MistypedFolderPutRightTests {
         #expect(round.code == 0 && !round.stderr.contains("left this shared folder"), "\(round.stderr)")
     }
 
+    /// From a review of the notes: a planted note that would have crashed
+    /// every sync (a time past any clock, under a key of no member) says
+    /// nothing; a move refused leaves no note; moving back and forth keeps
+    /// the note just left; a warned device's own move forgets the warning;
+    /// a folder renamed away is no place to leave one, and no warning.
+    @Test func notesOfMovesThatAreNotOrCannotBeSayNothingFalse() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let dadHome = try Home.open(dad.home)
+        let (familyID, key) = try dadHome.currentKey()
+        let area = family.dir + "/" + familyID.description + "/"
+        // Under a stranger's key, in a folder of its own, dated at the end of time.
+        let stranger = SigningKey.generate()
+        // Dad's own key, signed anew with a time past any clock (a review: every sync crashed).
+        var far = Array(MovedNotice.make(family: familyID, signer: dadHome.identity.signing, at: Date(), location: "/x", key: key).bytes.dropLast(64))
+        for i in 57..<65 { far[i] = 0xFF }
+        far += far.withUnsafeBytes { dadHome.identity.signing.sign($0) }
+        #expect(MovedNotice(verifying: far) == nil, "a time past any clock: not a note")
+        try Data(far).write(to: URL(fileURLWithPath: area + dadHome.deviceID.hex + "/" + MovedNotice.fileName))
+        let crash = try mum.run("sync")
+        #expect(crash.code == 0 && !crash.stderr.contains("left this shared folder"), "\(crash.stderr)")
+        try FileManager.default.removeItem(atPath: area + dadHome.deviceID.hex + "/" + MovedNotice.fileName)
+        let planted = MovedNotice.make(family: familyID, signer: stranger, at: Date(), location: "/x", key: key)
+        try FileManager.default.createDirectory(atPath: area + stranger.publicKey.hex, withIntermediateDirectories: true)
+        try Data(planted.bytes).write(to: URL(fileURLWithPath: area + stranger.publicKey.hex + "/" + MovedNotice.fileName))
+        var round = try mum.run("sync")
+        #expect(round.code == 0 && !round.stderr.contains("left this shared folder"), "\(round.stderr)")
+        // Garbage in a member's folder: passed over, and not read again while it stays as it is.
+        let garbage = area + dadHome.deviceID.hex + "/" + MovedNotice.fileName
+        try Data(repeating: 7, count: 100_000).write(to: URL(fileURLWithPath: garbage))
+        round = try mum.run("sync")
+        #expect(round.code == 0 && !round.stderr.contains("left this shared folder"), "\(round.stderr)")
+        let refused = try Home.open(mum.home).replicator(probe: false).meta("moved_refused:" + dadHome.deviceID.hex + "/" + MovedNotice.fileName)
+        #expect(refused != nil, "its tag is kept, so that it is not downloaded at every round")
+        try FileManager.default.removeItem(atPath: garbage)
+
+        // A move refused (a folder inside the home) leaves no note.
+        let inside = try dad.run("settings", "sync", "--dir", dad.home + "/shared")
+        #expect(inside.code != 0)
+        #expect(!FileManager.default.fileExists(atPath: garbage), "a refused move left a note")
+
+        // Dad moves to B and syncs there, Mum follows; Dad moves back to A:
+        // his new note in B stays, though his old one in A is still there.
+        let b = family.folderOwner.root + "/b"
+        try dad.ok("settings", "sync", "--dir", b)
+        try dad.ok("sync")
+        round = try mum.run("sync")
+        #expect(round.stderr.contains("Dad (\(dadHome.deviceID.short)) left this shared folder"), "\(round.stderr)")
+        try mum.ok("settings", "sync", "--dir", b)
+        #expect(!(try mum.ok("status")).contains("left this shared folder"), "the warning of the old folder is forgotten with it")
+        try mum.ok("sync")
+        try dad.ok("settings", "sync", "--dir", family.dir)
+        let noteInB = b + "/" + familyID.description + "/" + dadHome.deviceID.hex + "/" + MovedNotice.fileName
+        #expect(FileManager.default.fileExists(atPath: noteInB), "the note just left in B was taken for one of the same folder")
+        round = try mum.run("sync")
+        #expect(round.stderr.contains("Dad (\(dadHome.deviceID.short)) left this shared folder"), "\(round.stderr)")
+
+        // Mum's folder B renamed, then Mum points at its new name: no note, no warning.
+        let renamed = family.folderOwner.root + "/b2"
+        try FileManager.default.moveItem(atPath: b, toPath: renamed)
+        let moved = try mum.run("settings", "sync", "--dir", renamed)
+        #expect(moved.code == 0 && !moved.stderr.contains("could not leave a note"), "\(moved.stderr)")
+    }
+
     @Test func theOthersSegmentsAreNotWrittenAgainWhereTheyAre() throws {
         let mum = FamctlRunner(), dad = FamctlRunner()
         let dir = mum.root + "/shared", typo = mum.root + "/shraed"

@@ -202,7 +202,7 @@ enum SettingsSyncCommand: Command {
         // are not written there again).
         let unchanged = switch (location, Location.stored(in: home)) {
         case (.directory(let a), .directory(let b)): a == Home.absolute(b)   // kept as typed before paths were tidied
-        case (.peer(let a), .peer(let b)): a == b
+        case (.peer(let a), .peer(let b)): a == b || a + "/" == b || a == b + "/"   // the replicator adds the slash
         default: false
         }
         var refill = false
@@ -216,9 +216,11 @@ enum SettingsSyncCommand: Command {
         }
         var warning: String?
         if case .none = location {} else if !unchanged {
-            // A note in the old location for the devices still syncing there.
-            warning = home.leaveMovedNotice(for: location)
+            let old = Location.stored(in: home)
             try location.store(in: home)
+            // A note in the old location for the devices still syncing there
+            // (once the new one is taken: a refused one leaves none, a review).
+            warning = home.leaveMovedNotice(leaving: old, for: location)
             // One location at a time: the other kind is forgotten.
             switch location {
             case .directory: try home.state.remove(.syncPeer)

@@ -34,6 +34,8 @@ enum RecordListCommand: Command {
                                  hint: "--until names the end of the range, which is left out: '--since 2026-12-04 --until 2026-12-05' is the 4th.")
         }
         let last = try inv.value("--last").map { s -> Int in
+            // A whole number too large to count (a review: called not a whole number) lists them all.
+            if s.allSatisfy({ ("0"..."9").contains($0) }), s.contains(where: { $0 != "0" }), Int(s) == nil { return .max }
             guard let n = Int(s), n > 0 else {
                 throw CLIError.data("--last '\(s)' is not a whole number of records, 1 or more", hint: "For example --last 5: the five most recent.")
             }

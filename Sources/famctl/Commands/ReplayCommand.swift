@@ -146,7 +146,10 @@ enum ReplayCommand: Command {
         // Events missing from the middle of a chain: the next sync looks for
         // them in the shared folder (noted without waiting for another
         // process's lock: a replay never waits to write; nor on a read-only file).
-        if report.failures.contains(where: \.gap) { try? home.log.database.withoutWaiting { try home.log.noteChainGapsFound() } }
+        // (Those of the family's chains only: a sync reads no other's. A
+        // private chain kept after joining has no copy to read back.)
+        let gapsSyncFills = report.failures.contains(where: \.gap) && Self.syncFillsGaps(home)
+        if gapsSyncFills { try? home.log.database.withoutWaiting { try home.log.noteChainGapsFound() } }
         // 2. Rebuild the family's state from the verified events alone, and
         //    compare it with the live projection.
         let failed = Set(report.failures.compactMap(\.id))
@@ -173,7 +176,7 @@ enum ReplayCommand: Command {
             let reasons = Dictionary(denied.map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
             let refused = naming.compactMap { n in reasons[n.id].map { (event: n, reason: $0) } }.sorted { $0.event.hlc < $1.event.hlc }
             try printTrail(recordID, projector: scratch.projector, home: home, refused: refused, json: inv.json, asOf: inv.value("--until"))
-            if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage) }
+            if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage, gapsSyncFills: gapsSyncFills) }
             return
         }
         if until != nil {
@@ -184,7 +187,7 @@ enum ReplayCommand: Command {
                 Console.out("state as of \(inv.value("--until")!): \(records.count) live records, digest \(rebuilt)")
                 for r in records { Console.out("  " + RecordView.line(r)) }
             }
-            if !report.isIntact { throw failure(report, agrees: true) }
+            if !report.isIntact { throw failure(report, agrees: true, gapsSyncFills: gapsSyncFills) }
             return
         }
         if inv.json {
@@ -209,7 +212,7 @@ enum ReplayCommand: Command {
         } else {
             print(report, home: home, findings: findings, live: live, rebuilt: rebuilt, denied: denied, damage: damage, logDamage: logDamage.map { (logFile, $0) })
         }
-        if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage, publishedPastLog: try? home.publishedPastLog()) }
+        if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage, publishedPastLog: try? home.publishedPastLog(), gapsSyncFills: gapsSyncFills) }
         if let logDamage {
             throw CLIError(.integrity, "this device's log file \(logFile) is damaged (\(logDamage))",
                            hint: "Its events verify as far as they can be read. Restore \(Home.databaseFile) from a backup made before the damage, "
@@ -232,10 +235,19 @@ enum ReplayCommand: Command {
         return moved ? home.projectionDamage() : finding
     }
 
-    static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil, publishedPastLog: (published: UInt64, head: UInt64)? = nil) -> CLIError {
-        // Only events missing from the middle of chains: the copies in the
-        // shared folder fill them.
-        if !report.failures.isEmpty, report.failures.allSatisfy(\.gap) {
+    /// Whether the family's chains have gaps that a sync looks for: the
+    /// home syncs somewhere, and its family's chains (a sync reads no
+    /// other) miss events.
+    static func syncFillsGaps(_ home: Home) -> Bool {
+        if case .none = Location.stored(in: home) { return false }
+        return !((try? home.log.chainGaps(in: home.family).isEmpty) ?? true)
+    }
+
+    static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil, publishedPastLog: (published: UInt64, head: UInt64)? = nil,
+                        gapsSyncFills: Bool = false) -> CLIError {
+        // Only events missing from the middle of the family's chains: the
+        // copies in the shared folder fill them.
+        if gapsSyncFills, !report.failures.isEmpty, report.failures.allSatisfy(\.gap) {
             return CLIError(.integrity, "replay found \(report.failures.count) integrity failure\(report.failures.count == 1 ? "" : "s"): events missing from the middle of their chains",
                             hint: "Events were taken out of the log; the stores still hold what they said. Run 'famctl sync': it reads them back from the files in the shared folder that hold them, puts each back in its place, and makes the stores again. "
                                 + "Do not rebuild first: a rebuild drops what they said. Should the shared folder no longer hold them (sync says how many are still missing), restore this home's \(Home.databaseFile) from a backup made before they were taken out.")
@@ -403,10 +415,11 @@ enum ReplayCommand: Command {
             // live projection still holds what they said, which a rebuild
             // from the log would drop (a review).
             let gaps = r.failures.contains(where: \.gap)
+            let syncFills = gaps && Self.syncFillsGaps(home)
             Console.out(r.isIntact
                 ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection does not match the log"
                 : gaps
-                ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection still holds what the events missing from the log (below) said; 'famctl rebuild' would drop it: 'famctl sync' reads them back from the shared folder first"
+                ? "digest: live \(live) ≠ rebuilt \(rebuilt): the live projection still holds what the events missing from the log (below) said; 'famctl rebuild' would drop it: " + (syncFills ? "'famctl sync' reads them back from the shared folder first" : "restore \(Home.databaseFile) from a backup first")
                 // The live projection holds what the log holds; the audit's
                 // leaves out what does not verify. A rebuild keeps what still
                 // opens, and refuses while anything does not.

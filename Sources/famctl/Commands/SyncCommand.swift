@@ -250,6 +250,12 @@ enum SyncCommand: Command {
         // Devices that left this location, as their notes say: certain, so
         // said at every round (once a watch), and the silence below not then.
         home.noteMovedAway(replicator.lastPull?.movedAway)
+        // Back at a location it once left, its note there could not be removed.
+        if let left = replicator.lastPull?.ownMovedNoticeLeft {
+            let file = home.deviceID.hex + "/" + MovedNotice.fileName
+            out.append("famctl: warning: this device's note that it moved away (\(file) in the family's folder) could not be removed (\(left)): "
+                       + "the devices syncing here are told it left. Remove that file (or ask the server's owner to).")
+        }
         let moved = home.movedAway()
         for m in moved { out.append("famctl: warning: " + home.movedAwayText(m)) }
         // Once a day (`status` says it whenever asked): a parent away for
@@ -862,9 +868,11 @@ extension Home {
     ///   (`status` skips it: it must not need the network).
     /// - Parameter withCredentials: `false` builds it without the peer's
     ///   login (`status`, whose sync line must not depend on it).
-    func replicator(probe: Bool = true, withCredentials: Bool = true) throws -> Replicator {
+    /// - Parameter location: another location than the stored one (the
+    ///   one a device leaves, for its note).
+    func replicator(probe: Bool = true, withCredentials: Bool = true, at location: Location? = nil) throws -> Replicator {
         let base: any Peer
-        switch Location.stored(in: self) {
+        switch location ?? Location.stored(in: self) {
         case .directory(let dir):
             base = DirectoryPeer(SharedDirectory(root: dir, family: family, staging: path + "/staging"))
         case .peer(let url):

@@ -20,7 +20,7 @@ enum ValueHint {
             if CalendarDate.isValid(text) {
                 return "\(spec.name) is a moment, not a day: give the time of day too, as \(spec.name)=\(text)T08:15:00\(localOffset(text + "T08:15")) for a quarter past eight (this machine's offset)."
             }
-            return nil
+            return clockOutOfRange(text)
         case .number(let range, _):
             // `dose=2.5ml` where the store has a unit field: both given.
             if let m = try? unitPattern.wholeMatch(in: text), let schema, let unitField = schema.field(spec.name + "Unit"),
@@ -51,6 +51,17 @@ enum ValueHint {
         default:
             return nil
         }
+    }
+
+    /// What is out of range in a time whose hour, minute or second no clock
+    /// shows (`T25:00:00`; a review: only "must be an ISO-8601 time").
+    static func clockOutOfRange(_ text: String) -> String? {
+        guard let m = try? /\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?.*/.wholeMatch(in: text),
+              let hour = Int(m.output.1), let minute = Int(m.output.2) else { return nil }
+        if hour > 23 { return "\(m.output.1) is not an hour: hours run from 00 to 23 (midnight is 00:00 of the next day)." }
+        if minute > 59 { return "\(m.output.2) is not a minute: minutes run from 00 to 59." }
+        if let sec = m.output.3.flatMap({ Int($0) }), sec > 59 { return "\(m.output.3!) is not a second: seconds run from 00 to 59." }
+        return nil
     }
 
     /// The seconds a duration written with units is (`45s`, `1m`, `1 min
@@ -161,7 +172,7 @@ enum ValueHint {
             return "\(option) is a moment, not a day: give the time of day too, as \(option) \(text)T08:15:00\(localOffset(text + "T08:15")) for a quarter past eight (this machine's offset)."
         }
         return completedTime(text).map { "Write it in full, with seconds and an offset: \(option) \($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)" : "")
-            + ($0.note.map { "; \($0)." } ?? ".") }
+            + ($0.note.map { "; \($0)." } ?? ".") } ?? clockOutOfRange(text)
     }
 
     /// `text` completed to a time famctl takes, when it is one written
