@@ -50,6 +50,11 @@ struct HintTests {
         let spaced = try solo.run("record", "add", "--focus", "newMom", "--store", "postpartum", "mood", "kind=mood")
         #expect(spaced.code == 65 && spaced.stderr.contains("'famctl record fields' lists the fields of each store"), "\(spaced.stderr)")
         try solo.ok("family", "create", "--name", "F", "--dir", solo.root + "/shared")
+        // Everyday words for a kind of subject and a sex.
+        let mom = try solo.run("subject", "add", "mom")
+        #expect(mom.code == 65 && mom.stderr.contains("Did you mean newMom?"), "\(mom.stderr)")
+        let boy = try solo.run("subject", "add", "baby", "--name", "Leo", "--sex", "boy")
+        #expect(boy.code == 65 && boy.stderr.contains("A boy is written --sex male"), "\(boy.stderr)")
         // A duration below the least: said as such, not "not a duration".
         let zero = try solo.run("invite", "--expires", "0m")
         #expect(zero.code == 65 && zero.stderr.contains("--expires is at least 1m") && !zero.stderr.contains("not a duration"), "\(zero.stderr)")

@@ -18,8 +18,15 @@ enum SubjectAddCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         guard let kind = SubjectKind(rawValue: inv.positionals[0]) else {
+            // Words a parent uses for a kind (a review: `mom` got no suggestion).
+            let word = inv.positionals[0].lowercased()
+            let meant = ["mom", "mum", "mother", "mama", "mommy", "mummy", "postpartum"].contains(word) ? "newMom"
+                : ["pregnant", "bump", "expecting"].contains(word) ? "pregnancy"
+                : ["infant", "newborn", "child", "kid", "toddler", "son", "daughter"].contains(word) ? "baby" : nil
             throw CLIError.data("'\(inv.positionals[0])' is not a kind of care subject",
-                                hint: ValueHint.otherCase(inv.positionals[0], among: SubjectKind.allCases.map(\.rawValue)) ?? "Use baby, pregnancy or newMom.")
+                                hint: ValueHint.otherCase(inv.positionals[0], among: SubjectKind.allCases.map(\.rawValue))
+                                    ?? meant.map { "Did you mean \($0)? The kinds are baby, pregnancy and newMom (the mother after the birth)." }
+                                    ?? "Use baby, pregnancy or newMom.")
         }
         let fields = try SubjectInput.fields(inv, kind: kind, clearing: false)
         let focus: FocusKey = switch kind {
@@ -132,6 +139,8 @@ enum SubjectRestoreCommand: Command {
             OutdoneWrite.warn(subject.focus.description, stays: "stays removed", write: "restore", kind: "subject", id: subject.focus.description, home: home)
         }
         if inv.json { Console.json(["focus": subject.focus.description, "event": envs[0].id.hex]) } else { Console.out(subject.focus.description) }
+        // Brought back beside a live baby of its name (a review: said nothing).
+        for w in home.sameNameWarnings() where w.contains(subject.focus.description) { Console.err(w) }
         // Its deleted records stay deleted: said, with the way back.
         let deleted = try home.projector.records(.init(focus: subject.focus.description, includeDeleted: true)).filter(\.deleted)
         if !deleted.isEmpty {

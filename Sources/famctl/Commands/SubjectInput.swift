@@ -46,7 +46,7 @@ enum SubjectInput {
             let option = optionFields.first { $0.1 == error.field }?.0
             throw .data("\(error)", hint: option.flatMap { o in fields[error.field]?.stringValue.flatMap { ValueHint.forDate(o, $0) } }
                             ?? Self.whoseField(error.field, kind: kind)
-                            ?? (error.field == "sex" ? fields["sex"]?.stringValue.flatMap { ValueHint.otherCase($0, among: ["female", "male", "other"], as: "--sex ") } : nil))
+                            ?? (error.field == "sex" ? fields["sex"]?.stringValue.flatMap { Self.sexHint($0) } : nil))
         }
         for key in ["birth", "due"] {
             if let date = fields[key]?.stringValue, let year = RecordInput.yearAsWritten(date), year < RecordInput.earliestYear {
@@ -68,6 +68,15 @@ enum SubjectInput {
     /// - Parameter excluding: a subject a name does not mean (the one whose
     ///   records move to the subject named: two babies of one name, one
     ///   being merged into the other, a review).
+    /// The hint for a `--sex` value famctl does not take: another case, or
+    /// a word for one (`boy`, `girl`).
+    static func sexHint(_ text: String) -> String? {
+        if let other = ValueHint.otherCase(text, among: ["female", "male", "other"], as: "--sex ") { return other }
+        let word = text.lowercased()
+        let meant = ["boy", "m", "son"].contains(word) ? "male" : ["girl", "f", "daughter"].contains(word) ? "female" : nil
+        return meant.map { "A \(word) is written --sex \($0) (female, male or other)." }
+    }
+
     static func subject(_ text: String, home: Home, excluding: FocusKey? = nil) throws -> SubjectState {
         let all = try home.projector.subjects(includeRemoved: true)
         if let focus = FocusKey(text) {
