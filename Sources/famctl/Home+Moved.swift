@@ -133,10 +133,16 @@ extension Home {
     }
 
     /// What `status`, `sync` and `accept` say of one group.
-    static func sameNameText(_ keys: [String], subjects: [SubjectState], recordCounts: [String: Int]) -> String {
-        let name = subjects.first { $0.focus.description == keys[0] }?.name ?? ""
-        return "\(keys.count) babies are named \(name): \(keys.map { "\($0) (\(recordCounts[$0] ?? 0) record(s))" }.joined(separator: ", ")); "
-            + "'--focus \(name)' names neither. If one baby was added twice, "
+    /// - Parameter counts: with each baby's number of records (`status`;
+    ///   a sync's warning leaves them out, so that a watch says it once).
+    static func sameNameText(_ keys: [String], subjects: [SubjectState], recordCounts: [String: Int], counts: Bool = true) -> String {
+        let names = keys.map { k in subjects.first { $0.focus.description == k }?.name ?? "" }
+        let name = names[0]
+        // Names alike but for letters' case: each spelling names its own baby (a review).
+        let which = Set(names).count == 1 ? "'--focus \(name)' names \(keys.count == 2 ? "neither" : "none of them")"
+            : "each spelling (\(names.map { "'\($0)'" }.joined(separator: ", "))) names its own with --focus, easily mixed up"
+        return "\(keys.count) babies are named \(name): \(keys.map { counts ? "\($0) (\(recordCounts[$0] ?? 0) record(s))" : $0 }.joined(separator: ", ")); "
+            + which + ". If one baby was added twice, "
             + keys.dropFirst().map { "'famctl subject remove \($0) --move-records-to \(keys[0])'" }.joined(separator: " then ")
             + " merges them into the first"
     }
@@ -145,7 +151,7 @@ extension Home {
     func sameNameWarnings() -> [String] {
         guard let subjects = try? projector.subjects(), let groups = try? sameNameBabies(subjects: subjects), !groups.isEmpty,
               let counts = try? projector.liveRecordCounts() else { return [] }
-        return groups.map { "famctl: warning: " + Self.sameNameText($0, subjects: subjects, recordCounts: counts) }
+        return groups.map { "famctl: warning: " + Self.sameNameText($0, subjects: subjects, recordCounts: counts, counts: false) }
     }
 }
 
@@ -174,9 +180,11 @@ extension Home {
             let listed = Self.photoList(r).compactMap(\.stringValue)
             let all = listed + missing.sorted().filter { id in !listed.contains { $0.lowercased() == id } }
             let one = new.count == 1
+            // Neutral: a list written on purpose without it ('record update
+            // … photos=' on another device) looks the same (a review).
             return "famctl: warning: photo\(one ? "" : "s") \(new.sorted().joined(separator: ", ")) of record \(record.lowercasedText) \(one ? "is" : "are") no longer in its photos list "
-                + "(another device wrote the list at the same time, and its list won; the photo\(one ? " is" : "s are") kept): "
-                + "'famctl record update \(record.lowercasedText) photos=\(all.joined(separator: ","))' puts \(one ? "it" : "them") back."
+                + "(another device wrote the list without \(one ? "it" : "them"): by 'record update … photos=', or adding a photo at the same time, where its list won; the photo\(one ? " is" : "s are") kept): "
+                + "if that was not meant, 'famctl record update \(record.lowercasedText) photos=\(all.joined(separator: ","))' puts \(one ? "it" : "them") back; 'famctl photo delete ID' deletes a photo for good."
         }
     }
 }

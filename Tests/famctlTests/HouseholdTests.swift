@@ -240,6 +240,28 @@ struct HouseholdTests {
         #expect(try mum.ok("member", "role", "Twin", "viewer") == "Twin (\(twins[1])) is now a viewer")
     }
 
+    /// A second device that used Dad's invitation under "dad" is refused;
+    /// `member remove dad` then names that refused join, and does not take
+    /// the member Dad for it by the name's other case (a review: Dad was
+    /// removed and the key rotated).
+    @Test func aRefusedJoinNamedAsAMemberInAnotherCaseIsNotTakenForIt() throws {
+        let mum = FamctlRunner(), dad = FamctlRunner(), second = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        let dir = mum.root + "/shared", copy = mum.root + "/copy"
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        let code = try mum.ok("invite")
+        try FileManager.default.copyItem(atPath: dir, toPath: copy)
+        try dad.ok("accept", code, "--name", "Dad", "--dir", dir)
+        try second.ok("accept", code, "--name", "dad", "--dir", copy)
+        try second.ok("settings", "sync", "--dir", dir)
+        for r in [second, dad, mum] { _ = try r.run("sync") }
+        let secondID = try Home.open(second.home).deviceID
+        let removed = try mum.run("member", "remove", "dad")
+        #expect(removed.code == 65 && removed.stderr.contains("device \(secondID.short) is not a member: its join was refused"), "\(removed.stdout) \(removed.stderr)")
+        let members = try mum.ok("members")
+        #expect(members.contains("Dad") && !members.contains("removed"), "\(members)")
+    }
+
     /// A new role, a removal and a revoked invitation reach the shared
     /// folder at once, as an invitation does (a user trial: the revoked
     /// code's holder looked like a member until the owner's next sync).

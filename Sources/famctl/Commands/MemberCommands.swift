@@ -68,7 +68,10 @@ enum MemberLookup {
         // Letters' case aside, as `--focus` takes a subject's name: the one
         // member of that name (the one in the family, should a removed one
         // share it), unless the text is the start of a device id too (a review).
-        if byName.isEmpty, byID.isEmpty || text.count < 4 {
+        // A refused join of exactly that name is meant rather (said below,
+        // a review: the member of the name in another case was removed).
+        let refusedOfName = h.refusedJoins.contains { $0.value.name == text }
+        if byName.isEmpty, !refusedOfName, byID.isEmpty || text.count < 4 {
             let same = h.members.values.filter { $0.name.lowercased() == text.lowercased() }
             let inFamily = same.filter(\.isActive)
             if same.count == 1 { return same[0] }

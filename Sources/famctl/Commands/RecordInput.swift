@@ -237,13 +237,17 @@ enum RecordInput {
             if let near = nearest(text, among: StoreName.allCases.map(\.rawValue)) {
                 throw .data("--store '\(text)' is not a store; did you mean '\(near)'?", hint: "Store names are written as listed: \(StoreName.list).")
             }
-            // A kind of record some store keeps (`medication`, `temperature`, `bottle`…).
-            for store in StoreName.allCases {
-                if let spec = StoreSchema.schema(for: store).field("kind"), case .choice(let kinds) = spec.type,
-                   let kind = kinds.first(where: { $0.lowercased() == text.lowercased() }) {
-                    throw .data("--store '\(text)' is not a store; a \(kind) is kept in \(store.rawValue): --store \(store.rawValue) kind=\(kind)",
-                                hint: "'famctl record fields --store \(store.rawValue)' lists its fields. The stores: \(StoreName.list).")
-                }
+            // A kind of record some store keeps (`medication`, `temperature`, `bottle`…),
+            // every store that keeps it (`symptom`: health and pregnancy).
+            let keeping = StoreName.allCases.compactMap { store -> (StoreName, String)? in
+                guard let spec = StoreSchema.schema(for: store).field("kind"), case .choice(let kinds) = spec.type,
+                      let kind = kinds.first(where: { $0.lowercased() == text.lowercased() }) else { return nil }
+                return (store, kind)
+            }
+            if let (first, kind) = keeping.first {
+                throw .data("--store '\(text)' is not a store; kind=\(kind) is a kind of record of "
+                                + keeping.map { "\($0.0.rawValue) (--store \($0.0.rawValue) kind=\(kind))" }.joined(separator: " and of "),
+                            hint: "'famctl record fields --store \(first.rawValue)' lists its fields. The stores: \(StoreName.list).")
             }
             throw .data("--store '\(text)' is not a store", hint: "Use one of: \(StoreName.list).")
         }

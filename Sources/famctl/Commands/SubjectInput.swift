@@ -74,7 +74,7 @@ enum SubjectInput {
         if let other = ValueHint.otherCase(text, among: ["female", "male", "other"], as: "--sex ") { return other }
         let word = text.lowercased()
         let meant = ["boy", "m", "son"].contains(word) ? "male" : ["girl", "f", "daughter"].contains(word) ? "female" : nil
-        return meant.map { "A \(word) is written --sex \($0) (female, male or other)." }
+        return meant.map { "'\(text)' is written --sex \($0) (female, male or other)." }
     }
 
     static func subject(_ text: String, home: Home, excluding: FocusKey? = nil) throws -> SubjectState {

@@ -383,6 +383,9 @@ enum SyncCommand: Command {
     }
 
     private static func lockedRound(_ home: Home, probe: Bool) throws -> Round {
+        // In no family, with a location set all the same (`settings sync`):
+        // nobody to sync with, whatever the folder (a review: exit 0, nothing done).
+        if home.projector.household.isPrivate, home.knownOwner == nil { throw Home.inNoFamily }
         let replicator = try home.replicator(probe: probe)
         let deniedBefore = ownDenied(home)
         // Photos left out of their records' lists: those this round leaves out are said.
@@ -868,6 +871,10 @@ extension Home {
     ///   (`status` skips it: it must not need the network).
     /// - Parameter withCredentials: `false` builds it without the peer's
     ///   login (`status`, whose sync line must not depend on it).
+    /// What `sync` says on a device in no family.
+    static let inNoFamily = CLIError(.usage, "this device is in no family yet: there is nobody to sync with",
+                                     hint: "Create one with 'famctl family create --name NAME --dir PATH', or join one with 'famctl accept CODE --name NAME --dir PATH' (the code from the family's owner).")
+
     /// - Parameter location: another location than the stored one (the
     ///   one a device leaves, for its note).
     func replicator(probe: Bool = true, withCredentials: Bool = true, at location: Location? = nil) throws -> Replicator {
@@ -895,10 +902,7 @@ extension Home {
         case .none:
             // A home in no family has nobody to sync with: a location alone
             // would make `sync` succeed and do nothing (a review).
-            if projector.household.isPrivate, knownOwner == nil {
-                throw CLIError(.usage, "this device is in no family yet: there is nobody to sync with",
-                               hint: "Create one with 'famctl family create --name NAME --dir PATH', or join one with 'famctl accept CODE --name NAME --dir PATH' (the code from the family's owner).")
-            }
+            if projector.household.isPrivate, knownOwner == nil { throw Self.inNoFamily }
             throw CLIError(.usage, "no shared directory or peer is set for this family",
                            hint: "'famctl settings sync --dir PATH' or 'famctl settings sync --peer URL' sets one.")
         }
