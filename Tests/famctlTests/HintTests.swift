@@ -51,7 +51,7 @@ struct HintTests {
         // A kind of record given as the store.
         let store = try solo.run("record", "add", "--focus", "newMom", "--store", "medication", "medication=ibuprofen")
         #expect(store.code == 65 && store.stderr.contains("kind=medication is a kind of record of health (--store health kind=medication)"), "\(store.stderr)")
-        let spaced = try solo.run("record", "add", "--focus", "newMom", "--store", "postpartum", "mood", "kind=mood")
+        let spaced = try solo.run("record", "add", "--focus", "newMom", "--store", "postpartum", "feelings", "kind=mood")
         #expect(spaced.code == 65 && spaced.stderr.contains("'famctl record fields' lists the fields of each store"), "\(spaced.stderr)")
         try solo.ok("family", "create", "--name", "F", "--dir", solo.root + "/shared")
         // Everyday words for a kind of subject and a sex.

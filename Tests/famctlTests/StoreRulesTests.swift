@@ -367,7 +367,14 @@ struct StoreRulesTests {
         #expect(split.code == 65 && split.stderr.contains("'lunch' is not field=value")
                 && split.stderr.contains("quote the whole value, as the shell otherwise splits it at spaces: note='after lunch'"), "\(split.stderr)")
         let alone = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "wet")
-        #expect(alone.code == 65 && alone.stderr.contains("(for example wet=VALUE)"), "\(alone.stderr)")
+        #expect(alone.code == 65 && alone.stderr.contains("joined by '=', with no space around it: wet=VALUE"), "\(alone.stderr)")
+        // The store's own field with its value apart: joined with '=' (a review: told to quote `wet=true dirty` as one value).
+        let apart = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "wet", "true")
+        #expect(apart.code == 65 && apart.stderr.contains("wet=true"), "\(apart.stderr)")
+        let after = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "wet=true", "dirty", "false")
+        #expect(after.code == 65 && after.stderr.contains("If it is the field dirty, join its value with '=': dirty=false."), "\(after.stderr)")
+        let other = try x.f.run("record", "add", "--focus", x.baby, "--store", "diaper", "colour")
+        #expect(other.code == 65 && other.stderr.contains("(for example colour=VALUE)"), "\(other.stderr)")
         #expect(try x.f.ok("record", "list").isEmpty)
     }
 

@@ -32,14 +32,25 @@ enum RecordInput {
         }
         for (i, a) in inv.positionals.enumerated() {
             guard let eq = a.firstIndex(of: "=") else {
+                // A field of the store's own name, its value given apart
+                // (`mood 3`, `wet true`): `=` between them (a review: told to
+                // join it to the value before it).
+                let next = i + 1 < inv.positionals.count && !inv.positionals[i + 1].contains("=") ? inv.positionals[i + 1] : "VALUE"
+                let asField = schema.field(a) == nil ? nil : "\(a)=\(ShellWord.quoted(next))"
                 // A word after field=value most often belongs to its value,
                 // split by the shell (`note=after lunch`): quote the value.
                 if i > 0, let before = inv.positionals[..<i].last(where: { $0.contains("=") }) {
                     let words = inv.positionals[inv.positionals[..<i].lastIndex(of: before)!...i].joined(separator: " ")
                     let name = before[..<before.firstIndex(of: "=")!]
+                    // (`kind=mood mood 3`: the store's own field, its value given apart, more likely.)
                     throw .data("'\(a)' is not field=value",
-                                hint: "If it belongs to the value before it, quote the whole value, as the shell otherwise splits it at spaces: "
+                                hint: (asField.map { "If it is the field \(a), join its value with '=': \($0). " } ?? "")
+                                    + "If it belongs to the value before it, quote the whole value, as the shell otherwise splits it at spaces: "
                                     + "\(name)=\(ShellWord.quoted(String(words.dropFirst(name.count + 1)))). Each field is name=value, with no space around '='.")
+                }
+                // A field of the store's own name, its value given apart (`mood 3`, `wet true`).
+                if let asField {
+                    throw .data("'\(a)' is not field=value", hint: "Give the field and its value joined by '=', with no space around it: \(asField).")
                 }
                 throw .data("'\(a)' is not field=value",
                             hint: "Give each field as name=value, with no space around '=' (for example \(a)=VALUE); 'famctl record fields' lists the fields of each store.")
