@@ -72,6 +72,38 @@ struct PhotoTests {
         #expect(json?["photosNotExported"] as? Int == 1)
     }
 
+    /// A photos list edited in an export is checked as `record update
+    /// photos=` checks one: another record's photo, or one photo twice, is
+    /// a bad row (a review: both were imported).
+    @Test func anImportedPhotosListIsCheckedAsAnUpdatesIs() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        let baby = try mum.ok("subject", "add", "baby")
+        let first = try mum.ok("record", "add", "--focus", baby, "--store", "milestone", "title=first")
+        let second = try mum.ok("record", "add", "--focus", baby, "--store", "milestone", "title=second")
+        let photo = try mum.ok("photo", "add", first, try Self.jpegFile(mum, 1_000, marker: "import").path)
+        let out = mum.root + "/out"
+        _ = try mum.run("export", "stores", out)
+        let file = out + "/milestone.json"
+        let original = try Data(contentsOf: URL(fileURLWithPath: file))
+        func importWith(_ edit: (inout [[String: Any]]) -> Void) throws -> FamctlRunner.Result {
+            var rows = try #require(try JSONSerialization.jsonObject(with: original) as? [[String: Any]])
+            edit(&rows)
+            try JSONSerialization.data(withJSONObject: rows).write(to: URL(fileURLWithPath: file))
+            return try mum.run("import", "stores", out)
+        }
+        func fields(_ row: [String: Any]) -> [String: Any] { row["fields"] as? [String: Any] ?? [:] }
+        let others = try importWith { rows in
+            for i in rows.indices where rows[i]["id"] as? String == second { var f = fields(rows[i]); f["photos"] = [photo]; rows[i]["fields"] = f }
+        }
+        #expect(others.code == 65 && others.stderr.contains("milestone.photos: photo \(photo) is record \(first)'s"), "\(others.stdout) \(others.stderr)")
+        let twice = try importWith { rows in
+            for i in rows.indices where rows[i]["id"] as? String == first { var f = fields(rows[i]); f["photos"] = [photo, photo]; f["note"] = "twice"; rows[i]["fields"] = f }
+        }
+        #expect(twice.code == 65 && twice.stderr.contains("milestone.photos: photo \(photo) is listed twice"), "\(twice.stdout) \(twice.stderr)")
+        #expect(!(try mum.ok("record", "show", second)).contains(photo))
+    }
+
     /// A folder of --out that does not exist, a photo deleted already, an
     /// id of none: each said for what it is.
     @Test func photoCommandsSayWhatIsWrong() throws {

@@ -960,6 +960,13 @@ enum ImportStoresCommand: Command {
         let excused = r.problems.intersection(schema.mergeViolations(fields: r.fields).map(\.description))
         let unlisted = broken.filter { !excused.contains($0) }
         if !unlisted.isEmpty { throw CLIError.data(unlisted.map { v in hints[v].map { "\(v) (\($0))" } ?? v }.joined(separator: "; ")) }
+        // A photos list, as `record update photos=` takes one: each photo
+        // once, none deleted or another record's but those the home's
+        // record lists already (a review: an import let both through).
+        if case .array(let items)? = r.fields["photos"] {
+            let before = (try home.projector.record(r.id)).map { Set(Home.photoList($0).compactMap { $0.stringValue?.lowercased() }) } ?? []
+            try RecordInput.checkPhotoList(items, of: r.id, store: store, home: home, listedBefore: before)
+        }
         if store == .sleep, let start = StoreSchema.time(r.fields["start"]),
            let other = try home.projector.overlappingSleep(focus: r.focus.description, start: start, end: StoreSchema.time(r.fields["end"]),
                                                            excluding: fileIDs) {
