@@ -79,7 +79,7 @@ enum AcceptCommand: Command {
         // used at all is said first (not found on the next try).
         var viewerRefusal: CLIError?
         // This device's own live records before the join (those not carried stay private).
-        var kept = 0
+        var kept = 0, keptPhotos = 0
         if FileManager.default.fileExists(atPath: path + "/" + Home.identityFile) {
             let existing = try Home.open(path)
             // Left mid-join by an earlier accept: what that accept set for the family is not the home's own.
@@ -117,17 +117,23 @@ enum AcceptCommand: Command {
                 // family's events are read), not found after.
                 if !code.role.canWrite, !inv.flag("--without-own-records") {
                     let records = try existing.projector.liveRecordCounts().values.reduce(0, +), subjects = try existing.projector.subjects().count
+                    let photos = try existing.projector.photos().count
                     if records + subjects > 0 {
-                        viewerRefusal = CLIError.data("this device has \(records) record(s) and \(subjects) care subject(s) of its own, and the invitation is a viewer's: "
+                        // Its photos too: no command reaches them after the join (a review).
+                        let keepPhotos = photos == 0 ? "" : ", and each photo with 'famctl photo get ID --out FILE' ('famctl photo list' lists them): after the join no command reaches them"
+                        viewerRefusal = CLIError.data("this device has \(records) record(s)\(photos == 0 ? " and" : ",") \(subjects) care subject(s)\(photos == 0 ? "" : " and \(photos) photo(s)") of its own, and the invitation is a viewer's: "
                                             + "a viewer's records are not carried into the family, and they would no longer show on this device; nothing was written",
                                             hint: "Ask the owner for a member's invitation, which carries them into the family. Or keep a copy first "
-                                                + "('famctl export stores DIR') and accept with --without-own-records ('famctl export stores DIR --before-joining' writes them later too), or accept from a new home (--home NEWDIR).")
+                                                + "('famctl export stores DIR'\(keepPhotos)) and accept with --without-own-records ('famctl export stores DIR --before-joining' writes the records later too), or accept from a new home (--home NEWDIR).")
                     }
                 }
                 // What it recorded on its own goes into the family, under the same ids
                 // (a viewer cannot write, so a viewer's stay in its private chain,
                 // as a member's do when it asks so: --without-own-records).
-                if inv.flag("--without-own-records") { kept = try existing.projector.liveRecordCounts().values.reduce(0, +) }
+                if inv.flag("--without-own-records") {
+                    kept = try existing.projector.liveRecordCounts().values.reduce(0, +)
+                    keptPhotos = try existing.projector.photos().count
+                }
                 if code.role.canWrite, !inv.flag("--without-own-records") {
                     // Photos too, those of the records carried (not of deleted
                     // ones): their blobs wait in the cache, unpublished, and the
@@ -283,6 +289,10 @@ enum AcceptCommand: Command {
         if carried.isEmpty, kept > 0, inv.flag("--without-own-records") {
             Console.out("This device's \(kept) record(s) of its own were not carried into the family: they stay in its log, no longer shown "
                         + "('famctl export stores DIR --before-joining' writes them).")
+        }
+        if carried.isEmpty, keptPhotos > 0, inv.flag("--without-own-records") {
+            Console.err("famctl: warning: this device's \(keptPhotos) photo(s) of its own stay in its private chain with its records: no command reaches them now "
+                        + "('famctl photo get' reaches the family's photos; their original files are where they were added from).")
         }
         Console.out(inv.flag("--keep-private") ? "View: this device's own records only." : "View: the whole family's records.")
     }

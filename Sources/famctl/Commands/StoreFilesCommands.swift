@@ -60,13 +60,15 @@ enum ExportStoresCommand: Command {
         let projector = scratch?.projector ?? home.projector
         // Its file stays until the export is written.
         defer { withExtendedLifetime(scratch) {} }
-        try write(from: projector, to: dir, inv: inv)
+        try write(from: projector, to: dir, inv: inv, privateChain: scratch != nil)
     }
 
     /// Writes the store files of `projector`'s live records into `dir`.
     /// - Parameter salvaged: written from a copy of the stores of a home
     ///   that cannot be opened (its log or its key damaged).
-    static func write(from projector: Projector, to dir: String, inv: Invocation, salvaged: Bool = false) throws {
+    /// - Parameter privateChain: written from this device's chain of before
+    ///   it joined (`--before-joining`): its photos are out of every command's reach.
+    static func write(from projector: Projector, to dir: String, inv: Invocation, salvaged: Bool = false, privateChain: Bool = false) throws {
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
@@ -136,6 +138,7 @@ enum ExportStoresCommand: Command {
                         + "nor does 'import stores' bring them: "
                         + (salvaged ? "this home cannot write them out now; 'famctl photo get ID --out FILE' on another device of the family writes those this one synced, "
                                       + "and a backup of this home holds the rest."
+                           : privateChain ? "they stay in this device's chain of before it joined, which no command reads them from ('famctl photo get' reaches the family's photos): their original files are where they were added from."
                                     : "'famctl photo list' lists them, 'famctl photo get ID --out FILE' writes each to a file."))
         }
         if inv.json { Console.json(["dir": dir, "records": counts, "subjects": subjects.count, "withProblems": withProblemsCount, "photosNotExported": photos]); return }
