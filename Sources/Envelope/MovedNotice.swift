@@ -24,6 +24,8 @@ public struct MovedNotice: Sendable {
     static let minimumCount = headerCount + 24 + 16 + 64
     /// Larger files are not notices (a location is a path or a URL).
     public static let maximumCount = 64 * 1024
+    /// The longest location a note holds, in UTF-8 bytes.
+    static let maximumLocation = 4096
 
     public let family: FamilyID
     public let author: DeviceID
@@ -42,7 +44,17 @@ public struct MovedNotice: Sendable {
         header += (0..<8).reversed().map { UInt8(truncatingIfNeeded: ms >> (8 * UInt64($0))) }
         header += (0..<4).reversed().map { UInt8(truncatingIfNeeded: key.epoch >> (8 * UInt32($0))) }
         let nonce = nonce ?? Sodium.randomBytes(24)
-        let plain = Array(location.utf8)
+        // A location longer than any path or URL a system takes is cut to
+        // its first 4 KiB (whole characters): the note stays well under its
+        // bound (a review: a 65 KB URL trapped).
+        var (end, bytes) = (location.startIndex, 0)
+        for ch in location {
+            let n = ch.utf8.count
+            guard bytes + n <= Self.maximumLocation else { break }
+            bytes += n
+            end = location.index(after: end)
+        }
+        let plain = Array(location[..<end].utf8)
         var sealed = [UInt8](repeating: 0, count: plain.count + 16)
         sealed.withUnsafeMutableBytes { o in
             key.key.withUnsafeBytes { k in

@@ -158,19 +158,37 @@ public final class EventLog {
     }
 
     /// Records that an audit found events missing from the middle of a
-    /// chain, so that the next pull looks for them (``chainGapsAskedAt()``).
+    /// chain, so that the next pull looks for them (``chainGapsAsked()``).
+    /// (A count: two finds within one second are two.)
     public func noteChainGapsFound() throws {
-        try database.run("INSERT OR REPLACE INTO log_meta(key, value) VALUES('gaps_found', ?1)", [.integer(Int64(Date().timeIntervalSince1970))])
+        try database.run("INSERT INTO log_meta(key, value) VALUES('gaps_found', 1) ON CONFLICT(key) DO UPDATE SET value = value + 1")
     }
 
-    /// Since when events may be missing from the middle of a chain: the
-    /// last time the append-only rules were found removed (the only way,
-    /// short of editing the file's pages, to take rows out) or an audit
-    /// found such a gap. `nil`: never. Finding the gaps reads every chain's
-    /// index (``chainGaps(in:)``), so a pull does it only when asked.
-    public func chainGapsAskedAt() throws -> Date? {
-        try database.statement("SELECT max(value) FROM log_meta WHERE key IN ('rules_restored', 'gaps_found')")
-            .first { $0.isNull(0) ? nil : Date(timeIntervalSince1970: TimeInterval($0.int(0))) } ?? nil
+    /// What asks for events missing from the middle of a chain to be looked
+    /// for, as a token that changes with each ask: the last time the
+    /// append-only rules were found removed (the only way, short of editing
+    /// the file's pages, to take rows out) and how many times an audit or
+    /// an open found such a gap. `nil`: never. Finding the gaps reads every
+    /// chain's index (``chainGaps(in:)``), so a pull does it only when the
+    /// token is not the one it last dealt with.
+    public func chainGapsAsked() throws -> String? {
+        var values: [String: Int64] = [:]
+        try database.statement("SELECT key, value FROM log_meta WHERE key IN ('rules_restored', 'gaps_found')").forEachRow { values[$0.text(0)] = $0.int(1) }
+        guard !values.isEmpty else { return nil }
+        return "\(values["rules_restored"] ?? 0)/\(values["gaps_found"] ?? 0)"
+    }
+
+    /// ``chainGaps(in:)`` below each author's fork point: what can still be
+    /// filled (nothing at or past a fork point enters the log).
+    public func fillableChainGaps(in family: FamilyID) throws -> [DeviceID: [ClosedRange<UInt64>]] {
+        let points = try forkPoints(in: family)
+        var out: [DeviceID: [ClosedRange<UInt64>]] = [:]
+        for (author, ranges) in try chainGaps(in: family) {
+            let point = points[author] ?? .max
+            let below = ranges.compactMap { r in r.lowerBound < point ? r.lowerBound...min(r.upperBound, point - 1) : nil }
+            if !below.isEmpty { out[author] = below }
+        }
+        return out
     }
 
     /// How many events of `author`'s chain in `family` the log holds

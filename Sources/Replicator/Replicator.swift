@@ -988,7 +988,11 @@ public final class Replicator {
             // that holds one (still arriving, a folder unreadable this round).
             let left = try fillableGaps()
             report.gapsLeft = left.values.reduce(0) { $0 + $1.reduce(0) { $0 + Int($1.count) } }
-            if left.isEmpty { try setMeta("gaps_checked", String(Int64(gapsAsked.timeIntervalSince1970))) }
+            if left.isEmpty { try setMeta("gaps_checked", gapsAsked); try setMeta("gaps_retry_at", nil) }
+            // Some left: looked for again in an hour, not at every round (each
+            // reads the files that hold their seqs again: a review measured
+            // a second a round for an 8 MB segment, under --watch too).
+            else { try setMeta("gaps_retry_at", String(Int64(Date().timeIntervalSince1970) + Self.gapRetryAfter)) }
         }
         report.held = try log.pendingByAuthor(in: family).values.reduce(0, +)
         try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
@@ -1174,24 +1178,23 @@ public final class Replicator {
     /// The log's chains' gaps below their authors' fork points: what a
     /// file can fill (nothing at or past a fork point enters the log).
     private func fillableGaps() throws -> [DeviceID: [ClosedRange<UInt64>]] {
-        let points = try log.forkPoints(in: family)
-        var out: [DeviceID: [ClosedRange<UInt64>]] = [:]
-        for (author, ranges) in try log.chainGaps(in: family) {
-            let point = points[author] ?? .max
-            let below = ranges.compactMap { r in r.lowerBound < point ? r.lowerBound...min(r.upperBound, point - 1) : nil }
-            if !below.isEmpty { out[author] = below }
-        }
-        return out
+        try log.fillableChainGaps(in: family)
     }
 
     /// When the log last asked for its chains' gaps to be looked for
-    /// (``EventLog/chainGapsAskedAt()``), should no pull have found them
+    /// (``EventLog/chainGapsAsked()``), should no pull have found them
     /// all filled since.
-    private func chainGapsAsked() throws -> Date? {
-        guard let asked = try log.chainGapsAskedAt() else { return nil }
-        let checked = try meta("gaps_checked").flatMap { Int64($0) } ?? -1
-        return Int64(asked.timeIntervalSince1970) > checked ? asked : nil
+    private func chainGapsAsked() throws -> String? {
+        guard let asked = try log.chainGapsAsked(), try meta("gaps_checked") != asked else { return nil }
+        if let retry = try meta("gaps_retry_at").flatMap({ Int64($0) }), Int64(Date().timeIntervalSince1970) < retry,
+           try meta("gaps_retry_asked") == asked { return nil }
+        try setMeta("gaps_retry_asked", asked)
+        return asked
     }
+
+    /// How long a round waits before it looks again for events missing
+    /// from the middle of a chain that the last look left missing.
+    static let gapRetryAfter: Int64 = 3600
 
     static func segmentInItsFolder(_ path: String) -> SegmentName? {
         guard let slash = path.firstIndex(of: "/"), case .segment(let n) = SharedFileName(String(path[path.index(after: slash)...])),

@@ -374,7 +374,7 @@ extension Home {
                                    // may change how it is judged), so the stores are made again,
                                    // once no event is missing: a rebuild before would drop what
                                    // those still missing said, which the stores hold (a review).
-                                   if report.gapsFilled > 0, try log.chainGaps(in: family).isEmpty { needsRebuild = true }
+                                   if report.gapsFilled > 0, try log.fillableChainGaps(in: family).isEmpty { needsRebuild = true }
                                    try settle()
                                    try onIngested(base + i, report)
                                })
@@ -532,6 +532,19 @@ extension Home {
     /// from its log on open.
     func rebuildProjectionsIfOutdated() throws {
         let (mark, last) = (try projector.mark(), try log.lastPosition())
+        // Past the log's end because an event was taken out of the middle of
+        // a chain (the one put in last, a gap filled before): the stores
+        // hold what it said, and a sync reads it back; no commit was lost.
+        // Rebuilt, they would drop it (a review).
+        if mark > last, try projectionSettingsMatch(), try !log.chainGaps(in: family).isEmpty {
+            try log.database.transaction(.immediate) {
+                try projector.setMark(last)
+                try log.noteChainGapsFound()
+            }
+            Console.err("famctl: warning: events were taken out of the middle of this log's chains (past its append-only rules); the stores keep what they said. "
+                        + "'famctl sync' reads them back from the shared folder; do not rebuild meanwhile ('famctl replay' names them).")
+            return
+        }
         if try !projectionSettingsMatch() || mark < 0 || mark > last {
             if mark > last { keepStoresAheadOfLog() }
             try rebuildProjections(unlessRebuilt: true)

@@ -49,8 +49,11 @@ extension Home {
             // link, the server's URL spelled otherwise): the new location
             // shows this very note (its bytes: not an older note of an
             // earlier move), which would tell the family this device left.
-            if (try? self.replicator(probe: false, at: new))?.holdsMovedNotice(notice) == true {
-                try replicator.removeMovedNotice()
+            if let there = try? self.replicator(probe: false, at: new) {
+                if there.holdsMovedNotice(notice) { try replicator.removeMovedNotice() }
+                // Back at a place it left before: its note there goes now,
+                // not at its next sync there (a review).
+                else { do throws(PeerError) { try there.removeMovedNotice() } catch {} }
             }
             return nil
         } catch {

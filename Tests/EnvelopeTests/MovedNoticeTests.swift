@@ -20,6 +20,15 @@ struct MovedNoticeTests {
         #expect(read.location(with: EpochKey(epoch: 4, key: key.key)) == nil)
     }
 
+    /// A location past any system's is cut to 4 KiB: the note is made, never a trap.
+    @Test func aLocationTooLongIsCut() throws {
+        let signer = SigningKey(seed: SecretBytes([UInt8](repeating: 12, count: 32)))
+        let long = "https://example.com/" + String(repeating: "é", count: 40_000)
+        let note = MovedNotice.make(family: family, signer: signer, at: Date(), location: long, key: key)
+        let location = try #require(MovedNotice(verifying: note.bytes)?.location(with: key))
+        #expect(location.utf8.count <= 4096 && long.hasPrefix(location) && location.count > 2000)
+    }
+
     /// Every byte counts: any one changed, the note is not its author's.
     @Test func anyChangedByteMakesItNoNote() throws {
         let signer = SigningKey(seed: SecretBytes([UInt8](repeating: 10, count: 32)))

@@ -97,8 +97,9 @@ struct MistypedFolderPutRightTests {
         #expect(!(try mum.ok("status")).contains("left this shared folder"))
         #expect(try mum.ok("record", "list").contains("mood=4"))
 
-        // Dad comes back to the first folder: his next sync there removes his note.
+        // Dad comes back to the first folder: his note there goes at once (a review: at his next sync only).
         #expect(try dad.ok("settings", "sync", "--dir", family.dir) == "sync: shared directory \(family.dir)")
+        #expect(!FileManager.default.fileExists(atPath: note))
         try dad.ok("sync")
         #expect(!FileManager.default.fileExists(atPath: note))
     }

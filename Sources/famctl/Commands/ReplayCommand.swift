@@ -240,7 +240,7 @@ enum ReplayCommand: Command {
     /// other) miss events.
     static func syncFillsGaps(_ home: Home) -> Bool {
         if case .none = Location.stored(in: home) { return false }
-        return !((try? home.log.chainGaps(in: home.family).isEmpty) ?? true)
+        return !((try? home.log.fillableChainGaps(in: home.family).isEmpty) ?? true)
     }
 
     static func failure(_ report: AuditReport, agrees: Bool, damage: (file: String, finding: String)? = nil, publishedPastLog: (published: UInt64, head: UInt64)? = nil,

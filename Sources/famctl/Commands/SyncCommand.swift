@@ -634,7 +634,7 @@ enum SyncCommand: Command {
     /// a fork said nothing (a review: only rounds that moved events did).
     static func hasNews(_ r: Round) -> Bool {
         let p = r.pulled
-        return !r.warnings.isEmpty || r.published.events > 0 || r.photosUploaded > 0 || p.accepted > 0 || p.forks > 0 || p.repaired > 0 || p.rewritten > 0 || p.gapsFilled > 0 || p.gapsLeft > 0
+        return !r.warnings.isEmpty || r.published.events > 0 || r.photosUploaded > 0 || p.accepted > 0 || p.forks > 0 || p.repaired > 0 || p.rewritten > 0 || p.gapsFilled > 0
             || p.restoredOthers > 0 || p.copiesRemoved > 0 || p.carried > 0 || !p.refused.isEmpty || !p.misplaced.isEmpty || !p.notYetArrived.isEmpty
             || !p.ownNotRestored.isEmpty || !p.ownDamagedInLog.isEmpty || p.ownFolderUnreadable != nil
     }
@@ -805,8 +805,8 @@ enum SyncCommand: Command {
             Console.out("put back \(r.pulled.gapsFilled) event(s) missing from the middle of their chains (taken out of this device's log; read again \(fromPlace))")
         }
         if r.pulled.gapsLeft > 0 {
-            Console.err("famctl: warning: \(r.pulled.gapsLeft) event(s) are still missing from the middle of their chains ('famctl replay' names their places): no file this round read \(place) put them back "
-                        + "(a file not yet arrived, named above, may). The stores still hold what they said: do not rebuild. Should no device's folder hold them any more, restore \(Home.databaseFile) from a backup made before they were taken out.")
+            Console.err("famctl: warning: \(r.pulled.gapsLeft) event(s) are still missing from the middle of their chains ('famctl replay' names their places): no file this round read \(place) put them back"
+                        + (r.pulled.notYetArrived.isEmpty ? " (looked for again in an hour)" : " (a file not yet arrived, named above, may)") + ". The stores still hold what they said: do not rebuild. Should no device's folder hold them any more, restore \(Home.databaseFile) from a backup made before they were taken out.")
         }
         if r.pulled.carried > 0 {
             Console.out("wrote \(r.pulled.carried) segment(s) of the other devices' events into the new location (from this device's log)")
