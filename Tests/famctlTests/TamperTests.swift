@@ -347,6 +347,9 @@ struct TamperTests {
         try db.run("DELETE FROM events WHERE author = ?1 AND seq = (SELECT max(seq) - 1 FROM events WHERE author = ?1)", [.blob(me.bytes)])
         let synced = try mum.run("sync")
         #expect(synced.code == 65 && synced.stderr.contains("is missing from this log (taken out of it)") && !synced.stderr.contains("is damaged"), "\(synced.stderr)")
+        // Nor does a write go on as if it could reach the family (a review).
+        let added = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        #expect(added.code == 65 && added.stderr.contains("missing from its log (taken out of it before it was published)") && added.stderr.contains("export stores"), "\(added.stderr)")
     }
 
     /// A device whose folder is gone is written back by a device holding

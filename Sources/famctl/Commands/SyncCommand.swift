@@ -936,6 +936,27 @@ extension Home {
                            hint: "Run 'famctl sync': it reads them back from this device's folder, where they were published. 'famctl replay' audits the log. "
                                + "Should they be gone from there too, restore \(Home.databaseFile) from a backup of this home that holds them, or \(joinAgainClause).")
         }
+        // One of its own events not published yet taken out of the log:
+        // nothing it writes after can reach the family (a review: sync
+        // refused, writes went on). Looked for over the unpublished ones
+        // only, and only in a log whose rules were found removed or where
+        // a gap was found (no row is taken out otherwise): a write's cost
+        // stays what it was.
+        let published = (try? Replicator.publishedSeq(log: log, family: family)) ?? 0
+        let head = try log.head(of: deviceID, in: family).seq
+        if head > published + 1, try log.chainGapsAsked() != nil {
+            var expected = published + 1
+            var missing: UInt64?
+            try log.database.statement("SELECT seq FROM events WHERE family = ?1 AND author = ?2 AND seq > ?3 ORDER BY seq")
+                .forEachRow([.blob(family.bytes), .blob(deviceID.bytes), .integer(Int64(published))]) { r in
+                    if missing == nil, UInt64(r.int(0)) != expected { missing = expected }
+                    expected = UInt64(r.int(0)) + 1
+                }
+            if let missing {
+                throw CLIError(.dataError, "the event at seq \(missing) of this device is missing from its log (taken out of it before it was published): "
+                                   + "nothing it writes after it can reach the family; nothing was written", hint: SyncCommand.damagedOwnHint)
+            }
+        }
         guard let ahead = try ownFolderAhead() else { return }
         throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(ahead.named)), but its log ends at seq \(ahead.head): writing now would fork its chain",
                        hint: ownFolderAheadHint(head: ahead.head))
