@@ -434,6 +434,11 @@ struct PhotoTests {
         try late.ok("accept", try mum.ok("invite"), "--name", "Late", "--dir", dir)
         try late.ok("sync")
         try Self.expectRefusedAsDamaged(photo, by: late)
+        // Prefetch meeting it says so, rather than leave it "not fetched yet" (a review).
+        try late.ok("settings", "photos", "--prefetch", "on")
+        let prefetched = try late.run("sync")
+        #expect(prefetched.code == 0 && prefetched.stderr.contains("the copy of photo \(photo) on the peer is incomplete or damaged") && prefetched.stderr.contains("not fetched"),
+                "\(prefetched.stderr)")
         // Dad's round finds the blob changed, reads it back, and puts his good copy there.
         try dad.ok("sync")
         try Self.expectRepaired(path, damaged: bytes, fetchedBy: late, photo: photo, original: original)

@@ -446,6 +446,9 @@ enum SyncCommand: Command {
                 return Round(published: published, pulled: pulled, publishFailure: failure(e, at: replicator.peer.label, probing: false),
                              warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + refusedHere(home, before: deniedBefore) + undoneHere(home) + home.unlistedPhotoWarnings(before: unlistedBefore))
             }
+            // Photos prefetch found damaged on the peer: said (a review: they
+            // stayed "not fetched yet", said nowhere but by `photo get`).
+            var prefetchDamaged: [String] = []
             if home.prefetchPhotos {
                 // Only what fits in the cache as it stands: a photo fetched by
                 // evicting another (or one larger than the whole cache, evicted
@@ -464,6 +467,7 @@ enum SyncCommand: Command {
                         // Not arrived yet: next round. A stalled server: the others
                         // too, each would wait out the timeout.
                         if (replicator.peer as? RetryingPeer)?.lastError?.isOffline == true { break }
+                        if let e = error as? CLIError, e.message.contains("damaged") || e.message.contains("cannot be read") { prefetchDamaged.append(e.message) }
                     }
                 }
             }
@@ -471,6 +475,8 @@ enum SyncCommand: Command {
             // cannot replace (a folder in its place): said, with what to do.
             let blobs = photos.unreadableOnPeer.map {
                 "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
+            } + prefetchDamaged.map {
+                "famctl: warning: \($0): not fetched; a device holding a good copy writes it again there at its next sync"
             }
             // (None before the family's first event arrives: nothing is decided yet.)
             let notCounted = home.projector.household.owner == nil ? 0
