@@ -242,7 +242,14 @@ public final class Replicator {
         for (name, first, last) in own where !listed.contains(me.hex + "/" + name) {
             // Damaged in the log since: cannot be written, said.
             guard let envs = try ownChain(first...last, path: me.hex + "/" + name, into: &report) else { continue }
-            guard envs.count == Int(last - first + 1) else { continue }
+            // Events of it taken out of the log: it cannot be made again;
+            // said (a review: passed over without a word, the others waiting
+            // on those seqs for good).
+            guard envs.count == Int(last - first + 1) else {
+                let held = Set(envs.map(\.seq))
+                report.ownMissingTakenOut.append((me.hex + "/" + name, (first...last).filter { !held.contains($0) }))
+                continue
+            }
             let rewritten: String
             do {
                 rewritten = try write(Segment(envelopes: envs))
@@ -707,6 +714,10 @@ public final class Replicator {
         /// written again: each path with what is wrong. Until something
         /// removes what is in the way, the others miss those events.
         public var ownNotRestored: [(path: String, reason: String)] = []
+        /// This device's own segments missing from the shared folder that
+        /// cannot be written again, events of theirs (`seqs`) taken out of
+        /// this log too.
+        public var ownMissingTakenOut: [(path: String, seqs: [UInt64])] = []
         /// Why this device's own folder could not be listed, when it could
         /// not (its permissions changed): its segments are not taken for
         /// missing, nor written again, meanwhile.

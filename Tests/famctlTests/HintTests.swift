@@ -25,6 +25,18 @@ struct HintTests {
         #expect(replay.contains(": 1 event, ") && !replay.contains("1 events"), "\(replay)")
     }
 
+    /// Plain-text store files exported into the family's shared folder
+    /// (which its sync engine copies everywhere) are said; elsewhere not.
+    @Test func anExportIntoTheSharedFolderIsSaid() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let inside = try mum.run("export", "stores", family.dir + "/plain")
+        #expect(inside.code == 0 && inside.stderr.contains("lies in the shared folder \(family.dir)") && inside.stderr.contains("plain text"), "\(inside.stderr)")
+        let elsewhere = try mum.run("export", "stores", mum.root + "/mine")
+        #expect(elsewhere.code == 0 && !elsewhere.stderr.contains("shared folder"), "\(elsewhere.stderr)")
+    }
+
     /// Slips of a new user's walk-through (a review): each says what is
     /// wrong in its own terms and what to do.
     @Test func slipsOfAWalkThrough() throws {

@@ -325,6 +325,8 @@ struct TamperTests {
         let synced = try mum.run("sync")
         #expect(synced.stdout.contains("put back 1 event(s) missing from the middle of their chains"), "\(synced.stdout)\n\(synced.stderr)")
         #expect(synced.stderr.contains("2 event(s) are still missing from the middle of their chains"), "\(synced.stderr)")
+        // Its own segment A, gone with an event of it: said, not passed over (a review).
+        #expect(synced.stderr.contains("is missing from the shared folder, and cannot be written again: its event at seq \(a.last) was taken out of this log too"), "\(synced.stderr)")
         let list = try mum.ok("record", "list")
         for i in 1...7 { #expect(list.contains("note=m\(i)"), "m\(i) kept: \(list)") }
         let added = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=after")

@@ -42,6 +42,13 @@ enum ExportStoresCommand: Command {
                 + "it brings back the records the family's devices do not hold.")
             return
         }
+        // Plaintext into the family's shared folder, which its sync engine
+        // copies to every member's machine and its provider's: said (a
+        // review: written without a word, beside events kept encrypted).
+        if let shared = Self.sharedFolderHolding(dir, home: home) {
+            Console.err("famctl: warning: \(dir) lies in the shared folder \(shared): its sync engine copies these store files, which are plain text (unlike the events there, which are encrypted), "
+                        + "to every member's machine and to its provider. Unless that is meant, remove them from there and export into a folder of this machine only.")
+        }
         // The private chain of a device that joined a family: its records
         // from before are in no view when they were not carried (a viewer's
         // invitation, or a join the family refused). Projected from the log
@@ -61,6 +68,17 @@ enum ExportStoresCommand: Command {
         // Its file stays until the export is written.
         defer { withExtendedLifetime(scratch) {} }
         try write(from: projector, to: dir, inv: inv, privateChain: scratch != nil)
+    }
+
+    /// The shared folder `dir` lies in, if it does: the home's own (real
+    /// paths compared), or any folder holding a family's area.
+    static func sharedFolderHolding(_ dir: String, home: Home) -> String? {
+        let real = Home.realPath(dir)
+        if case .directory(let d) = Location.stored(in: home) {
+            let root = Home.realPath(Home.absolute(d))
+            if real == root || real.hasPrefix(root.hasSuffix("/") ? root : root + "/") { return d }
+        }
+        return Home.sharedFolder(holding: dir).map { ($0 as NSString).deletingLastPathComponent }
     }
 
     /// Writes the store files of `projector`'s live records into `dir`.

@@ -122,7 +122,8 @@ enum SyncCommand: Command {
                     // An own segment that stays unreadable is said once a watch, not every round.
                     r.pulled.ownNotRestored.removeAll { warnedOwn.contains($0.path) }
                     r.pulled.ownDamagedInLog.removeAll { warnedOwn.contains($0.path) }
-                    warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path) + r.pulled.ownDamagedInLog.map(\.path))
+                    r.pulled.ownMissingTakenOut.removeAll { warnedOwn.contains($0.path) }
+                    warnedOwn.formUnion(r.pulled.ownNotRestored.map(\.path) + r.pulled.ownDamagedInLog.map(\.path) + r.pulled.ownMissingTakenOut.map(\.path))
                     // So is its own folder unreadable (while it stays so; said again should it come back).
                     if let why = r.pulled.ownFolderUnreadable {
                         if saidOwnFolder == why { r.pulled.ownFolderUnreadable = nil } else { saidOwnFolder = why }
@@ -642,7 +643,7 @@ enum SyncCommand: Command {
         let p = r.pulled
         return !r.warnings.isEmpty || r.published.events > 0 || r.photosUploaded > 0 || p.accepted > 0 || p.forks > 0 || p.repaired > 0 || p.rewritten > 0 || p.gapsFilled > 0
             || p.restoredOthers > 0 || p.copiesRemoved > 0 || p.carried > 0 || !p.refused.isEmpty || !p.misplaced.isEmpty || !p.notYetArrived.isEmpty
-            || !p.ownNotRestored.isEmpty || !p.ownDamagedInLog.isEmpty || p.ownFolderUnreadable != nil
+            || !p.ownNotRestored.isEmpty || !p.ownDamagedInLog.isEmpty || !p.ownMissingTakenOut.isEmpty || p.ownFolderUnreadable != nil
     }
 
     /// What `status` shows as the last error (`r_meta.last_error`).
@@ -756,6 +757,13 @@ enum SyncCommand: Command {
                       else { "give it back its permissions, for example 'chmod u+rwx,go+rx \(ShellWord.quoted(path))', or as the sync engine sets them" }
             Console.err("famctl: To share them again, \(fix); nothing in it is removed or written again meanwhile.")
         }
+        for (file, seqs) in r.pulled.ownMissingTakenOut {
+            let named = seqs.prefix(5).map(String.init).joined(separator: ", ") + (seqs.count > 5 ? ", …" : "")
+            Console.err("famctl: warning: this device's segment \(Self.location(of: file, home: home)) is missing \(fromPlace), and cannot be written again: "
+                        + "its event\(seqs.count == 1 ? "" : "s") at seq \(named) \(seqs.count == 1 ? "was" : "were") taken out of this log too. "
+                        + "The others miss \(seqs.count == 1 ? "it" : "them"), and wait for \(seqs.count == 1 ? "it" : "them") before any later event of this device: "
+                        + "restore \(Home.databaseFile) from a backup of this home that holds \(seqs.count == 1 ? "it" : "them") ('famctl export stores DIR' first saves what the stores hold).")
+        }
         for (file, why) in r.pulled.ownNotRestored {
             let location = Self.location(of: file, home: home)
             let seqs = SegmentName(parsing: String(file.split(separator: "/").last ?? "")).map { " (seqs \($0.firstSeq)–\($0.lastSeq))" } ?? ""
@@ -796,7 +804,8 @@ enum SyncCommand: Command {
                           "photosUploaded": r.photosUploaded, "notCounted": r.notCounted, "joinRefused": refused?.reason ?? NSNull(), "removed": removed, "forkedAt": forkedAt.map { Int($0) as Any } ?? NSNull(), "damagedPhotos": r.damagedPhotos,
                           "ownNotRestored": r.pulled.ownNotRestored.map { ["file": $0.path, "reason": $0.reason] },
                           "ownFolderUnreadable": r.pulled.ownFolderUnreadable ?? NSNull(),
-                          "ownDamagedInLog": r.pulled.ownDamagedInLog.map { ["file": $0.path, "seq": Int($0.seq)] as [String: Any] }] as [String: Any], compact: oneLine)
+                          "ownDamagedInLog": r.pulled.ownDamagedInLog.map { ["file": $0.path, "seq": Int($0.seq)] as [String: Any] },
+                          "ownMissingTakenOut": r.pulled.ownMissingTakenOut.map { ["file": $0.path, "seqs": $0.seqs.map { Int($0) }] as [String: Any] }] as [String: Any], compact: oneLine)
             return
         }
         Console.out("published \(r.published.events) event(s)\(r.published.segments.isEmpty ? "" : " in \(r.published.segments.count) segment(s)")"
