@@ -1048,8 +1048,13 @@ public final class Replicator {
     /// Asked once, without retries: the location may be gone.
     public func leaveMovedNotice(_ notice: MovedNotice) throws(PeerError) {
         let path = me.hex + "/" + MovedNotice.fileName
-        do { try peer.deleteOnce(path) } catch { guard error == .notFound else { throw error } }
-        try peer.createOnce(path, notice.bytes)
+        // An older note of its own in the way is removed first, only then
+        // (a review: a read-only share failed on a needless DELETE).
+        do { try peer.createOnce(path, notice.bytes) } catch {
+            guard error == .alreadyExists else { throw error }
+            do { try peer.deleteOnce(path) } catch { guard error == .notFound else { throw error } }
+            try peer.createOnce(path, notice.bytes)
+        }
     }
 
     /// Whether this location holds exactly `notice` as this device's note:

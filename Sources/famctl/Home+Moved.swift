@@ -103,10 +103,10 @@ extension Home {
     /// What `sync` and `status` say of a device that left.
     func movedAwayText(_ m: MovedAway) -> String {
         let name = projector.household.members[m.author]?.name ?? m.author.short
-        let (here, option) = switch Location.stored(in: self) {
-        case .peer(let url): ("the peer \(url)", "--peer URL")
-        default: ("this shared folder", "--dir PATH")
-        }
+        let here = if case .peer(let url) = Location.stored(in: self) { "the peer \(url)" } else { "this shared folder" }
+        // The kind of the new location, as the note names it (a review: this one's was named).
+        let option = m.location.map { $0.lowercased().hasPrefix("http://") || $0.lowercased().hasPrefix("https://") } == true ? "--peer URL"
+            : m.location == nil ? "--dir PATH (or --peer URL)" : "--dir PATH"
         let there = m.location.map { " (\($0), as that device names it)" } ?? ""
         return "\(name) (\(m.author.short)) left \(here) for another location\(there) on \(TimeText.format(m.at)): "
             + "what this device writes here no longer reaches it. If the family moved, point this device at the new location: 'famctl settings sync \(option)', then 'famctl sync'."

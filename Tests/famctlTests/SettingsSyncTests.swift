@@ -104,6 +104,18 @@ struct MistypedFolderPutRightTests {
         #expect(!FileManager.default.fileExists(atPath: note))
     }
 
+    /// The hint names the option of the new location's kind, not of this
+    /// device's (a review: a device on a folder was told --peer URL... the
+    /// other way round).
+    @Test func theHintNamesTheNewLocationsKind() throws {
+        let family = try SharedFamily()
+        let mum = try Home.open(family.mum.home), dad = try Home.open(family.dad.home)
+        let toServer = mum.movedAwayText(.init(author: dad.deviceID, at: Date(), location: "https://dav.example.org/family/"))
+        #expect(toServer.contains("left this shared folder") && toServer.contains("'famctl settings sync --peer URL'"), "\(toServer)")
+        let toFolder = mum.movedAwayText(.init(author: dad.deviceID, at: Date(), location: "/mnt/nas/famctl"))
+        #expect(toFolder.contains("'famctl settings sync --dir PATH'"), "\(toFolder)")
+    }
+
     /// What a note says only when it verifies as the device's whose folder
     /// holds it, and postdates its events here; and a move into the same
     /// folder under another path leaves none.
