@@ -48,6 +48,10 @@ final class DeviceState {
         /// device's location, that they left it for another (a JSON array of
         /// `{author, at, location}`): what `sync` and `status` say.
         case movedAway = "sync.moved_away"
+        /// The location a `settings sync` moved this device from, while the
+        /// note it owes there (``MovedNotice``) is not left yet: left by the
+        /// next sync should that process have been killed first.
+        case movedNoteOwed = "sync.moved_note_owed"
         /// The clock of the invitation this device joined with, as its code
         /// said (the owner's clock; its raw value): the owner's events dated
         /// after it come after the invitation in the owner's chain.

@@ -104,6 +104,25 @@ struct MistypedFolderPutRightTests {
         #expect(!FileManager.default.fileExists(atPath: note))
     }
 
+    /// A move whose process was killed after it stored the new location
+    /// and before it left its note: the next sync leaves it (a review: the
+    /// family split, nobody told).
+    @Test func aNoteOwedByAKilledMoveIsLeftByTheNextSync() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let moved = family.folderOwner.root + "/moved"
+        try dad.ok("settings", "sync", "--dir", moved)
+        let home = try Home.open(dad.home)
+        let note = family.dir + "/" + home.family.description + "/" + home.deviceID.hex + "/" + MovedNotice.fileName
+        // As a kill would leave it: the move stored, the note owed, not left.
+        try FileManager.default.removeItem(atPath: note)
+        try home.state.set(.movedNoteOwed, "dir:" + family.dir)
+        try dad.ok("sync")
+        #expect(FileManager.default.fileExists(atPath: note))
+        #expect(try Home.open(dad.home).state.get(.movedNoteOwed) == nil)
+        #expect(try mum.run("sync").stderr.contains("Dad (\(home.deviceID.short)) left this shared folder"))
+    }
+
     /// The hint names the option of the new location's kind, not of this
     /// device's (a review: a device on a folder was told --peer URL... the
     /// other way round).

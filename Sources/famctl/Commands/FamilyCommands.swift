@@ -160,6 +160,23 @@ enum Location {
         }
     }
 
+    /// The location as kept while a note is owed to it
+    /// (``DeviceState/Key/movedNoteOwed``), `nil` for none.
+    var noteText: String? {
+        switch self {
+        case .directory(let d): "dir:" + d
+        case .peer(let p): "peer:" + p
+        case .none: nil
+        }
+    }
+
+    /// ``noteText`` read back.
+    init?(noteText: String) {
+        if noteText.hasPrefix("dir:") { self = .directory(String(noteText.dropFirst(4))) }
+        else if noteText.hasPrefix("peer:") { self = .peer(String(noteText.dropFirst(5))) }
+        else { return nil }
+    }
+
     var inviteLocation: InviteCode.Location {
         switch self {
         case .none: .none
@@ -217,18 +234,29 @@ enum SettingsSyncCommand: Command {
         var warning: String?
         if case .none = location {} else if !unchanged {
             let old = Location.stored(in: home)
-            try location.store(in: home)
-            // A note in the old location for the devices still syncing there
-            // (once the new one is taken: a refused one leaves none, a review).
-            warning = home.leaveMovedNotice(leaving: old, for: location)
-            // One location at a time: the other kind is forgotten.
-            switch location {
-            case .directory: try home.state.remove(.syncPeer)
-            case .peer: try home.state.remove(.syncDirectory)
-            case .none: break
+            // The new folder made first; then, in one transaction, the new
+            // location, the ask to carry the others' events there and the
+            // note owed to the old one: a process killed midway leaves the
+            // move whole or not made (a review: stored, nothing carried, no note).
+            if case .directory = location { try location.prepare(home: home.path) }
+            let replicator = try home.replicator(probe: false, at: location)
+            try home.log.database.transaction(.immediate) {
+                try location.store(in: home)
+                // One location at a time: the other kind is forgotten.
+                switch location {
+                case .directory: try home.state.remove(.syncPeer)
+                case .peer: try home.state.remove(.syncDirectory)
+                case .none: break
+                }
+                // The next round writes there the others' events this device holds too.
+                try replicator.askToCarryOthers()
+                if let owed = old.noteText { try home.state.set(.movedNoteOwed, owed) }
             }
-            // The next round writes there the others' events this device holds too.
-            try home.replicator(probe: false).askToCarryOthers()
+            // A note in the old location for the devices still syncing there
+            // (once the new one is taken: a refused one leaves none, a review);
+            // left by the next sync should this process not live to.
+            warning = home.leaveMovedNotice(leaving: old, for: location)
+            try? home.state.remove(.movedNoteOwed)
         }
         let (dir, peer): (String?, String?) = switch Location.stored(in: home) {
         case .directory(let d): (d, nil)
