@@ -378,16 +378,22 @@ struct TamperTests {
         #expect(back.first?.first == 1 && back.last?.last == head, "\(back)")
     }
 
+    /// A family whose Dad holds three records of Mum's, synced: the
+    /// family and Mum's device id.
+    static func mumsThreeMoodsAtDads() throws -> (SharedFamily, DeviceID) {
+        let family = try SharedFamily()
+        for i in 1...3 { try family.mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=m\(i)") }
+        try family.mum.ok("sync")
+        try family.dad.ok("sync")
+        return (family, try Home.open(family.mum.home).deviceID)
+    }
+
     /// An event gone from the middle of a chain that no file in the shared
     /// folder holds any more: `sync` says so and not to rebuild, and the
     /// stores keep what it said.
     @Test func aGapNoFileHoldsIsSaidAndTheStoresKeepIt() throws {
-        let family = try SharedFamily()
-        let (mum, dad) = (family.mum, family.dad)
-        for i in 1...3 { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=m\(i)") }
-        try mum.ok("sync")
-        try dad.ok("sync")
-        let mumID = try Home.open(mum.home).deviceID
+        let (family, mumID) = try Self.mumsThreeMoodsAtDads()
+        let dad = family.dad
         let db = try Database(path: dad.home + "/famctl.sqlite")
         try db.execute("DROP TRIGGER events_no_delete")
         try db.run("DELETE FROM events WHERE author = ?1 AND seq = (SELECT max(seq) - 1 FROM events WHERE author = ?1)", [.blob(mumID.bytes)])
@@ -407,12 +413,8 @@ struct TamperTests {
     /// a gap, not lost commits), and the next sync puts it back (a review:
     /// the stores were rebuilt, dropping what it said).
     @Test func aGapEventTakenOutAgainIsNotTakenForLostCommits() throws {
-        let family = try SharedFamily()
+        let (family, mumID) = try Self.mumsThreeMoodsAtDads()
         let (mum, dad) = (family.mum, family.dad)
-        for i in 1...3 { try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i)", "note=m\(i)") }
-        try mum.ok("sync")
-        try dad.ok("sync")
-        let mumID = try Home.open(mum.home).deviceID
         let take = "DELETE FROM events WHERE author = ?1 AND seq = (SELECT max(seq) - 1 FROM events WHERE author = ?1)"
         do {
             let db = try Database(path: dad.home + "/famctl.sqlite")
