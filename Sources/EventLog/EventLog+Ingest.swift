@@ -263,9 +263,7 @@ extension EventLog {
         // read back.
         if env.seq <= head.seq { return try fillGap(env, received: received, report: &report, onAccepted: onAccepted) }
         if env.seq > head.seq + 1 {
-            try database.run(
-                "INSERT OR IGNORE INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?6, ?2, ?3, ?4, ?5)",
-                [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .integer(received), .blob(env.bytes), .blob(env.family.bytes)])
+            try hold(env, received: received)
             return .held(waitingFor: head.seq + 1)
         }
         // seq == head.seq + 1 here: seq ≤ head.seq was either a duplicate or a fork.
@@ -291,9 +289,7 @@ extension EventLog {
         _ env: SyncEnvelope, received: Int64, report: inout IngestReport, onAccepted: (SyncEnvelope) throws -> Void
     ) throws -> IngestOutcome {
         guard let before = env.seq == 1 ? Head.empty : try storedHead(of: env.author, in: env.family, seq: env.seq - 1) else {
-            try database.run(
-                "INSERT OR IGNORE INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?6, ?2, ?3, ?4, ?5)",
-                [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .integer(received), .blob(env.bytes), .blob(env.family.bytes)])
+            try hold(env, received: received)
             return .held(waitingFor: env.seq - 1)
         }
         var next: SyncEnvelope? = env
@@ -321,6 +317,13 @@ extension EventLog {
             next = waiting
         }
         return outcome
+    }
+
+    /// Keeps `env` in `pending` until the event before it arrives.
+    private func hold(_ env: SyncEnvelope, received: Int64) throws {
+        try database.run(
+            "INSERT OR IGNORE INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?6, ?2, ?3, ?4, ?5)",
+            [.blob(env.id.bytes), .blob(env.author.bytes), .integer(Int64(env.seq)), .integer(received), .blob(env.bytes), .blob(env.family.bytes)])
     }
 
     /// Why `env` cannot fill its empty place after `head`, if it cannot:

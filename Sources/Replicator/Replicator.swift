@@ -264,7 +264,7 @@ public final class Replicator {
                     // Its seqs held by the other files the listing shows in its
                     // folder (older cuts of its own, copies the others wrote
                     // back): nobody misses them (a review over WebDAV: said so).
-                    if first > 1 ? Self.covered(from: first - 1, by: ownFolderRanges(listed)) >= last : Self.coveredFromStart(of: me, in: listed) >= last { continue }
+                    if Self.covered(from: first - 1, by: Self.segmentRanges(of: me, in: listed)) >= last { continue }
                     report.ownNotRestored.append((me.hex + "/" + name, "it is missing, and writing it again failed: \(error.description)"))
                     continue
                 }
@@ -470,23 +470,18 @@ public final class Replicator {
 
     /// The highest seq up to which the segments `listed` under `author`'s
     /// folder hold its chain from seq 1 without a gap (0: none).
-    /// The first and last seqs of the segments a listing shows in this
-    /// device's folder.
-    private func ownFolderRanges(_ listed: Set<String>) -> [(UInt64, UInt64)] {
-        let prefix = me.hex + "/"
-        return listed.compactMap { path in
-            guard path.hasPrefix(prefix), let n = SegmentName(parsing: String(path.dropFirst(prefix.count))), n.author == me else { return nil }
-            return (n.firstSeq, n.lastSeq)
-        }
+    static func coveredFromStart(of author: DeviceID, in listed: Set<String>) -> UInt64 {
+        covered(from: 0, by: segmentRanges(of: author, in: listed))
     }
 
-    static func coveredFromStart(of author: DeviceID, in listed: Set<String>) -> UInt64 {
+    /// The first and last seqs of `author`'s segments a listing shows in
+    /// its folder.
+    static func segmentRanges(of author: DeviceID, in listed: Set<String>) -> [(UInt64, UInt64)] {
         let prefix = author.hex + "/"
-        let ranges = listed.compactMap { path -> (UInt64, UInt64)? in
+        return listed.compactMap { path -> (UInt64, UInt64)? in
             guard path.hasPrefix(prefix), let n = SegmentName(parsing: String(path.dropFirst(prefix.count))), n.author == author else { return nil }
             return (n.firstSeq, n.lastSeq)
         }
-        return covered(from: 0, by: ranges)
     }
 
     /// The highest seq up to which `ranges` (first and last seqs, in any
@@ -777,7 +772,7 @@ public final class Replicator {
         // files whose names hold them, this device's own included, are read
         // again, and ingest puts each back in its place.
         let gapsAsked = try chainGapsAsked()
-        let gaps = gapsAsked == nil ? [:] : try fillableGaps()
+        let gaps = gapsAsked == nil ? [:] : try log.fillableChainGaps(in: family)
         var holdingGaps = Set<String>()
         for name in ownTags.keys {
             guard case .segment(let n) = SharedFileName(name), Self.overlaps(n, gaps[me]) else { continue }
@@ -1011,7 +1006,7 @@ public final class Replicator {
         if let gapsAsked {
             // Looked for until none is left: another round may find the file
             // that holds one (still arriving, a folder unreadable this round).
-            let left = try fillableGaps()
+            let left = try log.fillableChainGaps(in: family)
             report.gapsLeft = left.values.reduce(0) { $0 + $1.reduce(0) { $0 + Int($1.count) } }
             if left.isEmpty { try setMeta("gaps_checked", gapsAsked); try setMeta("gaps_retry_at", nil) }
             // Some left: looked for again in an hour, not at every round (each
@@ -1203,12 +1198,6 @@ public final class Replicator {
     /// Whether the segment's seqs meet one of `gaps`.
     static func overlaps(_ n: SegmentName, _ gaps: [ClosedRange<UInt64>]?) -> Bool {
         gaps?.contains { $0.overlaps(n.firstSeq...n.lastSeq) } ?? false
-    }
-
-    /// The log's chains' gaps below their authors' fork points: what a
-    /// file can fill (nothing at or past a fork point enters the log).
-    private func fillableGaps() throws -> [DeviceID: [ClosedRange<UInt64>]] {
-        try log.fillableChainGaps(in: family)
     }
 
     /// When the log last asked for its chains' gaps to be looked for

@@ -703,3 +703,44 @@ extension Home {
         }
     }
 }
+
+/// Photos of a record its photos list does not name: two devices adding a
+/// photo at once each wrote a list, and one list won.
+extension Home {
+    /// Each live record with live photos its list does not name (ids in lowercase).
+    func unlistedPhotos() -> [UUID: Set<String>] {
+        guard let photos = try? projector.photos() else { return [:] }
+        var out: [UUID: Set<String>] = [:]
+        for (key, its) in Dictionary(grouping: photos, by: \.record) {
+            guard let record = key, let r = try? projector.record(record), !r.deleted else { continue }
+            let missing = Self.photosNotListed(by: r, id: record, among: its)
+            if !missing.isEmpty { out[record] = missing }
+        }
+        return out
+    }
+
+    /// The live photos of record `id` (`r`) among `photos` that its photos
+    /// list does not name (ids in lowercase): what `record show` and `sync`
+    /// say is left out of it.
+    static func photosNotListed(by r: RecordState, id: UUID, among photos: [PhotoState]) -> Set<String> {
+        let listed = Set(photoList(r).compactMap { $0.stringValue?.lowercased() })
+        return Set(photos.filter { !$0.deleted && $0.record == id }.map(\.id.lowercasedText)).subtracting(listed)
+    }
+
+    /// What a sync says of the photos its round left out of their records'
+    /// lists (those not left out before it).
+    func unlistedPhotoWarnings(before: [UUID: Set<String>]) -> [String] {
+        unlistedPhotos().sorted { $0.key.uuidString < $1.key.uuidString }.compactMap { record, missing in
+            let new = missing.subtracting(before[record] ?? [])
+            guard !new.isEmpty, let r = try? projector.record(record) else { return nil }
+            let listed = Self.photoList(r).compactMap(\.stringValue)
+            let all = listed + missing.sorted().filter { id in !listed.contains { $0.lowercased() == id } }
+            let one = new.count == 1
+            // Neutral: a list written on purpose without it ('record update
+            // … photos=' on another device) looks the same (a review).
+            return "famctl: warning: photo\(one ? "" : "s") \(new.sorted().joined(separator: ", ")) of record \(record.lowercasedText) \(one ? "is" : "are") no longer in its photos list "
+                + "(another device wrote the list without \(one ? "it" : "them"): by 'record update … photos=', or adding a photo at the same time, where its list won; the photo\(one ? " is" : "s are") kept): "
+                + "if that was not meant, 'famctl record update \(record.lowercasedText) photos=\(all.joined(separator: ","))' puts \(one ? "it" : "them") back; 'famctl photo delete ID' deletes a photo for good."
+        }
+    }
+}

@@ -95,11 +95,9 @@ enum RecordShowCommand: Command {
         // The record's photos list is one field: two devices adding a photo
         // at once each wrote a list, and one list won. The photo the other
         // names is still the record's (its photo.put says so).
-        var listed = Set<String>()
-        if case .array(let items)? = r.fields["photos"] { for case .string(let s) in items { listed.insert(s.lowercased()) } }
         // The family's photos, read once (deleted ones too).
         let photos = r.deleted ? [] : try home.projector.photos(includeDeleted: true)
-        let unlisted = photos.filter { !$0.deleted && $0.record == id }.map(\.id.lowercasedText).filter { !listed.contains($0) }.sorted()
+        let unlisted = Home.photosNotListed(by: r, id: id, among: photos).sorted()
         // A photo deleted on one device while another brought the record
         // back: the restore's list, which names it, won (the delete wrote
         // no list). It takes no room, and the next list written drops it.

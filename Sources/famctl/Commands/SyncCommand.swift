@@ -920,9 +920,6 @@ extension Home {
             }
             base = webdav
         case .none:
-            // A home in no family has nobody to sync with: a location alone
-            // would make `sync` succeed and do nothing (a review).
-            if projector.household.isPrivate, knownOwner == nil { throw Self.inNoFamily }
             throw CLIError(.usage, "no shared directory or peer is set for this family",
                            hint: "'famctl settings sync --dir PATH' or 'famctl settings sync --peer URL' sets one.")
         }
