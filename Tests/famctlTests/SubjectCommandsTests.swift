@@ -334,7 +334,6 @@ struct SubjectCommandsTests {
         #expect(merged.code == 0 && merged.stdout == hers + "\n", "\(merged.stderr)")
         #expect(!(try mum.run("sync")).stderr.contains("babies are named"))
         #expect(try mum.ok("record", "add", "--focus", "Lily", "--store", "diaper", "wet=true").count > 0)
-        _ = lily
         // The name of the subject being removed alone: said as such.
         let alone = try mum.run("subject", "remove", lily, "--move-records-to", "Lily")
         #expect(alone.code == 64 && alone.stderr.contains("the subject being removed"), "\(alone.stderr)")
