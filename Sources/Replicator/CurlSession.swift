@@ -222,6 +222,10 @@ struct CurlFailure: Error, Sendable, CustomStringConvertible {
         [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH].map(\.rawValue).contains(code)
     }
 
+    /// The TLS handshake failed: a network fault, or a server that does
+    /// not speak TLS on that port (which asking again will not mend).
+    var isTLSHandshakeFailure: Bool { code == CURLE_SSL_CONNECT_ERROR.rawValue }
+
     /// A request that no retry will mend: the URL or the set-up is wrong
     /// (a protocol other than http or https, a malformed URL, a CA file
     /// that holds no certificate).

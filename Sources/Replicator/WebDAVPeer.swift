@@ -97,6 +97,9 @@ public final class WebDAVPeer: Peer {
         case .failure(let f):
             if f.isUntrustedCertificate { throw .untrustedCertificate(f.reason) }
             if f.isPermanent { throw .unsupported(f.reason) }
+            if f.isTLSHandshakeFailure, let plain = plainHTTPAnswering() {
+                throw .notACollection("\(plain) answers plain HTTP, not TLS (\(f.reason.trimmingCharacters(in: .whitespaces))): the URL's https:// does not fit this port; give the server's TLS port, or http:// (famctl sends a login over http:// only to this machine)")
+            }
             // A stalled server is not asked again within the round (each
             // try would wait out the timeout once more); the next round is.
             if f.isStalled { throw .offline("\(base.host ?? "the server"): \(f.reason)") }
@@ -113,7 +116,7 @@ public final class WebDAVPeer: Peer {
             // Not followed: the login would go along, wherever it points.
             throw .redirected("\(method) \(path.isEmpty ? base.absoluteString : path): the server answers \(reply.status) and sends famctl to \(reply.headers["location"] ?? "another address")")
         case 429, 503:
-            if let s = reply.headers["retry-after"].flatMap(Double.init) { throw .throttled(retryAfter: s) }
+            if let s = reply.headers["retry-after"].flatMap({ Self.retryAfterSeconds($0) }) { throw .throttled(retryAfter: s) }
             throw reply.status == 429 ? .throttled(retryAfter: 1) : .unavailable("503 Service Unavailable")
         case 507: throw .full("\(method) \(path.isEmpty ? base.path : path): the server has no room left (HTTP 507 Insufficient Storage)")
         case 501:
@@ -127,6 +130,30 @@ public final class WebDAVPeer: Peer {
     }
 
 
+    /// The seconds a `Retry-After` header asks for: delay-seconds, or an
+    /// HTTP date (the seconds until then, none when it is past). `nil` for
+    /// anything else, which is then taken as no header at all.
+    static func retryAfterSeconds(_ value: String, now: Date = Date()) -> Double? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return Double(text) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: text) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+
+    /// `host:port` of ``base`` when a TLS handshake with it failed and it
+    /// answers a plain HTTP request (`HEAD /`, no login sent): a URL with
+    /// `https://` naming a plain-HTTP port. `nil` when it does not answer so.
+    private func plainHTTPAnswering() -> String? {
+        guard base.scheme?.lowercased() == "https", let host = base.host else { return nil }
+        let hostPort = (host.contains(":") ? "[\(host)]" : host) + ":\(base.port ?? 443)"
+        guard case .success = session.perform("HEAD", url: "http://\(hostPort)/", headers: [:], body: nil, limit: 0, pastLimit: .drop) else { return nil }
+        return hostPort
+    }
+
     func familyRelative(_ path: String) -> String { path.split(separator: "/").map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }.joined(separator: "/") }
 
     /// `path` (relative to the family's collection; empty: the collection)
@@ -138,6 +165,12 @@ public final class WebDAVPeer: Peer {
     private func ensureCollection(_ path: String) throws(PeerError) {
         let r = try send("MKCOL", path.isEmpty ? "./" : (path.hasSuffix("/") ? path : path + "/"))
         guard [201, 405].contains(r.status) else {
+            // 200 and other successes: WebDAV answers a collection made with
+            // 201 Created; a server answering otherwise made none (an
+            // ordinary web server, a page at this URL), and will not.
+            if (200...299).contains(r.status) {
+                throw .notACollection("cannot create the collection \(fullURL(of: path)): MKCOL was answered HTTP \(r.status), not 201 Created: it is not a WebDAV server, or the URL names something else than a WebDAV share")
+            }
             // 409: the collection above it does not exist; 404 likewise on some servers. Waiting will not create it.
             if r.status == 409 || r.status == 404 {
                 throw .notACollection("cannot create the collection \(fullURL(of: path)) (HTTP \(r.status)): the collection that should hold it does not exist on the server")

@@ -187,6 +187,12 @@ final class Keyring {
         return out
     }
 
+    /// Drops every key held for `family`: a join that did not go through
+    /// leaves the family's key behind no more.
+    func forget(family: FamilyID) throws {
+        try database.run("DELETE FROM epoch_keys WHERE family = ?1", [.blob(family.bytes)])
+    }
+
     func current(family: FamilyID) throws -> EpochKey? {
         try database.statement("SELECT epoch, key, key_check FROM epoch_keys WHERE family = ?1 ORDER BY epoch DESC LIMIT 1")
             .first([.blob(family.bytes)]) { try checked($0, at: 0, family: family) }

@@ -90,7 +90,11 @@ struct PeerSyncTests {
         let plain = try ScriptedHTTPServer { c in
             c.write("HTTP/1.0 501 Unsupported method ('MKCOL')\r\nContent-Length: 0\r\n\r\n")
         }
-        defer { [trickle, redirect, forbid, plain].forEach { $0.stop() } }
+        // A web server that answers every request 200, MKCOL included.
+        let yes = try ScriptedHTTPServer { c in
+            c.write("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
+        }
+        defer { [trickle, redirect, forbid, plain, yes].forEach { $0.stop() } }
         func family(_ url: String) throws -> FamctlRunner {
             let f = FamctlRunner()
             try f.ok("init", "--name", "Mum")
@@ -117,6 +121,13 @@ struct PeerSyncTests {
         // Not a WebDAV server: said, exit 65, not "try again later" (a review).
         let notDAV = try family(plain.url).run(["sync"])
         #expect(notDAV.code == 65 && notDAV.stderr.contains("it is not a WebDAV server") && !notDAV.stderr.contains("Try again later"), "\(notDAV.stderr)")
+
+        // MKCOL answered 200 made no collection: not a WebDAV server, not "try again later".
+        let made200 = try family(yes.url).run(["sync"])
+        #expect(made200.code == 65 && made200.stderr.contains("MKCOL was answered HTTP 200, not 201 Created: it is not a WebDAV server"), "\(made200.stderr)")
+        // https:// to a port that speaks plain HTTP: said as such, not "try again later".
+        let tlsToPlain = try family(yes.url.replacingOccurrences(of: "http://", with: "https://")).run(["sync"])
+        #expect(tlsToPlain.code == 65 && tlsToPlain.stderr.contains("answers plain HTTP, not TLS") && !tlsToPlain.stderr.contains("Try again later"), "\(tlsToPlain.stderr)")
 
         // A port no server can have is refused when given, not at every sync.
         let f = FamctlRunner()

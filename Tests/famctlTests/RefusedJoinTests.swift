@@ -133,11 +133,15 @@ struct RefusedJoinTests {
         let refused = try z.run("accept", f.code, "--name", "Z", "--dir", f.dir)
         #expect(refused.code == 65, "\(refused.stdout)")
         #expect(refused.stderr.contains("this invitation cannot be used any more: device \(xID.short) \"X\" joined the family with it already; "
-                                        + "nothing was written into the family, and this home is as it was (its 1 care subject(s) and 1 record(s) stay its own)"), "\(refused.stderr)")
+                                        + "nothing was written into the family, and this home's own records and settings are as they were (its 1 care subject(s) and 1 record(s) stay its own)"), "\(refused.stderr)")
         #expect(refused.stderr.contains("Ask the family's owner for a new invitation"))
         let home = try Home.open(z.home)
         #expect(home.family == FamilyID.owned(by: home.deviceID) && home.knownOwner == nil)
         #expect(try home.log.head(of: home.deviceID, in: try Home.open(f.mum.home).family).seq == 0, "no join written")
+        // The family's events it read stay in the log, but not the key that opens them.
+        let family = try Home.open(f.mum.home).family
+        #expect(try home.state.keyring.epochs(family: family).isEmpty, "the refused family's key is kept")
+        #expect(try z.ok("log").contains("(encrypted: no key for epoch 0)"))
         #expect(try z.ok("record", "list").contains("mood=2"), "its own records are shown again")
         try z.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
 
