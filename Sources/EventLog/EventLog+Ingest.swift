@@ -480,7 +480,7 @@ extension EventLog {
     }
 
     /// The lowest seq at which this log holds two events of `author`, if any.
-    func forkPoint(of author: DeviceID, in family: FamilyID) throws -> UInt64? {
+    public func forkPoint(of author: DeviceID, in family: FamilyID) throws -> UInt64? {
         try database.statement("SELECT min(seq) FROM forks WHERE family = ?1 AND author = ?2")
             .first([.blob(family.bytes), .blob(author.bytes)]) { $0.isNull(0) ? nil : UInt64($0.int(0)) } ?? nil
     }

@@ -102,6 +102,10 @@ public final class Replicator {
         /// no room for the merged file, say): they stay as they are, the
         /// events published all the same.
         public var compactionFailure: PeerError?
+        /// This device's own events not published because its chain forked
+        /// at or before them (another copy of this home published other
+        /// events at those seqs first): how many, from which seq.
+        public var withheld: (count: UInt64, from: UInt64)?
         public init() {}
     }
 
@@ -119,13 +123,25 @@ public final class Replicator {
         defer { lastPublish = report }
         let head = try log.head(of: me, in: family)
         var last = try publishedSeq()
+        var through = head.seq
+        // Its chain forked (another copy of this home, a backup restored
+        // and written on, published other events at the same seqs): what
+        // it wrote from the fork on stays here. Published, it would show the
+        // fork to the family, and every device would stop taking this
+        // device's events from there on, the other copy's included; kept
+        // back, the family goes on with the branch it has.
+        if let point = try log.forkPoint(of: me, in: family), head.seq >= point {
+            let kept = max(last, point - 1)
+            if head.seq > kept { report.withheld = (head.seq - kept, kept + 1) }
+            through = point - 1
+        }
         // Its own segments first: a copy of them that another device wrote
         // back, read with its events, is not taken as its own beside them
         // (a review: a sync killed before it removed the copy left both).
-        if head.seq > last { last = try ownSegmentsHold(after: last, through: head.seq) }
-        if head.seq > last { last = try adoptReadBack(after: last, through: head.seq) }
-        while head.seq > last {
-            let envs = try nextSegment(of: me, after: last, through: head.seq)
+        if through > last { last = try ownSegmentsHold(after: last, through: through) }
+        if through > last { last = try adoptReadBack(after: last, through: through) }
+        while through > last {
+            let envs = try nextSegment(of: me, after: last, through: through)
             guard !envs.isEmpty else { break }
             let name = try write(Segment(envelopes: envs))
             report.segments.append(name)

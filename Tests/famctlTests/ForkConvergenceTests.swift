@@ -115,6 +115,8 @@ struct ForkConvergenceTests {
         // The clone first: the demotion is published at once, and a home
         // that finds its own chain past its log in the folder does not write.
         try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
+        let folder = family.dir + "/" + mumHome.family.description + "/" + owner.hex
+        let known = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
         try mum.ok("member", "role", "Dad", "viewer")
         var all = Set<[UInt8]>()
         for home in [mum.home, dad.home, clone] {
@@ -145,7 +147,8 @@ struct ForkConvergenceTests {
         #expect(Set(digests).count == 1, "replicas disagree: \(digests)")
         // The owner is told what an owner can do: nobody can invite it back
         // (a review: it was told to ask the owner for an invitation).
-        _ = try mum.run(["--home", clone, "sync"])
+        // The demotion not delivered yet where the clone publishes its branch.
+        try Self.undelivered(folder, since: known, aside: family.folderOwner.root + "/aside") { _ = try mum.run(["--home", clone, "sync"]) }
         let synced = try mum.run("sync")
         #expect(synced.stderr.contains("this device's own chain is forked at seq \(point)")
                 && synced.stderr.contains("This device is the family's owner, whom nobody can invite or replace")
@@ -156,44 +159,124 @@ struct ForkConvergenceTests {
     }
 
     /// A home copied to another install, both writing and syncing through
-    /// one folder: the device reads the other install's segment in its own
-    /// folder, finds the fork, and stops writing with a clear error, rather
-    /// than writing on, unseen by the family.
-    @Test func aClonedHomeLearnsOfItsOwnForkAndStopsWriting() throws {
+    /// one folder. The copy that syncs second finds the other's segment in
+    /// its own folder before it publishes: it reads it first, finds the
+    /// fork, and keeps what it wrote back. The family never sees a fork and
+    /// goes on with the first copy, which writes on; the second stops with
+    /// a clear error (a security review: it published its branch, and every
+    /// device stopped taking the first copy's events too).
+    @Test func aClonedHomeThatSyncsSecondKeepsItsBranchBackAndStopsWriting() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         let clone = family.folderOwner.root + "/clone"
         try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
-        // The other install's branch is the longer one: its segment names
-        // seqs past this one's log, which must not be taken for events still
-        // to read back (the refusal is the fork's, exit 1, not "sync first").
+        // The other install's branch is the longer one: its events past
+        // this one's log must not be taken for events still to read back.
         try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
         try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"])
         try dad.ok("sync")
-        try mum.ok(["--home", clone, "sync"])
+        let folder = family.dir + "/" + (try Home.open(dad.home)).family.description + "/" + (try Home.open(dad.home)).deviceID.hex
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
+        let cloneSync = try mum.run(["--home", clone, "sync"])
+        #expect(cloneSync.code == 0 && cloneSync.stdout.contains("fork proofs: 1"), "\(cloneSync.stdout)")
+        #expect(cloneSync.stderr.contains("warning: this copy of the home is forked at seq") && cloneSync.stderr.contains("published other events at those seqs first")
+                && cloneSync.stderr.contains("Go on with the other copy of this home") && cloneSync.stderr.contains("famctl log --author me"), "\(cloneSync.stderr)")
+        let json = try JSONSerialization.jsonObject(with: Data(try mum.ok(["--home", clone, "sync", "--json"]).utf8)) as? [String: Any]
+        let point = try #require(json?["forkedAt"] as? Int, "\(String(describing: json))")
+        // What it wrote into its folder (the event before the fork both
+        // copies hold) ends before the fork point.
+        for name in Set(try FileManager.default.contentsOfDirectory(atPath: folder)).subtracting(before) {
+            let named = try #require(SegmentName(parsing: name), "\(name)")
+            #expect(named.lastSeq < UInt64(point), "the copy published \(name), past the fork at \(point)")
+        }
+        let cloneStatus = try mum.ok(["--home", clone, "status"])
+        #expect(cloneStatus.contains("warning  this copy of the home is forked at seq") && cloneStatus.contains("Go on with the other copy"), "\(cloneStatus)")
+        let refused = try mum.run(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
+        #expect(refused.code == 1 && refused.stderr.contains("has a fork proof") && refused.stderr.contains("If the other copy published first, the family goes on with it"),
+                "\(refused.code): \(refused.stderr)")
+
+        // The family: no fork, Dad writes on, and the copy's moods are nowhere.
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        for r in [dad, mum, dad] { try r.ok("sync") }
+        for r in [dad, mum] {
+            let status = try r.ok("status")
+            #expect(!status.contains("FORKED") && status.contains("forks    none"), "\(status)")
+        }
+        let moods = try mum.ok("record", "list")
+        #expect(moods.contains("mood=1") && moods.contains("mood=2") && !moods.contains("mood=5") && !moods.contains("mood=4"), "\(moods)")
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
+    /// The owner's copy that wrote offline, then invites: the invitation
+    /// goes out at once, but the folder is read first, and the other
+    /// copy's events at its seqs keep it back. The family sees no fork; the
+    /// copy is told, and the code would not count.
+    @Test func aCopyThatPublishesAtOnceReadsTheFolderFirst() throws {
+        let family = try SharedFamily()
+        let mum = family.mum
+        let clone = family.folderOwner.root + "/owner-clone"
+        try FileManager.default.copyItem(atPath: mum.home, toPath: clone)
+        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
+        try mum.ok("member", "role", "Dad", "viewer")
+        let invite = try mum.run(["--home", clone, "invite"])
+        #expect(invite.stderr.contains("the invitation is not in the shared folder yet (this copy of the home is forked at seq") && invite.stderr.contains("not published)"), "\(invite.stderr)")
+        for r in [mum, family.dad] { try r.ok("sync") }
+        #expect(!(try mum.ok("status")).contains("FORKED"))
+        #expect(try mum.ok("digest") == family.dad.ok("digest"))
+        try mum.ok("invite")
+    }
+
+    /// Both copies' branches reach the folder when the first one's segment
+    /// had not arrived yet as the second published (a sync engine late to
+    /// deliver it): every device finds the fork, says it, and ends on the
+    /// same state; neither copy writes any more.
+    @Test func aForkBothCopiesPublishedIsFoundEverywhere() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let clone = family.folderOwner.root + "/clone"
+        try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
+        let folder = family.dir + "/" + (try Home.open(dad.home)).family.description + "/" + (try Home.open(dad.home)).deviceID.hex
+        let published = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
+        try dad.ok("sync")
+        // Dad's new segment not delivered yet where the copy syncs.
+        try Self.undelivered(folder, since: published, aside: family.folderOwner.root + "/aside") {
+            let first = try mum.ok(["--home", clone, "sync"])
+            #expect(first.contains("published 2 event(s)") && !first.contains("fork"), "\(first)")
+        }
         let synced = try dad.run("sync")
         #expect(synced.code == 0 && synced.stdout.contains("fork proofs: 1"), "\(synced.stdout)")
-        // Every round says so, with what to do: the mood=1 it wrote counts nowhere.
         #expect(synced.stderr.contains("warning: this device's own chain is forked at seq") && synced.stderr.contains("--home NEWDIR"), "\(synced.stderr)")
-        let json = try JSONSerialization.jsonObject(with: Data(try dad.ok("sync", "--json").utf8)) as? [String: Any]
-        #expect(json?["forkedAt"] is Int, "\(String(describing: json))")
-        #expect((try JSONSerialization.jsonObject(with: Data(try mum.ok("sync", "--json").utf8)) as? [String: Any])?["forkedAt"] is NSNull)
-        // `status` says it too: on the forked device, its author line and a
-        // warning with what to do; on the others, the author line.
-        let dadsStatus = try dad.ok("status")
-        #expect(dadsStatus.contains("(this device)") && dadsStatus.contains(", FORKED at seq ") && dadsStatus.contains("warning  this device's own chain is forked")
-                && dadsStatus.contains("--home NEWDIR"), "\(dadsStatus)")
+        try mum.ok(["--home", clone, "sync"])
+        try mum.ok("sync")
         let mumsStatus = try mum.ok("status")
         #expect(mumsStatus.contains(", FORKED at seq ") && !mumsStatus.contains("warning"), "\(mumsStatus)")
         let authors = (try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])?["authors"] as? [[String: Any]]
         #expect(authors?.filter { $0["forkedAt"] is Int }.count == 1 && authors?.filter { $0["forkedAt"] is NSNull }.count == 1, "\(String(describing: authors))")
-        let refused = try dad.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
-        #expect(refused.code == 1 && refused.stderr.contains("has a fork proof") && refused.stderr.contains("famctl accept CODE --name NAME --home NEWDIR"),
-                "\(refused.code): \(refused.stderr)")
-        try mum.ok("sync")
+        let dadsStatus = try dad.ok("status")
+        #expect(dadsStatus.contains("(this device)") && dadsStatus.contains(", FORKED at seq ") && dadsStatus.contains("warning  this device's own chain is forked")
+                && dadsStatus.contains("--home NEWDIR"), "\(dadsStatus)")
+        for home in [dad.home, clone] {
+            let refused = try mum.run(["--home", home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
+            #expect(refused.code == 1 && refused.stderr.contains("has a fork proof"), "\(refused.code): \(refused.stderr)")
+        }
         #expect(try mum.ok("digest") == dad.ok("digest"))
+        #expect(try mum.ok("digest") == mum.ok(["--home", clone, "digest"]))
+    }
+
+    /// Runs `body` with the files of `folder` not in `known` moved aside,
+    /// then puts them back: a sync engine that had not delivered them yet.
+    static func undelivered(_ folder: String, since known: Set<String>, aside: String, during body: () throws -> Void) throws {
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        let fresh = Set(try FileManager.default.contentsOfDirectory(atPath: folder)).subtracting(known)
+        #expect(!fresh.isEmpty, "nothing new in \(folder)")
+        for f in fresh { try FileManager.default.moveItem(atPath: folder + "/" + f, toPath: aside + "/" + f) }
+        defer { for f in fresh { try? FileManager.default.moveItem(atPath: aside + "/" + f, toPath: folder + "/" + f) } }
+        try body()
     }
 
     /// A record whose creating put its author's fork withdrew, left with
@@ -207,10 +290,13 @@ struct ForkConvergenceTests {
         let id = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
         // The other install writes at the record's seq, unaware of it: a fork from there.
         try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
+        let folder = family.dir + "/" + (try Home.open(dad.home)).family.description + "/" + (try Home.open(dad.home)).deviceID.hex
+        let known = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
         try dad.ok("sync"); try mum.ok("sync")
         try mum.ok("record", "update", id, "note=from mum")
         try mum.ok("sync")
-        try mum.ok(["--home", clone, "sync"])
+        // Dad's segment not delivered yet where the other install publishes its branch.
+        try Self.undelivered(folder, since: known, aside: family.folderOwner.root + "/aside") { try mum.ok(["--home", clone, "sync"]) }
         #expect(try mum.ok("sync").contains("fork proofs: 1"))
         let shown = try mum.run("record", "show", id)
         let dadID = try Home.open(dad.home).deviceID.short

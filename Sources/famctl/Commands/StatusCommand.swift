@@ -137,7 +137,7 @@ enum StatusCommand: Command {
             Console.out(line)
         }
         if let point = home.forkPoints[home.deviceID] {
-            Console.out("warning  " + Home.ownChainForked(at: point) + ". " + home.writeAgainHint)
+            Console.out("warning  " + home.ownForkText(at: point) + ". " + home.ownForkHint(at: point))
         } else if let lost = publishedPastLog {
             Console.out("warning  this device published its events up to seq \(lost.published), but its log ends at seq \(lost.head): events were taken out of its log; "
                         + "it cannot write until 'famctl sync' reads them back from its folder")

@@ -307,7 +307,16 @@ enum SyncCommand: Command {
             try FileIO.withExclusiveLock(home.path + "/" + lockFile, waitingAtMost: Database.busyWaitSeconds) {
                 let replicator = try home.replicator(probe: false)
                 if once { (replicator.peer as? RetryingPeer)?.singleAttempts = true }
-                do { _ = try replicator.publish() } catch let e as PeerError {
+                do {
+                    // Another copy of this home may have published at these seqs: read first.
+                    if home.ownFolderMayHoldAnotherCopy() {
+                        defer { for w in undoneHere(home) { Console.err(w) } }
+                        _ = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
+                    }
+                    if let kept = try replicator.publish().withheld {
+                        failure = Home.ownEventsWithheld(kept)
+                    }
+                } catch let e as PeerError {
                     failure = Self.failure(e, at: replicator.peer.label, probing: false).message
                 }
             }
@@ -408,7 +417,10 @@ enum SyncCommand: Command {
             // there, or asks to wait, is not asked again this round.)
             var published = Replicator.PublishReport()
             var publishFailure: PeerError?
-            do { published = try replicator.publish() } catch let e as PeerError where !e.isOffline && e != .tokenExpired && !e.isThrottled {
+            // Another copy of this home may have published at the seqs this
+            // one would: the folder is read first (``Home/ownFolderMayHoldAnotherCopy()``).
+            let pullFirst = home.ownFolderMayHoldAnotherCopy()
+            if !pullFirst { do { published = try replicator.publish() } catch let e as PeerError where !e.isOffline && e != .tokenExpired && !e.isThrottled {
                 publishFailure = e
                 // The segments written before the failure went out: counted
                 // (a review: a server that filled midway was said to have
@@ -417,7 +429,7 @@ enum SyncCommand: Command {
                 // Its retries waited one back-off out already: the pull asks
                 // once, so a server that died since costs no second one.
                 if e.isTransient { (replicator.peer as? RetryingPeer)?.singleAttempts = true }
-            }
+            } }
             let publishedHead = try home.log.head(of: home.deviceID, in: home.family).seq
             var pulled = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
             if let publishFailure {
@@ -431,12 +443,13 @@ enum SyncCommand: Command {
             // What the pull made this device write (the owner's key shares for
             // members who joined) goes out in this round, not the next: a
             // member who joined meanwhile gets its key from this sync.
-            if try home.log.head(of: home.deviceID, in: home.family).seq > publishedHead {
+            if try pullFirst || home.log.head(of: home.deviceID, in: home.family).seq > publishedHead {
                 let more = try replicator.publish()
                 published.segments += more.segments
                 published.events += more.events
                 published.compacted += more.compacted
                 published.compactionFailure = more.compactionFailure ?? published.compactionFailure
+                published.withheld = more.withheld
             }
             // Small segments left unmerged: said, exit 0 (their events went out).
             let unmerged = (published.compactionFailure.map {
@@ -739,8 +752,8 @@ enum SyncCommand: Command {
         // it just wrote included, and it cannot write any more.
         let forkedAt = try home.log.forkPoints(in: home.family)[home.deviceID]
         if let forkedAt {
-            Console.err("famctl: warning: " + Home.ownChainForked(at: forkedAt))
-            Console.err("famctl: 'famctl status' shows where they part. " + home.writeAgainHint)
+            Console.err("famctl: warning: " + home.ownForkText(at: forkedAt))
+            Console.err("famctl: 'famctl status' shows where they part. " + home.ownForkHint(at: forkedAt))
         }
         // Its own published events taken out of its log, and not read back
         // from its folder this round (the files gone too, or not arrived):
@@ -1033,6 +1046,32 @@ extension Home {
         ahead.sort { ($0.seq, $0.name) > ($1.seq, $1.name) }
         guard let first = ahead.first else { return nil }
         return FolderAhead(published: first.seq, head: head, files: ahead.map(\.name))
+    }
+
+    /// Whether this device's own folder in the shared folder holds a file
+    /// naming seqs of its chain that it has not published yet and no sync
+    /// of this home has read: another copy of this home (a backup restored,
+    /// a cloned phone) may have published other events at those seqs. A
+    /// round then reads the folder before it publishes: should they differ,
+    /// the fork is found here and what this copy wrote is kept back
+    /// (``Replicator/PublishReport/withheld``) rather than shown to the
+    /// family, which would then stop taking this device's events from
+    /// there on, the other copy's too. `false` over WebDAV, or when the
+    /// folder cannot be listed at once (publishing first, as before).
+    func ownFolderMayHoldAnotherCopy() -> Bool {
+        guard case .directory(let dir) = Location.stored(in: self),
+              let head = try? log.head(of: deviceID, in: family).seq,
+              let published = try? Replicator.publishedSeq(log: log, family: family), head > published,
+              let names = Self.listQuickly(dir + "/" + family.description + "/" + deviceID.hex) else { return false }
+        let read = Replicator.namesRead(inFolderOf: deviceID, family: family, log: log)
+        return names.contains { name in
+            guard !read.contains(name) else { return false }
+            switch SharedFileName(name) {
+            case .segment(let s), .conflictCopy(let s), .placeholder(let s):
+                return s.author == deviceID && s.lastSeq > published && s.firstSeq <= head
+            case .other: return false
+            }
+        }
     }
 
     /// The names in `folder`, or `nil` when it cannot be listed within a
