@@ -59,6 +59,10 @@ final class DeviceState {
         /// How many damaged events the last copy of the stores kept aside
         /// before a rebuild dropped them held (``Home/keepStoresBeforeDroppingDamaged()``).
         case damagedCopied = "projection.damaged_copied"
+        /// The owner's word for members whose join arrived late
+        /// (``Home/heldJoin(_:)``): their device ids (hex), comma-separated,
+        /// that `member admit` let have the family's key.
+        case admittedLate = "family.admitted_late"
     }
 
     let database: Database

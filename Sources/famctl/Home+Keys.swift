@@ -66,7 +66,10 @@ extension Home {
         let (_, old) = try currentKey()
         let new = EpochKey.generate(epoch: old.epoch + 1)
         var sealed: [DeviceID: [UInt8]] = [:]
-        for m in h.members.values where m.isActive && m.device != excluded { sealed[m.device] = BoxKey.seal(new.key, to: m.box, random: log.randomSecret(32)) }
+        // A member whose join arrived late gets no key until the owner admits it.
+        for m in h.members.values where try m.isActive && m.device != excluded && heldJoin(m.device) == nil {
+            sealed[m.device] = BoxKey.seal(new.key, to: m.box, random: log.randomSecret(32))
+        }
         try append(bodies.map { ($0, old) } + [
             (LibraryEvent.keyRotate(epoch: new.epoch, sealed: sealed).body, old),
             (LibraryEvent.keyPrevious(epoch: new.epoch, previousKey: old.key.copyBytes()).body, new),
@@ -166,6 +169,44 @@ extension Home {
         return nil
     }
 
+    /// Why the join of `device` waits for the owner's word before the owner
+    /// seals it the family's key, on the owner's device: it reached this
+    /// device after its invitation was revoked, or more than
+    /// ``expiryGrace`` after it expired, dated before by the joining
+    /// device's own clock. `nil` for any other member, one the owner
+    /// admitted (`member admit`), and one it sealed a key to before (a key
+    /// of a later epoch than its invitation's: admitted already).
+    func heldJoin(_ device: DeviceID) throws -> String? {
+        let h = projector.household
+        guard let m = h.members[device], m.isActive, let id = m.invite, let invite = h.invites[id],
+              let arrived = try log.receivedAt(of: device, seq: 1, in: family) else { return nil }
+        let expires = Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000)
+        let why: String
+        if let revoked = invite.revoked, arrived > revoked.hlc.date {
+            why = "joined with invitation \(id.hex.prefix(8)) before it was revoked, by its clock, but its join reached this device after the revocation "
+                + "(revoked \(TimeText.format(revoked.hlc.date)), arrived \(TimeText.format(arrived)))"
+        } else if arrived > expires.addingTimeInterval(Self.expiryGrace) {
+            why = "joined with invitation \(id.hex.prefix(8)), which had expired when its join reached this device "
+                + "(expired \(TimeText.format(expires)), arrived \(TimeText.format(arrived))); its clock dates the join in time"
+        } else {
+            return nil
+        }
+        if ((try state.get(.admittedLate)) ?? "").split(separator: ",").contains(Substring(device.hex)) { return nil }
+        if h.keyHolders.contains(where: { $0.key > invite.epoch && $0.value.contains(device) }) { return nil }
+        return why
+    }
+
+    /// Lets a member whose join arrived late (``heldJoin(_:)``) have the
+    /// family's key: recorded, then the key is sealed to it.
+    func admitLateJoin(_ device: DeviceID) throws {
+        try log.database.transaction(.immediate) {
+            var admitted = ((try state.get(.admittedLate)) ?? "").split(separator: ",").map(String.init)
+            if !admitted.contains(device.hex) { admitted.append(device.hex) }
+            try state.set(.admittedLate, admitted.joined(separator: ","))
+        }
+        try shareKeysIfOwner()
+    }
+
     /// How long after an invitation's expiry a join may reach the owner
     /// before the owner is warned: a device that joined in time and synced
     /// a little later is not suspect.
@@ -195,28 +236,19 @@ extension Home {
             guard let used = invite.usedBy,
                   let readable = try state.keyring.key(family: family, epoch: invite.epoch) else { continue }
             shares.append((LibraryEvent.inviteUsed(invite: invite.id, member: used).body, readable))
-            // Expiry is judged by the join's own clock: one that reached the
-            // owner well after the invitation expired came from a device whose
-            // clock is behind (or was set back). Said once, as it is recorded.
-            let expires = Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000)
-            if let arrived = try log.receivedAt(of: used, seq: 1, in: family), arrived > expires.addingTimeInterval(Self.expiryGrace),
-               let m = h.members[used] {
-                Console.err("famctl: warning: \(m.name) (\(used.short)) joined with an invitation that had expired when its join reached this device "
-                            + "(expired \(TimeText.format(expires)), arrived \(TimeText.format(arrived))); its clock dates the join in time. "
-                            + "If you did not expect it, remove it: 'famctl member remove \(used.short)'.")
-            }
-            // Revocation likewise: a join dated before it counts, however
-            // late it arrives (a device that accepted offline, or a leaked
-            // code used with a clock set back). Said once, as it is recorded.
-            if let revoked = invite.revoked, let arrived = try log.receivedAt(of: used, seq: 1, in: family),
-               arrived > revoked.hlc.date, let m = h.members[used] {
-                Console.err("famctl: warning: \(m.name) (\(used.short)) joined with invitation \(invite.id.hex.prefix(8)) before it was revoked, by its clock, "
-                            + "but its join reached this device after the revocation (revoked \(TimeText.format(revoked.hlc.date)), arrived \(TimeText.format(arrived))): "
-                            + "it is a member, and gets the family's key. If you did not expect it, remove it: 'famctl member remove \(used.short)'.")
+            // Expiry and revocation are judged by the join's own clock: one
+            // that reached the owner after the invitation was revoked, or well
+            // after it expired, came from a device that accepted offline, or
+            // from a leaked code used with a clock set back. It is a member
+            // (every device judges so), but gets no key until the owner
+            // admits it. Said once, as it is recorded (and by `members`).
+            if let m = h.members[used], let why = try heldJoin(used) {
+                Console.err("famctl: warning: \(m.name) (\(used.short)) \(why): it is a member, but gets no key (it cannot read what the family writes from now on) until you admit it: "
+                            + "'famctl member admit \(used.short)'. If you did not expect it, remove it: 'famctl member remove \(used.short)'.")
             }
         }
         let missing = h.membersMissingKey(epoch: current.epoch)
-        for m in missing {
+        for m in missing where try heldJoin(m.device) == nil {
             let joinedEpoch = m.invite.flatMap { h.invites[$0]?.epoch } ?? 0
             guard let readable = try state.keyring.key(family: family, epoch: joinedEpoch) else { continue }
             shares.append((LibraryEvent.keyShare(epoch: current.epoch, member: m.device, sealed: BoxKey.seal(current.key, to: m.box, random: log.randomSecret(32))).body, readable))

@@ -18,6 +18,7 @@ enum CLI {
         MembersCommand.self,
         MemberRemoveCommand.self,
         MemberRoleCommand.self,
+        MemberAdmitCommand.self,
         SubjectAddCommand.self,
         SubjectUpdateCommand.self,
         SubjectRemoveCommand.self,

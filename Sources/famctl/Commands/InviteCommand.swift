@@ -160,7 +160,7 @@ enum InviteCommand: Command {
             Console.json(["revoked": invite.id.hex, "epoch": Int(rotated.epoch)])
         } else {
             Console.out("revoked \(invite.id.hex); key rotated to epoch \(rotated.epoch) for \(rotated.sealedTo) member(s), so the code cannot read what is written under the new key "
-                        + "(a device that joined with it before now, by its clock, and has not synced yet is a member all the same: the next sync names it)")
+                        + "(a device that joined with it before now, by its clock, and has not synced yet is a member all the same, but gets no key until you admit it: the next sync names it)")
         }
     }
 }

@@ -24,6 +24,8 @@ enum MembersCommand: Command {
         }
         var rows: [[String: Any]] = h.members.values.sorted { $0.joined < $1.joined }.map { m in
             ["name": m.name, "device": m.device.hex, "role": m.role.rawValue, "state": m.isActive ? "active" : "removed",
+             // On the owner's device, a join that arrived late waits for its word (`member admit`).
+             "keyHeld": ((try? home.heldJoin(m.device)) ?? nil) != nil,
              "joined": TimeText.format(m.joined.hlc.date), "invite": m.invite?.hex ?? NSNull(), "me": m.device == home.deviceID,
              "inviteRevoked": m.invite.flatMap { h.invites[$0]?.revoked } != nil]
         }
@@ -42,7 +44,8 @@ enum MembersCommand: Command {
             let invite = (r["invite"] as? String).map { id in
                 "invite \(id.prefix(8))" + ((r["inviteRevoked"] as? Bool) == true ? " (revoked after it was used)" : "")
             } ?? "created the family"
-            Console.out("  \(name)\(me)  \(device)  \(r["role"]!)  \(r["state"]!)  \(joined)  \(invite)")
+            let held = (r["keyHeld"] as? Bool) == true ? " (no key until admitted: 'famctl member admit \(device)')" : ""
+            Console.out("  \(name)\(me)  \(device)  \(r["role"]!)  \(r["state"]!)\(held)  \(joined)  \(invite)")
         }
     }
 }
@@ -195,5 +198,41 @@ enum MemberRoleCommand: Command {
         try home.append([LibraryEvent.memberRole(member: m.device, role: role).body])
         SyncCommand.publishChange(home, what: "the new role")
         if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue, "changed": true]) } else { Console.out("\(m.name) (\(m.device.short)) is now a \(role.rawValue)") }
+    }
+}
+
+/// `famctl member admit MEMBER`
+enum MemberAdmitCommand: Command {
+    static let spec = CommandSpec(
+        path: ["member", "admit"],
+        abstract: "Let a member whose join arrived late have the family's key (owner only).",
+        discussion: """
+            A join that reaches the owner after its invitation was revoked, or more than an
+            hour after it expired, but is dated before by the joining device's own clock,
+            counts (every device judges a join by its clock), yet the owner seals it no key:
+            it may come from a device that accepted offline, or from a leaked code used with
+            a clock set back. Until admitted, it cannot read what the family writes under the
+            current key. 'famctl members' lists such members with "no key until admitted";
+            'famctl member remove' removes one that was not expected.
+            """,
+        positionals: [PositionalSpec(name: "MEMBER", help: "The member's name or device id (a prefix of at least 4 characters).")])
+
+    static func run(_ inv: Invocation) throws {
+        let home = try Home.open(Home.location(inv))
+        try home.requireOwner(toDo: "admit members")
+        let m = try MemberLookup.find(inv.positionals[0], in: home.projector.household)
+        guard m.isActive else { throw CLIError.data("\(m.name) (\(m.device.short)) was removed; a removed device gets no key") }
+        guard try home.heldJoin(m.device) != nil else {
+            // Nothing held: the owner seals the key to every other member.
+            if inv.json { Console.json(["member": m.device.hex, "admitted": false]) } else {
+                Console.out("\(m.name) (\(m.device.short)) does not wait to be admitted (its join arrived in time, or was admitted before); nothing was written")
+            }
+            return
+        }
+        try home.admitLateJoin(m.device)
+        SyncCommand.publishChange(home, what: "the key for \(m.name)")
+        if inv.json { Console.json(["member": m.device.hex, "admitted": true]) } else {
+            Console.out("Admitted \(m.name) (\(m.device.short)): the family's key is sealed to it, and it reads what the family writes once its next sync brings the key")
+        }
     }
 }
