@@ -1001,7 +1001,7 @@ extension Home {
     /// What to do about ``ownFolderAhead()``.
     func ownFolderAheadHint(head: UInt64) -> String {
         "Run 'famctl sync' until that file is read (a sync reads a file that failed again once it changes): this home was restored from an older backup, "
-            + "or another install of this device wrote since. If a file never arrives whole (damaged for good, or not a segment at all): if no other device read it, remove it "
+            + "or another install of this device wrote since. If a file never arrives whole (damaged for good, or not a segment at all: anyone who can write in the shared folder can put one there): if no other device read it, remove it "
             + "from the shared folder, and this device goes on from seq \(head + 1); otherwise \(joinAgainClause)."
     }
 
