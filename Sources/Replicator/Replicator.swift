@@ -118,7 +118,10 @@ public final class Replicator {
 
     /// Writes this device's events not yet published as segments, then
     /// compacts its own small segments.
-    public func publish() throws -> PublishReport {
+    /// - Parameter below: publish none of its events from this seq on
+    ///   (a file in its own folder that names them has not been read: it
+    ///   may hold another copy's events at those seqs).
+    public func publish(below: UInt64? = nil) throws -> PublishReport {
         var report = PublishReport()
         defer { lastPublish = report }
         let head = try log.head(of: me, in: family)
@@ -135,6 +138,7 @@ public final class Replicator {
             if head.seq > kept { report.withheld = (head.seq - kept, kept + 1) }
             through = point - 1
         }
+        if let below { through = min(through, below > 0 ? below - 1 : 0) }
         // Its own segments first: a copy of them that another device wrote
         // back, read with its events, is not taken as its own beside them
         // (a review: a sync killed before it removed the copy left both).

@@ -113,7 +113,7 @@ extension Home {
         }
         warnIfStoresBehind(envs.count)
         try settle()
-        if let last = envs.last { warnIfDatedAhead(last.hlc) }
+        if let first = envs.first, let last = envs.last { warnIfDatedAhead(last.hlc, first: first.hlc) }
         return envs
     }
 
@@ -177,29 +177,46 @@ extension Home {
     /// never goes back: until that moment passes, its changes win over
     /// what the others write now, and they are the ones warned ("keeps its
     /// value"); this device is told.
-    func warnIfDatedAhead(_ hlc: HLC, now: Date = Date()) {
+    /// - Parameters:
+    ///   - hlc: the date of the write's last event.
+    ///   - first: the date of its first (what it followed is dated before).
+    func warnIfDatedAhead(_ hlc: HLC, first: HLC? = nil, now: Date = Date()) {
         let ahead = hlc.date.timeIntervalSince(now)
         guard ahead > Self.datedAheadWarning else { return }
         func span(_ seconds: TimeInterval) -> String {
             seconds >= 1.5 * 86_400 ? "\(Int((seconds / 86_400).rounded())) days" : seconds >= 1.5 * 3600 ? "\(Int((seconds / 3600).rounded())) hours" : "over an hour"
         }
-        // The first change dated more than the warning ahead of this clock
-        // says whose clock ran ahead first: another device's (this one
-        // followed it), or this one's (the others then follow it).
-        let bound = HLC(milliseconds: HLC.milliseconds(of: now.addingTimeInterval(Self.datedAheadWarning)), counter: .max)
-        if let other = try? log.earliestEvent(in: family, after: bound), other.author != deviceID {
+        // What the write followed, dated before its first event: another
+        // device's change dated that far ahead of this clock (this device
+        // followed it: its clock is behind), or this device's own earlier
+        // change (its clock was ahead then, and the hybrid clock never goes
+        // back). Not the first change dated ahead at all (a clock review: a
+        // device whose own clock had been years ahead was told it was
+        // behind a device 20 hours ahead).
+        // The run of changes leading up to the write: the earliest dated
+        // within the warning's span (an hour) before its first event. Its
+        // author set the dates the write followed.
+        let start = first ?? hlc
+        let band = HLC(milliseconds: start.milliseconds > 3_600_000 ? start.milliseconds - 3_600_000 : 0, counter: 0)
+        if let other = try? log.earliestEvent(in: family, after: band), other.hlc < start, other.author != deviceID,
+           other.hlc.date.timeIntervalSince(now) > Self.datedAheadWarning {
             let by = OutdoneWrite.author(other.author, home: self)
-            // Past the day within which the log's clock follows the
-            // family's events, its changes follow only its own and the
-            // making of what they change (a clock review: it was told they
-            // were dated after the family's latest).
-            let newest = (try? log.maxHLC()) ?? other.hlc
-            let unfollowed = newest.date.timeIntervalSince(now) > EventLog.clockFollowLimit
-            Console.err("famctl: warning: this device's clock is \(span(other.hlc.date.timeIntervalSince(now))) behind the family's changes it holds (the first dated that far ahead of it: \(by)'s, dated \(TimeText.format(other.hlc.date))): "
-                + (unfollowed
-                    ? "more than a day behind, its changes are dated by neither its clock nor the family's latest change, but just after its own last change and after the making of what they change; any change the family made later wins over them, whatever the order. "
-                    : "its changes are dated just after the family's latest change it holds, not by its clock, and what the others change before this device's next sync is dated later and wins over them, whatever the order. ")
-                + "Set this device's clock right (or, should \(by)'s clock be the one that is ahead, that one's).")
+            // A change dated past the day within which this clock follows
+            // the family's events is not followed: dated after this write,
+            // it wins over it (a clock review: a device that had followed
+            // one 20 hours ahead was told it followed none).
+            let beyond = (try? log.earliestEvent(in: family, after: hlc)).flatMap { $0.author == deviceID ? nil : $0 }
+            // Followed though more than a day ahead: only as the making of
+            // what the write changes (``createdVersionChanged(of:now:ownHead:)``).
+            let pastTheDay = other.hlc.date.timeIntervalSince(now) > EventLog.clockFollowLimit
+            let how = pastTheDay
+                ? "more than a day behind, its changes are dated by neither its clock nor the family's latest change, but just after its own last change and after the making of what they change; any change the family made later wins over them, whatever the order. "
+                : "its changes are dated just after that change, not by its clock, and what the others change before this device's next sync is dated later and wins over them, whatever the order. "
+                    + (beyond.map { b in
+                        "A change dated further ahead (\(OutdoneWrite.author(b.author, home: self))'s, dated \(TimeText.format(b.hlc.date)), more than a day past this device's clock) is not followed: it wins over them too. "
+                    } ?? "")
+            Console.err("famctl: warning: this device's clock is \(span(other.hlc.date.timeIntervalSince(now))) behind the family's changes it holds (its changes follow \(by)'s, dated \(TimeText.format(other.hlc.date))): "
+                + how + "Set this device's clock right (or, should \(by)'s clock be the one that is ahead, that one's).")
             return
         }
         Console.err("famctl: warning: this device's changes are dated \(TimeText.format(hlc.date)), \(span(ahead)) ahead of its clock: a clock set ahead at an earlier change "

@@ -196,6 +196,23 @@ extension Home {
         return why
     }
 
+    /// What a member that the family's events show to lack the current key
+    /// is told (a review: a member the owner held back saw no word of it,
+    /// only records missing): the epoch and who wrote under it. `nil` when
+    /// it holds every key the others' events name, or is the owner.
+    func keyNotGiven() -> String? {
+        let h = projector.household
+        guard !h.isPrivate, h.owner != deviceID, let current = try? state.keyring.current(family: family),
+              let seen = try? unopenedEpochs() else { return nil }
+        let others = seen.filter { $0.key != deviceID && $0.value > current.epoch }
+        guard let newest = others.values.max() else { return nil }
+        let late = h.members[deviceID].flatMap { m in m.invite.flatMap { h.invites[$0] } }.map { invite in
+            invite.revoked != nil ? " This device's join may have reached the owner after its invitation was revoked (or well after it expired): the owner then gives it the key with 'famctl member admit \(deviceID.short)'." : ""
+        } ?? ""
+        return "the family writes under key epoch \(newest), which this device has not been given (it holds epoch \(current.epoch)): what is sealed under it does not show here. "
+            + "The owner's device gives each member the key at its next sync." + late
+    }
+
     /// Lets a member whose join arrived late (``heldJoin(_:)``) have the
     /// family's key: recorded, then the key is sealed to it.
     func admitLateJoin(_ device: DeviceID) throws {
@@ -243,7 +260,7 @@ extension Home {
             // (every device judges so), but gets no key until the owner
             // admits it. Said once, as it is recorded (and by `members`).
             if let m = h.members[used], let why = try heldJoin(used) {
-                Console.err("famctl: warning: \(m.name) (\(used.short)) \(why): it is a member, but gets no key (it cannot read what the family writes from now on) until you admit it: "
+                Console.err("famctl: warning: \(m.name) (\(used.short)) \(why): it is a member, but gets no new key (it cannot read what the family writes under a key made after its invitation) until you admit it: "
                             + "'famctl member admit \(used.short)'. If you did not expect it, remove it: 'famctl member remove \(used.short)'.")
             }
         }

@@ -25,7 +25,7 @@ enum MembersCommand: Command {
         var rows: [[String: Any]] = h.members.values.sorted { $0.joined < $1.joined }.map { m in
             ["name": m.name, "device": m.device.hex, "role": m.role.rawValue, "state": m.isActive ? "active" : "removed",
              // On the owner's device, a join that arrived late waits for its word (`member admit`).
-             "keyHeld": ((try? home.heldJoin(m.device)) ?? nil) != nil,
+             "keyWithheld": ((try? home.heldJoin(m.device)) ?? nil) != nil,
              "joined": TimeText.format(m.joined.hlc.date), "invite": m.invite?.hex ?? NSNull(), "me": m.device == home.deviceID,
              "inviteRevoked": m.invite.flatMap { h.invites[$0]?.revoked } != nil]
         }
@@ -44,7 +44,7 @@ enum MembersCommand: Command {
             let invite = (r["invite"] as? String).map { id in
                 "invite \(id.prefix(8))" + ((r["inviteRevoked"] as? Bool) == true ? " (revoked after it was used)" : "")
             } ?? "created the family"
-            let held = (r["keyHeld"] as? Bool) == true ? " (no key until admitted: 'famctl member admit \(device)')" : ""
+            let held = (r["keyWithheld"] as? Bool) == true ? " (no key until admitted: 'famctl member admit \(device)')" : ""
             Console.out("  \(name)\(me)  \(device)  \(r["role"]!)  \(r["state"]!)\(held)  \(joined)  \(invite)")
         }
     }

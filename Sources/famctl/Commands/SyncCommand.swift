@@ -216,6 +216,9 @@ enum SyncCommand: Command {
     /// left: what the round wrote went to the local disk).
     static func warnings(_ home: Home, replicator: Replicator, carried: Int = 0) -> [String] {
         var out: [String] = []
+        if let missing = home.keyNotGiven() {
+            out.append("famctl: warning: " + missing)
+        }
         if let ahead = try? home.ownFolderAhead() {
             out.append("famctl: warning: \(ahead.named) in this device's folder \(ahead.files.count == 1 ? "holds" : "hold") its own events up to seq \(ahead.published), past its log (seq \(ahead.head)), "
                        + (ahead.files.count == 1 ? "and has not been read (cut short, still arriving, damaged, or a placeholder): this device does not write until it is. "
@@ -309,12 +312,17 @@ enum SyncCommand: Command {
                 if once { (replicator.peer as? RetryingPeer)?.singleAttempts = true }
                 do {
                     // Another copy of this home may have published at these seqs: read first.
-                    if home.ownFolderMayHoldAnotherCopy() {
+                    var held: (seq: UInt64, file: String)?
+                    if home.ownFolderUnread() != nil {
                         defer { for w in undoneHere(home) { Console.err(w) } }
                         _ = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
+                        held = home.ownFolderUnread()
                     }
-                    if let kept = try replicator.publish().withheld {
+                    let report = try replicator.publish(below: held?.seq)
+                    if let kept = report.withheld {
                         failure = Home.ownEventsWithheld(kept)
+                    } else if let held, try home.log.head(of: home.deviceID, in: home.family).seq >= held.seq {
+                        failure = home.unreadOwnFileText(held)
                     }
                 } catch let e as PeerError {
                     failure = Self.failure(e, at: replicator.peer.label, probing: false).message
@@ -419,7 +427,7 @@ enum SyncCommand: Command {
             var publishFailure: PeerError?
             // Another copy of this home may have published at the seqs this
             // one would: the folder is read first (``Home/ownFolderMayHoldAnotherCopy()``).
-            let pullFirst = home.ownFolderMayHoldAnotherCopy()
+            let pullFirst = home.ownFolderUnread() != nil
             if !pullFirst { do { published = try replicator.publish() } catch let e as PeerError where !e.isOffline && e != .tokenExpired && !e.isThrottled {
                 publishFailure = e
                 // The segments written before the failure went out: counted
@@ -443,16 +451,23 @@ enum SyncCommand: Command {
             // What the pull made this device write (the owner's key shares for
             // members who joined) goes out in this round, not the next: a
             // member who joined meanwhile gets its key from this sync.
+            // A file of its own folder the pull could not read still holds
+            // back what it names (said in the warnings).
+            let heldBehind = pullFirst ? home.ownFolderUnread() : nil
             if try pullFirst || home.log.head(of: home.deviceID, in: home.family).seq > publishedHead {
-                let more = try replicator.publish()
+                let more = try replicator.publish(below: heldBehind?.seq)
                 published.segments += more.segments
                 published.events += more.events
                 published.compacted += more.compacted
                 published.compactionFailure = more.compactionFailure ?? published.compactionFailure
                 published.withheld = more.withheld
             }
+            // Its events held back behind a file of its own folder that did not read.
+            let held = heldBehind.flatMap { h in
+                published.withheld == nil && ((try? home.log.head(of: home.deviceID, in: home.family).seq) ?? 0) >= h.seq ? ["famctl: warning: " + home.unreadOwnFileText(h) + "."] : nil
+            } ?? []
             // Small segments left unmerged: said, exit 0 (their events went out).
-            let unmerged = (published.compactionFailure.map {
+            let unmerged = held + (published.compactionFailure.map {
                 ["famctl: warning: merging this device's small segments into one failed (\($0.description)); the events are published all the same, and a sync an hour from now tries the merge again"]
             } ?? []) + (pulled.writeBackFailure.map {
                 ["famctl: warning: writing back the segments of another device missing from its folder failed (\($0.description)); devices joining later miss its events until a device that may write does it, and a sync an hour from now tries again"]
@@ -1048,30 +1063,44 @@ extension Home {
         return FolderAhead(published: first.seq, head: head, files: ahead.map(\.name))
     }
 
-    /// Whether this device's own folder in the shared folder holds a file
-    /// naming seqs of its chain that it has not published yet and no sync
-    /// of this home has read: another copy of this home (a backup restored,
-    /// a cloned phone) may have published other events at those seqs. A
-    /// round then reads the folder before it publishes: should they differ,
-    /// the fork is found here and what this copy wrote is kept back
-    /// (``Replicator/PublishReport/withheld``) rather than shown to the
-    /// family, which would then stop taking this device's events from
-    /// there on, the other copy's too. `false` over WebDAV, or when the
-    /// folder cannot be listed at once (publishing first, as before).
-    func ownFolderMayHoldAnotherCopy() -> Bool {
+    /// A file in this device's own folder in the shared folder naming seqs
+    /// of its chain that it has not published yet, which no sync of this
+    /// home has read: another copy of this home (a backup restored, a
+    /// cloned phone) may have published other events at those seqs. The
+    /// lowest such seq and the file. A round then reads the folder before
+    /// it publishes: should they differ, the fork is found and what this
+    /// copy wrote is kept back (``Replicator/PublishReport/withheld``)
+    /// rather than shown to the family, which would then stop taking this
+    /// device's events from there on, the other copy's too; should the file
+    /// not read (an iCloud placeholder, still arriving, damaged), nothing
+    /// from that seq on is published until it does or is removed. `nil`
+    /// over WebDAV, or when the folder cannot be listed at once
+    /// (publishing first, as before).
+    func ownFolderUnread() -> (seq: UInt64, file: String)? {
         guard case .directory(let dir) = Location.stored(in: self),
               let head = try? log.head(of: deviceID, in: family).seq,
               let published = try? Replicator.publishedSeq(log: log, family: family), head > published,
-              let names = Self.listQuickly(dir + "/" + family.description + "/" + deviceID.hex) else { return false }
+              let names = Self.listQuickly(dir + "/" + family.description + "/" + deviceID.hex) else { return nil }
         let read = Replicator.namesRead(inFolderOf: deviceID, family: family, log: log)
-        return names.contains { name in
-            guard !read.contains(name) else { return false }
+        var lowest: (seq: UInt64, file: String)?
+        for name in names where !read.contains(name) {
             switch SharedFileName(name) {
             case .segment(let s), .conflictCopy(let s), .placeholder(let s):
-                return s.author == deviceID && s.lastSeq > published && s.firstSeq <= head
-            case .other: return false
+                guard s.author == deviceID, s.lastSeq > published, s.firstSeq <= head else { continue }
+                let seq = max(s.firstSeq, published + 1)
+                if lowest == nil || (seq, name) < (lowest!.seq, lowest!.file) { lowest = (seq, name) }
+            case .other: continue
             }
         }
+        return lowest
+    }
+
+    /// What a round or an at-once publish says of events kept back by
+    /// ``ownFolderUnread()`` after the folder was read.
+    func unreadOwnFileText(_ held: (seq: UInt64, file: String)) -> String {
+        "this device's events from seq \(held.seq) on are not published: its own folder holds \(SyncCommand.location(of: deviceID.hex + "/" + held.file, home: self)), "
+            + "which names those seqs and cannot be read yet (still arriving, or damaged): another copy of this home may have written them, and publishing would fork its chain. "
+            + "A later sync publishes them once it reads whole; if it never does and no other copy of this home exists, remove it from the shared folder"
     }
 
     /// The names in `folder`, or `nil` when it cannot be listed within a
