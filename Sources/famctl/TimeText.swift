@@ -29,7 +29,7 @@ enum TimeText {
 
     /// The start of day `YYYY-MM-DD` in `zone`: its midnight, or the first
     /// moment of the day where the clocks skip midnight.
-    static func localMidnight(_ date: String, in zone: TimeZone = .current) -> Date? {
+    static func localMidnight(_ date: String, in zone: TimeZone = TimeText.zone) -> Date? {
         let parts = date.split(separator: "-").compactMap { Int($0) }
         guard parts.count == 3 else { return nil }
         var calendar = Calendar(identifier: .gregorian)
@@ -126,7 +126,7 @@ enum TimeText {
     /// offset is not whole minutes) too. A family across time zones read
     /// each record in its author's offset: 06:08+01:00 listed before
     /// 00:09-05:00 (a user review). JSON and exports keep the text as written.
-    static func shownHere(_ written: String, in zone: TimeZone = .current) -> String {
+    static func shownHere(_ written: String, in zone: TimeZone = TimeText.zone) -> String {
         let b = Array(written.utf8)
         guard let date = TimeValue.parse(written), b.count >= 20 else { return written }
         func num(_ from: Int, _ count: Int) -> Int64 { b[from..<(from + count)].reduce(0) { $0 * 10 + Int64($1 - 48) } }
@@ -150,11 +150,35 @@ enum TimeText {
         return "\(yyyy)-\(two(month))-\(two(dd))T\(two(hour)):\(two(rest / 60)):\(two(rest % 60))\(fraction)\(offset)"
     }
 
+    /// This device's time zone as the system reads `TZ` (what `date`
+    /// shows): a zone name (a leading `:` as glibc allows), else, for a
+    /// POSIX rule such as `UTC+3` (three hours west) or `<+0530>-5:30`,
+    /// glibc's offset now, kept for every date. Foundation alone read
+    /// `:America/New_York` as UTC and `UTC+3` as three hours east (a clock
+    /// review).
+    static let zone: TimeZone = {
+        let env = ProcessInfo.processInfo.environment
+        guard let tz = env["TZ"], !tz.isEmpty else { return .current }
+        let name = tz.hasPrefix(":") ? String(tz.dropFirst()) : tz
+        let zoneinfo = env["TZDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/share/zoneinfo"
+        // A zone's name: a file of the zone database, or (no database) a
+        // name Foundation knows that no POSIX rule can be (no digits).
+        if !name.hasPrefix("/"), !name.contains(".."), let named = TimeZone(identifier: name),
+           FileManager.default.fileExists(atPath: zoneinfo + "/" + name) || !name.contains(where: \.isNumber) {
+            return named
+        }
+        tzset()
+        var now = time(nil)
+        var local = tm()
+        guard localtime_r(&now, &local) != nil else { return .current }
+        return TimeZone(secondsFromGMT: Int(local.tm_gmtoff)) ?? .current
+    }()
+
     /// Local time with its offset, to the second: `2026-11-29T18:40:01+01:00`.
     static func formatLocal(_ d: Date) -> String {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime]
-        f.timeZone = TimeZone.current
+        f.timeZone = TimeText.zone
         return f.string(from: d)
     }
 }

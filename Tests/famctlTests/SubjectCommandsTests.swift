@@ -58,6 +58,16 @@ struct SubjectCommandsTests {
         let update = try f.run("subject", "update", tom, "--birth", later)
         #expect(update.code == 65 && update.stderr.contains("is after today"), "\(update.stderr)")
         #expect(try Self.subjects(f)[tom]?["birth"] as? String == today)
+        // Tomorrow here is today somewhere: a baby born there today is taken
+        // (a clock review: New York refused a birth Shanghai took).
+        let samoa = ["TZ": "Pacific/Pago_Pago"]
+        let here = try f.run(["subject", "list"], env: samoa)
+        #expect(here.code == 0)
+        let tomorrowThere = SubjectInput.latestToday()
+        let twin = try f.run(["subject", "add", "baby", "--name", "Twin", "--birth", tomorrowThere], env: samoa)
+        #expect(twin.code == 0, "\(twin.stderr)")
+        let past = try f.run(["subject", "add", "baby", "--name", "Late", "--birth", later], env: samoa)
+        #expect(past.code == 65, "\(past.stderr)")
     }
 
     /// The new mom (or the pregnancy) added again is updated: a value it

@@ -62,4 +62,18 @@ struct TimeShownHereTests {
         let json = try dad.run(["record", "list", "--json"], env: newYork).stdout
         #expect(json.contains("\"2026-12-06T06:08:43+01:00\"") && json.contains("\"2026-12-06T00:09:33-05:00\""), "\(json)")
     }
+
+    /// `TZ` as the system reads it (what `date` shows): a zone named with
+    /// glibc's leading colon, and POSIX rules, `UTC+3` being three hours
+    /// west (a clock review: the first was read as UTC, the second as
+    /// three hours east).
+    @Test(arguments: [(":America/New_York", "-05:00"), ("UTC+3", "-03:00"), ("<+0530>-5:30", "+05:30"), ("America/New_York", "-05:00")])
+    func tzIsReadAsTheSystemReadsIt(_ tz: String, _ offset: String) throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let baby = try f.ok("subject", "add", "baby")
+        try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "--at", "2026-12-06T12:00:00Z")
+        let listed = try f.run(["record", "list"], env: ["TZ": tz])
+        #expect(listed.code == 0 && listed.stdout.contains(offset + "  diaper"), "\(tz): \(listed.stdout)")
+    }
 }

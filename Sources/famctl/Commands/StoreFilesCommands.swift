@@ -431,8 +431,8 @@ enum ImportStoresCommand: Command {
                     failures.append("subjects.json[\(i)]: \(error)" + (near.map { " (\($0))" } ?? "")); bad = true; continue
                 }
                 // A birth the row changes is checked as `subject add` checks it: not after today.
-                if let birth = changed["birth"]?.stringValue, birth > SubjectInput.todayLocal() {
-                    failures.append("subjects.json[\(i)]: subject.birth: \(birth) is after today (\(SubjectInput.todayLocal())); a baby expected later is the pregnancy (\"due\")")
+                if let birth = changed["birth"]?.stringValue, birth > SubjectInput.latestToday() {
+                    failures.append("subjects.json[\(i)]: subject.birth: \(birth) is after today (\(SubjectInput.todayText(SubjectInput.latestToday()))); a baby expected later is the pregnancy (\"due\")")
                     bad = true; continue
                 }
                 // A date before 1900 ('subject add' refuses it, a mistyped

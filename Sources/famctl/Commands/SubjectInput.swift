@@ -7,7 +7,7 @@ import Projections
 enum SubjectInput {
     static let options: [OptionSpec] = [
         .value("--name", "N", "The subject's name (any kind: a baby's name, a label for the pregnancy or the new mom)."),
-        .value("--birth", "DATE", "A baby's birth date, YYYY-MM-DD (not after today)."),
+        .value("--birth", "DATE", "A baby's birth date, YYYY-MM-DD (not after today, anywhere on Earth)."),
         .value("--sex", "S", "A baby's sex: female, male or other."),
         .value("--due", "DATE", "The pregnancy's due date, YYYY-MM-DD."),
     ]
@@ -23,8 +23,9 @@ enum SubjectInput {
     /// The options given, as a subject's fields; with `clearing`, an empty
     /// value is `null` (the field cleared).
     ///
-    /// - Parameter today: the local date, `YYYY-MM-DD`: a birth after it is refused.
-    static func fields(_ inv: Invocation, kind: SubjectKind, clearing: Bool, today: String = todayLocal()) throws(CLIError) -> [String: JSONValue] {
+    /// - Parameter today: the latest date anywhere now, `YYYY-MM-DD`
+    ///   (``latestToday()``): a birth after it is refused.
+    static func fields(_ inv: Invocation, kind: SubjectKind, clearing: Bool, today: String = latestToday()) throws(CLIError) -> [String: JSONValue] {
         var fields: [String: JSONValue] = [:]
         for (opt, key) in optionFields {
             guard let given = inv.value(opt) else { continue }
@@ -55,13 +56,30 @@ enum SubjectInput {
             }
         }
         if let birth = fields["birth"]?.stringValue, birth > today {
-            throw .data("subject.birth: \(birth) is after today (\(today))", hint: "A baby expected later is the pregnancy: famctl subject add pregnancy --due \(birth).")
+            throw .data("subject.birth: \(birth) is after today (\(Self.todayText(today)))", hint: "A baby expected later is the pregnancy: famctl subject add pregnancy --due \(birth).")
         }
         return fields
     }
 
     /// Today's date where this device is, `YYYY-MM-DD`.
     static func todayLocal() -> String { String(TimeText.formatLocal(Date()).prefix(10)) }
+
+    /// The latest date anywhere on Earth now (UTC+14), `YYYY-MM-DD`: a baby
+    /// born today where another member is may be born on a date that is
+    /// still tomorrow here (a clock review: a device in New York refused a
+    /// birth that one in Shanghai took).
+    static func latestToday(now: Date = Date()) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withFullDate]
+        f.timeZone = TimeZone(secondsFromGMT: 14 * 3600)
+        return max(todayLocal(), f.string(from: now))
+    }
+
+    /// `today` as a refusal says it: with this device's own date when it differs.
+    static func todayText(_ today: String) -> String {
+        let here = todayLocal()
+        return here == today ? today : "\(today) somewhere on Earth; \(here) here"
+    }
 
     /// The live care subject `text` names: its focus key, or its name
     /// (letters' case aside) when one live subject has it.

@@ -180,7 +180,7 @@ enum ValueHint {
     /// the `T`), without seconds, with an offset as `+0100` or `+01`, or
     /// none (this machine's offset at that moment is put in). `nil` when it
     /// is not such a time, or already one famctl takes.
-    static func completedTime(_ text: String, in zone: TimeZone = .current) -> (text: String, offsetAdded: Bool, note: String?)? {
+    static func completedTime(_ text: String, in zone: TimeZone = TimeText.zone) -> (text: String, offsetAdded: Bool, note: String?)? {
         guard TimeValue.parse(text) == nil,
               let m = try? pattern.wholeMatch(in: text) else { return nil }
         let date = String(m.output.1), hh = m.output.2.count == 1 ? "0" + m.output.2 : String(m.output.2), mm = String(m.output.3)
