@@ -781,6 +781,25 @@ struct HouseholdTests {
         #expect(head.hlc.date.timeIntervalSinceNow < 3600, "Dad's clock was pulled to \(head.hlc.date)")
     }
 
+    /// A corrected time (`--at`) that does not show, the record made by a
+    /// device two days ahead, is said as a field's change is (a clock
+    /// review: exit 0 and nothing said).
+    @Test func aCorrectedTimeOutdoneByAFutureDatedWriteIsSaid() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        try Self.exchange([mum, dad])
+        let made = try dad.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3"], env: try Self.clockOff("+2d"))
+        let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try Self.exchange([dad, mum])
+        let fixed = try mum.run("record", "update", id, "--at", "2026-12-01T09:00:00Z")
+        #expect(fixed.code == 0 && fixed.stderr.contains("warning: its time (--at) keeps its value: the record's last change, by Dad, is dated"), "\(fixed.stderr)")
+        // Given with the moment it already has: nothing to say.
+        let shown = try #require(try JSONSerialization.jsonObject(with: Data(try mum.ok("record", "show", id, "--json").utf8)) as? [String: Any])
+        let same = try mum.run("record", "update", id, "--at", try #require(shown["at"] as? String), "mood=3")
+        #expect(!same.stderr.contains("its time (--at)"), "\(same.stderr)")
+    }
+
     /// A change that does not show because the record's last write is
     /// dated later (a device whose clock is days ahead) is written, and
     /// the command says so instead of printing the id alone.

@@ -126,7 +126,9 @@ enum RecordUpdateCommand: Command {
         // whose clock is ahead wrote it) keeps that value on every device:
         // the change is written, and said not to show.
         if let after = try home.projector.record(id) {
-            let outdone = changes.keys.sorted().filter { name in (after.fields[name] ?? .null) != changes[name]! }
+            var outdone = changes.keys.sorted().filter { name in (after.fields[name] ?? .null) != changes[name]! }
+            // Its time too (a clock review: a corrected --at that did not show was said nowhere).
+            if let given = RecordInput.at(inv), after.at.flatMap(TimeValue.parse) != TimeValue.parse(given) { outdone.append("its time (--at)") }
             if !outdone.isEmpty {
                 let by = OutdoneWrite.author(after.updated.author, home: home)
                 Console.err("famctl: warning: \(outdone.joined(separator: ", ")) keep\(outdone.count == 1 ? "s" : "") \(outdone.count == 1 ? "its" : "their") value: the record's last change, by \(by), is dated \(TimeText.format(after.updated.hlc.date)), later than this one; "
