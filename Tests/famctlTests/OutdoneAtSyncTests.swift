@@ -81,4 +81,21 @@ struct OutdoneAtSyncTests {
         #expect(restore.code == 0 && restore.stderr.contains("That date is years ahead: in practice the change stands for good")
                 && !restore.stderr.contains("once this device's clock has passed that date"), "\(restore.stderr)")
     }
+
+    /// A device whose clock is days behind pulls two members' changes, both
+    /// far ahead of it: its own clock is said to be the likely culprit (a
+    /// clock review: a device set to 1970 told everyone else to fix theirs).
+    @Test func severalDevicesFarAheadAtOnceBlameThisClock() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.members[0], family.members[1])
+        try mum.ok("subject", "add", "newMom")
+        for r in [mum, dad, gran] { try r.ok("sync") }
+        for r in [dad, gran] {
+            try r.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+            try r.ok("sync")
+        }
+        let behind = try mum.run(["sync"], env: try HouseholdTests.clockOff("-3d"))
+        #expect(behind.code == 0 && behind.stderr.contains("the changes of 2 devices just pulled are all dated far ahead of this device's clock")
+                && behind.stderr.contains("most likely this device's clock is the one that is wrong") && behind.stderr.contains("clock set right (or this device's)"), "\(behind.stderr)")
+    }
 }

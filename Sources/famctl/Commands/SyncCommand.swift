@@ -575,14 +575,21 @@ enum SyncCommand: Command {
     /// is said to be for good in practice.
     static func arrivedFarAheadHere(_ home: Home, now: Date = Date()) -> [String] {
         defer { home.arrivedFarAhead = [:] }
-        return home.arrivedFarAhead.sorted(by: { $0.key.hex < $1.key.hex }).map { author, arrived in
+        // Several devices far ahead at once: this device's clock is the
+        // likelier one to be wrong (a clock review: a device set to 1970 was
+        // told to have every other device's clock set right).
+        let several = home.arrivedFarAhead.count >= 2
+            ? ["famctl: warning: the changes of \(home.arrivedFarAhead.count) devices just pulled are all dated far ahead of this device's clock, which reads \(TimeText.format(now)): "
+               + "most likely this device's clock is the one that is wrong. Set it right: until then its changes are dated before theirs, and theirs win."]
+            : []
+        return several + home.arrivedFarAhead.sorted(by: { $0.key.hex < $1.key.hex }).map { author, arrived in
             let by = OutdoneWrite.author(author, home: home)
             let ahead = arrived.latest.date.timeIntervalSince(now)
             let span = ahead >= 2 * 365 * 86_400 ? "\(Int((ahead / (365.25 * 86_400)).rounded())) years" : "\(Int((ahead / 86_400).rounded())) days"
             return "famctl: warning: \(arrived.count) change(s) by \(by) just pulled are dated far ahead of this device's clock (the latest \(TimeText.format(arrived.latest.date)), "
                 + "\(span) ahead): until then they win over any change of what they changed (records, care subjects, the household), on every device, whatever the order"
                 + (ahead >= OutdoneWrite.forGood ? ", which in practice is for good" : "")
-                + ". Have \(by)'s clock set right; 'famctl replay' lists the events dated far ahead."
+                + ". Have \(by)'s clock set right" + (several.isEmpty ? "" : " (or this device's)") + "; 'famctl replay' lists the events dated far ahead."
         }
     }
 
