@@ -420,6 +420,13 @@ public final class EventLog {
             } ?? nil
     }
 
+    /// Whether `family` holds an event dated after `date` by another author
+    /// than `author`.
+    public func hasEvent(in family: FamilyID, after date: HLC, notBy author: DeviceID) throws -> Bool {
+        try database.statement("SELECT 1 FROM events WHERE hlc > ?1 AND family = ?2 AND author != ?3 LIMIT 1")
+            .first([.blob(date.bigEndianBytes), .blob(family.bytes), .blob(author.bytes)]) { _ in true } ?? false
+    }
+
     /// The number of events in the log, or in one family's chains.
     public func count(in family: FamilyID? = nil) throws -> Int {
         try database.statement("SELECT count(*) FROM events WHERE ?1 IS NULL OR family = ?1")

@@ -781,6 +781,26 @@ struct HouseholdTests {
         #expect(head.hlc.date.timeIntervalSinceNow < 3600, "Dad's clock was pulled to \(head.hlc.date)")
     }
 
+    /// A record placed at a clock days behind both this device's own last
+    /// change and the family's says so, with how to give it its time (a
+    /// clock review: a device set to 1970 recorded there without a word of
+    /// it); with a time given, or on a device whose clock is right, nothing.
+    @Test func aRecordPlacedAtAClockDaysBehindSaysSo() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        try mum.ok("subject", "add", "newMom")
+        try Self.exchange([mum, dad])
+        let behind = try Self.clockOff("-3d")
+        let placed = try dad.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3"], env: behind)
+        let id = placed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(placed.code == 0 && placed.stderr.contains("warning: the record is placed at ") && placed.stderr.contains("which is days behind the family's changes")
+                && placed.stderr.contains("'famctl record update \(id) --at TIME'"), "\(placed.stderr)")
+        let given = try dad.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--at", "2026-12-01T09:00:00Z"], env: behind)
+        #expect(given.code == 0 && !given.stderr.contains("the record is placed at"), "\(given.stderr)")
+        let right = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        #expect(right.code == 0 && !right.stderr.contains("the record is placed at"), "\(right.stderr)")
+    }
+
     /// A corrected time (`--at`) that does not show, the record made by a
     /// device two days ahead, is said as a field's change is (a clock
     /// review: exit 0 and nothing said).

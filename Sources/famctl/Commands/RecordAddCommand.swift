@@ -1,4 +1,5 @@
 import Envelope
+import EventLog
 import Foundation
 import Projections
 
@@ -41,6 +42,20 @@ enum RecordAddCommand: Command {
             try RecordInput.checkFitsOneEvent(event.body)
         }
         if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: fields["start"]?.stringValue) { Console.err(note) }
+        // Placed at this device's clock, which is days behind the family's
+        // latest change: the time is most likely wrong, and said with how to
+        // correct it (a clock review: a device set to 1970 recorded there
+        // with no word of the record's time).
+        // Both its own last change before and another device's are dated
+        // more than a day past its clock: one device's clock ahead (or a
+        // forged date) is not taken for this one's behind.
+        let dayAhead = HLC(milliseconds: HLC.milliseconds(of: now.addingTimeInterval(EventLog.clockFollowLimit)), counter: .max)
+        if RecordInput.at(inv) == nil, fields["start"] == nil, envs.count == 1, envs[0].seq > 1,
+           let before = try? home.log.chain(of: home.deviceID, in: home.family, seqs: (envs[0].seq - 1)...(envs[0].seq - 1)).first, before.hlc > dayAhead,
+           (try? home.log.hasEvent(in: home.family, after: dayAhead, notBy: home.deviceID)) == true {
+            Console.err("famctl: warning: the record is placed at \(TimeText.shownHere(at)), this device's clock, which is days behind the family's changes (its own last one is dated \(TimeText.format(before.hlc.date))). "
+                        + "If the clock is wrong, set it right and give the record its time: 'famctl record update \(id.lowercasedText) --at TIME'.")
+        }
         // A source names one outside record: a second record of it is most
         // likely the same one entered again.
         if let key = RecordInput.sourceKey(fields["source"]),
