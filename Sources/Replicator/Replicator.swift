@@ -259,25 +259,7 @@ public final class Replicator {
         for name in unconfirmed where !listed.contains(me.hex + "/" + name) {
             try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)])
         }
-        // Its own folder's files this home read whole, another copy of this
-        // home's compacted cut among them: seqs they hold are not missing (a
-        // review: a copied home wrote back the small segments the other copy
-        // had merged, beside the merged file).
-        var readWhole: [(UInt64, UInt64)] = []
-        if own.contains(where: { !listed.contains(me.hex + "/" + $0.0) }) {
-            let prefix = me.hex + "/"
-            try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND path >= ?2 AND path < ?3 AND status = 'read' AND reason IS NULL")
-                .forEachRow([.blob(family.bytes), .text(prefix), .text(me.hex + "0")]) { r in
-                    let path = r.text(0)
-                    guard listed.contains(path), let n = SegmentName(parsing: String(path.dropFirst(prefix.count))), n.author == me else { return }
-                    readWhole.append((n.firstSeq, n.lastSeq))
-                }
-        }
         for (name, first, last) in own where !listed.contains(me.hex + "/" + name) {
-            if Self.covered(from: first - 1, by: readWhole) >= last {
-                try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)])
-                continue
-            }
             // Damaged in the log since: cannot be written, said.
             guard let envs = try ownChain(first...last, path: me.hex + "/" + name, into: &report) else { continue }
             // Events of it taken out of the log: it cannot be made again;

@@ -252,29 +252,6 @@ struct ForkConvergenceTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
-    /// A copy of a home made before the other copy merged its small
-    /// segments does not write them back beside the merged file (a review:
-    /// it said "wrote again 1 of this device's segment(s)").
-    @Test func aCopyDoesNotWriteBackSegmentsTheOtherMerged() throws {
-        let family = try SharedFamily()
-        let dad = family.dad
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        try dad.ok("sync")
-        let clone = family.folderOwner.root + "/clone"
-        try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
-        let folder = family.dir + "/" + (try Home.open(dad.home)).family.description + "/" + (try Home.open(dad.home)).deviceID.hex
-        var merged = false
-        for mood in 0..<(Replicator.compactAfter + 2) where !merged {
-            try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(mood % 5 + 1)")
-            merged = try dad.ok("sync").contains("compacted")
-        }
-        #expect(merged, "the small segments were never merged")
-        let before = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
-        let synced = try family.mum.run(["--home", clone, "sync"])
-        #expect(synced.code == 0 && !synced.stdout.contains("wrote again"), "\(synced.stdout)")
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: folder)) == before, "the copy wrote into its folder")
-    }
-
     /// The owner's copy that wrote offline, then invites: the invitation
     /// goes out at once, but the folder is read first, and the other
     /// copy's events at its seqs keep it back. The family sees no fork; the
