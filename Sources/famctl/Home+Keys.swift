@@ -202,7 +202,8 @@ extension Home {
     /// it holds every key the others' events name, or is the owner.
     func keyNotGiven() -> String? {
         let h = projector.household
-        guard !h.isPrivate, h.owner != deviceID, let current = try? state.keyring.current(family: family),
+        // A removed device gets no key, nor one whose join was refused: said apart.
+        guard !h.isPrivate, h.owner != deviceID, h.members[deviceID]?.isActive == true, let current = try? state.keyring.current(family: family),
               let seen = try? unopenedEpochs() else { return nil }
         let others = seen.filter { $0.key != deviceID && $0.value > current.epoch }
         guard let newest = others.values.max() else { return nil }

@@ -477,7 +477,7 @@ extension CLIError {
             self = CLIError(.failure, "\(error)",
                             hint: "Its key signed two histories: its home was copied to another install, or restored from a backup and written on before it synced. "
                                 + "'famctl status' shows where they part. If the other copy published first, the family goes on with it: write there. To write from this one, join from a new home: ask the owner for an invitation, "
-                                + "then 'famctl accept CODE --name NAME --home NEWDIR'. (The family's owner cannot be invited or replaced: members "
+                                + "then 'famctl accept CODE --name NAME --home NEWDIR'. (If this device is the family's owner, which nobody can invite or replace: members "
                                 + "go on recording, but nobody can invite or remove any more; to go on, the owner should \(Home.ownerStartsAgain).)")
         case EventLogError.damagedEvent:
             // Found while publishing: the events before it went out, it and the rest did not.

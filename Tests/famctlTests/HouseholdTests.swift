@@ -406,6 +406,8 @@ struct HouseholdTests {
         let uncleSync = try uncle.run("sync")
         #expect(uncleSync.code == 0 && uncleSync.stderr.contains("warning: this device was removed from the family")
                 && uncleSync.stderr.contains("new invitation"), "\(uncleSync.stderr)")
+        // Not told it waits for the new key, which it never gets (a review).
+        #expect(!uncleSync.stderr.contains("has not been given"), "\(uncleSync.stderr)")
         let uncleJSON = try JSONSerialization.jsonObject(with: Data(try uncle.ok("sync", "--json").utf8)) as? [String: Any]
         #expect(uncleJSON?["removed"] as? Bool == true)
         let dadSync = try dad.run("sync", "--json")

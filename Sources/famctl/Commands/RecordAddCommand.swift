@@ -46,14 +46,15 @@ enum RecordAddCommand: Command {
         // latest change: the time is most likely wrong, and said with how to
         // correct it (a clock review: a device set to 1970 recorded there
         // with no word of the record's time).
-        // Both its own last change before and another device's are dated
-        // more than a day past its clock: one device's clock ahead (or a
-        // forged date) is not taken for this one's behind.
+        // Both its own first change (its join, dated after its invitation
+        // whatever its clock) and another device's are dated more than a day
+        // past its clock: not a clock that was ahead at an earlier change, or
+        // another device's ahead (or a forged date), taken for this one's behind.
         let dayAhead = HLC(milliseconds: HLC.milliseconds(of: now.addingTimeInterval(EventLog.clockFollowLimit)), counter: .max)
         if RecordInput.at(inv) == nil, fields["start"] == nil, envs.count == 1, envs[0].seq > 1,
-           let before = try? home.log.chain(of: home.deviceID, in: home.family, seqs: (envs[0].seq - 1)...(envs[0].seq - 1)).first, before.hlc > dayAhead,
+           let first = try? home.log.chain(of: home.deviceID, in: home.family, seqs: 1...1).first, first.hlc > dayAhead,
            (try? home.log.hasEvent(in: home.family, after: dayAhead, notBy: home.deviceID)) == true {
-            Console.err("famctl: warning: the record is placed at \(TimeText.shownHere(at)), this device's clock, which is days behind the family's changes (its own last one is dated \(TimeText.format(before.hlc.date))). "
+            Console.err("famctl: warning: the record is placed at \(TimeText.shownHere(at)), this device's clock, which is days behind the family's changes (this device's first one is dated \(TimeText.format(first.hlc.date))). "
                         + "If the clock is wrong, set it right and give the record its time: 'famctl record update \(id.lowercasedText) --at TIME'.")
         }
         // A source names one outside record: a second record of it is most
