@@ -35,20 +35,26 @@ public enum PhotoBlob {
     public static func seal(_ plain: [UInt8], id: [UInt8], key: SecretBytes, nonce: [UInt8]? = nil) -> [UInt8] {
         Sodium.ensureReady()
         let nonce = nonce ?? Sodium.randomBytes(24)
-        var out = tag + [1] + nonce + [UInt8](repeating: 0, count: plain.count + 16)
-        out.withUnsafeMutableBytes { o in
+        // Made in place: a zeroed array added to the header would hold the
+        // photo's size once more until the two were joined; the cipher
+        // writes every byte past the header.
+        let total = headerCount + plain.count + 16
+        let out = [UInt8](unsafeUninitializedCapacity: total) { o, count in
+            let base = o.baseAddress!
+            for (i, b) in (tag + [1] + nonce).enumerated() { base[i] = b }
             key.withUnsafeBytes { k in
                 plain.withUnsafeBytes { m in
                     id.withUnsafeBytes { ad in
                         _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                            o.baseAddress!.advanced(by: headerCount).assumingMemoryBound(to: UInt8.self), nil,
+                            base.advanced(by: headerCount), nil,
                             m.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(m.count),
                             ad.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(ad.count), nil,
-                            o.baseAddress!.advanced(by: 9).assumingMemoryBound(to: UInt8.self),
+                            base.advanced(by: 9),
                             k.baseAddress!.assumingMemoryBound(to: UInt8.self))
                     }
                 }
             }
+            count = total
         }
         return out
     }

@@ -152,9 +152,14 @@ public enum FileIO {
     /// Writes `bytes` to `path` with mode 0600 as an ``AtomicFile``: to a
     /// temporary name beside it, fsync, rename over, fsync the directory.
     public static func writeSecretAtomically(_ bytes: SecretBytes, to path: String, mode: mode_t = 0o600) throws(Failure) {
+        try writeAtomically(to: path, mode: mode) { write in bytes.withUnsafeBytes { write($0) } }
+    }
+
+    /// Writes what `bytes` hands over, atomically, from its own storage.
+    private static func writeAtomically(to path: String, mode: mode_t, _ bytes: ((UnsafeRawBufferPointer) -> Void) -> Void) throws(Failure) {
         let file = try AtomicFile(path: path, mode: mode)
         var failed: Failure?
-        bytes.withUnsafeBytes { b in
+        bytes { b in
             do throws(Failure) { try file.write(b) } catch { failed = error }
         }
         if let failed { throw failed }
@@ -223,7 +228,9 @@ public enum FileIO {
     /// Writes a file atomically with the given mode (temporary name, fsync,
     /// rename, fsync directory).
     public static func writeAtomically(_ bytes: [UInt8], to path: String, mode: mode_t) throws(Failure) {
-        try writeSecretAtomically(SecretBytes(bytes), to: path, mode: mode)
+        // Written from the array itself: a copy would hold a photo's blob
+        // (up to 256 MiB) twice.
+        try writeAtomically(to: path, mode: mode) { write in bytes.withUnsafeBytes { write($0) } }
     }
 
     /// Writes `bytes` where a user asked for them (`--out`): a regular file,
