@@ -259,7 +259,12 @@ public final class Replicator {
         for name in unconfirmed where !listed.contains(me.hex + "/" + name) {
             try log.database.run("DELETE FROM r_own WHERE family = ?1 AND name = ?2", [.blob(family.bytes), .text(name)])
         }
+        // Never what follows its own fork point: the other copy's branch is
+        // the family's (a review: a copy that had published its branch in
+        // another folder wrote it into the family's one as "missing").
+        let forkPoint = try log.forkPoint(of: me, in: family)
         for (name, first, last) in own where !listed.contains(me.hex + "/" + name) {
+            if let forkPoint, last >= forkPoint { continue }
             // Damaged in the log since: cannot be written, said.
             guard let envs = try ownChain(first...last, path: me.hex + "/" + name, into: &report) else { continue }
             // Events of it taken out of the log: it cannot be made again;

@@ -67,8 +67,15 @@ extension Home {
         let new = EpochKey.generate(epoch: old.epoch + 1)
         var sealed: [DeviceID: [UInt8]] = [:]
         // A member whose join arrived late gets no key until the owner admits it.
-        for m in h.members.values where try m.isActive && m.device != excluded && heldJoin(m.device) == nil {
+        var held: [Household.Member] = []
+        for m in h.members.values where m.isActive && m.device != excluded {
+            if try heldJoin(m.device) != nil { held.append(m); continue }
             sealed[m.device] = BoxKey.seal(new.key, to: m.box, random: log.randomSecret(32))
+        }
+        defer {
+            for m in held.sorted(by: { $0.device < $1.device }) {
+                Console.err("famctl: note: \(m.name) (\(m.device.short)) was not given the new key: its join arrived late, and it waits for 'famctl member admit \(m.device.short)'")
+            }
         }
         try append(bodies.map { ($0, old) } + [
             (LibraryEvent.keyRotate(epoch: new.epoch, sealed: sealed).body, old),
@@ -181,6 +188,15 @@ extension Home {
         guard let m = h.members[device], m.isActive, let id = m.invite, let invite = h.invites[id],
               let arrived = try log.receivedAt(of: device, seq: 1, in: family) else { return nil }
         let expires = Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000)
+        // The owner recorded the join in time (its `invite.used`, dated
+        // before the revocation, or within the grace after the expiry): it
+        // arrived in time then, and arrives late now only in an owner's
+        // home restored from an older backup (a review: an honest member
+        // was held after such a restore).
+        if h.admitted[id] == device, let recorded = h.admittedAt[id] {
+            let inTime = invite.revoked.map { recorded.hlc < $0.hlc } ?? (recorded.hlc.date <= expires.addingTimeInterval(Self.expiryGrace))
+            if inTime { return nil }
+        }
         let why: String
         if let revoked = invite.revoked, arrived > revoked.hlc.date {
             why = "joined with invitation \(id.hex.prefix(8)) before it was revoked, by its clock, but its join reached this device after the revocation "
@@ -208,10 +224,12 @@ extension Home {
         let others = seen.filter { $0.key != deviceID && $0.value > current.epoch }
         guard let newest = others.values.max() else { return nil }
         let late = h.members[deviceID].flatMap { m in m.invite.flatMap { h.invites[$0] } }.map { invite in
-            invite.revoked != nil ? " This device's join may have reached the owner after its invitation was revoked (or well after it expired): the owner then gives it the key with 'famctl member admit \(deviceID.short)'." : ""
+            invite.revoked != nil || Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000) < Date()
+                ? " This device's join may have reached the owner after its invitation was revoked or had expired: the owner then gives it the key with 'famctl member admit \(deviceID.short)'."
+                : ""
         } ?? ""
         return "the family writes under key epoch \(newest), which this device has not been given (it holds epoch \(current.epoch)): what is sealed under it does not show here. "
-            + "The owner's device gives each member the key at its next sync." + late
+            + (late.isEmpty ? "The owner's device gives each member the key at its next sync." : "The owner's device gives each member the key at its next sync, unless it waits for the owner's word." + late)
     }
 
     /// Lets a member whose join arrived late (``heldJoin(_:)``) have the

@@ -252,6 +252,64 @@ struct ForkConvergenceTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// The other copy's later segment arrives before its earlier one: its
+    /// events wait in this copy's log for those, and this copy publishes
+    /// nothing past what it had published until they arrive (a review: it
+    /// published, and the copy whose branch had reached the folder first
+    /// was forked out of the family).
+    @Test func aCopysLaterSegmentArrivingFirstHoldsThePublishBack() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let clone = family.folderOwner.root + "/clone"
+        try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
+        let folder = family.dir + "/" + (try Home.open(dad.home)).family.description + "/" + (try Home.open(dad.home)).deviceID.hex
+        let known = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
+        for mood in ["1", "2", "3"] { try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=" + mood]) }
+        try mum.ok(["--home", clone, "sync"])
+        let first = Set(try FileManager.default.contentsOfDirectory(atPath: folder)).subtracting(known)
+        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"])
+        try mum.ok(["--home", clone, "sync"])
+        // The copy's first segment not delivered yet where Dad syncs.
+        let aside = family.folderOwner.root + "/aside"
+        try FileManager.default.createDirectory(atPath: aside, withIntermediateDirectories: true)
+        for f in first { try FileManager.default.moveItem(atPath: folder + "/" + f, toPath: aside + "/" + f) }
+        let held = try dad.run("sync")
+        #expect(held.code == 0 && held.stdout.contains("published 0 event(s)") && held.stderr.contains("are not published: events of its own chain read from its folder wait for earlier ones"),
+                "\(held.stdout) \(held.stderr)")
+        for f in first { try FileManager.default.moveItem(atPath: aside + "/" + f, toPath: folder + "/" + f) }
+        let found = try dad.run("sync")
+        #expect(found.stdout.contains("fork proofs: 1") && found.stderr.contains("this copy of the home is forked at seq"), "\(found.stdout) \(found.stderr)")
+        // The copy whose branch reached the folder first goes on writing.
+        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
+        for r in [["--home", clone, "sync"], ["sync"]] { try mum.ok(r) }
+        #expect(!(try mum.ok("status")).contains("FORKED"))
+        #expect(try mum.ok("digest") == mum.ok(["--home", clone, "digest"]))
+    }
+
+    /// A copy that published its branch in another folder, then is pointed
+    /// back at the family's: the fork is found, and its branch is not
+    /// written there as "missing" (a review: it was, and the family was
+    /// forked).
+    @Test func aCopyBackFromAnotherFolderWritesNoBranchAsMissing() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let clone = family.folderOwner.root + "/clone"
+        try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
+        try mum.ok(["--home", clone, "settings", "sync", "--dir", family.folderOwner.root + "/other"])
+        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
+        try mum.ok(["--home", clone, "sync"])
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        try dad.ok("sync")
+        try mum.ok(["--home", clone, "settings", "sync", "--dir", family.dir])
+        let back = try mum.run(["--home", clone, "sync"])
+        #expect(back.stdout.contains("fork proofs: 1") && !back.stdout.contains("wrote again"), "\(back.stdout)")
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        for r in [dad, mum, dad] { try r.ok("sync") }
+        #expect(!(try mum.ok("status")).contains("FORKED"))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
+    }
+
     /// The owner's copy that wrote offline, then invites: the invitation
     /// goes out at once, but the folder is read first, and the other
     /// copy's events at its seqs keep it back. The family sees no fork; the
@@ -262,10 +320,22 @@ struct ForkConvergenceTests {
         let clone = family.folderOwner.root + "/owner-clone"
         try FileManager.default.copyItem(atPath: mum.home, toPath: clone)
         try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
+        // Copies of the copy as it is now, before it reads the folder.
+        let copies = try ["remove", "rotate", "role"].map { name in
+            let path = family.folderOwner.root + "/owner-clone-" + name
+            try FileManager.default.copyItem(atPath: clone, toPath: path)
+            return path
+        }
         try mum.ok("member", "role", "Dad", "viewer")
         let invite = try mum.run(["--home", clone, "invite"])
         #expect(invite.code == 65 && invite.stdout.isEmpty && invite.stderr.contains("the invitation cannot reach the family: this copy of the home is forked at seq")
                 && invite.stderr.contains("no code was given") && invite.stderr.contains("Go on with the other copy"), "\(invite.stdout) \(invite.stderr)")
+        // Changes published at once fail the same way, not "sync later" (a review).
+        for (copy, args) in zip(copies, [["member", "remove", "Dad"], ["family", "rotate-key"], ["member", "role", "Dad", "viewer"]]) {
+            let change = try mum.run(["--home", copy] + args)
+            #expect(change.code == 65 && change.stderr.contains("cannot reach the family: this copy of the home is forked") && !change.stderr.contains("run 'famctl sync'"),
+                    "\(args): \(change.stderr)")
+        }
         for r in [mum, family.dad] { try r.ok("sync") }
         #expect(!(try mum.ok("status")).contains("FORKED"))
         #expect(try mum.ok("digest") == family.dad.ok("digest"))

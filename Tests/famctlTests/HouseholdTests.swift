@@ -783,6 +783,51 @@ struct HouseholdTests {
         #expect(head.hlc.date.timeIntervalSinceNow < 3600, "Dad's clock was pulled to \(head.hlc.date)")
     }
 
+    /// An owner's home restored from a backup made before a member joined
+    /// reads the join again long after the invitation expired: the owner's
+    /// own record that it arrived in time (`invite.used`, read back from
+    /// its folder) keeps the member from being held (a review: it was held).
+    @Test func anOwnerRestoredFromABackupHoldsNoMemberWhoJoinedInTime() throws {
+        let mum = FamctlRunner(), c = FamctlRunner()
+        let dir = mum.root + "/shared"
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        let code = try mum.ok("invite")
+        let backup = mum.root + "/backup"
+        try FileManager.default.copyItem(atPath: mum.home, toPath: backup)
+        try c.ok("accept", code, "--name", "C", "--dir", dir)
+        try c.ok("sync")
+        try mum.ok("sync")
+        try FileManager.default.removeItem(atPath: mum.home)
+        try FileManager.default.copyItem(atPath: backup, toPath: mum.home)
+        let later = try Self.clockOff("+9d")
+        let synced = try mum.run(["sync"], env: later)
+        #expect(synced.code == 0 && !synced.stderr.contains("gets no new key"), "\(synced.stderr)")
+        #expect(!(try mum.run(["members"], env: later).stdout.contains("no key until admitted")))
+        let rotated = try mum.run(["family", "rotate-key"], env: later)
+        #expect(rotated.code == 0 && rotated.stdout.contains("for 2 member(s)") && !rotated.stderr.contains("was not given the new key"), "\(rotated.stdout) \(rotated.stderr)")
+    }
+
+    /// A join that reached the owner well after its invitation expired:
+    /// a rotation says who it left out, and the member is told how it gets
+    /// the key (a review: it was told the owner would give it at its next sync).
+    @Test func aLateMemberLeftOutOfARotationIsToldHowToGetTheKey() throws {
+        let mum = FamctlRunner(), c = FamctlRunner()
+        let dir = mum.root + "/shared"
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        let code = try mum.ok("invite", "--expires", "1m")
+        try c.ok("accept", code, "--name", "C", "--dir", dir)
+        try c.ok("sync")
+        let later = try Self.clockOff("+2h")
+        #expect(try mum.run(["sync"], env: later).stderr.contains("gets no new key"))
+        let rotated = try mum.run(["family", "rotate-key"], env: later)
+        let cID = try Home.open(c.home).deviceID.short
+        #expect(rotated.code == 0 && rotated.stderr.contains("C (\(cID)) was not given the new key") && rotated.stderr.contains("'famctl member admit \(cID)'"), "\(rotated.stderr)")
+        let told = try c.run(["sync"], env: later)
+        #expect(told.stderr.contains("which this device has not been given") && told.stderr.contains("'famctl member admit \(cID)'") && told.stderr.contains("unless it waits for the owner's word"), "\(told.stderr)")
+    }
+
     /// A record placed at a clock days behind both this device's own last
     /// change and the family's says so, with how to give it its time (a
     /// clock review: a device set to 1970 recorded there without a word of

@@ -81,6 +81,8 @@ public struct Household: Sendable {
     /// join with it counts, even one stamped earlier (a device whose clock
     /// is behind, or a leaked code used again).
     public private(set) var admitted: [InviteID: DeviceID] = [:]
+    /// When the owner recorded each of ``admitted`` (its `invite.used`).
+    public private(set) var admittedAt: [InviteID: Version] = [:]
     /// The highest key epoch a valid rotation announced.
     public private(set) var epoch: UInt32 = 0
     /// For each epoch, the devices its key was sealed to (rotation or share).
@@ -96,7 +98,10 @@ public struct Household: Sendable {
         // The owner's records of used invitations decide joins folded
         // before them in version order too: read first.
         for e in sorted where FamilyID.owned(by: e.author) == family {
-            if case .inviteUsed(let invite, let member) = e.event, admitted[invite] == nil { admitted[invite] = member }
+            if case .inviteUsed(let invite, let member) = e.event, admitted[invite] == nil {
+                admitted[invite] = member
+                admittedAt[invite] = e.version
+            }
         }
         for e in sorted {
             guard let why = apply(e, family: family) else { continue }

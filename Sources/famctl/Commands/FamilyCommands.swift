@@ -71,7 +71,7 @@ enum FamilyRotateKeyCommand: Command {
         // Sent at once, as a removal is: until the members have the new
         // key they write under the old one, which a leaked code reads (a
         // user review: they got it at the owner's next sync only).
-        SyncCommand.publishChange(home, what: "the new key")
+        try SyncCommand.publishChange(home, what: "the new key")
         // An open invitation still lets its holder join, and a member who
         // joined gets the current key from the owner: rotating does not shut
         // such a code out.

@@ -155,14 +155,14 @@ enum InviteCommand: Command {
             try home.append([(LibraryEvent.inviteRevoke(invite: invite.id).body, codeKey)])
             // Sent at once, as the invitation was: until the others have it,
             // a join with the code looks to them like a member's.
-            SyncCommand.publishChange(home, what: "the revocation")
+            try SyncCommand.publishChange(home, what: "the revocation")
             if json { Console.json(["revoked": invite.id.hex, "epoch": Int(current)]) } else {
                 Console.out("revoked \(invite.id.hex); the key was rotated after it was made (its code holds epoch \(invite.epoch), the family is at \(current)), so no new rotation is needed")
             }
             return
         }
         let rotated = try home.appendRotatingKey(after: [LibraryEvent.inviteRevoke(invite: invite.id).body])
-        SyncCommand.publishChange(home, what: "the revocation")
+        try SyncCommand.publishChange(home, what: "the revocation")
         if json {
             Console.json(["revoked": invite.id.hex, "epoch": Int(rotated.epoch)])
         } else {

@@ -157,7 +157,7 @@ enum MemberRemoveCommand: Command {
         let rotated = try home.appendRotatingKey(after: [LibraryEvent.memberRemove(member: m.device, cutoff: cutoff).body], excluding: m.device)
         // Sent at once: until the others have it, what the removed device
         // writes still counts for them.
-        SyncCommand.publishChange(home, what: "the removal")
+        try SyncCommand.publishChange(home, what: "the removal")
         if inv.json {
             Console.json(["removed": m.device.hex, "cutoff": cutoff, "epoch": Int(rotated.epoch)])
         } else {
@@ -196,7 +196,7 @@ enum MemberRoleCommand: Command {
             return
         }
         try home.append([LibraryEvent.memberRole(member: m.device, role: role).body])
-        SyncCommand.publishChange(home, what: "the new role")
+        try SyncCommand.publishChange(home, what: "the new role")
         if inv.json { Console.json(["member": m.device.hex, "role": role.rawValue, "changed": true]) } else { Console.out("\(m.name) (\(m.device.short)) is now a \(role.rawValue)") }
     }
 }
@@ -229,10 +229,15 @@ enum MemberAdmitCommand: Command {
             }
             return
         }
+        let before = try home.log.head(of: home.deviceID, in: home.family).seq
         try home.admitLateJoin(m.device)
-        SyncCommand.publishChange(home, what: "the key for \(m.name)")
-        if inv.json { Console.json(["member": m.device.hex, "admitted": true]) } else {
+        // No key newer than its invitation's yet: nothing to seal now.
+        let sealed = try home.log.head(of: home.deviceID, in: home.family).seq > before
+        if sealed { try SyncCommand.publishChange(home, what: "the key for \(m.name)") }
+        if inv.json { Console.json(["member": m.device.hex, "admitted": true, "keySealed": sealed]) } else if sealed {
             Console.out("Admitted \(m.name) (\(m.device.short)): the family's key is sealed to it, and it reads what the family writes once its next sync brings the key")
+        } else {
+            Console.out("Admitted \(m.name) (\(m.device.short)): it holds the family's current key already (its invitation's), and gets each new key from now on")
         }
     }
 }

@@ -372,10 +372,18 @@ enum SyncCommand: Command {
     /// a failure is a warning (the change is in the log, and the next
     /// `famctl sync` sends it).
     /// - Returns: whether the change is in the shared folder (`nil`: no folder).
+    /// - Throws: when the folder, read first, shows this copy of the home
+    ///   forked: the change can never reach the family (a review: a removal
+    ///   on such a copy said it would go out with the next sync).
     @discardableResult
-    static func publishChange(_ home: Home, what: String) -> Bool? {
+    static func publishChange(_ home: Home, what: String) throws -> Bool? {
         if case .none = Location.stored(in: home) { return nil }
-        guard let failure = publishNow(home) else { return true }
+        let failure = publishNow(home)
+        if let point = try home.log.forkPoint(of: home.deviceID, in: home.family) {
+            throw CLIError(.dataError, "\(what) cannot reach the family: " + home.ownForkText(at: point) + "; it is written in this home only",
+                           hint: home.ownForkHint(at: point))
+        }
+        guard let failure else { return true }
         Console.err("famctl: warning: \(what) is written here but not in the shared folder yet (\(failure)); run 'famctl sync' to send it: until then the others do not see it.")
         return false
     }
@@ -1086,28 +1094,39 @@ extension Home {
     func ownFolderUnread() -> (seq: UInt64, file: String)? {
         guard case .directory(let dir) = Location.stored(in: self),
               let head = try? log.head(of: deviceID, in: family).seq,
-              let published = try? Replicator.publishedSeq(log: log, family: family), head > published,
-              let names = Self.listQuickly(dir + "/" + family.description + "/" + deviceID.hex) else { return nil }
+              let published = try? Replicator.publishedSeq(log: log, family: family), head > published else { return nil }
+        // Its own later events read, but waiting for earlier ones the folder
+        // has not delivered: another copy's chain, which may part from this
+        // one anywhere past what it published (a review: a copy's later
+        // segment arrived first, and this one published its own).
+        if (try? log.pendingCount(of: deviceID, in: family, above: head)) ?? 0 > 0 {
+            return (published + 1, "")
+        }
+        guard let names = Self.listQuickly(dir + "/" + family.description + "/" + deviceID.hex) else { return nil }
         let read = Replicator.namesRead(inFolderOf: deviceID, family: family, log: log)
-        var lowest: (seq: UInt64, file: String)?
-        for name in names where !read.contains(name) {
+        // Any such file, wherever its seqs begin: the other copy's events
+        // before them may not have arrived yet, and its chain may part from
+        // this one's anywhere past what this one published.
+        let unread = names.filter { name in
+            guard !read.contains(name) else { return false }
             switch SharedFileName(name) {
-            case .segment(let s), .conflictCopy(let s), .placeholder(let s):
-                guard s.author == deviceID, s.lastSeq > published, s.firstSeq <= head else { continue }
-                let seq = max(s.firstSeq, published + 1)
-                if lowest == nil || (seq, name) < (lowest!.seq, lowest!.file) { lowest = (seq, name) }
-            case .other: continue
+            case .segment(let s), .conflictCopy(let s), .placeholder(let s): return s.author == deviceID && s.lastSeq > published
+            case .other: return false
             }
         }
-        return lowest
+        return unread.min().map { (published + 1, $0) }
     }
 
     /// What a round or an at-once publish says of events kept back by
     /// ``ownFolderUnread()`` after the folder was read.
     func unreadOwnFileText(_ held: (seq: UInt64, file: String)) -> String {
-        "this device's events from seq \(held.seq) on are not published: its own folder holds \(SyncCommand.location(of: deviceID.hex + "/" + held.file, home: self)), "
-            + "which names those seqs and cannot be read yet (still arriving, or damaged): another copy of this home may have written them, and publishing would fork its chain. "
-            + "A later sync publishes them once it reads whole; if it never does and no other copy of this home exists, remove it from the shared folder"
+        if held.file.isEmpty {
+            return "this device's events from seq \(held.seq) on are not published: events of its own chain read from its folder wait for earlier ones that have not arrived: "
+                + "another copy of this home wrote them, and publishing would fork its chain. A later sync publishes once they arrive (or finds the fork and says so)"
+        }
+        return "this device's events from seq \(held.seq) on are not published: its own folder holds \(SyncCommand.location(of: deviceID.hex + "/" + held.file, home: self)), "
+            + "which names events of its chain past those it published and cannot be read yet (still arriving, or damaged): another copy of this home may have written them, and publishing would fork its chain. "
+            + "A later sync publishes them once it reads whole; if it never does, no other device read it and no other copy of this home exists, remove it from the shared folder"
     }
 
     /// The names in `folder`, or `nil` when it cannot be listed within a
