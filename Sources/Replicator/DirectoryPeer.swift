@@ -46,6 +46,13 @@ public final class DirectoryPeer: Peer {
         }
     }
 
+    public func namesOnce(in folder: String) throws(PeerError) -> [String]? {
+        do { return try FileIO.list(full(folder)) } catch {
+            if error.code == ENOENT { return [] }
+            throw .unavailable("cannot list \(full(folder)): \(error.reason)")
+        }
+    }
+
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         let entries: [SharedDirectory.Entry]
         var unreadable: [UnreadableFolder] = []

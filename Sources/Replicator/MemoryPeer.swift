@@ -65,6 +65,12 @@ public final class MemoryPeer: Peer {
         return "v\(version)"
     }
 
+    public func namesOnce(in folder: String) throws(PeerError) -> [String]? {
+        try gate()
+        let prefix = folder + "/"
+        return objects.keys.filter { $0.hasPrefix(prefix) && !$0.dropFirst(prefix.count).contains("/") }.map { String($0.dropFirst(prefix.count)) }
+    }
+
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         try gate()
         let from: Int

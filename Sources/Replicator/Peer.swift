@@ -46,9 +46,16 @@ public protocol Peer: AnyObject {
     /// a note left in a location that may be gone, which must not hold up
     /// the command through the retries' back-off.
     func createOnce(_ path: String, _ bytes: [UInt8]) throws(PeerError)
+
+    /// The names of the objects in one folder of the family's area (`folder`:
+    /// a device's id), with one request and no retries; `nil` when this
+    /// peer has no listing cheaper than ``changes(since:limit:)``. For a
+    /// look before a write that a full listing would make too costly.
+    func namesOnce(in folder: String) throws(PeerError) -> [String]?
 }
 
 extension Peer {
+    public func namesOnce(in folder: String) throws(PeerError) -> [String]? { nil }
     public func createOnce(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
         try create(path, bytes)
     }
@@ -178,7 +185,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case .conflict(let c): "conflict (current version \(c ?? "none"))"
         case .notFound: "not found"
         case .tokenExpired: "change token expired"
-        case .throttled(let s): "throttled: retry after \(s) s"
+        // Whole seconds (a date's wait came out as 2305835407.1542554); a
+        // value no clock can wait out (an injected infinity) said as such.
+        case .throttled(let s): s.isFinite ? "throttled: retry after \(Int(min(max(s, 0), 1e9).rounded(.up))) s" : "throttled: retry after \(s) s"
         case .unavailable(let why): "unavailable: \(why)"
         case .unsupported(let why): "unsupported: \(why)"
         case .full(let why): why

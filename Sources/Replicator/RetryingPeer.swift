@@ -93,6 +93,9 @@ public final class RetryingPeer: Peer {
         }
     }
 
+    public func namesOnce(in folder: String) throws(PeerError) -> [String]? {
+        try base.namesOnce(in: folder)
+    }
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         try retrying { () throws(PeerError) in try base.changes(since: token, limit: limit) }
     }

@@ -150,7 +150,12 @@ public final class WebDAVPeer: Peer {
     private func plainHTTPAnswering() -> String? {
         guard base.scheme?.lowercased() == "https", let host = base.host else { return nil }
         let hostPort = (host.contains(":") ? "[\(host)]" : host) + ":\(base.port ?? 443)"
-        guard case .success = session.perform("HEAD", url: "http://\(hostPort)/", headers: [:], body: nil, limit: 0, pastLimit: .drop) else { return nil }
+        // An answer a plain-HTTP server gives to `HEAD /`; not 400, which a
+        // TLS server gives a plain request on its TLS port (nginx, Apache:
+        // "plain HTTP request was sent to HTTPS port"), its handshake having
+        // failed for some other reason (a review).
+        guard case .success(let r) = session.perform("HEAD", url: "http://\(hostPort)/", headers: [:], body: nil, limit: 0, pastLimit: .drop),
+              (200..<400).contains(r.status) || [401, 403, 404, 405].contains(r.status) else { return nil }
         return hostPort
     }
 
@@ -353,6 +358,10 @@ public final class WebDAVPeer: Peer {
             }
         }
         return ChangePage(objects: objects, token: "listing", moreComing: false, unreadableFolders: unreadable)
+    }
+
+    public func namesOnce(in folder: String) throws(PeerError) -> [String]? {
+        try propfind(familyRelative(folder) + "/").filter { !$0.collection }.map(\.name)
     }
 
     struct Item { let name: String; let tag: String; let collection: Bool }

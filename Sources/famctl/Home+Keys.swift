@@ -185,7 +185,9 @@ extension Home {
     /// of a later epoch than its invitation's: admitted already).
     func heldJoin(_ device: DeviceID) throws -> String? {
         let h = projector.household
-        guard let m = h.members[device], m.isActive, let id = m.invite, let invite = h.invites[id],
+        // The owner's device alone decides, by when the join reached it (a
+        // review: members' devices showed it by when it reached them).
+        guard h.owner == deviceID, let m = h.members[device], m.isActive, let id = m.invite, let invite = h.invites[id],
               let arrived = try log.receivedAt(of: device, seq: 1, in: family) else { return nil }
         let expires = Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000)
         // The owner recorded the join in time (its `invite.used`, dated
@@ -223,13 +225,18 @@ extension Home {
               let seen = try? unopenedEpochs() else { return nil }
         let others = seen.filter { $0.key != deviceID && $0.value > current.epoch }
         guard let newest = others.values.max() else { return nil }
+        let head = "the family writes under key epoch \(newest), which this device has not been given (it holds epoch \(current.epoch)): what is sealed under it does not show here. "
+        // No rotation past its key read yet: it brings the key (a review: a
+        // member told it might be held while the rotation was on its way).
+        // (One it read left it out; later ones are sealed under keys it lacks.)
+        guard h.epoch > current.epoch else { return head + "The owner's new key has not reached this device yet: a later sync brings it." }
+        // Read, and this device left out: sealed to it later by a share,
+        // unless its join reached the owner late.
         let late = h.members[deviceID].flatMap { m in m.invite.flatMap { h.invites[$0] } }.map { invite in
             invite.revoked != nil || Date(timeIntervalSince1970: Double(invite.expiresMs) / 1000) < Date()
-                ? " This device's join may have reached the owner after its invitation was revoked or had expired: the owner then gives it the key with 'famctl member admit \(deviceID.short)'."
-                : ""
-        } ?? ""
-        return "the family writes under key epoch \(newest), which this device has not been given (it holds epoch \(current.epoch)): what is sealed under it does not show here. "
-            + (late.isEmpty ? "The owner's device gives each member the key at its next sync." : "The owner's device gives each member the key at its next sync, unless it waits for the owner's word." + late)
+        } ?? false
+        return head + "The owner's device gives it to each member at its next sync"
+            + (late ? ", unless this device's join reached it after its invitation was revoked or had expired: it then waits for the owner's 'famctl member admit \(deviceID.short)'." : ".")
     }
 
     /// Lets a member whose join arrived late (``heldJoin(_:)``) have the

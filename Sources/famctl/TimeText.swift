@@ -151,16 +151,29 @@ enum TimeText {
     }
 
     /// This device's time zone as the system reads `TZ` (what `date`
-    /// shows): a zone name (a leading `:` as glibc allows), else, for a
-    /// POSIX rule such as `UTC+3` (three hours west) or `<+0530>-5:30`,
-    /// glibc's offset now, kept for every date. Foundation alone read
+    /// shows): a zone name (a leading `:` as glibc allows) or the path of
+    /// a file of the zone database, else, for a POSIX rule such as `UTC+3`
+    /// (three hours west) or `<+0530>-5:30`, glibc's offset now, kept for
+    /// every date (a rule with summer time, `CET-1CEST,M3.5.0,M10.5.0/3`,
+    /// is kept at the offset it gives now). Foundation alone read
     /// `:America/New_York` as UTC and `UTC+3` as three hours east (a clock
     /// review).
     static let zone: TimeZone = {
         let env = ProcessInfo.processInfo.environment
         guard let tz = env["TZ"], !tz.isEmpty else { return .current }
-        let name = tz.hasPrefix(":") ? String(tz.dropFirst()) : tz
+        var name = tz.hasPrefix(":") ? String(tz.dropFirst()) : tz
         let zoneinfo = env["TZDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/share/zoneinfo"
+        // A file of the zone database named by its path (`:/etc/localtime`,
+        // a link into it, or `/usr/share/zoneinfo/Europe/Paris`): its name,
+        // whose summer time Foundation knows (a review: kept at one offset).
+        if name.hasPrefix("/"), let real = realpath(name, nil) {
+            let resolved = String(cString: real)
+            free(real)
+            let root = (realpath(zoneinfo, nil).map { p in defer { free(p) }; return String(cString: p) } ?? zoneinfo) + "/"
+            for prefix in [root, root + "posix/", root + "right/"] where resolved.hasPrefix(prefix) {
+                name = String(resolved.dropFirst(prefix.count))
+            }
+        }
         // A zone's name: a file of the zone database, or (no database) a
         // name Foundation knows that no POSIX rule can be (no digits).
         if !name.hasPrefix("/"), !name.contains(".."), let named = TimeZone(identifier: name),

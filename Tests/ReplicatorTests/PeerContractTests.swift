@@ -45,6 +45,11 @@ struct PeerContractTests {
         } while pages < 100
         #expect(seen.isSuperset(of: Set([a, b] + (3..<12).map(path))))
 
+        // One folder's names, listed apart: exactly its objects.
+        let names = try #require(try peer.namesOnce(in: author))
+        #expect(Set(names) == Set(([a, b] + (3..<12).map(path)).map { String($0.dropFirst(author.count + 1)) }), "\(names.sorted())")
+        #expect(try peer.namesOnce(in: String(repeating: "cd", count: 32)) == [], "a folder nobody wrote lists nothing")
+
         try peer.delete(b)
         #expect(throws: PeerError.notFound) { try peer.get(b) }
         let after = try peer.changes(since: nil, limit: 1000)

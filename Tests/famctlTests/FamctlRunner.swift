@@ -58,10 +58,40 @@ final class FamctlRunner {
         p.standardOutput = out
         p.standardError = err
         try p.run()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
+        // Both pipes read at once (a child filling one while the other is
+        // read would wait for ever), with read(2) asked again when a signal
+        // interrupts it: Foundation's readDataToEndOfFile traps on EINTR.
+        let errorText = Self.drainInBackground(err.fileHandleForReading.fileDescriptor)
+        let o = Self.drain(out.fileHandleForReading.fileDescriptor)
+        let e = errorText()
         p.waitUntilExit()
         return Result(code: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    /// Everything `fd` gives until its end.
+    static func drain(_ fd: Int32) -> [UInt8] {
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n > 0 { out += buffer[0..<n]; continue }
+            if n < 0, errno == EINTR { continue }
+            return out
+        }
+    }
+
+    /// ``drain(_:)`` on another thread; the returned function waits for it.
+    static func drainInBackground(_ fd: Int32) -> () -> [UInt8] {
+        final class Box: @unchecked Sendable { var bytes: [UInt8] = [] }
+        let box = Box(), done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            box.bytes = drain(fd)
+            done.signal()
+        }
+        return {
+            done.wait()
+            return box.bytes
+        }
     }
 
     func run(_ args: String...) throws -> Result { try run(args) }

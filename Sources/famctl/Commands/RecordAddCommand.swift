@@ -54,8 +54,11 @@ enum RecordAddCommand: Command {
         if RecordInput.at(inv) == nil, fields["start"] == nil, envs.count == 1, envs[0].seq > 1,
            let first = try? home.log.chain(of: home.deviceID, in: home.family, seqs: 1...1).first, first.hlc > dayAhead,
            (try? home.log.hasEvent(in: home.family, after: dayAhead, notBy: home.deviceID)) == true {
-            Console.err("famctl: warning: the record is placed at \(TimeText.shownHere(at)), this device's clock, which is days behind the family's changes (this device's first one is dated \(TimeText.format(first.hlc.date))). "
-                        + "If the clock is wrong, set it right and give the record its time: 'famctl record update \(id.lowercasedText) --at TIME'.")
+            // Neither clock is known to be the wrong one: one device's fast
+            // clock is followed by every other device's changes (a review:
+            // devices whose clocks were right were told theirs were behind).
+            Console.err("famctl: note: the record is placed at \(TimeText.shownHere(at)), by this device's clock, more than a day before the family's changes are dated (this device's first one \(TimeText.format(first.hlc.date))). "
+                        + "If this device's clock is wrong, set it right and give the record its time: 'famctl record update \(id.lowercasedText) --at TIME'; if it is right, another device's clock is ahead, and the record's time stands.")
         }
         // A source names one outside record: a second record of it is most
         // likely the same one entered again.

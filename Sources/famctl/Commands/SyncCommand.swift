@@ -313,10 +313,10 @@ enum SyncCommand: Command {
                 do {
                     // Another copy of this home may have published at these seqs: read first.
                     var held: (seq: UInt64, file: String)?
-                    if home.ownFolderUnread() != nil {
+                    if home.ownFolderUnread(peer: replicator.peer) != nil {
                         defer { for w in undoneHere(home) { Console.err(w) } }
                         _ = try home.pulling { try replicator.pull { try home.ingest(batches: $0, onIngested: $1) } }
-                        held = home.ownFolderUnread()
+                        held = home.ownFolderUnread(peer: replicator.peer)
                     }
                     let report = try replicator.publish(below: held?.seq)
                     if let kept = report.withheld {
@@ -435,7 +435,7 @@ enum SyncCommand: Command {
             var publishFailure: PeerError?
             // Another copy of this home may have published at the seqs this
             // one would: the folder is read first (``Home/ownFolderMayHoldAnotherCopy()``).
-            let pullFirst = home.ownFolderUnread() != nil
+            let pullFirst = home.ownFolderUnread(peer: replicator.peer) != nil
             if !pullFirst { do { published = try replicator.publish() } catch let e as PeerError where !e.isOffline && e != .tokenExpired && !e.isThrottled {
                 publishFailure = e
                 // The segments written before the failure went out: counted
@@ -461,7 +461,7 @@ enum SyncCommand: Command {
             // member who joined meanwhile gets its key from this sync.
             // A file of its own folder the pull could not read still holds
             // back what it names (said in the warnings).
-            let heldBehind = pullFirst ? home.ownFolderUnread() : nil
+            let heldBehind = pullFirst ? home.ownFolderUnread(peer: replicator.peer) : nil
             if try pullFirst || home.log.head(of: home.deviceID, in: home.family).seq > publishedHead {
                 let more = try replicator.publish(below: heldBehind?.seq)
                 published.segments += more.segments
@@ -588,7 +588,8 @@ enum SyncCommand: Command {
         // told to have every other device's clock set right).
         let several = home.arrivedFarAhead.count >= 2
             ? ["famctl: warning: the changes of \(home.arrivedFarAhead.count) devices just pulled are all dated far ahead of this device's clock, which reads \(TimeText.format(now)): "
-               + "most likely this device's clock is the one that is wrong. Set it right: until then its changes are dated before theirs, and theirs win."]
+               + "either this device's clock is behind, or one device's clock is ahead and the others' changes followed it. Compare this device's clock with one you trust: "
+               + "if it is behind, set it right (until then its changes are dated before theirs, and theirs win)."]
             : []
         return several + home.arrivedFarAhead.sorted(by: { $0.key.hex < $1.key.hex }).map { author, arrived in
             let by = OutdoneWrite.author(author, home: home)
@@ -1088,12 +1089,11 @@ extension Home {
     /// rather than shown to the family, which would then stop taking this
     /// device's events from there on, the other copy's too; should the file
     /// not read (an iCloud placeholder, still arriving, damaged), nothing
-    /// from that seq on is published until it does or is removed. `nil`
-    /// over WebDAV, or when the folder cannot be listed at once
-    /// (publishing first, as before).
-    func ownFolderUnread() -> (seq: UInt64, file: String)? {
-        guard case .directory(let dir) = Location.stored(in: self),
-              let head = try? log.head(of: deviceID, in: family).seq,
+    /// from that seq on is published until it does or is removed. Over
+    /// WebDAV the folder is listed with one request (`peer`); `nil` when it
+    /// cannot be listed at once (publishing first, as before).
+    func ownFolderUnread(peer: (any Peer)? = nil) -> (seq: UInt64, file: String)? {
+        guard let head = try? log.head(of: deviceID, in: family).seq,
               let published = try? Replicator.publishedSeq(log: log, family: family), head > published else { return nil }
         // Its own later events read, but waiting for earlier ones the folder
         // has not delivered: another copy's chain, which may part from this
@@ -1102,7 +1102,14 @@ extension Home {
         if (try? log.pendingCount(of: deviceID, in: family, above: head)) ?? 0 > 0 {
             return (published + 1, "")
         }
-        guard let names = Self.listQuickly(dir + "/" + family.description + "/" + deviceID.hex) else { return nil }
+        // A shared folder listed at once; a WebDAV server with one request
+        // (a review: over WebDAV a copy still published its branch first).
+        let listed: [String]? = switch Location.stored(in: self) {
+        case .directory(let dir): Self.listQuickly(dir + "/" + family.description + "/" + deviceID.hex)
+        case .peer: ((try? peer?.namesOnce(in: deviceID.hex)) ?? nil)
+        case .none: nil
+        }
+        guard let names = listed else { return nil }
         let read = Replicator.namesRead(inFolderOf: deviceID, family: family, log: log)
         // Any such file, wherever its seqs begin: the other copy's events
         // before them may not have arrived yet, and its chain may part from
@@ -1118,7 +1125,7 @@ extension Home {
     }
 
     /// What a round or an at-once publish says of events kept back by
-    /// ``ownFolderUnread()`` after the folder was read.
+    /// ``ownFolderUnread(peer:)`` after the folder was read.
     func unreadOwnFileText(_ held: (seq: UInt64, file: String)) -> String {
         if held.file.isEmpty {
             return "this device's events from seq \(held.seq) on are not published: events of its own chain read from its folder wait for earlier ones that have not arrived: "
