@@ -19,6 +19,8 @@ public final class WebDAVPeer: Peer {
     let refusesCredentials: Bool
     let maximumObjectBytes: Int
     let session: CurlSession
+    /// ``session``'s settings with ``quickTimeout``.
+    let quickSession: CurlSession
     public var label: String { "webdav:" + base.absoluteString }
 
     /// - Parameters:
@@ -41,6 +43,7 @@ public final class WebDAVPeer: Peer {
         loginUser = credentials?.user
         refusesCredentials = credentials != nil && !allowPlainHTTP && !Self.protectsCredentials(base)
         session = CurlSession(timeout: timeout, caFile: caFile, isCancelled: isCancelled)
+        quickSession = CurlSession(timeout: min(timeout, Self.quickTimeout), caFile: caFile, isCancelled: isCancelled)
     }
 
     struct Reply: Sendable {
@@ -72,7 +75,7 @@ public final class WebDAVPeer: Peer {
     ///
     /// - Parameter limit: read at most this many bytes of the body; a body
     ///   that goes past it is cut off there (``Reply/overLimit``).
-    func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:], limit: Int? = nil) throws(PeerError) -> Reply {
+    func send(_ method: String, _ path: String, body: Data? = nil, headers: [String: String] = [:], limit: Int? = nil, via: CurlSession? = nil) throws(PeerError) -> Reply {
         if refusesCredentials {
             throw .unsupported("refusing to send the password in clear text over http:// to \(base.host ?? "the server"): anyone on the network path could read it")
         }
@@ -87,7 +90,7 @@ public final class WebDAVPeer: Peer {
         case "PROPFIND": (maximumObjectBytes, .stop)
         default: (64 << 10, .drop)
         }
-        switch session.perform(method, url: url.absoluteString, headers: all, body: body, limit: keep, pastLimit: pastLimit) {
+        switch (via ?? session).perform(method, url: url.absoluteString, headers: all, body: body, limit: keep, pastLimit: pastLimit) {
         case .success(let r):
             // Only a read names its limit; a listing that large is not one famctl asked for.
             if r.overLimit && pastLimit == .stop && limit == nil {
@@ -360,16 +363,21 @@ public final class WebDAVPeer: Peer {
         return ChangePage(objects: objects, token: "listing", moreComing: false, unreadableFolders: unreadable)
     }
 
+    /// Within ``quickTimeout``: a look before a write, which a slow server
+    /// must not hold up (a review: an `invite` waited out the 20 s timeout).
     public func namesOnce(in folder: String) throws(PeerError) -> [String]? {
-        try propfind(familyRelative(folder) + "/").filter { !$0.collection }.map(\.name)
+        try propfind(familyRelative(folder) + "/", session: quickSession).filter { !$0.collection }.map(\.name)
     }
+
+    /// How long ``namesOnce(in:)`` waits for a byte.
+    public static let quickTimeout: TimeInterval = 3
 
     struct Item { let name: String; let tag: String; let collection: Bool }
 
     /// The members of a collection (PROPFIND, Depth: 1), by their last path component.
-    func propfind(_ path: String) throws(PeerError) -> [Item] {
+    func propfind(_ path: String, session: CurlSession? = nil) throws(PeerError) -> [Item] {
         let body = #"<?xml version="1.0" encoding="utf-8"?><D:propfind xmlns:D="DAV:"><D:prop><D:getetag/><D:resourcetype/></D:prop></D:propfind>"#
-        let r = try send("PROPFIND", path, body: Data(body.utf8), headers: ["Depth": "1", "Content-Type": "application/xml"])
+        let r = try send("PROPFIND", path, body: Data(body.utf8), headers: ["Depth": "1", "Content-Type": "application/xml"], via: session)
         if r.status == 404 { return [] }
         guard r.status == 207 else { throw .unavailable("PROPFIND \(path): HTTP \(r.status)") }
         let xml = String(decoding: r.body, as: UTF8.self)

@@ -434,7 +434,7 @@ enum SyncCommand: Command {
             var published = Replicator.PublishReport()
             var publishFailure: PeerError?
             // Another copy of this home may have published at the seqs this
-            // one would: the folder is read first (``Home/ownFolderMayHoldAnotherCopy()``).
+            // one would: the folder is read first (``Home/ownFolderUnread(peer:)``).
             let pullFirst = home.ownFolderUnread(peer: replicator.peer) != nil
             if !pullFirst { do { published = try replicator.publish() } catch let e as PeerError where !e.isOffline && e != .tokenExpired && !e.isThrottled {
                 publishFailure = e
@@ -463,7 +463,14 @@ enum SyncCommand: Command {
             // back what it names (said in the warnings).
             let heldBehind = pullFirst ? home.ownFolderUnread(peer: replicator.peer) : nil
             if try pullFirst || home.log.head(of: home.deviceID, in: home.family).seq > publishedHead {
-                let more = try replicator.publish(below: heldBehind?.seq)
+                let more: Replicator.PublishReport
+                do { more = try replicator.publish(below: heldBehind?.seq) } catch let e as PeerError where pullFirst && !e.isOffline && e != .tokenExpired && !e.isThrottled {
+                    // Refused as the round's first publish is: the report, then why
+                    // (a review: read first, a refused write ended the round bare).
+                    recordError(e, replicator)
+                    return Round(published: replicator.lastPublish ?? published, pulled: pulled, publishFailure: failure(e, at: replicator.peer.label, probing: false),
+                                 warnings: warnings(home, replicator: replicator) + undoneHere(home))
+                }
                 published.segments += more.segments
                 published.events += more.events
                 published.compacted += more.compacted
