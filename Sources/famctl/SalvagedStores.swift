@@ -30,6 +30,13 @@ final class SalvagedStores {
         return best
     }
 
+    /// A stores' file given by its path (one a rebuild set aside: `….ahead-of-log-TIME`,
+    /// `….before-damaged-dropped-TIME`), from a copy.
+    static func open(file path: String) throws -> SalvagedStores {
+        let url = URL(fileURLWithPath: path)
+        return try SalvagedStores(home: url.deletingLastPathComponent().path, file: url.lastPathComponent)
+    }
+
     private init(home: String, file: String) throws {
         var template = Array((NSTemporaryDirectory() + "famctl-salvage-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw CLIError(.cantCreate, "cannot create a scratch directory in \(NSTemporaryDirectory())") }

@@ -193,6 +193,37 @@ struct TamperTests {
         #expect(try mum.ok("sync").contains("pulled 0 new event(s) from 0 file(s)"))
     }
 
+    /// This device's own last change, never synced, lost from its log (as
+    /// a lost write-ahead log loses it): the stores kept aside hold it, and
+    /// `export stores --from` that file, then `import stores`, brings it
+    /// back (a review: no command read the kept stores back out).
+    @Test func anOwnChangeLostWithTheLogsLastCommitComesBackFromTheKeptStores() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("subject", "add", "newMom")
+        try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "note=first")
+        let lost = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4", "note=never synced")
+        try Self.pastTheRules(mum.home) { db in try db.run("DELETE FROM events WHERE rowid = (SELECT max(rowid) FROM events)") }
+        let listed = try mum.run("record", "list")
+        #expect(listed.code == 0 && !listed.stdout.contains("never synced") && listed.stderr.contains("'famctl export stores DIR --from "), "\(listed.stderr)")
+        let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: mum.home).first { $0.contains(".ahead-of-log-") })
+        let out = mum.root + "/recovered"
+        let exported = try mum.run("export", "stores", out, "--from", mum.home + "/" + kept)
+        #expect(exported.code == 0 && exported.stderr.contains("'famctl import stores \(out)' brings back the records the home lost"), "\(exported.stderr)")
+        #expect(try String(contentsOfFile: out + "/postpartum.json", encoding: .utf8).contains(lost))
+        let imported = try mum.ok("import", "stores", out)
+        #expect(imported.contains("postpartum.json: 1 added, 0 updated, 1 unchanged"), "\(imported)")
+        #expect(try mum.ok("record", "show", lost).contains("never synced"))
+        #expect(try mum.ok("replay").hasSuffix("result: OK"))
+        // A file that is not famctl's stores, or none: said, nothing written.
+        let missing = try mum.run("export", "stores", mum.root + "/x", "--from", mum.root + "/nothing.sqlite")
+        #expect(missing.code == 66 && missing.stderr.contains("no stores' file"), "\(missing.stderr)")
+        let notStores = try mum.run("export", "stores", mum.root + "/y", "--from", mum.home + "/famctl.sqlite")
+        #expect(notStores.code == 65 && notStores.stderr.contains("cannot be read as famctl's stores") && !FileManager.default.fileExists(atPath: mum.root + "/y"), "\(notStores.stderr)")
+        let both = try mum.run("export", "stores", mum.root + "/z", "--from", mum.home + "/" + kept, "--before-joining")
+        #expect(both.code == 64, "\(both.stderr)")
+    }
+
     /// This device's own last events taken out of its log after they were
     /// published, and the record of what it published lowered to match:
     /// the segments it wrote still name them, so a write is refused (it

@@ -20,11 +20,33 @@ enum ExportStoresCommand: Command {
             "problems": the rules it breaks. 'import
             stores' takes such a row as it is, warning, when it breaks those rules and no other.
             """,
-        options: [.flag("--before-joining", "Write what this device recorded before it joined its family (its private chain), which no view shows.")],
+        options: [.flag("--before-joining", "Write what this device recorded before it joined its family (its private chain), which no view shows."),
+                  .value("--from", "FILE", "Write the records of a stores' file a rebuild set aside (projection.N.sqlite.ahead-of-log-TIME, …), read from a copy.")],
         positionals: [PositionalSpec(name: "DIR", help: "The directory to write (created if missing).")])
 
     static func run(_ inv: Invocation) throws {
         let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
+        // A stores' file set aside (the stores ahead of a log that lost its
+        // last commits, or before damaged events were dropped): its records,
+        // this device's own changes never synced among them, written to be
+        // imported again (a review: no command read them back out).
+        if let from = inv.value("--from") {
+            guard !inv.flag("--before-joining") else { throw CLIError.usage("--from and --before-joining cannot be given together") }
+            let file = try Home.absolute(given: from, as: "option --from")
+            guard FileIO.isRegularFile(file) else {
+                throw CLIError(.noInput, "no stores' file \(file)", hint: "The stores set aside are in the home, named projection.N.sqlite.ahead-of-log-TIME or projection.N.sqlite.before-damaged-dropped-TIME.")
+            }
+            let salvage: SalvagedStores
+            do { salvage = try SalvagedStores.open(file: file) } catch let e as CLIError {
+                throw CLIError(.dataError, "\(file) cannot be read as famctl's stores: \(e.message); nothing was written")
+            } catch {
+                throw CLIError(.dataError, "\(file) cannot be read as famctl's stores (\(error)); nothing was written")
+            }
+            try write(from: salvage.projector, to: dir, inv: inv, salvaged: true)
+            Console.err("famctl: the files are written from \(file), as it stood when it was set aside, read from a copy. "
+                + "'famctl import stores \(ShellWord.quoted(dir))' brings back the records the home lost; those it still holds as they are, or later changed, are left as they are.")
+            return
+        }
         let location = try Home.location(inv)
         let home: Home
         do { home = try Home.open(location) } catch let e as CLIError where e.logUnreadable && !inv.flag("--before-joining") {
