@@ -213,6 +213,22 @@ public enum FileIO {
         return out
     }
 
+    /// The first `count` bytes of a regular file (fewer when it is shorter).
+    public static func readPrefix(_ path: String, count: Int) throws(Failure) -> [UInt8] {
+        let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) })
+        guard fd >= 0 else { throw failure("open \(path)") }
+        defer { close(fd) }
+        var out = [UInt8](repeating: 0, count: count)
+        var total = 0
+        while total < count {
+            let n = out.withUnsafeMutableBytes { b in retrying { read(fd, b.baseAddress! + total, count - total) } }
+            if n < 0 { throw failure("read \(path)") }
+            if n == 0 { break }
+            total += n
+        }
+        return Array(out.prefix(total))
+    }
+
     /// The names in a directory (`.` and `..` excluded).
     public static func list(_ dir: String) throws(Failure) -> [String] {
         guard let d = opendir(dir) else { throw failure("open directory \(dir)") }

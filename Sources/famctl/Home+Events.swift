@@ -527,7 +527,8 @@ extension Home {
             // others' interleaved with this device's.)
             Console.err("famctl: warning: the stores reflect events past the end of the log: its last commits are lost (a write-ahead log deleted, or an older copy of \(Self.databaseFile) put in place). "
                 + "The stores are built again from the log; the events the shared folder holds (the other devices', and those this device published) come back at the next 'famctl sync', but this device's own changes not yet synced are gone from the log. "
-                + "The former stores are kept in \(kept) (an SQLite file): 'famctl export stores DIR --from \(ShellWord.quoted(kept))', then 'famctl import stores DIR', brings those changes back.")
+                + "The former stores are kept in \(kept) (an SQLite file): 'famctl export stores DIR --from \(ShellWord.quoted(kept))' writes the records they held that the log lost entirely, "
+                + "for 'famctl import stores DIR', and names those that differ from what the log holds, to make again.")
         } catch {
             Console.err("famctl: warning: the stores reflect events past the end of the log (its last commits are lost); they are built again from the log, and could not be kept aside (\(error)): "
                 + "this device's own changes not yet synced are gone.")

@@ -32,9 +32,18 @@ enum ExportStoresCommand: Command {
         // imported again (a review: no command read them back out).
         if let from = inv.value("--from") {
             guard !inv.flag("--before-joining") else { throw CLIError.usage("--from and --before-joining cannot be given together") }
-            let file = try Home.absolute(given: from, as: "option --from")
-            guard FileIO.isRegularFile(file) else {
-                throw CLIError(.noInput, "no stores' file \(file)", hint: "The stores set aside are in the home, named projection.N.sqlite.ahead-of-log-TIME or projection.N.sqlite.before-damaged-dropped-TIME.")
+            let given = try Home.absolute(given: from, as: "option --from")
+            // Through a symbolic link, the file it names (a review: the copy
+            // was made of the link).
+            let file = realpath(given, nil).map { p in defer { free(p) }; return String(cString: p) } ?? given
+            guard FileManager.default.fileExists(atPath: file) else {
+                throw CLIError(.noInput, "no stores' file \(given)", hint: "The stores set aside are in the home, named projection.N.sqlite.ahead-of-log-TIME or projection.N.sqlite.before-damaged-dropped-TIME.")
+            }
+            // Not an SQLite file, said before anything is copied (a review: a
+            // 3 GB file was copied whole first).
+            guard FileIO.isRegularFile(file), let header = try? FileIO.readPrefix(file, count: 16), header == Array("SQLite format 3\0".utf8) else {
+                throw CLIError(.dataError, "\(given) is not a stores' file (not an SQLite database); nothing was written",
+                               hint: "The stores set aside are in the home, named projection.N.sqlite.ahead-of-log-TIME or projection.N.sqlite.before-damaged-dropped-TIME.")
             }
             let salvage: SalvagedStores
             do { salvage = try SalvagedStores.open(file: file) } catch let e as CLIError {
@@ -42,9 +51,30 @@ enum ExportStoresCommand: Command {
             } catch {
                 throw CLIError(.dataError, "\(file) cannot be read as famctl's stores (\(error)); nothing was written")
             }
-            try write(from: salvage.projector, to: dir, inv: inv, salvaged: true)
-            Console.err("famctl: the files are written from \(file), as it stood when it was set aside, read from a copy. "
-                + "'famctl import stores \(ShellWord.quoted(dir))' brings back the records the home lost; those it still holds as they are, or later changed, are left as they are.")
+            // Only what this home does not hold at all: importing a record it
+            // holds (deleted since by another device, changed by it) would
+            // undo that later change (a review). Those are named instead.
+            let home = try Home.open(try Home.location(inv))
+            var held: [String: (revision: String, deleted: Bool)] = [:]
+            try home.projector.forEachRecord(Projector.RecordQuery(includeDeleted: true)) { held[$0.id.lowercasedText] = ($0.revision, $0.deleted) }
+            let heldSubjects = Set(try home.projector.subjects(includeRemoved: true).map(\.focus.description))
+            var absent = Set<String>(), differing: [String] = []
+            try salvage.projector.forEachRecord(Projector.RecordQuery(includeDeleted: true)) { r in
+                let id = r.id.lowercasedText
+                guard let now = held[id] else {
+                    if !r.deleted { absent.insert(id) }
+                    return
+                }
+                if r.deleted != now.deleted || (!r.deleted && r.revision != now.revision) { differing.append(id) }
+            }
+            try write(from: salvage.projector, to: dir, inv: inv, salvaged: true, only: (records: absent, subjects: heldSubjects))
+            Console.err("famctl: the files hold the records of \(file) (as it stood when it was set aside, read from a copy) that this home does not hold at all: "
+                + "'famctl import stores \(ShellWord.quoted(dir))' adds them.")
+            if !differing.isEmpty {
+                let named = differing.sorted().prefix(5).joined(separator: ", ") + (differing.count > 5 ? " and \(differing.count - 5) more" : "")
+                Console.err("famctl: note: \(differing.count) record(s) this home holds differ from what that file held (a change or a deletion lost with the log's commits, or one the family made since): \(named). "
+                    + "They are not in the files: compare each with 'famctl record show ID --history', and make again what is missing.")
+            }
             return
         }
         let location = try Home.location(inv)
@@ -108,7 +138,11 @@ enum ExportStoresCommand: Command {
     ///   that cannot be opened (its log or its key damaged).
     /// - Parameter privateChain: written from this device's chain of before
     ///   it joined (`--before-joining`): its photos are out of every command's reach.
-    static func write(from projector: Projector, to dir: String, inv: Invocation, salvaged: Bool = false, privateChain: Bool = false) throws {
+    /// - Parameter only: the records to write, by id, and the care subjects
+    ///   to leave out, by focus (`--from`: what the home does not hold);
+    ///   `nil`: every live one.
+    static func write(from projector: Projector, to dir: String, inv: Invocation, salvaged: Bool = false, privateChain: Bool = false,
+                      only: (records: Set<String>, subjects: Set<String>)? = nil) throws {
         do {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
@@ -130,7 +164,8 @@ enum ExportStoresCommand: Command {
         // them as this one does, with their names, not as bare keys.
         let removedSubjects = try projector.subjects(includeRemoved: true).filter(\.removed)
         let named = removedSubjects.isEmpty ? [:] : try projector.liveRecordCounts()
-        let subjects = try (projector.subjects() + removedSubjects.filter { (named[$0.focus.description] ?? 0) > 0 }).map { s -> JSONValue in
+        let subjects = try (projector.subjects() + removedSubjects.filter { (named[$0.focus.description] ?? 0) > 0 })
+            .filter { subject in only.map { !$0.subjects.contains(subject.focus.description) } ?? true }.map { s -> JSONValue in
             var o: [String: JSONValue] = ["focus": .string(s.focus.description), "kind": .string(s.kind.rawValue)]
             for (k, v) in s.fields { o[k] = v }
             if s.removed { o["removed"] = .bool(true) }
@@ -157,7 +192,7 @@ enum ExportStoresCommand: Command {
             do {
                 written = try StreamedListing(json: true, name: store.rawValue, unit: "record", empty: nil, output: .file(file), flushSize: 1 << 20) {
                     (row: StoredRecordRow) in
-                    guard let r = try row.state() else { return nil }
+                    guard let r = try row.state(), only.map({ $0.records.contains(r.id.lowercasedText) }) ?? true else { return nil }
                     let problems = Self.problems(of: r, schema: schema, overlapping: overlapping)
                     if !problems.isEmpty { withProblems.add() }
                     return PrettyJSON.bytes(Self.row(r, problems: problems), indent: 1)
