@@ -174,11 +174,12 @@ struct ForkConvergenceTests {
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
         // The other install's branch is the longer one: its events past
         // this one's log must not be taken for events still to read back.
-        try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
+        let kept = try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
         try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"])
         try dad.ok("sync")
         let folder = family.dir + "/" + (try Home.open(dad.home)).family.description + "/" + (try Home.open(dad.home)).deviceID.hex
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
+
         let cloneSync = try mum.run(["--home", clone, "sync"])
         #expect(cloneSync.code == 0 && cloneSync.stdout.contains("fork proofs: 1"), "\(cloneSync.stdout)")
         #expect(cloneSync.stderr.contains("warning: this copy of the home is forked at seq") && cloneSync.stderr.contains("published other events at those seqs first")
@@ -207,6 +208,10 @@ struct ForkConvergenceTests {
         let moods = try mum.ok("record", "list")
         #expect(moods.contains("mood=1") && moods.contains("mood=2") && !moods.contains("mood=5") && !moods.contains("mood=4"), "\(moods)")
         #expect(try mum.ok("digest") == dad.ok("digest"))
+        // What the copy wrote is shown by `replay --record`, as `record show`
+        // says, with why it counts nowhere (a review: "no event names it").
+        let trail = try mum.run(["--home", clone, "replay", "--record", kept])
+        #expect(trail.stdout.contains("past its author's fork point") && trail.stdout.contains("mood=5"), "\(trail.stdout) \(trail.stderr)")
     }
 
     /// The other copy's segment seen by its name only (an iCloud

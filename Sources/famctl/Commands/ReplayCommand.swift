@@ -129,7 +129,7 @@ enum ReplayCommand: Command {
             switch try home.openBody(env) {
             case .body(let body):
                 if let recordID, env.family == home.family, let r = try? RecordEvent(body), r.record == recordID {
-                    naming.append(RecordEventSeen(id: env.id, author: env.author, hlc: env.hlc, type: body.type, change: r))
+                    naming.append(RecordEventSeen(id: env.id, author: env.author, hlc: env.hlc, type: body.type, seq: env.seq, change: r))
                 }
                 if body.type == PhotoEvent.Kind.put.rawValue {
                     findings.photos += 1
@@ -174,7 +174,16 @@ enum ReplayCommand: Command {
 
         if let recordID {
             let reasons = Dictionary(denied.map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
-            let refused = naming.compactMap { n in reasons[n.id].map { (event: n, reason: $0) } }.sorted { $0.event.hlc < $1.event.hlc }
+            // Past its author's fork point: in the log, in no view (a review:
+            // a forked copy's own record was said to be named by no event).
+            let forks = try home.log.forkPoints(in: home.family)
+            let refused = naming.compactMap { n -> (event: RecordEventSeen, reason: String)? in
+                if let reason = reasons[n.id] { return (n, reason) }
+                if let point = forks[n.author], n.seq >= point {
+                    return (n, "past its author's fork point (seq \(point)): its key signed two histories, and nothing of it from there on counts")
+                }
+                return nil
+            }.sorted { $0.event.hlc < $1.event.hlc }
             try printTrail(recordID, projector: scratch.projector, home: home, refused: refused, json: inv.json, asOf: inv.value("--until"))
             if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage, gapsSyncFills: gapsSyncFills) }
             return
@@ -329,6 +338,8 @@ enum ReplayCommand: Command {
         let author: DeviceID
         let hlc: HLC
         let type: String
+        /// Its place in its author's chain.
+        var seq: UInt64 = 0
         /// What the event says of the record: a change that does not count
         /// is shown with it, so that it can be written again.
         var change: RecordEvent? = nil
