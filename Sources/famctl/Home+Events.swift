@@ -527,12 +527,21 @@ extension Home {
             // others' interleaved with this device's.)
             Console.err("famctl: warning: the stores reflect events past the end of the log: its last commits are lost (a write-ahead log deleted, or an older copy of \(Self.databaseFile) put in place). "
                 + "The stores are built again from the log; the events the shared folder holds (the other devices', and those this device published) come back at the next 'famctl sync', but this device's own changes not yet synced are gone from the log. "
-                + "The former stores are kept in \(kept) (an SQLite file): 'famctl export stores DIR --from \(ShellWord.quoted(kept))' writes the records they held that the log lost entirely, "
-                + "for 'famctl import stores DIR', and names those that differ from what the log holds, to make again.")
+                + "The former stores are kept in \(kept) (an SQLite file): after 'famctl sync', 'famctl export stores DIR --from \(ShellWord.quoted(kept))' writes the records they held that the home still does not hold, "
+                + "for 'famctl import stores DIR', and names those that differ, to make again ('famctl status' says so until the file is removed).")
         } catch {
             Console.err("famctl: warning: the stores reflect events past the end of the log (its last commits are lost); they are built again from the log, and could not be kept aside (\(error)): "
                 + "this device's own changes not yet synced are gone.")
         }
+    }
+
+    /// The stores' files a rebuild set aside in the home, by path: those of
+    /// a log that lost its last commits (`ahead-of-log`), and those from
+    /// before damaged events were dropped (`before-damaged-dropped`).
+    func storesSetAside() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+            .filter { $0.hasPrefix("projection.") && ($0.contains(".ahead-of-log-") || $0.contains(".before-damaged-dropped-")) }
+            .sorted().map { path + "/" + $0 }
     }
 
     /// Copies the current stores into the home as

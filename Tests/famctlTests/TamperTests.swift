@@ -205,6 +205,8 @@ struct TamperTests {
         let (mum, dad) = (family.mum, family.dad)
         let edited = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "note=first")
         let deletedByDad = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        // A photo of another record: no note of it with the records written.
+        try mum.ok("photo", "add", edited, try PhotoTests.jpegFile(mum, 2_000, marker: "kept").path)
         for r in [mum, dad] { try r.ok("sync") }
         try mum.ok("record", "update", edited, "note=edited, never synced")
         let lost = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4", "note=never synced")
@@ -215,6 +217,9 @@ struct TamperTests {
         let listed = try mum.run("record", "list")
         #expect(listed.code == 0 && !listed.stdout.contains("never synced") && listed.stderr.contains("'famctl export stores DIR --from "), "\(listed.stderr)")
         let kept = try #require(try FileManager.default.contentsOfDirectory(atPath: mum.home).first { $0.contains(".ahead-of-log-") })
+        // Said by `status` until the file is removed (a review: said once).
+        let status = try mum.ok("status")
+        #expect(status.contains("warning  \(mum.home)/\(kept) holds the stores as they were before a rebuild") && status.contains("'famctl sync' first"), "\(status)")
         // Dad deletes a record meanwhile; Mum's home takes it in.
         try dad.ok("record", "delete", deletedByDad)
         for r in [dad, mum] { try r.ok("sync") }
@@ -232,6 +237,7 @@ struct TamperTests {
         try mum.ok("sync"); try dad.ok("sync")
         #expect(try mum.ok("digest") == dad.ok("digest"))
         #expect(try mum.ok("replay").hasSuffix("result: OK"))
+        #expect(!exported.stderr.contains("photo"), "no photo of the records written: \(exported.stderr)")
         // A file that is not famctl's stores, or none: said, nothing written.
         let missing = try mum.run("export", "stores", mum.root + "/x", "--from", mum.root + "/nothing.sqlite")
         #expect(missing.code == 66 && missing.stderr.contains("no stores' file"), "\(missing.stderr)")
@@ -248,6 +254,8 @@ struct TamperTests {
         try FileManager.default.createSymbolicLink(atPath: mum.root + "/kept-link", withDestinationPath: mum.home + "/" + kept)
         let linked = try mum.run("export", "stores", mum.root + "/v", "--from", mum.root + "/kept-link")
         #expect(linked.code == 0, "\(linked.stderr)")
+        try FileManager.default.removeItem(atPath: mum.home + "/" + kept)
+        #expect(try !mum.ok("status").contains("holds the stores as they were before a rebuild"))
     }
 
     /// This device's own last events taken out of its log after they were

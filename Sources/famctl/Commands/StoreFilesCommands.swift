@@ -69,7 +69,7 @@ enum ExportStoresCommand: Command {
             }
             try write(from: salvage.projector, to: dir, inv: inv, salvaged: true, only: (records: absent, subjects: heldSubjects))
             Console.err("famctl: the files hold the records of \(file) (as it stood when it was set aside, read from a copy) that this home does not hold at all: "
-                + "'famctl import stores \(ShellWord.quoted(dir))' adds them.")
+                + "'famctl import stores \(ShellWord.quoted(dir))' adds them (after a 'famctl sync', which first brings back what this device had published).")
             if !differing.isEmpty {
                 let named = differing.sorted().prefix(5).joined(separator: ", ") + (differing.count > 5 ? " and \(differing.count - 5) more" : "")
                 Console.err("famctl: note: \(differing.count) record(s) this home holds differ from what that file held (a change or a deletion lost with the log's commits, or one the family made since): \(named). "
@@ -207,7 +207,9 @@ enum ExportStoresCommand: Command {
         let withProblemsCount = withProblems.value
         // The photos are not in the store files (their records name them):
         // said, so that an export is not taken for a whole copy.
-        let photos = try projector.photos().count
+        // (With `only`, those of the records written: a review's export of
+        // one record with no photo was told of the home's.)
+        let photos = try projector.photos().filter { p in only.map { o in p.record.map { o.records.contains($0.lowercasedText) } ?? false } ?? true }.count
         if photos > 0 {
             Console.err("famctl: note: the store files name the records' photos (photos=…) but do not hold the \(photos) photo(s) themselves, "
                         + "nor does 'import stores' bring them: "
