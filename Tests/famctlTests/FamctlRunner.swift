@@ -96,6 +96,17 @@ final class FamctlRunner {
 
     func run(_ args: String...) throws -> Result { try run(args) }
 
+    /// Mum, owner of family "F" over the WebDAV server at `url`, with the
+    /// new mom as its care subject, and Dad, who accepted her invitation.
+    static func webDAVFamily(_ url: String) throws -> (mum: FamctlRunner, dad: FamctlRunner) {
+        let mum = FamctlRunner(), dad = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--peer", url)
+        try mum.ok("subject", "add", "newMom")
+        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        return (mum, dad)
+    }
+
     /// A device named Mum with the new mom as its care subject: in a family
     /// of its own, or the owner of one over the WebDAV `peer` or, with
     /// `shared`, over a shared folder in its root (`ROOT/shared`).

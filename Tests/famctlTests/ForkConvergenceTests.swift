@@ -168,10 +168,7 @@ struct ForkConvergenceTests {
     @Test func aClonedHomeThatSyncsSecondKeepsItsBranchBackAndStopsWriting() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        let clone = family.folderOwner.root + "/clone"
-        try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        let clone = try Self.dadCopiedThenWritingOn(family)
         // The other install's branch is the longer one: its events past
         // this one's log must not be taken for events still to read back.
         let kept = try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
@@ -251,10 +248,7 @@ struct ForkConvergenceTests {
         try FileManager.default.moveItem(atPath: aside, toPath: folder + "/" + fresh)
         let found = try mum.run(["--home", clone, "sync"])
         #expect(found.stdout.contains("fork proofs: 1") && found.stderr.contains("this copy of the home is forked at seq"), "\(found.stdout) \(found.stderr)")
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
-        for r in [dad, mum, dad] { try r.ok("sync") }
-        #expect(!(try mum.ok("status")).contains("FORKED"))
-        #expect(try mum.ok("digest") == dad.ok("digest"))
+        try Self.familyGoesOnWithoutAFork(mum, dad)
     }
 
     /// The other copy's later segment arrives before its earlier one: its
@@ -309,10 +303,7 @@ struct ForkConvergenceTests {
         try mum.ok(["--home", clone, "settings", "sync", "--dir", family.dir])
         let back = try mum.run(["--home", clone, "sync"])
         #expect(back.stdout.contains("fork proofs: 1") && !back.stdout.contains("wrote again"), "\(back.stdout)")
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
-        for r in [dad, mum, dad] { try r.ok("sync") }
-        #expect(!(try mum.ok("status")).contains("FORKED"))
-        #expect(try mum.ok("digest") == dad.ok("digest"))
+        try Self.familyGoesOnWithoutAFork(mum, dad)
     }
 
     /// Over WebDAV too (a real Apache): the copy that syncs second lists
@@ -322,11 +313,7 @@ struct ForkConvergenceTests {
     @Test(.againstAHang)
     func overWebDAVTheCopyThatSyncsSecondKeepsItsBranchBack() throws {
         try ApacheWebDAV.with { url, _ in
-            let mum = FamctlRunner(), dad = FamctlRunner()
-            try mum.ok("init", "--name", "Mum")
-            try mum.ok("family", "create", "--name", "F", "--peer", url)
-            try mum.ok("subject", "add", "newMom")
-            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+            let (mum, dad) = try FamctlRunner.webDAVFamily(url)
             for r in [mum, dad] { try r.ok("sync") }
             let clone = mum.root + "/dad-clone"
             try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
@@ -335,10 +322,7 @@ struct ForkConvergenceTests {
             try dad.ok("sync")
             let second = try mum.run(["--home", clone, "sync"])
             #expect(second.code == 0 && second.stdout.contains("fork proofs: 1") && second.stderr.contains("this copy of the home is forked at seq"), "\(second.stdout) \(second.stderr)")
-            try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
-            for r in [dad, mum, dad] { try r.ok("sync") }
-            #expect(!(try mum.ok("status")).contains("FORKED"))
-            #expect(try mum.ok("digest") == dad.ok("digest"))
+            try Self.familyGoesOnWithoutAFork(mum, dad)
         }
     }
 
@@ -381,10 +365,7 @@ struct ForkConvergenceTests {
     @Test func aForkBothCopiesPublishedIsFoundEverywhere() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        let clone = family.folderOwner.root + "/clone"
-        try FileManager.default.copyItem(atPath: dad.home, toPath: clone)
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        let clone = try Self.dadCopiedThenWritingOn(family)
         try mum.ok(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
         let folder = family.dir + "/" + (try Home.open(dad.home)).family.description + "/" + (try Home.open(dad.home)).deviceID.hex
         let published = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
@@ -412,6 +393,25 @@ struct ForkConvergenceTests {
         }
         #expect(try mum.ok("digest") == dad.ok("digest"))
         #expect(try mum.ok("digest") == mum.ok(["--home", clone, "digest"]))
+    }
+
+    /// Dad records, his home is copied to `clone` in the family's folder
+    /// owner's root, and he records again (unsynced): the copy's path.
+    static func dadCopiedThenWritingOn(_ family: SharedFamily) throws -> String {
+        try family.dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let clone = family.folderOwner.root + "/clone"
+        try FileManager.default.copyItem(atPath: family.dad.home, toPath: clone)
+        try family.dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=1")
+        return clone
+    }
+
+    /// The honest copy (Dad's) writes on, everyone syncs, and the family
+    /// sees no fork: Mum's status names none, and the two agree.
+    static func familyGoesOnWithoutAFork(_ mum: FamctlRunner, _ dad: FamctlRunner) throws {
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+        for r in [dad, mum, dad] { try r.ok("sync") }
+        #expect(!(try mum.ok("status")).contains("FORKED"))
+        #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
     /// Runs `body` with the files of `folder` not in `known` moved aside,

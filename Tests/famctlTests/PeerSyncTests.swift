@@ -155,11 +155,7 @@ struct PeerSyncTests {
     @Test(.againstAHang)
     func anOwnSegmentTheServerWillNotServeIsWrittenAgainOrSaid() throws {
         try ApacheWebDAV.with { url, directory in
-            let mum = FamctlRunner(), dad = FamctlRunner()
-            try mum.ok("init", "--name", "Mum")
-            try mum.ok("family", "create", "--name", "F", "--peer", url)
-            try mum.ok("subject", "add", "newMom")
-            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad")
+            let (mum, dad) = try FamctlRunner.webDAVFamily(url)
             try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
             try mum.ok("sync")
             let path = try Self.newestSegment(of: mum, in: directory)
