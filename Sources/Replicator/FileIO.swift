@@ -184,8 +184,7 @@ public enum FileIO {
     /// blocks until a writer comes, so the file is opened non-blocking and
     /// looked at before a byte is read.
     public static func readFile(_ path: String, limit: Int = 256 << 20) throws(Failure) -> [UInt8] {
-        let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) })
-        guard fd >= 0 else { throw failure("open \(path)") }
+        let fd = try openForReading(path)
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw failure("stat \(path)") }
@@ -195,38 +194,41 @@ public enum FileIO {
         }
         let size = Int(st.st_size)
         guard size <= limit else { throw Failure(reason: "\(path) is \(size) bytes, over the \(limit)-byte limit", permissionDenied: false, code: EFBIG) }
-        // Read straight into the array's storage, neither zeroed first nor
-        // copied after (a segment file is up to a few megabytes; the two
-        // were a tenth of a read's instructions).
+        return try readBytes(upTo: size, from: fd, path: path)
+    }
+
+    /// The first `count` bytes of a file (fewer when it is shorter).
+    public static func readPrefix(_ path: String, count: Int) throws(Failure) -> [UInt8] {
+        let fd = try openForReading(path)
+        defer { close(fd) }
+        return try readBytes(upTo: count, from: fd, path: path)
+    }
+
+    /// `path` opened for reading, non-blocking: a FIFO does not wait for a writer.
+    private static func openForReading(_ path: String) throws(Failure) -> Int32 {
+        let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) })
+        guard fd >= 0 else { throw failure("open \(path)") }
+        return fd
+    }
+
+    /// Up to `count` bytes of `fd` (fewer at its end), read straight into
+    /// the array's storage, neither zeroed first nor copied after (a segment
+    /// file is up to a few megabytes; the two were a tenth of a read's
+    /// instructions).
+    private static func readBytes(upTo count: Int, from fd: Int32, path: String) throws(Failure) -> [UInt8] {
         var failedWith: Int32? = nil
-        let out = [UInt8](unsafeUninitializedCapacity: size) { b, count in
+        let out = [UInt8](unsafeUninitializedCapacity: count) { b, filled in
             var total = 0
-            while total < size {
-                let n = retrying { read(fd, b.baseAddress! + total, size - total) }
+            while total < count {
+                let n = retrying { read(fd, b.baseAddress! + total, count - total) }
                 if n < 0 { failedWith = errno; break }
                 if n == 0 { break }
                 total += n
             }
-            count = total
+            filled = total
         }
         if let code = failedWith { throw failure("read \(path)", code: code) }
         return out
-    }
-
-    /// The first `count` bytes of a regular file (fewer when it is shorter).
-    public static func readPrefix(_ path: String, count: Int) throws(Failure) -> [UInt8] {
-        let fd = Int32(retrying { Int(open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) })
-        guard fd >= 0 else { throw failure("open \(path)") }
-        defer { close(fd) }
-        var out = [UInt8](repeating: 0, count: count)
-        var total = 0
-        while total < count {
-            let n = out.withUnsafeMutableBytes { b in retrying { read(fd, b.baseAddress! + total, count - total) } }
-            if n < 0 { throw failure("read \(path)") }
-            if n == 0 { break }
-            total += n
-        }
-        return Array(out.prefix(total))
     }
 
     /// The names in a directory (`.` and `..` excluded).

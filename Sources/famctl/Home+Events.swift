@@ -186,18 +186,15 @@ extension Home {
         func span(_ seconds: TimeInterval) -> String {
             seconds >= 1.5 * 86_400 ? "\(Int((seconds / 86_400).rounded())) days" : seconds >= 1.5 * 3600 ? "\(Int((seconds / 3600).rounded())) hours" : "over an hour"
         }
-        // What the write followed, dated before its first event: another
-        // device's change dated that far ahead of this clock (this device
-        // followed it: its clock is behind), or this device's own earlier
-        // change (its clock was ahead then, and the hybrid clock never goes
-        // back). Not the first change dated ahead at all (a clock review: a
-        // device whose own clock had been years ahead was told it was
-        // behind a device 20 hours ahead).
-        // The run of changes leading up to the write: the earliest dated
-        // within the warning's span (an hour) before its first event. Its
-        // author set the dates the write followed.
-        let start = first ?? hlc
-        let band = HLC(milliseconds: start.milliseconds > 3_600_000 ? start.milliseconds - 3_600_000 : 0, counter: 0)
+        // What the write followed: the earliest change of the run leading up
+        // to it, dated within the warning's span before its first event.
+        // Another device's dated that far ahead of this clock: this device
+        // followed it (its clock is behind). Its own: its clock was ahead
+        // then, and the hybrid clock never goes back. Not the first change
+        // dated ahead at all (a clock review: a device whose own clock had
+        // been years ahead was told it was behind a device 20 hours ahead).
+        let start = first ?? hlc, window = UInt64(Self.datedAheadWarning * 1000)
+        let band = HLC(milliseconds: start.milliseconds > window ? start.milliseconds - window : 0, counter: 0)
         if let other = try? log.earliestEvent(in: family, after: band), other.hlc < start, other.author != deviceID,
            other.hlc.date.timeIntervalSince(now) > Self.datedAheadWarning {
             let by = OutdoneWrite.author(other.author, home: self)

@@ -209,7 +209,7 @@ extension Home {
         } else {
             return nil
         }
-        if ((try state.get(.admittedLate)) ?? "").split(separator: ",").contains(Substring(device.hex)) { return nil }
+        if try admittedLate().contains(device.hex) { return nil }
         if h.keyHolders.contains(where: { $0.key > invite.epoch && $0.value.contains(device) }) { return nil }
         return why
     }
@@ -243,11 +243,16 @@ extension Home {
     /// family's key: recorded, then the key is sealed to it.
     func admitLateJoin(_ device: DeviceID) throws {
         try log.database.transaction(.immediate) {
-            var admitted = ((try state.get(.admittedLate)) ?? "").split(separator: ",").map(String.init)
+            var admitted = try admittedLate()
             if !admitted.contains(device.hex) { admitted.append(device.hex) }
             try state.set(.admittedLate, admitted.joined(separator: ","))
         }
         try shareKeysIfOwner()
+    }
+
+    /// The devices (hex) `member admit` let have the key.
+    private func admittedLate() throws -> [String] {
+        ((try state.get(.admittedLate)) ?? "").split(separator: ",").map(String.init)
     }
 
     /// How long after an invitation's expiry a join may reach the owner

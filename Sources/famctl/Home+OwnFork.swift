@@ -32,6 +32,14 @@ extension Home {
             + "What this copy wrote from seq \(point) on stays here, unpublished, and counts nowhere; the family goes on with the other copy's events and sees no fork. This copy cannot write any more"
     }
 
+    /// Refuses, once the folder read first showed this copy of the home
+    /// forked: `what` can never reach the family (`outcome`: what became of
+    /// it here).
+    func refuseIfOwnChainForked(_ what: String, _ outcome: String) throws {
+        guard let point = try log.forkPoint(of: deviceID, in: family) else { return }
+        throw CLIError(.dataError, "\(what) cannot reach the family: " + ownForkText(at: point) + "; " + outcome, hint: ownForkHint(at: point))
+    }
+
     static func ownEventsWithheld(_ kept: (count: UInt64, from: UInt64)) -> String {
         ownEventsWithheld(from: kept.from) + " (\(kept.count) of its event(s) not published)"
     }

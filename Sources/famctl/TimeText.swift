@@ -166,10 +166,8 @@ enum TimeText {
         // A file of the zone database named by its path (`:/etc/localtime`,
         // a link into it, or `/usr/share/zoneinfo/Europe/Paris`): its name,
         // whose summer time Foundation knows (a review: kept at one offset).
-        if name.hasPrefix("/"), let real = realpath(name, nil) {
-            let resolved = String(cString: real)
-            free(real)
-            let root = (realpath(zoneinfo, nil).map { p in defer { free(p) }; return String(cString: p) } ?? zoneinfo) + "/"
+        if name.hasPrefix("/") {
+            let resolved = Home.realPath(name), root = Home.realPath(zoneinfo) + "/"
             for prefix in [root, root + "posix/", root + "right/"] where resolved.hasPrefix(prefix) {
                 name = String(resolved.dropFirst(prefix.count))
             }

@@ -685,6 +685,14 @@ struct HouseholdTests {
         #expect(own.stderr.contains("warning: this device's changes are dated") && own.stderr.contains("3 days ahead of its clock") && !own.stderr.contains("behind"), "\(own.stderr)")
     }
 
+    /// Mum (the owner) and Dad (a member), the new mom a care subject both hold.
+    static func mumAndDadWithNewMom() throws -> (mum: FamctlRunner, dad: FamctlRunner) {
+        let (mum, others) = try family([("Dad", "member")])
+        try mum.ok("subject", "add", "newMom")
+        try exchange([mum, others[0]])
+        return (mum, others[0])
+    }
+
     /// The environment that runs famctl with its clock `offset` off
     /// (libfaketime's relative offset, "-2d" say), as a device whose clock
     /// is wrong: the process's whole idea of the time, not only famctl's.
@@ -766,10 +774,7 @@ struct HouseholdTests {
     /// pull the clock of a device that changes it that far ahead (a code
     /// review: every later change of Dad's was dated 300 days ahead).
     @Test func aRecordMadeFarAheadDoesNotPullTheClocksOfThoseWhoChangeIt() throws {
-        let (mum, others) = try Self.family([("Dad", "member")])
-        let dad = others[0]
-        try mum.ok("subject", "add", "newMom")
-        try Self.exchange([mum, dad])
+        let (mum, dad) = try Self.mumAndDadWithNewMom()
         let ahead = try mum.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3"], env: try Self.clockOff("+300d"))
         let id = ahead.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(ahead.code == 0, "\(ahead.stderr)")
@@ -788,10 +793,8 @@ struct HouseholdTests {
     /// own record that it arrived in time (`invite.used`, read back from
     /// its folder) keeps the member from being held (a review: it was held).
     @Test func anOwnerRestoredFromABackupHoldsNoMemberWhoJoinedInTime() throws {
-        let mum = FamctlRunner(), c = FamctlRunner()
+        let mum = try FamctlRunner.mum(shared: true), c = FamctlRunner()
         let dir = mum.root + "/shared"
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", dir)
         let code = try mum.ok("invite")
         let backup = mum.root + "/backup"
         try FileManager.default.copyItem(atPath: mum.home, toPath: backup)
@@ -812,10 +815,8 @@ struct HouseholdTests {
     /// a rotation says who it left out, and the member is told how it gets
     /// the key (a review: it was told the owner would give it at its next sync).
     @Test func aLateMemberLeftOutOfARotationIsToldHowToGetTheKey() throws {
-        let mum = FamctlRunner(), c = FamctlRunner()
+        let mum = try FamctlRunner.mum(shared: true), c = FamctlRunner()
         let dir = mum.root + "/shared"
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", dir)
         let code = try mum.ok("invite", "--expires", "1m")
         try c.ok("accept", code, "--name", "C", "--dir", dir)
         try c.ok("sync")
@@ -833,10 +834,7 @@ struct HouseholdTests {
     /// clock review: a device set to 1970 recorded there without a word of
     /// it); with a time given, or on a device whose clock is right, nothing.
     @Test func aRecordPlacedAtAClockDaysBehindSaysSo() throws {
-        let (mum, others) = try Self.family([("Dad", "member")])
-        let dad = others[0]
-        try mum.ok("subject", "add", "newMom")
-        try Self.exchange([mum, dad])
+        let (mum, dad) = try Self.mumAndDadWithNewMom()
         let behind = try Self.clockOff("-3d")
         let placed = try dad.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3"], env: behind)
         let id = placed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -852,10 +850,7 @@ struct HouseholdTests {
     /// device two days ahead, is said as a field's change is (a clock
     /// review: exit 0 and nothing said).
     @Test func aCorrectedTimeOutdoneByAFutureDatedWriteIsSaid() throws {
-        let (mum, others) = try Self.family([("Dad", "member")])
-        let dad = others[0]
-        try mum.ok("subject", "add", "newMom")
-        try Self.exchange([mum, dad])
+        let (mum, dad) = try Self.mumAndDadWithNewMom()
         let made = try dad.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3"], env: try Self.clockOff("+2d"))
         let id = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         try Self.exchange([dad, mum])

@@ -177,13 +177,13 @@ enum AcceptCommand: Command {
         // The family's events already shared say whether the invitation is
         // still good: a join with a used or revoked one would be refused on
         // every device, and the records it carries with it.
+        // What each refusal below leaves, as it says.
+        let leftAsItWas = freshHome ? "the home \(path) was made with no family" : "this home's own records and settings are as they were"
         if let spent = Self.spentInvitation(code, home: home, at: location, folderCreated: createdFolder != nil, quiet: viewerRefusal != nil) {
             try Self.leaveFamily(home, to: before)
             let subjects = Self.items(carried, type: SubjectEvent.type), records = Self.items(carried, type: RecordEvent.Kind.put.rawValue)
             throw CLIError.data("this invitation cannot be used any more: \(spent); nothing was written into the family, "
-                                + (freshHome ? "and the home \(path) was made with no family"
-                                             : "and this home's own records and settings are as they were"
-                                                + (subjects + records > 0 ? " (its \(subjects) care subject(s) and \(records) record(s) stay its own)" : "")),
+                                + "and " + leftAsItWas + (!freshHome && subjects + records > 0 ? " (its \(subjects) care subject(s) and \(records) record(s) stay its own)" : ""),
                                 hint: "Ask the family's owner for a new invitation ('famctl invite') and accept that one"
                                     + (freshHome ? " here." : (subjects + records > 0 ? ": it carries them into the family." : ".")))
         }
@@ -203,7 +203,7 @@ enum AcceptCommand: Command {
         if let ownerLast, ownerLast.epoch >= code.key.epoch, home.projector.household.owner == nil {
             try Self.leaveFamily(home, to: before)
             throw CLIError.data("the invite code was altered: its key opens none of the owner's events in the family's shared folder; nothing was written into the family"
-                                + (freshHome ? ", and the home \(path) was made with no family" : ", and this home's own records and settings are as they were"),
+                                + ", and " + leftAsItWas,
                                 hint: "Ask the family's owner for a new invitation, over a channel you trust.")
         }
         // A later epoch, but the key is the one of the owner's last event
@@ -215,7 +215,7 @@ enum AcceptCommand: Command {
            (try? ownerLast.openBody(with: EpochKey(epoch: ownerLast.epoch, key: code.key.key))) != nil {
             try Self.leaveFamily(home, to: before)
             throw CLIError.data("the invite code was altered: it carries key epoch \(code.key.epoch), and its key is the family's key of epoch \(ownerLast.epoch); nothing was written into the family"
-                                + (freshHome ? ", and the home \(path) was made with no family" : ", and this home's own records and settings are as they were"),
+                                + ", and " + leftAsItWas,
                                 hint: "Ask the family's owner for a new invitation, over a channel you trust.")
         }
         // Made by a member, not the owner: the family refuses that
@@ -223,13 +223,13 @@ enum AcceptCommand: Command {
         if let maker = home.inviteMadeByNonOwner(code.invite) {
             try Self.leaveFamily(home, to: before)
             throw CLIError.data("the invitation was made by \(maker.short), not the family's owner: the family does not count it, nor a join with it; nothing was written into the family"
-                                + (freshHome ? ", and the home \(path) was made with no family" : ", and this home's own records and settings are as they were"),
+                                + ", and " + leftAsItWas,
                                 hint: "Ask the family's owner for an invitation ('famctl invite' on the owner's device).")
         }
         if let altered = Self.alteredTerms(code, in: home.projector.household) {
             try Self.leaveFamily(home, to: before)
             throw CLIError.data("the invite code was altered: \(altered); nothing was written into the family"
-                                + (freshHome ? ", and the home \(path) was made with no family" : ", and this home's own records and settings are as they were"),
+                                + ", and " + leftAsItWas,
                                 hint: "Ask the family's owner for a new invitation, over a channel you trust.")
         }
         if let viewerRefusal {

@@ -59,10 +59,7 @@ enum InviteCommand: Command {
         // The folder, read first, showed this copy of the home forked: the
         // invitation can never reach the family, and no code is given (a
         // review: one was printed, with "sync before sending it").
-        if let point = try home.log.forkPoint(of: home.deviceID, in: home.family) {
-            throw CLIError(.dataError, "the invitation cannot reach the family: " + home.ownForkText(at: point) + "; no code was given",
-                           hint: home.ownForkHint(at: point))
-        }
+        try home.refuseIfOwnChainForked("the invitation", "no code was given")
         if let unpublished {
             Console.err("famctl: warning: the invitation is not in the shared folder yet (\(unpublished))")
             Console.err("famctl: Run 'famctl sync' before sending the code: until the invitation is there, the new device's join and what it records do not count.")

@@ -42,21 +42,19 @@ enum RecordAddCommand: Command {
             try RecordInput.checkFitsOneEvent(event.body)
         }
         if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: fields["start"]?.stringValue) { Console.err(note) }
-        // Placed at this device's clock, which is days behind the family's
-        // latest change: the time is most likely wrong, and said with how to
-        // correct it (a clock review: a device set to 1970 recorded there
-        // with no word of the record's time).
-        // Both its own first change (its join, dated after its invitation
-        // whatever its clock) and another device's are dated more than a day
-        // past its clock: not a clock that was ahead at an earlier change, or
-        // another device's ahead (or a forged date), taken for this one's behind.
+        // Placed at this device's clock while both its own first change (its
+        // join, dated after its invitation whatever its clock) and another
+        // device's are dated more than a day past it: said, with how to give
+        // the record its time (a clock review: a device set to 1970 recorded
+        // there without a word). Not a clock that was ahead at an earlier
+        // change, or another device's ahead, taken for this one's behind;
+        // and neither clock is called the wrong one, since one device's fast
+        // clock is followed by every other device's changes (a review:
+        // devices whose clocks were right were told theirs were behind).
         let dayAhead = HLC(milliseconds: HLC.milliseconds(of: now.addingTimeInterval(EventLog.clockFollowLimit)), counter: .max)
         if RecordInput.at(inv) == nil, fields["start"] == nil, envs.count == 1, envs[0].seq > 1,
            let first = try? home.log.chain(of: home.deviceID, in: home.family, seqs: 1...1).first, first.hlc > dayAhead,
            (try? home.log.hasEvent(in: home.family, after: dayAhead, notBy: home.deviceID)) == true {
-            // Neither clock is known to be the wrong one: one device's fast
-            // clock is followed by every other device's changes (a review:
-            // devices whose clocks were right were told theirs were behind).
             Console.err("famctl: note: the record is placed at \(TimeText.shownHere(at)), by this device's clock, more than a day before the family's changes are dated (this device's first one \(TimeText.format(first.hlc.date))). "
                         + "If this device's clock is wrong, set it right and give the record its time: 'famctl record update \(id.lowercasedText) --at TIME'; if it is right, another device's clock is ahead, and the record's time stands.")
         }

@@ -26,57 +26,7 @@ enum ExportStoresCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         let dir = try Home.absolute(given: inv.positionals[0], as: "DIR", directory: true)
-        // A stores' file set aside (the stores ahead of a log that lost its
-        // last commits, or before damaged events were dropped): its records,
-        // this device's own changes never synced among them, written to be
-        // imported again (a review: no command read them back out).
-        if let from = inv.value("--from") {
-            guard !inv.flag("--before-joining") else { throw CLIError.usage("--from and --before-joining cannot be given together") }
-            let given = try Home.absolute(given: from, as: "option --from")
-            // Through a symbolic link, the file it names (a review: the copy
-            // was made of the link).
-            let file = realpath(given, nil).map { p in defer { free(p) }; return String(cString: p) } ?? given
-            guard FileManager.default.fileExists(atPath: file) else {
-                throw CLIError(.noInput, "no stores' file \(given)", hint: "The stores set aside are in the home, named projection.N.sqlite.ahead-of-log-TIME or projection.N.sqlite.before-damaged-dropped-TIME.")
-            }
-            // Not an SQLite file, said before anything is copied (a review: a
-            // 3 GB file was copied whole first).
-            guard FileIO.isRegularFile(file), let header = try? FileIO.readPrefix(file, count: 16), header == Array("SQLite format 3\0".utf8) else {
-                throw CLIError(.dataError, "\(given) is not a stores' file (not an SQLite database); nothing was written",
-                               hint: "The stores set aside are in the home, named projection.N.sqlite.ahead-of-log-TIME or projection.N.sqlite.before-damaged-dropped-TIME.")
-            }
-            let salvage: SalvagedStores
-            do { salvage = try SalvagedStores.open(file: file) } catch let e as CLIError {
-                throw CLIError(.dataError, "\(file) cannot be read as famctl's stores: \(e.message); nothing was written")
-            } catch {
-                throw CLIError(.dataError, "\(file) cannot be read as famctl's stores (\(error)); nothing was written")
-            }
-            // Only what this home does not hold at all: importing a record it
-            // holds (deleted since by another device, changed by it) would
-            // undo that later change (a review). Those are named instead.
-            let home = try Home.open(try Home.location(inv))
-            var held: [String: (revision: String, deleted: Bool)] = [:]
-            try home.projector.forEachRecord(Projector.RecordQuery(includeDeleted: true)) { held[$0.id.lowercasedText] = ($0.revision, $0.deleted) }
-            let heldSubjects = Set(try home.projector.subjects(includeRemoved: true).map(\.focus.description))
-            var absent = Set<String>(), differing: [String] = []
-            try salvage.projector.forEachRecord(Projector.RecordQuery(includeDeleted: true)) { r in
-                let id = r.id.lowercasedText
-                guard let now = held[id] else {
-                    if !r.deleted { absent.insert(id) }
-                    return
-                }
-                if r.deleted != now.deleted || (!r.deleted && r.revision != now.revision) { differing.append(id) }
-            }
-            try write(from: salvage.projector, to: dir, inv: inv, salvaged: true, only: (records: absent, subjects: heldSubjects))
-            Console.err("famctl: the files hold the records of \(file) (as it stood when it was set aside, read from a copy) that this home does not hold at all: "
-                + "'famctl import stores \(ShellWord.quoted(dir))' adds them (after a 'famctl sync', which first brings back what this device had published).")
-            if !differing.isEmpty {
-                let named = differing.sorted().prefix(5).joined(separator: ", ") + (differing.count > 5 ? " and \(differing.count - 5) more" : "")
-                Console.err("famctl: note: \(differing.count) record(s) this home holds differ from what that file held (a change or a deletion lost with the log's commits, or one the family made since): \(named). "
-                    + "They are not in the files: compare each with 'famctl record show ID --history', and make again what is missing.")
-            }
-            return
-        }
+        if let from = inv.value("--from") { return try writeSetAside(from, to: dir, inv: inv) }
         let location = try Home.location(inv)
         let home: Home
         do { home = try Home.open(location) } catch let e as CLIError where e.logUnreadable && !inv.flag("--before-joining") {
@@ -131,6 +81,58 @@ enum ExportStoresCommand: Command {
             if real == root || real.hasPrefix(root.hasSuffix("/") ? root : root + "/") { return d }
         }
         return Home.sharedFolder(holding: dir).map { ($0 as NSString).deletingLastPathComponent }
+    }
+
+    /// `--from FILE`: the records of a stores' file set aside (the stores
+    /// ahead of a log that lost its last commits, or before damaged events
+    /// were dropped) that this home does not hold at all, this device's own
+    /// changes never synced among them, written to be imported again (a
+    /// review: no command read them back out).
+    static func writeSetAside(_ from: String, to dir: String, inv: Invocation) throws {
+        guard !inv.flag("--before-joining") else { throw CLIError.usage("--from and --before-joining cannot be given together") }
+        let given = try Home.absolute(given: from, as: "option --from")
+        // Through a symbolic link, the file it names (a review: the copy
+        // was made of the link).
+        let file = Home.realPath(given)
+        guard FileManager.default.fileExists(atPath: file) else {
+            throw CLIError(.noInput, "no stores' file \(given)", hint: "The stores set aside are in the home, named projection.N.sqlite.ahead-of-log-TIME or projection.N.sqlite.before-damaged-dropped-TIME.")
+        }
+        // Not an SQLite file, said before anything is copied (a review: a
+        // 3 GB file was copied whole first).
+        guard FileIO.isRegularFile(file), let header = try? FileIO.readPrefix(file, count: 16), header == Array("SQLite format 3\0".utf8) else {
+            throw CLIError(.dataError, "\(given) is not a stores' file (not an SQLite database); nothing was written",
+                           hint: "The stores set aside are in the home, named projection.N.sqlite.ahead-of-log-TIME or projection.N.sqlite.before-damaged-dropped-TIME.")
+        }
+        let salvage: SalvagedStores
+        do { salvage = try SalvagedStores.open(file: file) } catch let e as CLIError {
+            throw CLIError(.dataError, "\(file) cannot be read as famctl's stores: \(e.message); nothing was written")
+        } catch {
+            throw CLIError(.dataError, "\(file) cannot be read as famctl's stores (\(error)); nothing was written")
+        }
+        // Only what this home does not hold at all: importing a record it
+        // holds (deleted since by another device, changed by it) would
+        // undo that later change (a review). Those are named instead.
+        let home = try Home.open(try Home.location(inv))
+        var held: [String: (revision: String, deleted: Bool)] = [:]
+        try home.projector.forEachRecord(Projector.RecordQuery(includeDeleted: true)) { held[$0.id.lowercasedText] = ($0.revision, $0.deleted) }
+        let heldSubjects = Set(try home.projector.subjects(includeRemoved: true).map(\.focus.description))
+        var absent = Set<String>(), differing: [String] = []
+        try salvage.projector.forEachRecord(Projector.RecordQuery(includeDeleted: true)) { r in
+            let id = r.id.lowercasedText
+            guard let now = held[id] else {
+                if !r.deleted { absent.insert(id) }
+                return
+            }
+            if r.deleted != now.deleted || (!r.deleted && r.revision != now.revision) { differing.append(id) }
+        }
+        try write(from: salvage.projector, to: dir, inv: inv, salvaged: true, only: (records: absent, subjects: heldSubjects))
+        Console.err("famctl: the files hold the records of \(file) (as it stood when it was set aside, read from a copy) that this home does not hold at all: "
+            + "'famctl import stores \(ShellWord.quoted(dir))' adds them (after a 'famctl sync', which first brings back what this device had published).")
+        if !differing.isEmpty {
+            let named = differing.sorted().prefix(5).joined(separator: ", ") + (differing.count > 5 ? " and \(differing.count - 5) more" : "")
+            Console.err("famctl: note: \(differing.count) record(s) this home holds differ from what that file held (a change or a deletion lost with the log's commits, or one the family made since): \(named). "
+                + "They are not in the files: compare each with 'famctl record show ID --history', and make again what is missing.")
+        }
     }
 
     /// Writes the store files of `projector`'s live records into `dir`.

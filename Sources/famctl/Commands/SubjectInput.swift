@@ -81,11 +81,6 @@ enum SubjectInput {
         return here == today ? today : "\(today) somewhere on Earth; \(here) here"
     }
 
-    /// The live care subject `text` names: its focus key, or its name
-    /// (letters' case aside) when one live subject has it.
-    /// - Parameter excluding: a subject a name does not mean (the one whose
-    ///   records move to the subject named: two babies of one name, one
-    ///   being merged into the other, a review).
     /// The hint for a `--sex` value famctl does not take: another case, or
     /// a word for one (`boy`, `girl`).
     static func sexHint(_ text: String) -> String? {
@@ -95,6 +90,11 @@ enum SubjectInput {
         return meant.map { "'\(text)' is written --sex \($0) (female, male or other)." }
     }
 
+    /// The live care subject `text` names: its focus key, or its name
+    /// (letters' case aside) when one live subject has it.
+    /// - Parameter excluding: a subject a name does not mean (the one whose
+    ///   records move to the subject named: two babies of one name, one
+    ///   being merged into the other, a review).
     static func subject(_ text: String, home: Home, excluding: FocusKey? = nil) throws -> SubjectState {
         let all = try home.projector.subjects(includeRemoved: true)
         if let focus = FocusKey(text) {

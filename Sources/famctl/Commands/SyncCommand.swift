@@ -379,10 +379,7 @@ enum SyncCommand: Command {
     static func publishChange(_ home: Home, what: String) throws -> Bool? {
         if case .none = Location.stored(in: home) { return nil }
         let failure = publishNow(home)
-        if let point = try home.log.forkPoint(of: home.deviceID, in: home.family) {
-            throw CLIError(.dataError, "\(what) cannot reach the family: " + home.ownForkText(at: point) + "; it is written in this home only",
-                           hint: home.ownForkHint(at: point))
-        }
+        try home.refuseIfOwnChainForked(what, "it is written in this home only")
         guard let failure else { return true }
         Console.err("famctl: warning: \(what) is written here but not in the shared folder yet (\(failure)); run 'famctl sync' to send it: until then the others do not see it.")
         return false
@@ -936,16 +933,16 @@ extension Home {
         return s
     }
 
+    /// What `sync` says on a device in no family.
+    static let inNoFamily = CLIError(.usage, "this device is in no family yet: there is nobody to sync with",
+                                     hint: "Create one with 'famctl family create --name NAME --dir PATH', or join one with 'famctl accept CODE --name NAME --dir PATH' (the code from the family's owner).")
+
     /// The replicator over this family's shared directory or WebDAV peer,
     /// retrying transient failures with back-off.
     /// - Parameter probe: check a WebDAV server's conditional requests first
     ///   (`status` skips it: it must not need the network).
     /// - Parameter withCredentials: `false` builds it without the peer's
     ///   login (`status`, whose sync line must not depend on it).
-    /// What `sync` says on a device in no family.
-    static let inNoFamily = CLIError(.usage, "this device is in no family yet: there is nobody to sync with",
-                                     hint: "Create one with 'famctl family create --name NAME --dir PATH', or join one with 'famctl accept CODE --name NAME --dir PATH' (the code from the family's owner).")
-
     /// - Parameter location: another location than the stored one (the
     ///   one a device leaves, for its note).
     func replicator(probe: Bool = true, withCredentials: Bool = true, at location: Location? = nil) throws -> Replicator {
