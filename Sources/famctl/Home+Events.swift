@@ -793,6 +793,9 @@ extension Home {
 
     /// Whether the owner's removal of this device has arrived: nothing it
     /// writes from now on counts, and later keys are not sealed to it.
+    /// A removed device's hint for a record or photo it does not hold.
+    static let removedReadsNothingNew = "this device was removed from the family: what the family writes after its removal is sealed under keys it was not given, and never reaches it."
+
     var isRemoved: Bool { projector.household.members[deviceID].map { !$0.isActive } ?? false }
 
     /// What `sync` and `status` say of this device's own chain forked at `point`.

@@ -83,6 +83,28 @@ struct ImportHostileInputTests {
         #expect(r.stderr.contains("subjects.json[0]: subject.birth: the year 0 is before 1900 (is it mistyped?); imported as it is"), "\(r.stderr)")
     }
 
+    /// A time whose offset no place's clock has ('record add' refuses it)
+    /// is imported as it is and said, as a year before 1900 is; a field
+    /// stored under a name `field=value` cannot write (an import, another
+    /// implementation) can be cleared with `--json-fields`.
+    @Test func anOffsetNoClockHasIsSaidAndAnOddFieldCanBeCleared() throws {
+        let (f, baby) = try StoreFileEdgeTests.homeWithBaby()
+        let id = UUID().uuidString.lowercased()
+        let dir = try Self.dir(f, ["feeding.json": "[" + Self.row(baby, id: id, at: "2025-11-30T03:00:00+23:59",
+                                                               fields: #"{"kind":"bottle","start":"2025-11-30T03:00:00+23:59","a-b":1}"#) + "]"])
+        let r = try f.run("import", "stores", dir)
+        #expect(r.code == 0 && r.stdout.contains("feeding.json: 1 added"), "\(r.stdout) \(r.stderr)")
+        for name in ["at", "start"] {
+            #expect(r.stderr.contains("feeding.json[0]: feeding.\(name) '2025-11-30T03:00:00+23:59': no place's clock is +23:59 from UTC"), "\(name): \(r.stderr)")
+        }
+        #expect(try Self.fields(f, id)["a-b"] as? Int == 1)
+        try f.ok("record", "update", id, "--json-fields", #"{"a-b":null}"#)
+        #expect(try Self.fields(f, id)["a-b"] == nil, "the field was not cleared")
+        // Written, such a name is still refused; as is clearing a body's own key.
+        #expect(try f.run("record", "update", id, "--json-fields", #"{"a-b":2}"#).stderr.contains("'a-b' is not a field name"))
+        #expect(try f.run("record", "update", id, "--json-fields", #"{"$at":null}"#).code == 65)
+    }
+
     /// A field the store does not define, in every row of a file: one
     /// warning, naming some rows and their number, not one line a row.
     @Test func aTypoInEveryRowIsSaidOnce() throws {

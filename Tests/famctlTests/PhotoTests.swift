@@ -206,8 +206,6 @@ struct PhotoTests {
         }
     }
 
-    /// A viewer's `photo add` is refused, and leaves nothing behind that a
-    /// later `sync` would upload: no cached blob, no blob in the shared folder.
     /// `--out` writes where it is told without replacing what is there
     /// with a file: through a symbolic link (to a new or an existing file),
     /// into a FIFO; a directory is refused.
@@ -251,11 +249,42 @@ struct PhotoTests {
         #expect(r.code == 73 && r.stderr.contains("is a directory"), "\(r.stderr)")
     }
 
+    /// A removed device asking for a record or a photo the family wrote
+    /// after its removal is told it never arrives, not to sync for it.
+    @Test func aRemovedDeviceIsNotToldToWaitForWhatNeverComes() throws {
+        let (mum, dad, _, _, record) = try Self.household()
+        try mum.ok("member", "remove", "Dad")
+        let later = try mum.ok("record", "add", "--focus", try mum.ok("subject", "list"), "--store", "diaper", "wet=true")
+        let photo = try mum.ok("photo", "add", record, try Self.jpegFile(mum, 2_000, marker: "LATER").path)
+        try mum.ok("sync")
+        _ = try dad.run("sync")
+        let never = "this device was removed from the family: what the family writes after its removal is sealed under keys it was not given"
+        let shown = try dad.run("record", "show", later)
+        #expect(shown.code == 66 && shown.stderr.contains(never) && !shown.stderr.contains("arrives with"), "\(shown.stderr)")
+        let got = try dad.run("photo", "get", photo, "--out", dad.root + "/p.jpg")
+        #expect(got.code == 66 && got.stderr.contains(never) && !got.stderr.contains("comes with the next"), "\(got.stderr)")
+        // A member still in the family is told to sync.
+        let gone = UUID().uuidString.lowercased()
+        #expect(try mum.run("record", "show", gone).stderr.contains("one written elsewhere arrives with 'famctl sync'"))
+    }
+
+    /// A viewer's `photo add` is refused, and leaves nothing behind that a
+    /// later `sync` would upload: no cached blob, no blob in the shared folder.
+    /// It is refused as a viewer's, before its file or the record's list
+    /// are looked at (advice to make room or raise a limit is no use to it);
+    /// so is its `record add` to a subject it got wrong.
     @Test func aRefusedPhotoLeavesNoBlobToUpload() throws {
         let (mum, _, gran, dir, record) = try Self.household()
         let (file, _) = try Self.jpegFile(gran, 20_000, marker: "GRAN")
         let refused = try gran.run("photo", "add", record, file)
-        #expect(refused.code == 65, "\(refused.stderr)")
+        let asViewer = "this device cannot change the family's records"
+        #expect(refused.code == 65 && refused.stderr.contains(asViewer), "\(refused.stderr)")
+        let notImage = gran.root + "/notes.txt"
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: notImage))
+        let text = try gran.run("photo", "add", record, notImage)
+        #expect(text.code == 65 && text.stderr.contains(asViewer) && !text.stderr.contains("not a JPEG"), "\(text.stderr)")
+        let wrongFocus = try gran.run("record", "add", "--focus", "baby:nope", "--store", "diaper", "wet=true")
+        #expect(wrongFocus.code == 65 && wrongFocus.stderr.contains(asViewer), "\(wrongFocus.stderr)")
         let cached = (try? FileManager.default.contentsOfDirectory(atPath: gran.home + "/photos")) ?? []
         #expect(cached.isEmpty, "the refused photo's blob stayed in the cache: \(cached)")
         try gran.ok("sync")

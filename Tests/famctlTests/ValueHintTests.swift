@@ -140,6 +140,12 @@ struct ValueHintTests {
             #expect(r.code == 65 && r.stderr.contains("\"\(text)\" is given as a text (in quotes); in JSON a yes/no is true or false without quotes" + meant)
                     && !r.stderr.contains("yes and no, 1 and 0 are taken too"), "\(text): \(r.stderr)")
         }
+        // As a number, which `wet=1` takes and JSON does not.
+        for (number, meant) in [("1", ": \"wet\": true."), ("0", ": \"wet\": false."), ("2.5", ".")] {
+            let r = try mum.run("record", "add", "--focus", baby, "--store", "diaper", "--json-fields", #"{"wet": "# + number + "}")
+            #expect(r.code == 65 && r.stderr.contains("famctl: In JSON a yes/no is true or false, not a number" + meant)
+                    && !r.stderr.contains("1 and 0 are taken too"), "\(number): \(r.stderr)")
+        }
         try mum.ok("subject", "add", "pregnancy", "--due", "2027-03-01")
         let d = try mum.run("record", "add", "--focus", "pregnancy", "--store", "pregnancy", "kind=contraction", "durationSec=1m")
         #expect(d.code == 65 && d.stderr.contains("famctl: durationSec is in seconds: 1m is 60 seconds, durationSec=60."), "\(d.stderr)")

@@ -21,6 +21,10 @@ enum PhotoAddCommand: Command {
         let id = try RecordInput.record(inv.positionals[0])
         let file = try Home.absolute(given: inv.positionals[1], as: "FILE")
         let home = try Home.open(Home.location(inv))
+        // A device that may not write (a viewer, a removed one) is told so
+        // first, not of the file's size or type, nor of room in a list it
+        // cannot change (checked again with the write).
+        try home.checkCanWrite(quietly: true)
         guard let record = try home.projector.record(id), !record.deleted else { throw CLIError(.noInput, "no live record \(id.lowercasedText)") }
         // Through a link, as the read below goes; a folder or a device is
         // said for what it is, whatever size it has.
@@ -54,8 +58,11 @@ enum PhotoGetCommand: Command {
 
     /// The error for no live photo `id` here, `found` what the stores hold
     /// of it: a deleted one said as such.
-    static func noPhoto(_ id: UUID, found: PhotoState?) -> CLIError {
-        guard found?.deleted == true else { return CLIError(.noInput, "no photo \(id.lowercasedText)", hint: "'famctl photo list' shows the photos this device knows of; one another device added since this device's last 'famctl sync' comes with the next.") }
+    static func noPhoto(_ id: UUID, found: PhotoState?, in home: Home) -> CLIError {
+        guard found?.deleted == true else {
+            return CLIError(.noInput, "no photo \(id.lowercasedText)", hint: "'famctl photo list' shows the photos this device knows of; "
+                                + (home.isRemoved ? Home.removedReadsNothingNew : "one another device added since this device's last 'famctl sync' comes with the next."))
+        }
         return CLIError(.noInput, "photo \(id.lowercasedText) is deleted", hint: "'famctl photo list' shows the photos there are.")
     }
 
@@ -64,7 +71,7 @@ enum PhotoGetCommand: Command {
         let out = try Home.absolute(given: try inv.required("--out"), as: "option --out")
         let home = try Home.open(Home.location(inv))
         let found = try home.projector.photo(id)
-        guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found) }
+        guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found, in: home) }
         let bytes = try home.photoBytes(photo, peer: try? home.replicator(probe: false).peer)
         // Written to standard output (a pipe): the photo is the output, the report goes to stderr.
         let toStandardOutput = Console.isStandardOutput(out)
@@ -122,12 +129,12 @@ enum PhotoDeleteCommand: Command {
         guard let id = UUID(text: inv.positionals[0]) else { throw CLIError.data("'\(inv.positionals[0])' is not a photo id", hint: "'famctl photo list' lists the photos with their ids.") }
         let home = try Home.open(Home.location(inv))
         let found = try home.projector.photo(id)
-        guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found) }
+        guard let photo = found, !photo.deleted else { throw PhotoGetCommand.noPhoto(id, found: found, in: home) }
         let delete = PhotoEvent(kind: .delete, photo: id).body
         // Deleted meanwhile (another `photo delete`, a sync): said, nothing written.
         func stillLive() throws {
             let now = try home.projector.photo(id)
-            guard let now, !now.deleted else { throw PhotoGetCommand.noPhoto(id, found: now) }
+            guard let now, !now.deleted else { throw PhotoGetCommand.noPhoto(id, found: now, in: home) }
         }
         if let rid = photo.record {
             // The record's list as it stands under the write lock, without the photo.

@@ -32,8 +32,10 @@ enum RecordAddCommand: Command {
         let at = RecordInput.at(inv) ?? fields["start"]?.stringValue ?? TimeText.formatLocal(now)
         let home = try Home.open(Home.location(inv))
         // Before the subject is looked for: one of this device's own is not
-        // shown until its join is written.
-        try home.checkJoinFinished()
+        // shown until its join is written, and a device that may not write
+        // (a viewer, a removed one) is told that, not of a subject it got
+        // wrong (checked again with the write).
+        try home.checkCanWrite(quietly: true)
         let focus = try RecordInput.focus(focusText, home: home)
         let id = RecordIdentifier.make()
         let event = RecordEvent(kind: .put, record: id, store: store.rawValue, focus: focus.description, at: at, fields: fields)

@@ -16,6 +16,10 @@ enum RecordInput {
             switch JSONValue.parseKeepingNumbers(Array(text.utf8)) {
             case .success(.object(let o)):
                 for name in o.keys.sorted() {
+                    // Clearing one (null) may name any field a record holds but
+                    // one of the body's own keys: an import or another
+                    // implementation may have stored it under such a name.
+                    if o[name] == .null, !name.hasPrefix("$") { continue }
                     try checkFieldName(name)
                     if o[name] != .null { try checkNotReserved(name, schema: schema) }
                 }
@@ -591,8 +595,11 @@ extension CLIError {
     /// No record with that id in the stores: never written, not arrived
     /// yet, or written by a device whose changes the family does not count
     /// (a removed one, a viewer), which the audit of the id explains.
-    static func noRecord(_ id: UUID) -> CLIError {
+    /// On a removed device, what the family writes after its removal is
+    /// said never to arrive, not to come with a sync.
+    static func noRecord(_ id: UUID, in home: Home) -> CLIError {
         CLIError(.noInput, "no record \(id.lowercasedText)",
-                 hint: "'famctl replay --record \(id.lowercasedText)' shows every event naming it in this device's log, and why none counts; one written elsewhere arrives with 'famctl sync'.")
+                 hint: "'famctl replay --record \(id.lowercasedText)' shows every event naming it in this device's log, and why none counts; "
+                     + (home.isRemoved ? Home.removedReadsNothingNew : "one written elsewhere arrives with 'famctl sync'."))
     }
 }

@@ -84,7 +84,7 @@ enum RecordShowCommand: Command {
     static func run(_ inv: Invocation) throws {
         let id = try RecordInput.record(inv.positionals[0])
         let home = try Home.open(Home.location(inv))
-        guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
+        guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id, in: home) }
         let history = inv.flag("--history") ? try home.projector.history(id) : []
         var problems = RecordView.brokenRules(r)
         // A sleep a merge left overlapping another of the same baby (both kept).

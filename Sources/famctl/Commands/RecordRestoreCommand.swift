@@ -24,7 +24,7 @@ enum RecordRestoreCommand: Command {
         var seen = Set<UUID>()
         var records: [RecordState] = []
         for id in ids where seen.insert(id).inserted {
-            guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id) }
+            guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id, in: home) }
             guard r.deleted else { throw CLIError.data("record \(id.lowercasedText) is not deleted; nothing was written") }
             records.append(r)
         }

@@ -34,7 +34,7 @@ enum RecordUpdateCommand: Command {
         // review).
         var (changes, merged): ([String: JSONValue], [String: JSONValue]) = ([:], [:])
         let envs = try home.appendAsRead({ try home.projector.record(id) }, same: ==, changing: "record \(id.lowercasedText)") { (read: RecordState?) in
-            guard let current = read else { throw CLIError.noRecord(id) }
+            guard let current = read else { throw CLIError.noRecord(id, in: home) }
             guard !current.deleted else {
                 throw CLIError.data("record \(id.lowercasedText) is deleted", hint: "Bring it back first with 'famctl record restore \(id.lowercasedText)', then update it (or add a new record).")
             }
@@ -163,7 +163,7 @@ enum RecordDeleteCommand: Command {
         try home.checkCanWrite(quietly: true)
         var records: [RecordState] = []
         for id in ids {
-            guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id) }
+            guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id, in: home) }
             guard !current.deleted else {
                 throw CLIError.data("record \(id.lowercasedText) is already deleted" + (ids.count > 1 ? "; nothing was written" : ""))
             }

@@ -162,6 +162,11 @@ enum ValueHint {
             return "\"\(text)\" is given as a text (in quotes); in JSON a yes/no is true or false without quotes"
                 + (meant.map { ": \"\(spec.name)\": \($0)." } ?? ".")
         }
+        // One given in JSON as a number (1, 0): `wet=1` takes it, JSON does not.
+        if spec.type == .bool, { if case .int = value { true } else if case .double = value { true } else { false } }() {
+            let meant = value == .int(1) ? "true" : value == .int(0) ? "false" : nil
+            return "In JSON a yes/no is true or false, not a number" + (meant.map { ": \"\(spec.name)\": \($0)." } ?? ".")
+        }
         return forField(spec, text: value.stringValue ?? value.jsonText, in: schema)
     }
 
