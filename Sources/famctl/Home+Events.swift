@@ -585,6 +585,8 @@ extension Home {
                 // are in the log; the first command with room applies them).
                 (forkPoints, needsRebuild) = (points, rebuild)
                 try projector.refresh()
+                guard !storesBehindSaid else { return }
+                storesBehindSaid = true
                 if !log.database.lockedExclusively {
                     Console.err("famctl: warning: the disk holding \(path) is full (or a file-size limit was reached): what only reads goes on, "
                         + "nothing can be written until space is freed.")
@@ -595,6 +597,36 @@ extension Home {
             }
             if needsRebuild { try rebuildProjections(unlessRebuilt: true) }
         }
+    }
+
+    /// How many of the log's last events the stores do not show yet (a
+    /// full disk kept them from being applied); 0 when they show them all.
+    func storesBehind() throws -> Int64 {
+        try log.database.transaction(.deferred) { max(0, try log.lastPosition() - projector.mark()) }
+    }
+
+    /// Fails (73) when the stores are behind the log, after one more try
+    /// to bring them up (another process may just be applying what it
+    /// wrote): for a command whose answer needs them whole (an export),
+    /// `what` saying what it would miss (a review: an export left out a
+    /// record `record add` had acknowledged, and said nothing).
+    func checkStoresCaughtUp(_ what: String) throws {
+        guard try storesBehind() > 0 else { return }
+        try rebuildProjectionsIfOutdated()
+        let behind = try storesBehind()
+        guard behind > 0 else { return }
+        throw CLIError(.cantCreate, "the stores do not show the last \(behind) event(s) of the log yet (there is no room to write them): \(what)",
+                       hint: "Free some space on the disk holding \(path), then run the command again: the first command with room applies them.")
+    }
+
+    /// For a record or photo not found: when the stores are behind the
+    /// log, it may be among the events they do not show yet (a review: an
+    /// id `record add` had just printed was said to be no record, and would
+    /// have been entered again). Exit 73.
+    func notShownYet(_ what: String) -> CLIError? {
+        guard let behind = try? storesBehind(), behind > 0 else { return nil }
+        return CLIError(.cantCreate, "\(what) is not in the stores, which do not show the last \(behind) event(s) of the log yet (there is no room to write them): it may be among them",
+                        hint: "Free some space on the disk holding \(path), then run the command again: the first command with room applies them. Do not enter it again meanwhile.")
     }
 
     /// Whether the settings say the current projection was built with this

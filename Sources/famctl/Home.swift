@@ -30,6 +30,9 @@ final class Home {
     /// Set when a household event was applied: verdicts may have changed, so
     /// the projection is rebuilt once the current log operation is done.
     var needsRebuild = false
+    /// Whether this process said that the stores are behind the log (no
+    /// room to write its last events): said once.
+    var storesBehindSaid = false
     /// How many changes ``apply(_:prepared:)`` left to the rebuild that
     /// ``needsRebuild`` promises, in this process.
     var leftToRebuild = 0

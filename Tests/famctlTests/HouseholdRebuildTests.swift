@@ -271,11 +271,11 @@ struct HouseholdRebuildTests {
         let at = try Self.generation(mum)
         try mum.ok("member", "role", "Uncle", "viewer")   // no rebuild: Uncle has written nothing
         #expect(try Self.generation(mum) == at)
-        var (_, live, rebuilt) = try ReplayCommand.compare(replaying, failed: [], until: nil)
+        var (_, live, rebuilt, _) = try ReplayCommand.compare(replaying, failed: [], until: nil)
         #expect(live == rebuilt, "a household event written meanwhile without a rebuild")
         try mum.ok("member", "role", "Dad", "viewer")     // a rebuild into a new file
         #expect(try Self.generation(mum) > at)
-        (_, live, rebuilt) = try ReplayCommand.compare(replaying, failed: [], until: nil)
+        (_, live, rebuilt, _) = try ReplayCommand.compare(replaying, failed: [], until: nil)
         #expect(live == rebuilt, "a projection rebuilt into a new file meanwhile")
         #expect(live == (try mum.ok("digest")))
     }

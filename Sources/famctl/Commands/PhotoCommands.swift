@@ -25,7 +25,9 @@ enum PhotoAddCommand: Command {
         // first, not of the file's size or type, nor of room in a list it
         // cannot change (checked again with the write).
         try home.checkCanWrite(quietly: true)
-        guard let record = try home.projector.record(id), !record.deleted else { throw CLIError(.noInput, "no live record \(id.lowercasedText)") }
+        guard let record = try home.projector.record(id), !record.deleted else {
+            throw home.notShownYet("record \(id.lowercasedText)") ?? CLIError(.noInput, "no live record \(id.lowercasedText)")
+        }
         // Through a link, as the read below goes; a folder or a device is
         // said for what it is, whatever size it has.
         var st = stat()
@@ -60,6 +62,7 @@ enum PhotoGetCommand: Command {
     /// of it: a deleted one said as such.
     static func noPhoto(_ id: UUID, found: PhotoState?, in home: Home) -> CLIError {
         guard found?.deleted == true else {
+            if let lagging = home.notShownYet("photo \(id.lowercasedText)") { return lagging }
             return CLIError(.noInput, "no photo \(id.lowercasedText)", hint: "'famctl photo list' shows the photos this device knows of; "
                                 + (home.isRemoved ? Home.removedReadsNothingNew : "one another device added since this device's last 'famctl sync' comes with the next."))
         }

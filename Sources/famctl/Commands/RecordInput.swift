@@ -598,7 +598,7 @@ extension CLIError {
     /// On a removed device, what the family writes after its removal is
     /// said never to arrive, not to come with a sync.
     static func noRecord(_ id: UUID, in home: Home) -> CLIError {
-        CLIError(.noInput, "no record \(id.lowercasedText)",
+        home.notShownYet("record \(id.lowercasedText)") ?? CLIError(.noInput, "no record \(id.lowercasedText)",
                  hint: "'famctl replay --record \(id.lowercasedText)' shows every event naming it in this device's log, and why none counts; "
                      + (home.isRemoved ? Home.removedReadsNothingNew : "one written elsewhere arrives with 'famctl sync'."))
     }

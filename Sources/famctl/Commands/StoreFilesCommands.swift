@@ -44,6 +44,7 @@ enum ExportStoresCommand: Command {
                 + "it brings back the records the family's devices do not hold.")
             return
         }
+        try home.checkStoresCaughtUp("an export written now would leave them out")
         // Plaintext into the family's shared folder, which its sync engine
         // copies to every member's machine and its provider's: said (a
         // review: written without a word, beside events kept encrypted).
@@ -113,6 +114,7 @@ enum ExportStoresCommand: Command {
         // holds (deleted since by another device, changed by it) would
         // undo that later change (a review). Those are named instead.
         let home = try Home.open(try Home.location(inv))
+        try home.checkStoresCaughtUp("what they do not show would be taken for records this home does not hold")
         var held: [String: (revision: String, deleted: Bool)] = [:]
         try home.projector.forEachRecord(Projector.RecordQuery(includeDeleted: true)) { held[$0.id.lowercasedText] = ($0.revision, $0.deleted) }
         let heldSubjects = Set(try home.projector.subjects(includeRemoved: true).map(\.focus.description))
