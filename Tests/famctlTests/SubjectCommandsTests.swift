@@ -583,6 +583,31 @@ extension FocusByNameTests {
     }
 }
 
+/// `log --focus` lists every event of a record that is the subject's now:
+/// those written before it was moved there, and a deletion by a device
+/// that had not seen the move (naming the subject it knew).
+struct LogOfAMovedRecordTests {
+    @Test func aMovedRecordsEventsAreListedUnderItsSubject() throws {
+        let (mum, others) = try HouseholdTests.family()
+        let dad = others[0]
+        try mum.ok("subject", "add", "baby", "--name", "Ada")
+        try mum.ok("subject", "add", "baby", "--name", "Bee")
+        let id = try mum.ok("record", "add", "--focus", "Ada", "--store", "diaper", "wet=true")
+        try HouseholdTests.exchange([mum, dad])
+        try dad.ok("record", "update", id, "--focus", "Bee")
+        try mum.ok("record", "delete", id)        // not seen the move: names Ada
+        try HouseholdTests.exchange([mum, dad])
+        for device in [mum, dad] {
+            #expect(try device.ok("record", "show", id, "--json").contains("\"deleted\" : true"))
+            let bee = try device.ok("log", "--focus", "Bee").split(separator: "\n").filter { $0.contains(id) }
+            #expect(bee.count == 3 && bee.contains { $0.contains("record.delete") }, "\(bee)")
+            // Under the subject the events name, they are listed as well.
+            let ada = try device.ok("log", "--focus", "Ada").split(separator: "\n").filter { $0.contains(id) }
+            #expect(ada.count == 2, "\(ada)")
+        }
+    }
+}
+
 /// A care subject is named the same way wherever a command takes one, and
 /// a near miss says what was meant (a user trial: `log --focus Lily` said
 /// Lily was no care subject; a removed subject's name did too).

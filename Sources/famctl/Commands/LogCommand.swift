@@ -56,8 +56,14 @@ enum LogCommand: Command {
         // viewer's…): listed as all are, marked with the reason.
         let notCounted = Dictionary(try home.projector.rejections().map { ($0.event, $0.reason) }, uniquingKeysWith: { a, _ in a })
         var focus: String?
+        // The records that are the subject's now, deleted ones too: their
+        // events written while they were another's, or by a device that had
+        // not seen a move (naming the subject it knew), are about it too (a
+        // review: a moved record's deletion was listed under its old baby).
+        var focusRecords: Set<UUID> = []
         if let f = inv.value("--focus") {
             focus = try RecordInput.focus(f, home: home, removed: true).description
+            try home.projector.forEachRecord(Projector.RecordQuery(focus: focus, includeDeleted: true)) { focusRecords.insert($0.id) }
         }
         var since: HLC?
         if let s = inv.value("--since") {
@@ -67,7 +73,7 @@ enum LogCommand: Command {
 
         let entries = LogEntries(
             keys: try Dictionary(home.log.families().map { ($0, ReadOnlyKeys(keys: try home.state.keyring.keys(family: $0))) }, uniquingKeysWith: { a, _ in a }),
-            notCounted: notCounted, authorPrefix: authorPrefix, since: since, focus: focus, json: inv.json)
+            notCounted: notCounted, authorPrefix: authorPrefix, since: since, focus: focus, focusRecords: focusRecords, json: inv.json)
         try StreamedListing(json: inv.json, name: "log", unit: "event", empty: "(no events)", make: entries.entry)
             .print { add in try home.log.forEachEvent(order: .hlc, since: since) { try add($0) } }
     }
@@ -115,6 +121,8 @@ struct LogEntries: Sendable {
     let authorPrefix: String?
     let since: HLC?
     let focus: String?
+    /// The records that are ``focus``'s now, whatever subject their events name.
+    let focusRecords: Set<UUID>
     let json: Bool
 
     /// The event's line (escaped, without its newline) or its JSON object
@@ -133,7 +141,7 @@ struct LogEntries: Sendable {
         case .body(let body):
             row["type"] = body.type
             if let r = try? RecordEvent(body) {
-                if let focus, r.focus != focus { return nil }
+                if let focus, r.focus != focus, !focusRecords.contains(r.record) { return nil }
                 row["record"] = r.record.lowercasedText
                 row["store"] = r.store
                 row["focus"] = r.focus
