@@ -363,7 +363,8 @@ struct SubjectCommandsTests {
         let moved = [try f.ok("record", "add", "--focus", twin, "--store", "diaper", "dirty=true"),
                      try f.ok("record", "add", "--focus", twin, "--store", "feeding", "kind=bottle", "start=2026-11-29T08:00:00+01:00")]
         let wrongKind = try f.run("subject", "remove", twin, "--move-records-to", "newMom")
-        #expect(wrongKind.code == 65 && wrongKind.stderr.contains("cannot move to newMom") && wrongKind.stderr.contains("nothing was written"), "\(wrongKind.stderr)")
+        #expect(wrongKind.code == 65 && wrongKind.stderr.contains("cannot move to newMom: ") && wrongKind.stderr.contains(" records are for baby only; nothing was written")
+                && wrongKind.stderr.contains("or keep \(twin): its records stay listed under it") && !wrongKind.stderr.contains("Move or delete"), "\(wrongKind.stderr)")
         #expect(try Self.subjects(f)[twin] != nil)
         let both = try f.run("subject", "remove", twin, "--with-records", "--move-records-to", lily)
         #expect(both.code == 64, "\(both.stderr)")
@@ -580,6 +581,54 @@ extension FocusByNameTests {
         try JSONSerialization.data(withJSONObject: [["focus": "baby:" + UUID().uuidString.lowercased(), "name": "   "]]).write(to: URL(fileURLWithPath: dir + "/subjects.json"))
         let blank = try f.run("import", "stores", dir)
         #expect(blank.code == 65 && blank.stderr.contains("subjects.json[0]: subject.name: '   ' is only spaces"), "\(blank.stderr)")
+    }
+}
+
+/// A new due date on the pregnancy that has records says that they stay
+/// under it, listed as the new pregnancy's, and how to keep them apart.
+struct NextPregnancyTests {
+    @Test func aNewDueDateSaysTheRecordsBeforeStay() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        try f.ok("subject", "add", "pregnancy", "--due", "2026-03-01")
+        let quiet = try f.run("subject", "add", "pregnancy", "--due", "2026-03-02")
+        #expect(quiet.code == 0 && !quiet.stderr.contains("record(s) written before"), "no records, nothing to say: \(quiet.stderr)")
+        try f.ok("record", "add", "--focus", "pregnancy", "--store", "pregnancy", "kind=kicks", "count=10", "--at", "2026-01-10T10:00:00Z")
+        let again = try f.run("subject", "add", "pregnancy", "--due", "2027-06-01")
+        #expect(again.code == 0 && again.stderr.contains("the pregnancy has 1 record(s) written before this due date")
+                && again.stderr.contains("'famctl subject remove pregnancy --with-records'"), "\(again.stderr)")
+        // The same date again changes nothing, and says nothing.
+        #expect(!(try f.run("subject", "add", "pregnancy", "--due", "2027-06-01").stderr.contains("record(s) written before")))
+    }
+}
+
+/// A record a merge left breaking its store's rules does not stop its
+/// subject's removal with `--move-records-to`: the move writes none of its
+/// fields, and it moves as it is.
+struct MoveOfABrokenRecordTests {
+    @Test func aRecordAMergeLeftBrokenMovesAsItIs() throws {
+        let (mum, others) = try HouseholdTests.family()
+        let dad = others[0]
+        try mum.ok("subject", "add", "baby", "--name", "Ada")
+        try mum.ok("subject", "add", "baby", "--name", "Bee")
+        let id = try mum.ok("record", "add", "--focus", "Ada", "--store", "diaper", "wet=true", "dirty=true")
+        try HouseholdTests.exchange([mum, dad])
+        try dad.ok("record", "update", id, "wet=false")
+        try mum.ok("record", "update", id, "dirty=false")
+        try HouseholdTests.exchange([mum, dad])
+        #expect(try mum.run("record", "show", id).stderr.contains("at least one of wet and dirty must be true"))
+        // With the view of this device's own records, the count given is the
+        // family's: the listing it names says so.
+        try dad.ok("settings", "include-shared", "off")
+        let counted = try dad.run("subject", "remove", "Ada")
+        #expect(counted.code == 65 && counted.stderr.contains("has 1 record(s)") && counted.stderr.contains("'famctl settings include-shared on'"), "\(counted.stderr)")
+        try dad.ok("settings", "include-shared", "on")
+        #expect(!(try dad.run("subject", "remove", "Ada").stderr.contains("include-shared")))
+        let removed = try mum.run("subject", "remove", "Ada", "--move-records-to", "Bee")
+        #expect(removed.code == 0 && removed.stderr.contains("moved 1 record(s)"), "\(removed.stderr)")
+        let shown = try mum.ok("record", "show", id, "--json")
+        let bee = try mum.ok("subject", "list").split(separator: "\n").map(String.init).filter { $0.hasPrefix("baby:") }
+        #expect(bee.count == 1 && shown.contains(bee[0]) && shown.contains("\"wet\" : false") && shown.contains("\"dirty\" : false"), "\(shown)")
     }
 }
 

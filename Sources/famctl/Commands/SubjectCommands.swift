@@ -65,6 +65,14 @@ enum SubjectAddCommand: Command {
                         + changed.map { "\($0) from \(live.fields[$0]!.stringValue ?? live.fields[$0]!.jsonText) to \(fields[$0]!.stringValue ?? fields[$0]!.jsonText)" }.joined(separator: ", ")
                         + " ('famctl subject update \(focus) …' is the way to change it; the change is in the log)")
         }
+        // A new due date on the pregnancy that has records: one pregnancy at
+        // a time, so those of the one before are listed as this one's (a
+        // review: nothing said so).
+        if focus == .pregnancy, live != nil, changed.contains("due"),
+           case let earlier = try home.projector.records(.init(focus: focus.description)), !earlier.isEmpty {
+            Console.err("famctl: warning: the pregnancy has \(earlier.count) record(s) written before this due date (kicks, checkups…); they stay under it and are listed as this pregnancy's. "
+                        + "To keep them apart: 'famctl export stores DIR' keeps a copy of them, then 'famctl subject remove pregnancy --with-records' and 'famctl subject add pregnancy --due DATE' start the new one without them.")
+        }
         if inv.json { Console.json(["focus": focus.description, "kind": kind.rawValue]) } else { Console.out(focus.description) }
     }
 }
@@ -192,7 +200,8 @@ enum SubjectRemoveCommand: Command {
             if !records.isEmpty, !withRecords, target == nil {
                 throw CLIError.data("\(subject.focus) has \(records.count) record(s); it is not removed",
                                     hint: "Give --with-records to delete them too, or --move-records-to OTHER to move them to another subject "
-                                        + "('famctl record list --focus \(subject.focus)' lists them).")
+                                        + "('famctl record list --focus \(subject.focus)' lists them"
+                                        + (home.includeShared ? ")." : ", those of other devices once 'famctl settings include-shared on' shows the family's: the view shows this device's own only)."))
             }
             let recordBodies = records.map { r in
                 if let target {
@@ -211,12 +220,33 @@ enum SubjectRemoveCommand: Command {
                     guard try home.projector.subject(target.focus) != nil else { throw SubjectInput.removedMeanwhile(target.focus) }
                     for r in records {
                         guard let store = StoreName(rawValue: r.store) else { continue }
+                        let schema = StoreSchema.schema(for: store)
+                        // A store the other subject's kind does not take (the
+                        // pregnancy's records, for the new mom): no record of it
+                        // can move there, which moving it first would not change.
+                        guard schema.subjects.contains(SubjectKind(target.focus)) else {
+                            let allowed = SubjectKind.allCases.filter { schema.subjects.contains($0) }.map(\.rawValue).joined(separator: ", ")
+                            throw CLIError.data("record \(r.id.lowercasedText) cannot move to \(target.focus): \(store.rawValue) records are for \(allowed) only; nothing was written",
+                                                hint: "Give --move-records-to a subject \(store.rawValue) records are for, or keep \(subject.focus): its records stay listed under it. Or remove it with --with-records, which deletes them "
+                                                    + "(the log keeps them for the audit: 'famctl export stores DIR' first keeps a copy you can read).")
+                        }
+                        // A rule a merge left broken is not the move's doing, and
+                        // the move writes no field: moved as it is (a review: the
+                        // removal was refused, advising a move that is refused
+                        // too); a sleep must still not overlap one of the other's.
+                        if !RecordView.brokenRules(r).isEmpty {
+                            if let (_, error) = try RecordInput.overlappingSleep(home: home, id: r.id, store: store, focus: target.focus, fields: r.fields) {
+                                throw CLIError(error.code, "record \(r.id.lowercasedText) cannot move to \(target.focus): \(error.message); nothing was written",
+                                               hint: "Give it other times first ('famctl record update \(r.id.lowercasedText) start=… end=…'), or delete it ('famctl record delete \(r.id.lowercasedText)').")
+                            }
+                            continue
+                        }
                         do {
                             try RecordInput.validate(home: home, id: r.id, store: store, focus: target.focus, at: r.at ?? TimeText.formatLocal(Date()),
                                                      fields: r.fields, now: nil, checkWriting: false)
                         } catch let e as CLIError {
                             throw CLIError(e.code, "record \(r.id.lowercasedText) cannot move to \(target.focus): \(e.message); nothing was written",
-                                           hint: "Move or delete that record first ('famctl record update ID --focus …', 'famctl record delete ID').")
+                                           hint: "Move or delete that record first ('famctl record update \(r.id.lowercasedText) --focus …', 'famctl record delete \(r.id.lowercasedText)').")
                         }
                     }
                 }
