@@ -232,6 +232,9 @@ struct SubjectCommandsTests {
         #expect(try f.ok("record", "show", diaper).contains("wet=true"))
         let same = try f.run("record", "update", diaper, "--focus", tom)
         #expect(same.code == 64 && same.stderr.contains("already has that care subject"), "\(same.stderr)")
+        // Fields it already has, and ones it has not: each named as given.
+        let fields = try f.run("record", "update", diaper, "wet=true", "note=", "rash=")
+        #expect(fields.code == 64 && fields.stderr.contains("already has wet=true, and no note, no rash\n"), "\(fields.stderr)")
         let kind = try f.run("record", "update", diaper, "--focus", "newMom")
         #expect(kind.code == 65 && kind.stderr.contains("diaper.focus"), "\(kind.stderr)")
         let nobody = try f.run("record", "update", diaper, "--focus", "Sam")

@@ -21,6 +21,11 @@ enum RecordUpdateCommand: Command {
             PositionalSpec(name: "field=value", help: "A field to set, or 'field=' to clear it.", optional: true, repeating: true),
         ])
 
+    /// `a`, `a and b`, `a, b and c`.
+    static func joined(_ items: [String]) -> String {
+        items.count <= 1 ? items.joined() : items.dropLast().joined(separator: ", ") + " and " + items.last!
+    }
+
     static func run(_ inv: Invocation) throws {
         var inv = inv
         let id = try RecordInput.record(inv.positionals.removeFirst(), changesFollow: true)
@@ -64,8 +69,12 @@ enum RecordUpdateCommand: Command {
                 let isTime = if let spec = schema.field(name), case .time = spec.type { true } else { false }
                 return same(value, current.fields[name], isTime: isTime)
             }) {
+                // Each field as given (`dirty=true and wet=true, and no note`).
+                let had = fieldChanges.keys.sorted().filter { fieldChanges[$0] != .null }.map { "\($0)=\(fieldChanges[$0]!.stringValue ?? fieldChanges[$0]!.jsonText)" }
+                let lacked = fieldChanges.keys.sorted().filter { fieldChanges[$0] == .null }
+                let listed = [had, lacked.isEmpty ? [] : ["no " + lacked.joined(separator: ", no ")]].filter { !$0.isEmpty }.map(Self.joined)
                 throw CLIError.usage("famctl record update: nothing to change: record \(id.lowercasedText) already has "
-                                     + (fieldChanges.isEmpty ? (moveTo != nil ? "that care subject" : "that time") : fieldChanges.keys.sorted().map { fieldChanges[$0] == .null ? "no field \($0)" : "that \($0)" }.joined(separator: ", ")),
+                                     + (fieldChanges.isEmpty ? (moveTo != nil ? "that care subject" : "that time") : listed.joined(separator: ", and ")),
                                      hint: "'famctl record show \(id.lowercasedText)' shows its values.")
             }
             var all = current.fields
