@@ -63,6 +63,11 @@ final class DeviceState {
         /// (``Home/heldJoin(_:)``): their device ids (hex), comma-separated,
         /// that `member admit` let have the family's key.
         case admittedLate = "family.admitted_late"
+        /// When a write last said in full that this device's changes are
+        /// dated ahead of its clock (``Home/warnIfDatedAhead(_:first:now:)``):
+        /// `WHO SECONDS`, WHO the device it followed (hex) or `own`.
+        /// Within six hours, the same is said in one line.
+        case datedAheadSaid = "clock.dated_ahead_said"
     }
 
     let database: Database

@@ -203,6 +203,12 @@ extension Home {
             // it wins over it (a clock review: a device that had followed
             // one 20 hours ahead was told it followed none).
             let beyond = (try? log.earliestEvent(in: family, after: hlc)).flatMap { $0.author == deviceID ? nil : $0 }
+            // Said in full once for what it follows (and what it does not).
+            if saidRecently(other.author.hex + (beyond.map { "+" + $0.author.hex } ?? ""), now: now) {
+                Console.err("famctl: warning: this device's clock is still \(span(other.hlc.date.timeIntervalSince(now))) behind the family's changes (\(by)'s, dated \(TimeText.format(other.hlc.date))): "
+                    + "its changes are dated after them, not by its clock (said in full at an earlier change); set its clock right.")
+                return
+            }
             // Followed though more than a day ahead: only as the making of
             // what the write changes (``createdVersionChanged(of:now:ownHead:)``).
             let pastTheDay = other.hlc.date.timeIntervalSince(now) > EventLog.clockFollowLimit
@@ -216,9 +222,28 @@ extension Home {
                 + how + "Set this device's clock right (or, should \(by)'s clock be the one that is ahead, that one's).")
             return
         }
+        if saidRecently("own", now: now) {
+            Console.err("famctl: warning: this device's changes are still dated \(span(ahead)) ahead of its clock (\(TimeText.format(hlc.date))), "
+                + "as said in full at an earlier change: until its clock reaches that moment, they win over the family's changes made meanwhile.")
+            return
+        }
         Console.err("famctl: warning: this device's changes are dated \(TimeText.format(hlc.date)), \(span(ahead)) ahead of its clock: a clock set ahead at an earlier change "
             + "(or another device's, which it followed) keeps them so, since its dates never go back. Until then they win over the family's changes made meanwhile, "
             + "whatever their order; nothing is lost, and once its clock reaches that moment its changes are dated by it again. 'famctl replay' lists events dated far ahead.")
+    }
+
+    /// Whether the clock warning about `who` (a device followed, or `own`)
+    /// was given in full within the last six hours; if not, notes that it
+    /// is given now. A warning on every write is one users learn to skip
+    /// (a review: 86 times in one afternoon's use).
+    func saidRecently(_ who: String, now: Date) -> Bool {
+        let seconds = Int(now.timeIntervalSince1970)
+        if let said = try? state.get(.datedAheadSaid), case let parts = said.split(separator: " "), parts.count == 2,
+           parts[0] == who, let at = Int(parts[1]), at <= seconds, seconds - at < 6 * 3600 {
+            return true
+        }
+        try? state.set(.datedAheadSaid, "\(who) \(seconds)")
+        return false
     }
 
     /// Appends many bodies in batches of `size` events, each batch a
