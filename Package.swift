@@ -49,7 +49,9 @@ var package = Package(
             resources: [.copy("Fixtures")]),
         .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Envelope", "famctl-crashloop"]),
         .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventLog", "Envelope"]),
-        .testTarget(name: "ReplicatorTests", dependencies: ["Replicator", "EventLog", "Envelope"]),
+        .testTarget(
+            name: "ReplicatorTests", dependencies: ["Replicator", "EventLog", "Envelope"],
+            resources: [.copy("Fixtures")]),
         .testTarget(
             name: "famctlTests", dependencies: ["famctl", "Envelope", "EventLog", "Projections"],
             resources: [.copy("Fixtures")]),
