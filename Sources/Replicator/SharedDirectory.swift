@@ -108,13 +108,23 @@ public final class SharedDirectory {
     /// (`.famctl-PID-NAME.tmp`, up to a segment's 8 MiB, which a sync
     /// engine copies to every device): files of no process of this machine
     /// untouched for ten minutes (a write in flight, here or on the machine
-    /// of that device, takes seconds). The blobs' folder, everyone's, is left.
-    func removeLeftovers(in dir: String) {
+    /// of that device, takes seconds). In the blobs' folder, everyone's,
+    /// only those whose blob is there whole (written by whoever): a killed
+    /// upload's copy nothing can need any more (a review found one left
+    /// for good at every upload killed, copied to every device).
+    func removeLeftovers(in dir: String, onlyOfFilesThere: Bool = false) {
         // Once a folder for this instance (a sync round), not at every
         // segment it publishes there: it lists the whole folder.
         guard cleaned.insert(dir).inserted else { return }
         FileIO.removeLeftovers(in: dir, untouchedFor: 600) { name in
-            name.hasPrefix(".famctl-") && name.hasSuffix(".tmp") ? name.dropFirst(".famctl-".count).split(separator: "-").first.flatMap { Int32($0) } : nil
+            guard name.hasPrefix(".famctl-"), name.hasSuffix(".tmp") else { return nil }
+            let parts = name.dropFirst(".famctl-".count).dropLast(".tmp".count).split(separator: "-", maxSplits: 1)
+            guard parts.count == 2, let pid = Int32(parts[0]) else { return nil }
+            if onlyOfFilesThere {
+                var st = stat()
+                guard lstat(dir + "/" + parts[1], &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+            }
+            return pid
         }
     }
 
@@ -151,7 +161,7 @@ public final class SharedDirectory {
         // either.
         let folder = try openRealFolder(folderName)
         defer { close(folder) }
-        if folderName != "blobs" { removeLeftovers(in: dir) }
+        removeLeftovers(in: dir, onlyOfFilesThere: folderName == "blobs")
         let tmp = staging + "/\(name).\(getpid()).tmp"
         // Written first in this home's staging folder: a failure there is
         // this device's, not the shared folder's.

@@ -187,6 +187,23 @@ struct CommandLineTests {
         try f.ok("sync")
         #expect(!FileManager.default.fileExists(atPath: photoLeft) && !FileManager.default.fileExists(atPath: segmentLeft))
         #expect(FileManager.default.fileExists(atPath: photoLive) && FileManager.default.fileExists(atPath: segmentLive))
+        // In the blobs' folder, everyone's: a killed upload's copy of a blob
+        // that is there whole goes, at the next upload; one of a blob not
+        // there (another device's write, maybe) stays.
+        let record = try f.ok("record", "add", "--focus", "newMom", "--store", "growth", "weightKg=60")
+        try f.ok("photo", "add", record, try PhotoTests.jpegFile(f, 3_000, marker: "ONE").path)
+        try f.ok("sync")
+        let blobs = "\(shared)/\(family)/blobs"
+        let there = try #require(try FileManager.default.contentsOfDirectory(atPath: blobs).first { $0.hasSuffix(".blob") })
+        let blobLeft = "\(blobs)/.famctl-\(gone)-\(there).tmp", blobOther = "\(blobs)/.famctl-\(gone)-\(String(repeating: "ab", count: 32)).blob.tmp"
+        for path in [blobLeft, blobOther] {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 1000)))
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-3600)], ofItemAtPath: path)
+        }
+        try f.ok("photo", "add", record, try PhotoTests.jpegFile(f, 3_000, marker: "TWO").path)
+        try f.ok("sync")
+        #expect(!FileManager.default.fileExists(atPath: blobLeft), "a killed upload's copy of a blob that is there stayed")
+        #expect(FileManager.default.fileExists(atPath: blobOther))
     }
 
     /// Two inits of one new home at once: one makes it, the other waits
