@@ -65,7 +65,8 @@ final class DeviceState {
         case admittedLate = "family.admitted_late"
         /// When a write last said in full that this device's changes are
         /// dated ahead of its clock (``Home/warnIfDatedAhead(_:first:now:)``):
-        /// `WHO SECONDS`, WHO the device it followed (hex) or `own`.
+        /// `WHAT SECONDS`, WHAT the device it followed (hex) or `own`, and
+        /// the day of the change dated ahead.
         /// Within six hours, the same is said in one line.
         case datedAheadSaid = "clock.dated_ahead_said"
     }

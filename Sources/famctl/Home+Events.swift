@@ -204,7 +204,7 @@ extension Home {
             // one 20 hours ahead was told it followed none).
             let beyond = (try? log.earliestEvent(in: family, after: hlc)).flatMap { $0.author == deviceID ? nil : $0 }
             // Said in full once for what it follows (and what it does not).
-            if saidRecently(other.author.hex + (beyond.map { "+" + $0.author.hex } ?? ""), now: now) {
+            if saidRecently(other.author.hex + (beyond.map { "+" + $0.author.hex } ?? "") + " " + Self.day(of: other.hlc), now: now) {
                 Console.err("famctl: warning: this device's clock is still \(span(other.hlc.date.timeIntervalSince(now))) behind the family's changes (\(by)'s, dated \(TimeText.format(other.hlc.date))): "
                     + "its changes are dated after them, not by its clock (said in full at an earlier change); set its clock right.")
                 return
@@ -222,7 +222,7 @@ extension Home {
                 + how + "Set this device's clock right (or, should \(by)'s clock be the one that is ahead, that one's).")
             return
         }
-        if saidRecently("own", now: now) {
+        if saidRecently("own " + Self.day(of: hlc), now: now) {
             Console.err("famctl: warning: this device's changes are still dated \(span(ahead)) ahead of its clock (\(TimeText.format(hlc.date))), "
                 + "as said in full at an earlier change: until its clock reaches that moment, they win over the family's changes made meanwhile.")
             return
@@ -236,15 +236,22 @@ extension Home {
     /// was given in full within the last six hours; if not, notes that it
     /// is given now. A warning on every write is one users learn to skip
     /// (a review: 86 times in one afternoon's use).
-    func saidRecently(_ who: String, now: Date) -> Bool {
+    /// - Parameter what: what the warning is about: the device followed
+    ///   (or `own`) and the day of the change dated ahead, so that a clock
+    ///   set further ahead, or another device followed, is said in full
+    ///   (a review: a jump from 5 hours to 400 days was said in one line).
+    func saidRecently(_ what: String, now: Date) -> Bool {
         let seconds = Int(now.timeIntervalSince1970)
-        if let said = try? state.get(.datedAheadSaid), case let parts = said.split(separator: " "), parts.count == 2,
-           parts[0] == who, let at = Int(parts[1]), at <= seconds, seconds - at < 6 * 3600 {
+        if let said = try? state.get(.datedAheadSaid), let space = said.lastIndex(of: " "),
+           said[..<space] == what, let at = Int(said[said.index(after: space)...]), at <= seconds, seconds - at < 6 * 3600 {
             return true
         }
-        try? state.set(.datedAheadSaid, "\(who) \(seconds)")
+        try? state.set(.datedAheadSaid, "\(what) \(seconds)")
         return false
     }
+
+    /// The UTC day of `hlc`, `YYYY-MM-DD`.
+    static func day(of hlc: HLC) -> String { String(TimeText.format(hlc.date).prefix(10)) }
 
     /// Appends many bodies in batches of `size` events, each batch a
     /// transaction of its own (``EventLog/append(batches:encoding:as:family:check:onAccepted:onCommitted:)``):
@@ -626,8 +633,17 @@ extension Home {
 
     /// How many of the log's last events the stores do not show yet (a
     /// full disk kept them from being applied); 0 when they show them all.
+    ///
+    /// The log's file and the stores' commit one after the other, so a read
+    /// may see a write's log commit and not yet its stores' (a review: a
+    /// replay beside a loop of `record add` said the stores were behind,
+    /// on a disk with room). A lag seen is read again under the write lock,
+    /// where no write is halfway; inside a transaction, as it stands.
     func storesBehind() throws -> Int64 {
-        try log.database.transaction(.deferred) { max(0, try log.lastPosition() - projector.mark()) }
+        func read() throws -> Int64 { max(0, try log.lastPosition() - projector.mark()) }
+        guard log.database.isAutocommit else { return try read() }
+        guard try log.database.transaction(.deferred, read) > 0 else { return 0 }
+        return try log.database.transaction(.immediate, read)
     }
 
     /// Fails (73) when the stores are behind the log, after one more try
@@ -851,7 +867,7 @@ extension Home {
     /// Whether the owner's removal of this device has arrived: nothing it
     /// writes from now on counts, and later keys are not sealed to it.
     /// A removed device's hint for a record or photo it does not hold.
-    static let removedReadsNothingNew = "this device was removed from the family: what the family writes after its removal is sealed under keys it was not given, and never reaches it."
+    static let removedReadsNothingNew = "this device was removed from the family: what the family writes under the key its removal made, or a later one, is sealed under keys it was not given, and never reaches it."
 
     var isRemoved: Bool { projector.household.members[deviceID].map { !$0.isActive } ?? false }
 

@@ -602,6 +602,14 @@ struct NextPregnancyTests {
                 && again.stderr.contains("'famctl subject remove pregnancy --with-records'"), "\(again.stderr)")
         // The same date again changes nothing, and says nothing.
         #expect(!(try f.run("subject", "add", "pregnancy", "--due", "2027-06-01").stderr.contains("record(s) written before")))
+        // Given by `subject update`, it is said the same.
+        let updated = try f.run("subject", "update", "pregnancy", "--due", "2027-07-01")
+        #expect(updated.code == 0 && updated.stderr.contains("the pregnancy has 1 record(s) written before this due date"), "\(updated.stderr)")
+        #expect(!(try f.run("subject", "update", "pregnancy", "--name", "Bump").stderr.contains("record(s) written before")))
+        // Its records can go to no other subject: the advice says to keep it, not to move them.
+        try f.ok("subject", "add", "newMom")
+        let moved = try f.run("subject", "remove", "pregnancy", "--move-records-to", "newMom")
+        #expect(moved.code == 65 && moved.stderr.contains("famctl: Keep pregnancy: its records stay listed under it") && !moved.stderr.contains("Give --move-records-to"), "\(moved.stderr)")
     }
 }
 

@@ -71,7 +71,7 @@ enum RecordUpdateCommand: Command {
             }) {
                 // Each field as given (`dirty=true and wet=true, and no note`).
                 let had = fieldChanges.keys.sorted().filter { fieldChanges[$0] != .null }.map { "\($0)=\(fieldChanges[$0]!.stringValue ?? fieldChanges[$0]!.jsonText)" }
-                let lacked = fieldChanges.keys.sorted().filter { fieldChanges[$0] == .null }
+                let lacked = fieldChanges.keys.sorted().filter { fieldChanges[$0] == .null }.map { $0.isEmpty ? "''" : $0 }
                 let listed = [had, lacked.isEmpty ? [] : ["no " + lacked.joined(separator: ", no ")]].filter { !$0.isEmpty }.map(Self.joined)
                 throw CLIError.usage("famctl record update: nothing to change: record \(id.lowercasedText) already has "
                                      + (fieldChanges.isEmpty ? (moveTo != nil ? "that care subject" : "that time") : listed.joined(separator: ", and ")),

@@ -68,12 +68,21 @@ enum SubjectAddCommand: Command {
         // A new due date on the pregnancy that has records: one pregnancy at
         // a time, so those of the one before are listed as this one's (a
         // review: nothing said so).
-        if focus == .pregnancy, live != nil, changed.contains("due"),
-           case let earlier = try home.projector.records(.init(focus: focus.description)), !earlier.isEmpty {
-            Console.err("famctl: warning: the pregnancy has \(earlier.count) record(s) written before this due date (kicks, checkups…); they stay under it and are listed as this pregnancy's. "
-                        + "To keep them apart: 'famctl export stores DIR' keeps a copy of them, then 'famctl subject remove pregnancy --with-records' and 'famctl subject add pregnancy --due DATE' start the new one without them.")
-        }
+        if focus == .pregnancy, live != nil, changed.contains("due") { try Self.warnOfEarlierPregnancyRecords(home) }
         if inv.json { Console.json(["focus": focus.description, "kind": kind.rawValue]) } else { Console.out(focus.description) }
+    }
+}
+
+extension SubjectAddCommand {
+    /// A new due date on the pregnancy that has records: one pregnancy at
+    /// a time, so those of the one before are listed as this one's (a
+    /// review: nothing said so), whether `subject add` or `subject update`
+    /// gave it.
+    static func warnOfEarlierPregnancyRecords(_ home: Home) throws {
+        let earlier = try home.projector.records(.init(focus: FocusKey.pregnancy.description))
+        guard !earlier.isEmpty else { return }
+        Console.err("famctl: warning: the pregnancy has \(earlier.count) record(s) written before this due date (kicks, checkups…); they stay under it and are listed as this pregnancy's. "
+                    + "To keep them apart: 'famctl export stores DIR' keeps a copy of them, then 'famctl subject remove pregnancy --with-records' and 'famctl subject add pregnancy --due DATE' start the new one without them.")
     }
 }
 
@@ -105,6 +114,9 @@ enum SubjectUpdateCommand: Command {
         let envs = try home.append([SubjectEvent(focus: subject.focus, fields: changes).body]) {
             try home.checkCanWrite()
             guard try home.projector.subject(subject.focus) != nil else { throw SubjectInput.removedMeanwhile(subject.focus) }
+        }
+        if subject.focus == .pregnancy, let due = changes["due"], due != .null, subject.fields["due"] != nil, subject.fields["due"] != due {
+            try SubjectAddCommand.warnOfEarlierPregnancyRecords(home)
         }
         // A baby renamed to another baby's name: most often a slip (`add` says the same).
         if subject.kind == .baby, let name = changes["name"]?.stringValue,
@@ -226,8 +238,11 @@ enum SubjectRemoveCommand: Command {
                         // can move there, which moving it first would not change.
                         guard schema.subjects.contains(SubjectKind(target.focus)) else {
                             let allowed = SubjectKind.allCases.filter { schema.subjects.contains($0) }.map(\.rawValue).joined(separator: ", ")
+                            // (No other subject can take them when the store is for this one's kind alone, and it has one key.)
+                            let elsewhere = schema.subjects != [subject.kind] || subject.kind == .baby
                             throw CLIError.data("record \(r.id.lowercasedText) cannot move to \(target.focus): \(store.rawValue) records are for \(allowed) only; nothing was written",
-                                                hint: "Give --move-records-to a subject \(store.rawValue) records are for, or keep \(subject.focus): its records stay listed under it. Or remove it with --with-records, which deletes them "
+                                                hint: (elsewhere ? "Give --move-records-to a subject \(store.rawValue) records are for, or keep" : "Keep")
+                                                    + " \(subject.focus): its records stay listed under it. Or remove it with --with-records, which deletes them "
                                                     + "(the log keeps them for the audit: 'famctl export stores DIR' first keeps a copy you can read).")
                         }
                         // A rule a merge left broken is not the move's doing, and
