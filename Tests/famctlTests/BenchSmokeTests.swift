@@ -99,12 +99,16 @@ struct BenchSmokeTests {
         // Started as a user starts it, by its name through PATH, from
         // another folder: the rebuild it times runs this same program.
         let dir = FamctlRunner.binary.deletingLastPathComponent().path
-        let r = try f.run(["bench", "--scale", "0.1", "--only", "core", "--events-per-record", "10", "--keep", "--out", out],
+        let r = try f.run(["bench", "--scale", "0.1", "--only", "core", "--events-per-record", "10", "--keep", "--out", out, "--json"],
                           throughPath: "PATH=\(dir):$PATH; cd \(f.root)")
         #expect(r.code == 0, "\(r.stderr)")
         let data = try #require(FileManager.default.contents(atPath: out))
         let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect((json["eventsPerRecord"] as? NSNumber)?.intValue == 10)
+        // With --json, stdout is the same document alone; the table is on stderr.
+        let printed = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any], "stdout is not one JSON document: \(r.stdout.prefix(200))")
+        #expect((printed["eventsPerRecord"] as? NSNumber)?.intValue == 10 && (printed["rows"] as? [Any])?.count == (json["rows"] as? [Any])?.count)
+        #expect(r.stderr.contains("famctl bench: ") && r.stderr.contains("ratio   target"), "\(r.stderr)")
         let kept = try #require(r.stderr.range(of: "homes kept in ").map { r.stderr[$0.upperBound...].prefix { $0 != " " } })
         defer { try? FileManager.default.removeItem(atPath: String(kept)) }
         let written = try f.run("--home", kept + "/a", "record", "list", "--json")

@@ -329,6 +329,13 @@ struct CommandLineTests {
         #expect(try f.run("--").code == 0)   // nothing after it: the overview, as `famctl` alone
         try f.ok("init", "--name", "Mum")
         #expect(try f.ok("subject", "add", "--", "newMom") == "newMom")
+        // After it, a word that begins with a dash is an argument, not an
+        // option: a name given so (`--name=-Bob`) can be named again.
+        let bob = try f.ok("subject", "add", "baby", "--name=-Bob")
+        #expect(try f.ok("subject", "update", "--sex", "male", "--", "-Bob") == bob)
+        let shown = try f.run("record", "show", "--", "--json")
+        #expect(shown.code == 65 && shown.stderr.contains("'--json' is not a record id"), "\(shown.stderr)")
+        #expect(try f.ok("subject", "remove", "--json", "--", "-Bob").contains(bob))
     }
 
     @Test func badDataExits65AndWritesNothing() throws {

@@ -73,6 +73,11 @@ struct HouseholdTests {
         #expect(try dad.ok("digest") == grandma.ok("digest"))
         let listing = try mum.ok("members")
         #expect(listing.contains("Grandma") && listing.contains("viewer") && listing.contains("invite "))
+        // Every row has the same keys, a pending invitation's too.
+        try mum.ok("invite")
+        let rows = try Self.members(mum)
+        #expect(rows.contains { $0["state"] as? String == "pending" })
+        #expect(rows.allSatisfy { Set($0.keys).isSuperset(of: ["name", "device", "role", "state", "joined", "invite", "me", "keyWithheld"]) && $0["keyWithheld"] as? Bool == false }, "\(rows)")
     }
 
     /// A viewer's `record update` is told it may not write, not first

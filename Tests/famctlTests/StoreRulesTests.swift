@@ -647,6 +647,13 @@ struct StoreRulesTests {
         let past = try x.f.ok("replay", "--until", between)
         #expect(past.contains(a) && !past.contains(b))
         #expect(past.hasPrefix("state as of \(between): 1 live records"))
+        // In JSON, the moment a bare date names, in UTC, beside the text given.
+        let day = String(between.prefix(10))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try x.f.ok("replay", "--until", day, "--json").utf8)) as? [String: Any])
+        let expected = ISO8601DateFormatter.string(from: try #require(Calendar.current.date(from: DateComponents(timeZone: TimeZone.current, year: Int(day.prefix(4)),
+                                                                                                               month: Int(day.dropFirst(5).prefix(2)), day: Int(day.suffix(2))))),
+                                                   timeZone: TimeZone(identifier: "UTC")!, formatOptions: [.withInternetDateTime])
+        #expect(json["until"] as? String == day && (json["untilMoment"] as? String)?.hasPrefix(String(expected.dropLast())) == true, "\(json["untilMoment"] ?? "none") vs \(expected)")
         // A record's trail up to then ends with its state then, not now.
         try x.f.ok("record", "update", a, "color=green")
         let trail = try x.f.ok("replay", "--until", between, "--record", a)

@@ -120,7 +120,12 @@ struct ArgumentParser {
                     throw .usage("--version takes no command or argument (given: \(extra))", hint: "Run 'famctl --version' alone, then the command.")
                 }
                 return .version
-            case "--": onlyPositionals = true
+            case "--":
+                // Kept for the second pass too, which would otherwise take a
+                // word after it that begins with a dash for an option (a
+                // review: `subject remove -- -Bob` was an unknown option).
+                onlyPositionals = true
+                rest.append(tok)
             default:
                 if command == nil && !tok.hasPrefix("-") {
                     words.append(tok)

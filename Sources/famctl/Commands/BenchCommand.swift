@@ -381,18 +381,20 @@ enum BenchCommand: Command {
             }
         }
 
-        Console.out(String(format: "famctl bench: %d events, %d core(s) used, bare sign %.0f/s, bare verify %.0f/s (one core each)", n, cores, sign, verify)
+        // With --json, the table is for people, on stderr: stdout is the JSON document alone.
+        let table: (String) -> Void = inv.json ? { Console.err($0) } : { Console.out($0) }
+        table(String(format: "famctl bench: %d events, %d core(s) used, bare sign %.0f/s, bare verify %.0f/s (one core each)", n, cores, sign, verify)
                     + (want("core") ? String(format: "; after append and ingest: %.0f/s, %.0f/s", signAfter, verifyAfter) : ""))
         // Columns: at least one space between them, however long a cell.
         func cell(_ text: String, _ width: Int) -> String { text.count < width ? text.padding(toLength: width, withPad: " ", startingAt: 0) : text + " " }
-        Console.out(cell("metric", 48) + cell("value", 18) + cell("bound", 36) + "ratio   target")
+        table(cell("metric", 48) + cell("value", 18) + cell("bound", 36) + "ratio   target")
         for r in rows {
             let v = String(format: "%.1f %@", r.value, r.unit)
             let b = r.bound.map { String(format: "%.1f (%@)", $0, r.boundName) } ?? "-"
             let ratio = r.bound.map { String(format: "%.2f", r.value / $0) } ?? "-"
-            Console.out(cell(r.name, 48) + cell(v, 18) + cell(b, 36) + cell(ratio, 8) + r.target)
+            table(cell(r.name, 48) + cell(v, 18) + cell(b, 36) + cell(ratio, 8) + r.target)
         }
-        if let out {
+        if out != nil || inv.json {
             let json: [String: Any] = [
                 "events": n, "eventsPerRecord": perRecord, "cores": cores, "bareSignPerSecond": sign, "bareVerifyPerSecond": verify,
                 "bareSignAfterAppendPerSecond": want("core") ? signAfter : NSNull() as Any,
@@ -406,10 +408,13 @@ enum BenchCommand: Command {
                      "boundName": row.boundName, "ratio": row.bound.map { row.value / $0 } ?? NSNull() as Any, "target": row.target]
                 },
             ]
-            let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
-            do { try FileIO.writeAtomically(Array(data), to: out, mode: 0o644) } catch {
-                throw CLIError(.cantCreate, "--out: cannot write \(out): \(error.reason)")
+            if let out {
+                let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
+                do { try FileIO.writeAtomically(Array(data), to: out, mode: 0o644) } catch {
+                    throw CLIError(.cantCreate, "--out: cannot write \(out): \(error.reason)")
+                }
             }
+            if inv.json { Console.json(json) }
         }
     }
 

@@ -32,7 +32,7 @@ enum MembersCommand: Command {
         let now = HLC.milliseconds(of: Date())
         for i in h.invites.values.sorted(by: { $0.created < $1.created }) where i.usedBy == nil && i.revoked == nil && i.expiresMs >= now {
             rows.append(["name": NSNull(), "device": NSNull(), "role": i.role.rawValue, "state": "pending",
-                         "joined": NSNull(), "invite": i.id.hex, "me": false])
+                         "joined": NSNull(), "invite": i.id.hex, "me": false, "keyWithheld": false])
         }
         if inv.json { Console.json(["family": home.family.description, "name": h.name ?? NSNull(), "members": rows] as [String: Any]); return }
         Console.out("family \"\(h.name ?? "?")\" (\(home.family))")

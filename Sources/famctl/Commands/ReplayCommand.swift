@@ -113,10 +113,11 @@ enum ReplayCommand: Command {
         let home = try Home.open(Home.location(inv))
         // A body that does not open is the author's doing, never damage here:
         // the signature already proved these are the bytes the author wrote.
-        var until: HLC?
+        var until: HLC?, untilMoment: Date?
         if let u = inv.value("--until") {
             let d = try TimeText.parse(u, option: "--until")
             until = HLC(milliseconds: HLC.milliseconds(of: d), counter: .max)
+            untilMoment = d
         }
         let recordID = try inv.value("--record").map { try RecordInput.record($0) }
 
@@ -210,7 +211,8 @@ enum ReplayCommand: Command {
         if until != nil {
             let records = try scratch.projector.records()
             if inv.json {
-                Console.json(["ok": report.isIntact, "until": inv.value("--until")!, "digest": rebuilt, "records": records.map(RecordView.json)] as [String: Any])
+                Console.json(["ok": report.isIntact, "until": inv.value("--until")!, "untilMoment": untilMoment.map(TimeText.format) ?? NSNull(),
+                              "digest": rebuilt, "records": records.map(RecordView.json)] as [String: Any])
             } else {
                 Console.out("state as of \(inv.value("--until")!): \(records.count) live records, digest \(rebuilt)")
                 for r in records { Console.out("  " + RecordView.line(r)) }
