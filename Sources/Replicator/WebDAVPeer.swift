@@ -46,6 +46,27 @@ public final class WebDAVPeer: Peer {
         quickSession = CurlSession(timeout: min(timeout, Self.quickTimeout), caFile: caFile, isCancelled: isCancelled)
     }
 
+    /// The address a family's devices give as `--peer` (the collection
+    /// above the family's), from a redirect's `location` of a request for
+    /// `path` in the family's collection: `nil` when the location does not
+    /// end in that path under a collection named as the family's is (then
+    /// nothing can be told; a review: the family's own collection, given
+    /// as told, made the device sync alone in one nested in it).
+    func peerAddress(redirectedTo location: String, path: String) -> String? {
+        guard let resolved = URL(string: location, relativeTo: base)?.absoluteURL, resolved.query == nil else { return nil }
+        var text = resolved.absoluteString
+        let relative = path == "./" ? "" : path
+        if !relative.isEmpty {
+            guard text.hasSuffix(relative) else { return nil }
+            text.removeLast(relative.count)
+        }
+        if !text.hasSuffix("/") { text += "/" }
+        let family = base.lastPathComponent + "/"
+        guard family.count > 1, text.hasSuffix("/" + family) else { return nil }
+        text.removeLast(family.count)
+        return text
+    }
+
     struct Reply: Sendable {
         let status: Int
         let body: Data
@@ -117,7 +138,9 @@ public final class WebDAVPeer: Peer {
         case 403: throw .forbidden("403: the server refuses \(method) \(path.isEmpty ? base.path : path) to this login")
         case 300...399 where reply.status != 304:
             // Not followed: the login would go along, wherever it points.
-            throw .redirected("\(method) \(path.isEmpty ? base.absoluteString : path): the server answers \(reply.status) and sends famctl to \(reply.headers["location"] ?? "another address")")
+            let location = reply.headers["location"]
+            throw .redirected("\(method) \(path.isEmpty ? base.absoluteString : path): the server answers \(reply.status) and sends famctl to \(location ?? "another address")"
+                + (location.flatMap { peerAddress(redirectedTo: $0, path: path) }.map { " (the family's folder would be there; the --peer URL to give is then \($0))" } ?? ""))
         case 429, 503:
             if let s = reply.headers["retry-after"].flatMap({ Self.retryAfterSeconds($0) }) { throw .throttled(retryAfter: s) }
             throw reply.status == 429 ? .throttled(retryAfter: 1) : .unavailable("503 Service Unavailable")

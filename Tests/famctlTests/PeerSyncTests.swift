@@ -83,6 +83,12 @@ struct PeerSyncTests {
         let redirect = try ScriptedHTTPServer { c in
             c.write("HTTP/1.1 301 Moved Permanently\r\nLocation: https://elsewhere.example/dav/\r\nContent-Length: 0\r\n\r\n")
         }
+        // One that sends each request to the same path under another root,
+        // as a server whose share moved does.
+        let moving = try ScriptedHTTPServer { c in
+            let path = c.request.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+            c.write("HTTP/1.1 301 Moved Permanently\r\nLocation: https://elsewhere.example/new\(path.dropFirst("/dav".count))\r\nContent-Length: 0\r\n\r\n")
+        }
         let forbid = try ScriptedHTTPServer { c in
             c.write("HTTP/1.1 403 Forbidden\r\nContent-Length: 9\r\n\r\nforbidden")
         }
@@ -94,7 +100,7 @@ struct PeerSyncTests {
         let yes = try ScriptedHTTPServer { c in
             c.write("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")
         }
-        defer { [trickle, redirect, forbid, plain, yes].forEach { $0.stop() } }
+        defer { [trickle, redirect, moving, forbid, plain, yes].forEach { $0.stop() } }
         func family(_ url: String) throws -> FamctlRunner {
             let f = FamctlRunner()
             try f.ok("init", "--name", "Mum")
@@ -111,7 +117,16 @@ struct PeerSyncTests {
         let moved = try family(redirect.url).run(["sync"])
         #expect(moved.code == 65, "\(moved.stderr)")
         #expect(moved.stderr.contains("redirected:") && moved.stderr.contains("sends famctl to https://elsewhere.example/dav/"), "\(moved.stderr)")
-        #expect(moved.stderr.contains("'famctl settings sync --peer URL'"), "\(moved.stderr)")
+        #expect(moved.stderr.contains("'famctl settings sync --peer URL'") && !moved.stderr.contains("the --peer URL to give is"), "\(moved.stderr)")
+        // Sent to the family's folder elsewhere: the --peer to give is the
+        // collection above it, not the family's folder (given, that one
+        // would nest a second family folder in the first).
+        let elsewhere = try family(moving.url)
+        let told = try elsewhere.run(["sync"])
+        let familyID = try #require(try JSONSerialization.jsonObject(with: Data(try elsewhere.ok("status", "--json").utf8)) as? [String: Any])["family"] as? String
+        #expect(told.code == 65 && told.stderr.contains("the --peer URL to give is then https://elsewhere.example/new/)"), "\(told.stderr)")
+        let nested = try elsewhere.run(["settings", "sync", "--peer", "https://elsewhere.example/new/\(try #require(familyID))/"])
+        #expect(nested.code == 65 && nested.stderr.contains("is the family's own folder") && nested.stderr.contains("--peer https://elsewhere.example/new/"), "\(nested.stderr)")
 
         let refused = try family(forbid.url).run(["sync"])
         #expect(refused.code == 73, "\(refused.stderr)")

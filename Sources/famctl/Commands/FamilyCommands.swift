@@ -26,6 +26,7 @@ enum FamilyCreateCommand: Command {
         let name = try inv.requiredName("--name")
         let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: true)
         let home = try Home.open(Home.location(inv))
+        try location.checkNotFamilyFolder(of: FamilyID.owned(by: home.deviceID), option: inv.value("--dir") != nil ? "--dir" : "--peer")
         if let owner = home.knownOwner, owner != home.deviceID {
             throw CLIError.data("this device joined the family \(home.family)", hint: "A device belongs to one family.")
         }
@@ -91,6 +92,29 @@ enum FamilyRotateKeyCommand: Command {
 /// Where a family's events are exchanged, as given on the command line.
 enum Location {
     case none, directory(String), peer(String)
+
+    /// Refuses a location that is already `family`'s own folder in a
+    /// shared directory or on a server (its last part the family's id):
+    /// famctl adds that folder itself, and the device would sync alone in
+    /// a folder of the family nested in it (a review: a redirect's address,
+    /// given as told, did that without a word).
+    func checkNotFamilyFolder(of family: FamilyID, option: String) throws(CLIError) {
+        let text: String
+        switch self {
+        case .none: return
+        case .directory(let d): text = d
+        case .peer(let p): text = URL(string: p)?.path ?? p
+        }
+        let parts = text.split(separator: "/")
+        guard let last = parts.last, last.lowercased() == family.description.lowercased() else { return }
+        let above: String
+        switch self {
+        case .peer(let p): above = String(p.dropLast(p.hasSuffix("/") ? last.count + 1 : last.count))
+        default: above = "/" + parts.dropLast().joined(separator: "/")
+        }
+        throw .data("\(option) '\(text)' is the family's own folder (it ends in the family's id, \(family)): famctl adds that folder itself, and would sync in a folder of the family inside it, alone",
+                    hint: "Give the address above it: \(option) \(ShellWord.quoted(above)).")
+    }
 
     static func parse(dir: String?, peer: String?, required: Bool) throws(CLIError) -> Location {
         switch (dir, peer) {
@@ -215,6 +239,7 @@ enum SettingsSyncCommand: Command {
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: false)
+        try location.checkNotFamilyFolder(of: home.family, option: inv.value("--dir") != nil ? "--dir" : "--peer")
         // The location it has already: nothing to move (the others' events
         // are not written there again).
         let unchanged = switch (location, Location.stored(in: home)) {

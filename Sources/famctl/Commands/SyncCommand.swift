@@ -748,7 +748,7 @@ enum SyncCommand: Command {
             // (A read refused: the generic hint said to check writing.)
             "Check that this user may read the folder (its permissions, its owner: a sync program running as another user writes its files as that user); waiting will not help."
         case .redirected:
-            "Give the family the address the server names (famctl follows no redirect: the login would go along): 'famctl settings sync --peer URL' on every device."
+            "Give the family the --peer URL the message names, the collection above the family's folder (famctl follows no redirect: the login would go along): 'famctl settings sync --peer URL' on every device."
         default: nil
         }
     }
