@@ -357,6 +357,9 @@ public final class WebDAVPeer: Peer {
             // are unseen, said as not yet arrived (as a shared directory
             // says it), and nothing is written back into it.
             guard folder.collection else {
+                // A probe's object left behind (a review: one a run where the
+                // server refused its DELETE): removed, best effort.
+                if Self.isStaleProbe(folder.name, now: Date()) { _ = try? send("DELETE", familyRelative(folder.name)) }
                 if folder.name.count == 64, DeviceID(hex: folder.name) != nil {
                     unreadable.append(UnreadableFolder(folder.name, "a file is in its place, not a collection (a folder); remove it from the server", fileInPlace: true))
                 }
@@ -430,6 +433,15 @@ public final class WebDAVPeer: Peer {
 
     /// Checks that the server honours conditional requests, on a probe object.
     /// - Throws: ``PeerError/unsupported(_:)`` for a server that ignores them.
+    /// Whether `name` is a probe's object (``probe()``) made over an hour
+    /// before `now`, as its name says.
+    static func isStaleProbe(_ name: String, now: Date) -> Bool {
+        let rest = name.hasPrefix(".famctl-probe-") ? name.dropFirst(".famctl-probe-".count)
+            : name.hasPrefix("famctl-probe-") ? name.dropFirst("famctl-probe-".count) : nil
+        guard let rest, let dash = rest.firstIndex(of: "-"), let made = Int(rest[..<dash]) else { return false }
+        return now.timeIntervalSince1970 - Double(made) > 3600
+    }
+
     public func probe() throws(PeerError) {
         do throws(PeerError) { try ensureCollection("") } catch {
             // A share this login may only read refuses MKCOL too (403), as
@@ -440,7 +452,11 @@ public final class WebDAVPeer: Peer {
             default: throw error
             }
         }
-        var name = ".famctl-probe-\(UUID().uuidString.lowercased())"
+        // The time in the name: a probe object whose DELETE failed (refused,
+        // the connection cut) is removed by a later listing once it is an
+        // hour old, never one a probe running now still needs.
+        let stamp = "\(Int(Date().timeIntervalSince1970))-\(UUID().uuidString.lowercased())"
+        var name = ".famctl-probe-" + stamp
         defer { _ = try? send("DELETE", name) }
         let first: Reply
         do throws(PeerError) {
@@ -456,7 +472,7 @@ public final class WebDAVPeer: Peer {
             // share that refuses that too takes no writes at all (read-only):
             // nothing will be written there, so there is nothing to check;
             // the round pulls, and its publish reports the refusal.
-            name = "famctl-probe-\(UUID().uuidString.lowercased())"
+            name = "famctl-probe-" + stamp
             do throws(PeerError) {
                 first = try send("PUT", name, body: Data("probe".utf8), headers: ["If-None-Match": "*"])
             } catch {

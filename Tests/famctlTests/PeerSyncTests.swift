@@ -190,6 +190,29 @@ struct PeerSyncTests {
         }
     }
 
+    /// A probe's object whose DELETE failed (a server that refuses DELETE,
+    /// a connection cut) is removed by a later round's listing once over an
+    /// hour old, never one a probe running now may still need.
+    @Test(.againstAHang)
+    func aProbesObjectLeftBehindIsRemovedLater() throws {
+        try ApacheWebDAV.with { url, directory in
+            let (mum, _) = try FamctlRunner.webDAVFamily(url)
+            let family = try Home.open(mum.home).family.description
+            let now = Int(Date().timeIntervalSince1970)
+            let folder = "\(directory)/root/dav/\(family)"
+            let stale = "\(folder)/.famctl-probe-\(now - 7200)-\(UUID().uuidString.lowercased())"
+            let fresh = "\(folder)/.famctl-probe-\(now - 60)-\(UUID().uuidString.lowercased())"
+            let dotless = "\(folder)/famctl-probe-\(now - 7200)-\(UUID().uuidString.lowercased())"
+            for path in [stale, fresh, dotless] { #expect(FileManager.default.createFile(atPath: path, contents: Data("probe".utf8))) }
+            try mum.ok("sync")
+            #expect(!FileManager.default.fileExists(atPath: stale) && !FileManager.default.fileExists(atPath: dotless), "a stale probe object stayed")
+            #expect(FileManager.default.fileExists(atPath: fresh), "a probe object a probe may still need was removed")
+            // Nothing else of this round's own probe is left either.
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains("famctl-probe-") }
+            #expect(left == [(fresh as NSString).lastPathComponent], "\(left)")
+        }
+    }
+
     /// The path of the newest segment of `device`'s in a WebDAV server's `directory`.
     static func newestSegment(of device: FamctlRunner, in directory: String) throws -> String {
         let me = try Home.open(device.home).deviceID.hex
