@@ -190,6 +190,47 @@ struct PeerSyncTests {
         }
     }
 
+    /// A move to a place this device cannot use now (here another
+    /// collection of the server, spelled `localhost`, which its netrc does
+    /// not name: the login is refused) leaves the others no note that it
+    /// left: they would be told it went where it cannot sync. The first
+    /// round that works there leaves it.
+    @Test(.againstAHang)
+    func aMoveToAPlaceThisDeviceCannotUseLeavesNoNoteYet() throws {
+        try ApacheWebDAV.with(login: true) { url, directory in
+            let mum = FamctlRunner(), dad = FamctlRunner()
+            func netrc(_ r: FamctlRunner, _ hosts: [String]) throws -> [String: String] {
+                let file = r.root + "/netrc"
+                try hosts.map { "machine \($0) login mum password s3cret\n" }.joined().write(toFile: file, atomically: true, encoding: .utf8)
+                try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+                return ["FAMCTL_NETRC": file, "FAMCTL_PEER_ALLOW_HTTP": "1"]
+            }
+            let mumEnv = try netrc(mum, ["127.0.0.1"]), dadEnv = try netrc(dad, ["127.0.0.1"])
+            try mum.ok("init", "--name", "Mum")
+            #expect(try mum.run(["family", "create", "--name", "F", "--peer", url], env: mumEnv).code == 0)
+            try mum.ok("subject", "add", "newMom")
+            let code = try mum.run(["invite"], env: mumEnv).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(try dad.run(["accept", code, "--name", "Dad"], env: dadEnv).code == 0)
+            #expect(try dad.run(["sync"], env: dadEnv).code == 0)
+            let collection = directory + "/root/dav/other"
+            try FileManager.default.createDirectory(atPath: collection, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+            _ = chmod(collection, 0o777)
+            let other = url.replacingOccurrences(of: "127.0.0.1", with: "localhost") + "other/"
+            let moved = try dad.run(["settings", "sync", "--peer", other], env: dadEnv)
+            #expect(moved.code == 0 && moved.stderr.contains("cannot be used now") && moved.stderr.contains("told of the move once this device syncs there"), "\(moved.stderr)")
+            for _ in 0..<2 {
+                let round = try mum.run(["sync"], env: mumEnv)
+                #expect(round.code == 0 && !round.stderr.contains("left the peer"), "\(round.stderr)")
+            }
+            // The login put right: the round works there, and leaves the note.
+            let fixed = try netrc(dad, ["127.0.0.1", "localhost"])
+            let there = try dad.run(["sync"], env: fixed)
+            #expect(there.code == 0, "\(there.stderr)")
+            let after = try mum.run(["sync"], env: mumEnv)
+            #expect(after.code == 0 && after.stderr.contains("left the peer") && after.stderr.contains(other), "\(after.stderr)")
+        }
+    }
+
     /// A probe's object whose DELETE failed (a server that refuses DELETE,
     /// a connection cut) is removed by a later round's listing once over an
     /// hour old, never one a probe running now may still need.

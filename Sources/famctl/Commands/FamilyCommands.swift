@@ -279,9 +279,23 @@ enum SettingsSyncCommand: Command {
             }
             // A note in the old location for the devices still syncing there
             // (once the new one is taken: a refused one leaves none, a review);
-            // left by the next sync should this process not live to.
-            warning = home.leaveMovedNotice(leaving: old, for: location)
-            try? home.state.remove(.movedNoteOwed)
+            // left by the next sync should this process not live to. A
+            // server this device cannot use now (a login it refuses, a
+            // spelling the netrc does not name) gets none yet: the others
+            // would be told it left for a place it cannot sync at (a review);
+            // the first round that works there leaves it.
+            var reached = true
+            if case .peer(let url) = location {
+                do { _ = try home.replicator(probe: true, at: location) } catch {
+                    reached = false
+                    let why = (error as? CLIError)?.message ?? "\(error)"
+                    warning = "famctl: warning: \(url) cannot be used now (\(why)); the devices at the old location are told of the move once this device syncs there ('famctl sync')."
+                }
+            }
+            if reached {
+                warning = home.leaveMovedNotice(leaving: old, for: location)
+                try? home.state.remove(.movedNoteOwed)
+            }
         }
         let (dir, peer): (String?, String?) = switch Location.stored(in: home) {
         case .directory(let d): (d, nil)

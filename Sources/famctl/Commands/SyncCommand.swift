@@ -409,12 +409,14 @@ enum SyncCommand: Command {
         // In no family, with a location set all the same (`settings sync`):
         // nobody to sync with, whatever the folder (a review: exit 0, nothing done).
         if home.projector.household.isPrivate, home.knownOwner == nil { throw Home.inNoFamily }
-        // A move whose process was killed before it left its note in the old location.
+        let replicator = try home.replicator(probe: probe)
+        // A move whose note in the old location is not left yet (its process
+        // killed first, or the new location not usable then): left once
+        // this device reaches the new one.
         if let text = (try? home.state.get(.movedNoteOwed)) ?? nil, let old = Location(noteText: text) {
             if let warning = home.leaveMovedNotice(leaving: old, for: Location.stored(in: home)) { Console.err(warning) }
             try? home.state.remove(.movedNoteOwed)
         }
-        let replicator = try home.replicator(probe: probe)
         let deniedBefore = ownDenied(home)
         // Photos left out of their records' lists: those this round leaves out are said.
         let unlistedBefore = home.unlistedPhotos()
