@@ -352,6 +352,10 @@ public final class WebDAVPeer: Peer {
     public func changes(since token: String?, limit: Int) throws(PeerError) -> ChangePage {
         var objects: [PeerObject] = []
         var unreadable: [UnreadableFolder] = []
+        // Probes' objects left behind are deleted a few a listing, and none
+        // more once one is refused (a server that refuses DELETE would be
+        // asked for each, at every round, a review).
+        var probesToDelete = 8
         for folder in try propfind("") {
             // A file where a device's folder belongs: that device's files
             // are unseen, said as not yet arrived (as a shared directory
@@ -359,7 +363,11 @@ public final class WebDAVPeer: Peer {
             guard folder.collection else {
                 // A probe's object left behind (a review: one a run where the
                 // server refused its DELETE): removed, best effort.
-                if Self.isStaleProbe(folder.name, now: Date()) { _ = try? send("DELETE", familyRelative(folder.name)) }
+                if probesToDelete > 0, Self.isStaleProbe(folder.name, now: Date()) {
+                    probesToDelete -= 1
+                    let deleted = (try? send("DELETE", familyRelative(folder.name))).map { [200, 204, 404].contains($0.status) } ?? false
+                    if !deleted { probesToDelete = 0 }
+                }
                 if folder.name.count == 64, DeviceID(hex: folder.name) != nil {
                     unreadable.append(UnreadableFolder(folder.name, "a file is in its place, not a collection (a folder); remove it from the server", fileInPlace: true))
                 }
@@ -433,13 +441,16 @@ public final class WebDAVPeer: Peer {
 
     /// Checks that the server honours conditional requests, on a probe object.
     /// - Throws: ``PeerError/unsupported(_:)`` for a server that ignores them.
-    /// Whether `name` is a probe's object (``probe()``) made over an hour
-    /// before `now`, as its name says.
+    /// Whether `name` is a probe's object (``probe()``) made over a day
+    /// before `now`, as its name says: by the clock of the device that
+    /// made it, which may be behind; a day, not an hour, so that a probe
+    /// running now is not taken for one left behind (its object deleted
+    /// between its writes, the server would seem to ignore If-None-Match).
     static func isStaleProbe(_ name: String, now: Date) -> Bool {
         let rest = name.hasPrefix(".famctl-probe-") ? name.dropFirst(".famctl-probe-".count)
             : name.hasPrefix("famctl-probe-") ? name.dropFirst("famctl-probe-".count) : nil
         guard let rest, let dash = rest.firstIndex(of: "-"), let made = Int(rest[..<dash]) else { return false }
-        return now.timeIntervalSince1970 - Double(made) > 3600
+        return now.timeIntervalSince1970 - Double(made) > 86_400
     }
 
     public func probe() throws(PeerError) {

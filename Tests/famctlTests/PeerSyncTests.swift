@@ -117,7 +117,8 @@ struct PeerSyncTests {
         let moved = try family(redirect.url).run(["sync"])
         #expect(moved.code == 65, "\(moved.stderr)")
         #expect(moved.stderr.contains("redirected:") && moved.stderr.contains("sends famctl to https://elsewhere.example/dav/"), "\(moved.stderr)")
-        #expect(moved.stderr.contains("'famctl settings sync --peer URL'") && !moved.stderr.contains("the --peer URL to give is"), "\(moved.stderr)")
+        #expect(moved.stderr.contains("'famctl settings sync --peer URL'") && !moved.stderr.contains("the --peer URL to give is")
+                && !moved.stderr.contains("the message names") && moved.stderr.contains("famctl follows no redirect"), "\(moved.stderr)")
         // Sent to the family's folder elsewhere: the --peer to give is the
         // collection above it, not the family's folder (given, that one
         // would nest a second family folder in the first).
@@ -125,8 +126,14 @@ struct PeerSyncTests {
         let told = try elsewhere.run(["sync"])
         let familyID = try #require(try JSONSerialization.jsonObject(with: Data(try elsewhere.ok("status", "--json").utf8)) as? [String: Any])["family"] as? String
         #expect(told.code == 65 && told.stderr.contains("the --peer URL to give is then https://elsewhere.example/new/)"), "\(told.stderr)")
-        let nested = try elsewhere.run(["settings", "sync", "--peer", "https://elsewhere.example/new/\(try #require(familyID))/"])
-        #expect(nested.code == 65 && nested.stderr.contains("is the family's own folder") && nested.stderr.contains("--peer https://elsewhere.example/new/"), "\(nested.stderr)")
+        let id = try #require(familyID)
+        // However the folder is spelled: `.`, `//`, a percent-escape.
+        let escaped = "%" + String(format: "%02X", Int(id.utf8.first!)) + id.dropFirst()
+        for spelled in ["\(id)/", "\(id)", "\(id)/.", "\(id)//", escaped + "/"] {
+            let nested = try elsewhere.run(["settings", "sync", "--peer", "https://elsewhere.example/new/" + spelled])
+            #expect(nested.code == 65 && nested.stderr.contains("is the family's own folder") && nested.stderr.contains("famctl: Give the address above it: --peer https://elsewhere.example/new/.")
+                    , "\(spelled): \(nested.stderr)")
+        }
 
         let refused = try family(forbid.url).run(["sync"])
         #expect(refused.code == 73, "\(refused.stderr)")
@@ -231,9 +238,32 @@ struct PeerSyncTests {
         }
     }
 
+    /// A second move while the first one's note is still owed (its server
+    /// refused the login): the note goes to the location the device first
+    /// left, where the others still sync, not to the server it never used.
+    @Test(.againstAHang)
+    func aMovePutRightTellsTheFirstLocation() throws {
+        try ApacheWebDAV.with(login: true) { url, _ in
+            let family = try SharedFamily()
+            let dad = family.dad
+            let wrong = ["FAMCTL_PEER_USER": "mum", "FAMCTL_PEER_PASSWORD": "wrong", "FAMCTL_PEER_ALLOW_HTTP": "1"]
+            let first = try dad.run(["settings", "sync", "--peer", url], env: wrong)
+            #expect(first.code == 0 && first.stderr.contains("cannot be used now"), "\(first.stderr)")
+            let dadHex = try Home.open(dad.home).deviceID.hex, familyID = try Home.open(dad.home).family.description
+            let note = family.dir + "/" + familyID + "/" + dadHex + "/" + MovedNotice.fileName
+            #expect(!FileManager.default.fileExists(atPath: note))
+            let moved = family.folderOwner.root + "/moved"
+            let second = try dad.run(["settings", "sync", "--dir", moved])
+            #expect(second.code == 0 && !second.stderr.contains("could not leave a note"), "\(second.stderr)")
+            #expect(FileManager.default.fileExists(atPath: note), "the first location was never told")
+            let round = try family.mum.run(["sync"])
+            #expect(round.stderr.contains("left this shared folder for another location (\(moved)"), "\(round.stderr)")
+        }
+    }
+
     /// A probe's object whose DELETE failed (a server that refuses DELETE,
-    /// a connection cut) is removed by a later round's listing once over an
-    /// hour old, never one a probe running now may still need.
+    /// a connection cut) is removed by a later round's listing once over a
+    /// day old (by its name), never one a probe running now may still need.
     @Test(.againstAHang)
     func aProbesObjectLeftBehindIsRemovedLater() throws {
         try ApacheWebDAV.with { url, directory in
@@ -241,9 +271,9 @@ struct PeerSyncTests {
             let family = try Home.open(mum.home).family.description
             let now = Int(Date().timeIntervalSince1970)
             let folder = "\(directory)/root/dav/\(family)"
-            let stale = "\(folder)/.famctl-probe-\(now - 7200)-\(UUID().uuidString.lowercased())"
-            let fresh = "\(folder)/.famctl-probe-\(now - 60)-\(UUID().uuidString.lowercased())"
-            let dotless = "\(folder)/famctl-probe-\(now - 7200)-\(UUID().uuidString.lowercased())"
+            let stale = "\(folder)/.famctl-probe-\(now - 172_800)-\(UUID().uuidString.lowercased())"
+            let fresh = "\(folder)/.famctl-probe-\(now - 7200)-\(UUID().uuidString.lowercased())"
+            let dotless = "\(folder)/famctl-probe-\(now - 172_800)-\(UUID().uuidString.lowercased())"
             for path in [stale, fresh, dotless] { #expect(FileManager.default.createFile(atPath: path, contents: Data("probe".utf8))) }
             try mum.ok("sync")
             #expect(!FileManager.default.fileExists(atPath: stale) && !FileManager.default.fileExists(atPath: dotless), "a stale probe object stayed")

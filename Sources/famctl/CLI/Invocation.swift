@@ -73,7 +73,10 @@ struct ArgumentParser {
         if let at = Self.helpWord(in: args) {
             var rest = args
             rest.remove(at: at)
-            return try parse(rest + ["--help"], environment: environment)
+            // Before a `--`, where it is still an option (a review: `help
+            // export stores --` exported into a folder named `--help`).
+            rest.insert("--help", at: rest.firstIndex(of: "--") ?? rest.endIndex)
+            return try parse(rest, environment: environment)
         }
         var words: [String] = []
         var command: (any Command.Type)?
@@ -162,7 +165,8 @@ struct ArgumentParser {
         var positionalOnly = false
         while j < rest.count {
             let tok = rest[j]
-            if tok == "--" { positionalOnly = true; j += 1; continue }
+            // The first `--` only: a later one is an argument like any word after it.
+            if tok == "--", !positionalOnly { positionalOnly = true; j += 1; continue }
             if !positionalOnly && tok.hasPrefix("-") && tok.count > 1 {
                 let (name, inline) = Self.split(tok)
                 guard let opt = command.spec.option(named: name) else {
@@ -206,6 +210,12 @@ struct ArgumentParser {
         let known = before.joined(separator: " ")
         let scope = known.isEmpty ? "famctl" : "famctl \(known)"
         if afterDashDash {
+            // A command that exists, its word put after `--`: said as that
+            // (a review: "unknown command 'subject list'").
+            if commands.contains(where: { $0.spec.path == words }) {
+                return .usage("'\(words.last ?? "")' comes after '--', where every word is an argument, not a command word",
+                              hint: "Put the command's words before '--': famctl \(words.joined(separator: " ")) -- ARGUMENTS.")
+            }
             return .usage("unknown command '\(words.joined(separator: " "))'", hint: "A command's words go before '--' (after it every word is an argument). Run '\(scope) --help' for the commands.")
         }
         let last = words.last ?? ""

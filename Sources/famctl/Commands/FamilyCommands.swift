@@ -99,20 +99,26 @@ enum Location {
     /// a folder of the family nested in it (a review: a redirect's address,
     /// given as told, did that without a word).
     func checkNotFamilyFolder(of family: FamilyID, option: String) throws(CLIError) {
-        let text: String
+        let given: String, path: String
         switch self {
         case .none: return
-        case .directory(let d): text = d
-        case .peer(let p): text = URL(string: p)?.path ?? p
+        case .directory(let d): (given, path) = (d, d)
+        // The path as the server reads it: percent-escapes decoded.
+        case .peer(let p): (given, path) = (p, URL(string: p)?.path ?? p)
         }
-        let parts = text.split(separator: "/")
+        // `.` and empty parts name the folder they are in (`…/ID/.`, `…/ID//`).
+        let parts = path.split(separator: "/").filter { $0 != "." }
         guard let last = parts.last, last.lowercased() == family.description.lowercased() else { return }
         let above: String
         switch self {
-        case .peer(let p): above = String(p.dropLast(p.hasSuffix("/") ? last.count + 1 : last.count))
+        case .peer(let p):
+            // Scheme, host and port as given, the path without the family's part.
+            var c = URLComponents(string: p)
+            c?.percentEncodedPath = "/" + parts.dropLast().map { $0.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? String($0) }.joined(separator: "/") + (parts.count > 1 ? "/" : "")
+            above = c?.string ?? p
         default: above = "/" + parts.dropLast().joined(separator: "/")
         }
-        throw .data("\(option) '\(text)' is the family's own folder (it ends in the family's id, \(family)): famctl adds that folder itself, and would sync in a folder of the family inside it, alone",
+        throw .data("\(option) '\(given)' is the family's own folder (it ends in the family's id, \(family)): famctl adds that folder itself, and would sync in a folder of the family inside it, alone",
                     hint: "Give the address above it: \(option) \(ShellWord.quoted(above)).")
     }
 
@@ -258,7 +264,12 @@ enum SettingsSyncCommand: Command {
         }
         var warning: String?
         if case .none = location {} else if !unchanged {
-            let old = Location.stored(in: home)
+            // Where the note goes: the location left last, unless the note of
+            // an earlier move is still owed (its new location never worked):
+            // that one's devices are the ones to tell (a review: a second move
+            // put right a mistyped URL, and the first folder was never told).
+            let owedBefore = ((try? home.state.get(.movedNoteOwed)) ?? nil).flatMap { Location(noteText: $0) }
+            let old = owedBefore ?? Location.stored(in: home)
             // The new folder made first; then, in one transaction, the new
             // location, the ask to carry the others' events there and the
             // note owed to the old one: a process killed midway leaves the

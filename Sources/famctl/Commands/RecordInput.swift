@@ -283,6 +283,30 @@ enum RecordInput {
             + "Without --at, a record is listed at its start."
     }
 
+    /// Notes for the times a change gave with an offset that is not this
+    /// device's zone's on that day (``ValueHint/offsetNotHere(_:in:)``):
+    /// stored as written, which is another moment than the same wall time
+    /// here (a review: a bottle stored an hour late without a word, the
+    /// examples' `+01:00` copied after the clocks went forward).
+    /// - Parameter given: each time given, `(name, text)`; `--at` as `at`.
+    static func offsetNotes(record id: UUID, given: [(String, String)]) -> [String] {
+        given.compactMap { name, text in
+            guard let other = ValueHint.offsetNotHere(text) else { return nil }
+            let option = name == "at" ? "--at \(other.meant)" : "\(name)=\(other.meant)"
+            return "famctl: note: \(name == "at" ? "--at" : name) \(text) has the offset \(text.suffix(6)), not this device's on that day (\(other.meant.suffix(6))): "
+                + "it is \(other.shown) here, and stored so. If \(text.dropFirst(11).prefix(5)) here was meant: famctl record update \(id.lowercasedText) \(option)"
+        }
+    }
+
+    /// The times among `fields` (of `store`) and `at`, as ``offsetNotes(record:given:)`` takes them.
+    static func givenTimes(_ fields: [String: JSONValue], store: StoreName, at: String?) -> [(String, String)] {
+        let schema = StoreSchema.schema(for: store)
+        return fields.keys.sorted().compactMap { name -> (String, String)? in
+            guard let spec = schema.field(name), case .time = spec.type, let text = fields[name]?.stringValue else { return nil }
+            return (name, text)
+        } + (at.map { [("at", $0)] } ?? [])
+    }
+
     static func time(_ text: String, option: String) throws(CLIError) -> Date {
         if let why = CalendarDate.impossibility(in: text) { throw .data("\(option) '\(text)': \(why)") }
         guard let d = TimeValue.parse(text) else {

@@ -749,8 +749,11 @@ enum SyncCommand: Command {
         case .denied:
             // (A read refused: the generic hint said to check writing.)
             "Check that this user may read the folder (its permissions, its owner: a sync program running as another user writes its files as that user); waiting will not help."
-        case .redirected:
-            "Give the family the --peer URL the message names, the collection above the family's folder (famctl follows no redirect: the login would go along): 'famctl settings sync --peer URL' on every device."
+        case .redirected(let why):
+            why.contains("the --peer URL to give is")
+                ? "Give the family the --peer URL the message names, the collection above the family's folder (famctl follows no redirect: the login would go along): 'famctl settings sync --peer URL' on every device."
+                // Somewhere that is not the family's folder (a login page): nothing to give.
+                : "famctl follows no redirect (the login would go along): check the URL with the server's owner; once the family's collection has moved, 'famctl settings sync --peer URL' on every device, URL the collection above the family's folder."
         default: nil
         }
     }

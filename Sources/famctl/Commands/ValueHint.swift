@@ -141,6 +141,13 @@ enum ValueHint {
         // What "now" is here: a device whose clock is behind could not
         // write the right time, and was not told why (a clock review).
         if v.rule.hasSuffix("in the future") {
+            // An offset that is not this zone's that day, which makes the
+            // time later than meant (a review: told to set a right clock).
+            let text = v.field == "at" ? at : fields[v.field]?.stringValue
+            if let text, let other = offsetNotHere(text), let meant = TimeValue.parse(other.meant), meant <= Date().addingTimeInterval(300) {
+                return "\(text) is written with the offset \(text.suffix(6)), which is not this device's on that day (\(other.meant.suffix(6))): it is \(other.shown) here. "
+                    + "If \(text.dropFirst(11).prefix(5)) here was meant: \(v.field == "at" ? "--at " : "\(v.field)=")\(other.meant)."
+            }
             return "This device's clock says it is \(TimeText.formatLocal(Date())) now; if that is wrong, set the clock right, else give the time it happened."
         }
         guard let spec = schema.field(v.field) else { return nil }
@@ -227,6 +234,19 @@ enum ValueHint {
         }
         let full = "\(date)T\(hh):\(mm):\(ss)\(fraction)\(offset)"
         return TimeValue.parse(full) == nil ? nil : (full, m.output.6 == nil, note)
+    }
+
+    /// A time written with a numeric offset that is not this device's zone's
+    /// on that day (`+01:00` copied from an example after the clocks went
+    /// forward): the same wall time at the zone's own offset, and the
+    /// given time as shown here; `nil` when the offset is the zone's, is
+    /// `Z`, or the wall time is ambiguous or skipped here (a review: an
+    /// hour off stored without a word).
+    static func offsetNotHere(_ text: String, in zone: TimeZone = TimeText.zone) -> (meant: String, shown: String)? {
+        guard TimeValue.parse(text) != nil, RecordInput.offsetAsWritten(text) != nil,
+              let here = completedTime(String(text.dropLast(6)), in: zone), here.offsetAdded, here.note == nil,
+              here.text != text, here.text.suffix(6) != text.suffix(6) else { return nil }
+        return (here.text, TimeText.shownHere(text, in: zone))
     }
 
     // `YYYY-MM-DD`, `T` or a space, `HH:MM`, optional `:SS` and fraction, optional offset.
