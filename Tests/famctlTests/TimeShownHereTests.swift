@@ -81,3 +81,38 @@ struct TimeShownHereTests {
         #expect(listed.code == 0 && listed.stdout.contains(winter + "  diaper") && listed.stdout.contains(summer + "  diaper"), "\(tz): \(listed.stdout)")
     }
 }
+
+/// A time written with an offset that is not this device's zone's on that
+/// day (an example's `+01:00` copied after the clocks went forward) is
+/// stored as written, which is an hour off the wall time meant: said, with
+/// the command that puts it right; and a time it makes later than now is
+/// refused saying the offset, not that the clock is wrong.
+struct OffsetNotHereTests {
+    @Test func anOffsetNotThisZonesIsSaid() throws {
+        let f = try FamctlRunner.mum()
+        let berlin = ["TZ": "Europe/Berlin"]
+        let summer = try f.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--at", "2026-07-01T06:00:00+01:00"], env: berlin)
+        let id = summer.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(summer.code == 0 && summer.stderr.contains("famctl: note: --at 2026-07-01T06:00:00+01:00 has the offset +01:00, not this device's on that day (+02:00): it is 2026-07-01T07:00:00+02:00 here")
+                && summer.stderr.contains("If 06:00 here was meant: famctl record update \(id) --at 2026-07-01T06:00:00+02:00"), "\(summer.stderr)")
+        // The zone's own offset, UTC, or another zone's device: nothing to say.
+        for (at, env) in [("2026-12-01T06:00:00+01:00", berlin), ("2026-07-01T06:00:00Z", berlin), ("2026-07-01T06:00:00+01:00", ["TZ": "Europe/London"])] {
+            let r = try f.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--at", at], env: env)
+            #expect(r.code == 0 && !r.stderr.contains("has the offset"), "\(at) \(env): \(r.stderr)")
+        }
+        // A field's time too, given by record update.
+        let feed = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=pumping", "leftMl=30")
+        let updated = try f.run(["record", "update", feed, "--at", "2026-07-02T08:30:00+01:00"], env: berlin)
+        #expect(updated.code == 0 && updated.stderr.contains("If 08:30 here was meant: famctl record update \(feed) --at 2026-07-02T08:30:00+02:00"), "\(updated.stderr)")
+        // A time the wrong offset puts ahead of now: refused, saying the offset.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let earlier = Date().addingTimeInterval(-600)
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: earlier)
+        let wall = String(format: "%04d-%02d-%02dT%02d:%02d:00", c.year!, c.month!, c.day!, c.hour!, c.minute!)
+        let ahead = try f.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--at", wall + "-05:00"], env: berlin)
+        let here = calendar.timeZone.secondsFromGMT(for: earlier) / 3600
+        #expect(ahead.code == 65 && ahead.stderr.contains("is written with the offset -05:00, which is not this device's on that day (+0\(here):00)")
+                && ahead.stderr.contains("If \(wall.dropFirst(11).prefix(5)) here was meant: --at \(wall)+0\(here):00.") && !ahead.stderr.contains("set the clock right"), "\(ahead.stderr)")
+    }
+}
