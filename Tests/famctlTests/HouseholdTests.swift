@@ -78,6 +78,12 @@ struct HouseholdTests {
         let rows = try Self.members(mum)
         #expect(rows.contains { $0["state"] as? String == "pending" })
         #expect(rows.allSatisfy { Set($0.keys).isSuperset(of: ["name", "device", "role", "state", "joined", "invite", "me", "keyWithheld"]) && $0["keyWithheld"] as? Bool == false }, "\(rows)")
+        // Changes not shared yet are said by status, a failed round or not.
+        try dad.ok("sync")
+        try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true")
+        #expect(try dad.ok("status").contains("; 1 event(s) of this device wait to go out (the next 'famctl sync' sends them)"))
+        try dad.ok("sync")
+        #expect(!(try dad.ok("status")).contains("wait to go out"))
     }
 
     /// A viewer's `record update` is told it may not write, not first

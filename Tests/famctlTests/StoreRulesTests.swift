@@ -401,6 +401,10 @@ struct StoreRulesTests {
             .first { ($0["fields"] as? [String: Any])?["end"] == nil }?["id"] as? String
         #expect(afterOpen.stderr.contains("Sleep \(open ?? "?") has no end yet: end it first with 'famctl record update \(open ?? "?") end=2026-11-29T05:00:00+01:00'"), "\(afterOpen.stderr)")
         #expect(!inside.stderr.contains("has no end yet") && inside.stderr.contains("Give this sleep times outside the other, or correct that one"), "\(inside.stderr)")
+        // More than a day later, the end it would take is one the update refuses: it asks when it ended.
+        let dayLater = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-30T19:30:00+01:00")
+        #expect(dayLater.code == 65 && dayLater.stderr.contains("has no end yet, and this one starts more than 24 hours after it")
+                && dayLater.stderr.contains("'famctl record update \(open ?? "?") end=TIME', within 24 hours of its start") && !dayLater.stderr.contains("end=2026-11-30T19:30"), "\(dayLater.stderr)")
         // One that begins before another and ends inside it: its end is what overlaps.
         let endsInside = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-29T00:00:00+01:00", "end=2026-11-29T01:30:00+01:00")
         #expect(endsInside.code == 65 && endsInside.stderr.contains("sleep.end: overlaps sleep"), "\(endsInside.stderr)")

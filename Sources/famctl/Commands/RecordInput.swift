@@ -503,6 +503,14 @@ enum RecordInput {
         }
         if other.fields["end"] == nil || other.fields["end"] == .null, let start,
            let otherStart = StoreSchema.time(other.fields["start"]), let thisStart = StoreSchema.time(start), otherStart < thisStart {
+            // An end a day past its start is refused (a sleep lasts at most
+            // 24 hours): then the advice asks when it ended (a review: the
+            // end offered was one the update refuses).
+            if thisStart.timeIntervalSince(otherStart) > 86_400 {
+                let started = other.fields["start"]?.stringValue.map { TimeText.shownHere($0) } ?? "?"
+                return "Sleep \(id), started \(started), has no end yet, and this one starts more than 24 hours after it, longer than a sleep may last: "
+                    + "give it the time it really ended ('famctl record update \(id) end=TIME', within 24 hours of its start), or delete it if it was never one ('famctl record delete \(id)'), then try again."
+            }
             return "Sleep \(id) has no end yet: end it first with 'famctl record update \(id) end=\(start.description)', then try again."
         }
         return "Give this sleep times outside the other, or correct that one: 'famctl record show \(id)', then 'famctl record update \(id) start=… end=…'."

@@ -155,8 +155,10 @@ enum StatusCommand: Command {
         for m in moved { Console.out("warning  " + home.movedAwayText(m)) }
         if moved.isEmpty, let silence = try? home.familySilence() { Console.out("warning  " + home.familySilenceText(silence)) }
         if let r = replicator {
-            // After a failed round, whether this device's changes are out (a review).
-            let waiting = lastError != nil && unpublished > 0 ? "; \(unpublished) event(s) of this device wait to go out" : ""
+            // Whether this device's changes are out: after a failed round (a
+            // review), and after days offline too, when the others miss them
+            // without a word (a review: only JSON said it).
+            let waiting = unpublished == 0 ? "" : "; \(unpublished) event(s) of this device wait to go out" + (lastError == nil ? " (the next 'famctl sync' sends them)" : "")
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")" + waiting
                         + (loginProblem.map { "; its login cannot be read: \($0)" } ?? ""))
         }
