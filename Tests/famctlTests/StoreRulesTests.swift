@@ -496,6 +496,18 @@ struct StoreRulesTests {
         let derived = rows.map { $0["derived"] as! [String: Any] }
         #expect(Set(derived.map { $0["epdsScore"] as! Int }) == [1, 13])
         #expect(derived.allSatisfy { $0["epdsFlag"] as? Bool == true })   // item 10 > 0, and a score of 13
+        // Said when written, with why; not for a score under the line.
+        let selfHarm = try x.f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=epds", "epds=0,0,0,0,0,0,0,0,0,1")
+        #expect(selfHarm.code == 0 && selfHarm.stderr.contains("famctl: note: EPDS score 1: flagged (item 10, thoughts of self-harm, is above 0)")
+                && selfHarm.stderr.contains("the same day"), "\(selfHarm.stderr)")
+        let high = try x.f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=epds", "epds=2,2,2,2,1,1,1,1,1,0")
+        #expect(high.stderr.contains("famctl: note: EPDS score 13: flagged (the score is 13 or more)") && !high.stderr.contains("self-harm"), "\(high.stderr)")
+        let low = try x.f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=epds", "epds=1,1,1,1,1,1,1,1,1,0")
+        #expect(low.code == 0 && !low.stderr.contains("EPDS"), "\(low.stderr)")
+        let id = low.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let raised = try x.f.run("record", "update", id, "epds=2,2,2,2,2,1,1,1,1,0")
+        #expect(raised.stderr.contains("famctl: note: EPDS score 14: flagged"), "\(raised.stderr)")
+        #expect(!(try x.f.run("record", "update", id, "note=after a talk")).stderr.contains("EPDS"))
     }
 
     @Test func unknownFieldsAreKeptAndJsonFieldsWork() throws {

@@ -45,6 +45,7 @@ enum RecordAddCommand: Command {
         }
         if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: fields["start"]?.stringValue) { Console.err(note) }
         for note in RecordInput.offsetNotes(record: id, given: RecordInput.givenTimes(fields, store: store, at: RecordInput.at(inv))) { Console.err(note) }
+        if let note = RecordInput.epdsNote(store: store, fields: fields, given: fields["epds"] != nil) { Console.err(note) }
         // Placed at this device's clock while both its own first change (its
         // join, dated after its invitation whatever its clock) and another
         // device's are dated more than a day past it: said, with how to give

@@ -298,6 +298,18 @@ enum RecordInput {
         }
     }
 
+    /// A note when a change gives EPDS answers whose score is flagged (13
+    /// or more, or item 10, thoughts of self-harm, above 0): said when it
+    /// is written, not only later in a list (a review: saved without a word).
+    static func epdsNote(store: StoreName, fields: [String: JSONValue], given: Bool) -> String? {
+        guard given, case .bool(true)? = StoreSchema.derived(store: store.rawValue, fields: fields)["epdsFlag"],
+              case .int(let score)? = StoreSchema.derived(store: store.rawValue, fields: fields)["epdsScore"] else { return nil }
+        let selfHarm: Bool = if case .array(let items)? = fields["epds"], items.count == 10, case .int(let last) = items[9] { last > 0 } else { false }
+        let why = [score >= 13 ? "the score is 13 or more" : nil, selfHarm ? "item 10, thoughts of self-harm, is above 0" : nil].compactMap { $0 }.joined(separator: ", and ")
+        return "famctl: note: EPDS score \(score): flagged (\(why)). The EPDS is a screening, not a diagnosis: a flagged score is one to talk over with a midwife, health visitor or doctor soon"
+            + (selfHarm ? "; thoughts of self-harm, the same day." : ".")
+    }
+
     /// The times among `fields` (of `store`) and `at`, as ``offsetNotes(record:given:)`` takes them.
     static func givenTimes(_ fields: [String: JSONValue], store: StoreName, at: String?) -> [(String, String)] {
         let schema = StoreSchema.schema(for: store)

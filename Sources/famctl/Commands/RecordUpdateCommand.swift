@@ -150,6 +150,7 @@ enum RecordUpdateCommand: Command {
         if let note = RecordInput.atStartNote(at: RecordInput.at(inv), start: merged["start"]?.stringValue) { Console.err(note) }
         if let store = try home.projector.record(id).flatMap({ StoreName(rawValue: $0.store) }) {
             for note in RecordInput.offsetNotes(record: id, given: RecordInput.givenTimes(changes, store: store, at: RecordInput.at(inv))) { Console.err(note) }
+            if let note = RecordInput.epdsNote(store: store, fields: merged, given: changes["epds"] != nil && changes["epds"] != .null) { Console.err(note) }
         }
         if inv.json { Console.json(["id": id.lowercasedText, "event": envs[0].id.hex]) } else { Console.out(id.lowercasedText) }
     }
