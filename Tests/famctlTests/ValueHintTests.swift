@@ -5,6 +5,22 @@ import Testing
 
 /// The hints for a time written short and a number written with its unit.
 struct ValueHintTests {
+    /// A time of day alone, or a word for a day: the day is asked for,
+    /// today's time when it has come, else yesterday's (just after midnight).
+    @Test func aTimeOfDayAloneGetsItsDay() throws {
+        let berlin = try #require(TimeZone(identifier: "Europe/Berlin"))
+        let noon = try #require(TimeValue.parse("2026-07-04T12:00:00+02:00"))
+        #expect(ValueHint.timeOfDayAlone("start", "7:30", now: noon, in: berlin) == "Give the date too: start=2026-07-04T07:30:00+02:00 (today, this machine's offset).")
+        #expect(ValueHint.timeOfDayAlone("start", "23:55", now: noon, in: berlin) == "Give the date too: start=2026-07-03T23:55:00+02:00 (yesterday: today's 23:55 is still to come).")
+        #expect(ValueHint.timeOfDayAlone("start", "now", now: noon, in: berlin) == "Give the moment in full: start=2026-07-04T12:00:00+02:00 (now, this machine's offset).")
+        #expect(ValueHint.timeOfDayAlone("start", "yesterday", now: noon, in: berlin)?.contains("start=2026-07-03T08:15:00+02:00") == true)
+        #expect(ValueHint.timeOfDayAlone("start", "25:00", now: noon, in: berlin) == nil && ValueHint.timeOfDayAlone("start", "soon", now: noon, in: berlin) == nil)
+        // Through the command line, a field and --at alike.
+        let mum = try FamctlRunner.mum()
+        let field = try mum.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=pumping", "leftMl=30", "--at", "00:00")
+        #expect(field.code == 65 && field.stderr.contains("famctl: Give the date too: --at ") && field.stderr.contains("T00:00:00Z (today"), "\(field.stderr)")
+    }
+
     @Test func aTimeWrittenShortIsCompleted() throws {
         func completed(_ text: String, in zone: TimeZone = .current) -> String? { ValueHint.completedTime(text, in: zone)?.text }
         #expect(completed("2026-12-04T08:00+0200") == "2026-12-04T08:00:00+02:00")

@@ -20,7 +20,7 @@ enum ValueHint {
             if CalendarDate.isValid(text) {
                 return "\(spec.name) is a moment, not a day: give the time of day too, as \(spec.name)=\(text)T08:15:00\(localOffset(text + "T08:15")) for a quarter past eight (this machine's offset)."
             }
-            return clockOutOfRange(text)
+            return timeOfDayAlone(spec.name, text) ?? clockOutOfRange(text)
         case .number(let range, _):
             // `dose=2.5ml` where the store has a unit field: both given.
             if let m = try? unitPattern.wholeMatch(in: text), let schema, let unitField = schema.field(spec.name + "Unit"),
@@ -55,6 +55,38 @@ enum ValueHint {
 
     /// What is out of range in a time whose hour, minute or second no clock
     /// shows (`T25:00:00`; a review: only "must be an ISO-8601 time").
+    /// A time of day alone (`14:30`, `7:30`) or a word for a day (`now`,
+    /// `today`, `yesterday`): the day is needed too; today's, or
+    /// yesterday's when today's is still to come (a feeding entered just
+    /// after midnight), written in full (a review: only the generic example).
+    static func timeOfDayAlone(_ name: String, _ text: String, now: Date = Date(), in zone: TimeZone = TimeText.zone) -> String? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        func day(_ d: Date) -> String {
+            let c = calendar.dateComponents([.year, .month, .day], from: d)
+            return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+        }
+        let today = day(now), yesterday = day(now.addingTimeInterval(-86_400))
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "now":
+            let c = calendar.dateComponents([.hour, .minute], from: now)
+            return completedTime(String(format: "%@T%02d:%02d", today, c.hour ?? 0, c.minute ?? 0), in: zone).map { "Give the moment in full: \(name)=\($0.text) (now, this machine's offset)." }
+        case "today", "yesterday":
+            let d = text.lowercased() == "today" ? today : yesterday
+            return "\(name) is a moment, not a day: give the date and time, as \(name)=\(d)T08:15:00\(localOffset(d + "T08:15", in: zone)) for a quarter past eight."
+        default: break
+        }
+        guard let m = try? /\s*([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?\s*/.wholeMatch(in: text),
+              let h = Int(m.output.1), let mi = Int(m.output.2), h < 24, mi < 60 else { return nil }
+        let clock = String(format: "%02d:%02d", h, mi) + (m.output.3.map { ":" + $0 } ?? "")
+        if let t = completedTime("\(today)T\(clock)", in: zone), let d = TimeValue.parse(t.text), d <= now.addingTimeInterval(300) {
+            return "Give the date too: \(name)=\(t.text) (today, this machine's offset)" + (t.note.map { "; \($0)." } ?? ".")
+        }
+        return completedTime("\(yesterday)T\(clock)", in: zone).map {
+            "Give the date too: \(name)=\($0.text) (yesterday: today's \(clock) is still to come)" + ($0.note.map { "; \($0)." } ?? ".")
+        }
+    }
+
     static func clockOutOfRange(_ text: String) -> String? {
         guard let m = try? /\s*[0-9]{4}-[0-9]{2}-[0-9]{2}[T ]([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?.*/.wholeMatch(in: text),
               let hour = Int(m.output.1), let minute = Int(m.output.2) else { return nil }
@@ -125,8 +157,8 @@ enum ValueHint {
     }
 
     /// This machine's offset at the local time `text` (`YYYY-MM-DDTHH:MM`), as `+01:00` or `Z`.
-    static func localOffset(_ text: String) -> String {
-        guard let full = completedTime(text), full.offsetAdded else { return "Z" }
+    static func localOffset(_ text: String, in zone: TimeZone = TimeText.zone) -> String {
+        guard let full = completedTime(text, in: zone), full.offsetAdded else { return "Z" }
         return String(full.text.dropFirst("2026-12-04T08:15:00".count))
     }
 
@@ -184,7 +216,9 @@ enum ValueHint {
             return "\(option) is a moment, not a day: give the time of day too, as \(option) \(text)T08:15:00\(localOffset(text + "T08:15")) for a quarter past eight (this machine's offset)."
         }
         return completedTime(text).map { "Write it in full, with seconds and an offset: \(option) \($0.text)" + ($0.offsetAdded ? " (this machine's offset at that time)" : "")
-            + ($0.note.map { "; \($0)." } ?? ".") } ?? clockOutOfRange(text)
+            + ($0.note.map { "; \($0)." } ?? ".") }
+            ?? timeOfDayAlone(option, text).map { $0.replacingOccurrences(of: "\(option)=", with: "\(option) ") }
+            ?? clockOutOfRange(text)
     }
 
     /// `text` completed to a time famctl takes, when it is one written
@@ -242,8 +276,11 @@ enum ValueHint {
     /// given time as shown here; `nil` when the offset is the zone's, is
     /// `Z`, or the wall time is ambiguous or skipped here (a review: an
     /// hour off stored without a word).
+    ///   A device kept at UTC all year (a server, a machine never set to
+    ///   its place) says nothing: its zone is no sign of the user's.
     static func offsetNotHere(_ text: String, in zone: TimeZone = TimeText.zone) -> (meant: String, shown: String)? {
-        guard TimeValue.parse(text) != nil, RecordInput.offsetAsWritten(text) != nil,
+        guard let moment = TimeValue.parse(text), RecordInput.offsetAsWritten(text) != nil,
+              zone.secondsFromGMT(for: moment) != 0 || zone.secondsFromGMT(for: moment.addingTimeInterval(182 * 86_400)) != 0,
               let here = completedTime(String(text.dropLast(6)), in: zone), here.offsetAdded, here.note == nil,
               here.text != text, here.text.suffix(6) != text.suffix(6) else { return nil }
         return (here.text, TimeText.shownHere(text, in: zone))
