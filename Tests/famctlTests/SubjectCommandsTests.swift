@@ -100,6 +100,10 @@ struct SubjectCommandsTests {
         #expect(try f.ok("subject", "update", "Lily", "--sex", "female") == first)
         let ambiguous = try f.run("subject", "update", "LILY", "--sex", "female")
         #expect(ambiguous.code == 64 && ambiguous.stderr.contains("2 care subjects are named 'LILY'") && ambiguous.stderr.contains(second), "\(ambiguous.stderr)")
+        // A record for either: which is which, and how to make them one.
+        let which = try f.run("record", "add", "--focus", "LILY", "--store", "diaper", "wet=true")
+        #expect(which.code == 64 && which.stderr.contains("Give --focus one of the keys: \(first) (0 record(s)), \(second) (0 record(s)).")
+                && which.stderr.contains("'famctl subject remove \(second) --move-records-to \(first)' merges them"), "\(which.stderr)")
         // Status names the pair, with the command that merges them: into
         // the one with the most records, else the one added first (not
         // whichever key sorts first).

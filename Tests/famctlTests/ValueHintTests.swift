@@ -69,6 +69,14 @@ struct ValueHintTests {
         #expect(try hint(.health, "temperatureC", "50") == nil, "neither Celsius nor a body's Fahrenheit")
         #expect(try hint(.health, "doseUnit", "mL") == "Did you mean doseUnit=ml? The values are written as listed.")
         #expect(try hint(.feeding, "kind", "Bottle") == "Did you mean kind=bottle? The values are written as listed.")
+        // A letter or two off (a review: `milk=formular`, `side=lefft`, `color=yelow`).
+        #expect(try hint(.feeding, "milk", "formular") == "Did you mean milk=formula? The values are written as listed.")
+        #expect(try hint(.feeding, "side", "lefft") == "Did you mean side=left? The values are written as listed.")
+        #expect(try hint(.diaper, "color", "yelow") == "Did you mean color=yellow? The values are written as listed.")
+        #expect(try hint(.feeding, "side", "middle") == nil)
+        // A weight in grams where kilograms go.
+        #expect(try hint(.growth, "weightKg", "3900") == "weightKg is in kilograms: 3900 looks like grams, 3.9 kg (weightKg=3.9).")
+        #expect(try hint(.growth, "weightKg", "260000") == nil)
         #expect(try hint(.feeding, "kind", "cup") == nil)
         #expect(try hint(.diaper, "wet", "Y") == "Write true or false (yes and no, 1 and 0 are taken too).")
         // A day for a moment; an hour of one digit.

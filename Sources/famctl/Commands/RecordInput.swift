@@ -233,7 +233,22 @@ enum RecordInput {
         if liveNamed.count == 1 { return liveNamed[0].focus }
         let all = try home.projector.subjects(includeRemoved: true)
         let named = removed ? SubjectInput.named(text, in: all) : liveNamed
-        if named.count > 1 { throw SubjectInput.ambiguous(text, named, hint: "Give --focus one of the keys.") }
+        if named.count > 1 {
+            // Which is which, and how to make one of them (a review: a parent
+            // at 3 a.m. was given two keys and nothing to tell them apart).
+            let counts = (try? home.projector.liveRecordCounts()) ?? [:]
+            let ordered = named.sorted { a, b in
+                let (ra, rb) = (counts[a.focus.description] ?? 0, counts[b.focus.description] ?? 0)
+                return ra != rb ? ra > rb : a.created < b.created
+            }
+            let each = ordered.map { s in
+                "\(s.focus) (" + ([s.fields["birth"]?.stringValue.map { "born \($0)" }, "\(counts[s.focus.description] ?? 0) record(s)", s.removed ? "removed" : nil]
+                    .compactMap { $0 }.joined(separator: ", ")) + ")"
+            }
+            let merge = ordered.count == 2 && ordered.allSatisfy({ $0.kind == .baby && !$0.removed })
+                ? " If one baby was added twice: 'famctl subject remove \(ordered[1].focus) --move-records-to \(ordered[0].focus)' merges them, and --focus \(text) then names the one kept." : ""
+            throw SubjectInput.ambiguous(text, named, hint: "Give --focus one of the keys: \(each.joined(separator: ", ")).\(merge)")
+        }
         let gone = SubjectInput.named(text, in: all)
         if gone.count == 1 { return gone[0].focus }
         // A name a letter or two off (Lilly for Lily), or a key in other letters' case (newmom).

@@ -31,7 +31,7 @@ enum ValueHint {
                 }
                 return "Give the number alone, \(spec.name)=\(number), and its unit in \(unitField.name), one of \(units.joined(separator: "/"))."
             }
-            return unit(spec.name, text: text, range: range) ?? fahrenheit(spec.name, text: text, range: range)
+            return unit(spec.name, text: text, range: range) ?? fahrenheit(spec.name, text: text, range: range) ?? grams(spec.name, text: text, range: range)
         case .integer(let range):
             // `severity=3.0`: in range, but not written as a whole number.
             if let m = try? /\s*(-?[0-9]+)\.0+\s*/.wholeMatch(in: text), let i = Int64(m.output.1), range.contains(i) {
@@ -45,7 +45,8 @@ enum ValueHint {
             }
             return nil
         case .choice(let options):
-            return sameWord(text, among: options).map { "Did you mean \(spec.name)=\($0)? The values are written as listed." }
+            // In other letters' case, or a letter or two off (`formular`, `lefft`: a review).
+            return (sameWord(text, among: options) ?? RecordInput.nearest(text, among: options)).map { "Did you mean \(spec.name)=\($0)? The values are written as listed." }
         case .bool:
             return "Write true or false (yes and no, 1 and 0 are taken too)."
         default:
@@ -154,6 +155,14 @@ enum ValueHint {
         guard range.contains(c) else { return nil }
         let shown = FieldUnit.celsius.format(c)
         return "\(field) is in degrees Celsius: \(text) looks like Fahrenheit, about \(shown) °C (\(field)=\(shown))."
+    }
+
+    /// A weight in kilograms given out of range in grams (`weightKg=3900`:
+    /// a newborn's weight as the scale shows it, a review).
+    static func grams(_ field: String, text: String, range: ClosedRange<Double>) -> String? {
+        guard FieldUnit(field: field) == .kilograms, let g = Double(text), !range.contains(g), range.contains(g / 1000) else { return nil }
+        let kg = FieldUnit.kilograms.format(g / 1000)
+        return "\(field) is in kilograms: \(text) looks like grams, \(kg) kg (\(field)=\(kg))."
     }
 
     /// This machine's offset at the local time `text` (`YYYY-MM-DDTHH:MM`), as `+01:00` or `Z`.
