@@ -99,5 +99,16 @@ struct TwoHomesTests {
         #expect(status.contains("sleeps overlap for \(baby)"))
         // Entry still refuses a third overlapping sleep.
         #expect(try h.dad.run("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-29T02:30:00+01:00").code == 65)
+        // A sleep left without an end, and the other device's later sleeps:
+        // said once, by the baby's name, with what to do, not a line a pair.
+        let mia = try h.mum.ok("subject", "add", "baby", "--name", "Mia")
+        try h.exchange()
+        let open = try h.mum.ok("record", "add", "--focus", mia, "--store", "sleep", "start=2026-11-30T13:00:00+01:00")
+        for hour in [15, 17, 19] {
+            try h.dad.ok("record", "add", "--focus", mia, "--store", "sleep", "start=2026-11-30T\(hour):00:00+01:00", "end=2026-11-30T\(hour):45:00+01:00")
+        }
+        try h.exchange()
+        let lines = try h.dad.ok("status").split(separator: "\n").filter { $0.contains("sleeps overlap for Mia") }
+        #expect(lines.count == 1 && lines[0].contains("\(open) (started 2026-11-30T12:00:00Z, no end) overlaps 3 other sleeps (all kept); if it ended long before: famctl record update \(open) end=TIME"), "\(lines)")
     }
 }

@@ -10,6 +10,36 @@ enum StatusCommand: Command {
         path: ["status"],
         abstract: "Show this device, its family, and the state of its log.")
 
+    /// What status says of sleeps that overlap (a merge of two devices'
+    /// changes left them so): a sleep in several pairs (most often one
+    /// left without an end) once, with what to do; the other pairs each
+    /// on a line; the baby by its name, each sleep with its start here (a
+    /// review: six lines of ids for one forgotten sleep).
+    static func overlapLines(_ overlaps: [Projector.SleepOverlap], home: Home, subjects: [SubjectState]) -> [String] {
+        var partners: [UUID: Set<UUID>] = [:]
+        for o in overlaps { partners[o.first, default: []].insert(o.second); partners[o.second, default: []].insert(o.first) }
+        func name(_ focus: String) -> String {
+            subjects.first { $0.focus.description == focus }?.name.map { "\($0) (\(focus))" } ?? focus
+        }
+        func started(_ id: UUID) -> String {
+            (try? home.projector.record(id))?.fields["start"]?.stringValue.map { "started \(TimeText.shownHere($0))" } ?? "started ?"
+        }
+        var lines: [String] = [], said = Set<UUID>()
+        let many = partners.filter { $0.value.count > 1 }.sorted { $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.key.lowercasedText < $1.key.lowercasedText }
+        for (id, others) in many where !said.contains(id) {
+            said.insert(id)
+            let record = try? home.projector.record(id)
+            let open = record.map { $0.fields["end"] == nil || $0.fields["end"] == .null } ?? false
+            let focus = record?.focus ?? overlaps.first { $0.first == id || $0.second == id }?.focus ?? "?"
+            lines.append("sleeps overlap for \(name(focus)): \(id.lowercasedText) (\(started(id))\(open ? ", no end" : "")) overlaps \(others.count) other sleeps (all kept)"
+                + (open ? "; if it ended long before: famctl record update \(id.lowercasedText) end=TIME" : "; 'famctl record show \(id.lowercasedText)' shows it"))
+        }
+        for o in overlaps where !said.contains(o.first) && !said.contains(o.second) {
+            lines.append("sleeps overlap for \(name(o.focus)): \(o.first.lowercasedText) (\(started(o.first))) and \(o.second.lowercasedText) (\(started(o.second))) (both kept)")
+        }
+        return lines
+    }
+
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let (family, key) = try home.currentKey()
@@ -176,9 +206,7 @@ enum StatusCommand: Command {
             Console.out("  \(n) record(s) of the removed care subject \(focus) (written where the removal had not arrived): "
                         + "'famctl record list --focus \(focus)' lists them; move them with 'famctl record update ID --focus OTHER', or bring it back: famctl subject restore \(focus)")
         }
-        for o in overlaps {
-            Console.out("  sleeps overlap for \(o.focus): \(o.first.lowercasedText) and \(o.second.lowercasedText) (both kept)")
-        }
+        for line in Self.overlapLines(overlaps, home: home, subjects: subjects) { Console.out("  " + line) }
         if deferred > 0 { Console.out("  \(deferred) record events for stores or schemas this famctl does not know yet (kept; applied after an upgrade)") }
         // Before the family's first event arrives nothing is decided: the
         // events are judged again when it does (a review over Syncthing,
