@@ -401,6 +401,9 @@ struct StoreRulesTests {
             .first { ($0["fields"] as? [String: Any])?["end"] == nil }?["id"] as? String
         #expect(afterOpen.stderr.contains("Sleep \(open ?? "?") has no end yet: end it first with 'famctl record update \(open ?? "?") end=2026-11-29T05:00:00+01:00'"), "\(afterOpen.stderr)")
         #expect(!inside.stderr.contains("has no end yet") && inside.stderr.contains("Give this sleep times outside the other, or correct that one"), "\(inside.stderr)")
+        // Listed apart at a glance.
+        let listed = try x.f.ok("record", "list", "--store", "sleep").split(separator: "\n")
+        #expect(listed.count == 2 && listed.filter { $0.hasSuffix("(no end yet)") }.count == 1 && listed.first { $0.hasSuffix("(no end yet)") }?.contains(open ?? "?") == true, "\(listed)")
         // More than a day later, the end it would take is one the update refuses: it asks when it ended.
         let dayLater = try x.f.run("record", "add", "--focus", x.baby, "--store", "sleep", "start=2026-11-30T19:30:00+01:00")
         #expect(dayLater.code == 65 && dayLater.stderr.contains("has no end yet, and this one starts more than 24 hours after it")

@@ -99,6 +99,9 @@ enum RecordView {
         if r.deleted { s += "  (deleted)" }
         let f = fieldsText(shownHere(r.fields, store: r.store).merging(StoreSchema.derived(store: r.store, fields: r.fields)) { a, _ in a })
         if !f.isEmpty { s += "  " + f }
+        // A sleep still going on (or one never ended), told apart from the
+        // others at a glance (a review: one left open for days looked like any).
+        if r.store == StoreName.sleep.rawValue, !r.deleted, r.fields["start"] != nil, r.fields["end"] == nil || r.fields["end"] == .null { s += "  (no end yet)" }
         return s
     }
 }
