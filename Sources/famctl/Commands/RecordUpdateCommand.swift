@@ -206,6 +206,9 @@ enum RecordDeleteCommand: Command {
             Console.json(objects)
         } else {
             for id in ids { Console.out(id.lowercasedText) }
+            // Said as done, with the way back (a review: the id alone, as
+            // `record add` prints, said nothing of a delete).
+            Console.err("famctl: deleted \(ids.count == 1 ? "the record" : "\(ids.count) records"); 'famctl record restore \(ids.map(\.lowercasedText).joined(separator: " "))' brings \(ids.count == 1 ? "it" : "them") back, with \(ids.count == 1 ? "its" : "their") fields.")
         }
         let photos = kept.flatMap { $0 }
         if !photos.isEmpty {
