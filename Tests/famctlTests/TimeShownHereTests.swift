@@ -104,6 +104,19 @@ struct OffsetNotHereTests {
         let feed = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=pumping", "leftMl=30")
         let updated = try f.run(["record", "update", feed, "--at", "2026-07-02T08:30:00+01:00"], env: berlin)
         #expect(updated.code == 0 && updated.stderr.contains("If 08:30 here was meant: famctl record update \(feed) --at 2026-07-02T08:30:00+02:00"), "\(updated.stderr)")
+        // Several such times: one note, one command for them all (an end
+        // put right alone could come before its start).
+        let sleepF = try FamctlRunner.mum()
+        let baby = try sleepF.ok("subject", "add", "baby")
+        let sleep = try sleepF.run(["record", "add", "--focus", baby, "--store", "sleep", "start=2026-07-01T06:00:00+01:00", "end=2026-07-01T06:30:00+01:00"], env: berlin)
+        let sid = sleep.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(sleep.stderr.split(separator: "\n").filter { $0.contains("has the offset") }.count == 1
+                && sleep.stderr.contains("If 06:30, 06:00 here were meant: famctl record update \(sid) end=2026-07-01T06:30:00+02:00 start=2026-07-01T06:00:00+02:00"), "\(sleep.stderr)")
+        let fixed = try sleepF.run(["record", "update", sid, "end=2026-07-01T06:30:00+02:00", "start=2026-07-01T06:00:00+02:00"], env: berlin)
+        #expect(fixed.code == 0 && !fixed.stderr.contains("has the offset"), "\(fixed.stderr)")
+        // A zone at UTC that day is said as Z.
+        let london = try f.run(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--at", "2026-12-01T06:00:00+01:00"], env: ["TZ": "Europe/London"])
+        #expect(london.stderr.contains("not this device's on that day (Z)"), "\(london.stderr)")
         // A time the wrong offset puts ahead of now: refused, saying the offset.
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = try #require(TimeZone(identifier: "Europe/Berlin"))

@@ -14,6 +14,11 @@ struct ValueHintTests {
         #expect(ValueHint.timeOfDayAlone("start", "23:55", now: noon, in: berlin) == "Give the date too: start=2026-07-03T23:55:00+02:00 (yesterday: today's 23:55 is still to come).")
         #expect(ValueHint.timeOfDayAlone("start", "now", now: noon, in: berlin) == "Give the moment in full: start=2026-07-04T12:00:00+02:00 (now, this machine's offset).")
         #expect(ValueHint.timeOfDayAlone("start", "yesterday", now: noon, in: berlin)?.contains("start=2026-07-03T08:15:00+02:00") == true)
+        #expect(ValueHint.timeOfDayAlone("start", "today", now: noon, in: berlin)?.contains("start=2026-07-04T12:00:00+02:00 for now") == true)
+        // Yesterday by the calendar, on days of 25 and 23 hours.
+        let longDay = try #require(TimeValue.parse("2026-10-25T23:30:00+01:00")), shortNight = try #require(TimeValue.parse("2026-03-30T00:30:00+02:00"))
+        #expect(ValueHint.timeOfDayAlone("start", "23:45", now: longDay, in: berlin) == "Give the date too: start=2026-10-24T23:45:00+02:00 (yesterday: today's 23:45 is still to come).")
+        #expect(ValueHint.timeOfDayAlone("start", "23:45", now: shortNight, in: berlin) == "Give the date too: start=2026-03-29T23:45:00+02:00 (yesterday: today's 23:45 is still to come).")
         #expect(ValueHint.timeOfDayAlone("start", "25:00", now: noon, in: berlin) == nil && ValueHint.timeOfDayAlone("start", "soon", now: noon, in: berlin) == nil)
         // Through the command line, a field and --at alike.
         let mum = try FamctlRunner.mum()
@@ -74,9 +79,12 @@ struct ValueHintTests {
         #expect(try hint(.feeding, "side", "lefft") == "Did you mean side=left? The values are written as listed.")
         #expect(try hint(.diaper, "color", "yelow") == "Did you mean color=yellow? The values are written as listed.")
         #expect(try hint(.feeding, "side", "middle") == nil)
+        // Never for a unit (mcg is not mg), nor between two as near.
+        #expect(try hint(.health, "doseUnit", "mcg") == nil && hint(.health, "doseUnit", "mgl") == nil)
+        #expect(try hint(.solidFood, "reaction", "lived") == nil)
         // A weight in grams where kilograms go.
         #expect(try hint(.growth, "weightKg", "3900") == "weightKg is in kilograms: 3900 looks like grams, 3.9 kg (weightKg=3.9).")
-        #expect(try hint(.growth, "weightKg", "260000") == nil)
+        #expect(try hint(.growth, "weightKg", "260000") == nil && hint(.growth, "weightKg", "320") == nil)
         #expect(try hint(.feeding, "kind", "cup") == nil)
         #expect(try hint(.diaper, "wet", "Y") == "Write true or false (yes and no, 1 and 0 are taken too).")
         // A day for a moment; an hour of one digit.

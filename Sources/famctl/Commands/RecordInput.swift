@@ -305,12 +305,17 @@ enum RecordInput {
     /// examples' `+01:00` copied after the clocks went forward).
     /// - Parameter given: each time given, `(name, text)`; `--at` as `at`.
     static func offsetNotes(record id: UUID, given: [(String, String)]) -> [String] {
-        given.compactMap { name, text in
-            guard let other = ValueHint.offsetNotHere(text) else { return nil }
-            let option = name == "at" ? "--at \(other.meant)" : "\(name)=\(other.meant)"
-            return "famctl: note: \(name == "at" ? "--at" : name) \(text) has the offset \(text.suffix(6)), not this device's on that day (\(other.meant.suffix(6))): "
-                + "it is \(other.shown) here, and stored so. If \(text.dropFirst(11).prefix(5)) here was meant: famctl record update \(id.lowercasedText) \(option)"
+        let off = given.compactMap { name, text in ValueHint.offsetNotHere(text).map { (name, text, $0) } }
+        guard !off.isEmpty else { return [] }
+        func offset(_ t: String) -> String { t.hasSuffix("Z") ? "Z" : String(t.suffix(6)) }
+        // Each time said; one command puts them all right together (one at a
+        // time, an end could come before its start: a review).
+        let said = off.map { name, text, other in
+            "\(name == "at" ? "--at" : name) \(text) has the offset \(offset(text)), not this device's on that day (\(offset(other.meant))): it is \(other.shown) here"
         }
+        let fix = off.map { name, _, other in name == "at" ? "--at \(other.meant)" : "\(name)=\(other.meant)" }.joined(separator: " ")
+        let wall = off.map { _, text, _ in String(text.dropFirst(11).prefix(5)) }
+        return ["famctl: note: " + said.joined(separator: "; ") + "; stored so. If \(wall.count == 1 ? wall[0] : wall.joined(separator: ", ")) here \(wall.count == 1 ? "was" : "were") meant: famctl record update \(id.lowercasedText) \(fix)"]
     }
 
     /// A note when a change gives EPDS answers whose score is flagged (13

@@ -45,8 +45,11 @@ enum ValueHint {
             }
             return nil
         case .choice(let options):
-            // In other letters' case, or a letter or two off (`formular`, `lefft`: a review).
-            return (sameWord(text, among: options) ?? RecordInput.nearest(text, among: options)).map { "Did you mean \(spec.name)=\($0)? The values are written as listed." }
+            // In other letters' case, or a letter or two off (`formular`,
+            // `lefft`: a review), when one value is nearest; never for a unit
+            // (`mcg` is not `mg`: a dose a thousand times off, a review).
+            let near = spec.name.hasSuffix("Unit") ? [] : RecordInput.nearestAll(text, among: options)
+            return (sameWord(text, among: options) ?? (near.count == 1 ? near[0] : nil)).map { "Did you mean \(spec.name)=\($0)? The values are written as listed." }
         case .bool:
             return "Write true or false (yes and no, 1 and 0 are taken too)."
         default:
@@ -67,14 +70,19 @@ enum ValueHint {
             let c = calendar.dateComponents([.year, .month, .day], from: d)
             return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
         }
-        let today = day(now), yesterday = day(now.addingTimeInterval(-86_400))
+        // The calendar's yesterday: a day of 23 or 25 hours is one day (a review).
+        let today = day(now), yesterday = day(calendar.date(byAdding: .day, value: -1, to: now) ?? now.addingTimeInterval(-86_400))
         switch text.trimmingCharacters(in: .whitespaces).lowercased() {
         case "now":
             let c = calendar.dateComponents([.hour, .minute], from: now)
             return completedTime(String(format: "%@T%02d:%02d", today, c.hour ?? 0, c.minute ?? 0), in: zone).map { "Give the moment in full: \(name)=\($0.text) (now, this machine's offset)." }
-        case "today", "yesterday":
-            let d = text.lowercased() == "today" ? today : yesterday
-            return "\(name) is a moment, not a day: give the date and time, as \(name)=\(d)T08:15:00\(localOffset(d + "T08:15", in: zone)) for a quarter past eight."
+        case "yesterday":
+            return "\(name) is a moment, not a day: give the date and time, as \(name)=\(yesterday)T08:15:00\(localOffset(yesterday + "T08:15", in: zone)) for a quarter past eight."
+        case "today":
+            // The time now, not an example hour still to come (a review: 08:15 just after midnight).
+            let c = calendar.dateComponents([.hour, .minute], from: now)
+            let clock = String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
+            return "\(name) is a moment, not a day: give the time of day too, as \(name)=\(today)T\(clock):00\(localOffset(today + "T" + clock, in: zone)) for now (this machine's offset)."
         default: break
         }
         guard let m = try? /\s*([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?\s*/.wholeMatch(in: text),
@@ -160,7 +168,8 @@ enum ValueHint {
     /// A weight in kilograms given out of range in grams (`weightKg=3900`:
     /// a newborn's weight as the scale shows it, a review).
     static func grams(_ field: String, text: String, range: ClosedRange<Double>) -> String? {
-        guard FieldUnit(field: field) == .kilograms, let g = Double(text), !range.contains(g), range.contains(g / 1000) else { return nil }
+        // A baby's weight (0.4–30 kg): a grown-up's in grams is no slip anyone makes.
+        guard FieldUnit(field: field) == .kilograms, let g = Double(text), !range.contains(g), range.contains(g / 1000), (0.4...30).contains(g / 1000) else { return nil }
         let kg = FieldUnit.kilograms.format(g / 1000)
         return "\(field) is in kilograms: \(text) looks like grams, \(kg) kg (\(field)=\(kg))."
     }
@@ -186,7 +195,8 @@ enum ValueHint {
             // time later than meant (a review: told to set a right clock).
             let text = v.field == "at" ? at : fields[v.field]?.stringValue
             if let text, let other = offsetNotHere(text), let meant = TimeValue.parse(other.meant), meant <= Date().addingTimeInterval(300) {
-                return "\(text) is written with the offset \(text.suffix(6)), which is not this device's on that day (\(other.meant.suffix(6))): it is \(other.shown) here. "
+                func offset(_ t: String) -> String { t.hasSuffix("Z") ? "Z" : String(t.suffix(6)) }
+                return "\(text) is written with the offset \(offset(text)), which is not this device's on that day (\(offset(other.meant))): it is \(other.shown) here. "
                     + "If \(text.dropFirst(11).prefix(5)) here was meant: \(v.field == "at" ? "--at " : "\(v.field)=")\(other.meant)."
             }
             return "This device's clock says it is \(TimeText.formatLocal(Date())) now; if that is wrong, set the clock right, else give the time it happened."
