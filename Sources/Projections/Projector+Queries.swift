@@ -243,6 +243,34 @@ extension Projector {
     }
 
     /// One record, live or deleted; `nil` when no event names it.
+    /// The ids of the records (deleted ones too) whose id, as written
+    /// (lowercase, with its dashes), starts with `prefix`: at most `limit`,
+    /// in order. What a short id (`019ce28f`) names.
+    public func recordIDs(startingWith prefix: String, limit: Int) throws -> [UUID] {
+        var out: [UUID] = []
+        try database.statement("""
+            SELECT id FROM \(schema).p_entities
+            WHERE kind = 'record' AND id >= ?1 AND id < ?2 AND put_version IS NOT NULL ORDER BY id LIMIT ?3
+            """).forEachRow([.text(prefix), .text(prefix + "\u{10FFFF}"), .integer(Int64(limit))]) { r in
+            if let id = UUID(text: r.text(0)) { out.append(id) }
+        }
+        return out
+    }
+
+    /// As ``recordIDs(startingWith:limit:)``, for the ids that end with
+    /// `suffix` (the random end of an id: ids made in the same minute share
+    /// their start). Reads every record's id.
+    public func recordIDs(endingWith suffix: String, limit: Int) throws -> [UUID] {
+        var out: [UUID] = []
+        try database.statement("""
+            SELECT id FROM \(schema).p_entities
+            WHERE kind = 'record' AND put_version IS NOT NULL AND substr(id, -length(?1)) = ?1 ORDER BY id LIMIT ?2
+            """).forEachRow([.text(suffix), .integer(Int64(limit))]) { r in
+            if let id = UUID(text: r.text(0)) { out.append(id) }
+        }
+        return out
+    }
+
     public func record(_ id: UUID) throws -> RecordState? {
         try recordRow(id)?.state()
     }

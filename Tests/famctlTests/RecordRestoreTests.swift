@@ -150,3 +150,34 @@ struct RecordRestoreTests {
         #expect(again.last?.hasSuffix("(brought back, with the fields it had)") == true && again.last?.contains("photos=") == false, "\(again)")
     }
 }
+
+/// A record named by the start or the end of its id (at least 6 hex
+/// digits) when that names one record: the last digits tell apart ids
+/// made the same minute, whose first ones are alike.
+struct ShortRecordIDTests {
+    @Test func theEndOrStartOfAnIdNamesItsRecord() throws {
+        let mum = try FamctlRunner.mum()
+        let a = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let b = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
+        let end = String(a.suffix(8))
+        #expect(try mum.ok("record", "show", end).hasPrefix(a))
+        #expect(try mum.ok("record", "update", end, "mood=5") == a)
+        #expect(try mum.ok("record", "show", a.replacingOccurrences(of: "-", with: "")).hasPrefix(a), "a whole id without its dashes")
+        // The same minute's ids share their start: several named, and said.
+        let start = String(a.prefix(6))
+        let both = try mum.run("record", "show", start)
+        #expect(both.code == 65 && both.stderr.contains("2 records' ids start or end with \(start): \(min(a, b)), \(max(a, b))"), "\(both.stderr)")
+        let none = try mum.run("record", "show", "ffffff00")
+        #expect(none.code == 66 && none.stderr.contains("no record's id starts or ends with ffffff00"), "\(none.stderr)")
+        // Every command that takes a record's id.
+        #expect(try mum.ok("record", "delete", end) == a)
+        #expect(try mum.ok("record", "restore", end) == a)
+        let photo = try mum.ok("photo", "add", String(b.suffix(10)), try PhotoTests.jpegFile(mum, 2_000, marker: "SHORT").path)
+        #expect(try mum.ok("photo", "list", "--record", String(b.suffix(10))).contains(photo))
+        #expect(try mum.ok("replay", "--record", end).contains(a))
+        // Not hex, or too short: not an id, said before any home is read.
+        let other = FamctlRunner()
+        #expect(try other.run("record", "show", "zzzz").stderr.contains("'zzzz' is not a record id"))
+        #expect(try mum.run("record", "show", "abcde").code == 65)
+    }
+}

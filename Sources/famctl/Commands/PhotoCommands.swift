@@ -18,13 +18,14 @@ enum PhotoAddCommand: Command {
         positionals: [PositionalSpec(name: "RECORD_ID", help: "The record."), PositionalSpec(name: "FILE", help: "The image file.")])
 
     static func run(_ inv: Invocation) throws {
-        let id = try RecordInput.record(inv.positionals[0])
+        try RecordInput.checkRecordText(inv.positionals[0])
         let file = try Home.absolute(given: inv.positionals[1], as: "FILE")
         let home = try Home.open(Home.location(inv))
         // A device that may not write (a viewer, a removed one) is told so
         // first, not of the file's size or type, nor of room in a list it
         // cannot change (checked again with the write).
         try home.checkCanWrite(quietly: true)
+        let id = try RecordInput.record(inv.positionals[0], home: home)
         guard let record = try home.projector.record(id), !record.deleted else {
             throw home.notShownYet("record \(id.lowercasedText)") ?? CLIError(.noInput, "no live record \(id.lowercasedText)")
         }
@@ -106,8 +107,9 @@ enum PhotoListCommand: Command {
         options: [.value("--record", "ID", "Only this record's photos.")])
 
     static func run(_ inv: Invocation) throws {
-        let record = try inv.value("--record").map { try RecordInput.record($0) }
+        if let text = inv.value("--record") { try RecordInput.checkRecordText(text) }
         let home = try Home.open(Home.location(inv))
+        let record = try inv.value("--record").map { try RecordInput.record($0, home: home) }
         try home.photoCacheTable()
         let photos = try home.projector.photos(record: record)
         let rows = photos.map { p -> [String: Any] in

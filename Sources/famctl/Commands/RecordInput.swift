@@ -417,6 +417,44 @@ enum RecordInput {
     /// - Parameter changesFollow: the id comes before `field=value`
     ///   changes (`record update`): one given in its place is a mistake of
     ///   order (64), said as such.
+    /// A record's id, whole (with its dashes or without), or its start or
+    /// its end (at least 6 hex digits, dashes where ids have them or none:
+    /// `019ce28f`, or the last digits, which are random where the first are
+    /// those of every id made that minute) when that names one record of
+    /// this home: typing 36 characters at 3 a.m. is no one's job (a review).
+    /// One that names several, or none, is said as such.
+    static func record(_ text: String, home: Home, changesFollow: Bool = false) throws -> UUID {
+        if let u = UUID(text: text) { return u }
+        let hex = text.lowercased().filter { $0 != "-" }
+        guard hex.count >= 6, hex.count <= 32, hex.allSatisfy({ $0.isHexDigit && $0.isASCII }) else {
+            return try record(text, changesFollow: changesFollow)
+        }
+        let dashes: Set<Int> = [8, 12, 16, 20]
+        // Written as ids are: dashes after the 8th, 12th, 16th and 20th digit, from the start or from the end.
+        let prefix = String(hex.enumerated().flatMap { i, c in dashes.contains(i) ? ["-", c] : [c] })
+        let start = 32 - hex.count
+        let suffix = String(hex.enumerated().flatMap { i, c in dashes.contains(start + i) && i > 0 ? ["-", c] : [c] })
+        if hex.count == 32, let whole = UUID(text: prefix) { return whole }
+        var found = try home.projector.recordIDs(startingWith: prefix, limit: 6)
+        for id in try home.projector.recordIDs(endingWith: suffix, limit: 6) where !found.contains(id) { found.append(id) }
+        switch found.count {
+        case 1: return found[0]
+        case 0: throw CLIError(.noInput, "no record's id starts or ends with \(hex)", hint: "'famctl record list' shows the records with their ids (--include-deleted: the deleted ones too).")
+        default:
+            throw CLIError.data("\(found.count < 6 ? "\(found.count)" : "several") records' ids start or end with \(hex): \(found.prefix(5).map(\.lowercasedText).joined(separator: ", "))\(found.count > 5 ? ", …" : "")",
+                                hint: "Give more of the id (its last digits tell ids made the same minute apart), or all of it.")
+        }
+    }
+
+    /// Refuses, before the home is opened, a text that can be neither a
+    /// record's id nor the start of one (``record(_:home:changesFollow:)``
+    /// reads it after).
+    static func checkRecordText(_ text: String, changesFollow: Bool = false) throws(CLIError) {
+        let hex = text.lowercased().filter { $0 != "-" }
+        if UUID(text: text) != nil || (hex.count >= 6 && hex.count <= 32 && hex.allSatisfy { $0.isHexDigit && $0.isASCII }) { return }
+        _ = try record(text, changesFollow: changesFollow)
+    }
+
     static func record(_ text: String, changesFollow: Bool = false) throws(CLIError) -> UUID {
         guard let u = UUID(text: text) else {
             if changesFollow, text.contains("=") {

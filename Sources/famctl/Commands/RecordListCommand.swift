@@ -82,8 +82,9 @@ enum RecordShowCommand: Command {
         positionals: [PositionalSpec(name: "ID", help: "The record's id.")])
 
     static func run(_ inv: Invocation) throws {
-        let id = try RecordInput.record(inv.positionals[0])
+        try RecordInput.checkRecordText(inv.positionals[0])
         let home = try Home.open(Home.location(inv))
+        let id = try RecordInput.record(inv.positionals[0], home: home)
         guard let r = try home.projector.record(id) else { throw CLIError.noRecord(id, in: home) }
         let history = inv.flag("--history") ? try home.projector.history(id) : []
         var problems = RecordView.brokenRules(r)

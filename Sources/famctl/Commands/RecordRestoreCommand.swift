@@ -17,8 +17,9 @@ enum RecordRestoreCommand: Command {
         positionals: [PositionalSpec(name: "ID", help: "A deleted record's id.", repeating: true)])
 
     static func run(_ inv: Invocation) throws {
-        let ids = try inv.positionals.map { text throws(CLIError) in try RecordInput.record(text) }
+        for text in inv.positionals { try RecordInput.checkRecordText(text) }
         let home = try Home.open(Home.location(inv))
+        let ids = try inv.positionals.map { try RecordInput.record($0, home: home) }
         // A viewer (or a removed device) is told so first (a review).
         try home.checkCanWrite(quietly: true)
         var seen = Set<UUID>()

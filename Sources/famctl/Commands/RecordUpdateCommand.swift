@@ -28,8 +28,10 @@ enum RecordUpdateCommand: Command {
 
     static func run(_ inv: Invocation) throws {
         var inv = inv
-        let id = try RecordInput.record(inv.positionals.removeFirst(), changesFollow: true)
+        let idText = inv.positionals.removeFirst()
+        try RecordInput.checkRecordText(idText, changesFollow: true)
         let home = try Home.open(Home.location(inv))
+        let id = try RecordInput.record(idText, home: home, changesFollow: true)
         try home.checkJoinFinished()
         // Under the write lock, the record as read, or it is read again and
         // the change made anew: another process (or a sync) changed it
@@ -165,12 +167,13 @@ enum RecordDeleteCommand: Command {
         positionals: [PositionalSpec(name: "ID", help: "The record's id.", repeating: true)])
 
     static func run(_ inv: Invocation) throws {
+        for text in inv.positionals { try RecordInput.checkRecordText(text) }
+        let home = try Home.open(Home.location(inv))
         var ids: [UUID] = []
         for text in inv.positionals {
-            let id = try RecordInput.record(text)
+            let id = try RecordInput.record(text, home: home)
             if !ids.contains(id) { ids.append(id) }
         }
-        let home = try Home.open(Home.location(inv))
         // A viewer (or a removed device) is told so first, not that a record
         // it has not received is unknown (a review).
         try home.checkCanWrite(quietly: true)

@@ -119,7 +119,7 @@ enum ReplayCommand: Command {
             until = HLC(milliseconds: HLC.milliseconds(of: d), counter: .max)
             untilMoment = d
         }
-        let recordID = try inv.value("--record").map { try RecordInput.record($0) }
+        let recordID = try inv.value("--record").map { try RecordInput.record($0, home: home) }
 
         // 1. Verify every chain of the log, and what each body holds.
         var findings = BodyFindings()
