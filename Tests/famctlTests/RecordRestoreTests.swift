@@ -174,10 +174,30 @@ struct ShortRecordIDTests {
         #expect(try mum.ok("record", "restore", end) == a)
         let photo = try mum.ok("photo", "add", String(b.suffix(10)), try PhotoTests.jpegFile(mum, 2_000, marker: "SHORT").path)
         #expect(try mum.ok("photo", "list", "--record", String(b.suffix(10))).contains(photo))
-        #expect(try mum.ok("replay", "--record", end).contains(a))
+        // The audit takes the whole id: it finds records the family does not count, which a part cannot.
+        let audit = try mum.run("replay", "--record", end)
+        #expect(audit.code == 65 && audit.stderr.contains("is not a record's whole id"), "\(audit.stderr)")
+        #expect(try mum.ok("replay", "--record", a).contains(a))
+        // A part a deleted record shares: the live one for an update or a
+        // delete, the deleted one for a restore; listed, with which is deleted, otherwise.
+        try mum.ok("record", "delete", b)
+        #expect(try mum.ok("record", "update", start, "mood=2") == a)
+        #expect(try mum.ok("record", "restore", start) == b)
+        try mum.ok("record", "delete", b)
+        let shown = try mum.run("record", "show", start)
+        #expect(shown.code == 65 && shown.stderr.contains("\(b) (deleted)"), "\(shown.stderr)")
         // Not hex, or too short: not an id, said before any home is read.
         let other = FamctlRunner()
         #expect(try other.run("record", "show", "zzzz").stderr.contains("'zzzz' is not a record id"))
         #expect(try mum.run("record", "show", "abcde").code == 65)
+    }
+
+    /// A viewer is told it may not write before a short id is looked up.
+    @Test func aViewerIsRefusedBeforeAShortIdIsLookedUp() throws {
+        let (_, _, gran, _, _) = try PhotoTests.household()
+        for command in ["delete", "restore"] {
+            let r = try gran.run("record", command, "123456")
+            #expect(r.code == 65 && r.stderr.contains("this device cannot change the family's records"), "\(command): \(r.stderr)")
+        }
     }
 }

@@ -423,7 +423,10 @@ enum RecordInput {
     /// those of every id made that minute) when that names one record of
     /// this home: typing 36 characters at 3 a.m. is no one's job (a review).
     /// One that names several, or none, is said as such.
-    static func record(_ text: String, home: Home, changesFollow: Bool = false) throws -> UUID {
+    /// - Parameter deleted: `false` for a command that acts on a live record
+    ///   (update, delete), `true` for one that acts on a deleted one
+    ///   (restore): a part the other kind shares is not ambiguous for it.
+    static func record(_ text: String, home: Home, changesFollow: Bool = false, deleted: Bool? = nil) throws -> UUID {
         if let u = UUID(text: text) { return u }
         let hex = text.lowercased().filter { $0 != "-" }
         guard hex.count >= 6, hex.count <= 32, hex.allSatisfy({ $0.isHexDigit && $0.isASCII }) else {
@@ -435,13 +438,17 @@ enum RecordInput {
         let start = 32 - hex.count
         let suffix = String(hex.enumerated().flatMap { i, c in dashes.contains(start + i) && i > 0 ? ["-", c] : [c] })
         if hex.count == 32, let whole = UUID(text: prefix) { return whole }
-        var found = try home.projector.recordIDs(startingWith: prefix, limit: 6)
-        for id in try home.projector.recordIDs(endingWith: suffix, limit: 6) where !found.contains(id) { found.append(id) }
+        var found = try home.projector.recordIDs(startingWith: prefix, limit: 7)
+        for id in try home.projector.recordIDs(endingWith: suffix, limit: 7) where !found.contains(id) { found.append(id) }
+        let isDeleted = Dictionary(uniqueKeysWithValues: try found.map { ($0, try home.projector.record($0)?.deleted ?? false) })
+        // Those of the kind the command acts on, when some are.
+        if let deleted, found.contains(where: { isDeleted[$0] == deleted }) { found = found.filter { isDeleted[$0] == deleted } }
         switch found.count {
         case 1: return found[0]
         case 0: throw CLIError(.noInput, "no record's id starts or ends with \(hex)", hint: "'famctl record list' shows the records with their ids (--include-deleted: the deleted ones too).")
         default:
-            throw CLIError.data("\(found.count < 6 ? "\(found.count)" : "several") records' ids start or end with \(hex): \(found.prefix(5).map(\.lowercasedText).joined(separator: ", "))\(found.count > 5 ? ", …" : "")",
+            throw CLIError.data("\(found.count < 7 ? "\(found.count)" : "several") records' ids start or end with \(hex): "
+                                + found.prefix(6).map { $0.lowercasedText + (isDeleted[$0] == true ? " (deleted)" : "") }.joined(separator: ", ") + (found.count > 6 ? ", …" : ""),
                                 hint: "Give more of the id (its last digits tell ids made the same minute apart), or all of it.")
         }
     }
@@ -460,7 +467,7 @@ enum RecordInput {
             if changesFollow, text.contains("=") {
                 throw .usage("'\(text)' is not a record id (a UUID): give the record's id first, then the changes: famctl record update ID field=value …")
             }
-            throw .data("'\(text)' is not a record id (a UUID)")
+            throw .data("'\(text)' is not a record id (a UUID)", hint: "A record is named by its whole id, or by at least 6 hex digits of its start or its end ('famctl record list' shows the ids).")
         }
         return u
     }

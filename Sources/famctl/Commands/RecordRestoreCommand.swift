@@ -19,9 +19,9 @@ enum RecordRestoreCommand: Command {
     static func run(_ inv: Invocation) throws {
         for text in inv.positionals { try RecordInput.checkRecordText(text) }
         let home = try Home.open(Home.location(inv))
-        let ids = try inv.positionals.map { try RecordInput.record($0, home: home) }
         // A viewer (or a removed device) is told so first (a review).
         try home.checkCanWrite(quietly: true)
+        let ids = try inv.positionals.map { try RecordInput.record($0, home: home, deleted: true) }
         var seen = Set<UUID>()
         var records: [RecordState] = []
         for id in ids where seen.insert(id).inserted {

@@ -31,7 +31,7 @@ enum RecordUpdateCommand: Command {
         let idText = inv.positionals.removeFirst()
         try RecordInput.checkRecordText(idText, changesFollow: true)
         let home = try Home.open(Home.location(inv))
-        let id = try RecordInput.record(idText, home: home, changesFollow: true)
+        let id = try RecordInput.record(idText, home: home, changesFollow: true, deleted: false)
         try home.checkJoinFinished()
         // Under the write lock, the record as read, or it is read again and
         // the change made anew: another process (or a sync) changed it
@@ -169,14 +169,14 @@ enum RecordDeleteCommand: Command {
     static func run(_ inv: Invocation) throws {
         for text in inv.positionals { try RecordInput.checkRecordText(text) }
         let home = try Home.open(Home.location(inv))
-        var ids: [UUID] = []
-        for text in inv.positionals {
-            let id = try RecordInput.record(text, home: home)
-            if !ids.contains(id) { ids.append(id) }
-        }
         // A viewer (or a removed device) is told so first, not that a record
         // it has not received is unknown (a review).
         try home.checkCanWrite(quietly: true)
+        var ids: [UUID] = []
+        for text in inv.positionals {
+            let id = try RecordInput.record(text, home: home, deleted: false)
+            if !ids.contains(id) { ids.append(id) }
+        }
         var records: [RecordState] = []
         for id in ids {
             guard let current = try home.projector.record(id) else { throw CLIError.noRecord(id, in: home) }
