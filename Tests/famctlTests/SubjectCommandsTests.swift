@@ -621,13 +621,18 @@ struct NextPregnancyTests {
 /// subject's removal with `--move-records-to`: the move writes none of its
 /// fields, and it moves as it is.
 struct MoveOfABrokenRecordTests {
-    @Test func aRecordAMergeLeftBrokenMovesAsItIs() throws {
+    /// Mum and Dad, babies Ada and Bee, and a diaper of Ada's (`fields`) both hold.
+    static func adaAndBee(_ fields: String...) throws -> (mum: FamctlRunner, dad: FamctlRunner, id: String) {
         let (mum, others) = try HouseholdTests.family()
-        let dad = others[0]
         try mum.ok("subject", "add", "baby", "--name", "Ada")
         try mum.ok("subject", "add", "baby", "--name", "Bee")
-        let id = try mum.ok("record", "add", "--focus", "Ada", "--store", "diaper", "wet=true", "dirty=true")
-        try HouseholdTests.exchange([mum, dad])
+        let id = try mum.ok(["record", "add", "--focus", "Ada", "--store", "diaper"] + fields)
+        try HouseholdTests.exchange([mum, others[0]])
+        return (mum, others[0], id)
+    }
+
+    @Test func aRecordAMergeLeftBrokenMovesAsItIs() throws {
+        let (mum, dad, id) = try Self.adaAndBee("wet=true", "dirty=true")
         try dad.ok("record", "update", id, "wet=false")
         try mum.ok("record", "update", id, "dirty=false")
         try HouseholdTests.exchange([mum, dad])
@@ -652,12 +657,7 @@ struct MoveOfABrokenRecordTests {
 /// that had not seen the move (naming the subject it knew).
 struct LogOfAMovedRecordTests {
     @Test func aMovedRecordsEventsAreListedUnderItsSubject() throws {
-        let (mum, others) = try HouseholdTests.family()
-        let dad = others[0]
-        try mum.ok("subject", "add", "baby", "--name", "Ada")
-        try mum.ok("subject", "add", "baby", "--name", "Bee")
-        let id = try mum.ok("record", "add", "--focus", "Ada", "--store", "diaper", "wet=true")
-        try HouseholdTests.exchange([mum, dad])
+        let (mum, dad, id) = try MoveOfABrokenRecordTests.adaAndBee("wet=true")
         try dad.ok("record", "update", id, "--focus", "Bee")
         try mum.ok("record", "delete", id)        // not seen the move: names Ada
         try HouseholdTests.exchange([mum, dad])
