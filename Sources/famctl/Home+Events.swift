@@ -232,10 +232,11 @@ extension Home {
             + "whatever their order; nothing is lost, and once its clock reaches that moment its changes are dated by it again. 'famctl replay' lists events dated far ahead.")
     }
 
-    /// Whether the clock warning about `who` (a device followed, or `own`)
-    /// was given in full within the last six hours; if not, notes that it
-    /// is given now. A warning on every write is one users learn to skip
-    /// (a review: 86 times in one afternoon's use).
+    /// Whether the clock warning about `what` was given in full within the
+    /// last six hours; if not, notes that it is given now (without waiting
+    /// for another process's lock: a warning never holds a command up). A
+    /// warning on every write is one users learn to skip (a review: 86
+    /// times in one afternoon's use).
     /// - Parameter what: what the warning is about: the device followed
     ///   (or `own`) and the day of the change dated ahead, so that a clock
     ///   set further ahead, or another device followed, is said in full
@@ -246,7 +247,7 @@ extension Home {
            said[..<space] == what, let at = Int(said[said.index(after: space)...]), at <= seconds, seconds - at < 6 * 3600 {
             return true
         }
-        try? state.set(.datedAheadSaid, "\(what) \(seconds)")
+        try? log.database.withoutWaiting { try state.set(.datedAheadSaid, "\(what) \(seconds)") }
         return false
     }
 
@@ -864,11 +865,11 @@ extension Home {
     /// while the owner's events that judge the join have not arrived.
     var refusedJoin: Household.RefusedJoin? { projector.household.refusedJoin(of: deviceID) }
 
-    /// Whether the owner's removal of this device has arrived: nothing it
-    /// writes from now on counts, and later keys are not sealed to it.
     /// A removed device's hint for a record or photo it does not hold.
     static let removedReadsNothingNew = "this device was removed from the family: what the family writes under the key its removal made, or a later one, is sealed under keys it was not given, and never reaches it."
 
+    /// Whether the owner's removal of this device has arrived: nothing it
+    /// writes from now on counts, and later keys are not sealed to it.
     var isRemoved: Bool { projector.household.members[deviceID].map { !$0.isActive } ?? false }
 
     /// What `sync` and `status` say of this device's own chain forked at `point`.
