@@ -319,6 +319,20 @@ struct CommandLineTests {
         #expect(!FileManager.default.fileExists(atPath: g.root + "/s"), "a refused family create made its folder")
     }
 
+    /// A hint that names famctl commands, on a command run with a --home
+    /// other than the one they would use without it, says they need it too.
+    @Test func hintsOfACommandGivenAHomeSayTheirCommandsNeedIt() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let other = f.root + "/other home"
+        #expect(try f.run(["init", "--name", "Dad", "--home", other]).code == 0)
+        let r = try f.run(["sync", "--home", other])
+        #expect(r.code == 64 && r.stderr.contains("(The commands named for this home need --home \"\(other)\" too, as this one was given it.)"), "\(r.stderr)")
+        // The home they would use anyway (FAMCTL_HOME): nothing to add.
+        let same = try f.run(["sync", "--home", f.home])
+        #expect(same.code == 64 && !same.stderr.contains("need --home"), "\(same.stderr)")
+    }
+
     @Test func wordsAfterDoubleDashAreNeverCommandWords() throws {
         let f = FamctlRunner()
         let bare = try f.run("--", "--home", "a")

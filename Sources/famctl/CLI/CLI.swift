@@ -94,7 +94,7 @@ enum CLI {
                 try command.run(invocation)
                 return outputChecked(ExitCode.ok.rawValue, didWork: true)
             } catch {
-                return report(CLIError(error, path: (try? Home.location(invocation)) ?? "the home"))
+                return report(withHomeNote(CLIError(error, path: (try? Home.location(invocation)) ?? "the home"), invocation))
             }
         }
     }
@@ -112,6 +112,19 @@ enum CLI {
         return report(CLIError(.cantCreate, "the output could not be written: \(String(cString: strerror(failure)))",
                                hint: didWork ? "What the command did is done; only what it printed is lost. \(remedy) and run a command that shows it again ('famctl record list', 'famctl log')."
                                    : "\(remedy)."))
+    }
+
+    /// `e`, its hint followed by a word on `--home` when it names famctl
+    /// commands and this one ran with a `--home` other than the one they
+    /// would use without it: those for this home need it too (a review:
+    /// a hint's 'famctl sync' went to the default home).
+    static func withHomeNote(_ e: CLIError, _ inv: Invocation) -> CLIError {
+        guard let given = inv.home, let hint = e.hint, hint.contains("'famctl ") else { return e }
+        var plain = inv
+        plain.home = nil
+        let path = Home.absolute(given)
+        guard (try? Home.location(plain)) != path else { return e }
+        return CLIError(e.code, e.message, hint: hint + " (The commands named for this home need --home \(Home.shellWord(path)) too, as this one was given it.)")
     }
 
     private static func report(_ e: CLIError) -> Int32 {
