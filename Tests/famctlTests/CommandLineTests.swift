@@ -331,6 +331,9 @@ struct CommandLineTests {
         // The home they would use anyway (FAMCTL_HOME): nothing to add.
         let same = try f.run(["sync", "--home", f.home])
         #expect(same.code == 64 && !same.stderr.contains("need --home"), "\(same.stderr)")
+        // A hint that gives a --home itself: as it is.
+        let none = try f.run(["status", "--home", f.root + "/nohome"])
+        #expect(none.code == 66 && none.stderr.contains("--home") && !none.stderr.contains("need --home"), "\(none.stderr)")
     }
 
     @Test func wordsAfterDoubleDashAreNeverCommandWords() throws {

@@ -119,7 +119,8 @@ enum CLI {
     /// would use without it: those for this home need it too (a review:
     /// a hint's 'famctl sync' went to the default home).
     static func withHomeNote(_ e: CLIError, _ inv: Invocation) -> CLIError {
-        guard let given = inv.home, let hint = e.hint, hint.contains("'famctl ") else { return e }
+        // (A hint that gives a --home itself says where each command goes.)
+        guard let given = inv.home, let hint = e.hint, hint.contains("'famctl "), !hint.contains("--home") else { return e }
         var plain = inv
         plain.home = nil
         let path = Home.absolute(given)
