@@ -247,25 +247,23 @@ extension Projector {
     /// (lowercase, with its dashes), starts with `prefix`: at most `limit`,
     /// in order. What a short id (`019ce28f`) names.
     public func recordIDs(startingWith prefix: String, limit: Int) throws -> [UUID] {
-        var out: [UUID] = []
-        try database.statement("""
-            SELECT id FROM \(schema).p_entities
-            WHERE kind = 'record' AND id >= ?1 AND id < ?2 AND put_version IS NOT NULL ORDER BY id LIMIT ?3
-            """).forEachRow([.text(prefix), .text(prefix + "\u{10FFFF}"), .integer(Int64(limit))]) { r in
-            if let id = UUID(text: r.text(0)) { out.append(id) }
-        }
-        return out
+        try recordIDs(where: "id >= ?1 AND id < ?2", [.text(prefix), .text(prefix + "\u{10FFFF}")], limit: limit)
     }
 
     /// As ``recordIDs(startingWith:limit:)``, for the ids that end with
     /// `suffix` (the random end of an id: ids made in the same minute share
     /// their start). Reads every record's id.
     public func recordIDs(endingWith suffix: String, limit: Int) throws -> [UUID] {
+        try recordIDs(where: "substr(id, -length(?1)) = ?1", [.text(suffix)], limit: limit)
+    }
+
+    /// The ids of the records `condition` (over `values`) holds for, in order, at most `limit`.
+    private func recordIDs(where condition: String, _ values: [SQLValue], limit: Int) throws -> [UUID] {
         var out: [UUID] = []
         try database.statement("""
             SELECT id FROM \(schema).p_entities
-            WHERE kind = 'record' AND put_version IS NOT NULL AND substr(id, -length(?1)) = ?1 ORDER BY id LIMIT ?2
-            """).forEachRow([.text(suffix), .integer(Int64(limit))]) { r in
+            WHERE kind = 'record' AND put_version IS NOT NULL AND \(condition) ORDER BY id LIMIT \(limit)
+            """).forEachRow(values) { r in
             if let id = UUID(text: r.text(0)) { out.append(id) }
         }
         return out

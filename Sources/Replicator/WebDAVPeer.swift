@@ -464,8 +464,9 @@ public final class WebDAVPeer: Peer {
             }
         }
         // The time in the name: a probe object whose DELETE failed (refused,
-        // the connection cut) is removed by a later listing once it is an
-        // hour old, never one a probe running now still needs.
+        // the connection cut) is removed by a later listing once it is a
+        // day old (``isStaleProbe(_:now:)``), never one a probe running now
+        // still needs.
         let stamp = "\(Int(Date().timeIntervalSince1970))-\(UUID().uuidString.lowercased())"
         var name = ".famctl-probe-" + stamp
         defer { _ = try? send("DELETE", name) }

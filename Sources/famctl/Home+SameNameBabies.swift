@@ -14,13 +14,15 @@ extension Home {
         let recordCounts = try recordCounts ?? projector.liveRecordCounts()
         return Dictionary(grouping: babies, by: { $0.name!.lowercased() })
             .values.filter { $0.count > 1 }
-            .map { group in
-                group.sorted { a, b in
-                    let (ra, rb) = (recordCounts[a.focus.description] ?? 0, recordCounts[b.focus.description] ?? 0)
-                    return ra != rb ? ra > rb : (a.created != b.created ? a.created < b.created : a.focus.description < b.focus.description)
-                }.map(\.focus.description)
-            }
+            .map { group in group.sorted { Self.keptFirst($0, $1, recordCounts: recordCounts) }.map(\.focus.description) }
             .sorted { $0[0] < $1[0] }
+    }
+
+    /// Of subjects of one name, whether `a` is the one to keep before `b`:
+    /// the most records, then the one added first (then by key).
+    static func keptFirst(_ a: SubjectState, _ b: SubjectState, recordCounts: [String: Int]) -> Bool {
+        let (ra, rb) = (recordCounts[a.focus.description] ?? 0, recordCounts[b.focus.description] ?? 0)
+        return ra != rb ? ra > rb : (a.created != b.created ? a.created < b.created : a.focus.description < b.focus.description)
     }
 
     /// What `status`, `sync` and `accept` say of one group.

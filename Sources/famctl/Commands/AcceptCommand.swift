@@ -41,7 +41,7 @@ enum AcceptCommand: Command {
                                 hint: "Ask the family's owner for a new one.")
         }
         var location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: false)
-        try location.checkNotFamilyFolder(of: code.family, option: inv.value("--dir") != nil ? "--dir" : "--peer")
+        try location.checkNotFamilyFolder(of: code.family)
         if case .none = location {
             switch code.location {
             case .directory(let d): location = .directory(d)

@@ -26,7 +26,7 @@ enum FamilyCreateCommand: Command {
         let name = try inv.requiredName("--name")
         let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: true)
         let home = try Home.open(Home.location(inv))
-        try location.checkNotFamilyFolder(of: FamilyID.owned(by: home.deviceID), option: inv.value("--dir") != nil ? "--dir" : "--peer")
+        try location.checkNotFamilyFolder(of: FamilyID.owned(by: home.deviceID))
         if let owner = home.knownOwner, owner != home.deviceID {
             throw CLIError.data("this device joined the family \(home.family)", hint: "A device belongs to one family.")
         }
@@ -98,13 +98,13 @@ enum Location {
     /// famctl adds that folder itself, and the device would sync alone in
     /// a folder of the family nested in it (a review: a redirect's address,
     /// given as told, did that without a word).
-    func checkNotFamilyFolder(of family: FamilyID, option: String) throws(CLIError) {
-        let given: String, path: String
+    func checkNotFamilyFolder(of family: FamilyID) throws(CLIError) {
+        let given: String, path: String, option: String
         switch self {
         case .none: return
-        case .directory(let d): (given, path) = (d, d)
+        case .directory(let d): (given, path, option) = (d, d, "--dir")
         // The path as the server reads it: percent-escapes decoded.
-        case .peer(let p): (given, path) = (p, URL(string: p)?.path ?? p)
+        case .peer(let p): (given, path, option) = (p, URL(string: p)?.path ?? p, "--peer")
         }
         // `.` and empty parts name the folder they are in (`…/ID/.`, `…/ID//`).
         let parts = path.split(separator: "/").filter { $0 != "." }
@@ -245,7 +245,7 @@ enum SettingsSyncCommand: Command {
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
         let location = try Location.parse(dir: inv.value("--dir"), peer: inv.value("--peer"), required: false)
-        try location.checkNotFamilyFolder(of: home.family, option: inv.value("--dir") != nil ? "--dir" : "--peer")
+        try location.checkNotFamilyFolder(of: home.family)
         // The location it has already: nothing to move (the others' events
         // are not written there again).
         let unchanged = switch (location, Location.stored(in: home)) {

@@ -237,10 +237,7 @@ enum RecordInput {
             // Which is which, and how to make one of them (a review: a parent
             // at 3 a.m. was given two keys and nothing to tell them apart).
             let counts = (try? home.projector.liveRecordCounts()) ?? [:]
-            let ordered = named.sorted { a, b in
-                let (ra, rb) = (counts[a.focus.description] ?? 0, counts[b.focus.description] ?? 0)
-                return ra != rb ? ra > rb : a.created < b.created
-            }
+            let ordered = named.sorted { Home.keptFirst($0, $1, recordCounts: counts) }
             let each = ordered.map { s in
                 "\(s.focus) (" + ([s.fields["birth"]?.stringValue.map { "born \($0)" }, "\(counts[s.focus.description] ?? 0) record(s)", s.removed ? "removed" : nil]
                     .compactMap { $0 }.joined(separator: ", ")) + ")"
@@ -307,11 +304,10 @@ enum RecordInput {
     static func offsetNotes(record id: UUID, given: [(String, String)]) -> [String] {
         let off = given.compactMap { name, text in ValueHint.offsetNotHere(text).map { (name, text, $0) } }
         guard !off.isEmpty else { return [] }
-        func offset(_ t: String) -> String { t.hasSuffix("Z") ? "Z" : String(t.suffix(6)) }
         // Each time said; one command puts them all right together (one at a
         // time, an end could come before its start: a review).
         let said = off.map { name, text, other in
-            "\(name == "at" ? "--at" : name) \(text) has the offset \(offset(text)), not this device's on that day (\(offset(other.meant))): it is \(other.shown) here"
+            "\(name == "at" ? "--at" : name) \(text) has the offset \(ValueHint.offsetText(text)), not this device's on that day (\(ValueHint.offsetText(other.meant))): it is \(other.shown) here"
         }
         let fix = off.map { name, _, other in name == "at" ? "--at \(other.meant)" : "\(name)=\(other.meant)" }.joined(separator: " ")
         let wall = off.map { _, text, _ in String(text.dropFirst(11).prefix(5)) }
@@ -322,8 +318,8 @@ enum RecordInput {
     /// or more, or item 10, thoughts of self-harm, above 0): said when it
     /// is written, not only later in a list (a review: saved without a word).
     static func epdsNote(store: StoreName, fields: [String: JSONValue], given: Bool) -> String? {
-        guard given, case .bool(true)? = StoreSchema.derived(store: store.rawValue, fields: fields)["epdsFlag"],
-              case .int(let score)? = StoreSchema.derived(store: store.rawValue, fields: fields)["epdsScore"] else { return nil }
+        guard given, case let derived = StoreSchema.derived(store: store.rawValue, fields: fields),
+              case .bool(true)? = derived["epdsFlag"], case .int(let score)? = derived["epdsScore"] else { return nil }
         let selfHarm: Bool = if case .array(let items)? = fields["epds"], items.count == 10, case .int(let last) = items[9] { last > 0 } else { false }
         let why = [score >= 13 ? "the score is 13 or more" : nil, selfHarm ? "item 10, thoughts of self-harm, is above 0" : nil].compactMap { $0 }.joined(separator: ", and ")
         return "famctl: note: EPDS score \(score): flagged (\(why)). The EPDS is a screening, not a diagnosis: a flagged score is one to talk over with a midwife, health visitor or doctor soon"
@@ -428,10 +424,7 @@ enum RecordInput {
     ///   (restore): a part the other kind shares is not ambiguous for it.
     static func record(_ text: String, home: Home, changesFollow: Bool = false, deleted: Bool? = nil) throws -> UUID {
         if let u = UUID(text: text) { return u }
-        let hex = text.lowercased().filter { $0 != "-" }
-        guard hex.count >= 6, hex.count <= 32, hex.allSatisfy({ $0.isHexDigit && $0.isASCII }) else {
-            return try record(text, changesFollow: changesFollow)
-        }
+        guard let hex = idDigits(text) else { return try record(text, changesFollow: changesFollow) }
         let dashes: Set<Int> = [8, 12, 16, 20]
         // Written as ids are: dashes after the 8th, 12th, 16th and 20th digit, from the start or from the end.
         let prefix = String(hex.enumerated().flatMap { i, c in dashes.contains(i) ? ["-", c] : [c] })
@@ -457,9 +450,15 @@ enum RecordInput {
     /// record's id nor the start of one (``record(_:home:changesFollow:)``
     /// reads it after).
     static func checkRecordText(_ text: String, changesFollow: Bool = false) throws(CLIError) {
-        let hex = text.lowercased().filter { $0 != "-" }
-        if UUID(text: text) != nil || (hex.count >= 6 && hex.count <= 32 && hex.allSatisfy { $0.isHexDigit && $0.isASCII }) { return }
+        if UUID(text: text) != nil || idDigits(text) != nil { return }
         _ = try record(text, changesFollow: changesFollow)
+    }
+
+    /// The hex digits of `text` (its dashes left out, lower case) when it
+    /// can be a part of a record's id: 6 to 32 of them, nothing else.
+    static func idDigits(_ text: String) -> String? {
+        let hex = text.lowercased().filter { $0 != "-" }
+        return hex.count >= 6 && hex.count <= 32 && hex.allSatisfy({ $0.isHexDigit && $0.isASCII }) ? hex : nil
     }
 
     static func record(_ text: String, changesFollow: Bool = false) throws(CLIError) -> UUID {

@@ -733,11 +733,7 @@ enum ImportStoresCommand: Command {
                                 fileWarnings.append("\(file)[\(i)]: \(store.rawValue).\(name): the year \(year) is before \(RecordInput.earliestYear) (is it mistyped?); imported as it is")
                             }
                             // An offset no place's clock has ('record add' refuses it), the same way.
-                            let times = (r.at.map { [("at", $0)] } ?? []) + r.fields.keys.sorted().compactMap { name -> (String, String)? in
-                                guard let spec = schema.field(name), case .time = spec.type, let text = r.fields[name]?.stringValue else { return nil }
-                                return (name, text)
-                            }
-                            for (name, text) in times {
+                            for (name, text) in RecordInput.givenTimes(r.fields, store: store, at: r.at) {
                                 guard let minutes = RecordInput.offsetAsWritten(text), !RecordInput.offsets.contains(minutes) else { continue }
                                 fileWarnings.append("\(file)[\(i)]: \(store.rawValue).\(name) '\(text)': no place's clock is \(text.suffix(6)) from UTC (offsets run from -12:00 to +14:00; is it mistyped?); imported as it is")
                             }

@@ -72,17 +72,16 @@ enum ValueHint {
         }
         // The calendar's yesterday: a day of 23 or 25 hours is one day (a review).
         let today = day(now), yesterday = day(calendar.date(byAdding: .day, value: -1, to: now) ?? now.addingTimeInterval(-86_400))
+        let c = calendar.dateComponents([.hour, .minute], from: now)
+        let clockNow = String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
         switch text.trimmingCharacters(in: .whitespaces).lowercased() {
         case "now":
-            let c = calendar.dateComponents([.hour, .minute], from: now)
-            return completedTime(String(format: "%@T%02d:%02d", today, c.hour ?? 0, c.minute ?? 0), in: zone).map { "Give the moment in full: \(name)=\($0.text) (now, this machine's offset)." }
+            return completedTime("\(today)T\(clockNow)", in: zone).map { "Give the moment in full: \(name)=\($0.text) (now, this machine's offset)." }
         case "yesterday":
             return "\(name) is a moment, not a day: give the date and time, as \(name)=\(yesterday)T08:15:00\(localOffset(yesterday + "T08:15", in: zone)) for a quarter past eight."
         case "today":
             // The time now, not an example hour still to come (a review: 08:15 just after midnight).
-            let c = calendar.dateComponents([.hour, .minute], from: now)
-            let clock = String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
-            return "\(name) is a moment, not a day: give the time of day too, as \(name)=\(today)T\(clock):00\(localOffset(today + "T" + clock, in: zone)) for now (this machine's offset)."
+            return "\(name) is a moment, not a day: give the time of day too, as \(name)=\(today)T\(clockNow):00\(localOffset(today + "T" + clockNow, in: zone)) for now (this machine's offset)."
         default: break
         }
         guard let m = try? /\s*([0-9]{1,2}):([0-9]{2})(?::([0-9]{2}))?\s*/.wholeMatch(in: text),
@@ -195,8 +194,7 @@ enum ValueHint {
             // time later than meant (a review: told to set a right clock).
             let text = v.field == "at" ? at : fields[v.field]?.stringValue
             if let text, let other = offsetNotHere(text), let meant = TimeValue.parse(other.meant), meant <= Date().addingTimeInterval(300) {
-                func offset(_ t: String) -> String { t.hasSuffix("Z") ? "Z" : String(t.suffix(6)) }
-                return "\(text) is written with the offset \(offset(text)), which is not this device's on that day (\(offset(other.meant))): it is \(other.shown) here. "
+                return "\(text) is written with the offset \(offsetText(text)), which is not this device's on that day (\(offsetText(other.meant))): it is \(other.shown) here. "
                     + "If \(text.dropFirst(11).prefix(5)) here was meant: \(v.field == "at" ? "--at " : "\(v.field)=")\(other.meant)."
             }
             return "This device's clock says it is \(TimeText.formatLocal(Date())) now; if that is wrong, set the clock right, else give the time it happened."
@@ -288,6 +286,9 @@ enum ValueHint {
         let full = "\(date)T\(hh):\(mm):\(ss)\(fraction)\(offset)"
         return TimeValue.parse(full) == nil ? nil : (full, m.output.6 == nil, note)
     }
+
+    /// The offset a time ends with, as written: `Z` or `±HH:MM`.
+    static func offsetText(_ time: String) -> String { time.hasSuffix("Z") ? "Z" : String(time.suffix(6)) }
 
     /// A time written with a numeric offset that is not this device's zone's
     /// on that day (`+01:00` copied from an example after the clocks went
