@@ -24,7 +24,7 @@ extension Home {
     func ownForkHint(at point: UInt64) -> String {
         guard ownForkWithheld(at: point) else { return writeAgainHint }
         return "Go on with the other copy of this home: the family takes what it writes. What this copy wrote from seq \(point) on is listed by 'famctl log --author me' "
-            + "(its events from #\(point)): record it again there. Without the other copy, \(joinAgainClause)."
+            + "(its events from #\(point), each with its record's id; 'famctl replay --record ID' shows all a record's change wrote): record it again there. Without the other copy, \(joinAgainClause)."
     }
 
     static func ownEventsWithheld(from point: UInt64) -> String {

@@ -248,6 +248,19 @@ struct CommandLineTests {
         #expect(json.code == 64 && json.stderr.contains("Did you mean --json?"), "\(json.stderr)")
         let sub = try f.run("record", "lsit")
         #expect(sub.code == 64 && sub.stderr.contains("Did you mean 'famctl record list'?"), "\(sub.stderr)")
+        // A field written as an option, where fields are taken: said so (not "did you mean --home").
+        let field = try f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "--note=slept well")
+        #expect(field.code == 64 && field.stderr.contains("unknown option '--note'") && field.stderr.contains("A field is given without dashes: 'note=slept well'")
+                && !field.stderr.contains("--home"), "\(field.stderr)")
+        let flagField = try f.run("record", "update", "abcdef", "--wet")
+        #expect(flagField.code == 64 && flagField.stderr.contains("A field is given without dashes: wet=VALUE"), "\(flagField.stderr)")
+        // A name no store has a field of is an option's typo still.
+        for typo in ["--focsu", "--foc=newMom"] {
+            let focusTypo = try f.run("record", "add", typo, "newMom", "--store", "postpartum", "kind=mood")
+            #expect(focusTypo.code == 64 && focusTypo.stderr.contains("Did you mean --focus?") && !focusTypo.stderr.contains("without dashes"), "\(focusTypo.stderr)")
+        }
+        let force = try f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "--force")
+        #expect(force.code == 64 && !force.stderr.contains("without dashes"), "\(force.stderr)")
         let unknownFlag = try f.run("status", "--verbose")
         #expect(unknownFlag.code == 64)
         #expect(unknownFlag.stderr.contains("unknown option '--verbose'"))
@@ -334,6 +347,15 @@ struct CommandLineTests {
         // A hint that gives a --home itself: as it is.
         let none = try f.run(["status", "--home", f.root + "/nohome"])
         #expect(none.code == 66 && none.stderr.contains("--home") && !none.stderr.contains("need --home"), "\(none.stderr)")
+        // A note that names commands, likewise (a review: they went to the default home).
+        try f.ok(["subject", "add", "newMom", "--home", other])
+        let id = try f.ok(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--home", other])
+        let deleted = try f.run(["record", "delete", id, "--home", other])
+        #expect(deleted.code == 0 && deleted.stderr.contains("famctl: deleted the record; 'famctl record restore")
+                && deleted.stderr.contains("(The commands named for this home need --home \"\(other)\" too, as this one was given it.)"), "\(deleted.stderr)")
+        try f.ok(["record", "restore", id, "--home", other])
+        let deletedHere = try f.run(["record", "delete", id, "--home", other], env: ["FAMCTL_HOME": other])
+        #expect(deletedHere.code == 0 && deletedHere.stderr.contains("'famctl record restore") && !deletedHere.stderr.contains("need --home"), "\(deletedHere.stderr)")
     }
 
     @Test func wordsAfterDoubleDashAreNeverCommandWords() throws {
@@ -555,6 +577,6 @@ struct CommandLineTests {
         #expect(ofRecord.code == 0 && ofRecord.stderr.contains("famctl: no photos of record \(id)"), "\(ofRecord.stderr)")
         #expect(try f.ok("photo", "list", "--json") == "[]")
         let replay = try f.ok("replay")
-        #expect(replay.contains(" Mum's phone (this device): 2 events"), "\(replay)")
+        #expect(replay.contains(" \"Mum's phone\" (this device): 2 events"), "\(replay)")
     }
 }

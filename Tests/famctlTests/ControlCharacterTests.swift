@@ -103,3 +103,60 @@ struct NonUTF8ArgumentTests {
         #expect(try f.ok("record", "show", id).contains("note=Zoë"))
     }
 }
+
+/// What one member writes cannot pass for more columns of another's lines:
+/// a field's name with a space or an `=` (refused on the command line and
+/// by an import, quoted when another device's event brings one), a
+/// member's name with spaces (quoted), and JSON keeps the C1 controls and
+/// the bidirectional overrides escaped (`\u009b`), as a terminal showing it
+/// would otherwise act on them.
+struct SpoofedColumnsTests {
+    @Test func aFieldNameOrAMemberNameCannotPassForMoreColumns() throws {
+        let family = try SharedFamily(["Dad (this device)  fa2fe00487a1  owner"])
+        let (mum, dad) = (family.mum, family.dad)
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Lily")
+        for r in [mum, dad] { try r.ok("sync") }
+        // An import refuses a name 'record add' refuses, naming it.
+        let dir = dad.root + "/in"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let spoof = "zz  2026-12-07T06:00:00Z  milestone  \(baby)  title"
+        try #"[{"at":"2026-12-07T06:00:00Z","focus":"\#(baby)","id":"01a24f1e-03a4-7ba8-93cb-cda2cf183e9c","fields":{"title":"Rolled over","\#(spoof)":"First steps"}}]"#
+            .write(toFile: dir + "/milestone.json", atomically: true, encoding: .utf8)
+        let imported = try dad.run("import", "stores", dir)
+        #expect(imported.code == 65 && imported.stderr.contains(#"milestone.json[0]: "fields" has "zz  2026-12-07T06:00:00Z"#)
+                && imported.stderr.contains("not a field name (letters, digits and _, starting with a letter)"), "\(imported.stderr)")
+        // Written by another build (an event this one would not write): quoted where it is shown.
+        let home = try Home.open(dad.home)
+        let id = UUID()
+        try home.append([RecordEvent(kind: .put, record: id, store: "milestone", focus: baby, at: "2026-12-07T06:00:00Z",
+                                     fields: ["title": .string("Rolled over"), spoof: .string("First steps"), "a=b": .int(1)]).body])
+        for r in [dad, mum] { try r.ok("sync") }
+        let line = try mum.ok("record", "show", id.lowercasedText)
+        #expect(line.hasSuffix(#"  milestone  Lily  "a=b"=1 title="Rolled over" "zz  2026-12-07T06:00:00Z  milestone  \#(baby)  title"="First steps""#), "\(line)")
+        #expect(try mum.ok("log").contains(#""a=b"=1 title="Rolled over""#))
+        // A member's name with spaces, quoted in `members` and `status`.
+        let members = try mum.ok("members")
+        #expect(members.contains(#"  "Dad (this device)  fa2fe00487a1  owner"  "#) && members.contains("  Mum (this device)  "), "\(members)")
+        let status = try mum.ok("status")
+        #expect(status.contains(#" "Dad (this device)  fa2fe00487a1  owner"  seq "#), "\(status)")
+        let history = try mum.ok("record", "show", id.lowercasedText, "--history")
+        #expect(history.contains(#" "Dad (this device)  fa2fe00487a1  owner"  put  event "#), "\(history)")
+    }
+
+    @Test func jsonEscapesTheControlsATerminalActsOn() throws {
+        let mum = try FamctlRunner.mum()
+        let note = "\u{9b}2J\u{9d}0;TITLE\u{9c}\u{202e}é\u{7f}"
+        let id = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--json-fields", #"{"note":"\u009b2J\u009d0;TITLE\u009c\u202eé\u007f"}"#)
+        let json = try mum.ok("record", "show", id, "--json")
+        #expect(json.contains(#""note" : "\u009b2J\u009d0;TITLE\u009c\u202eé\u007f""#), "\(json)")
+        ControlCharacterTests.expectPlain(json, "record show --json")
+        // The same text to a reader.
+        let read = try JSONSerialization.jsonObject(with: Data(json.utf8)) as! [String: Any]
+        #expect((read["fields"] as? [String: Any])?["note"] as? String == note)
+        // And in an export, read back by an import as it was.
+        let out = mum.root + "/out"
+        try mum.ok("export", "stores", out)
+        let file = try String(contentsOfFile: out + "/postpartum.json", encoding: .utf8)
+        #expect(file.contains(#"\u009b2J"#) && !file.unicodeScalars.contains("\u{9b}"), "\(file)")
+    }
+}

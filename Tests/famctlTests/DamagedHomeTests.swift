@@ -45,6 +45,10 @@ struct DamagedHomeTests {
             #expect(out.code == 65, "famctl \(args.joined(separator: " ")) exited \(out.code): \(out.stdout) \(out.stderr)")
             #expect(out.stderr.contains("the stores' file \(file) is damaged"), "\(out.stderr)")
             #expect(out.stderr.contains("famctl rebuild"))
+            if args[0] == "export" {
+                // What it wrote before stopping is said, not left to pass for an export (a review).
+                #expect(out.stderr.contains("This export stopped after writing subjects.json") && out.stderr.contains("do not import that folder as it is"), "\(out.stderr)")
+            }
             if args.starts(with: ["record", "list"]) {
                 // A streamed list prints the records before the damaged one,
                 // never as if they were all: the text ends saying it is
@@ -169,6 +173,8 @@ struct DamagedHomeTests {
         #expect(export.code == 0 && export.stdout.contains("exported 2 records and 1 subjects"), "\(export.stdout) \(export.stderr)")
         #expect(export.stderr.contains("this home cannot be opened (") && export.stderr.contains("the files are written from the stores' file projection."), "\(export.stderr)")
         #expect(export.stderr.contains("read from a copy: nothing in the home is changed"), "\(export.stderr)")
+        // What the new home cannot get back from it is said (a review: an unsynced deletion came back live).
+        #expect(export.stderr.contains("a record deleted here and not yet synced is in no export") && export.stderr.contains("--overwrite-newer"), "\(export.stderr)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: projection)) == before, "the stores' file was changed")
         let fresh = FamctlRunner()
         try fresh.ok("init", "--name", "Mum again")

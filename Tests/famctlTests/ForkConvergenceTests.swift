@@ -191,6 +191,16 @@ struct ForkConvergenceTests {
         }
         let cloneStatus = try mum.ok(["--home", clone, "status"])
         #expect(cloneStatus.contains("warning  this copy of the home is forked at seq") && cloneStatus.contains("Go on with the other copy"), "\(cloneStatus)")
+        // Nothing of its branch is said to be on its way out (a review: "the next sync sends them").
+        #expect(!cloneStatus.contains("wait to go out"), "\(cloneStatus)")
+        let statusJSON = try JSONSerialization.jsonObject(with: Data(try mum.ok(["--home", clone, "status", "--json"]).utf8)) as? [String: Any]
+        #expect(statusJSON?["unpublished"] as? Int == 0, "\(String(describing: statusJSON))")
+        // Its log marks what counts nowhere, with when each record happened, to write it again.
+        let own = try mum.ok(["--home", clone, "log", "--author", "me"]).split(separator: "\n")
+        let past = own.filter { $0.contains("(not counted: past its author's fork point (seq \(point))") }
+        #expect(past.count >= 2 && past.allSatisfy { $0.contains("postpartum newMom") && $0.contains(" at ") && $0.contains("kind=mood") }
+                && past.contains { $0.contains(kept) }, "\(own)")
+        #expect(!own.contains { !$0.contains("#") || (Int($0.split(separator: "#")[1].prefix { $0.isNumber }) ?? 0) < point && $0.contains("not counted") }, "\(own)")
         let refused = try mum.run(["--home", clone, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2"])
         #expect(refused.code == 1 && refused.stderr.contains("has a fork proof") && refused.stderr.contains("If the other copy published first, the family goes on with it"),
                 "\(refused.code): \(refused.stderr)")

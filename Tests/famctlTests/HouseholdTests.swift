@@ -396,6 +396,15 @@ struct HouseholdTests {
         // The start of a name that is not hex ("Unc"), or a part of it, is said too.
         let part = try mum.run("log", "--author", "ncl")
         #expect(part.code == 65 && part.stderr.contains("--author 'ncl' is not a device id (hex), a member's name or 'me'; did you mean \"Uncle\"?"), "\(part.stderr)")
+        // Two members of one name: which, by their ids, as `member remove`
+        // says it; a name of hex letters ("Dad") too, not taken for the start of an id.
+        let second = FamctlRunner()
+        try second.ok("accept", try mum.ok("invite"), "--name", "Dad")
+        for r in [second, mum, dad, mum] { try r.ok("sync") }
+        let twice = try mum.run("log", "--author", "Dad")
+        let secondID = try Home.open(second.home).deviceID.hex
+        #expect(twice.code == 65 && twice.stderr.contains("2 members are called \"Dad\" (devices \([secondID, dadHex].sorted().map { String($0.prefix(12)) }.joined(separator: ", ")))")
+                && twice.stderr.contains("A start of it is enough, for example '--author "), "\(twice.stderr)")
         let none = try mum.run("log", "--author", "Zz")
         #expect(none.code == 65 && none.stderr.contains("a member's name or 'me'\n"), "\(none.stderr)")
         // In a family of its own, the device's own name is taken too.

@@ -174,10 +174,17 @@ struct ShortRecordIDTests {
         #expect(try mum.ok("record", "restore", end) == a)
         let photo = try mum.ok("photo", "add", String(b.suffix(10)), try PhotoTests.jpegFile(mum, 2_000, marker: "SHORT").path)
         #expect(try mum.ok("photo", "list", "--record", String(b.suffix(10))).contains(photo))
-        // The audit takes the whole id: it finds records the family does not count, which a part cannot.
-        let audit = try mum.run("replay", "--record", end)
-        #expect(audit.code == 65 && audit.stderr.contains("is not a record's whole id"), "\(audit.stderr)")
+        // The audit matches a part against every event's record (counted or
+        // not, in the stores or not): one record, or the ones it names.
+        let audit = try mum.ok("replay", "--record", end)
+        #expect(audit.hasPrefix("record \(a)  postpartum  newMom") && audit.contains("mood=5"), "\(audit)")
         #expect(try mum.ok("replay", "--record", a).contains(a))
+        let auditBoth = try mum.run("replay", "--record", start)
+        #expect(auditBoth.code == 65 && auditBoth.stderr.contains("2 records' ids start or end with \(start): \(min(a, b)), \(max(a, b))"), "\(auditBoth.stderr)")
+        let auditNone = try mum.run("replay", "--record", "ffffff00")
+        #expect(auditNone.code == 66 && auditNone.stderr.contains("no event of the family names a record whose id starts or ends with ffffff00"), "\(auditNone.stderr)")
+        let notAnID = try mum.run("replay", "--record", "feed")
+        #expect(notAnID.code == 65 && notAnID.stderr.contains("--record 'feed' is not a record id"), "\(notAnID.stderr)")
         // A part a deleted record shares: the live one for an update or a
         // delete, the deleted one for a restore; listed, with which is deleted, otherwise.
         try mum.ok("record", "delete", b)

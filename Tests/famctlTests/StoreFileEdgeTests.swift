@@ -311,6 +311,36 @@ struct StoreFileEdgeTests {
         #expect(try fields(id)["amountMl"] as? Int == 100 && fields(id)["note"] == nil)
     }
 
+    /// A record deleted since the export, by any device, is a later change
+    /// too: its row is kept out, said as such, unless asked for (a review:
+    /// an old export brought back what Mum had deleted, and said this
+    /// device had deleted it). An undated row still brings it back.
+    @Test func aDeletionSinceTheExportIsNotUndone() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        let baby = try mum.ok("subject", "add", "baby", "--name", "Zoe")
+        for r in [mum, dad] { try r.ok("sync") }
+        let kept = try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "--at", "2026-12-04T12:00:00+01:00")
+        let gone = try dad.ok("record", "add", "--focus", baby, "--store", "diaper", "dirty=true", "--at", "2026-12-04T13:00:00+01:00")
+        for r in [dad, mum] { try r.ok("sync") }
+        let dir = dad.root + "/old"
+        try dad.ok("export", "stores", dir)
+        try mum.ok("record", "delete", gone)
+        for r in [mum, dad] { try r.ok("sync") }
+        let again = try dad.run("import", "stores", dir, "--json")
+        let tally = try #require(((try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])?["files"] as? [String: Any])?["diaper.json"] as? [String: Int])
+        #expect(again.code == 0 && tally["olderKept"] == 1 && tally["added"] == 0 && tally["recreated"] == 0 && tally["unchanged"] == 1, "\(again.stdout)")
+        let said = try dad.run("import", "stores", dir)
+        #expect(said.stderr.contains("diaper.json: 1 row(s) of records deleted since the export: kept out, not to undo the deletion (rows 1; records \(gone))")
+                && said.stderr.contains("'famctl record restore ID' brings one back"), "\(said.stderr)")
+        let listed = try dad.ok("record", "list")
+        #expect(!listed.contains(gone) && listed.contains(kept))
+        // Asked for: brought back, said without naming who deleted it.
+        let forced = try dad.ok("import", "stores", dir, "--overwrite-newer")
+        #expect(forced.contains("diaper.json: 1 added, 0 updated, 1 unchanged (of the added, 1 deleted before, brought back)"), "\(forced)")
+        #expect(try dad.ok("record", "list").contains(gone))
+    }
+
     /// `source` makes an import of an outside record idempotent: a row new
     /// by its id whose source a record here names updates that record, and
     /// `record add` of a second record with a source warns (a review: three
@@ -563,6 +593,14 @@ struct StoreFileEdgeTests {
         try f.ok("record", "delete", s2)
         try f.ok("record", "update", s1, "start=2026-12-04T13:00:00Z", "end=2026-12-04T14:00:00Z")
         try JSONSerialization.data(withJSONObject: Array(rows.dropLast())).write(to: URL(fileURLWithPath: dir + "/sleep.json"))
+        // S2's row is kept out as its deletion is later (and S1's as older): nothing overlaps.
+        let both = try f.run("import", "stores", dir)
+        #expect(both.code == 0 && both.stdout.contains("sleep.json: 0 added, 0 updated, 0 unchanged, 2 older than this home's (kept out)"), "\(both.stdout) \(both.stderr)")
+        // Undated (a file made elsewhere), S2's row brings it back: onto S1 as the home has it.
+        var undated = Array(rows.dropLast())
+        undated[1]["revision"] = nil
+        undated[1]["updated"] = nil
+        try JSONSerialization.data(withJSONObject: undated).write(to: URL(fileURLWithPath: dir + "/sleep.json"))
         let refused = try f.run("import", "stores", dir)
         #expect(refused.code == 65 && refused.stderr.contains("sleep.json[1]: sleep.start: overlaps sleep \(s1)"), "\(refused.stdout) \(refused.stderr)")
         #expect(try f.ok("record", "show", s2).hasSuffix("(deleted)"))

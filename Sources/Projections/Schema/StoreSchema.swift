@@ -217,6 +217,9 @@ public struct StoreSchema: Sendable {
 
     public static func schema(for store: StoreName) -> StoreSchema { all[store]! }
 
+    /// Every name a field of some store has (`note`, `wet`, `amountMl`…).
+    public static let anyFieldNames: Set<String> = Set(all.values.flatMap { $0.allFields.map(\.name) })
+
     // MARK: - Rules shared by several stores
 
     static let endAfterStart = Rule("end, when given, is not before start and within 24 hours of it") { store, f in

@@ -91,6 +91,9 @@ enum CLI {
                     throw CLIError(.usage, "FAMCTL_LOCK_WAIT '\(text)' is not a whole number of seconds from 0 to 3600",
                                    hint: "It sets how long famctl waits for another famctl process holding the home's database (a minute when unset).")
                 }
+                if let path = homeNoteNeeded(invocation) {
+                    Console.homeNote.withLock { $0 = "(The commands named for this home need --home \(Home.shellWord(path)) too, as this one was given it.)" }
+                }
                 try command.run(invocation)
                 return outputChecked(ExitCode.ok.rawValue, didWork: true)
             } catch {
@@ -120,12 +123,18 @@ enum CLI {
     /// a hint's 'famctl sync' went to the default home).
     static func withHomeNote(_ e: CLIError, _ inv: Invocation) -> CLIError {
         // (A hint that gives a --home itself says where each command goes.)
-        guard let given = inv.home, let hint = e.hint, hint.contains("'famctl "), !hint.contains("--home") else { return e }
+        guard let hint = e.hint, hint.contains("'famctl "), !hint.contains("--home"), let path = homeNoteNeeded(inv) else { return e }
+        return CLIError(e.code, e.message, hint: hint + " (The commands named for this home need --home \(Home.shellWord(path)) too, as this one was given it.)")
+    }
+
+    /// The home `inv` was given with `--home`, when the commands a message
+    /// names would go to another without it; `nil` otherwise.
+    static func homeNoteNeeded(_ inv: Invocation) -> String? {
+        guard let given = inv.home else { return nil }
         var plain = inv
         plain.home = nil
         let path = Home.absolute(given)
-        guard (try? Home.location(plain)) != path else { return e }
-        return CLIError(e.code, e.message, hint: hint + " (The commands named for this home need --home \(Home.shellWord(path)) too, as this one was given it.)")
+        return (try? Home.location(plain)) != path ? path : nil
     }
 
     private static func report(_ e: CLIError) -> Int32 {
@@ -145,9 +154,23 @@ enum Console {
     }
 
     /// One line on stderr (a final newline is not doubled), escaped as ``out(_:)``.
+    /// A warning, a note or any other word (not an error: its hint has it)
+    /// that names famctl commands, from a command given
+    /// another `--home`, says those need it too (``homeNote``), as an
+    /// error's hint does (``CLI/withHomeNote(_:_:)``).
     static func err(_ line: String) {
-        writeAll(2, TerminalText.escaped(line.hasSuffix("\n") ? String(line.dropLast()) : line) + "\n")
+        var line = line.hasSuffix("\n") ? String(line.dropLast()) : line
+        if line.hasPrefix("famctl: "), !line.hasPrefix("famctl: error:"), line.contains("'famctl "), !line.contains("--home"),
+           let note = homeNote.withLock({ $0 }) {
+            line += " " + note
+        }
+        writeAll(2, TerminalText.escaped(line) + "\n")
     }
+
+    /// What a warning naming famctl commands adds, when the command was
+    /// given a `--home` other than the one those commands would use
+    /// without it; `nil` otherwise.
+    static let homeNote = Mutex<String?>(nil)
 
     /// Text famctl composed itself (help), written as it is.
     static func text(_ s: String, toStandardError: Bool = false) {

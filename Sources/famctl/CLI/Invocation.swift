@@ -172,6 +172,13 @@ struct ArgumentParser {
                 guard let opt = command.spec.option(named: name) else {
                     // One or two letters off a known option (`--jsn`): suggested.
                     let near = RecordInput.nearest(name, among: command.spec.options.map(\.name) + ["--json", "--home", "--help"])
+                    // A field written as an option (`--note=x`), where fields are taken (a review: it was offered --home).
+                    let field = String(name.drop { $0 == "-" })
+                    // (A name no store has a field of is an option's typo: `--foc`.)
+                    if command.spec.positionals.contains(where: { $0.name == "field=value" }), StoreSchema.anyFieldNames.contains(field) {
+                        throw .usage("famctl \(command.spec.name): unknown option '\(name)'",
+                                     hint: "A field is given without dashes: \(ShellWord.quoted(field + "=" + (inline ?? "VALUE"))). Run 'famctl \(command.spec.name) --help'.")
+                    }
                     throw .usage("famctl \(command.spec.name): unknown option '\(name)'",
                                  hint: (near.map { "Did you mean \($0)? " } ?? "") + "Run 'famctl \(command.spec.name) --help'.")
                 }

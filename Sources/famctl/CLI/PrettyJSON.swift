@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import Projections
 
 /// JSON for people and for files read back (`export stores`), laid out as
 /// Foundation's `.prettyPrinted, .sortedKeys` lays it out (two spaces, `"key" :
@@ -79,14 +80,49 @@ enum PrettyJSON {
             for (i, key) in fields.keys.sorted().enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 newline(indent + 1)
-                JSONValue.quote(key, into: &out)
+                quote(key, into: &out)
                 out += " : ".utf8
                 write(fields[key]!, indent: indent + 1, into: &out)
             }
             newline(indent)
             out.append(UInt8(ascii: "}"))
+        case .string(let text):
+            quote(text, into: &out)
         default:
             value.write(into: &out)
         }
+    }
+
+    /// `s` as a JSON string, as ``JSONValue/quote(_:into:)`` writes it, but
+    /// with the controls a terminal may act on beyond those JSON escapes
+    /// (the C1 controls, DEL, the line and paragraph separators, the
+    /// bidirectional overrides: ``PlainText/isControl(_:)``) written as
+    /// `\u009b`: the same text to a reader, inert on a terminal showing
+    /// `--json` output (a review: a one-byte CSI passed through raw).
+    static func quote(_ s: String, into out: inout [UInt8]) {
+        // ASCII below DEL, or no such scalar: as the log's JSON writes it.
+        if s.utf8.allSatisfy({ $0 < 0x7F }) || !s.unicodeScalars.contains(where: { $0.value >= 0x7F && PlainText.isControl($0) }) {
+            JSONValue.quote(s, into: &out)
+            return
+        }
+        out.append(UInt8(ascii: "\""))
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += #"\""#.utf8
+            case "\\": out += #"\\"#.utf8
+            case "\n": out += #"\n"#.utf8
+            case "\r": out += #"\r"#.utf8
+            case "\t": out += #"\t"#.utf8
+            default:
+                if u.value < 0x20 || (u.value >= 0x7F && PlainText.isControl(u)) {
+                    out += "\\u".utf8
+                    let hex = String(u.value, radix: 16)
+                    out += (String(repeating: "0", count: 4 - hex.count) + hex).utf8
+                } else {
+                    out += String(u).utf8
+                }
+            }
+        }
+        out.append(UInt8(ascii: "\""))
     }
 }

@@ -10,6 +10,12 @@ enum TerminalText {
     /// ```
     /// TerminalText.escaped("title=a\nb\u{1b}[31m")   // #"title=a\nb\u{1b}[31m"#
     /// ```
+    /// A name another device chose (a member's), as a column of a line
+    /// shows it: in double quotes when it holds a space or a double quote
+    /// (as a field's text is), so that a name cannot pass for more columns
+    /// (`"Dad (this device)  fa2fe00487a1  owner"`).
+    static func name(_ s: String) -> String { RecordView.valueText(.string(s)) }
+
     static func escaped(_ line: String) -> String {
         // Most lines are printable ASCII: nothing to look at scalar by scalar.
         if line.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return line }

@@ -33,6 +33,11 @@ enum LogCommand: Command {
                 authorPrefix = named[0].device.hex
             } else if named.isEmpty, folded.count == 1 {
                 authorPrefix = folded[0].device.hex
+            } else if named.count > 1 || folded.count > 1 {
+                // Which ones, as `member remove` says it (a review: the ids were not given).
+                let ids = (named.count > 1 ? named : folded).map(\.device).sorted { $0.hex < $1.hex }
+                throw CLIError.data("\(ids.count) members are called \"\(a)\" (devices \(ids.map(\.short).joined(separator: ", "))); give the device id",
+                                    hint: "A start of it is enough, for example '--author \(ids[0].hex.prefix(4))'; 'famctl members' lists them.")
             } else if !a.isEmpty, a.allSatisfy(\.isHexDigit) {
                 authorPrefix = a.lowercased()
                 // "Dad" is hex too: a prefix no device id has is most
@@ -43,8 +48,6 @@ enum LogCommand: Command {
                     throw CLIError.data("--author '\(a)' is the start of no device id\(like.isEmpty ? " and no member's name" : "; did you mean \(like.joined(separator: " or "))?")",
                                         hint: "Give a member's whole name (quoted), a device id or a prefix of one, or 'me'; 'famctl members' lists them.")
                 }
-            } else if named.count > 1 || folded.count > 1 {
-                throw CLIError.data("\(max(named.count, folded.count)) members are called \"\(a)\"; give the device id", hint: "'famctl members' lists them.")
             } else {
                 // The start or a part of a name ("Gran" for "Grandma").
                 let like = Self.namesHolding(a, names.map(\.name))
@@ -73,7 +76,7 @@ enum LogCommand: Command {
 
         let entries = LogEntries(
             keys: try Dictionary(home.log.families().map { ($0, ReadOnlyKeys(keys: try home.state.keyring.keys(family: $0))) }, uniquingKeysWith: { a, _ in a }),
-            notCounted: notCounted, authorPrefix: authorPrefix, since: since, focus: focus, focusRecords: focusRecords, json: inv.json)
+            notCounted: notCounted, forkPoints: home.forkPoints, family: home.family, authorPrefix: authorPrefix, since: since, focus: focus, focusRecords: focusRecords, json: inv.json)
         try StreamedListing(json: inv.json, name: "log", unit: "event", empty: "(no events)", make: entries.entry)
             .print { add in try home.log.forEachEvent(order: .hlc, since: since) { try add($0) } }
     }
@@ -98,9 +101,13 @@ enum LogCommand: Command {
             // time, so records made within a minute share their first
             // eight characters, and the id is what `record show` takes.
             line += "  \(store) \(r["focus"]!) \(r["record"]!)"
+            // When it happened, as the put says it (a diaper's only time: a
+            // review found what a forked copy wrote could not be written
+            // again from its line).
+            let at = r["type"] as? String == RecordEvent.Kind.put.rawValue ? r["at"] as? String : nil
             if let text = r["fieldsText"] as? String, !text.isEmpty {
-                line += " " + text
-            } else if r["type"] as? String == RecordEvent.Kind.put.rawValue, let at = r["at"] as? String {
+                line += (at.map { " at \($0)" } ?? "") + " " + text
+            } else if let at {
                 // A put that moves the record in time alone: what it changed.
                 line += " at \(at) (no field changes)"
             }
@@ -118,6 +125,10 @@ struct LogEntries: Sendable {
     let keys: [FamilyID: ReadOnlyKeys]
     /// Events the family's rules do not count, with the reason.
     let notCounted: [EventID: String]
+    /// The family's forked chains, each with its fork point: their events
+    /// from there on count on no device.
+    let forkPoints: [DeviceID: UInt64]
+    let family: FamilyID
     let authorPrefix: String?
     let since: HLC?
     let focus: String?
@@ -136,7 +147,10 @@ struct LogEntries: Sendable {
             "id": env.id.hex, "author": env.author.hex, "seq": env.seq,
             "hlc": TimeText.format(env.hlc.date), "counter": Int(env.hlc.counter), "epoch": Int(env.epoch),
         ]
-        if let why = notCounted[env.id] { row["notCounted"] = why }
+        if let why = notCounted[env.id] { row["notCounted"] = why } else if env.family == family, let point = forkPoints[env.author], env.seq >= point {
+            // Past a fork point: kept in the log, in no projection (as `replay --record` says it).
+            row["notCounted"] = "past its author's fork point (seq \(point)): its key signed two histories, and nothing of it from there on counts"
+        }
         switch Home.openBody(env, with: keys[env.family]?.keys[env.epoch]) {
         case .body(let body):
             row["type"] = body.type

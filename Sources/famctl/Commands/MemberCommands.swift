@@ -37,7 +37,7 @@ enum MembersCommand: Command {
         if inv.json { Console.json(["family": home.family.description, "name": h.name ?? NSNull(), "members": rows] as [String: Any]); return }
         Console.out("family \"\(h.name ?? "?")\" (\(home.family))")
         for r in rows {
-            let name = (r["name"] as? String) ?? "(invitation)"
+            let name = (r["name"] as? String).map(TerminalText.name) ?? "(invitation)"
             let device = (r["device"] as? String).map { String($0.prefix(12)) } ?? "-"
             let me = (r["me"] as? Bool) == true ? " (this device)" : ""
             let joined = (r["joined"] as? String).map { "joined \($0)" } ?? "not yet joined"

@@ -422,17 +422,48 @@ enum RecordInput {
     /// - Parameter deleted: `false` for a command that acts on a live record
     ///   (update, delete), `true` for one that acts on a deleted one
     ///   (restore): a part the other kind shares is not ambiguous for it.
+    /// A record's id, or 6 to 31 hex digits of its start or its end, as
+    /// ids are written (dashes after the 8th, 12th, 16th and 20th digit).
+    struct IDPart {
+        let hex: String, prefix: String, suffix: String
+        let whole: UUID?
+
+        init(whole: UUID) {
+            self.init(hex: whole.lowercasedText.filter { $0 != "-" }, prefix: whole.lowercasedText, suffix: whole.lowercasedText, whole: whole)
+        }
+
+        private init(hex: String, prefix: String, suffix: String, whole: UUID?) {
+            (self.hex, self.prefix, self.suffix, self.whole) = (hex, prefix, suffix, whole)
+        }
+
+        /// `nil` for 32 digits that are no UUID.
+        init?(hex: String) {
+            let dashes: Set<Int> = [8, 12, 16, 20]
+            let prefix = String(hex.enumerated().flatMap { i, c in dashes.contains(i) ? ["-", c] : [c] })
+            if hex.count == 32 {
+                guard let u = UUID(text: prefix) else { return nil }
+                self.init(whole: u)
+                return
+            }
+            let start = 32 - hex.count
+            let suffix = String(hex.enumerated().flatMap { i, c in dashes.contains(start + i) && i > 0 ? ["-", c] : [c] })
+            self.init(hex: hex, prefix: prefix, suffix: suffix, whole: nil)
+        }
+
+        func matches(_ id: UUID) -> Bool {
+            if let whole { return id == whole }
+            let text = id.lowercasedText
+            return text.hasPrefix(prefix) || text.hasSuffix(suffix)
+        }
+    }
+
     static func record(_ text: String, home: Home, changesFollow: Bool = false, deleted: Bool? = nil) throws -> UUID {
         if let u = UUID(text: text) { return u }
         guard let hex = idDigits(text) else { return try record(text, changesFollow: changesFollow) }
-        let dashes: Set<Int> = [8, 12, 16, 20]
-        // Written as ids are: dashes after the 8th, 12th, 16th and 20th digit, from the start or from the end.
-        let prefix = String(hex.enumerated().flatMap { i, c in dashes.contains(i) ? ["-", c] : [c] })
-        let start = 32 - hex.count
-        let suffix = String(hex.enumerated().flatMap { i, c in dashes.contains(start + i) && i > 0 ? ["-", c] : [c] })
-        if hex.count == 32, let whole = UUID(text: prefix) { return whole }
-        var found = try home.projector.recordIDs(startingWith: prefix, limit: 7)
-        for id in try home.projector.recordIDs(endingWith: suffix, limit: 7) where !found.contains(id) { found.append(id) }
+        guard let part = IDPart(hex: hex) else { return try record(text, changesFollow: changesFollow) }
+        if let whole = part.whole { return whole }
+        var found = try home.projector.recordIDs(startingWith: part.prefix, limit: 7)
+        for id in try home.projector.recordIDs(endingWith: part.suffix, limit: 7) where !found.contains(id) { found.append(id) }
         let isDeleted = Dictionary(uniqueKeysWithValues: try found.map { ($0, try home.projector.record($0)?.deleted ?? false) })
         // Those of the kind the command acts on, when some are.
         if let deleted, found.contains(where: { isDeleted[$0] == deleted }) { found = found.filter { isDeleted[$0] == deleted } }

@@ -52,9 +52,11 @@ enum RecordListCommand: Command {
         // damaged row ends the listing with a line saying it is incomplete
         // (the JSON array left open), never a partial list that looks whole.
         let json = inv.json
+        // A baby by its name where the name names it alone (`--focus` takes either).
+        let labels = json ? [:] : RecordView.focusLabels(try home.projector.subjects())
         let printed = try StreamedListing(json: json, name: "list", unit: "record", empty: nil) { (row: StoredRecordRow) in
             guard let r = try row.state(), query.admits(r) else { return nil }
-            return json ? StreamedEntry.item(RecordView.json(r)) : StreamedEntry.line(RecordView.line(r))
+            return json ? StreamedEntry.item(RecordView.json(r)) : StreamedEntry.line(RecordView.line(r, labels: labels))
         }.print { add in
             if let last {
                 // The most recent first, until enough, then printed in order.
@@ -121,7 +123,7 @@ enum RecordShowCommand: Command {
             Console.json(o)
             return
         }
-        Console.out(RecordView.line(r))
+        Console.out(RecordView.line(r, labels: RecordView.focusLabels(try home.projector.subjects())))
         if r.deleted, !before.isEmpty {
             // Its subject removed since: the restore waits for it.
             let subjectRemoved = FocusKey(r.focus).map { focus in ((try? home.projector.subject(focus)) ?? nil) == nil } ?? false
@@ -250,7 +252,7 @@ enum HistoryView {
     ///   device's time zone, as its `at` is.
     static func line(_ h: HistoryEntry, home: Home?, store: String? = nil, after previous: HistoryEntry? = nil) -> String {
         var who = h.version.author.short
-        if let name = home?.projector.household.members[h.version.author]?.name { who += " \(name)" }
+        if let name = home?.projector.household.members[h.version.author]?.name { who += " \(TerminalText.name(name))" }
         if h.version.author == home?.deviceID { who += " (this device)" }
         var s = "\(TimeText.format(h.version.hlc.date))  \(who)  \(h.operation.rawValue)  event \(h.event.short)"
         let f = h.changes.filter { !$0.key.hasPrefix("$") }

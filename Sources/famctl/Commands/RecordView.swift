@@ -31,7 +31,16 @@ enum RecordView {
     /// characters are shown escaped, quoted or not: ``Console``.) `cleared` stands for a
     /// null (a field a change removes), when given.
     static func fieldsText(_ f: [String: JSONValue], cleared: String? = nil) -> String {
-        f.keys.sorted().map { k in "\(k)=" + valueText(f[k]!, cleared: cleared) }.joined(separator: " ")
+        f.keys.sorted().map { k in nameText(k) + "=" + valueText(f[k]!, cleared: cleared) }.joined(separator: " ")
+    }
+
+    /// A field's name as ``fieldsText(_:cleared:)`` prints it: as it is
+    /// when it is one `record add` takes (letters, digits and `_`), else in
+    /// double quotes as a text is (a name another device or an older build
+    /// wrote with a space or an `=` in it would read as more fields).
+    static func nameText(_ k: String) -> String {
+        if let first = k.first, first.isLetter || first == "$", k.dropFirst().allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) { return k }
+        return "\"" + k.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
     /// One field's value as ``fieldsText(_:cleared:)`` prints it.
@@ -94,8 +103,30 @@ enum RecordView {
         return out
     }
 
-    static func line(_ r: RecordState) -> String {
-        var s = "\(r.id.lowercasedText)  \(r.at.map { TimeText.shownHere($0) } ?? "-")  \(r.store)  \(r.focus)"
+    /// What a record line shows for each care subject: a baby's name
+    /// where `--focus` with that name names it and nothing else (no other
+    /// live subject's name in any letters' case, not a key itself), quoted
+    /// when it holds a space, else its focus key (`pregnancy` and `newMom`
+    /// are their own).
+    static func focusLabels(_ subjects: [SubjectState]) -> [String: String] {
+        let live = subjects.filter { !$0.removed }
+        var uses: [String: Int] = [:]
+        for s in live { if let n = s.name { uses[n.lowercased(), default: 0] += 1 } }
+        var out: [String: String] = [:]
+        for s in live where s.kind == .baby {
+            // (One with an '=' could read as a field: its key. One with a
+            // space is quoted, as a member's name is: `"Rose  (deleted)"`
+            // cannot pass for more columns.)
+            guard let n = s.name, !n.isEmpty, uses[n.lowercased()] == 1, FocusKey(n) == nil, !n.contains("="),
+                  n.trimmingCharacters(in: .whitespaces) == n else { continue }
+            out[s.focus.description] = TerminalText.name(n)
+        }
+        return out
+    }
+
+    /// - Parameter labels: ``focusLabels(_:)``; a subject not in it is shown by its key.
+    static func line(_ r: RecordState, labels: [String: String] = [:]) -> String {
+        var s = "\(r.id.lowercasedText)  \(r.at.map { TimeText.shownHere($0) } ?? "-")  \(r.store)  \(labels[r.focus] ?? r.focus)"
         if r.deleted { s += "  (deleted)" }
         let f = fieldsText(shownHere(r.fields, store: r.store).merging(StoreSchema.derived(store: r.store, fields: r.fields)) { a, _ in a })
         if !f.isEmpty { s += "  " + f }

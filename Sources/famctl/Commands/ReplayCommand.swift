@@ -17,7 +17,7 @@ enum ReplayCommand: Command {
             """,
         options: [
             .value("--until", "TIME", "Show the state as of this moment (events with a clock after it are left out)."),
-            .value("--record", "ID", "Print that record's full trail: every version, who, when, which fields."),
+            .value("--record", "ID", "Print that record's full trail: every version, who, when, which fields (the id, or 6 hex digits or more of its start or end)."),
         ])
 
     /// What is wrong with the live projection's changes not counted (the
@@ -119,14 +119,17 @@ enum ReplayCommand: Command {
             until = HLC(milliseconds: HLC.milliseconds(of: d), counter: .max)
             untilMoment = d
         }
-        // The whole id: the audit looks for records the family does not
-        // count too, which no short id finds in the stores (a review: one
-        // that two ids share picked the counted one without a word).
-        let recordID = try inv.value("--record").map { text throws(CLIError) in
-            guard let u = UUID(text: text) else {
-                throw .data("--record '\(text)' is not a record's whole id", hint: "replay --record takes the whole id (with its dashes), as 'famctl record list' or the event that names it shows it: it finds records the family does not count, which a part of an id cannot.")
+        // The whole id, or a part (6 hex digits or more of its start or
+        // end) matched against every event's record, counted or not: the
+        // audit looks for records the family does not count too, which the
+        // stores do not hold (a review: a part two ids shared picked the
+        // counted one without a word).
+        let wanted = try inv.value("--record").map { text throws(CLIError) -> RecordInput.IDPart in
+            if let u = UUID(text: text) { return RecordInput.IDPart(whole: u) }
+            guard let hex = RecordInput.idDigits(text), let part = RecordInput.IDPart(hex: hex) else {
+                throw .data("--record '\(text)' is not a record id", hint: "Give the record's id, or at least 6 hex digits of its start or its end, as 'famctl record list' or the event that names it shows it.")
             }
-            return u
+            return part
         }
 
         // 1. Verify every chain of the log, and what each body holds.
@@ -140,7 +143,7 @@ enum ReplayCommand: Command {
         let report = try home.log.audit(family: nil, localAuthor: home.deviceID) { env in
             switch try home.openBody(env) {
             case .body(let body):
-                if let recordID, env.family == home.family, let r = try? RecordEvent(body), r.record == recordID {
+                if let wanted, env.family == home.family, let r = try? RecordEvent(body), wanted.matches(r.record) {
                     naming.append(RecordEventSeen(id: env.id, author: env.author, hlc: env.hlc, type: body.type, seq: env.seq, change: r))
                 }
                 if body.type == PhotoEvent.Kind.put.rawValue {
@@ -154,6 +157,16 @@ enum ReplayCommand: Command {
             case .failed(let e): findings.unreadable.append((env.id, e))
             }
             return nil
+        }
+        let recordID = try wanted.map { w -> UUID in
+            if let whole = w.whole { return whole }
+            let ids = Set(naming.compactMap(\.change?.record)).sorted { $0.lowercasedText < $1.lowercasedText }
+            guard ids.count == 1 else {
+                if ids.isEmpty { throw CLIError(.noInput, "no event of the family names a record whose id starts or ends with \(w.hex)", hint: "'famctl record list --include-deleted' shows the records with their ids.") }
+                throw CLIError.data("\(ids.count) records' ids start or end with \(w.hex): " + ids.prefix(6).map(\.lowercasedText).joined(separator: ", ") + (ids.count > 6 ? ", …" : ""),
+                                    hint: "Give more of the id, or all of it.")
+            }
+            return ids[0]
         }
         // Events missing from the middle of a chain: the next sync looks for
         // them in the shared folder (noted without waiting for another
@@ -223,7 +236,8 @@ enum ReplayCommand: Command {
                               "digest": rebuilt, "records": records.map(RecordView.json)] as [String: Any])
             } else {
                 Console.out("state as of \(inv.value("--until")!): \(records.count) live records, digest \(rebuilt)")
-                for r in records { Console.out("  " + RecordView.line(r)) }
+                let labels = RecordView.focusLabels(try scratch.projector.subjects())
+                for r in records { Console.out("  " + RecordView.line(r, labels: labels)) }
             }
             if !report.isIntact { throw failure(report, agrees: true, gapsSyncFills: gapsSyncFills) }
             if let storesBehind { throw storesBehind }
@@ -413,7 +427,7 @@ enum ReplayCommand: Command {
             // Named as `status` names them.
             let name = household.members[a.author]?.name ?? household.refusedJoins[a.author]?.name ?? (a.author == home.deviceID ? home.deviceName : nil)
             let me = a.author == home.deviceID ? " (this device)" : ""
-            Console.out("  \(a.author.short)\(name.map { " " + TerminalText.escaped($0) } ?? "")\(me): \(a.events) event\(a.events == 1 ? "" : "s"), \(TimeText.format(a.firstHLC.date)) … \(TimeText.format(a.lastHLC.date))")
+            Console.out("  \(a.author.short)\(name.map { " " + TerminalText.name($0) } ?? "")\(me): \(a.events) event\(a.events == 1 ? "" : "s"), \(TimeText.format(a.firstHLC.date)) … \(TimeText.format(a.lastHLC.date))")
         }
         Console.out("forks: \(r.forks.isEmpty ? "none" : "\(r.forks.count)")")
         for f in r.forks {

@@ -88,7 +88,11 @@ enum StatusCommand: Command {
         let lastSync = (try? replicator?.lastSync()) ?? nil
         // This device's events not yet in the shared folder or peer.
         let unpublished: Int = replicator == nil ? 0 : {
-            let head = (try? home.log.head(of: home.deviceID, in: home.family).seq) ?? 0
+            var head = (try? home.log.head(of: home.deviceID, in: home.family).seq) ?? 0
+            // A copy of this home forked: what it wrote from the fork on never
+            // goes out (said below), as `sync` counts it (a review: "the next
+            // sync sends them", which published none).
+            if let point = try? home.log.forkPoint(of: home.deviceID, in: home.family) { head = min(head, point - 1) }
             let published = (try? Replicator.publishedSeq(log: home.log, family: home.family)) ?? 0
             return head > published ? Int(head - published) : 0
         }()
@@ -150,7 +154,7 @@ enum StatusCommand: Command {
         Console.out("events   \(total) in the log, \(pending) waiting for earlier events")
         for a in authors {
             let h = heads[a]!
-            var line = "  \(a.short) \(name(a))\(a == home.deviceID ? " (this device)" : "")"
+            var line = "  \(a.short) \(TerminalText.name(name(a)))\(a == home.deviceID ? " (this device)" : "")"
             // (Refused for good: not a join waiting for the family's first event or its invitation.)
             if household.members[a] == nil, a != home.deviceID, household.refusedJoin(of: a) != nil { line += " (its join was refused: not a member)" }
             // (As `members` says it: a user review found it only there.)

@@ -41,7 +41,9 @@ enum ExportStoresCommand: Command {
             try write(from: salvage.projector, to: dir, inv: inv, salvaged: true)
             Console.err("famctl: Keep this export. Then make a new home (a member: 'famctl accept' with a new invitation; the family's owner, "
                 + "whom nobody else can invite: 'famctl init' and 'famctl family create', a new family) and run 'famctl import stores \(ShellWord.quoted(dir))' there: "
-                + "it brings back the records the family's devices do not hold.")
+                + "it brings back the records the family's devices do not hold. What it cannot bring: a record deleted here and not yet synced is in no export "
+                + "(the family still has it live: delete it again there), and an edit made here and not yet synced is kept out as from another state of the record "
+                + "(the import names such rows; importing again with --overwrite-newer writes them over what the family has).")
             return
         }
         try home.checkStoresCaughtUp("an export written now would leave them out")
@@ -204,6 +206,11 @@ enum ExportStoresCommand: Command {
                 try file.commit()
             } catch let e as FileIO.Failure {
                 throw cantWrite(path, e, after: replaced)
+            } catch {
+                // Stopped by what it read (damaged stores): the folder holds
+                // part of an export, said so (a review: it imported as a whole one).
+                let e = CLIError(error, path: (try? Home.location(inv)) ?? "the home")
+                throw CLIError(e.code, e.message, hint: (e.hint.map { $0 + " " } ?? "") + Self.partial(replaced, in: dir))
             }
             replaced.append("\(store.rawValue).json")
             counts[store.rawValue] = written
@@ -286,6 +293,12 @@ enum ExportStoresCommand: Command {
                         hint: "Check that this user may write there and that the disk has room; " + (replaced.isEmpty ? "nothing else was changed." : "the file was left as it was." + mixed))
     }
 
+    /// What an export stopped after writing `replaced` says of `dir`.
+    static func partial(_ replaced: [String], in dir: String) -> String {
+        "This export stopped after writing \(replaced.joined(separator: ", ")) in \(dir); its other store files are missing or an earlier export's: "
+            + "do not import that folder as it is, run the export again once this is fixed."
+    }
+
     /// What a sleep that overlaps another says in "problems".
     static let sleepOverlap = "sleep.start: overlaps another sleep of the same baby"
 
@@ -317,9 +330,9 @@ enum ImportStoresCommand: Command {
         discussion: """
             Idempotent by record id: a record already present with the same values is
             left alone, a changed one gets an update of the fields that differ, unless
-            the record changed after the row's "updated" (an older export): that row is
-            kept out, with a warning, not to undo the change (--overwrite-newer writes
-            it). Records
+            the record changed or was deleted after the row's "updated" (an older
+            export): that row is kept out, with a warning, not to undo the change
+            (--overwrite-newer writes it). Records
             are written in transactions of 1 000; an import stopped midway can be run
             again and adds only what is missing. Care
             subjects the records refer to are created when missing. Every row is checked
@@ -332,8 +345,9 @@ enum ImportStoresCommand: Command {
         options: [.flag("--overwrite-newer", "Write a row over its record even when the record changed after the row's \"updated\" (an older export would undo those changes; without this, such a row is kept out, with a warning).")],
         positionals: [PositionalSpec(name: "DIR", help: "The directory holding feeding.json … and subjects.json.")])
 
-    /// `recreated`: of the added, records deleted on this device before
-    /// (an old export brings them back: said, not counted as merely new).
+    /// `recreated`: of the added, records deleted before (by any device;
+    /// brought back by a row of a file made elsewhere, undated, or with
+    /// --overwrite-newer: said, not counted as merely new).
     /// `older`: rows kept out because the home's record changed after the
     /// row's `revision` or `updated` (see ``olderThanHome(_:revision:updated:home:)``).
     struct Tally {
@@ -459,6 +473,9 @@ enum ImportStoresCommand: Command {
                     let trimmed = given.trimmingCharacters(in: .whitespaces)
                     if trimmed.isEmpty, !given.isEmpty {
                         failures.append("subjects.json[\(i)]: subject.name: '\(TerminalText.escaped(given))' is only spaces"); bad = true; continue
+                    }
+                    if let why = SubjectInput.keyLikeName(trimmed, kind: SubjectKind(focus)) {
+                        failures.append("subjects.json[\(i)]: subject.name: \(why); give it another name"); bad = true; continue
                     }
                     fields["name"] = .string(trimmed)
                 }
@@ -638,7 +655,7 @@ enum ImportStoresCommand: Command {
             var overlapRows: Set<Int> = [], warnedOverlap: Set<Int> = []
             // Rows older than the home's record, kept out: said once for the file.
             // Of them, those made from another state of the record than this home's.
-            var olderRows: [Int] = [], otherRows: Set<Int> = []
+            var olderRows: [Int] = [], otherRows: Set<Int> = [], deletedRows: Set<Int> = [], deletedIDs: [UUID] = []
             rowLoop: for i in 0..<rows.count {
                 let row = rows.row(i)
                 do {
@@ -672,10 +689,17 @@ enum ImportStoresCommand: Command {
                     // A row of an export older than the record's last change
                     // would undo that change (a backup "restored" over a
                     // week of edits): kept out, unless asked for.
-                    if let c = change, !c.isNew, !inv.flag("--overwrite-newer"),
+                    // So would a row of a record deleted since (by any device):
+                    // an export holds live records only (a review: an old
+                    // export brought back what another device had deleted).
+                    if let c = change, !c.isNew || c.recreated, !inv.flag("--overwrite-newer"),
                        keptOut.contains(r.id) || Self.older(current, revision: r.revision, updated: r.updatedMilliseconds) {
                         olderRows.append(i)
-                        if Self.fromAnotherState(current, revision: r.revision, updated: r.updatedMilliseconds) {
+                        if current?.deleted == true {
+                            deletedRows.insert(i)
+                            deletedIDs.append(r.id)
+                            tally.older += 1
+                        } else if Self.fromAnotherState(current, revision: r.revision, updated: r.updatedMilliseconds) {
                             otherRows.insert(i)
                             tally.other += 1
                         } else {
@@ -780,7 +804,13 @@ enum ImportStoresCommand: Command {
                 let which = rows.count == 1 ? "[\(rows[0])]" : " (rows \(shown(rows))\(rows.count > shownBadRowsPerFile ? "; \(rows.count) in all" : ""))"
                 fileWarnings.append("\(file)\(which): " + RecordInput.undefinedField(name, schema: StoreSchema.schema(for: store)))
             }
-            let older = olderRows.filter { !otherRows.contains($0) }, other = olderRows.filter(otherRows.contains)
+            let older = olderRows.filter { !otherRows.contains($0) && !deletedRows.contains($0) }, other = olderRows.filter(otherRows.contains)
+            let deleted = olderRows.filter(deletedRows.contains)
+            if !deleted.isEmpty {
+                let ids = deletedIDs.prefix(shownBadRowsPerFile).map(\.lowercasedText).joined(separator: ", ") + (deletedIDs.count > shownBadRowsPerFile ? ", …" : "")
+                fileWarnings.append("\(file): \(deleted.count) row(s) of records deleted since the export: kept out, not to undo the deletion (rows \(shown(deleted)); records \(ids)); "
+                                    + "'famctl record restore ID' brings one back, or import again with --overwrite-newer to bring them all back as the rows have them")
+            }
             if !older.isEmpty {
                 fileWarnings.append("\(file): \(older.count) row(s) older than this home's record (changed after the row's \"updated\"): kept out, "
                                     + "not to undo those changes (rows \(shown(older))); to write them over the records, import again with --overwrite-newer")
@@ -870,7 +900,7 @@ enum ImportStoresCommand: Command {
                 Console.out("\(file): \(t.added) added, \(t.updated) updated, \(t.unchanged) unchanged"
                             + (t.older > 0 ? ", \(t.older) older than this home's (kept out)" : "")
                             + (t.other > 0 ? ", \(t.other) from another state of the record (kept out)" : "")
-                            + (t.recreated > 0 ? " (of the added, \(t.recreated) deleted on this device before, brought back)" : ""))
+                            + (t.recreated > 0 ? " (of the added, \(t.recreated) deleted before, brought back)" : ""))
             }
             if tallies.allSatisfy({ !$0.1.any }) && failures.isEmpty {
                 Console.out("no records found in \(dir)")
@@ -1011,6 +1041,11 @@ enum ImportStoresCommand: Command {
         for name in fields.keys.sorted() where name.hasPrefix("$") {
             said.append("\"fields\" has \"\(name)\": a name beginning with $ is not a field's (famctl keeps its own keys under such names); rename it")
         }
+        // Nor one 'record add' refuses (a space, an '=', nothing at all): a
+        // line of the record would read it as more than one field (a review).
+        for name in fields.keys.sorted() where !name.hasPrefix("$") && (try? RecordInput.checkFieldName(name)) == nil {
+            said.append("\"fields\" has \"\(TerminalText.escaped(name.count > 60 ? name.prefix(59) + "…" : name))\": not a field name (letters, digits and _, starting with a letter); rename it")
+        }
         var problems: Set<String> = []
         switch o["problems"] {
         case nil, .null?: break
@@ -1085,8 +1120,14 @@ enum ImportStoresCommand: Command {
     }
 
     /// ``olderThanHome(_:revision:updated:home:)`` of the record as read.
+    ///
+    /// A deleted record was deleted since a row that has a revision or an
+    /// `"updated"` (an export writes live records only; one later than the
+    /// deletion, another home's, is kept out too): only a row of a file
+    /// made elsewhere, undated, brings it back.
     static func older(_ current: RecordState?, revision: String?, updated: UInt64?) -> Bool {
-        guard let current, !current.deleted else { return false }
+        guard let current else { return false }
+        if current.deleted { return revision != nil || updated != nil }
         if let revision { return current.revision != revision }
         guard let updated else { return false }
         return current.updated.hlc.milliseconds > updated

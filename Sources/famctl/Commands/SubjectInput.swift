@@ -37,6 +37,7 @@ enum SubjectInput {
             if key == "name", v.isEmpty, !given.isEmpty {
                 throw .data("subject.name: '\(given)' is only spaces", hint: clearing ? "Give a name, or --name '' to clear it." : "Give a name, or leave --name out.")
             }
+            if key == "name", let why = keyLikeName(v, kind: kind) { throw .data("subject.name: \(why)", hint: "Give the subject another name.") }
             fields[key] = .string(v)
         }
         let allowed = SubjectEvent.allowedFields(kind: kind)
@@ -59,6 +60,15 @@ enum SubjectInput {
             throw .data("subject.birth: \(birth) is after today (\(Self.todayText(today)))", hint: "A baby expected later is the pregnancy: famctl subject add pregnancy --due \(birth).")
         }
         return fields
+    }
+
+    /// Why a subject's name would not name it: `--focus` reads a focus key
+    /// (`pregnancy`, `newMom`, `baby:<UUID>`, as written) as the key, so a
+    /// subject named so could not be named by its name (a review).
+    /// (The pregnancy named "pregnancy" is named so by its key as well.)
+    static func keyLikeName(_ name: String, kind: SubjectKind) -> String? {
+        guard let key = FocusKey(name), key.description != kind.rawValue else { return nil }
+        return "'\(TerminalText.escaped(name))' is a care subject's key: --focus \(name) names \(key.description.hasPrefix("baby:") ? "the baby of that key" : "the \(key.description) subject"), not a subject of that name"
     }
 
     /// Today's date where this device is, `YYYY-MM-DD`.
