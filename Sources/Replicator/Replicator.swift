@@ -652,7 +652,13 @@ public final class Replicator {
         for s in small.dropFirst() {
             if s.first <= runs[runs.count - 1].last!.last + 1 { runs[runs.count - 1].append(s) } else { runs.append([s]) }
         }
-        guard let run = runs.first(where: { $0.count >= 2 }) else { return 0 }
+        // Counted: those that can merge. A small one alone between large
+        // ones (the round before each bulk upload) never can; counted, a
+        // few of them made every later round merge its new segment into
+        // the one before, rewriting a growing file that every device then
+        // read again (a review: 6× the bytes of a fresh folder).
+        guard runs.filter({ $0.count >= 2 }).reduce(0, { $0 + $1.count }) >= Self.compactAfter,
+              let run = runs.first(where: { $0.count >= 2 }) else { return 0 }
         let first = run[0].first, last = run.map(\.last).max()!
         guard last - first < UInt64(Segment.maximumEvents) else { return 0 }
         guard let envs = try Self.unlessDamaged({ try log.chain(of: me, in: family, seqs: first...last) }) else { return 0 }   // damaged in the log: keep the files
@@ -1010,6 +1016,7 @@ public final class Replicator {
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             lastUnreadFolders = unreadFolders
+            if token == "listing" { try forgetFilesGone(listed: listed, unreadFolders: unreadFolders) }
             var present = listed
             // Its own folder unread: its files unseen, not missing (a review:
             // each was said to be missing, with advice to remove what is there).
@@ -1386,6 +1393,30 @@ public final class Replicator {
             try log.database.run("INSERT OR REPLACE INTO r_meta(family, key, value) VALUES(?1, ?2, ?3)", [.blob(family.bytes), .text(key), .text(value)])
         } else {
             try log.database.run("DELETE FROM r_meta WHERE family = ?1 AND key = ?2", [.blob(family.bytes), .text(key)])
+        }
+    }
+
+    /// Forgets the files read before that a full listing no longer shows in
+    /// their folder (merged away by their author's compaction, or removed),
+    /// so that what a round loads grows with the files in the shared folder,
+    /// not with every round ever read (a review: a row a round, for good).
+    /// Files of a folder the listing did not show at all, or could not
+    /// read, are kept: a drive not mounted, or a folder gone, is said and
+    /// written back from them. A file that shows again is read again, its
+    /// events already here.
+    func forgetFilesGone(listed: Set<String>, unreadFolders: Set<String>) throws {
+        var folders = Set<Substring>()
+        for path in listed { if let slash = path.firstIndex(of: "/") { folders.insert(path[..<slash]) } }
+        var gone: [String] = []
+        try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'read'").forEachRow([.blob(family.bytes)]) { r in
+            let path = r.text(0)
+            guard !listed.contains(path), let slash = path.firstIndex(of: "/"), folders.contains(path[..<slash]),
+                  !unreadFolders.contains(String(path[..<slash])) else { return }
+            gone.append(path)
+        }
+        guard !gone.isEmpty else { return }
+        try log.database.transaction {
+            for path in gone { try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)]) }
         }
     }
 
