@@ -26,7 +26,7 @@ public final class Database {
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
         if !readOnly { Self.matchSidecarModes(path) }
-        handle = try Self.open(path, flags: flags)
+        handle = try Self.open(Self.folderResolved(path), flags: flags)
         self.path = path
         do {
             try configure(readOnly: readOnly)
@@ -41,7 +41,7 @@ public final class Database {
             // The new connection is opened before the old one is closed: should
             // it fail, `handle` is still the one `deinit` closes.
             let first = error
-            guard let fresh = try? Self.open(path, flags: flags) else { throw first }
+            guard let fresh = try? Self.open(Self.folderResolved(path), flags: flags) else { throw first }
             sqlite3_close_v2(handle)
             handle = fresh
             do {
@@ -81,6 +81,22 @@ public final class Database {
     /// is said as it is, not worked around).
     static func noRoom(_ e: SQLiteError) -> Bool {
         e.code == .full || ((e.code == .ioError || sharedMemoryFailures.contains(e.extendedCode)) && [ENOSPC, EFBIG, EDQUOT].contains(e.systemErrno))
+    }
+
+    /// `path` with the folder it lies in resolved (`realpath`), its last
+    /// component as it is: SQLite, opened with `SQLITE_OPEN_NOFOLLOW`,
+    /// refuses a name holding a symbolic link anywhere, and a home reached
+    /// through one (a linked `$HOME` or parent folder) could not be opened
+    /// or even made (a review). The file itself is still never a link
+    /// followed. A `file:` URI, or a folder that cannot be resolved, is
+    /// left as it is (SQLite says what is wrong).
+    public static func folderResolved(_ path: String) -> String {
+        guard !path.hasPrefix("file:"), let slash = path.lastIndex(of: "/") else { return path }
+        let folder = slash == path.startIndex ? "/" : String(path[..<slash])
+        guard let resolved = realpath(folder, nil) else { return path }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        return (real == "/" ? "" : real) + String(path[slash...])
     }
 
     private static func open(_ path: String, flags: Int32) throws(SQLiteError) -> OpaquePointer {

@@ -413,8 +413,7 @@ public final class Replicator {
     /// signed by their authors, so any device may write them
     /// (``carryOthersIfAsked()``). Returns how many segments it wrote.
     func writeBackVanished(listed: Set<String>, unreadFolders: Set<String>) throws -> Int {
-        var present = Set<String>()
-        for path in listed { if let slash = path.firstIndex(of: "/") { present.insert(String(path[..<slash])) } }
+        let present = Self.foldersWithSegments(listed)
         // No other device's folder at all: a drive unmounted under its
         // mount point, or a new location (``carryOthersIfAsked()``), not
         // one device's folder deleted; nothing is written into it.
@@ -429,6 +428,18 @@ public final class Replicator {
             written += try writeChain(of: author, after: 0, through: head.seq)
         }
         return written
+    }
+
+    /// The folders of `listed` that hold a segment of their own device's
+    /// under its own name: a folder left with other files alone (a
+    /// `.DS_Store`, a conflict copy) once its segments were deleted is gone
+    /// as a device's folder (compaction never empties one), and is written
+    /// back (a review: a stray file kept a lost member's events from every
+    /// device joining later).
+    static func foldersWithSegments(_ listed: Set<String>) -> Set<String> {
+        var out = Set<String>()
+        for path in listed where segmentInItsFolder(path) != nil { out.insert(String(path.prefix { $0 != "/" })) }
+        return out
     }
 
     /// How long it takes, at the most, to read every segment file this
@@ -650,7 +661,8 @@ public final class Replicator {
         // The first run of at least two contiguous small segments (a large one may sit between runs).
         var runs: [[(name: String, first: UInt64, last: UInt64)]] = [[small[0]]]
         for s in small.dropFirst() {
-            if s.first <= runs[runs.count - 1].last!.last + 1 { runs[runs.count - 1].append(s) } else { runs.append([s]) }
+            // (Against the run's highest seq: own segments may overlap, an older cut beside a merged one.)
+            if s.first <= runs[runs.count - 1].map(\.last).max()! + 1 { runs[runs.count - 1].append(s) } else { runs.append([s]) }
         }
         // Counted: those that can merge. A small one alone between large
         // ones (the round before each bulk upload) never can; counted, a
@@ -1405,12 +1417,11 @@ public final class Replicator {
     /// written back from them. A file that shows again is read again, its
     /// events already here.
     func forgetFilesGone(listed: Set<String>, unreadFolders: Set<String>) throws {
-        var folders = Set<Substring>()
-        for path in listed { if let slash = path.firstIndex(of: "/") { folders.insert(path[..<slash]) } }
+        let folders = Self.foldersWithSegments(listed)
         var gone: [String] = []
         try log.database.statement("SELECT path FROM r_files WHERE family = ?1 AND status = 'read'").forEachRow([.blob(family.bytes)]) { r in
             let path = r.text(0)
-            guard !listed.contains(path), let slash = path.firstIndex(of: "/"), folders.contains(path[..<slash]),
+            guard !listed.contains(path), let slash = path.firstIndex(of: "/"), folders.contains(String(path[..<slash])),
                   !unreadFolders.contains(String(path[..<slash])) else { return }
             gone.append(path)
         }

@@ -98,6 +98,7 @@ extension Home {
     /// A `file:` URI for `path` that opens an existing file only.
     private static func existingFileURI(_ path: String) -> String {
         let allowed = CharacterSet.urlPathAllowed.subtracting(CharacterSet(charactersIn: "?#%'"))
+        let path = Database.folderResolved(path)
         return "file:" + (path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path) + "?mode=rw"
     }
 

@@ -1,3 +1,4 @@
+@testable import famctl
 import Foundation
 import Projections
 import Testing
@@ -354,8 +355,37 @@ struct CommandLineTests {
         #expect(deleted.code == 0 && deleted.stderr.contains("famctl: deleted the record; 'famctl record restore")
                 && deleted.stderr.contains("(The commands named for this home need --home \"\(other)\" too, as this one was given it.)"), "\(deleted.stderr)")
         try f.ok(["record", "restore", id, "--home", other])
+        // A text naming one command with a --home (another home's) and others without names those for this home too;
+        // prose ("other famctl commands") names none.
+        #expect(CLI.namesCommandWithoutHome("accept it in a new home: 'famctl accept CODE --home NEWDIR'; 'famctl status' counts them"))
+        #expect(!CLI.namesCommandWithoutHome("accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'."))
+        #expect(CLI.namesCommandWithoutHome("If it is the same baby: famctl subject remove baby:1 --move-records-to baby:2"))
+        #expect(!CLI.namesCommandWithoutHome("famctl: warning: the disk is full, and other famctl commands of this home wait for this one."))
         let deletedHere = try f.run(["record", "delete", id, "--home", other], env: ["FAMCTL_HOME": other])
         #expect(deletedHere.code == 0 && deletedHere.stderr.contains("'famctl record restore") && !deletedHere.stderr.contains("need --home"), "\(deletedHere.stderr)")
+    }
+
+    /// A home reached through a symbolic link (a linked parent folder, a
+    /// linked $HOME) opens and is made as any other (a review: SQLite,
+    /// refusing every link in the path, left it unusable, even to `init`).
+    /// The database file itself a link is still refused.
+    @Test func aHomeThroughALinkedFolderWorks() throws {
+        let f = FamctlRunner()
+        let real = f.root + "/real", link = f.root + "/link"
+        try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        let home = link + "/home"
+        #expect(try f.run(["init", "--name", "Mum", "--home", home]).code == 0)
+        try f.ok(["subject", "add", "newMom", "--home", home])
+        let id = try f.ok(["record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "--home", home])
+        #expect(try f.ok(["record", "list", "--home", real + "/home"]).contains(id))
+        #expect(try f.ok(["replay", "--home", home]).hasSuffix("result: OK"))
+        // The log itself a link to another file: refused, not followed.
+        let other = f.root + "/other"
+        try f.ok(["init", "--name", "Other", "--home", other])
+        try FileManager.default.removeItem(atPath: other + "/famctl.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: other + "/famctl.sqlite", withDestinationPath: real + "/home/famctl.sqlite")
+        #expect(try f.run(["status", "--home", other]).code != 0)
     }
 
     @Test func wordsAfterDoubleDashAreNeverCommandWords() throws {

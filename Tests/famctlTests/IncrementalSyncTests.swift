@@ -171,3 +171,4 @@ struct SharedFolderRepairTests {
         #expect(try late.ok("record", "list").contains("mood=4"))
     }
 }
+

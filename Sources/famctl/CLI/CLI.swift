@@ -123,8 +123,32 @@ enum CLI {
     /// a hint's 'famctl sync' went to the default home).
     static func withHomeNote(_ e: CLIError, _ inv: Invocation) -> CLIError {
         // (A hint that gives a --home itself says where each command goes.)
-        guard let hint = e.hint, hint.contains("'famctl "), !hint.contains("--home"), let path = homeNoteNeeded(inv) else { return e }
+        guard let hint = e.hint, namesCommandWithoutHome(hint), let path = homeNoteNeeded(inv) else { return e }
         return CLIError(e.code, e.message, hint: hint + " (The commands named for this home need --home \(Home.shellWord(path)) too, as this one was given it.)")
+    }
+
+    /// Whether `text` names a famctl command that gives no `--home` of its
+    /// own: quoted (`'famctl sync'`, up to its closing quote) or not
+    /// (`famctl subject remove ID`, up to the end of its clause). A text
+    /// that names one command with a `--home` (another home's) and others
+    /// without names those for this home too (a review: it got no note).
+    static let commandWords = Set(commands.map { $0.spec.path[0] } + ["help"])
+
+    static func namesCommandWithoutHome(_ text: String) -> Bool {
+        var rest = text[...]
+        while let r = rest.range(of: "famctl ") {
+            let quoted = r.lowerBound > rest.startIndex && rest[rest.index(before: r.lowerBound)] == "'"
+            let after = rest[r.upperBound...]
+            // A command's first word follows (not "famctl: ", the line's own
+            // prefix, nor prose: "other famctl commands of this home").
+            let word = after.prefix { $0.isLetter }
+            guard commandWords.contains(String(word)) else { rest = after; continue }
+            let end = quoted ? after.firstIndex(of: "'") ?? after.endIndex
+                             : after.firstIndex { $0 == ";" || $0 == ")" || $0 == "\n" } ?? after.endIndex
+            if !after[..<end].contains("--home") { return true }
+            rest = after[end...]
+        }
+        return false
     }
 
     /// The home `inv` was given with `--home`, when the commands a message
@@ -160,7 +184,7 @@ enum Console {
     /// error's hint does (``CLI/withHomeNote(_:_:)``).
     static func err(_ line: String) {
         var line = line.hasSuffix("\n") ? String(line.dropLast()) : line
-        if line.hasPrefix("famctl: "), !line.hasPrefix("famctl: error:"), line.contains("'famctl "), !line.contains("--home"),
+        if line.hasPrefix("famctl: "), !line.hasPrefix("famctl: error:"), CLI.namesCommandWithoutHome(line),
            let note = homeNote.withLock({ $0 }) {
             line += " " + note
         }

@@ -81,7 +81,7 @@ enum RecordShowCommand: Command {
         path: ["record", "show"],
         abstract: "Show one record; with --history, every version of it.",
         options: [.flag("--history", "Also show each version: who wrote it, when, and which fields.")],
-        positionals: [PositionalSpec(name: "ID", help: "The record's id.")])
+        positionals: [PositionalSpec(name: "ID", help: "The record's id, or 6 hex digits or more of its start or end.")])
 
     static func run(_ inv: Invocation) throws {
         try RecordInput.checkRecordText(inv.positionals[0])

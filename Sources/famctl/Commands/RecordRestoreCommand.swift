@@ -14,7 +14,7 @@ enum RecordRestoreCommand: Command {
             must not overlap another. 'famctl record list --include-deleted' lists the
             deleted records. All or none: one that cannot come back stops them all.
             """,
-        positionals: [PositionalSpec(name: "ID", help: "A deleted record's id.", repeating: true)])
+        positionals: [PositionalSpec(name: "ID", help: "A deleted record's id, or 6 hex digits or more of its start or end.", repeating: true)])
 
     static func run(_ inv: Invocation) throws {
         for text in inv.positionals { try RecordInput.checkRecordText(text) }

@@ -17,7 +17,7 @@ enum RecordUpdateCommand: Command {
             RecordInput.jsonFieldsOption,
         ],
         positionals: [
-            PositionalSpec(name: "ID", help: "The record's id."),
+            PositionalSpec(name: "ID", help: "The record's id, or 6 hex digits or more of its start or end."),
             PositionalSpec(name: "field=value", help: "A field to set, or 'field=' to clear it.", optional: true, repeating: true),
         ])
 
@@ -164,7 +164,7 @@ enum RecordDeleteCommand: Command {
         path: ["record", "delete"],
         abstract: "Delete a record: a tombstone event, kept in the log for the audit.",
         discussion: "Several ids are deleted in one step, all or none. 'famctl record restore ID' brings one back, with the fields it had.",
-        positionals: [PositionalSpec(name: "ID", help: "The record's id.", repeating: true)])
+        positionals: [PositionalSpec(name: "ID", help: "The record's id, or 6 hex digits or more of its start or end.", repeating: true)])
 
     static func run(_ inv: Invocation) throws {
         for text in inv.positionals { try RecordInput.checkRecordText(text) }

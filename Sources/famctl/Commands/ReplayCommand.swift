@@ -16,7 +16,7 @@ enum ReplayCommand: Command {
             devices, not damage to this log.
             """,
         options: [
-            .value("--until", "TIME", "Show the state as of this moment (events with a clock after it are left out)."),
+            .value("--until", "TIME", "Show the state as of this moment, a time with its offset or a date (its midnight here): events with a clock after it are left out."),
             .value("--record", "ID", "Print that record's full trail: every version, who, when, which fields (the id, or 6 hex digits or more of its start or end)."),
         ])
 
@@ -436,7 +436,7 @@ enum ReplayCommand: Command {
             let head = (try? home.log.head(of: f.author, in: f.family).seq) ?? 0
             let left = head >= f.seq ? head - f.seq + 1 : 0
             let name = household.members[f.author]?.name ?? household.refusedJoins[f.author]?.name
-            Console.out("  author \(f.author.short)\(name.map { " " + TerminalText.escaped($0) } ?? "") signed two events at seq \(f.seq) (proof kept): "
+            Console.out("  author \(f.author.short)\(name.map { " " + TerminalText.name($0) } ?? "") signed two events at seq \(f.seq) (proof kept): "
                         + "its \(left) event\(left == 1 ? "" : "s") from seq \(f.seq) on held here \(left == 1 ? "is" : "are") left out of every view"
                         + (f.seq == 1 ? ", its join among them" : ""))
         }
@@ -453,7 +453,7 @@ enum ReplayCommand: Command {
             for (author, n) in findings.noKeyBy.sorted(by: { $0.key.hex < $1.key.hex }) {
                 let name = household.members[author]?.name ?? household.refusedJoins[author]?.name
                 let epochs = n.epochs.sorted().map(String.init).joined(separator: ", ")
-                Console.out("  \(author.short)\(name.map { " " + TerminalText.escaped($0) } ?? " (not a member)"): \(n.count) under key epoch\(n.epochs.count == 1 ? "" : "s") \(epochs)")
+                Console.out("  \(author.short)\(name.map { " " + TerminalText.name($0) } ?? " (not a member)"): \(n.count) under key epoch\(n.epochs.count == 1 ? "" : "s") \(epochs)")
             }
         }
         if findings.photos > 0 || !findings.badPhotos.isEmpty {

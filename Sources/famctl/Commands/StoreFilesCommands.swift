@@ -11,7 +11,7 @@ enum ExportStoresCommand: Command {
         abstract: "Write the ten store files (feeding.json …), plus subjects.json, from the live records.",
         discussion: """
             Each store file is a JSON array of its live records sorted by time: id, focus,
-            at, fields, author, updated. This is the family app's UI data source; 'import
+            at, fields, author, updated, revision. This is the family app's UI data source; 'import
             stores' reads the same files back. Each file is written as its records are read
             and replaced atomically once whole.
 
@@ -330,8 +330,9 @@ enum ImportStoresCommand: Command {
         discussion: """
             Idempotent by record id: a record already present with the same values is
             left alone, a changed one gets an update of the fields that differ, unless
-            the record changed or was deleted after the row's "updated" (an older
-            export): that row is kept out, with a warning, not to undo the change
+            the record changed or was deleted since the row was exported (its
+            "revision" differs; a row without one: a change after its "updated"):
+            that row is kept out, with a warning, not to undo the change
             (--overwrite-newer writes it). Records
             are written in transactions of 1 000; an import stopped midway can be run
             again and adds only what is missing. Care
