@@ -78,11 +78,24 @@ final class Home {
 
     /// Where the home is: `--home`, else `$FAMCTL_HOME`, else the XDG data dir.
     static func location(_ inv: Invocation) throws(CLIError) -> String {
-        if let h = inv.home, !h.isEmpty { return absolute(h) }
-        if let h = inv.environment["FAMCTL_HOME"], !h.isEmpty { return absolute(h) }
-        if let x = inv.environment["XDG_DATA_HOME"], x.hasPrefix("/") { return x + "/famctl" }
-        if let h = inv.environment["HOME"], !h.isEmpty { return h + "/.local/share/famctl" }
+        if let h = inv.home, !h.isEmpty { try checkNoTilde(h, "--home", inv); return absolute(h) }
+        if let h = inv.environment["FAMCTL_HOME"], !h.isEmpty { try checkNoTilde(h, "FAMCTL_HOME", inv); return absolute(h) }
+        // Tidied as --home is (`HOME=/` gave `//.local/share/famctl`); a
+        // relative one is passed over, as a relative XDG_DATA_HOME is.
+        if let x = inv.environment["XDG_DATA_HOME"], x.hasPrefix("/") { return absolute(x + "/famctl") }
+        if let h = inv.environment["HOME"], h.hasPrefix("/") { return absolute(h + "/.local/share/famctl") }
         throw .usage("no home directory: set --home, FAMCTL_HOME or HOME")
+    }
+
+    /// Refuses a home path that begins with a `~` no shell expanded
+    /// (`--home=~/fam`, a quoted value, a cron line): it would make a
+    /// folder named `~` in the current one, a second home (a review).
+    private static func checkNoTilde(_ p: String, _ what: String, _ inv: Invocation) throws(CLIError) {
+        guard p == "~" || p.hasPrefix("~/") else { return }
+        let home = inv.environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        throw .usage("\(what) '\(p)' begins with a '~' that no shell expanded (as in --home=~/…, or a quoted value): it would name a folder called '~' here",
+                     hint: home.map { "Give the path in full: \(what == "--home" ? "--home " : "FAMCTL_HOME=")\(shellWord(absolute($0 + p.dropFirst())))." }
+                        ?? "Give the path in full, from /.")
     }
 
     /// `p` as one word of a shell command to copy: as it is when it holds

@@ -154,5 +154,41 @@ struct BenchSmokeTests {
         #expect(unwritable.code == 73)
         #expect(unwritable.stderr.contains("--out: cannot create the folder \(file)"))
         #expect(unwritable.stdout.isEmpty)
+        // So do a folder as --out, no part at all, and a --peer that is not there (a review: found after the whole run).
+        let folder = try f.run("bench", "--only", "core", "--out", f.root)
+        #expect(folder.code == 73 && folder.stderr.contains("--out: \(f.root) is a folder") && folder.stdout.isEmpty, "\(folder.stderr)")
+        let none = try f.run("bench", "--only", ",")
+        #expect(none.code == 64 && none.stderr.contains("--only names no part"), "\(none.stderr)")
+        let peer = try f.run("bench", "--peer", "no-such-python-here")
+        #expect(peer.code == 66 && peer.stderr.contains("--peer 'no-such-python-here': no such program on PATH") && !peer.stderr.contains("bench: bare"), "\(peer.stderr)")
+    }
+
+    /// Interrupted, the bench removes its temporary homes (gigabytes at
+    /// --scale 100) and exits as the signal would (a review: they were left).
+    @Test func anInterruptedRunRemovesItsHomes() throws {
+        let f = FamctlRunner()
+        let tmp = f.root + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        let p = Process()
+        p.executableURL = FamctlRunner.binary
+        p.arguments = ["bench", "--scale", "5", "--only", "core"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = tmp + "/"
+        environment["FAMCTL_HOME"] = f.home
+        p.environment = environment
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        // Until its homes are there (the bounds take a few seconds first).
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, ((try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? []).allSatisfy({ !$0.hasPrefix("famctl-bench-") }) { usleep(100_000) }
+        usleep(1_500_000)
+        kill(p.processIdentifier, SIGINT)
+        let said = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 130, "\(said)")
+        #expect(said.contains("bench: interrupted; its temporary homes (") && said.contains(") removed"), "\(said)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: tmp)) ?? ["?"]).isEmpty, "left in \(tmp)")
     }
 }

@@ -342,6 +342,7 @@ struct CommandLineTests {
         #expect(try f.run(["init", "--name", "Dad", "--home", other]).code == 0)
         let r = try f.run(["sync", "--home", other])
         #expect(r.code == 64 && r.stderr.contains("(The commands named for this home need --home \"\(other)\" too, as this one was given it.)"), "\(r.stderr)")
+        #expect(r.stderr.components(separatedBy: "(The commands named for this home").count == 2, "said once: \(r.stderr)")
         // The home they would use anyway (FAMCTL_HOME): nothing to add.
         let same = try f.run(["sync", "--home", f.home])
         #expect(same.code == 64 && !same.stderr.contains("need --home"), "\(same.stderr)")
@@ -386,6 +387,21 @@ struct CommandLineTests {
         try FileManager.default.removeItem(atPath: other + "/famctl.sqlite")
         try FileManager.default.createSymbolicLink(atPath: other + "/famctl.sqlite", withDestinationPath: real + "/home/famctl.sqlite")
         #expect(try f.run(["status", "--home", other]).code != 0)
+    }
+
+    /// A home path with a '~' no shell expanded is refused with the path
+    /// in full (a review: it made a folder named '~', a second home); the
+    /// default home is tidied as --home is.
+    @Test func aLiteralTildeIsRefusedAndTheDefaultHomeIsTidied() throws {
+        let f = FamctlRunner()
+        let tilde = try f.run(["init", "--name", "Mum", "--home", "~/famhome"], env: ["HOME": f.root])
+        #expect(tilde.code == 64 && tilde.stderr.contains("--home '~/famhome' begins with a '~' that no shell expanded")
+                && tilde.stderr.contains("--home \(f.root)/famhome"), "\(tilde.stderr)")
+        let fromEnvironment = try f.run(["status"], env: ["FAMCTL_HOME": "~/fh", "HOME": f.root])
+        #expect(fromEnvironment.code == 64 && fromEnvironment.stderr.contains("FAMCTL_HOME '~/fh' begins with a '~'") && fromEnvironment.stderr.contains("FAMCTL_HOME=\(f.root)/fh"), "\(fromEnvironment.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: FileManager.default.currentDirectoryPath + "/~"))
+        let made = try f.run(["init", "--name", "Mum"], env: ["FAMCTL_HOME": "", "XDG_DATA_HOME": "", "HOME": f.root + "/"])
+        #expect(made.code == 0 && made.stdout.contains(" in \(f.root)/.local/share/famctl") && !made.stdout.contains("//"), "\(made.stdout)")
     }
 
     @Test func wordsAfterDoubleDashAreNeverCommandWords() throws {

@@ -23,6 +23,23 @@ struct HomeApartFromSharedFolderTests {
         #expect(try r.ok("settings", "sync").contains("shared directory \(r.root)/shared"))
     }
 
+    /// A home moved into its family's shared folder afterwards (`mv`):
+    /// `sync` refuses, as `family create` refuses such a folder (a review:
+    /// it synced, its private key in the folder the engine copies).
+    @Test func aHomeMovedIntoItsSharedFolderIsNotSynced() throws {
+        let r = FamctlRunner()
+        try r.ok("init", "--name", "Mum")
+        let shared = r.root + "/shared"
+        try r.ok("family", "create", "--name", "F", "--dir", shared)
+        try r.ok("sync")
+        let moved = shared + "/mum-home"
+        try FileManager.default.moveItem(atPath: r.home, toPath: moved)
+        let sync = try r.run("sync", "--home", moved)
+        #expect(sync.code == 64 && sync.stderr.contains("the shared folder \(shared) holds the home") && sync.stderr.contains("private key (identity.key)"), "\(sync.stderr)")
+        try FileManager.default.moveItem(atPath: moved, toPath: r.home)
+        try r.ok("sync")
+    }
+
     @Test func noHomeIsMadeOrOpenedInASharedFolder() throws {
         let f = try SharedFamily()
         let folder = try #require(try FileManager.default.contentsOfDirectory(atPath: f.dir).first)

@@ -185,7 +185,7 @@ enum Console {
     static func err(_ line: String) {
         var line = line.hasSuffix("\n") ? String(line.dropLast()) : line
         if line.hasPrefix("famctl: "), !line.hasPrefix("famctl: error:"), CLI.namesCommandWithoutHome(line),
-           let note = homeNote.withLock({ $0 }) {
+           let note = homeNote.withLock({ $0 }), !line.contains(note) {
             line += " " + note
         }
         writeAll(2, TerminalText.escaped(line) + "\n")

@@ -3,6 +3,7 @@ import EventLog
 import Foundation
 import Projections
 import Replicator
+import Synchronization
 
 /// `famctl bench [--scale S] [--out FILE] [--peer PYTHON] [--events-per-record K] [--only PARTS] [--keep]`
 ///
@@ -49,6 +50,8 @@ enum BenchCommand: Command {
         let parts = Set(["core", "sync", "cli", "convergence", "peer"])
         let only = Set((inv.value("--only") ?? parts.sorted().joined(separator: ",")).split(separator: ",").map(String.init))
         if let bad = only.subtracting(parts).first { throw CLIError.usage("--only: unknown part '\(bad)' (known: \(parts.sorted().joined(separator: ", ")))") }
+        // Nothing to measure (`--only ,`): said, not an empty table and exit 0.
+        if only.isEmpty { throw CLIError.usage("--only names no part (known: \(parts.sorted().joined(separator: ", ")))") }
         func want(_ part: String) -> Bool { only.contains(part) }
         if want("cli") && !want("core") || want("peer") && !want("core") {
             throw CLIError.usage("--only: cli and peer compare with what core measures (cli times 'record add' on the home core fills); add core")
@@ -62,15 +65,37 @@ enum BenchCommand: Command {
             do { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) } catch {
                 throw CLIError(.cantCreate, "--out: cannot create the folder \(dir): \(FileIO.reason(error))")
             }
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: out, isDirectory: &isFolder), isFolder.boolValue {
+                throw CLIError(.cantCreate, "--out: \(out) is a folder", hint: "Give the path of a file to write, for example \(Home.shellWord(out + "/bench.json")).")
+            }
+        }
+        // The peer, found before anything is measured (a review: a wrong
+        // --peer failed after the whole run, its figures lost).
+        let peer = try want("peer") && want("core") ? inv.value("--peer").map(Self.peerProgram) : nil
+        func note(_ s: String) { Console.err("bench: " + s) }
+        if want("peer"), want("core"), inv.value("--peer") == nil {
+            note("no --peer: the comparison with the eventsourcing library is not run ('make bench' sets up a Python with it and passes it)")
+        } else if inv.value("--peer") != nil, !(want("peer") && want("core")) {
+            note("--peer is not used: --only leaves out the peer part")
         }
         let base = NSTemporaryDirectory() + "famctl-bench-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
         let keep = inv.flag("--keep")
+        // Interrupted (Ctrl-C, a timeout's SIGTERM): the temporary homes,
+        // gigabytes at --scale 100, are removed, and the peer stopped (a
+        // review: both were left behind).
+        let interrupt = Self.onInterrupt(removing: keep ? nil : base)
         defer {
-            if keep { Console.err("bench: homes kept in \(base) (a: the writer, b: the reader)") } else { try? FileManager.default.removeItem(atPath: base) }
+            interrupt.forEach { $0.cancel() }
+            if keep {
+                let kept = ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).sorted()
+                Console.err("bench: temporary homes kept in \(base)" + (kept.isEmpty ? "" : " (\(kept.joined(separator: ", ")))"))
+            } else {
+                try? FileManager.default.removeItem(atPath: base)
+            }
         }
         var rows: [Row] = []
-        func note(_ s: String) { Console.err("bench: " + s) }
 
         // Ingest verifies on every core, append signs on one core while another
         // seals the rest and stores, rebuild opens bodies on one while another projects.
@@ -350,17 +375,18 @@ enum BenchCommand: Command {
         }
 
         var peerFigures: [String: Double] = [:]
-        if want("peer"), want("core"), let python = inv.value("--peer") {
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("bench/eventsourcing_peer.py").path
+        var peerFailed = false
+        if let (python, script) = peer {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: python)
             p.arguments = [script, peerWorkloadPath]
             let out = Pipe()
             p.standardOutput = out
             try p.run()
+            Self.child.withLock { $0 = p.processIdentifier }
             let data = out.fileHandleForReading.readDataToEndOfFile()
             p.waitUntilExit()
+            Self.child.withLock { $0 = nil }
             if let o = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
                 peerFigures = o.compactMapValues { ($0 as? NSNumber)?.doubleValue }
                 let shape = perRecord == 1 ? "same records" : "same records, \(perRecord) events each"
@@ -377,7 +403,9 @@ enum BenchCommand: Command {
                     rows.append(Row(name: "rebuild vs eventsourcing log scan (\(shape))", value: rebuildRate, unit: "events/s", bound: sp, boundName: "eventsourcing scan + fold", target: "-"))
                 }
             } else {
-                note("the eventsourcing peer did not run (exit \(p.terminationStatus))")
+                note("the eventsourcing peer did not run (exit \(p.terminationStatus)): its figures are missing (is eventsourcing==9.5.6 installed for \(python)? "
+                     + "'\(python) -m pip install eventsourcing==9.5.6', or 'make bench', which sets one up)")
+                peerFailed = true
             }
         }
 
@@ -388,9 +416,12 @@ enum BenchCommand: Command {
         // Columns: at least one space between them, however long a cell.
         func cell(_ text: String, _ width: Int) -> String { text.count < width ? text.padding(toLength: width, withPad: " ", startingAt: 0) : text + " " }
         table(cell("metric", 48) + cell("value", 18) + cell("bound", 36) + "ratio   target")
+        // Two decimals under 100 (a sync of 2.1 ms against 3.0 ms), so that
+        // the ratio can be checked from the figures shown.
+        func figure(_ x: Double) -> String { String(format: abs(x) < 100 ? "%.2f" : "%.1f", x) }
         for r in rows {
-            let v = String(format: "%.1f %@", r.value, r.unit)
-            let b = r.bound.map { String(format: "%.1f (%@)", $0, r.boundName) } ?? "-"
+            let v = figure(r.value) + " " + r.unit
+            let b = r.bound.map { figure($0) + " (\(r.boundName))" } ?? "-"
             let ratio = r.bound.map { String(format: "%.2f", r.value / $0) } ?? "-"
             table(cell(r.name, 48) + cell(v, 18) + cell(b, 36) + cell(ratio, 8) + r.target)
         }
@@ -410,11 +441,62 @@ enum BenchCommand: Command {
             ]
             if let out {
                 let data = try JSONSerialization.data(withJSONObject: json, options: [.prettyPrinted, .sortedKeys])
-                do { try FileIO.writeAtomically(Array(data), to: out, mode: 0o644) } catch {
+                // Through a link, into a FIFO or a device as they are (as `photo get --out`).
+                do { try FileIO.writeOut(Array(data), to: out, mode: 0o644) } catch {
                     throw CLIError(.cantCreate, "--out: cannot write \(out): \(error.reason)")
                 }
             }
             if inv.json { Console.json(json) }
+        }
+        if peerFailed {
+            throw CLIError(.failure, "the eventsourcing peer did not run: the two targets against it are not measured (the other figures are above" + (out.map { " and in \($0)" } ?? "") + ")",
+                           hint: "Give --peer a Python with eventsourcing==9.5.6 installed, or run 'make bench', which sets one up.")
+        }
+    }
+
+    /// The peer's Python (`--peer`: a path, or a name looked up on PATH)
+    /// and its script, the source tree's `bench/eventsourcing_peer.py`;
+    /// refused before anything is measured when either is not there.
+    static func peerProgram(_ given: String) throws -> (python: String, script: String) {
+        var python: String?
+        if given.contains("/") {
+            python = Home.absolute(given)
+        } else {
+            for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") where FileManager.default.isExecutableFile(atPath: "\(dir)/\(given)") {
+                python = "\(dir)/\(given)"
+                break
+            }
+        }
+        guard let python, FileManager.default.isExecutableFile(atPath: python) else {
+            throw CLIError(.noInput, "--peer '\(given)': no such program" + (given.contains("/") ? "" : " on PATH"),
+                           hint: "Give the path of a Python with eventsourcing==9.5.6 installed ('make bench' makes one in .build/bench-venv).")
+        }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("bench/eventsourcing_peer.py").path
+        guard FileManager.default.fileExists(atPath: script) else {
+            throw CLIError(.noInput, "--peer: the peer's script \(script) is not there (the source tree this famctl was built from)",
+                           hint: "Run the peer part from famctl's source tree ('make bench'), or leave out --peer.")
+        }
+        return (python, script)
+    }
+
+    /// The peer's process while it runs, stopped on an interrupt.
+    static let child = Mutex<Int32?>(nil)
+
+    /// On SIGINT or SIGTERM: stops the peer, removes `base` (unless
+    /// `nil`), says so, and exits 130 or 143, as the signal would.
+    static func onInterrupt(removing base: String?) -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { sig in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                if let pid = child.withLock({ $0 }) { kill(pid, SIGTERM) }
+                if let base { try? FileManager.default.removeItem(atPath: base) }
+                Console.err("bench: interrupted" + (base.map { "; its temporary homes (\($0)) removed" } ?? ""))
+                exit(128 + sig)
+            }
+            source.resume()
+            return source
         }
     }
 

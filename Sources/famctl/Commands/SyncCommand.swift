@@ -282,6 +282,10 @@ enum SyncCommand: Command {
     /// - Parameter probe: check a WebDAV server's conditional writes first
     ///   (``WebDAVPeer/probe()``); a watch does once, not every round.
     static func round(_ home: Home, probe: Bool = true) throws -> Round {
+        // A home moved into the shared folder since (or the folder set
+        // around it): its private key would be copied to every member
+        // (a review: it synced without a word). Refused as `family create` refuses it.
+        if case .directory(let dir) = Location.stored(in: home) { try Home.checkApart(home: home.path, shared: dir) }
         // The round's own errors are kept apart from the lock's.
         var round: Result<Round, any Error>?
         do {
