@@ -198,11 +198,33 @@ final class Home {
         try rebuildProjectionsIfOutdated()
     }
 
+    /// The error for a home path that is (or passes through) a symbolic
+    /// link whose target is not there (a drive not mounted), or `nil`:
+    /// said as such, not as a missing home that `init` then cannot make
+    /// ("File exists", a review).
+    static func danglingLink(_ path: String) -> CLIError? {
+        var head = path
+        while head != "/" && !head.isEmpty {
+            var st = stat()
+            if lstat(head, &st) == 0 {
+                guard st.st_mode & S_IFMT == S_IFLNK, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: head) else { return nil }
+                var followed = stat()
+                guard stat(head, &followed) != 0 else { return nil }
+                return CLIError(.noInput, "\(head) is a symbolic link to \(target), which is not there",
+                                hint: "Mount or make what it leads to (a drive not mounted?), or give another --home.")
+            }
+            guard let cut = head.lastIndex(of: "/"), cut != head.startIndex else { return nil }
+            head = String(head[..<cut])
+        }
+        return nil
+    }
+
     /// Opens an initialised home.
     /// - Throws: ``CLIError`` saying which path is missing or unreadable and why.
     static func open(_ path: String) throws -> Home {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+            if let dangling = Self.danglingLink(path) { throw dangling }
             // (Naming the path: `init` without it makes the default home,
             // not this one, and "pass --home" misled a user who had.)
             throw CLIError(.noInput, "no famctl home at \(path)",
@@ -345,6 +367,7 @@ final class Home {
             // An existing directory keeps its mode otherwise; a home is private.
             try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
         } catch {
+            if let dangling = Self.danglingLink(path) { throw dangling }
             throw CLIError(.cantCreate, "cannot create \(path): \(FileIO.reason(error, creating: path))")
         }
         // Two inits (or accepts) of one new home at once: the second waits,

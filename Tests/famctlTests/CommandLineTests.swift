@@ -387,6 +387,13 @@ struct CommandLineTests {
         try FileManager.default.removeItem(atPath: other + "/famctl.sqlite")
         try FileManager.default.createSymbolicLink(atPath: other + "/famctl.sqlite", withDestinationPath: real + "/home/famctl.sqlite")
         #expect(try f.run(["status", "--home", other]).code != 0)
+        // A link whose target is not there (a drive not mounted): said so, not "no home" then "File exists".
+        let dangling = f.root + "/dangling"
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: f.root + "/unmounted/home")
+        for args in [["status", "--home", dangling], ["init", "--name", "Mum", "--home", dangling], ["init", "--name", "Mum", "--home", dangling + "/h"]] {
+            let r = try f.run(args)
+            #expect(r.code == 66 && r.stderr.contains("\(dangling) is a symbolic link to \(f.root)/unmounted/home, which is not there"), "\(args): \(r.stderr)")
+        }
     }
 
     /// A home path with a '~' no shell expanded is refused with the path

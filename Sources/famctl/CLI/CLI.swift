@@ -123,7 +123,8 @@ enum CLI {
     /// a hint's 'famctl sync' went to the default home).
     static func withHomeNote(_ e: CLIError, _ inv: Invocation) -> CLIError {
         // (A hint that gives a --home itself says where each command goes.)
-        guard let hint = e.hint, namesCommandWithoutHome(hint), let path = homeNoteNeeded(inv) else { return e }
+        // (Not when the --home given is itself what is wrong: a shared folder given as the home.)
+        guard let hint = e.hint, namesCommandWithoutHome(hint), !e.message.contains("is not a famctl home"), let path = homeNoteNeeded(inv) else { return e }
         return CLIError(e.code, e.message, hint: hint + " (The commands named for this home need --home \(Home.shellWord(path)) too, as this one was given it.)")
     }
 
