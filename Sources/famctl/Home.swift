@@ -210,6 +210,10 @@ final class Home {
                 guard st.st_mode & S_IFMT == S_IFLNK, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: head) else { return nil }
                 var followed = stat()
                 guard stat(head, &followed) != 0 else { return nil }
+                if errno == ELOOP {
+                    return CLIError(.noInput, "\(head) is a symbolic link in a loop of links (to \(target), which leads back)",
+                                    hint: "Point the link at a folder, or give another --home.")
+                }
                 return CLIError(.noInput, "\(head) is a symbolic link to \(target), which is not there",
                                 hint: "Mount or make what it leads to (a drive not mounted?), or give another --home.")
             }

@@ -362,6 +362,9 @@ struct CommandLineTests {
         #expect(!CLI.namesCommandWithoutHome("accept it in a new home: 'famctl accept CODE --name NAME --home NEWDIR'."))
         #expect(CLI.namesCommandWithoutHome("If it is the same baby: famctl subject remove baby:1 --move-records-to baby:2"))
         #expect(!CLI.namesCommandWithoutHome("famctl: warning: the disk is full, and other famctl commands of this home wait for this one."))
+        // Commands that use no home: help, the stores' fields, the bench.
+        #expect(!CLI.namesCommandWithoutHome("Run 'famctl family create --help'."))
+        #expect(!CLI.namesCommandWithoutHome("('famctl record fields --store feeding' lists the store's fields)"))
         let deletedHere = try f.run(["record", "delete", id, "--home", other], env: ["FAMCTL_HOME": other])
         #expect(deletedHere.code == 0 && deletedHere.stderr.contains("'famctl record restore") && !deletedHere.stderr.contains("need --home"), "\(deletedHere.stderr)")
     }
@@ -394,6 +397,10 @@ struct CommandLineTests {
             let r = try f.run(args)
             #expect(r.code == 66 && r.stderr.contains("\(dangling) is a symbolic link to \(f.root)/unmounted/home, which is not there"), "\(args): \(r.stderr)")
         }
+        try FileManager.default.createSymbolicLink(atPath: f.root + "/loop1", withDestinationPath: f.root + "/loop2")
+        try FileManager.default.createSymbolicLink(atPath: f.root + "/loop2", withDestinationPath: f.root + "/loop1")
+        let loop = try f.run(["init", "--name", "Mum", "--home", f.root + "/loop1"])
+        #expect(loop.code == 66 && loop.stderr.contains("is a symbolic link in a loop of links"), "\(loop.stderr)")
     }
 
     /// A home path with a '~' no shell expanded is refused with the path

@@ -146,7 +146,10 @@ enum CLI {
             guard commandWords.contains(String(word)) else { rest = after; continue }
             let end = quoted ? after.firstIndex(of: "'") ?? after.endIndex
                              : after.firstIndex { $0 == ";" || $0 == ")" || $0 == "\n" } ?? after.endIndex
-            if !after[..<end].contains("--home") { return true }
+            let command = after[..<end]
+            // (Help, the stores' fields and the bench use no home.)
+            let homeless = command.contains("--help") || command.hasPrefix("help") || command.hasPrefix("record fields") || command.hasPrefix("bench")
+            if !homeless, !command.contains("--home") { return true }
             rest = after[end...]
         }
         return false
@@ -163,6 +166,8 @@ enum CLI {
     }
 
     private static func report(_ e: CLIError) -> Int32 {
+        // An error's hint has its note already, when it applies (``withHomeNote(_:_:)``).
+        Console.homeNote.withLock { $0 = nil }
         Console.err("famctl: error: \(e.message)")
         if let hint = e.hint { Console.err("famctl: \(hint)") }
         return e.code.rawValue

@@ -85,7 +85,7 @@ enum BenchCommand: Command {
         // Interrupted (Ctrl-C, a timeout's SIGTERM): the temporary homes,
         // gigabytes at --scale 100, are removed, and the peer stopped (a
         // review: both were left behind).
-        let interrupt = Self.onInterrupt(removing: keep ? nil : base)
+        let interrupt = Self.onInterrupt(base: base, keep: keep)
         defer {
             interrupt.forEach { $0.cancel() }
             if keep {
@@ -484,15 +484,16 @@ enum BenchCommand: Command {
     static let child = Mutex<Int32?>(nil)
 
     /// On SIGINT or SIGTERM: stops the peer, removes `base` (unless
-    /// `nil`), says so, and exits 130 or 143, as the signal would.
-    static func onInterrupt(removing base: String?) -> [any DispatchSourceSignal] {
+    /// `keep`), says where it is or that it is gone, and exits 130 or
+    /// 143, as the signal would.
+    static func onInterrupt(base: String, keep: Bool) -> [any DispatchSourceSignal] {
         [SIGINT, SIGTERM].map { sig in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
                 if let pid = child.withLock({ $0 }) { kill(pid, SIGTERM) }
-                if let base { try? FileManager.default.removeItem(atPath: base) }
-                Console.err("bench: interrupted" + (base.map { "; its temporary homes (\($0)) removed" } ?? ""))
+                if !keep { try? FileManager.default.removeItem(atPath: base) }
+                Console.err("bench: interrupted; its temporary homes " + (keep ? "are kept in \(base)" : "(\(base)) removed"))
                 exit(128 + sig)
             }
             source.resume()
