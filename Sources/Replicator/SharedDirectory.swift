@@ -132,7 +132,9 @@ public final class SharedDirectory {
     /// (an author's, or `blobs` for photos), atomically.
     public func publish(_ bytes: [UInt8], as name: String, into folderName: String) throws(SharedDirectoryError) {
         var isDir: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir), isDir.boolValue else { throw .missing(root) }
+        guard FileManager.default.fileExists(atPath: root, isDirectory: &isDir) else { throw .missing(root) }
+        // A file in its place is not missing: waiting will not help (a review).
+        guard isDir.boolValue else { throw .notADirectory(root) }
         let dir = familyPath + "/" + folderName
         // Neither folder is made through a link (see below).
         for path in [familyPath, dir] where Self.isLink(path) { throw .link(path) }

@@ -282,7 +282,8 @@ final class Home {
             let bytes = try FileIO.readSecret(idPath)
             identity = try DeviceIdentity(encoded: bytes)
         } catch let e as FileIO.Failure {
-            throw CLIError(e.permissionDenied ? .cantCreate : .noInput, "cannot read \(idPath): \(e.reason)",
+            // An input not readable: 66, as the exit-code table says (a review: 73).
+            throw CLIError(.noInput, "cannot read \(idPath): \(e.reason)",
                            hint: e.permissionDenied ? "Check the file's owner and mode (it should be 0600, owned by you)." : nil)
         } catch let e as IdentityError {
             // The stores' file still holds the records, those never synced

@@ -339,13 +339,32 @@ struct MergePropertyTests {
         let id = UUID()
         let x = g.put(by: 1, id, ["amountMl": .int(1)], ms: 5000)
         let y = g.put(by: 2, id, ["amountMl": .int(2)], ms: 5000)
-        let winner = Version(x.env) > Version(y.env) ? 1 : 2
+        // The greater author key wins a tie, computed here from the bytes,
+        // not with `Version`'s own order (which the model uses too).
+        let winner = g.authors[2].publicKey.bytes.lexicographicallyPrecedes(g.authors[1].publicKey.bytes) ? 1 : 2
         for order in [[x, y], [y, x]] {
             let (dir, p) = try Self.projector()
             for e in order { try p.apply(e.env, body: e.body) }
             #expect(try p.record(id)?.fields["amountMl"] == .int(Int64(winner)))
             _ = dir
         }
+    }
+
+    /// The order every merge rests on, pinned with literal values (the
+    /// reference model compares with `Version`'s own `<`, so an order
+    /// reversed in both would pass the property tests): the HLC first,
+    /// milliseconds then counter; at an equal HLC the author key, byte by
+    /// byte, so `c7…` beats `3a…` as architecture.md's worked example says.
+    @Test func versionsOrderByClockThenAuthorBytes() {
+        func author(_ first: UInt8, last: UInt8 = 0) -> DeviceID { DeviceID(bytes: [first] + [UInt8](repeating: 0, count: 30) + [last]) }
+        let t2 = HLC(milliseconds: 2_000, counter: 0)
+        #expect(Version(hlc: t2, author: author(0x3a)) < Version(hlc: t2, author: author(0xc7)))
+        #expect(!(Version(hlc: t2, author: author(0xc7)) < Version(hlc: t2, author: author(0x3a))))
+        #expect(Version(hlc: t2, author: author(0x3a, last: 0)) < Version(hlc: t2, author: author(0x3a, last: 1)))
+        // A later clock wins whatever the author; the counter after the milliseconds.
+        #expect(Version(hlc: t2, author: author(0xff)) < Version(hlc: HLC(milliseconds: 2_001, counter: 0), author: author(0x00)))
+        #expect(Version(hlc: t2, author: author(0xff)) < Version(hlc: HLC(milliseconds: 2_000, counter: 1), author: author(0x00)))
+        #expect(HLC(milliseconds: 1_999, counter: 65_535) < t2)
     }
 
     @Test func putAndDeleteResolveByVersion() throws {

@@ -195,3 +195,28 @@ struct FamilyAndPrivateHome {
         record = try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
     }
 }
+
+extension FamctlRunner {
+    /// Waits (up to `timeout` seconds) until process `p` has taken Ctrl-C
+    /// over: famctl sets SIGINT to be ignored and reads it from a dispatch
+    /// source instead, which `/proc/PID/status` shows in `SigIgn`. A test
+    /// that sends SIGINT before that kills the process instead of stopping
+    /// it, however long it slept first on a loaded machine.
+    /// - Returns: whether it did in time.
+    @discardableResult
+    static func waitUntilCtrlCIsHandled(_ p: Process, timeout: TimeInterval = 60) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline, p.isRunning {
+            if let status = try? String(contentsOfFile: "/proc/\(p.processIdentifier)/status", encoding: .utf8),
+               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
+               let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16),
+               mask & (1 << UInt64(SIGINT - 1)) != 0 {
+                // (The dispatch source is made right after.)
+                Thread.sleep(forTimeInterval: 0.2)
+                return true
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return false
+    }
+}

@@ -102,10 +102,19 @@ struct ICloudPlaceholderTests {
         watch.standardError = FileHandle.nullDevice
         try watch.run()
         func said() -> Int { ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").components(separatedBy: "iCloud placeholder").count - 1 }
-        // Once the first round has said it, ten more rounds at least.
-        let deadline = Date().addingTimeInterval(30)
+        // Once the first round has said it, more rounds: rounds ending in
+        // three different seconds (`status`'s last round, to the second),
+        // about ten at 0.2 s, however slow the machine.
+        let deadline = Date().addingTimeInterval(60)
         while said() == 0 && Date() < deadline { usleep(50_000) }
-        sleep(2)
+        var rounds = Set<String>()
+        while rounds.count < 3, Date() < deadline {
+            let status = try JSONSerialization.jsonObject(with: Data(try dad.ok("status", "--json").utf8)) as? [String: Any]
+            if let last = status?["lastSync"] as? String { rounds.insert(last) }
+            usleep(100_000)
+        }
+        #expect(rounds.count >= 3, "the watch's rounds did not go on: \(rounds)")
+        FamctlRunner.waitUntilCtrlCIsHandled(watch)
         watch.interrupt()
         watch.waitUntilExit()
         #expect(said() == 1, "said \(said()) times")

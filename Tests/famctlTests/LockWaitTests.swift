@@ -56,6 +56,7 @@ struct LockWaitTests {
 
     /// Sends SIGINT (Ctrl-C) to `p` and waits for it: the seconds it took to stop.
     static func interrupt(_ p: Process) -> TimeInterval {
+        FamctlRunner.waitUntilCtrlCIsHandled(p)
         let sent = Date()
         kill(p.processIdentifier, SIGINT)
         p.waitUntilExit()
@@ -176,6 +177,7 @@ struct LockWaitTests {
         let holder = try Self.holdLock(f.home + "/sync.lock")
         defer { Self.release(holder) }
         let watch = try Self.started(["--home", f.home, "sync", "--watch", "--interval", "0.5"])
+        #expect(FamctlRunner.waitUntilCtrlCIsHandled(watch), "the watch never took Ctrl-C over")
         Thread.sleep(forTimeInterval: 1.5)
         let took = Self.interrupt(watch)
         #expect(took < 3, "the watch sat out the lock's wait: \(took) s")

@@ -36,6 +36,7 @@ final class LoggedProcess {
 
     /// Sends SIGINT (Ctrl-C) and waits for it to end.
     func interrupt() {
+        FamctlRunner.waitUntilCtrlCIsHandled(process)
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
     }

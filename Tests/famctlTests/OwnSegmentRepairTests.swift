@@ -459,7 +459,7 @@ struct OwnSegmentInTheWayTests {
         let out = try dad.run("sync")
         // (65: waiting will not make it a folder, as over WebDAV.)
         #expect(out.code == 65 && out.stdout.contains("pulled 1 new event(s)") && out.stderr.contains("\(folder) is not a folder (a file is in its place)")
-                && out.stderr.contains("Move the file or link away (famctl makes the folder)") && out.stderr.contains("cannot be read by the others, who miss the events it holds")
+                && out.stderr.contains("Move the file or link away: a folder inside the shared folder, the next sync makes again") && out.stderr.contains("cannot be read by the others, who miss the events it holds")
                 && out.stderr.contains("it is missing, and writing it again failed") && !out.stderr.contains("Fatal"), "exit \(out.code): \(out.stdout) \(out.stderr)")
         #expect(try dad.ok("record", "list").contains(record), "the others' events are pulled")
         try FileManager.default.removeItem(atPath: folder)

@@ -37,6 +37,24 @@ struct PermissionTests {
         #expect(try f.run(["--home", base + "/rootshome", "replay"]).code == 0, "the home was touched")
     }
 
+    /// An `identity.key` its user cannot read is input that cannot be
+    /// read (66), said with what to check, not "cannot create" (73).
+    @Test func anUnreadableIdentityKeyIsMissingInput() throws {
+        let base = try Self.sandbox()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let home = base + "/home"
+        let (made, madeOut) = try Self.asNobody(["init", "--name", "A"], home: home)
+        try #require(made == 0, "\(madeOut)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: home + "/identity.key")
+        for args in [["status"], ["record", "list"]] {
+            let (code, out) = try Self.asNobody(args, home: home)
+            #expect(code == 66 && out.contains("cannot read \(home)/identity.key") && out.contains("Permission denied")
+                    && out.contains("Check the file's owner and mode"), "\(args): exit \(code): \(out)")
+        }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home + "/identity.key")
+        #expect(try Self.asNobody(["status"], home: home).0 == 0)
+    }
+
     @Test func aReadOnlySharedFolderIsAClearErrorAndNothingIsLost() throws {
         let base = try Self.sandbox()
         defer { try? FileManager.default.removeItem(atPath: base) }

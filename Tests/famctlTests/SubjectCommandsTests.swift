@@ -454,7 +454,8 @@ struct SubjectCommandsTests {
         #expect(try Self.subjects(f)[twin] == nil)
         #expect(try f.ok("record", "show", moved[0]).contains("dirty=true"))
         let history = try f.ok("record", "show", moved[0], "--history")
-        #expect(history.contains("(moved to \(lily))"), "\(history)")
+        // Named as its record line names it.
+        #expect(history.contains("(moved to Lily)"), "\(history)")
     }
 
     /// A move on one device and an edit on another that had not seen it:
@@ -472,11 +473,11 @@ struct SubjectCommandsTests {
         for r in [mum, dad, mum, dad] { try r.ok("sync") }
         for r in [mum, dad] {
             let trail = try r.ok("record", "show", id, "--history").split(separator: "\n")
-            #expect(trail.filter { $0.contains("(moved to") }.count == 1 && trail.contains { $0.contains("(moved to \(bo))") }
+            #expect(trail.filter { $0.contains("(moved to") }.count == 1 && trail.contains { $0.contains("(moved to Bo)") }
                     && !trail.contains { $0.contains("note=") && $0.contains("moved to") }, "\(trail)")
             #expect(try r.ok("record", "show", id).contains("  diaper  Bo  "))
             let audit = try r.ok("replay", "--record", id)
-            #expect(audit.contains("(moved to \(bo))") && !audit.contains("(moved to \(ada))"), "\(audit)")
+            #expect(audit.contains("(moved to Bo)") && !audit.contains("(moved to Ada)"), "\(audit)")
         }
     }
 
@@ -565,7 +566,7 @@ struct SubjectCommandsTests {
         #expect(try mum.ok("record", "update", b, "nap=true") == b)
         // A change of its times must still not overlap.
         let moved = try mum.run("record", "update", b, "end=2026-11-29T14:20:00+01:00")
-        #expect(moved.code == 65 && moved.stderr.contains("overlaps sleep \(a)") && moved.stderr.contains("(the record already overlapped it: changes made on two devices merged)")
+        #expect(moved.code == 65 && moved.stderr.contains("overlaps sleep \(a)") && moved.stderr.contains("(the record already overlapped it: sleeps written on two devices before they synced)")
                 && moved.stderr.contains("or correct the other: 'famctl record update \(a) start=… end=…'"), "\(moved.stderr)")
         // Given times clear of the other, the change is taken.
         #expect(try mum.ok("record", "update", b, "start=2026-11-29T14:00:00+01:00", "end=2026-11-29T14:20:00+01:00") == b)

@@ -63,7 +63,7 @@ public struct Household: Sendable {
         public let event: EventID
         /// The invitation it named.
         public let invite: InviteID
-        public let reason: String
+        public var reason: String
         /// The name the device joined under.
         public var name: String = ""
     }
@@ -110,7 +110,23 @@ public struct Household: Sendable {
                 refusedJoins[e.author] = RefusedJoin(event: e.id, invite: invite, reason: why, name: name)
             }
         }
+        // Folded in version order, an event dated before what it needs
+        // finds nothing yet: its reason is told by what the whole fold knows
+        // (a test: "no such invite" of a join dated before its invitation,
+        // "never validly joined" of a member's event dated before its
+        // join). The verdicts are the same.
+        for e in sorted {
+            guard let why = rejected[e.id] else { continue }
+            if case .memberJoin(let id, _, _, _) = e.event, why.hasPrefix("no such invite"), let invite = invites[id], !(invite.created < e.version) {
+                rejected[e.id] = "the join is not later than its invite"
+                if refusedJoins[e.author]?.event == e.id { refusedJoins[e.author]?.reason = "the join is not later than its invite" }
+            } else if why == Self.notAMember, let m = members[e.author], e.version < m.joined {
+                rejected[e.id] = "written before the author joined"
+            }
+        }
     }
+
+    static let notAMember = "not a member of the family (never validly joined)"
 
     /// Why `device` is not in the family, when the events held decide it: the
     /// family is known, the device is not among its members, and a join of
@@ -209,7 +225,7 @@ public struct Household: Sendable {
     public func writeVerdict(author: DeviceID, seq: UInt64, version: Version, needsWrite: Bool) -> String? {
         guard let owner else { return nil }
         if author == owner { return nil }
-        guard let m = members[author] else { return "not a member of the family (never validly joined)" }
+        guard let m = members[author] else { return Self.notAMember }
         if version < m.joined { return "written before the author joined" }
         if let cutoff = m.cutoff, seq > cutoff { return "beyond its author's removal (seq \(seq), past the cut-off \(cutoff): the last of its events the owner had when removing it)" }
         if needsWrite && !m.role(at: version).canWrite { return "viewers cannot change records or care subjects" }

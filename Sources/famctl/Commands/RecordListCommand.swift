@@ -123,7 +123,8 @@ enum RecordShowCommand: Command {
             Console.json(o)
             return
         }
-        Console.out(RecordView.line(r, labels: RecordView.focusLabels(try home.projector.subjects())))
+        let labels = RecordView.focusLabels(try home.projector.subjects())
+        Console.out(RecordView.line(r, labels: labels))
         if r.deleted, !before.isEmpty {
             // Its subject removed since: the restore waits for it.
             let subjectRemoved = FocusKey(r.focus).map { focus in ((try? home.projector.subject(focus)) ?? nil) == nil } ?? false
@@ -133,7 +134,8 @@ enum RecordShowCommand: Command {
         }
         let moves = try HistoryView.moves(history, home: home)
         for (i, h) in history.enumerated() {
-            Console.out("  " + HistoryView.line(h, home: home, store: r.store, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
+            // The subject moved to named as the record line names it (a review).
+            Console.out("  " + HistoryView.line(h, home: home, store: r.store, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \(labels[$0] ?? $0))" } ?? ""))
         }
         // Each change was checked when it was written; changes made on two
         // devices at once can merge into a record that breaks a rule, and so
@@ -146,7 +148,11 @@ enum RecordShowCommand: Command {
                             + "'famctl replay --record \(id.lowercasedText)' shows what that change wrote; write it again with 'famctl record update \(id.lowercasedText) field=value …', "
                             + "or remove what is left with 'famctl record delete \(id.lowercasedText)'.")
             } else {
-                Console.err("famctl: warning: the record breaks its store's rules (changes made on two devices merged): \(problems.joined(separator: "; ")); "
+                // Two sleeps written on two devices before they synced overlap
+                // with no record's changes merged (a review: "merged" misled).
+                let overlapOnly = problems.allSatisfy { $0.hasPrefix("sleep.start,end: overlaps sleep ") }
+                let why = overlapOnly ? "sleeps written on two devices before they synced" : "changes made on two devices merged"
+                Console.err("famctl: warning: the record breaks its store's rules (\(why)): \(problems.joined(separator: "; ")); "
                             + "fix it with 'famctl record update \(id.lowercasedText) field=value …'.")
             }
         }

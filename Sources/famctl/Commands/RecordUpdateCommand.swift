@@ -120,7 +120,7 @@ enum RecordUpdateCommand: Command {
                 if fieldChanges["start"] != nil || fieldChanges["end"] != nil || newFocus != nil,
                    let (other, error) = try RecordInput.overlappingSleep(home: home, id: id, store: store, focus: focus, fields: all) {
                     guard other == overlappedBefore else { throw error }
-                    throw CLIError(error.code, error.message + " (the record already overlapped it: changes made on two devices merged)",
+                    throw CLIError(error.code, error.message + " (the record already overlapped it: sleeps written on two devices before they synced)",
                                    hint: "Give this sleep times outside the other with this change (start=… end=…), or correct the other: 'famctl record update \(other.lowercasedText) start=… end=…'.")
                 }
                 try RecordInput.checkFitsOneEvent(body)
@@ -199,7 +199,8 @@ enum RecordDeleteCommand: Command {
         var kept: [[String]] = []
         for id in ids { kept.append(try home.projector.photos(record: id).map(\.id.lowercasedText).sorted()) }
         // A record whose last change is dated later than this delete stays live.
-        for id in ids where try home.projector.record(id)?.deleted == false {
+        let live = try ids.filter { try home.projector.record($0)?.deleted == false }
+        for id in live {
             OutdoneWrite.warn("record \(id.lowercasedText)", stays: "stays live", write: "delete", kind: "record", id: id.lowercasedText, home: home)
         }
         if inv.json {
@@ -210,8 +211,16 @@ enum RecordDeleteCommand: Command {
         } else {
             for id in ids { Console.out(id.lowercasedText) }
             // Said as done, with the way back (a review: the id alone, as
-            // `record add` prints, said nothing of a delete).
-            Console.err("famctl: deleted \(ids.count == 1 ? "the record" : "\(ids.count) records"); 'famctl record restore \(ids.map(\.lowercasedText).joined(separator: " "))' brings \(ids.count == 1 ? "it" : "them") back, with \(ids.count == 1 ? "its" : "their") fields.")
+            // `record add` prints, said nothing of a delete) — of the
+            // records it deleted only: one that stays live was not (a
+            // review: "deleted the record" followed its warning).
+            let deleted = ids.filter { !live.contains($0) }
+            if !deleted.isEmpty {
+                Console.err("famctl: deleted \(deleted.count == 1 ? (ids.count == 1 ? "the record" : "1 record") : "\(deleted.count) records"); 'famctl record restore \(deleted.map(\.lowercasedText).joined(separator: " "))' brings \(deleted.count == 1 ? "it" : "them") back, with \(deleted.count == 1 ? "its" : "their") fields.")
+            }
+            if !live.isEmpty {
+                Console.err("famctl: \(live.count == 1 ? (ids.count == 1 ? "the record was" : "1 record was") : "\(live.count) records were") not deleted (the warning above): \(live.map(\.lowercasedText).joined(separator: " ")).")
+            }
         }
         let photos = kept.flatMap { $0 }
         if !photos.isEmpty {

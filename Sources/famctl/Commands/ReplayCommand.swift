@@ -361,8 +361,9 @@ enum ReplayCommand: Command {
         if let state {
             Console.out("record \(id.lowercasedText)  \(state.store)  \(state.focus)\(state.deleted ? "  (deleted)" : "")")
             let moves = try HistoryView.moves(history, home: home)
+            let labels = RecordView.focusLabels(try projector.subjects())
             for (i, h) in history.enumerated() {
-                Console.out("  " + HistoryView.line(h, home: home, store: state.store, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \($0))" } ?? ""))
+                Console.out("  " + HistoryView.line(h, home: home, store: state.store, after: i > 0 ? history[i - 1] : nil) + (moves[i].map { "  (moved to \(labels[$0] ?? $0))" } ?? ""))
             }
         } else {
             Console.out("record \(id.lowercasedText): no event naming it counts")

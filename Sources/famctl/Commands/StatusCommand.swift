@@ -207,7 +207,7 @@ enum StatusCommand: Command {
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for keys in sameName { Console.out("  " + Home.sameNameText(keys, subjects: subjects, recordCounts: recordCounts)) }
         for (focus, n) in removedCounts.sorted(by: { $0.key < $1.key }) {
-            Console.out("  \(n) record(s) of the removed care subject \(focus) (written where the removal had not arrived): "
+            Console.out("  \(n) record(s) of the removed care subject \(focus) (written or moved there where its removal had not arrived): "
                         + "'famctl record list --focus \(focus)' lists them; move them with 'famctl record update ID --focus OTHER', or bring it back: famctl subject restore \(focus)")
         }
         for line in Self.overlapLines(overlaps, home: home, subjects: subjects) { Console.out("  " + line) }

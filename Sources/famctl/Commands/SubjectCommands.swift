@@ -272,12 +272,17 @@ enum SubjectRemoveCommand: Command {
         if try home.projector.subject(subject.focus) != nil {
             OutdoneWrite.warn(subject.focus.description, stays: "stays", write: "removal", kind: "subject", id: subject.focus.description, home: home)
         }
+        // Records a change dated later keeps where they were: not counted
+        // as moved or deleted below.
+        var outdone = 0
         for r in records {
             guard let now = try home.projector.record(r.id) else { continue }
             if let target, now.focus != target.focus.description {
                 OutdoneWrite.warn("record \(r.id.lowercasedText)", stays: "stays with \(now.focus)", write: "move", kind: "record", id: r.id.lowercasedText, home: home)
+                outdone += 1
             } else if target == nil, !now.deleted {
                 OutdoneWrite.warn("record \(r.id.lowercasedText)", stays: "stays live", write: "delete", kind: "record", id: r.id.lowercasedText, home: home)
+                outdone += 1
             }
         }
         if inv.json {
@@ -288,10 +293,18 @@ enum SubjectRemoveCommand: Command {
         }
         Console.out(subject.focus.description)
         if records.isEmpty { return }
+        let done = records.count - outdone
+        let above = "the warning\(outdone == 1 ? "" : "s") above"
+        if done == 0 {
+            let verb = target == nil ? "deleted" : "moved"
+            Console.err("famctl: " + (records.count == 1 ? "its record was not \(verb)" : "none of its \(records.count) records was \(verb)") + " (\(above)).")
+            return
+        }
+        let kept = outdone == 0 ? "" : " (\(outdone) not: \(above))"
         if let target {
-            Console.err("famctl: moved \(records.count) record(s) of \(subject.focus) to \(target.focus).")
+            Console.err("famctl: moved \(done) record(s) of \(subject.focus) to \(target.focus)\(kept).")
         } else {
-            Console.err("famctl: deleted \(records.count) record(s) of \(subject.focus) with it.")
+            Console.err("famctl: deleted \(done) record(s) of \(subject.focus) with it\(kept).")
         }
     }
 }

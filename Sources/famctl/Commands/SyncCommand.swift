@@ -742,7 +742,9 @@ enum SyncCommand: Command {
         case .loginRefused:
             "Give this server's login in FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or in a netrc file only you can read (FAMCTL_NETRC, else ~/.netrc)."
         case .notAFolder:
-            "Move the file or link away (famctl makes the folder), or give the family a folder ('famctl settings sync --dir PATH'); waiting will not help."
+            // (famctl makes the folders inside the shared folder, never the shared folder itself: a review.)
+            "Move the file or link away: a folder inside the shared folder, the next sync makes again; the shared folder itself, put back (restore or mount it). "
+                + "Or give the family another folder ('famctl settings sync --dir PATH'); waiting will not help."
         case .notACollection:
             "Check the URL: it must name a WebDAV collection that exists (a folder the server shares over WebDAV)."
         case .untrustedCertificate:
