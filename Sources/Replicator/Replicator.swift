@@ -751,7 +751,9 @@ public final class Replicator {
         /// Files that verified as files but held events that do not (a bad
         /// signature, bytes that do not decode, another family's): each
         /// path with how many; the file's other events were taken.
-        public var refused: [(path: String, events: Int)] = []
+        /// Files with events that do not verify: how many, and the reason
+        /// `status` says of them too (``refusedEvents(_:)``).
+        public var refused: [(path: String, events: Int, reason: String)] = []
         /// Files found this round that hold nothing of the place they lie
         /// in (a renamed copy, another author's or family's segment, a
         /// damaged conflict copy), with what they hold: `status` names them
@@ -867,7 +869,7 @@ public final class Replicator {
                 report.gapsFilled += r.gapsFilled
                 report.forks += r.count { if case .fork = $0 { true } else { false } }
                 let (refused, why) = Self.refusedEvents(r)
-                if refused > 0 { report.refused.append((segments[i].path, refused)) }
+                if refused > 0 { report.refused.append((segments[i].path, refused, why)) }
                 // A file with events that do not verify stays named by
                 // `status` for as long as the shared folder holds it
                 // (``filesOfNote()``), not in one round's output alone.

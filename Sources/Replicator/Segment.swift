@@ -141,7 +141,9 @@ public struct Segment: Sendable {
                 do throws(EnvelopeError) { seq = try SyncEnvelope.checkStructure(of: envelope) } catch { return .failure(.badEvent(index: i, error)) }
                 // The envelope's family (10..<26) and author (26..<58) sit
                 // at the same offsets as the segment header's.
-                guard same(at, 10), same(at, 26), seq == firstSeq + UInt64(i) else { return .failure(.misplacedEvent(index: i)) }
+                guard same(at, 10) else { return .failure(.misplacedEvent(index: i, why: "is of another family than the segment's")) }
+                guard same(at, 26) else { return .failure(.misplacedEvent(index: i, why: "is another author's than the segment's")) }
+                guard seq == firstSeq + UInt64(i) else { return .failure(.misplacedEvent(index: i, why: "has seq \(seq), not \(firstSeq + UInt64(i))")) }
                 events.append(Array(envelope))
                 at += len
             }
@@ -170,7 +172,8 @@ public enum SegmentError: Error, Equatable, Sendable, CustomStringConvertible {
     case checksum
     case badRange(first: UInt64, last: UInt64, count: UInt64)
     case badEvent(index: Int, EnvelopeError)
-    case misplacedEvent(index: Int)
+    /// `why`: of another family, another author's, or the seq it has.
+    case misplacedEvent(index: Int, why: String)
     case trailingBytes
     /// The file's content does not hash to the name it is stored under.
     case nameMismatch
@@ -188,8 +191,9 @@ public enum SegmentError: Error, Equatable, Sendable, CustomStringConvertible {
                 ? "range \(f)…\(l) holds \(n) events, more than a segment may (\(Segment.maximumEvents))"
                 : l > SyncEnvelope.maximumSeq ? "range \(f)…\(l) ends beyond the largest seq a chain may reach (2^63 - 1)"
                 : "inconsistent range \(f)…\(l) with \(n) events"
-        case .badEvent(let i, let e): "event \(i) is malformed: \(e)"
-        case .misplacedEvent(let i): "event \(i) is not the author's event at its place"
+        // Counted from 1, as a user counts (a review: "event 0").
+        case .badEvent(let i, let e): "event \(i + 1) is malformed: \(e)"
+        case .misplacedEvent(let i, let why): "event \(i + 1) \(why): not the author's event at its place"
         case .trailingBytes: "bytes after the last event"
         case .nameMismatch: "content does not match its name (still arriving, or damaged)"
         case .wrongFolder: "belongs to another author's or family's folder"

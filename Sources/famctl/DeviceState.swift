@@ -63,6 +63,10 @@ final class DeviceState {
         /// (``Home/heldJoin(_:)``): their device ids (hex), comma-separated,
         /// that `member admit` let have the family's key.
         case admittedLate = "family.admitted_late"
+        /// The refused joins of invitations another device used first that
+        /// the owner was told of (``Home/warnReusedInvitations()``): their
+        /// event ids (hex), comma-separated.
+        case reusedInviteSaid = "family.reused_invite_said"
         /// When a write last said in full that this device's changes are
         /// dated ahead of its clock (``Home/warnIfDatedAhead(_:first:now:)``):
         /// `WHAT SECONDS`, WHAT the device it followed (hex) or `own`, and

@@ -239,6 +239,30 @@ extension Home {
             + (late ? ", unless this device's join reached it after its invitation was revoked or had expired: it then waits for the owner's 'famctl member admit \(deviceID.short)'." : ".")
     }
 
+    /// Tells the owner, once for each, of a join refused because another
+    /// device used its invitation first: the code reached more than one
+    /// device (a leak, or given twice), and the one that counts may not be
+    /// the device the owner invited (a review: only the refused device
+    /// heard of it, and only the owner can remove the other).
+    func warnReusedInvitations() throws {
+        let h = projector.household
+        guard h.owner == deviceID else { return }
+        let said = Set(((try state.get(.reusedInviteSaid)) ?? "").split(separator: ",").map(String.init))
+        var newly: [String] = []
+        for (device, refused) in h.refusedJoins.sorted(by: { $0.key < $1.key })
+        where refused.reason.hasPrefix("the invite was already used") && !said.contains(refused.event.hex) && h.members[device] == nil {
+            guard let winner = h.invites[refused.invite]?.usedBy, let m = h.members[winner] else { continue }
+            let counted = "\(TerminalText.name(m.name)) (\(winner.short))"
+            Console.err("famctl: warning: invitation \(refused.invite.hex.prefix(8)) was used by two devices: \(counted) joined with it and counts"
+                        + (m.isActive ? "" : " (removed since)") + "; \(TerminalText.name(refused.name)) (\(device.short)) joined with it too and was refused. "
+                        + "Its code reached more than one device. If \(counted) is not the device you gave it to, "
+                        + (m.isActive ? "remove it ('famctl member remove \(winner.short)') and " : "")
+                        + "give the right device a new invitation ('famctl invite').")
+            newly.append(refused.event.hex)
+        }
+        if !newly.isEmpty { try state.set(.reusedInviteSaid, (Array(said) + newly).sorted().joined(separator: ",")) }
+    }
+
     /// Lets a member whose join arrived late (``heldJoin(_:)``) have the
     /// family's key: recorded, then the key is sealed to it.
     func admitLateJoin(_ device: DeviceID) throws {
@@ -270,6 +294,7 @@ extension Home {
     /// ``settle()`` that follows.
     func shareKeysIfOwner() throws {
         guard projector.household.owner == deviceID, let current = try state.keyring.current(family: family) else { return }
+        try warnReusedInvitations()
         // A forked chain must not append, nor one whose own later events are
         // still arriving, or were taken out of its log after it published
         // them (the share would throw at every round, and the pull would

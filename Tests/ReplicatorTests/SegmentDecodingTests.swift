@@ -54,9 +54,9 @@ struct SegmentDecodingTests {
             case .success(let s): seq = s
             case .failure(let error): return .failure(.badEvent(index: i, error))
             }
-            guard FamilyID(bytes: Array(bytes[10..<26])) == family, DeviceID(bytes: Array(bytes[26..<58])) == author, seq == first + UInt64(i) else {
-                return .failure(.misplacedEvent(index: i))
-            }
+            guard FamilyID(bytes: Array(bytes[10..<26])) == family else { return .failure(.misplacedEvent(index: i, why: "is of another family than the segment's")) }
+            guard DeviceID(bytes: Array(bytes[26..<58])) == author else { return .failure(.misplacedEvent(index: i, why: "is another author's than the segment's")) }
+            guard seq == first + UInt64(i) else { return .failure(.misplacedEvent(index: i, why: "has seq \(seq), not \(first + UInt64(i))")) }
             events.append(bytes)
         }
         return at == end ? .success(events) : .failure(.trailingBytes)

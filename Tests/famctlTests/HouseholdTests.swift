@@ -525,6 +525,49 @@ struct HouseholdTests {
         _ = others
     }
 
+    /// Two devices join with one code: the owner, who alone can remove
+    /// the one that counts, is told at its sync, once, naming both.
+    @Test func theOwnerIsToldOfAnInvitationUsedByTwoDevices() throws {
+        let mum = FamctlRunner()
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "The Lins", "--dir", mum.root + "/shared")
+        let code = try mum.ok("invite")
+        let invite = try InviteCode(parsing: code).invite.hex.prefix(8)
+        let a = FamctlRunner(), b = FamctlRunner()
+        try a.ok("accept", code, "--name", "Dad")
+        try b.acceptUnread(code, name: "Sneak")
+        for r in [a, b] { try r.ok("sync") }
+        let synced = try mum.run("sync")
+        let names = Set(try Self.members(mum).compactMap { $0["name"] as? String })
+        let (counted, refused) = names.contains("Dad") ? ("Dad", "Sneak") : ("Sneak", "Dad")
+        let countedDevice = try Home.open((counted == "Dad" ? a : b).home).deviceID.short
+        #expect(synced.code == 0 && synced.stderr.contains("warning: invitation \(invite) was used by two devices: \(counted) (\(countedDevice)) joined with it and counts; \(refused) (")
+                && synced.stderr.contains("'famctl member remove \(countedDevice)'") && synced.stderr.contains("'famctl invite'"), "\(synced.stderr)")
+        #expect(!(try mum.run("sync").stderr.contains("used by two devices")), "said once")
+        // The members' devices are not told: the owner decides.
+        #expect(!(try a.run("sync").stderr.contains("used by two devices")))
+    }
+
+    /// An expired invitation, which no list shows, is revoked by its code
+    /// (security.md: revoke a code that may have leaked, even an expired one).
+    @Test func anExpiredInvitationIsRevokedByItsCode() throws {
+        let (mum, _) = try Self.family([])
+        let code = try mum.ok("invite", "--expires", "1m")
+        let id = try InviteCode(parsing: code).invite.hex
+        // Expired by the owner's clock, a minute and more later.
+        let later = try Self.clockOff("+2m")
+        #expect(try mum.run(["invite", "--list"], env: later).stdout.contains("(no open invitations)"))
+        let byID = try mum.run(["invite", "--revoke", "ffff"], env: later)
+        #expect(byID.code == 65 && byID.stderr.contains("for one that expired, give its code: 'famctl invite --revoke CODE'"), "\(byID.stderr)")
+        let revoked = try mum.run(["invite", "--revoke", code], env: later)
+        #expect(revoked.code == 0 && revoked.stdout.hasPrefix("revoked \(id)"), "\(revoked.stdout) \(revoked.stderr)")
+        #expect(try mum.run(["invite", "--revoke", code], env: later).stdout.contains("invitation \(id) was already revoked"))
+        // Another family's code is no invitation of this one.
+        let (other, _) = try Self.family([])
+        let foreign = try mum.run(["invite", "--revoke", try other.ok("invite")])
+        #expect(foreign.code == 65 && foreign.stderr.contains("that code is of another family"), "\(foreign.stderr)")
+    }
+
     @Test func joinRulesForgedReusedExpiredRevoked() throws {
         let mum = FamctlRunner()
         try mum.ok("init", "--name", "Mum")

@@ -21,7 +21,7 @@ enum InviteCommand: Command {
         options: [
             .value("--role", "ROLE", "member (reads and writes, the default) or viewer (reads only)."),
             .value("--expires", "DURATION", "How long the code is valid: 30m, 12h, 7d (the default), 2w; from 1m to 90d."),
-            .value("--revoke", "ID", "Revoke the open invitation with this id (or a prefix of it)."),
+            .value("--revoke", "ID", "Revoke the invitation with this id (or a prefix of it), or the one this code is of."),
             .flag("--list", "List the open invitations."),
         ],
         // Three things to do: make a code (--role, --expires), revoke one, list them.
@@ -34,6 +34,18 @@ enum InviteCommand: Command {
         if let prefix = inv.value("--revoke") {
             // An empty id (a script's unset variable) would match any invitation.
             guard !prefix.isEmpty else { throw CLIError.usage("--revoke needs an invitation's id (or a prefix of it), not an empty one", hint: "'famctl invite --list' lists the open invitations.") }
+            // The code itself names its invitation: the way to an expired
+            // one's, which no list shows (a security review).
+            if prefix.lowercased().hasPrefix(InviteCode.prefix) {
+                let code: InviteCode
+                do { code = try InviteCode(parsing: prefix) } catch {
+                    throw CLIError.data("--revoke: not an invitation code of this famctl: \(error)", hint: "Give the code as it was given, or the invitation's id ('famctl invite --list').")
+                }
+                guard code.family == home.family else {
+                    throw CLIError.data("--revoke: that code is of another family (\(code.family)), not this one's", hint: "Revoke it from the home of that family's owner.")
+                }
+                return try revoke(code.invite.hex, home: home, json: inv.json)
+            }
             return try revoke(prefix.lowercased(), home: home, json: inv.json)
         }
 
@@ -117,7 +129,7 @@ enum InviteCommand: Command {
         let matches = home.projector.household.invites.values.filter { $0.id.hex.hasPrefix(prefix) }
         guard matches.count == 1, let invite = matches.first else {
             throw CLIError.data(matches.isEmpty ? "no invitation \(prefix)" : "'\(prefix)' matches \(matches.count) invitations; give more of the id",
-                                hint: "'famctl invite --list' lists the open invitations with their ids.")
+                                hint: "'famctl invite --list' lists the open invitations with their ids; for one that expired, give its code: 'famctl invite --revoke CODE'.")
         }
         if let joined = invite.usedBy {
             // Who joined with it, to remove (a user review: not named).

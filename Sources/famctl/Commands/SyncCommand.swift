@@ -898,15 +898,16 @@ enum SyncCommand: Command {
             Console.out("wrote again \(r.pulled.rewritten) of this device's segment(s) missing \(fromPlace) (from its log)")
         }
         if r.pulled.copiesRemoved > 0 {
-            Console.out("removed \(r.pulled.copiesRemoved) copy(ies) of this device's events that other devices wrote into its folder, while it was away or as the family moved (its own segments hold them)")
+            // (Not always another device's doing: an older copy of the folder put back holds them too; a review.)
+            Console.out("removed \(r.pulled.copiesRemoved) copy(ies) of this device's events from its folder, beside its own segments, which hold them "
+                        + "(written there by other devices while it was away or as the family moved, or an older copy of the folder put back)")
         }
         if r.pulled.repaired > 0 {
             Console.out("repaired \(r.pulled.repaired) of this device's segment(s) found damaged \(place) (written again from its log)")
         }
         for (file, why) in r.pulled.notYetArrived { Console.out("not yet arrived: \(file): \(why)") }
-        for (file, n) in r.pulled.refused {
-            Console.out("refused: \(file): \(n) event(s) that do not verify (a bad signature, damaged bytes or another family's); its other events were checked on their own (any after it in its author's chain wait for a good copy of it)")
-        }
+        // The reason `status` says too (a review: the two differed).
+        for (file, _, why) in r.pulled.refused { Console.out("refused: \(file): \(why)") }
         // Said once, as found (a fuzz review: only `status` named them).
         for (file, note) in r.pulled.misplaced {
             Console.out(note.kind == .damagedConflictCopy ? "leftover: \(file): \(note.reason)"
