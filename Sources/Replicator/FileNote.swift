@@ -47,6 +47,19 @@ public struct FileNote: Sendable, Equatable {
     /// forged or damaged, otherwise).
     var storedReason: String { kind == .refusedEvents ? reason : "misplaced: " + reason }
 
+    /// What a misplaced segment of the family's, in a folder not its
+    /// author's, says of its events: they were read as any.
+    public static let readFromIt = "its events were read from it (each one verified), as from its author's folder"
+
+    /// What to do about a misplaced file: remove it, or, for one whose
+    /// events were read from it (``readFromIt``), wait until its author's
+    /// own folder holds them, which may be the only other copy.
+    public var removal: String {
+        reason.hasSuffix(Self.readFromIt)
+            ? "its author's next sync writes its events in its own folder again; remove this copy after that"
+            : "the file can be removed"
+    }
+
     /// How a damaged conflict copy's reason begins.
     static let damagedConflictCopy = "a sync engine's conflict copy that is damaged"
 }

@@ -1213,8 +1213,18 @@ public final class Replicator {
                 let name = promised.author == folder ? "under a name of this folder's"
                     : promised.author == other.author ? "under its own name, in device \(folder.short)'s folder"
                     : "named as device \(promised.author.short)'s, in device \(folder.short)'s folder"
-                let reason = "a segment of \(other.family == family ? "author \(other.author.short)" : "another family") \(name); nothing here is this folder's"
-                let note = FileNote(.misplaced, reason)
+                // This family's: its events are taken as any (each is
+                // verified; where a file lies proves nothing), as a renamed
+                // copy's are. It may be the only copy some device can read
+                // (a security review: moved out of its author's folder, its
+                // events were left out, and the file called removable).
+                if other.family == family {
+                    let note = FileNote(.misplaced, "a segment of author \(other.author.short) \(name); \(FileNote.readFromIt)")
+                    report.misnamed[path] = note
+                    report.misplaced.append((path, note))
+                    return .segment(other)
+                }
+                let note = FileNote(.misplaced, "a segment of another family \(name); nothing here is this folder's")
                 try markRead(path, note)
                 report.misplaced.append((path, note))
                 return .done

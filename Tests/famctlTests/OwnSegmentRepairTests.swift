@@ -313,6 +313,32 @@ struct MisnamedCopyTests {
         for r in [mum, dad, mum] { try r.ok("sync") }
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
+
+    /// A segment moved (not copied) out of its author's folder into
+    /// another device's: its events are read from it, each verified, by a
+    /// device that had none of them, and the file is not said to be
+    /// removable until its author's own folder holds them again (a
+    /// security review: they were left out, and the only copy called
+    /// removable).
+    @Test func aSegmentMovedIntoAnotherDevicesFolderIsReadFromThere() throws {
+        let family = try SharedFamily(["Dad", "Gran"])
+        let (mum, dad, gran) = (family.mum, family.dad, family.members[1])
+        let (dadHome, newest, path) = try OwnSegmentRepairTests.dadsNewSegment(family)
+        let mumHome = try Home.open(mum.home)
+        let moved = family.dir + "/" + mumHome.family.description + "/" + mumHome.deviceID.hex + "/" + newest
+        try FileManager.default.moveItem(atPath: path, toPath: moved)
+        let synced = try gran.ok("sync")
+        #expect(try gran.ok("record", "list").contains("mood=4"), "the moved segment's events were not read")
+        #expect(synced.contains("a segment of author \(dadHome.deviceID.short) under its own name, in device \(mumHome.deviceID.short)'s folder; its events were read from it")
+                && synced.contains("remove this copy after that") && !synced.contains("the file can be removed"), "\(synced)")
+        let status = try gran.ok("status")
+        #expect(status.contains("its author's next sync writes its events in its own folder again; remove this copy after that from the shared folder"), "\(status)")
+        // Dad's next sync writes it in his folder again; all agree.
+        try dad.ok("sync")
+        #expect(FileManager.default.fileExists(atPath: path), "the author did not write its segment again")
+        for r in [mum, gran, dad, mum] { try r.ok("sync") }
+        #expect(Set(try [mum, dad, gran].map { try $0.ok("digest") }).count == 1)
+    }
 }
 
 /// A peer that counts the objects read through it.

@@ -80,7 +80,7 @@ enum StatusCommand: Command {
         // Files read whose events did not all verify, and files read whole
         // that are misplaced (their events taken: nothing was refused) or
         // damaged conflict copies (nothing in them read).
-        let filesOfNote = ((try? replicator?.filesOfNote()) ?? []).map { (path: $0.path, reason: $0.note.reason, kind: $0.note.kind) }
+        let filesOfNote = ((try? replicator?.filesOfNote()) ?? []).map { (path: $0.path, reason: $0.note.reason, kind: $0.note.kind, removal: $0.note.removal) }
         let partlyRefused = filesOfNote.filter { $0.kind == .refusedEvents }
         let misplaced = filesOfNote.filter { $0.kind != .refusedEvents }
         // Its own events taken out of its log after they were published.
@@ -202,7 +202,7 @@ enum StatusCommand: Command {
         for u in misplaced {
             // A damaged conflict copy is a leftover, its reason says what to do.
             if u.kind == .damagedConflictCopy { Console.out("  leftover: \(u.path): \(u.reason)"); continue }
-            Console.out("  misplaced: \(u.path): \(u.reason) (nothing in it was refused; the file can be removed from the shared folder)")
+            Console.out("  misplaced: \(u.path): \(u.reason) (nothing in it was refused; \(u.removal) from the shared folder)")
         }
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for keys in sameName { Console.out("  " + Home.sameNameText(keys, subjects: subjects, recordCounts: recordCounts)) }

@@ -911,7 +911,7 @@ enum SyncCommand: Command {
         // Said once, as found (a fuzz review: only `status` named them).
         for (file, note) in r.pulled.misplaced {
             Console.out(note.kind == .damagedConflictCopy ? "leftover: \(file): \(note.reason)"
-                        : "misplaced: \(file): \(note.reason) (nothing in it was refused; the file can be removed \(fromPlace))")
+                        : "misplaced: \(file): \(note.reason) (nothing in it was refused; \(note.removal) \(fromPlace))")
         }
     }
 }
