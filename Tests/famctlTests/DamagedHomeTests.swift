@@ -123,6 +123,17 @@ struct DamagedHomeTests {
         let json = try r.run("replay", "--json")
         let object = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
         #expect(json.code == 3 && object?["ok"] as? Bool == false && object?["logFileDamage"] is String, "\(json.stdout)")
+        // `status` says it too: the commands that never read those pages go on.
+        let status = try r.run("status")
+        #expect(status.code == 0 && status.stdout.contains("warning  this device's log file \(file) is damaged (") && status.stdout.contains("Restore famctl.sqlite from a backup"),
+                "\(status.stdout) \(status.stderr)")
+        let statusJSON = try JSONSerialization.jsonObject(with: Data(try r.ok("status", "--json").utf8)) as? [String: Any]
+        #expect(statusJSON?["logFileDamage"] is String)
+        // A whole home says nothing of it.
+        let whole = FamctlRunner()
+        _ = try Self.homeWithRecords(whole)
+        #expect(!(try whole.ok("status")).contains("is damaged"))
+        #expect((try JSONSerialization.jsonObject(with: Data(try whole.ok("status", "--json").utf8)) as? [String: Any])?["logFileDamage"] is NSNull)
     }
 
     /// This device's last event taken out of its log after it was

@@ -268,11 +268,14 @@ enum ReplayCommand: Command {
         if !report.isIntact || !agrees { throw failure(report, agrees: agrees, damage: damage, publishedPastLog: try? home.publishedPastLog(), gapsSyncFills: gapsSyncFills) }
         if let logDamage {
             throw CLIError(.integrity, "this device's log file \(logFile) is damaged (\(logDamage))",
-                           hint: "Its events verify as far as they can be read. Restore \(Home.databaseFile) from a backup made before the damage, "
-                               + "or join the family again as a new device from a new home ('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner).")
+                           hint: "Its events verify as far as they can be read. " + Self.logDamageHint)
         }
         if let storesBehind { throw storesBehind }
     }
+
+    /// What to do about a damaged page of the log's file (`replay`, `status`).
+    static let logDamageHint = "Restore \(Home.databaseFile) from a backup made before the damage, "
+        + "or join the family again as a new device from a new home ('famctl accept CODE --name NAME --home NEWDIR', with an invitation from the owner)."
 
     /// What SQLite's `quick_check` finds wrong with the projection file the
     /// comparison read, or `nil`. Checked on a connection of its own (what
