@@ -214,6 +214,14 @@ extension Home {
             do {
                 return (current, try attachProjection(current, home: path, log: log, family: family))
             } catch where isDamage(error) {
+                // A file this user may not read or write is not damaged: said
+                // so, not built again beside it (a review: "damaged", then a
+                // rebuild that left it there).
+                let file = path + "/" + current
+                if FileManager.default.fileExists(atPath: file), access(file, R_OK | W_OK) != 0 {
+                    throw CLIError(.cantCreate, "cannot open the stores' file \(file): \(String(cString: strerror(errno)))",
+                                   hint: "This user must be able to read and write it (and its -wal and -shm files): check their owner and permissions (ls -l \(path)).")
+                }
                 // Built again from the log below, without being asked: said.
                 let missing = !FileManager.default.fileExists(atPath: path + "/" + current)
                 // Once a process: the home is opened again after the rebuild.

@@ -55,6 +55,27 @@ struct PermissionTests {
         #expect(try Self.asNobody(["status"], home: home).0 == 0)
     }
 
+    /// A stores' file its user cannot open is said so (73), not called
+    /// damaged and built again beside it.
+    @Test func anUnreadableStoresFileIsNotCalledDamaged() throws {
+        let base = try Self.sandbox()
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let home = base + "/home"
+        for args in [["init", "--name", "A"], ["subject", "add", "newMom"]] {
+            let (code, out) = try Self.asNobody(args, home: home)
+            try #require(code == 0, "\(args): \(out)")
+        }
+        let stores = try #require(try FileManager.default.contentsOfDirectory(atPath: home).first { $0.hasPrefix("projection.") && $0.hasSuffix(".sqlite") })
+        try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: home + "/" + stores)
+        let (code, out) = try Self.asNobody(["subject", "list"], home: home)
+        #expect(code == 73 && out.contains("cannot open the stores' file \(home)/\(stores): Permission denied") && !out.contains("damaged"), "exit \(code): \(out)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: home).filter { $0.hasPrefix("projection.") && $0.hasSuffix(".sqlite") }
+        #expect(files == [stores], "built again beside it: \(files)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: home + "/" + stores)
+        let (after, listed) = try Self.asNobody(["subject", "list"], home: home)
+        #expect(after == 0 && listed.contains("newMom"), "\(listed)")
+    }
+
     @Test func aReadOnlySharedFolderIsAClearErrorAndNothingIsLost() throws {
         let base = try Self.sandbox()
         defer { try? FileManager.default.removeItem(atPath: base) }
