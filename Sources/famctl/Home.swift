@@ -391,6 +391,29 @@ final class Home {
 
     private static func createLocked(_ path: String, name: String, start: Start) throws -> Home {
         try Self.clearUnfinishedCreation(path)
+        // What this creation writes before the identity (written last) is
+        // removed should it fail (a full disk, say): "nothing was written"
+        // is then so (a review: a refused accept left 1.7 MB of database
+        // files behind). What was there before was cleared just above.
+        do {
+            return try createFiles(path, name: name, start: start)
+        } catch {
+            if !FileManager.default.fileExists(atPath: path + "/" + identityFile) { removeDatabaseFiles(path) }
+            throw error
+        }
+    }
+
+    /// The log, the stores' files and their -wal and -shm files of `path`.
+    private static func removeDatabaseFiles(_ path: String) {
+        let db = path + "/" + databaseFile
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where name.hasPrefix("projection.") {
+            try? FileManager.default.removeItem(atPath: path + "/" + name)
+        }
+    }
+
+    /// ``createLocked(_:name:start:)``'s files, the identity last.
+    private static func createFiles(_ path: String, name: String, start: Start) throws -> Home {
         let identity = DeviceIdentity.generate()
         let log = try Self.openLog(path)
         // This device's own family is the one it would own: its id is derived from the device key.
@@ -440,10 +463,7 @@ final class Home {
             e.logUnreadable = true
             throw e
         }
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: db + suffix) }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where name.hasPrefix("projection.") {
-            try? FileManager.default.removeItem(atPath: path + "/" + name)
-        }
+        removeDatabaseFiles(path)
     }
 
     /// A stores file of the home at `path` that holds records, and how

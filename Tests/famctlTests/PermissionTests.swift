@@ -256,6 +256,27 @@ struct PermissionTests {
         #expect(mounted == 0, "\(why)")
     }
 
+    /// An `init` or `accept` the disk cannot hold leaves no database files
+    /// behind ("nothing was written" is so), and runs once there is room.
+    @Test(.enabled(if: CommandLineTests.mayMount(), "needs a tmpfs mount (root, and mounts allowed)"))
+    func aNewHomeTheDiskCannotHoldLeavesNothing() throws {
+        let f = FamctlRunner()
+        let disk = f.root + "/disk"
+        try Self.mountTmpfs(disk, size: "96k")
+        defer { _ = try? ResourceFaultTests.shell("umount '\(disk)'", env: [:]) }
+        let owner = FamctlRunner()
+        try owner.ok("init", "--name", "Mum")
+        try owner.ok("family", "create", "--name", "F", "--dir", owner.root + "/shared")
+        let code = try owner.ok("invite")
+        for args in [["init", "--name", "Dad"], ["accept", code, "--name", "Dad"]] {
+            let home = disk + "/home"
+            let r = try f.run(args + ["--home", home])
+            #expect(r.code == 73 && r.stderr.contains("full"), "\(args[0]): exit \(r.code): \(r.stderr)")
+            let left = ((try? FileManager.default.contentsOfDirectory(atPath: home)) ?? []).filter { $0.contains("sqlite") || $0 == "identity.key" }
+            #expect(left.isEmpty, "\(args[0]) left \(left)")
+        }
+    }
+
     /// The shared folder's disk full (a small tmpfs): exit 73 saying the
     /// disk is full and to free space, not to check permissions; the next
     /// sync, with room again, publishes everything.
