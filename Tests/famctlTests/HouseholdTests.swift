@@ -1044,6 +1044,38 @@ struct HouseholdTests {
         #expect(try mum.ok("digest") == dad.ok("digest"))
     }
 
+    /// The digest covers the household, not the records alone: a role, a
+    /// removal and a rejected household event each change it, with the
+    /// records unchanged (the convergence tests compare digests: were the
+    /// household left out, replicas differing only there would pass).
+    @Test func theDigestChangesWithTheHouseholdAlone() throws {
+        let (mum, others) = try Self.family([("Dad", "member")])
+        let dad = others[0]
+        try Self.exchange([mum, dad])
+        let records = try mum.ok("record", "list", "--include-deleted")
+        var seen = [try mum.ok("digest")]
+        func changed(_ what: String) throws {
+            try Self.exchange([mum, dad])
+            let now = try mum.ok("digest")
+            #expect(!seen.contains(now), "\(what) left the digest as it was")
+            #expect(try dad.ok("digest") == now, "\(what): the replicas differ")
+            #expect(try mum.ok("record", "list", "--include-deleted") == records, "\(what) changed the records")
+            seen.append(now)
+        }
+        try mum.ok("member", "role", "Dad", "viewer")
+        try changed("a role")
+        let home = try Home.open(mum.home)
+        let (family, key) = try home.currentKey()
+        let thief = DeviceIdentity.generate()
+        let forged = try SyncEnvelope.seal(
+            body: LibraryEvent.familyCreate(name: "Mine now", ownerName: "Thief", ownerBox: thief.box.publicKey).body.encoded(),
+            family: family, signer: thief.signing, seq: 1, previous: .none, hlc: HLC(milliseconds: 1, counter: 0), key: key)
+        _ = try home.ingest([forged.bytes])
+        try changed("a rejected household event")
+        try mum.ok("member", "remove", "Dad")
+        try changed("a removal")
+    }
+
     @Test func nothingPlainLeavesTheDevice() throws {
         let (mum, others) = try Self.family([("Dad", "member")])
         let dad = others[0]

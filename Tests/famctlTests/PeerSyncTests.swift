@@ -4,6 +4,7 @@ import EventLog
 import Foundation
 import Projections
 import Replicator
+import Synchronization
 import Testing
 
 /// The household over CloudKit-like peers: a real Apache WebDAV server, and
@@ -778,6 +779,47 @@ struct PeerSyncTests {
     /// bytes counted as sent are those the network took. (The whole body
     /// used to sit in the send buffer at once, and the idle check then
     /// cut the upload off while it was still going out.)
+    /// A real HTTP exchange's throttling answers map to the peer contract's
+    /// errors (the contract suite covers them on the in-memory peer only):
+    /// 429 and 503 with a `Retry-After` are throttled for that long, 429
+    /// without one for a second, 503 without one unavailable, another 5xx
+    /// unavailable; the retrying peer waits them out and goes on.
+    @Test(.againstAHang)
+    func throttlingAnswersMapToThePeerContract() throws {
+        let cases: [(String, PeerError)] = [
+            ("429 Too Many Requests\r\nRetry-After: 7", .throttled(retryAfter: 7)),
+            ("429 Too Many Requests", .throttled(retryAfter: 1)),
+            ("503 Service Unavailable\r\nRetry-After: 12", .throttled(retryAfter: 12)),
+            ("503 Service Unavailable", .unavailable("503 Service Unavailable")),
+        ]
+        for (status, expected) in cases {
+            let server = try ScriptedHTTPServer { c in c.write("HTTP/1.1 \(status)\r\nContent-Length: 0\r\n\r\n") }
+            defer { server.stop() }
+            let peer = WebDAVPeer(url: URL(string: server.url)!, timeout: 5)
+            #expect(throws: expected, "\(status)") { _ = try peer.get("\(String(repeating: "a", count: 64))/x.seg") }
+        }
+        let failing = try ScriptedHTTPServer { c in c.write("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n") }
+        defer { failing.stop() }
+        do {
+            _ = try WebDAVPeer(url: URL(string: failing.url)!, timeout: 5).get("\(String(repeating: "a", count: 64))/x.seg")
+            Issue.record("a 502 was taken as an answer")
+        } catch {
+            #expect({ if case .unavailable(let why) = error { why.contains("HTTP 502") } else { false } }(), "\(error)")
+        }
+        // Waited out, then answered: the retrying peer sleeps what the server asked.
+        let answers = Mutex(0)
+        let recovering = try ScriptedHTTPServer { c in
+            let n = answers.withLock { $0 += 1; return $0 }
+            c.write(n == 1 ? "HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\nContent-Length: 0\r\n\r\n"
+                           : "HTTP/1.1 200 OK\r\nETag: \"t1\"\r\nContent-Length: 2\r\n\r\nok")
+        }
+        defer { recovering.stop() }
+        let slept = Mutex<[Double]>([])
+        let retrying = RetryingPeer(WebDAVPeer(url: URL(string: recovering.url)!, timeout: 5), attempts: 3, rng: SplitMixRNG(seed: 1), sleep: { s in slept.withLock { $0.append(s) } })
+        let got = try retrying.get("\(String(repeating: "a", count: 64))/x.seg")
+        #expect(got.bytes == Array("ok".utf8) && slept.withLock { $0 } == [3], "slept \(slept.withLock { $0 })")
+    }
+
     @Test(.againstAHang)
     func aLargeUploadOverASlowLinkIsNotCutOff() throws {
         let server = try ScriptedHTTPServer { c in
