@@ -338,6 +338,30 @@ struct HouseholdTests {
         #expect(try dad.ok("status").contains("(key epoch \(epoch))"))
     }
 
+    /// A device that joins after two rotations holds only the newest key,
+    /// and reads the whole history all the same: each `key.previous`
+    /// carries the key before it (the brief's "Household security").
+    @Test func aDeviceJoiningAfterRotationsReadsTheWholeHistory() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        var written: [String] = []
+        for note in ["epoch0", "epoch1", "epoch2"] {
+            written.append(try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "note=\(note)"))
+            if note != "epoch2" { try mum.ok("family", "rotate-key") }
+        }
+        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=dad-under-epoch0")
+        for r in [dad, mum] { try r.ok("sync") }
+        let late = FamctlRunner()
+        let code = try mum.ok("invite")
+        #expect(try InviteCode(parsing: code).key.epoch == 2, "the code carries the newest key alone")
+        try late.ok("accept", code, "--name", "Gran")
+        for r in [late, mum, late] { try r.ok("sync") }
+        let list = try late.ok("record", "list")
+        for note in ["epoch0", "epoch1", "epoch2", "dad-under-epoch0"] { #expect(list.contains("note=\(note)"), "\(note) not readable: \(list)") }
+        #expect(try late.ok("digest") == mum.ok("digest"))
+        #expect(try late.ok("replay").hasSuffix("result: OK"))
+    }
+
     @Test func removedMemberIsCutOffAndCannotReadWhatFollows() throws {
         let (mum, others) = try Self.family([("Dad", "member"), ("Uncle", "member")])
         let (dad, uncle) = (others[0], others[1])
