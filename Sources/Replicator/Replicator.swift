@@ -1159,6 +1159,8 @@ public final class Replicator {
             promised = n
         case .conflictCopy(let n): promised = n
         }
+        // Counted once read whole: one not yet arrived is not (a review:
+        // "pulled 0 new event(s) from 1 file(s)" of a file cut short).
         report.filesRead += 1
         let bytes: [UInt8], tag: String
         do throws(PeerError) {
@@ -1177,6 +1179,7 @@ public final class Replicator {
             let refused = { if case .refused = error { true } else { false } }()
             try markUnverifiable(path, error.description,
                      tag: refused ? Self.judgedTag(listedTag) : nil)
+            report.filesRead -= 1
             return .notYet
         }
         let segment: Segment
@@ -1244,6 +1247,7 @@ public final class Replicator {
             }
             report.notYetArrived.append((path, error.description))
             try markUnverifiable(path, error.description, tag: Self.judgedTag(tag))
+            report.filesRead -= 1
             return .notYet
         }
         return .segment(segment)

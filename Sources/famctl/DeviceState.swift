@@ -67,6 +67,9 @@ final class DeviceState {
         /// the owner was told of (``Home/warnReusedInvitations()``): their
         /// event ids (hex), comma-separated.
         case reusedInviteSaid = "family.reused_invite_said"
+        /// The location a move left (``Location/noteText``), while photos
+        /// the new one lacks may be there alone (``Home/carryPhotosIfAsked(to:listed:)``).
+        case carryPhotosFrom = "sync.carry_photos_from"
         /// When a write last said in full that this device's changes are
         /// dated ahead of its clock (``Home/warnIfDatedAhead(_:first:now:)``):
         /// `WHAT SECONDS`, WHAT the device it followed (hex) or `own`, and

@@ -858,7 +858,7 @@ extension Home {
         + "(its code's invitation id was altered on its way), and the join never counts"
 
     /// What `status` and the commands that write say while ``awaitsInvitation``.
-    static let awaitingInvitation = "the invitation this device joined with has not reached it yet (the owner's next 'famctl sync' shares it, this device's next sync brings it)"
+    static let awaitingInvitation = "the invitation this device joined with has not reached it yet (the owner's 'famctl sync' shares it, and the shared folder's sync program, if one copies it, delivers it; this device's next sync then brings it)"
 
     /// Why this device's join did not count, once the family's events held
     /// decide it (``Household/refusedJoin(of:)``); `nil` for a member, and

@@ -15,6 +15,15 @@ extension Home {
     /// folder's reader or a WebDAV peer takes, or it would never be shared.
     static let largestPhotoMaxMB = 255
 
+    /// What to do about a photo of `size` bytes over this device's limit:
+    /// raise the limit, unless no limit takes it (a review: the hint said
+    /// to raise it past what `settings photos` allows).
+    static func overLimitHint(_ size: Int) -> String {
+        size > largestPhotoMaxMB << 20
+            ? "Shrink it: no limit takes more than \(largestPhotoMaxMB) MiB (what a shared folder or a WebDAV server is asked to hold in one file)."
+            : "Shrink it, or raise the limit with 'famctl settings photos --max-mb \((size + (1 << 20) - 1) >> 20)'."
+    }
+
     var photoDirectory: String { path + "/photos" }
     /// The largest photo `photo add` accepts (a larger stored setting, from
     /// before the cap, counts as the cap).
@@ -75,11 +84,15 @@ extension Home {
     func addPhoto(to record: RecordState, bytes: [UInt8], file: String? = nil) throws -> UUID {
         guard bytes.count <= photoMaxBytes else {
             throw CLIError.data("the photo is \(bytes.count) bytes, over the \(photoMaxBytes)-byte limit; nothing was written",
-                                hint: "Shrink it, or raise the limit with 'famctl settings photos --max-mb N'.")
+                                hint: Self.overLimitHint(bytes.count))
         }
         guard let type = PhotoBlob.sniff(bytes) else {
             let what = Self.looksLike(bytes).map { " (it looks like \($0))" } ?? ""
             throw CLIError.data("\(file.map { "\($0) is " } ?? "")not a JPEG, PNG, HEIC or WebP image\(what); nothing was written")
+        }
+        if let short = ImageEnd.cutShort(bytes, type: type) {
+            throw CLIError.data("\(file ?? "the photo") is not a whole image: \(short); nothing was written",
+                                hint: "A download or a copy not finished leaves such a file: add it once it is whole (it opens in an image viewer).")
         }
         func checkRoom(_ record: RecordState) throws {
             if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
@@ -509,6 +522,67 @@ extension Home {
         return (uploaded + repaired, damaged.sorted(), unreadable)
     }
 
+    /// After a move (`settings sync`), writes into the new location the
+    /// blobs of live photos it lacks and this device does not hold either,
+    /// read from the old location: a photo no device still held in its
+    /// cache would otherwise stay there alone, and be lost with it (a
+    /// review: the events were carried, the photos not). Those this device
+    /// holds went out already (``publishPhotos(to:listed:tags:)``'s
+    /// repair). Once all are there (or found at neither), the old location
+    /// is forgotten; otherwise the next round tries again.
+    /// - Returns: how many it wrote, and a warning while some are left.
+    func carryPhotosIfAsked(to peer: any Peer, listed: Set<String>?) throws -> (carried: Int, warning: String?) {
+        guard let text = try state.get(.carryPhotosFrom), let old = Location(noteText: text), let listed, !isRemoved else { return (0, nil) }
+        let missing = try projector.photos().filter { !listed.contains(Self.blobPath($0.blob)) && !FileIO.isRegularFile(photoDirectory + "/" + $0.blob) }
+        var carried = 0, left = 0
+        var why = ""
+        if !missing.isEmpty {
+            let from: RetryingPeer
+            do { from = try self.peer(probe: false, at: old) } catch {
+                return (0, "famctl: warning: \(missing.count) photo(s) the new location lacks are to be read from the old one, which cannot be used (\((error as? CLIError)?.message ?? "\(error)")); the next sync tries again.")
+            }
+            from.singleAttempts = true
+            // What the old location holds: a photo found at neither is not
+            // asked for; one gone (unmounted, emptied) is not taken for that.
+            let there: Set<String>?
+            do { there = try from.namesOnce(in: "blobs").map { Set($0) } } catch {
+                return (0, "famctl: warning: \(missing.count) photo(s) the new location lacks are to be read from the old one, which cannot be listed (\(error.description)); the next sync tries again: keep the old location until then.")
+            }
+            if let there, there.isEmpty {
+                let gone = switch old {
+                case .directory(let d): !FileManager.default.fileExists(atPath: d + "/" + family.description)
+                case .peer, .none: true
+                }
+                if gone {
+                    return (0, "famctl: warning: \(missing.count) photo(s) the new location lacks are to be read from the old one, \(old.place), which holds none now (not mounted, or emptied?); "
+                            + "the next sync tries again: keep the old location until then.")
+                }
+            }
+            for p in missing {
+                if let there, !there.contains(p.blob + ".blob") { continue }   // at neither
+                do {
+                    let (bytes, _) = try from.get(Self.blobPath(p.blob))
+                    // Only the photo's own bytes go (its name is their hash).
+                    guard Hex.encode(Sodium.blake2b256(bytes)) == p.blob else { left += 1; why = "damaged there"; continue }
+                    if try uploadBlob(p.blob, bytes, to: peer) {
+                        // Written by this device: it erases it should the photo be deleted.
+                        try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(p.blob)])
+                    }
+                    carried += 1
+                } catch PeerError.notFound {
+                    // At neither: nothing to carry (a device holding it writes it).
+                    continue
+                } catch let e as PeerError {
+                    left += 1
+                    why = e.description
+                    if e.isOffline { left = missing.count - carried; break }
+                }
+            }
+        }
+        if left == 0 { try state.remove(.carryPhotosFrom); return (carried, nil) }
+        return (carried, "famctl: warning: \(left) photo(s) the new location lacks could not be read from the old one, \(old.place) (\(why)); the next sync tries again: keep the old location until then.")
+    }
+
     /// Writes `blob` into the peer's blob area unless it is there already,
     /// and remembers the tag it was written with (`ph_seen`): should it be
     /// damaged there before this device's next listing, that listing shows
@@ -740,7 +814,7 @@ extension Home {
             // … photos=' on another device) looks the same (a review).
             return "famctl: warning: photo\(one ? "" : "s") \(new.sorted().joined(separator: ", ")) of record \(record.lowercasedText) \(one ? "is" : "are") no longer in its photos list "
                 + "(another device wrote the list without \(one ? "it" : "them"): by 'record update … photos=', or adding a photo at the same time, where its list won; the photo\(one ? " is" : "s are") kept): "
-                + "if that was not meant, 'famctl record update \(record.lowercasedText) photos=\(all.joined(separator: ","))' puts \(one ? "it" : "them") back; 'famctl photo delete ID' deletes a photo for good."
+                + "if that was not meant, " + RecordShowCommand.putBack(record, store: r.store, all: all, one: one) + "; 'famctl photo delete ID' deletes a photo for good."
         }
     }
 }

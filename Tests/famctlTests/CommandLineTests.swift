@@ -154,7 +154,7 @@ struct CommandLineTests {
         try? FileManager.default.removeItem(atPath: f.home + "/photos")
         #expect(FileManager.default.createFile(atPath: f.home + "/photos", contents: Data()))
         let photo = f.root + "/p.jpg"
-        #expect(FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xE0, 1, 2, 3])))
+        #expect(FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xDA, 1, 2, 3])))
         let blocked = try f.run("photo", "add", record, photo)
         #expect(blocked.code == 73 && blocked.stderr.contains("cannot make the photo cache's folder: \(f.home)/photos exists and is a file"), "\(blocked.stderr)")
         try FileManager.default.removeItem(atPath: f.home + "/photos")
@@ -231,6 +231,26 @@ struct CommandLineTests {
         #expect(try mode(f.home) == 0o700)
         #expect(try mode(f.home + "/identity.key") == 0o600)
         #expect(try mode(f.home + "/famctl.sqlite") == 0o600)
+        // After a family's usual work too, every file the home holds (the
+        // stores, the photos' cache, the locks, staging) and the log's
+        // -wal and -shm files while a connection holds them open.
+        try f.ok("family", "create", "--name", "F", "--dir", f.root + "/shared")
+        try f.ok("subject", "add", "newMom")
+        let id = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        try f.ok("photo", "add", id, try PhotoTests.jpegFile(f, 2_000, marker: "MODES").path)
+        try f.ok("sync")
+        try f.ok("export", "stores", f.home + "/export")
+        let open = try Home.open(f.home)
+        _ = try open.append([RecordEvent(kind: .put, record: UUID(), store: "postpartum", focus: "newMom", at: "2026-11-29T08:00:00Z", fields: ["kind": .string("mood"), "mood": .int(2)]).body])
+        let files = try #require(fm.enumerator(atPath: f.home)).compactMap { $0 as? String }
+        #expect(files.contains("famctl.sqlite-wal") && files.contains { $0.hasPrefix("photos/") }, "\(files)")
+        for name in files {
+            var isDir: ObjCBool = false
+            _ = fm.fileExists(atPath: f.home + "/" + name, isDirectory: &isDir)
+            let m = try mode(f.home + "/" + name)
+            #expect(isDir.boolValue ? m == 0o700 : m == 0o600, "\(name): \(String(m, radix: 8))")
+        }
+        _ = open
     }
 
     @Test func usageErrorsExit64AndNameTheProblem() throws {
@@ -635,6 +655,11 @@ struct CommandLineTests {
         #expect(photos.code == 0 && photos.stdout.isEmpty && photos.stderr.contains("famctl: no photos"), "\(photos.stderr)")
         let ofRecord = try f.run("photo", "list", "--record", id)
         #expect(ofRecord.code == 0 && ofRecord.stderr.contains("famctl: no photos of record \(id)"), "\(ofRecord.stderr)")
+        // No such record, by its whole id as by a part of one: 66 both.
+        for unknown in ["00000000-0000-4000-8000-000000000000", "ffffffffffff"] {
+            let r = try f.run("photo", "list", "--record", unknown)
+            #expect(r.code == 66, "\(unknown): exit \(r.code): \(r.stderr)")
+        }
         #expect(try f.ok("photo", "list", "--json") == "[]")
         let replay = try f.ok("replay")
         #expect(replay.contains(" \"Mum's phone\" (this device): 2 events"), "\(replay)")

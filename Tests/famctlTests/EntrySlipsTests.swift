@@ -106,6 +106,35 @@ struct EntrySlipsTests {
             let r = try f.run("photo", "add", food, path)
             #expect(r.code == 65 && r.stderr.contains("(it looks like \(what))"), "\(bytes): \(r.stderr)")
         }
+        // An image's signature and no more, or an image cut short: not whole.
+        let png = PhotoTests.png(100)
+        let whole: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x4A, 0x46, 0xFF, 0xDA, 0x00, 0x08] + [UInt8](repeating: 3, count: 50)
+        for (bytes, what) in [([0xFF, 0xD8, 0xFF] as [UInt8], "its JPEG ends before its image data (3 bytes)"),
+                              (Array(whole.prefix(7)), "its JPEG ends before its image data (7 bytes)"),
+                              ([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x4A, 0x46, 0x00, 0x00], "its JPEG segments break off at byte 8 (damaged)"),
+                              (Array(png.prefix(8)), "its PNG ends before its last chunk (IEND) (8 bytes)"),
+                              (Array(png.prefix(png.count - 6)), "its PNG ends before its last chunk (IEND) (\(png.count - 6) bytes)"),
+                              (Array(png.prefix(8)) + Array(png[33...]), "its PNG does not begin with a header chunk (damaged)"),
+                              (Array("RIFF".utf8) + [100, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 20), "its WebP is 36 bytes of the 108 its header gives"),
+                              ([0, 0, 0, 24] + Array("ftypheic".utf8) + [UInt8](repeating: 0, count: 12) + [0, 0, 1, 0] + Array("mdat".utf8), "its HEIC ends inside a box of 256 bytes at byte 24 (32 bytes)")] {
+            let path = f.root + "/cut.img"
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let r = try f.run("photo", "add", food, path)
+            #expect(r.code == 65 && r.stderr.contains("\(path) is not a whole image: \(what); nothing was written")
+                    && r.stderr.contains("add it once it is whole"), "\(bytes.prefix(12)): \(r.stderr)")
+        }
+        // A link to nothing: its target named.
+        try FileManager.default.createSymbolicLink(atPath: f.root + "/gone.png", withDestinationPath: f.root + "/nothere.png")
+        let dangling = try f.run("photo", "add", food, f.root + "/gone.png")
+        #expect(dangling.code == 66 && dangling.stderr.contains("it is a symbolic link to \(f.root)/nothere.png, which is not there"), "\(dangling.stderr)")
+        // Whole ones are taken, what follows a JPEG's scan or a PNG's end unjudged.
+        for (name, bytes) in [("whole.jpg", whole), ("whole.png", png + [1, 2, 3]),
+                              ("whole.heic", [0, 0, 0, 24] + Array("ftypheic".utf8) + [UInt8](repeating: 0, count: 12) + [0, 0, 0, 0] + Array("mdat".utf8) + [9, 9]),
+                              ("whole.webp", Array("RIFF".utf8) + [24, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 20))] {
+            try Data(bytes).write(to: URL(fileURLWithPath: f.root + "/" + name))
+            let r = try f.run("photo", "add", food, f.root + "/" + name)
+            #expect(r.code == 0, "\(name): \(r.stderr)")
+        }
         for (value, hint) in [("0.0005", "Below a kilobyte no photo fits"), ("abc", "Give a number, for example --max-mb 25"),
                               ("300", "over the 256 MiB a shared folder or a WebDAV peer takes")] {
             let r = try f.run("settings", "photos", "--max-mb", value)

@@ -198,21 +198,21 @@ struct FamilyAndPrivateHome {
 
 extension FamctlRunner {
     /// Waits (up to `timeout` seconds) until process `p` has taken Ctrl-C
-    /// over: famctl sets SIGINT to be ignored and reads it from a dispatch
-    /// source instead, which `/proc/PID/status` shows in `SigIgn`. A test
-    /// that sends SIGINT before that kills the process instead of stopping
-    /// it, however long it slept first on a loaded machine.
+    /// over: famctl reads SIGINT from a dispatch source, which catches it
+    /// (`/proc/PID/status` shows it in `SigCgt`; `SigIgn` in between). A
+    /// test that sends SIGINT before that kills the process instead of
+    /// stopping it, however long it slept first on a loaded machine.
     /// - Returns: whether it did in time.
     @discardableResult
     static func waitUntilCtrlCIsHandled(_ p: Process, timeout: TimeInterval = 60) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
+        func mask(_ status: String, _ name: String) -> UInt64 {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+            return UInt64(line.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) ?? 0
+        }
         while Date() < deadline, p.isRunning {
             if let status = try? String(contentsOfFile: "/proc/\(p.processIdentifier)/status", encoding: .utf8),
-               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigIgn:") }),
-               let mask = UInt64(line.dropFirst("SigIgn:".count).trimmingCharacters(in: .whitespaces), radix: 16),
-               mask & (1 << UInt64(SIGINT - 1)) != 0 {
-                // (The dispatch source is made right after.)
-                Thread.sleep(forTimeInterval: 0.2)
+               mask(status, "SigCgt") & (1 << UInt64(SIGINT - 1)) != 0 {
                 return true
             }
             Thread.sleep(forTimeInterval: 0.02)

@@ -11,7 +11,7 @@ struct HintTests {
         let cases: [([String], String)] = [
             (["settings", "include-shared", "maybe"], "Give on (the whole family's records) or off (this device's own)."),
             (["settings", "photos", "--prefetch", "maybe"], "Give --prefetch on or --prefetch off."),
-            (["invite", "--revoke", "abcd"], "'famctl invite --list' lists the open invitations with their ids."),
+            (["invite", "--revoke", "abcd"], "'famctl invite --list' lists the open invitations with their ids; for one that expired, give its code"),
             (["photo", "delete", "not-a-uuid"], "'famctl photo list' lists the photos with their ids."),
         ]
         for (args, hint) in cases {

@@ -103,6 +103,8 @@ struct InvitationSharedTests {
         let id = added.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let status = try dad.ok("status")
         #expect(status.contains("this device: joined, waiting for its invitation") && status.contains("waiting  the invitation this device joined with"), "\(status)")
+        // Its join and record are not counted yet, not denied (a review).
+        #expect(status.contains("denied   none") && status.contains("waiting  2 event(s) not counted yet: of a device whose join names an invitation that has not arrived here"), "\(status)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(try dad.ok("status", "--json").utf8)) as? [String: Any])
         #expect(json["awaitsInvitation"] as? Bool == true)
 

@@ -258,7 +258,7 @@ struct MisnamedCopyTests {
         #expect(try !dad.ok("sync").contains("misplaced"))
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         let status = try dad.ok("status")
-        #expect(status.contains("misplaced: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq) under a name that says seqs \(head + 5)–\(head + 9) (nothing in it was refused; the file can be removed from the shared folder)"), "\(status)")
+        #expect(status.contains("misplaced: \(home.deviceID.hex)/\(forged): a copy of seqs \(name.firstSeq)–\(name.lastSeq) under a name that says seqs \(head + 5)–\(head + 9) (nothing in it was refused; the file can be removed from the shared folder: \(family.dir)/\(home.family.description)/\(home.deviceID.hex)/\(forged))"), "\(status)")
         #expect(!status.contains("refused:"), "nothing of a misplaced copy is refused: \(status)")
         let statusJSON = try #require(JSONSerialization.jsonObject(with: Data(dad.ok("status", "--json").utf8)) as? [String: Any])
         #expect((statusJSON["misplacedFiles"] as? [[String: String]])?.map { $0["file"] } == ["\(home.deviceID.hex)/\(forged)"], "\(statusJSON)")
@@ -332,7 +332,7 @@ struct MisnamedCopyTests {
         #expect(synced.contains("a segment of author \(dadHome.deviceID.short) under its own name, in device \(mumHome.deviceID.short)'s folder; its events were read from it")
                 && synced.contains("remove this copy after that") && !synced.contains("the file can be removed"), "\(synced)")
         let status = try gran.ok("status")
-        #expect(status.contains("its author's next sync writes its events in its own folder again; remove this copy after that from the shared folder"), "\(status)")
+        #expect(status.contains("its author's next sync writes its events in its own folder again; remove this copy after that from the shared folder: \(moved))"), "\(status)")
         // Dad's next sync writes it in his folder again; all agree.
         try dad.ok("sync")
         #expect(FileManager.default.fileExists(atPath: path), "the author did not write its segment again")

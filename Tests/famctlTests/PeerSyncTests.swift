@@ -239,6 +239,22 @@ struct PeerSyncTests {
         }
     }
 
+    /// A move to a URL whose parent collection does not exist (mistyped)
+    /// is refused, 65, and nothing is stored: the device syncs where it
+    /// did (a review: stored with exit 0, every sync after it failing).
+    @Test(.againstAHang)
+    func aMoveToAMistypedURLIsRefused() throws {
+        try ApacheWebDAV.with(login: false) { url, _ in
+            let family = try SharedFamily()
+            let dad = family.dad
+            let typo = url + "nonexist/"
+            let moved = try dad.run("settings", "sync", "--peer", typo)
+            #expect(moved.code == 65 && moved.stderr.contains("the family's location is unchanged"), "exit \(moved.code): \(moved.stderr)")
+            #expect(try dad.ok("settings", "sync") == "sync: shared directory \(family.dir)")
+            try dad.ok("sync")
+        }
+    }
+
     /// A second move while the first one's note is still owed (its server
     /// refused the login): the note goes to the location the device first
     /// left, where the others still sync, not to the server it never used.

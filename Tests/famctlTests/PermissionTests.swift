@@ -229,7 +229,7 @@ struct PermissionTests {
         try f.ok("sync")
         let record = try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
         let photo = f.root + "/big.jpg"
-        #expect(FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 7, count: 1_500_000))))
+        #expect(FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xDA] + [UInt8](repeating: 7, count: 1_500_000))))
         let limited = "ulimit -f 1024; '\(FamctlRunner.binary.path)' "
         let (added, addedOut) = try ResourceFaultTests.shell(limited + "photo add \(record) '\(photo)'", env: ["FAMCTL_HOME": f.home])
         #expect(added == 73 && addedOut.contains("a file-size limit was reached (ulimit -f)") && addedOut.contains("nothing was lost"), "exit \(added): \(addedOut)")

@@ -68,6 +68,57 @@ struct MistypedFolderPutRightTests {
     /// it until it follows; a note planted there under another key, or one
     /// older than the device's later events there, says nothing; and a
     /// device that comes back removes its note.
+    /// A photo no device holds any more (its author's cache evicted it
+    /// once uploaded, the others never fetched it) is carried by a move
+    /// from the old location to the new one: the old one can then go (a
+    /// review: the events were carried, the photo left behind, and `photo
+    /// get` said to wait for an upload that never came).
+    @Test func aMoveCarriesThePhotosNoDeviceHolds() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try mum.ok("settings", "photos", "--cache-mb", "1")
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let (file, bytes) = try PhotoTests.jpegFile(mum, 2_000_000, marker: "CARRIED")
+        let photo = try mum.ok("photo", "add", record, file)
+        for f in [mum, dad] { try f.ok("sync") }
+        #expect(try mum.ok("photo", "list").contains("not fetched yet"), "the author's cache let it go once uploaded")
+        let moved = family.folderOwner.root + "/moved"
+        for f in [mum, dad] { try f.ok("settings", "sync", "--dir", moved) }
+        let first = try mum.ok("sync")
+        #expect(first.contains("and 1 photo(s)"), "\(first)")
+        // The old folder gone: the photo is at the new one.
+        try FileManager.default.removeItem(atPath: family.dir)
+        try dad.ok("sync")
+        try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dad.root + "/got.jpg")) == Data(bytes))
+        #expect(try Home.open(mum.home).state.get(.carryPhotosFrom) == nil, "done once")
+        #expect(!(try dad.run("sync").stderr.contains("photo(s) the new location lacks")))
+    }
+
+    /// The old location out of reach: said, and tried again at the next
+    /// sync, until it can be read.
+    @Test func photosLeftAtAnOldLocationOutOfReachAreSaid() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try mum.ok("settings", "photos", "--cache-mb", "1")
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let photo = try mum.ok("photo", "add", record, try PhotoTests.jpegFile(mum, 2_000_000, marker: "AWAY").path)
+        for f in [mum, dad] { try f.ok("sync") }
+        let moved = family.folderOwner.root + "/moved"
+        try FileManager.default.moveItem(atPath: family.dir, toPath: family.dir + ".unmounted")
+        try mum.ok("settings", "sync", "--dir", moved)
+        let away = try mum.run("sync")
+        #expect(away.code == 0 && away.stderr.contains("1 photo(s) the new location lacks are to be read from the old one, \(family.dir), which holds none now")
+                && away.stderr.contains("keep the old location until then"), "\(away.stderr)")
+        // Mounted again: carried.
+        try FileManager.default.moveItem(atPath: family.dir + ".unmounted", toPath: family.dir)
+        let back = try mum.run("sync")
+        #expect(back.code == 0 && back.stdout.contains("and 1 photo(s)") && !back.stderr.contains("the new location lacks"), "\(back.stdout) \(back.stderr)")
+        try dad.ok("settings", "sync", "--dir", moved)
+        try dad.ok("sync")
+        try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg")
+    }
+
     @Test func aDeviceThatMovesLeavesANoteTheOthersReadAtOnce() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)

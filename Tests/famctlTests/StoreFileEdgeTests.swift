@@ -396,7 +396,7 @@ struct StoreFileEdgeTests {
         let json = try JSONSerialization.jsonObject(with: Data(try f.ok("record", "show", id, "--json").utf8)) as? [String: Any]
         #expect((json?["photosUnknown"] as? [String])?.count == 10)
         let photo = f.root + "/p.jpg"
-        #expect(FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xE0] + [UInt8](repeating: 1, count: 100))))
+        #expect(FileManager.default.createFile(atPath: photo, contents: Data([0xFF, 0xD8, 0xFF, 0xDA] + [UInt8](repeating: 1, count: 100))))
         let full = try f.run("photo", "add", id, photo)
         #expect(full.code == 65 && full.stderr.contains("10 of the ids in its list name no photo on this device")
                 && full.stderr.contains("'famctl record update \(id) photos=' drops them"), "\(full.stderr)")

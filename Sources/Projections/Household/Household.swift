@@ -126,7 +126,7 @@ public struct Household: Sendable {
         }
     }
 
-    static let notAMember = "not a member of the family (never validly joined)"
+    public static let notAMember = "not a member of the family (never validly joined)"
 
     /// Why `device` is not in the family, when the events held decide it: the
     /// family is known, the device is not among its members, and a join of

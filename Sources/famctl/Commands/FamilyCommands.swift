@@ -200,6 +200,15 @@ enum Location {
         }
     }
 
+    /// The folder or URL, as said to a user.
+    var place: String {
+        switch self {
+        case .directory(let d): d
+        case .peer(let p): p
+        case .none: "none"
+        }
+    }
+
     /// ``noteText`` read back.
     init?(noteText: String) {
         if noteText.hasPrefix("dir:") { self = .directory(String(noteText.dropFirst(4))) }
@@ -275,6 +284,17 @@ enum SettingsSyncCommand: Command {
             // note owed to the old one: a process killed midway leaves the
             // move whole or not made (a review: stored, nothing carried, no note).
             if case .directory = location { try location.prepare(home: home.path) }
+            // A server that answers, but not as the family's place (not a
+            // collection, its parent missing: a mistyped URL), is refused
+            // before anything is stored: waiting will not help (a review:
+            // stored, exit 0, "cannot be used now", and every sync after
+            // failed with 65). One that is down, or refuses this login, is
+            // taken, and said below.
+            if case .peer = location {
+                do { _ = try home.replicator(probe: true, at: location) } catch let e as CLIError where e.code == .dataError && !e.loginRefused {
+                    throw CLIError(e.code, e.message + "; the family's location is unchanged", hint: e.hint)
+                } catch {}
+            }
             let replicator = try home.replicator(probe: false, at: location)
             try home.log.database.transaction(.immediate) {
                 try location.store(in: home)
@@ -284,8 +304,10 @@ enum SettingsSyncCommand: Command {
                 case .peer: try home.state.remove(.syncDirectory)
                 case .none: break
                 }
-                // The next round writes there the others' events this device holds too.
+                // The next round writes there the others' events this device holds too,
+                // and the photos the new location lacks, from the old one.
                 try replicator.askToCarryOthers()
+                if let from = old.noteText { try home.state.set(.carryPhotosFrom, from) }
                 if let owed = old.noteText { try home.state.set(.movedNoteOwed, owed) }
             }
             // A note in the old location for the devices still syncing there

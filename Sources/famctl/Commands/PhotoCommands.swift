@@ -33,7 +33,12 @@ enum PhotoAddCommand: Command {
         // said for what it is, whatever size it has.
         var st = stat()
         guard stat(file, &st) == 0 else {
-            throw CLIError(.noInput, "cannot read \(file): " + (errno == ENOENT ? "no such file" : String(cString: strerror(errno))))
+            let failure = errno
+            // A link whose target is not there: said so, with the target (a review).
+            if failure == ENOENT || failure == ELOOP, let target = try? FileManager.default.destinationOfSymbolicLink(atPath: file) {
+                throw CLIError(.noInput, "cannot read \(file): it is a symbolic link to \(target), which " + (failure == ELOOP ? "leads back to itself (a loop of links)" : "is not there"))
+            }
+            throw CLIError(.noInput, "cannot read \(file): " + (failure == ENOENT ? "no such file" : String(cString: strerror(failure))))
         }
         if st.st_mode & S_IFMT != S_IFREG {
             throw CLIError(.noInput, "cannot read \(file): \(file) is \(FileIO.kind(of: st.st_mode)), not a file")
@@ -41,7 +46,7 @@ enum PhotoAddCommand: Command {
         let size = Int(st.st_size)
         if size > home.photoMaxBytes {
             throw CLIError.data("\(file) is \(size) bytes, over the \(home.photoMaxBytes)-byte limit; nothing was written",
-                                hint: "Shrink it, or raise the limit with 'famctl settings photos --max-mb N'.")
+                                hint: Home.overLimitHint(size))
         }
         let bytes: [UInt8]
         do { bytes = try FileIO.readFile(file, limit: home.photoMaxBytes) } catch { throw CLIError(.noInput, "cannot read \(file): \(error.reason)") }
@@ -116,6 +121,9 @@ enum PhotoListCommand: Command {
             ["id": p.id.lowercasedText, "record": p.record?.lowercasedText ?? NSNull(), "type": p.mediaType, "size": p.size,
              "here": FileIO.isRegularFile(home.photoDirectory + "/" + p.blob), "author": p.creator.hex]
         }
+        // A whole id no record has is unknown, as a part of one is (66), not
+        // a record without photos (a review: 0, while a part gave 66).
+        if rows.isEmpty, let record, try home.projector.record(record) == nil { throw CLIError.noRecord(record, in: home) }
         if inv.json { Console.json(rows); return }
         // As `record list` says it: on stderr, so that nothing is not taken for a failure.
         if rows.isEmpty { Console.err("famctl: no photos" + (record.map { " of record \($0.lowercasedText)" } ?? "")) }

@@ -173,13 +173,26 @@ enum RecordShowCommand: Command {
             let all = Self.once(live + unlisted)
             Console.err("famctl: warning: photo\(unlisted.count == 1 ? "" : "s") \(unlisted.joined(separator: ", ")) of this record \(unlisted.count == 1 ? "is" : "are") not in its photos list "
                         + "(a list was written without \(unlisted.count == 1 ? "it" : "them"): by 'record update … photos=' or an import, or by two devices adding photos at once, where one list won): "
-                        + "'famctl record update \(id.lowercasedText) photos=\(all.joined(separator: ","))' puts \(unlisted.count == 1 ? "it" : "them") back, "
-                        + "and 'famctl photo delete ID' deletes a photo for good.")
+                        + Self.putBack(id, store: r.store, all: all, one: unlisted.count == 1) + ", and 'famctl photo delete ID' deletes a photo for good.")
         }
     }
 }
 
 extension RecordShowCommand {
+    /// The `record update` that lists `all` the record's photos again, or,
+    /// when they are more than its store's list holds (two devices each
+    /// added the last place's photo), what to delete first (a review: the
+    /// command given was refused).
+    static func putBack(_ id: UUID, store: String, all: [String], one: Bool) -> String {
+        let max: Int? = StoreName(rawValue: store).flatMap { StoreSchema.schema(for: $0).field("photos") }.flatMap {
+            if case .photoList(let max) = $0.type { max } else { nil }
+        }
+        guard let max, all.count > max else {
+            return "'famctl record update \(id.lowercasedText) photos=\(all.joined(separator: ","))' puts \(one ? "it" : "them") back"
+        }
+        return "a \(store) record lists at most \(max) photos, and it has \(all.count): 'famctl photo delete ID' \(all.count - max) of them first "
+            + "('famctl photo list --record \(id.lowercasedText)' lists them), then 'famctl record update \(id.lowercasedText) photos=ID,…' with the \(max) to keep puts \(one ? "it" : "them") back"
+    }
     /// `ids` without repeats (a list an older famctl or a merge wrote may
     /// name a photo twice), first place kept.
     static func once(_ ids: [String]) -> [String] {

@@ -211,8 +211,8 @@ enum StatusCommand: Command {
         for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
         for u in misplaced {
             // A damaged conflict copy is a leftover, its reason says what to do.
-            if u.kind == .damagedConflictCopy { Console.out("  leftover: \(u.path): \(u.reason)"); continue }
-            Console.out("  misplaced: \(u.path): \(u.reason) (nothing in it was refused; \(u.removal) from the shared folder)")
+            if u.kind == .damagedConflictCopy { Console.out("  leftover: \(u.path): \(u.reason) (\(SyncCommand.location(of: u.path, home: home)))"); continue }
+            Console.out("  misplaced: \(u.path): \(u.reason) (nothing in it was refused; \(u.removal) from the shared folder: \(SyncCommand.location(of: u.path, home: home)))")
         }
         Console.out("records  \(recordCount) live, \(subjects.count) care subject\(subjects.count == 1 ? "" : "s"); view: \(home.includeShared ? "whole family" : "this device's own only")")
         for keys in sameName { Console.out("  " + Home.sameNameText(keys, subjects: subjects, recordCounts: recordCounts)) }
@@ -225,8 +225,20 @@ enum StatusCommand: Command {
         // Before the family's first event arrives nothing is decided: the
         // events are judged again when it does (a review over Syncthing,
         // which delivers files in any order).
-        Console.out("denied   \(denied.isEmpty ? "none" : household.owner == nil ? "\(denied.count) event(s) not counted yet: the family's first event has not arrived (they are judged again when it does)" : "\(denied.count) event(s) not authorized (kept in the log)")")
-        for d in denied { Console.out("  \(d.event.short) by \(d.author.short): \(d.reason)") }
+        // A join whose invitation has not arrived (the sync engine still
+        // copying it, or the owner not synced since), and what its device
+        // wrote: not counted yet, not denied (a review over Syncthing).
+        let waitsForInvitation = { (d: Projector.Rejection) in
+            d.reason.hasPrefix("no such invite") || (d.reason == Household.notAMember && household.refusedJoins[d.author]?.reason.hasPrefix("no such invite") == true)
+        }
+        let waiting = household.owner == nil ? [] : denied.filter(waitsForInvitation)
+        let refused = household.owner == nil ? denied : denied.filter { !waitsForInvitation($0) }
+        Console.out("denied   \(refused.isEmpty ? "none" : household.owner == nil ? "\(refused.count) event(s) not counted yet: the family's first event has not arrived (they are judged again when it does)" : "\(refused.count) event(s) not authorized (kept in the log)")")
+        for d in refused { Console.out("  \(d.event.short) by \(d.author.short): \(d.reason)") }
+        if !waiting.isEmpty {
+            Console.out("waiting  \(waiting.count) event(s) not counted yet: of a device whose join names an invitation that has not arrived here (judged again when it does)")
+            for d in waiting { Console.out("  \(d.event.short) by \(d.author.short): \(d.reason)") }
+        }
         Console.out("forks    \(forks.isEmpty ? "none" : "\(forks.count)")")
         for f in forks { Console.out("  author \(f.author.short) signed two events at seq \(f.seq)") }
         for (author, point) in home.forkPoints.sorted(by: { $0.key < $1.key }) {

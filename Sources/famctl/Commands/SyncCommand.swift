@@ -523,9 +523,11 @@ enum SyncCommand: Command {
                     }
                 }
             }
+            // After a move: the photos the new location lacks, from the old one.
+            let carriedPhotos = try home.carryPhotosIfAsked(to: replicator.peer, listed: replicator.lastListing)
             // A photo's blob there that cannot be read and that this device
             // cannot replace (a folder in its place): said, with what to do.
-            let blobs = photos.unreadableOnPeer.map {
+            let blobs = (carriedPhotos.warning.map { [$0] } ?? []) + photos.unreadableOnPeer.map {
                 "famctl: warning: \($0); this device holds a good copy but cannot write it there: remove what is in its place, and the next sync uploads it again"
             } + prefetchDamaged.map {
                 "famctl: warning: \($0): not fetched; a device holding a good copy writes it again there at its next sync"
@@ -533,7 +535,7 @@ enum SyncCommand: Command {
             // (None before the family's first event arrives: nothing is decided yet.)
             let notCounted = home.projector.household.owner == nil ? 0
                 : ((try? home.projector.rejections()) ?? []).count { !rejectedBefore.contains($0.event) && $0.author != home.deviceID }
-            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded, notCounted: notCounted,
+            return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded + carriedPhotos.carried, notCounted: notCounted,
                          warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home) + home.unlistedPhotoWarnings(before: unlistedBefore))
         } catch let e as PeerError {
             // What the events pulled before the failure undid is said now:
@@ -910,8 +912,10 @@ enum SyncCommand: Command {
         for (file, _, why) in r.pulled.refused { Console.out("refused: \(file): \(why)") }
         // Said once, as found (a fuzz review: only `status` named them).
         for (file, note) in r.pulled.misplaced {
-            Console.out(note.kind == .damagedConflictCopy ? "leftover: \(file): \(note.reason)"
-                        : "misplaced: \(file): \(note.reason) (nothing in it was refused; \(note.removal) \(fromPlace))")
+            // Where the file is, whole: what to remove (a review: the path
+            // was the family folder's, never named).
+            Console.out(note.kind == .damagedConflictCopy ? "leftover: \(file): \(note.reason) (\(Self.location(of: file, home: home)))"
+                        : "misplaced: \(file): \(note.reason) (nothing in it was refused; \(note.removal) \(fromPlace): \(Self.location(of: file, home: home)))")
         }
     }
 }
@@ -958,6 +962,12 @@ extension Home {
     /// - Parameter location: another location than the stored one (the
     ///   one a device leaves, for its note).
     func replicator(probe: Bool = true, withCredentials: Bool = true, at location: Location? = nil) throws -> Replicator {
+        try Replicator(log: log, peer: peer(probe: probe, withCredentials: withCredentials, at: location), family: family, me: deviceID)
+    }
+
+    /// The peer of ``replicator(probe:withCredentials:at:)``, alone (the
+    /// old location a move carries photos from).
+    func peer(probe: Bool = true, withCredentials: Bool = true, at location: Location? = nil) throws -> RetryingPeer {
         let base: any Peer
         switch location ?? Location.stored(in: self) {
         case .directory(let dir):
@@ -985,8 +995,7 @@ extension Home {
         }
         // Ctrl-C in `sync --watch` also cuts short a wait between retries
         // (a server's `Retry-After`, the back-off), not only a request.
-        return try Replicator(log: log, peer: RetryingPeer(base, isCancelled: { SyncCommand.stop.load(ordering: .relaxed) }),
-                              family: family, me: deviceID)
+        return RetryingPeer(base, isCancelled: { SyncCommand.stop.load(ordering: .relaxed) })
     }
 
     /// Over a shared folder, refuses to write while this device's own folder
