@@ -701,7 +701,12 @@ public final class Replicator {
     public private(set) var lastTags: [String: String] = [:]
 
     public struct PullReport: Sendable {
+        /// Files asked for (a file not found since its listing aside).
         public var filesRead = 0
+        /// Of those, the ones not read whole (not yet arrived): the round's
+        /// report counts only the others as read (a review: "pulled 0 new
+        /// event(s) from 1 file(s)" of a file cut short).
+        public var filesNotWhole = 0
         public var eventsIngested = 0
         public var accepted = 0
         /// Files that could not be verified yet: path and reason.
@@ -1159,8 +1164,6 @@ public final class Replicator {
             promised = n
         case .conflictCopy(let n): promised = n
         }
-        // Counted once read whole: one not yet arrived is not (a review:
-        // "pulled 0 new event(s) from 1 file(s)" of a file cut short).
         report.filesRead += 1
         let bytes: [UInt8], tag: String
         do throws(PeerError) {
@@ -1179,7 +1182,7 @@ public final class Replicator {
             let refused = { if case .refused = error { true } else { false } }()
             try markUnverifiable(path, error.description,
                      tag: refused ? Self.judgedTag(listedTag) : nil)
-            report.filesRead -= 1
+            report.filesNotWhole += 1
             return .notYet
         }
         let segment: Segment
@@ -1247,7 +1250,7 @@ public final class Replicator {
             }
             report.notYetArrived.append((path, error.description))
             try markUnverifiable(path, error.description, tag: Self.judgedTag(tag))
-            report.filesRead -= 1
+            report.filesNotWhole += 1
             return .notYet
         }
         return .segment(segment)

@@ -389,7 +389,11 @@ struct ForkConvergenceTests {
         #expect(synced.code == 0 && synced.stdout.contains("fork proofs: 1"), "\(synced.stdout)")
         #expect(synced.stderr.contains("warning: this device's own chain is forked at seq") && synced.stderr.contains("--home NEWDIR"), "\(synced.stderr)")
         try mum.ok(["--home", clone, "sync"])
-        try mum.ok("sync")
+        // Mum is told what the fork undid, with the records, once.
+        let found = try mum.run("sync")
+        #expect(found.code == 0 && found.stderr.contains("warning: the key of Dad (") && found.stderr.contains("signed two histories from seq ")
+                && found.stderr.contains("record(s) is undone here: ") && found.stderr.contains("'famctl replay --record ID'"), "\(found.stderr)")
+        #expect(!(try mum.run("sync").stderr.contains("signed two histories")), "said once")
         let mumsStatus = try mum.ok("status")
         #expect(mumsStatus.contains(", FORKED at seq ") && !mumsStatus.contains("warning"), "\(mumsStatus)")
         let authors = (try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])?["authors"] as? [[String: Any]]

@@ -653,6 +653,8 @@ struct PeerSyncTests {
             #expect(watch.waitFor("login refused: 401") && watch.waitFor("(the watch tries again once \(netrc) changes)")
                     && watch.waitFor("the watch goes on"), "\(watch.said)")
             #expect(watch.process.isRunning, "the watch ended: \(watch.said)")
+            // It waits for the file, not for a time: no "next try in".
+            #expect(!watch.said.contains("changes); the watch goes on, next try in"), "\(watch.said)")
             // No request with the refused password until the file changes
             // (a code review: servers lock such logins).
             Thread.sleep(forTimeInterval: 2)

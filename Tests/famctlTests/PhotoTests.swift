@@ -917,6 +917,18 @@ struct PhotoTests {
         #expect(try mum.ok("photo", "list", "--record", record).split(separator: "\n").count == 11)
     }
 
+    /// `status` says the photos of this device not uploaded yet, until a
+    /// sync uploads them.
+    @Test func statusSaysThePhotosWaitingToBeUploaded() throws {
+        let (mum, _, _, _, record) = try Self.household()
+        try mum.ok("photo", "add", record, try Self.jpegFile(mum, 1_000, marker: "WAIT").path)
+        #expect(try mum.ok("status").contains("; 1 photo(s) of this device wait to be uploaded"))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try mum.ok("status", "--json").utf8)) as? [String: Any])
+        #expect(json["photosUnpublished"] as? Int == 1)
+        try mum.ok("sync")
+        #expect(!(try mum.ok("status")).contains("wait to be uploaded"))
+    }
+
     @Test func damagedAndMissingBlobsAreNotYetArrived() throws {
         let (mum, dad, _, dir, record) = try Self.household()
         let file = mum.root + "/p.png"

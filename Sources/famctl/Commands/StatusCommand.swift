@@ -97,6 +97,15 @@ enum StatusCommand: Command {
             return head > published ? Int(head - published) : 0
         }()
         let lastError = (try? replicator?.lastError()) ?? nil
+        // This device's photos whose bytes have not gone out (a review:
+        // a failed upload showed as the last error alone).
+        let photosWaiting: Int = replicator == nil ? 0 : {
+            let live = Set(((try? home.projector.photos()) ?? []).map(\.blob))
+            var blobs: [String] = []
+            try? home.photoCacheTable()
+            try? home.log.database.statement("SELECT blob FROM ph_cache WHERE unpublished = 1").forEachRow { blobs.append($0.text(0)) }
+            return blobs.count { live.contains($0) }
+        }()
         // Authors of which only events waiting for earlier ones are here
         // (their first event has not arrived): named too, not left out.
         let waitingOnly = pendingBy.filter { heads[$0.key] == nil && $0.value > 0 }.keys.sorted()
@@ -123,7 +132,7 @@ enum StatusCommand: Command {
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
                      "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull()] as [String: Any]
                 },
-                "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(), "peerLoginProblem": loginProblem ?? NSNull(), "unpublished": unpublished,
+                "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(), "peerLoginProblem": loginProblem ?? NSNull(), "unpublished": unpublished, "photosUnpublished": photosWaiting,
                 "storesSetAside": home.storesSetAside(),
                 "movedAway": home.movedAway().map { ["author": $0.author.hex, "at": TimeText.format($0.at), "location": $0.location ?? NSNull()] as [String: Any] },
                 "notYetArrived": unverifiable.map { ["file": $0.path, "reason": $0.reason] },
@@ -202,7 +211,8 @@ enum StatusCommand: Command {
             // Whether this device's changes are out: after a failed round (a
             // review), and after days offline too, when the others miss them
             // without a word (a review: only JSON said it).
-            let waiting = unpublished == 0 ? "" : "; \(unpublished) event(s) of this device wait to go out" + (lastError == nil ? " (the next 'famctl sync' sends them)" : "")
+            let waiting = (unpublished == 0 ? "" : "; \(unpublished) event(s) of this device wait to go out" + (lastError == nil ? " (the next 'famctl sync' sends them)" : ""))
+                + (photosWaiting == 0 ? "" : "; \(photosWaiting) photo(s) of this device wait to be uploaded")
             Console.out("sync     \(r.peer.label), last round \(lastSync ?? "never")\(lastError.map { "; last error: \($0)" } ?? "")" + waiting
                         + (loginProblem.map { "; its login cannot be read: \($0)" } ?? ""))
         }

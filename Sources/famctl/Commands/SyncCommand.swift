@@ -91,7 +91,13 @@ enum SyncCommand: Command {
         func warnAndWait(_ message: String) {
             failures += 1
             let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
-            Console.err("famctl: warning: \(message); the watch goes on, next try in \(String(format: "%.1f", wait)) s")
+            // A login refused waits for its netrc file to change, not for a
+            // time: no "next try in" then (a review: the two contradicted).
+            if message.contains("(the watch tries again once ") {
+                Console.err("famctl: warning: \(message); the watch goes on")
+            } else {
+                Console.err("famctl: warning: \(message); the watch goes on, next try in \(String(format: "%.1f", wait)) s")
+            }
             retryAt = Date().addingTimeInterval(wait)
         }
         // With --json, stdout carries only the rounds' objects, one a line.
@@ -422,6 +428,7 @@ enum SyncCommand: Command {
             try? home.state.remove(.movedNoteOwed)
         }
         let deniedBefore = ownDenied(home)
+        let forksBefore = home.forkPoints
         // Photos left out of their records' lists: those this round leaves out are said.
         let unlistedBefore = home.unlistedPhotos()
         // The others' events the family refuses (a removed member's, a
@@ -536,7 +543,8 @@ enum SyncCommand: Command {
             let notCounted = home.projector.household.owner == nil ? 0
                 : ((try? home.projector.rejections()) ?? []).count { !rejectedBefore.contains($0.event) && $0.author != home.deviceID }
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded + carriedPhotos.carried, notCounted: notCounted,
-                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home) + home.unlistedPhotoWarnings(before: unlistedBefore))
+                         warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home)
+                            + forkedHere(home, before: forksBefore) + home.unlistedPhotoWarnings(before: unlistedBefore))
         } catch let e as PeerError {
             // What the events pulled before the failure undid is said now:
             // the next round would not know they came in.
@@ -646,6 +654,34 @@ enum SyncCommand: Command {
                 out.append("famctl: warning: care subject \(name), which this device removed, is back: \(by) \(how) "
                            + "and the later change wins on every device. 'famctl subject remove \(id)' removes it again.")
             }
+        }
+        return out
+    }
+
+    /// Another device's chain found forked this round (its key signed two
+    /// histories: a copy of its home, or a restored backup, written on in
+    /// both): its events from the fork point on count on no device, and
+    /// what they changed here is undone. Said with the records they named
+    /// (a review over Syncthing: records left `record list` unnamed, the
+    /// round saying only "fork proofs: 1").
+    static func forkedHere(_ home: Home, before: [DeviceID: UInt64]) -> [String] {
+        var out: [String] = []
+        for (author, point) in home.forkPoints.sorted(by: { $0.key < $1.key }) where author != home.deviceID && before[author].map({ point < $0 }) ?? true {
+            let head = (try? home.log.head(of: author, in: home.family).seq) ?? 0
+            var records: [String] = []
+            if head >= point {
+                for env in (try? home.log.chain(of: author, in: home.family, seqs: point...head)) ?? [] {
+                    guard case .body(let body)? = try? home.openBody(env), let r = (try? RecordEvent(body)) ?? nil else { continue }
+                    let id = r.record.lowercasedText
+                    if !records.contains(id) { records.append(id) }
+                }
+            }
+            let name = home.projector.household.members[author].map { "\(TerminalText.name($0.name)) (\(author.short))" } ?? "device \(author.short)"
+            let undone = records.isEmpty ? "none of them named a record"
+                : "what they wrote of \(records.count) record(s) is undone here: " + records.prefix(8).joined(separator: ", ") + (records.count > 8 ? ", …" : "")
+                    + " ('famctl replay --record ID' shows what each wrote)"
+            out.append("famctl: warning: the key of \(name) signed two histories from seq \(point) (a copy of its home, or one restored from a backup, written on in both): "
+                       + "its events from there on count on no device; \(undone). That device cannot write any more: it joins again from a new home, and can write them again there.")
         }
         return out
     }
@@ -878,7 +914,7 @@ enum SyncCommand: Command {
                     + (r.published.compacted > 0 ? ", compacted \(r.published.compacted) small segments" : "")
                     + (waiting > 0 ? "; \(waiting) event(s) of this device wait to go out (see below)" : "")
                     + (r.photosUploaded > 0 ? ", and \(r.photosUploaded) photo(s)" : ""))
-        Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead) file(s)"
+        Console.out("pulled \(r.pulled.accepted) new event(s) from \(r.pulled.filesRead - r.pulled.filesNotWhole) file(s)"
                     + (r.pulled.held > 0 ? "; \(r.pulled.held) event(s) wait for earlier ones not arrived yet ('famctl status' shows whose)" : "")
                     + (r.notCounted > 0 ? "; \(r.notCounted) of the others' event(s) not counted by the family ('famctl status' lists why)" : ""))
         if r.pulled.forks > 0 { Console.out("fork proofs: \(r.pulled.forks) (see famctl status)") }
