@@ -239,6 +239,33 @@ struct PeerSyncTests {
         }
     }
 
+    /// A watch whose server's collection goes away (the share renamed or
+    /// unmounted there) after rounds worked waits it out, as a folder
+    /// unmounted, and goes on once it is back (a review: it ended with 65).
+    @Test(.againstAHang)
+    func aWatchWaitsOutACollectionGoneFromTheServer() throws {
+        try ApacheWebDAV.with(login: false) { url, directory in
+            let place = directory + "/root/dav/fam"
+            try FileManager.default.createDirectory(atPath: place, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o777])
+            _ = chmod(place, 0o777)
+            let mum = FamctlRunner()
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--peer", url + "fam/")
+            try mum.ok("subject", "add", "newMom")
+            let watch = try LoggedProcess(FamctlRunner.binary, ["--home", mum.home, "sync", "--watch", "--interval", "0.2"], log: mum.root + "/watch.log")
+            #expect(watch.waitFor("published"), "\(watch.said)")
+            try FileManager.default.moveItem(atPath: place, toPath: place + ".away")
+            try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2")
+            #expect(watch.waitFor("not a collection") && watch.waitFor("the watch goes on"), "\(watch.said)")
+            Thread.sleep(forTimeInterval: 1)
+            #expect(watch.process.isRunning, "the watch ended: \(watch.said)")
+            try FileManager.default.moveItem(atPath: place + ".away", toPath: place)
+            #expect(watch.waitFor("famctl: sync works again"), "\(watch.said)")
+            watch.interrupt()
+            #expect(try mum.ok("status").contains("wait to go out") == false)
+        }
+    }
+
     /// A move to a URL whose parent collection does not exist (mistyped)
     /// is refused, 65, and nothing is stored: the device syncs where it
     /// did (a review: stored with exit 0, every sync after it failing).

@@ -24,6 +24,10 @@ struct CLIError: Error, Sendable {
     /// whose rounds worked waits it out, reading a netrc file again at
     /// each try, rather than end on every device at once.
     var loginRefused = false
+    /// The WebDAV collection is no longer one (not found where it was, its
+    /// parent gone): a share renamed or unmounted on the server, which a
+    /// watch whose rounds worked waits out, as a folder unmounted.
+    var placeGone = false
 
     init(_ code: ExitCode, _ message: String, hint: String? = nil) {
         self.code = code

@@ -144,7 +144,7 @@ enum SyncCommand: Command {
                     if let failed = r.publishFailure {
                         probed = nil
                         // Pulling goes on; publishing is tried again, less often.
-                        warnAndWait("\(failed.message) (the others' events were pulled)")
+                        warnAndWait("\(failed.message) (the round still read the others' files: \(r.pulled.accepted) new event(s))")
                         continue
                     }
                     if failures > 0 { Console.err("famctl: sync works again") }
@@ -183,7 +183,9 @@ enum SyncCommand: Command {
             waiting.loginRefused = true
             return waiting
         }
-        return e.code == .tempFail || (orCantCreate && e.code == .cantCreate) ? e : nil
+        // (A collection gone from a server that served the watch: a share
+        // renamed or unmounted there, waited out; a review: it ended every watch.)
+        return e.code == .tempFail || (orCantCreate && (e.code == .cantCreate || e.placeGone)) ? e : nil
     }
 
     struct Round {
@@ -764,6 +766,7 @@ enum SyncCommand: Command {
             }
             var error = CLIError(code, "\(label): \(e)", hint: hint + (probing ? "" : " Nothing was lost."))
             if case .loginRefused = e { error.loginRefused = true }
+            if case .notACollection = e { error.placeGone = true }
             return error
         }
         return probing
