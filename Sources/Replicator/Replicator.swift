@@ -841,6 +841,7 @@ public final class Replicator {
         var tried = Set<String>()          // read once per round at most
         var listed = Set<String>()         // what a full listing showed
         var unreadFolders = Set<String>()  // folders a listing could not read: their files unseen, not absent
+        var unreadSaid: [String] = []      // the others' among them, with why: kept for `status`
         var ownUnread = false              // this device's own among them (not a file in its place)
         var placeholders = Set<String>()   // files listed as iCloud placeholders (their real paths): not on disk
         var tags: [String: String] = [:]   // the tag of each object a page showed
@@ -960,6 +961,7 @@ public final class Replicator {
                 unreadFolders.insert(unread.folder)
                 if unread.folder == me.hex, !unread.fileInPlace { report.ownFolderUnreadable = unread.reason; ownUnread = true; continue }
                 report.notYetArrived.append((unread.folder + "/", "the folder cannot be read: \(unread.reason)"))
+                unreadSaid.append(unread.folder + "/\t" + unread.reason)
             }
             for object in page.objects.sorted(by: { $0.path < $1.path }) where !object.deleted {
                 if page.token == "listing" { listed.insert(object.path) }
@@ -1035,6 +1037,10 @@ public final class Replicator {
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
             lastUnreadFolders = unreadFolders
+            // Said by `status` too until a listing reads them (a review:
+            // only the round's output named another device's folder that
+            // could not be read, while status showed it up to date).
+            if token == "listing" { try setMeta("unreadable_folders", unreadSaid.isEmpty ? nil : unreadSaid.joined(separator: "\n")) }
             if token == "listing" { try forgetFilesGone(listed: listed, unreadFolders: unreadFolders) }
             var present = listed
             // Its own folder unread: its files unseen, not missing (a review:
@@ -1534,6 +1540,11 @@ public final class Replicator {
     /// Files seen but not verifiable yet, with the reason.
     public func unverifiable() throws -> [(path: String, reason: String)] {
         var out: [(String, String)] = []
+        // The other devices' folders the last full listing could not read.
+        for line in (try meta("unreadable_folders") ?? "").split(separator: "\n") {
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            if parts.count == 2 { out.append((String(parts[0]), "the folder cannot be read: " + parts[1])) }
+        }
         try log.database.statement("SELECT path, reason FROM r_files WHERE family = ?1 AND status = 'unverifiable' ORDER BY path")
             .forEachRow([.blob(family.bytes)]) { out.append(($0.text(0), $0.text(1))) }
         return out

@@ -36,11 +36,15 @@ struct UnreadableFolderTests {
         let name = (folder as NSString).lastPathComponent
         #expect(out.code == 0 && out.stdout.contains("not yet arrived: \(name)/: \(said)") && !out.stderr.contains("mount it"), "\(out.stdout) \(out.stderr)")
         #expect(try dad.run("record", "show", record).code == 66)
+        // `status` says it too, on Mum's line and below, until it reads.
+        let status = try dad.ok("status")
+        #expect(status.contains("  not yet arrived: \(name)/: \(said)") && status.contains("1 file(s) not yet arrived"), "\(status)")
         try fm.removeItem(atPath: folder)
         try fm.moveItem(atPath: folder + ".away", toPath: folder)
         let back = try dad.ok("sync")
         #expect(!back.contains("cannot be read") && back.contains("pulled 1 new event(s)"), "\(back)")
         #expect(try dad.ok("record", "show", record).contains("mood=2"))
+        #expect(!(try dad.ok("status")).contains("cannot be read"))
     }
 
     /// A segment's name holding a symbolic link that leads nowhere (a loop,
