@@ -1175,7 +1175,7 @@ public final class Replicator {
         do throws(PeerError) {
             (bytes, tag) = try once ? peer.getOnce(path) : peer.get(path)
         } catch {
-            if error.isTransient || error.isOffline { throw error }
+            if error.isTransient || error.isOffline { report.filesNotWhole += 1; throw error }
             if error == .notFound {
                 report.filesRead -= 1
                 try log.database.run("DELETE FROM r_files WHERE family = ?1 AND path = ?2", [.blob(family.bytes), .text(path)])

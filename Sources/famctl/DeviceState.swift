@@ -70,6 +70,9 @@ final class DeviceState {
         /// The location a move left (``Location/noteText``), while photos
         /// the new one lacks may be there alone (``Home/carryPhotosIfAsked(to:listed:)``).
         case carryPhotosFrom = "sync.carry_photos_from"
+        /// The fork points (`AUTHOR:SEQ`, comma-separated) of other
+        /// devices a command has said what they undid of (``SyncCommand/forkedHere(_:)``).
+        case forksSaid = "sync.forks_said"
         /// When a write last said in full that this device's changes are
         /// dated ahead of its clock (``Home/warnIfDatedAhead(_:first:now:)``):
         /// `WHAT SECONDS`, WHAT the device it followed (hex) or `own`, and

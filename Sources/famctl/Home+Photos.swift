@@ -549,34 +549,40 @@ extension Home {
                 return (0, "famctl: warning: \(missing.count) photo(s) the new location lacks are to be read from the old one, which cannot be listed (\(error.description)); the next sync tries again: keep the old location until then.")
             }
             if let there, there.isEmpty {
-                let gone = switch old {
-                case .directory(let d): !FileManager.default.fileExists(atPath: d + "/" + family.description)
-                case .peer, .none: true
-                }
-                if gone {
+                // No blob there: gone (unmounted, emptied), unless this
+                // device's own folder is still there (it published there
+                // before it moved): then the photos are at neither.
+                let own = (try? from.namesOnce(in: deviceID.hex)) ?? nil
+                if own?.isEmpty ?? true {
                     return (0, "famctl: warning: \(missing.count) photo(s) the new location lacks are to be read from the old one, \(old.place), which holds none now (not mounted, or emptied?); "
                             + "the next sync tries again: keep the old location until then.")
                 }
             }
+            var tried = 0
             for p in missing {
+                tried += 1
                 if let there, !there.contains(p.blob + ".blob") { continue }   // at neither
-                do {
-                    let (bytes, _) = try from.get(Self.blobPath(p.blob))
-                    // Only the photo's own bytes go (its name is their hash).
-                    guard Hex.encode(Sodium.blake2b256(bytes)) == p.blob else { left += 1; why = "damaged there"; continue }
-                    if try uploadBlob(p.blob, bytes, to: peer) {
-                        // Written by this device: it erases it should the photo be deleted.
-                        try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(p.blob)])
-                    }
-                    carried += 1
-                } catch PeerError.notFound {
+                let bytes: [UInt8]
+                do throws(PeerError) {
+                    bytes = try from.get(Self.blobPath(p.blob)).bytes
+                } catch .notFound {
                     // At neither: nothing to carry (a device holding it writes it).
                     continue
-                } catch let e as PeerError {
+                } catch {
                     left += 1
-                    why = e.description
-                    if e.isOffline { left = missing.count - carried; break }
+                    why = error.description
+                    // Out of reach: the rest are not tried (nor counted as at neither).
+                    if error.isOffline { left += missing.count - tried; break }
+                    continue
                 }
+                // Only the photo's own bytes go (its name is their hash).
+                guard Hex.encode(Sodium.blake2b256(bytes)) == p.blob else { left += 1; why = "damaged there"; continue }
+                // The new location refusing the write is its failure, not the old one's (a review).
+                if try uploadBlob(p.blob, bytes, to: peer) {
+                    // Written by this device: it erases it should the photo be deleted.
+                    try log.database.run("INSERT OR IGNORE INTO ph_repaired(blob) VALUES(?1)", [.text(p.blob)])
+                }
+                carried += 1
             }
         }
         if left == 0 { try state.remove(.carryPhotosFrom); return (carried, nil) }

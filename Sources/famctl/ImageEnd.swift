@@ -28,7 +28,9 @@ enum ImageEnd {
     static func jpeg(_ b: [UInt8]) -> String? {
         var i = 2
         while i < b.count {
-            guard b[i] == 0xFF else { return "its JPEG segments break off at byte \(i) (damaged)" }
+            // Stray bytes before a marker, which decoders pass over with a
+            // warning ("extraneous bytes before marker"): passed over too.
+            guard b[i] == 0xFF else { i += 1; continue }
             // Fill bytes before a marker.
             while i + 1 < b.count, b[i + 1] == 0xFF { i += 1 }
             guard i + 1 < b.count else { break }
@@ -38,7 +40,7 @@ enum ImageEnd {
             if (0xD0...0xD7).contains(marker) || marker == 0x01 { i += 2; continue }
             guard i + 3 < b.count else { break }
             let length = be(b, i + 2, 2)
-            guard length >= 2 else { return "its JPEG segments break off at byte \(i) (damaged)" }
+            guard length >= 2 else { return "its JPEG has a segment of length \(length) at byte \(i) (damaged)" }
             i += 2 + length
         }
         return "its JPEG ends before its image data (\(b.count) bytes)"

@@ -111,7 +111,8 @@ struct EntrySlipsTests {
         let whole: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x4A, 0x46, 0xFF, 0xDA, 0x00, 0x08] + [UInt8](repeating: 3, count: 50)
         for (bytes, what) in [([0xFF, 0xD8, 0xFF] as [UInt8], "its JPEG ends before its image data (3 bytes)"),
                               (Array(whole.prefix(7)), "its JPEG ends before its image data (7 bytes)"),
-                              ([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x4A, 0x46, 0x00, 0x00], "its JPEG segments break off at byte 8 (damaged)"),
+                              ([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x4A, 0x46, 0x00, 0x00], "its JPEG ends before its image data (10 bytes)"),
+                              ([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x01, 0xFF, 0xDA], "its JPEG has a segment of length 1 at byte 2 (damaged)"),
                               (Array(png.prefix(8)), "its PNG ends before its last chunk (IEND) (8 bytes)"),
                               (Array(png.prefix(png.count - 6)), "its PNG ends before its last chunk (IEND) (\(png.count - 6) bytes)"),
                               (Array(png.prefix(8)) + Array(png[33...]), "its PNG does not begin with a header chunk (damaged)"),
@@ -128,7 +129,7 @@ struct EntrySlipsTests {
         let dangling = try f.run("photo", "add", food, f.root + "/gone.png")
         #expect(dangling.code == 66 && dangling.stderr.contains("it is a symbolic link to \(f.root)/nothere.png, which is not there"), "\(dangling.stderr)")
         // Whole ones are taken, what follows a JPEG's scan or a PNG's end unjudged.
-        for (name, bytes) in [("whole.jpg", whole), ("whole.png", png + [1, 2, 3]),
+        for (name, bytes) in [("whole.jpg", whole), ("stray.jpg", Array(whole.prefix(8)) + [0x00, 0x00] + Array(whole[8...])), ("whole.png", png + [1, 2, 3]),
                               ("whole.heic", [0, 0, 0, 24] + Array("ftypheic".utf8) + [UInt8](repeating: 0, count: 12) + [0, 0, 0, 0] + Array("mdat".utf8) + [9, 9]),
                               ("whole.webp", Array("RIFF".utf8) + [24, 0, 0, 0] + Array("WEBPVP8 ".utf8) + [UInt8](repeating: 0, count: 20))] {
             try Data(bytes).write(to: URL(fileURLWithPath: f.root + "/" + name))

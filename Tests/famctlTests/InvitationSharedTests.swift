@@ -1,4 +1,7 @@
+import Envelope
+@testable import famctl
 import Foundation
+import Projections
 import Testing
 
 /// `invite` shares the invitation at once, so that a device accepting the
@@ -105,6 +108,17 @@ struct InvitationSharedTests {
         #expect(status.contains("this device: joined, waiting for its invitation") && status.contains("waiting  the invitation this device joined with"), "\(status)")
         // Its join and record are not counted yet, not denied (a review).
         #expect(status.contains("denied   none") && status.contains("waiting  2 event(s) not counted yet: of a device whose join names an invitation that has not arrived here"), "\(status)")
+        // On the owner's device, which holds every invitation it made, a
+        // join naming none is denied, not waiting.
+        let stranger = DeviceIdentity.generate()
+        let home = try Home.open(mum.home)
+        let (familyID, key) = try home.currentKey()
+        let bogus = try SyncEnvelope.seal(
+            body: LibraryEvent.memberJoin(invite: InviteID.random(), name: "Stranger", box: stranger.box.publicKey, proof: [UInt8](repeating: 1, count: 64)).body.encoded(),
+            family: familyID, signer: stranger.signing, seq: 1, previous: .none, hlc: HLC(milliseconds: HLC.milliseconds(of: Date()), counter: 0), key: key)
+        _ = try home.ingest([bogus.bytes])
+        let owners = try mum.ok("status")
+        #expect(owners.contains("denied   1 event(s) not authorized") && owners.contains("no such invite") && !owners.contains("not counted yet: of a device"), "\(owners)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(try dad.ok("status", "--json").utf8)) as? [String: Any])
         #expect(json["awaitsInvitation"] as? Bool == true)
 

@@ -95,6 +95,28 @@ struct MistypedFolderPutRightTests {
         #expect(!(try dad.run("sync").stderr.contains("photo(s) the new location lacks")))
     }
 
+    /// Moved twice before a sync (a typo put right): the photos are still
+    /// carried from the first location, where they are (a code review:
+    /// the second move named the empty typo folder, and none was carried).
+    @Test func twoMovesBeforeASyncCarryFromTheFirstLocation() throws {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try mum.ok("settings", "photos", "--cache-mb", "1")
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let (file, bytes) = try PhotoTests.jpegFile(mum, 2_000_000, marker: "TWICE")
+        let photo = try mum.ok("photo", "add", record, file)
+        for f in [mum, dad] { try f.ok("sync") }
+        let typo = family.folderOwner.root + "/movde", moved = family.folderOwner.root + "/moved"
+        try mum.ok("settings", "sync", "--dir", typo)
+        try mum.ok("settings", "sync", "--dir", moved)
+        #expect(try mum.ok("sync").contains("and 1 photo(s)"))
+        try FileManager.default.removeItem(atPath: family.dir)
+        try dad.ok("settings", "sync", "--dir", moved)
+        try dad.ok("sync")
+        try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dad.root + "/got.jpg")) == Data(bytes))
+    }
+
     /// The old location out of reach: said, and tried again at the next
     /// sync, until it can be read.
     @Test func photosLeftAtAnOldLocationOutOfReachAreSaid() throws {

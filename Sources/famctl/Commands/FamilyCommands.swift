@@ -307,7 +307,9 @@ enum SettingsSyncCommand: Command {
                 // The next round writes there the others' events this device holds too,
                 // and the photos the new location lacks, from the old one.
                 try replicator.askToCarryOthers()
-                if let from = old.noteText { try home.state.set(.carryPhotosFrom, from) }
+                // (One not finished is kept: A to B to C before a sync still
+                // carries from A, where the photos are; a review.)
+                if let from = old.noteText, try home.state.get(.carryPhotosFrom) == nil { try home.state.set(.carryPhotosFrom, from) }
                 if let owed = old.noteText { try home.state.set(.movedNoteOwed, owed) }
             }
             // A note in the old location for the devices still syncing there

@@ -36,7 +36,8 @@ enum InviteCommand: Command {
             guard !prefix.isEmpty else { throw CLIError.usage("--revoke needs an invitation's id (or a prefix of it), not an empty one", hint: "'famctl invite --list' lists the open invitations.") }
             // The code itself names its invitation: the way to an expired
             // one's, which no list shows (a security review).
-            if prefix.lowercased().hasPrefix(InviteCode.prefix) {
+            // (Blanks a paste brings aside, as the code's reader takes them: never echoed as an id.)
+            if prefix.filter({ !$0.isWhitespace }).lowercased().hasPrefix(InviteCode.prefix) {
                 let code: InviteCode
                 do { code = try InviteCode(parsing: prefix) } catch {
                     throw CLIError.data("--revoke: not an invitation code of this famctl: \(error)", hint: "Give the code as it was given, or the invitation's id ('famctl invite --list').")

@@ -204,7 +204,8 @@ enum RecordDeleteCommand: Command {
             OutdoneWrite.warn("record \(id.lowercasedText)", stays: "stays live", write: "delete", kind: "record", id: id.lowercasedText, home: home)
         }
         if inv.json {
-            let objects = zip(ids, zip(envs, kept)).map { ["id": $0.lowercasedText, "event": $1.0.id.hex, "photosKept": $1.1] as [String: Any] }
+            // `deleted`: false for one a later-dated change keeps live (the warning above).
+            let objects = zip(ids, zip(envs, kept)).map { ["id": $0.lowercasedText, "event": $1.0.id.hex, "photosKept": $1.1, "deleted": !live.contains($0)] as [String: Any] }
             // An array whatever the count, as `record restore` prints (a
             // user review: one id gave an object, several an array).
             Console.json(objects)

@@ -238,8 +238,14 @@ enum StatusCommand: Command {
         // A join whose invitation has not arrived (the sync engine still
         // copying it, or the owner not synced since), and what its device
         // wrote: not counted yet, not denied (a review over Syncthing).
-        let waitsForInvitation = { (d: Projector.Rejection) in
-            d.reason.hasPrefix("no such invite") || (d.reason == Household.notAMember && household.refusedJoins[d.author]?.reason.hasPrefix("no such invite") == true)
+        // Not on the owner's device, which holds every invitation it made;
+        // not of an invitation another device made (it never counts); and
+        // of this device's own, only while it does wait for it (a review).
+        let waitsForInvitation = { (d: Projector.Rejection) -> Bool in
+            guard household.owner != home.deviceID, let join = household.refusedJoins[d.author], join.reason.hasPrefix("no such invite"),
+                  d.reason.hasPrefix("no such invite") || d.reason == Household.notAMember,
+                  home.inviteMadeByNonOwner(join.invite) == nil else { return false }
+            return d.author != home.deviceID || home.awaitsInvitation
         }
         let waiting = household.owner == nil ? [] : denied.filter(waitsForInvitation)
         let refused = household.owner == nil ? denied : denied.filter { !waitsForInvitation($0) }

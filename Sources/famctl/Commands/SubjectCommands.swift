@@ -274,20 +274,24 @@ enum SubjectRemoveCommand: Command {
         }
         // Records a change dated later keeps where they were: not counted
         // as moved or deleted below.
-        var outdone = 0
+        var stayed: [String] = []
         for r in records {
             guard let now = try home.projector.record(r.id) else { continue }
             if let target, now.focus != target.focus.description {
                 OutdoneWrite.warn("record \(r.id.lowercasedText)", stays: "stays with \(now.focus)", write: "move", kind: "record", id: r.id.lowercasedText, home: home)
-                outdone += 1
+                stayed.append(r.id.lowercasedText)
             } else if target == nil, !now.deleted {
                 OutdoneWrite.warn("record \(r.id.lowercasedText)", stays: "stays live", write: "delete", kind: "record", id: r.id.lowercasedText, home: home)
-                outdone += 1
+                stayed.append(r.id.lowercasedText)
             }
         }
+        let outdone = stayed.count
         if inv.json {
             var o: [String: Any] = ["focus": subject.focus.description, "event": envs.last!.id.hex]
-            if let target { o["movedRecords"] = ids; o["movedTo"] = target.focus.description } else { o["deletedRecords"] = ids }
+            // Those a later-dated change kept where they were apart (a review).
+            let done = ids.filter { !stayed.contains($0) }
+            if let target { o["movedRecords"] = done; o["movedTo"] = target.focus.description } else { o["deletedRecords"] = done }
+            o["stayedRecords"] = stayed
             Console.json(o)
             return
         }

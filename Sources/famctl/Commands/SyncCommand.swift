@@ -430,7 +430,6 @@ enum SyncCommand: Command {
             try? home.state.remove(.movedNoteOwed)
         }
         let deniedBefore = ownDenied(home)
-        let forksBefore = home.forkPoints
         // Photos left out of their records' lists: those this round leaves out are said.
         let unlistedBefore = home.unlistedPhotos()
         // The others' events the family refuses (a removed member's, a
@@ -546,7 +545,7 @@ enum SyncCommand: Command {
                 : ((try? home.projector.rejections()) ?? []).count { !rejectedBefore.contains($0.event) && $0.author != home.deviceID }
             return Round(published: published, pulled: pulled, damagedPhotos: photos.damagedOnlyCopies, photosUploaded: photos.uploaded + carriedPhotos.carried, notCounted: notCounted,
                          warnings: warnings(home, replicator: replicator, carried: pulled.carried) + unmerged + blobs + refusedHere(home, before: deniedBefore) + undoneHere(home)
-                            + forkedHere(home, before: forksBefore) + home.unlistedPhotoWarnings(before: unlistedBefore))
+                            + home.unlistedPhotoWarnings(before: unlistedBefore))
         } catch let e as PeerError {
             // What the events pulled before the failure undid is said now:
             // the next round would not know they came in.
@@ -634,7 +633,7 @@ enum SyncCommand: Command {
     /// device whose deletion it undid.
     static func undoneHere(_ home: Home) -> [String] {
         defer { home.changedByOthers = [:] }
-        var out = outdoneHere(home) + arrivedFarAheadHere(home)
+        var out = outdoneHere(home) + arrivedFarAheadHere(home) + forkedHere(home)
         for (key, versions) in home.changedByOthers.sorted(by: { $0.key < $1.key }) {
             let (kind, id) = (key.kind, key.id)
             guard let history = try? home.projector.history(kind: kind, id: id),
@@ -665,10 +664,16 @@ enum SyncCommand: Command {
     /// both): its events from the fork point on count on no device, and
     /// what they changed here is undone. Said with the records they named
     /// (a review over Syncthing: records left `record list` unnamed, the
-    /// round saying only "fork proofs: 1").
-    static func forkedHere(_ home: Home, before: [DeviceID: UInt64]) -> [String] {
+    /// round saying only "fork proofs: 1"). Once for each fork point,
+    /// whichever command took the proof in (`sync`, or the reads of
+    /// `invite` and `accept`): those said are kept (a review: a per-round
+    /// look missed one found by another path).
+    static func forkedHere(_ home: Home) -> [String] {
         var out: [String] = []
-        for (author, point) in home.forkPoints.sorted(by: { $0.key < $1.key }) where author != home.deviceID && before[author].map({ point < $0 }) ?? true {
+        let said = Set(((try? home.state.get(.forksSaid)) ?? nil)?.split(separator: ",").map(String.init) ?? [])
+        let now = home.forkPoints.map { "\($0.key.hex):\($0.value)" }
+        defer { if Set(now) != said { try? home.state.set(.forksSaid, now.sorted().joined(separator: ",")) } }
+        for (author, point) in home.forkPoints.sorted(by: { $0.key < $1.key }) where author != home.deviceID && !said.contains("\(author.hex):\(point)") {
             let head = (try? home.log.head(of: author, in: home.family).seq) ?? 0
             var records: [String] = []
             if head >= point {
