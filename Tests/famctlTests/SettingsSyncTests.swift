@@ -62,25 +62,27 @@ struct SettingsSyncTests {
 /// others' chains already, so they are not written there again in other
 /// cuts beside their own segments.
 struct MistypedFolderPutRightTests {
-    /// A device that moves leaves a signed note in the old folder: a device
-    /// still syncing there is told at its next sync, by name, when and
-    /// where to (sealed with the family's key), and `status` keeps saying
-    /// it until it follows; a note planted there under another key, or one
-    /// older than the device's later events there, says nothing; and a
-    /// device that comes back removes its note.
+    /// Mum's photo, synced, that only the shared folder holds: her cache
+    /// (1 MB) let it go once uploaded, and Dad never fetched it.
+    static func photoAtTheFolderAlone(marker: String) throws -> (SharedFamily, photo: String, bytes: [UInt8]) {
+        let family = try SharedFamily()
+        let (mum, dad) = (family.mum, family.dad)
+        try mum.ok("settings", "photos", "--cache-mb", "1")
+        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
+        let (file, bytes) = try PhotoTests.jpegFile(mum, 2_000_000, marker: marker)
+        let photo = try mum.ok("photo", "add", record, file)
+        for f in [mum, dad] { try f.ok("sync") }
+        return (family, photo, bytes)
+    }
+
     /// A photo no device holds any more (its author's cache evicted it
     /// once uploaded, the others never fetched it) is carried by a move
     /// from the old location to the new one: the old one can then go (a
     /// review: the events were carried, the photo left behind, and `photo
     /// get` said to wait for an upload that never came).
     @Test func aMoveCarriesThePhotosNoDeviceHolds() throws {
-        let family = try SharedFamily()
+        let (family, photo, bytes) = try Self.photoAtTheFolderAlone(marker: "CARRIED")
         let (mum, dad) = (family.mum, family.dad)
-        try mum.ok("settings", "photos", "--cache-mb", "1")
-        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        let (file, bytes) = try PhotoTests.jpegFile(mum, 2_000_000, marker: "CARRIED")
-        let photo = try mum.ok("photo", "add", record, file)
-        for f in [mum, dad] { try f.ok("sync") }
         #expect(try mum.ok("photo", "list").contains("not fetched yet"), "the author's cache let it go once uploaded")
         let moved = family.folderOwner.root + "/moved"
         for f in [mum, dad] { try f.ok("settings", "sync", "--dir", moved) }
@@ -99,13 +101,8 @@ struct MistypedFolderPutRightTests {
     /// carried from the first location, where they are (a code review:
     /// the second move named the empty typo folder, and none was carried).
     @Test func twoMovesBeforeASyncCarryFromTheFirstLocation() throws {
-        let family = try SharedFamily()
+        let (family, photo, bytes) = try Self.photoAtTheFolderAlone(marker: "TWICE")
         let (mum, dad) = (family.mum, family.dad)
-        try mum.ok("settings", "photos", "--cache-mb", "1")
-        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        let (file, bytes) = try PhotoTests.jpegFile(mum, 2_000_000, marker: "TWICE")
-        let photo = try mum.ok("photo", "add", record, file)
-        for f in [mum, dad] { try f.ok("sync") }
         let typo = family.folderOwner.root + "/movde", moved = family.folderOwner.root + "/moved"
         try mum.ok("settings", "sync", "--dir", typo)
         try mum.ok("settings", "sync", "--dir", moved)
@@ -120,12 +117,8 @@ struct MistypedFolderPutRightTests {
     /// The old location out of reach: said, and tried again at the next
     /// sync, until it can be read.
     @Test func photosLeftAtAnOldLocationOutOfReachAreSaid() throws {
-        let family = try SharedFamily()
+        let (family, photo, _) = try Self.photoAtTheFolderAlone(marker: "AWAY")
         let (mum, dad) = (family.mum, family.dad)
-        try mum.ok("settings", "photos", "--cache-mb", "1")
-        let record = try mum.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3")
-        let photo = try mum.ok("photo", "add", record, try PhotoTests.jpegFile(mum, 2_000_000, marker: "AWAY").path)
-        for f in [mum, dad] { try f.ok("sync") }
         let moved = family.folderOwner.root + "/moved"
         try FileManager.default.moveItem(atPath: family.dir, toPath: family.dir + ".unmounted")
         try mum.ok("settings", "sync", "--dir", moved)
@@ -141,6 +134,12 @@ struct MistypedFolderPutRightTests {
         try dad.ok("photo", "get", photo, "--out", dad.root + "/got.jpg")
     }
 
+    /// A device that moves leaves a signed note in the old folder: a device
+    /// still syncing there is told at its next sync, by name, when and
+    /// where to (sealed with the family's key), and `status` keeps saying
+    /// it until it follows; a note planted there under another key, or one
+    /// older than the device's later events there, says nothing; and a
+    /// device that comes back removes its note.
     @Test func aDeviceThatMovesLeavesANoteTheOthersReadAtOnce() throws {
         let family = try SharedFamily()
         let (mum, dad) = (family.mum, family.dad)
