@@ -1088,7 +1088,9 @@ extension Home {
             }
         }
         guard let ahead = try ownFolderAhead() else { return }
-        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(ahead.named)), but its log ends at seq \(ahead.head): writing now would fork its chain",
+        // (File names write seqs in hexadecimal: said, so that the name
+        // and the number are seen to agree; a review.)
+        throw CLIError(.tempFail, "this device's folder holds its events up to seq \(ahead.published) (\(String(format: "%016llx", ahead.published)) in file names: \(ahead.named)), but its log ends at seq \(ahead.head): writing now would fork its chain",
                        hint: ownFolderAheadHint(head: ahead.head))
     }
 
