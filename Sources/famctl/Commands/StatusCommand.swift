@@ -218,7 +218,19 @@ enum StatusCommand: Command {
         }
         for u in unverifiable { Console.out("  not yet arrived: \(u.path): \(u.reason)") }
         // Someone with the folder wrote (or damaged) events that no member signed.
-        for u in partlyRefused { Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)") }
+        for u in partlyRefused {
+            // Its seqs all held whole since (its author wrote them again):
+            // nothing waits for it any more (a review: "wait for a good
+            // copy" went on being said after the repair).
+            let waiting = " (any after it in its author's chain wait for a good copy of it)"
+            if u.reason.hasSuffix(waiting), let name = SegmentName(parsing: String(u.path.split(separator: "/").last ?? "")),
+               ((try? home.log.head(of: name.author, in: home.family).seq) ?? 0) >= name.lastSeq {
+                Console.out("  refused: \(u.path): \(u.reason.dropLast(waiting.count)); this device holds a good copy of each of its seqs since: "
+                            + "the file can be removed from the shared folder: \(SyncCommand.location(of: u.path, home: home))")
+                continue
+            }
+            Console.out("  refused: \(u.path): \(u.reason) (the file is in the shared folder; see docs/security.md)")
+        }
         for u in misplaced {
             // A damaged conflict copy is a leftover, its reason says what to do.
             if u.kind == .damagedConflictCopy { Console.out("  leftover: \(u.path): \(u.reason) (\(SyncCommand.location(of: u.path, home: home)))"); continue }
