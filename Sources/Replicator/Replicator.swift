@@ -1040,8 +1040,10 @@ public final class Replicator {
             // Said by `status` too until a listing reads them (a review:
             // only the round's output named another device's folder that
             // could not be read, while status showed it up to date).
-            if token == "listing" { try setMeta("unreadable_folders", unreadSaid.isEmpty ? nil : unreadSaid.joined(separator: "\n")) }
-            if token == "listing" { try forgetFilesGone(listed: listed, unreadFolders: unreadFolders) }
+            if token == "listing" {
+                try setMeta("unreadable_folders", unreadSaid.isEmpty ? nil : unreadSaid.joined(separator: "\n"))
+                try forgetFilesGone(listed: listed, unreadFolders: unreadFolders)
+            }
             var present = listed
             // Its own folder unread: its files unseen, not missing (a review:
             // each was said to be missing, with advice to remove what is there).
@@ -1505,8 +1507,12 @@ public final class Replicator {
             count += 1
             if !kinds.contains(kind) { kinds.append(kind) }
         }
-        return (count, "\(count) event(s) that do not verify (\(kinds.joined(separator: ", "))); its other events were checked on their own (any after it in its author's chain wait for a good copy of it)")
+        return (count, "\(count) event(s) that do not verify (\(kinds.joined(separator: ", "))); its other events were checked on their own" + Self.waitsForGoodCopy)
     }
+
+    /// How a file's reason of refused events ends while events after them
+    /// may wait for a good copy (`status` says otherwise once none do).
+    public static let waitsForGoodCopy = " (any after it in its author's chain wait for a good copy of it)"
 
     // MARK: - Status
 

@@ -15,6 +15,14 @@ extension Home {
     /// folder's reader or a WebDAV peer takes, or it would never be shared.
     static let largestPhotoMaxMB = 255
 
+    /// How many photos a record of `store` may list; `nil` for a store
+    /// without photos.
+    static func photoLimit(store: String) -> Int? {
+        guard let spec = StoreName(rawValue: store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
+              case .photoList(let max) = spec.type else { return nil }
+        return max
+    }
+
     /// What to do about a photo of `size` bytes over this device's limit:
     /// raise the limit, unless no limit takes it (a review: the hint said
     /// to raise it past what `settings photos` allows).
@@ -95,8 +103,7 @@ extension Home {
                                 hint: "A download or a copy not finished leaves such a file: add it once it is whole (it opens in an image viewer).")
         }
         func checkRoom(_ record: RecordState) throws {
-            if let spec = StoreName(rawValue: record.store).flatMap({ StoreSchema.schema(for: $0).field("photos") }),
-               case .photoList(let max) = spec.type, case let listed = try withoutDeletedPhotos(Self.photoList(record)), listed.count >= max {
+            if let max = Self.photoLimit(store: record.store), case let listed = try withoutDeletedPhotos(Self.photoList(record)), listed.count >= max {
                 // Ids no photo here has (a record imported from another
                 // home's export): `photo delete` knows nothing of them.
                 let known = Set(try projector.photos(includeDeleted: true).map(\.id.lowercasedText))
@@ -536,27 +543,28 @@ extension Home {
         let missing = try projector.photos().filter { !listed.contains(Self.blobPath($0.blob)) && !FileIO.isRegularFile(photoDirectory + "/" + $0.blob) }
         var carried = 0, left = 0
         var why = ""
+        /// What is said while `n` are left at the old location.
+        func stillThere(_ n: Int, _ what: String) -> String {
+            "famctl: warning: \(n) photo(s) the new location lacks are to be read from the old one, \(old.place), \(what); the next sync tries again: keep the old location until then."
+        }
         if !missing.isEmpty {
             let from: RetryingPeer
             do { from = try self.peer(probe: false, at: old) } catch {
-                return (0, "famctl: warning: \(missing.count) photo(s) the new location lacks are to be read from the old one, which cannot be used (\((error as? CLIError)?.message ?? "\(error)")); the next sync tries again.")
+                return (0, stillThere(missing.count, "which cannot be used (\((error as? CLIError)?.message ?? "\(error)"))"))
             }
             from.singleAttempts = true
             // What the old location holds: a photo found at neither is not
             // asked for; one gone (unmounted, emptied) is not taken for that.
             let there: Set<String>?
             do { there = try from.namesOnce(in: "blobs").map { Set($0) } } catch {
-                return (0, "famctl: warning: \(missing.count) photo(s) the new location lacks are to be read from the old one, which cannot be listed (\(error.description)); the next sync tries again: keep the old location until then.")
+                return (0, stillThere(missing.count, "which cannot be listed (\(error.description))"))
             }
             if let there, there.isEmpty {
                 // No blob there: gone (unmounted, emptied), unless this
                 // device's own folder is still there (it published there
                 // before it moved): then the photos are at neither.
                 let own = (try? from.namesOnce(in: deviceID.hex)) ?? nil
-                if own?.isEmpty ?? true {
-                    return (0, "famctl: warning: \(missing.count) photo(s) the new location lacks are to be read from the old one, \(old.place), which holds none now (not mounted, or emptied?); "
-                            + "the next sync tries again: keep the old location until then.")
-                }
+                if own?.isEmpty ?? true { return (0, stillThere(missing.count, "which holds none now (not mounted, or emptied?)")) }
             }
             var tried = 0
             for p in missing {
@@ -586,7 +594,7 @@ extension Home {
             }
         }
         if left == 0 { try state.remove(.carryPhotosFrom); return (carried, nil) }
-        return (carried, "famctl: warning: \(left) photo(s) the new location lacks could not be read from the old one, \(old.place) (\(why)); the next sync tries again: keep the old location until then.")
+        return (carried, stillThere(left, "which could not be read (\(why))"))
     }
 
     /// Writes `blob` into the peer's blob area unless it is there already,

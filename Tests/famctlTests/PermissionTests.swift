@@ -249,11 +249,14 @@ struct PermissionTests {
         #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
-    /// Mounts a tmpfs of `size` on `path` (made first); the caller unmounts it.
-    static func mountTmpfs(_ path: String, size: String) throws {
+    /// Runs `body` with a tmpfs of `size` mounted on `path` (made first),
+    /// unmounted after, however `body` ends.
+    static func withTmpfs(_ path: String, size: String, _ body: () throws -> Void) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let (mounted, why) = try ResourceFaultTests.shell("mount -t tmpfs -o size=\(size) tmpfs '\(path)'", env: [:])
         #expect(mounted == 0, "\(why)")
+        defer { _ = try? ResourceFaultTests.shell("umount '\(path)'", env: [:]) }
+        try body()
     }
 
     /// An `init` or `accept` the disk cannot hold leaves no database files
@@ -262,18 +265,23 @@ struct PermissionTests {
     func aNewHomeTheDiskCannotHoldLeavesNothing() throws {
         let f = FamctlRunner()
         let disk = f.root + "/disk"
-        try Self.mountTmpfs(disk, size: "96k")
-        defer { _ = try? ResourceFaultTests.shell("umount '\(disk)'", env: [:]) }
-        let owner = FamctlRunner()
-        try owner.ok("init", "--name", "Mum")
-        try owner.ok("family", "create", "--name", "F", "--dir", owner.root + "/shared")
-        let code = try owner.ok("invite")
-        for args in [["init", "--name", "Dad"], ["accept", code, "--name", "Dad"]] {
-            let home = disk + "/home"
-            let r = try f.run(args + ["--home", home])
-            #expect(r.code == 73 && r.stderr.contains("full"), "\(args[0]): exit \(r.code): \(r.stderr)")
-            let left = ((try? FileManager.default.contentsOfDirectory(atPath: home)) ?? []).filter { $0.contains("sqlite") || $0 == "identity.key" }
-            #expect(left.isEmpty, "\(args[0]) left \(left)")
+        try Self.withTmpfs(disk, size: "96k") {
+            let owner = FamctlRunner()
+            try owner.ok("init", "--name", "Mum")
+            try owner.ok("family", "create", "--name", "F", "--dir", owner.root + "/shared")
+            let code = try owner.ok("invite")
+            for args in [["init", "--name", "Dad"], ["accept", code, "--name", "Dad"]] {
+                let home = disk + "/home"
+                let r = try f.run(args + ["--home", home])
+                #expect(r.code == 73 && r.stderr.contains("full"), "\(args[0]): exit \(r.code): \(r.stderr)")
+                let left = ((try? FileManager.default.contentsOfDirectory(atPath: home)) ?? []).filter { $0.contains("sqlite") || $0 == "identity.key" }
+                #expect(left.isEmpty, "\(args[0]) left \(left)")
+            }
+            // With room again, the same accept makes the home.
+            let (grown, why) = try ResourceFaultTests.shell("mount -o remount,size=32m '\(disk)'", env: [:])
+            try #require(grown == 0, "\(why)")
+            let joined = try f.run(["accept", code, "--name", "Dad", "--home", disk + "/home"])
+            #expect(joined.code == 0, "exit \(joined.code): \(joined.stderr)")
         }
     }
 
@@ -284,20 +292,20 @@ struct PermissionTests {
     func aFullSharedFolderIsCalledFull() throws {
         let f = FamctlRunner()
         let shared = f.root + "/shared"
-        try Self.mountTmpfs(shared, size: "64k")
-        defer { _ = try? ResourceFaultTests.shell("umount '\(shared)'", env: [:]) }
-        try f.ok("init", "--name", "Mum")
-        try f.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
-        try f.ok("subject", "add", "newMom")
-        for i in 0..<120 { try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)", "note=\(String(repeating: "n", count: 900))") }
-        let full = try f.run("sync")
-        #expect(full.code == 73, "\(full.code) \(full.stderr)")
-        #expect(full.stderr.contains("the disk holding the shared folder is full") && full.stderr.contains("Free some space there")
-                && !full.stderr.contains("permissions"), "\(full.stderr)")
-        _ = try ResourceFaultTests.shell("mount -o remount,size=4m '\(shared)'", env: [:])
-        let later = try f.ok("sync")
-        #expect(later.contains("published 122 event(s)"), "\(later)")   // family.create, the subject, 120 records
-        #expect(try f.ok("replay").hasSuffix("result: OK"))
+        try Self.withTmpfs(shared, size: "64k") {
+            try f.ok("init", "--name", "Mum")
+            try f.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
+            try f.ok("subject", "add", "newMom")
+            for i in 0..<120 { try f.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=\(i % 5 + 1)", "note=\(String(repeating: "n", count: 900))") }
+            let full = try f.run("sync")
+            #expect(full.code == 73, "\(full.code) \(full.stderr)")
+            #expect(full.stderr.contains("the disk holding the shared folder is full") && full.stderr.contains("Free some space there")
+                    && !full.stderr.contains("permissions"), "\(full.stderr)")
+            _ = try ResourceFaultTests.shell("mount -o remount,size=4m '\(shared)'", env: [:])
+            let later = try f.ok("sync")
+            #expect(later.contains("published 122 event(s)"), "\(later)")   // family.create, the subject, 120 records
+            #expect(try f.ok("replay").hasSuffix("result: OK"))
+        }
     }
 
     /// A shared folder that fills midway through a round of two segments:
@@ -308,27 +316,27 @@ struct PermissionTests {
     func aFolderThatFillsMidwayCountsWhatWentOut() throws {
         let f = FamctlRunner()
         let shared = f.root + "/shared"
-        try Self.mountTmpfs(shared, size: "9m")
-        defer { _ = try? ResourceFaultTests.shell("umount '\(shared)'", env: [:]) }
-        try f.ok("init", "--name", "Mum")
-        try f.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
-        try f.ok("subject", "add", "newMom")
-        // About 10 MB of records: an 8 MB segment, then the rest.
-        let rows: [[String: Any]] = (0..<4_000).map { i in
-            ["id": UUID().uuidString.lowercased(), "focus": "newMom", "at": "2026-11-29T08:00:00Z",
-             "fields": ["kind": "mood", "mood": i % 5 + 1, "note": String(repeating: "n", count: 2_000)]]
+        try Self.withTmpfs(shared, size: "9m") {
+            try f.ok("init", "--name", "Mum")
+            try f.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
+            try f.ok("subject", "add", "newMom")
+            // About 10 MB of records: an 8 MB segment, then the rest.
+            let rows: [[String: Any]] = (0..<4_000).map { i in
+                ["id": UUID().uuidString.lowercased(), "focus": "newMom", "at": "2026-11-29T08:00:00Z",
+                 "fields": ["kind": "mood", "mood": i % 5 + 1, "note": String(repeating: "n", count: 2_000)]]
+            }
+            try FileManager.default.createDirectory(atPath: f.root + "/in", withIntermediateDirectories: true)
+            try ExportProblemsTests.write(rows, f.root + "/in", "postpartum")
+            try f.ok("import", "stores", f.root + "/in")
+            let full = try f.run("sync")
+            #expect(full.code == 73, "\(full.code) \(full.stderr)")
+            let first = full.stdout.split(separator: "\n").first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
+            #expect(first > 0 && first < 4_002 && full.stdout.contains("published \(first) event(s) in 1 segment(s)"), "\(full.stdout)")
+            _ = try ResourceFaultTests.shell("mount -o remount,size=32m '\(shared)'", env: [:])
+            let later = try f.ok("sync")
+            #expect(later.contains("published \(4_002 - first) event(s)"), "\(later)")   // family.create, the subject, 4 000 records
+            #expect(try f.ok("replay").hasSuffix("result: OK"))
         }
-        try FileManager.default.createDirectory(atPath: f.root + "/in", withIntermediateDirectories: true)
-        try ExportProblemsTests.write(rows, f.root + "/in", "postpartum")
-        try f.ok("import", "stores", f.root + "/in")
-        let full = try f.run("sync")
-        #expect(full.code == 73, "\(full.code) \(full.stderr)")
-        let first = full.stdout.split(separator: "\n").first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { Int($0) } ?? 0
-        #expect(first > 0 && first < 4_002 && full.stdout.contains("published \(first) event(s) in 1 segment(s)"), "\(full.stdout)")
-        _ = try ResourceFaultTests.shell("mount -o remount,size=32m '\(shared)'", env: [:])
-        let later = try f.ok("sync")
-        #expect(later.contains("published \(4_002 - first) event(s)"), "\(later)")   // family.create, the subject, 4 000 records
-        #expect(try f.ok("replay").hasSuffix("result: OK"))
     }
 
     /// Writing back a vanished device's folder into a full shared folder:
@@ -339,33 +347,33 @@ struct PermissionTests {
     func aWriteBackThatFailsIsAWarning() throws {
         let mum = FamctlRunner()
         let shared = mum.root + "/shared"
-        try Self.mountTmpfs(shared, size: "4m")
-        defer { _ = try? ResourceFaultTests.shell("umount '\(shared)'", env: [:]) }
-        try mum.ok("init", "--name", "Mum")
-        try mum.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
-        try mum.ok("subject", "add", "newMom")
-        try mum.ok("sync")
-        let (dad, gran) = (FamctlRunner(), FamctlRunner())
-        try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", shared + "/fam")
-        try gran.ok("accept", try mum.ok("invite"), "--name", "Gran", "--dir", shared + "/fam")
-        try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=\(String(repeating: "d", count: 1_900))")
-        for r in [dad, gran, mum, dad] { try r.ok("sync") }
-        let dadID = try Home.open(dad.home).deviceID.hex
-        let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: shared + "/fam").first)
-        try FileManager.default.removeItem(atPath: shared + "/fam/" + familyFolder + "/" + dadID)
-        _ = try ResourceFaultTests.shell("dd if=/dev/zero of='\(shared)/filler' bs=4k 2>/dev/null; true", env: [:])
-        let full = try mum.run("sync")
-        #expect(full.code == 0 && full.stdout.contains("pulled 0 new event(s)")
-                && full.stderr.contains("warning: writing back the segments of another device missing from its folder failed"), "exit \(full.code): \(full.stdout) \(full.stderr)")
-        // Not tried again at once.
-        #expect(!(try mum.run("sync")).stderr.contains("writing back"))
-        try FileManager.default.removeItem(atPath: shared + "/filler")
-        try Database(path: mum.home + "/famctl.sqlite").run("DELETE FROM r_meta WHERE key = 'writeback_failed_at'")
-        #expect(try mum.ok("sync").contains("wrote back 1 segment(s)"))
-        let uncle = FamctlRunner()
-        try uncle.ok("accept", try mum.ok("invite"), "--name", "Uncle", "--dir", shared + "/fam")
-        for r in [uncle, mum, uncle] { try r.ok("sync") }
-        #expect(try uncle.ok("record", "list").contains("mood=2"))
+        try Self.withTmpfs(shared, size: "4m") {
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
+            try mum.ok("subject", "add", "newMom")
+            try mum.ok("sync")
+            let (dad, gran) = (FamctlRunner(), FamctlRunner())
+            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", shared + "/fam")
+            try gran.ok("accept", try mum.ok("invite"), "--name", "Gran", "--dir", shared + "/fam")
+            try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=\(String(repeating: "d", count: 1_900))")
+            for r in [dad, gran, mum, dad] { try r.ok("sync") }
+            let dadID = try Home.open(dad.home).deviceID.hex
+            let familyFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: shared + "/fam").first)
+            try FileManager.default.removeItem(atPath: shared + "/fam/" + familyFolder + "/" + dadID)
+            _ = try ResourceFaultTests.shell("dd if=/dev/zero of='\(shared)/filler' bs=4k 2>/dev/null; true", env: [:])
+            let full = try mum.run("sync")
+            #expect(full.code == 0 && full.stdout.contains("pulled 0 new event(s)")
+                    && full.stderr.contains("warning: writing back the segments of another device missing from its folder failed"), "exit \(full.code): \(full.stdout) \(full.stderr)")
+            // Not tried again at once.
+            #expect(!(try mum.run("sync")).stderr.contains("writing back"))
+            try FileManager.default.removeItem(atPath: shared + "/filler")
+            try Database(path: mum.home + "/famctl.sqlite").run("DELETE FROM r_meta WHERE key = 'writeback_failed_at'")
+            #expect(try mum.ok("sync").contains("wrote back 1 segment(s)"))
+            let uncle = FamctlRunner()
+            try uncle.ok("accept", try mum.ok("invite"), "--name", "Uncle", "--dir", shared + "/fam")
+            for r in [uncle, mum, uncle] { try r.ok("sync") }
+            #expect(try uncle.ok("record", "list").contains("mood=2"))
+        }
     }
 
     /// A home whose staging folder (where a segment is written before it
@@ -396,38 +404,38 @@ struct PermissionTests {
     func aRecordStoredWhileTheStoresCouldNotBeWrittenIsSaid() throws {
         let f = FamctlRunner()
         let disk = f.root + "/disk"
-        try Self.mountTmpfs(disk, size: "4m")
-        defer { _ = try? ResourceFaultTests.shell("umount '\(disk)'", env: [:]) }
-        let home = ["--home", disk + "/home"]
-        try f.ok(home + ["init", "--name", "Mum"])
-        let baby = try f.ok(home + ["subject", "add", "baby"])
-        for i in 0..<50 { try f.ok(home + ["record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=warm-up \(i)"]) }
-        let filler = disk + "/filler"
-        _ = try ResourceFaultTests.shell("dd if=/dev/zero of='\(filler)' bs=4k 2>/dev/null", env: [:])
-        var behind: String?
-        for step in 0..<120 where behind == nil {
-            let size = try FileManager.default.attributesOfItem(atPath: filler)[.size] as! Int
-            guard size >= 8192 else { break }
-            _ = truncate(filler, off_t(size - 8192))
-            let add = try f.run(home + ["record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=step \(step)"])
-            guard add.code == 0 else {
-                #expect(add.code == 73 && add.stderr.contains("nothing was written"), "\(add.code): \(add.stderr)")
-                continue
+        try Self.withTmpfs(disk, size: "4m") {
+            let home = ["--home", disk + "/home"]
+            try f.ok(home + ["init", "--name", "Mum"])
+            let baby = try f.ok(home + ["subject", "add", "baby"])
+            for i in 0..<50 { try f.ok(home + ["record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=warm-up \(i)"]) }
+            let filler = disk + "/filler"
+            _ = try ResourceFaultTests.shell("dd if=/dev/zero of='\(filler)' bs=4k 2>/dev/null", env: [:])
+            var behind: String?
+            for step in 0..<120 where behind == nil {
+                let size = try FileManager.default.attributesOfItem(atPath: filler)[.size] as! Int
+                guard size >= 8192 else { break }
+                _ = truncate(filler, off_t(size - 8192))
+                let add = try f.run(home + ["record", "add", "--focus", baby, "--store", "diaper", "wet=true", "note=step \(step)"])
+                guard add.code == 0 else {
+                    #expect(add.code == 73 && add.stderr.contains("nothing was written"), "\(add.code): \(add.stderr)")
+                    continue
+                }
+                let id = add.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                let shown = try f.run(home + ["record", "show", id])
+                if shown.code == 0 {
+                    #expect(!add.stderr.contains("stored in the log"), "\(add.stderr)")
+                } else {
+                    #expect(add.stderr.contains("famctl: warning: the event was stored in the log, then: cannot write to") && add.stderr.contains("The stores do not show it yet"),
+                            "exit 0 and no record \(id) without a word: \(add.stderr)")
+                    behind = id
+                }
             }
-            let id = add.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            let shown = try f.run(home + ["record", "show", id])
-            if shown.code == 0 {
-                #expect(!add.stderr.contains("stored in the log"), "\(add.stderr)")
-            } else {
-                #expect(add.stderr.contains("famctl: warning: the event was stored in the log, then: cannot write to") && add.stderr.contains("The stores do not show it yet"),
-                        "exit 0 and no record \(id) without a word: \(add.stderr)")
-                behind = id
-            }
+            let id = try #require(behind, "the disk never filled between the two commits: the test did not reach its case")
+            try FileManager.default.removeItem(atPath: filler)
+            #expect(try f.ok(home + ["record", "show", id]).contains("note=\"step "))
+            #expect(try f.ok(home + ["replay"]).hasSuffix("result: OK"))
         }
-        let id = try #require(behind, "the disk never filled between the two commits: the test did not reach its case")
-        try FileManager.default.removeItem(atPath: filler)
-        #expect(try f.ok(home + ["record", "show", id]).contains("note=\"step "))
-        #expect(try f.ok(home + ["replay"]).hasSuffix("result: OK"))
     }
 
     /// A shared folder mounted read-only on one device: its round cannot

@@ -184,10 +184,7 @@ extension RecordShowCommand {
     /// added the last place's photo), what to delete first (a review: the
     /// command given was refused).
     static func putBack(_ id: UUID, store: String, all: [String], one: Bool) -> String {
-        let max: Int? = StoreName(rawValue: store).flatMap { StoreSchema.schema(for: $0).field("photos") }.flatMap {
-            if case .photoList(let max) = $0.type { max } else { nil }
-        }
-        guard let max, all.count > max else {
+        guard let max = Home.photoLimit(store: store), all.count > max else {
             return "'famctl record update \(id.lowercasedText) photos=\(all.joined(separator: ","))' puts \(one ? "it" : "them") back"
         }
         return "a \(store) record lists at most \(max) photos, and it has \(all.count): 'famctl photo delete ID' \(all.count - max) of them first "

@@ -222,7 +222,7 @@ enum StatusCommand: Command {
             // Its seqs all held whole since (its author wrote them again):
             // nothing waits for it any more (a review: "wait for a good
             // copy" went on being said after the repair).
-            let waiting = " (any after it in its author's chain wait for a good copy of it)"
+            let waiting = Replicator.waitsForGoodCopy
             if u.reason.hasSuffix(waiting), let name = SegmentName(parsing: String(u.path.split(separator: "/").last ?? "")),
                ((try? home.log.head(of: name.author, in: home.family).seq) ?? 0) >= name.lastSeq {
                 Console.out("  refused: \(u.path): \(u.reason.dropLast(waiting.count)); this device holds a good copy of each of its seqs since: "

@@ -88,16 +88,12 @@ enum SyncCommand: Command {
         // the family's peer changed, or an hour went by (a server
         // reconfigured).
         var probed: (location: String, at: Date)?
-        func warnAndWait(_ message: String) {
+        /// - Parameter forFile: the wait is for the netrc file to change,
+        ///   not for a time: no "next try in" then (a review: the two contradicted).
+        func warnAndWait(_ message: String, forFile: Bool = false) {
             failures += 1
             let wait = min(interval * pow(2, Double(min(failures - 1, 10))), max(interval, 60))
-            // A login refused waits for its netrc file to change, not for a
-            // time: no "next try in" then (a review: the two contradicted).
-            if message.contains("(the watch tries again once ") {
-                Console.err("famctl: warning: \(message); the watch goes on")
-            } else {
-                Console.err("famctl: warning: \(message); the watch goes on, next try in \(String(format: "%.1f", wait)) s")
-            }
+            Console.err("famctl: warning: \(message); the watch goes on" + (forFile ? "" : ", next try in \(String(format: "%.1f", wait)) s"))
             retryAt = Date().addingTimeInterval(wait)
         }
         // With --json, stdout carries only the rounds' objects, one a line.
@@ -156,7 +152,7 @@ enum SyncCommand: Command {
                 if stop.load(ordering: .relaxed) { break }
                 probed = nil
                 guard let temporary = Self.temporaryFailure(error, path: path, orCantCreate: worked) else { throw error }
-                warnAndWait(temporary.message)
+                warnAndWait(temporary.message, forFile: temporary.loginRefused)
                 if temporary.loginRefused, let netrc = PeerCredentials.netrcPath() { netrcAtRefusal = (netrc, PeerCredentials.stamp(netrc)) }
             }
         }
