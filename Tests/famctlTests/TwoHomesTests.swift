@@ -111,4 +111,39 @@ struct TwoHomesTests {
         let lines = try h.dad.ok("status").split(separator: "\n").filter { $0.contains("sleeps overlap for Mia") }
         #expect(lines.count == 1 && lines[0].contains("\(open) (started 2026-11-30T12:00:00Z, no end) overlaps 3 other sleeps (all kept); if it ended long before: famctl record update \(open) end=TIME"), "\(lines)")
     }
+
+    /// Both parents logging the same naps before they sync: `status` shows
+    /// the first few pairs, each with the delete that keeps one, and counts
+    /// the rest rather than printing a line a nap (a review: 120 lines for
+    /// a month of naps); every pair stays in `--json`.
+    @Test func napsLoggedOnBothDevicesAreCountedAfterTheFirstFew() throws {
+        let h = try Household()
+        let baby = try h.mum.ok("subject", "add", "baby", "--name", "Lily")
+        try h.exchange()
+        for day in 10...17 {
+            for home in [h.mum, h.dad] {
+                try home.ok("record", "add", "--focus", baby, "--store", "sleep", "nap=true",
+                            "start=2026-11-\(day)T13:00:00+01:00", "end=2026-11-\(day)T14:00:00+01:00")
+            }
+        }
+        // A pair that is not one sleep twice: no delete is suggested for it.
+        try h.mum.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-20T13:00:00+01:00", "end=2026-11-20T14:00:00+01:00")
+        try h.dad.ok("record", "add", "--focus", baby, "--store", "sleep", "start=2026-11-20T13:30:00+01:00", "end=2026-11-20T15:00:00+01:00")
+        try h.exchange()
+        let lines = try h.mum.ok("status").split(separator: "\n").map(String.init).filter { $0.contains("overlapping sleeps") || $0.contains("sleeps overlap") }
+        #expect(lines.count == StatusCommand.overlapLinesShown + 1, "\(lines)")
+        let shown = lines.dropLast()
+        #expect(shown.allSatisfy { $0.contains("sleeps overlap for Lily (\(baby))") && $0.contains("(both kept); one sleep logged twice? keep one: famctl record delete ") }, "\(lines)")
+        #expect(lines.last == "  … and 4 more pairs of overlapping sleeps, 3 of them one sleep logged twice (all kept): 'famctl status --json' lists every pair (sleepOverlaps)", "\(lines)")
+        let json = try JSONSerialization.jsonObject(with: Data(h.mum.ok("status", "--json").utf8)) as! [String: Any]
+        #expect((json["sleepOverlaps"] as? [[String]])?.count == 9)
+        // Following the hint on each shown pair leaves the rest to show.
+        for line in shown {
+            let id = String(line.split(separator: " ").last!)
+            try h.mum.ok("record", "delete", id)
+        }
+        let after = try h.mum.ok("status").split(separator: "\n").filter { $0.contains("sleeps overlap") }
+        #expect(after.count == 4, "\(after)")
+        #expect(after.filter { $0.contains("keep one: famctl record delete") }.count == 3, "\(after)")
+    }
 }

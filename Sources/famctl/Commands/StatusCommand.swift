@@ -13,32 +13,63 @@ enum StatusCommand: Command {
     /// What status says of sleeps that overlap (a merge of two devices'
     /// changes left them so): a sleep in several pairs (most often one
     /// left without an end) once, with what to do; the other pairs each
-    /// on a line; the baby by its name, each sleep with its start here (a
-    /// review: six lines of ids for one forgotten sleep).
+    /// on a line, a pair of one sleep logged twice (the same start and
+    /// end) with the delete that keeps one; the baby by its name, each
+    /// sleep with its start here (a review: six lines of ids for one
+    /// forgotten sleep). At most ``overlapLinesShown`` lines, then how
+    /// many more and where all are listed (a review: both parents logging
+    /// the same naps for a month gave a line a nap).
     static func overlapLines(_ overlaps: [Projector.SleepOverlap], home: Home, subjects: [SubjectState]) -> [String] {
         var partners: [UUID: Set<UUID>] = [:]
         for o in overlaps { partners[o.first, default: []].insert(o.second); partners[o.second, default: []].insert(o.first) }
         func name(_ focus: String) -> String {
             subjects.first { $0.focus.description == focus }?.name.map { "\($0) (\(focus))" } ?? focus
         }
-        func started(_ id: UUID) -> String {
-            (try? home.projector.record(id))?.fields["start"]?.stringValue.map { "started \(TimeText.shownHere($0))" } ?? "started ?"
+        var records: [UUID: RecordState?] = [:]
+        func record(_ id: UUID) -> RecordState? {
+            if let known = records[id] { return known }
+            let found = try? home.projector.record(id)
+            records[id] = found
+            return found
         }
-        var lines: [String] = [], said = Set<UUID>()
+        func time(_ id: UUID, _ field: String) -> String? { record(id)?.fields[field]?.stringValue }
+        func started(_ id: UUID) -> String { time(id, "start").map { "started \(TimeText.shownHere($0))" } ?? "started ?" }
+        // One sleep written on two devices: the same moments, whatever
+        // offsets they were written with.
+        func moment(_ text: String?) -> Date? { text.flatMap(TimeText.parse) }
+        func loggedTwice(_ o: Projector.SleepOverlap) -> Bool {
+            guard let start = moment(time(o.first, "start")), start == moment(time(o.second, "start")) else { return false }
+            return moment(time(o.first, "end")) == moment(time(o.second, "end"))
+        }
+        var lines: [String] = [], said = Set<UUID>(), shownMany = Set<UUID>()
         let many = partners.filter { $0.value.count > 1 }.sorted { $0.value.count != $1.value.count ? $0.value.count > $1.value.count : $0.key.lowercasedText < $1.key.lowercasedText }
         for (id, others) in many where !said.contains(id) {
             said.insert(id)
-            let record = try? home.projector.record(id)
-            let open = record.map { $0.fields["end"] == nil || $0.fields["end"] == .null } ?? false
-            let focus = record?.focus ?? overlaps.first { $0.first == id || $0.second == id }?.focus ?? "?"
+            guard lines.count < Self.overlapLinesShown else { continue }
+            shownMany.insert(id)
+            let open = record(id).map { $0.fields["end"] == nil || $0.fields["end"] == .null } ?? false
+            let focus = record(id)?.focus ?? overlaps.first { $0.first == id || $0.second == id }?.focus ?? "?"
             lines.append("sleeps overlap for \(name(focus)): \(id.lowercasedText) (\(started(id))\(open ? ", no end" : "")) overlaps \(others.count) other sleeps (all kept)"
                 + (open ? "; if it ended long before: famctl record update \(id.lowercasedText) end=TIME" : "; 'famctl record show \(id.lowercasedText)' shows it"))
         }
-        for o in overlaps where !said.contains(o.first) && !said.contains(o.second) {
-            lines.append("sleeps overlap for \(name(o.focus)): \(o.first.lowercasedText) (\(started(o.first))) and \(o.second.lowercasedText) (\(started(o.second))) (both kept)")
+        var hidden = 0, hiddenTwice = 0
+        for o in overlaps where !shownMany.contains(o.first) && !shownMany.contains(o.second) {
+            let alone = !said.contains(o.first) && !said.contains(o.second)
+            if alone && lines.count < Self.overlapLinesShown {
+                lines.append("sleeps overlap for \(name(o.focus)): \(o.first.lowercasedText) (\(started(o.first))) and \(o.second.lowercasedText) (\(started(o.second))) (both kept)"
+                    + (loggedTwice(o) ? "; one sleep logged twice? keep one: famctl record delete \(o.second.lowercasedText)" : ""))
+                continue
+            }
+            hidden += 1
+            if loggedTwice(o) { hiddenTwice += 1 }
         }
-        return lines
+        guard hidden > 0 else { return lines }
+        let twice = hiddenTwice == 0 ? "" : hiddenTwice == hidden ? (hidden == 1 ? ", one sleep logged twice" : ", each one sleep logged twice") : ", \(hiddenTwice) of them one sleep logged twice"
+        return lines + ["… and \(hidden) more pair\(hidden == 1 ? "" : "s") of overlapping sleeps\(twice) (all kept): 'famctl status --json' lists every pair (sleepOverlaps)"]
     }
+
+    /// How many lines of overlapping sleeps `status` shows before it counts the rest.
+    static let overlapLinesShown = 5
 
     static func run(_ inv: Invocation) throws {
         let home = try Home.open(Home.location(inv))
