@@ -220,7 +220,7 @@ struct ValueHintTests {
         let baby = try mum.ok("subject", "add", "baby")
         let apart = try mum.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=90",
                                 "start=2026-12-04T08:00:00Z", "--at", "2026-12-04T10:00:00+01:00")
-        #expect(apart.code == 0 && apart.stderr.contains("famctl: note: --at 2026-12-04T10:00:00+01:00 and start=2026-12-04T08:00:00Z name different moments"), "\(apart.stderr)")
+        #expect(apart.code == 0 && apart.stderr.contains("famctl: note: --at 2026-12-04T10:00:00+01:00 (2026-12-04T09:00:00Z here) and start=2026-12-04T08:00:00Z name different moments"), "\(apart.stderr)")
         let id = apart.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         // The same moment at another offset, or no --at: nothing to say.
         let same = try mum.run("record", "add", "--focus", baby, "--store", "feeding", "kind=bottle", "amountMl=90",

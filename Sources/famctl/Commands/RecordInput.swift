@@ -291,7 +291,11 @@ enum RecordInput {
     /// typed in both, one of them wrong).
     static func atStartNote(at: String?, start: String?) -> String? {
         guard let at, let start, let a = TimeValue.parse(at), let s = TimeValue.parse(start), a != s else { return nil }
-        return "famctl: note: --at \(at) and start=\(start) name different moments: lists place the record at --at, and start stays as given. "
+        // Each also as lists show it, in this zone, when written with
+        // another offset (a review: `Z` beside `+01:00` hid that the two
+        // were an hour apart, not a day).
+        func here(_ t: String) -> String { let shown = TimeText.shownHere(t); return shown == t ? t : "\(t) (\(shown) here)" }
+        return "famctl: note: --at \(here(at)) and start=\(here(start)) name different moments: lists place the record at --at, and start stays as given. "
             + "Without --at, a record is listed at its start."
     }
 
