@@ -154,8 +154,9 @@ enum TimeText {
     /// shows): a zone name (a leading `:` as glibc allows) or the path of
     /// a file of the zone database, else, for a POSIX rule such as `UTC+3`
     /// (three hours west) or `<+0530>-5:30`, glibc's offset now, kept for
-    /// every date (a rule with summer time, `CET-1CEST,M3.5.0,M10.5.0/3`,
-    /// is kept at the offset it gives now). Foundation alone read
+    /// every date; a rule with summer time, `CET-1CEST,M3.5.0,M10.5.0/3`,
+    /// is the zone whose present rule it is (``zoneFollowing(rule:in:)``),
+    /// else kept at the offset it gives now, with a note. Foundation alone read
     /// `:America/New_York` as UTC and `UTC+3` as three hours east (a clock
     /// review).
     static let zone: TimeZone = {
@@ -182,8 +183,47 @@ enum TimeText {
         var now = time(nil)
         var local = tm()
         guard localtime_r(&now, &local) != nil else { return .current }
-        return TimeZone(secondsFromGMT: Int(local.tm_gmtoff)) ?? .current
+        let fixed = TimeZone(secondsFromGMT: Int(local.tm_gmtoff)) ?? .current
+        // A rule with summer time: the zone of the database whose present
+        // rule it is, word for word (the last line of a zone file), which
+        // follows it on the dates a family records (a review: a rule's
+        // summer time dropped, a July night's records listed under the
+        // day before). A rule no zone has keeps the offset it gives now,
+        // and says so.
+        // (Summer time: another offset half a year away, in either half of the world.)
+        var later = now + 182 * 86_400, then = tm()
+        guard localtime_r(&later, &then) != nil, then.tm_gmtoff != local.tm_gmtoff else { return fixed }
+        if let named = zoneFollowing(rule: tz, in: zoneinfo) { return named }
+        let offset = fixed.secondsFromGMT()
+        Console.err("famctl: note: TZ=\(ShellWord.quoted(tz)) has summer time that famctl cannot follow (no zone of \(zoneinfo) has that rule): "
+                    + "times are read and shown at \(offsetText(offset)), its offset now, on every date. Set TZ to a zone's name (such as Europe/Berlin) to follow summer time.")
+        return fixed
     }()
+
+    /// The first zone (by name) of the zone database at `zoneinfo` whose
+    /// present rule, the POSIX rule a zone file ends with, is `rule`, word
+    /// for word; nil when none is.
+    static func zoneFollowing(rule: String, in zoneinfo: String) -> TimeZone? {
+        guard let names = FileManager.default.enumerator(atPath: zoneinfo) else { return nil }
+        let footer = Array(("\n" + rule + "\n").utf8)
+        var found: [String] = []
+        for case let name as String in names where !name.hasPrefix("posix") && !name.hasPrefix("right") {
+            guard let handle = FileHandle(forReadingAtPath: zoneinfo + "/" + name) else { continue }
+            defer { try? handle.close() }
+            guard let head = try? handle.read(upToCount: 4), head == Data("TZif".utf8),
+                  let end = try? handle.seekToEnd(), end > UInt64(footer.count) else { continue }
+            try? handle.seek(toOffset: end - UInt64(footer.count))
+            if let tail = try? handle.read(upToCount: footer.count), Array(tail) == footer { found.append(name) }
+        }
+        return found.sorted().lazy.compactMap { TimeZone(identifier: $0) }.first
+    }
+
+    /// `+01:00`, `-05:00`, `Z` for 0.
+    static func offsetText(_ seconds: Int) -> String {
+        guard seconds != 0 else { return "Z" }
+        let m = abs(seconds) / 60
+        return (seconds < 0 ? "-" : "+") + (m / 60 < 10 ? "0" : "") + "\(m / 60):" + (m % 60 < 10 ? "0" : "") + "\(m % 60)"
+    }
 
     /// Local time with its offset, to the second: `2026-11-29T18:40:01+01:00`.
     static func formatLocal(_ d: Date) -> String {

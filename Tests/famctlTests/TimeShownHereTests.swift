@@ -70,7 +70,9 @@ struct TimeShownHereTests {
     /// A zone named by the path of its file keeps its summer time (a
     /// review: it was kept at the offset of the day famctl ran).
     @Test(arguments: [(":America/New_York", "-05:00", "-04:00"), ("UTC+3", "-03:00", "-03:00"), ("<+0530>-5:30", "+05:30", "+05:30"),
-                      ("America/New_York", "-05:00", "-04:00"), (":/usr/share/zoneinfo/Europe/Paris", "+01:00", "+02:00")])
+                      ("America/New_York", "-05:00", "-04:00"), (":/usr/share/zoneinfo/Europe/Paris", "+01:00", "+02:00"),
+                      // A rule with summer time, as a zone's present rule (a review: kept at the offset of the day famctl ran).
+                      ("CET-1CEST,M3.5.0,M10.5.0/3", "+01:00", "+02:00"), ("EST5EDT,M3.2.0,M11.1.0", "-05:00", "-04:00")])
     func tzIsReadAsTheSystemReadsIt(_ tz: String, _ winter: String, _ summer: String) throws {
         let f = FamctlRunner()
         try f.ok("init", "--name", "Mum")
@@ -79,6 +81,24 @@ struct TimeShownHereTests {
         try f.ok("record", "add", "--focus", baby, "--store", "diaper", "dirty=true", "--at", "2026-07-06T12:00:00Z")
         let listed = try f.run(["record", "list"], env: ["TZ": tz])
         #expect(listed.code == 0 && listed.stdout.contains(winter + "  diaper") && listed.stdout.contains(summer + "  diaper"), "\(tz): \(listed.stdout)")
+    }
+
+    /// A rule with summer time that no zone has is kept at its offset now,
+    /// and says so on every command rather than listing a summer night's
+    /// records under the wrong day unsaid.
+    @Test func aRuleNoZoneHasIsSaid() throws {
+        let f = FamctlRunner()
+        try f.ok("init", "--name", "Mum")
+        let baby = try f.ok("subject", "add", "baby")
+        try f.ok("record", "add", "--focus", baby, "--store", "diaper", "wet=true", "--at", "2026-07-06T12:00:00Z")
+        let listed = try f.run(["record", "list"], env: ["TZ": "XYZ-3ABC,M3.5.0,M10.5.0/3"])
+        // Its offset now: +03:00 in the northern winter, +04:00 in summer.
+        let hour = listed.stderr.contains("at +04:00, its offset now") ? 16 : 15
+        #expect(listed.code == 0 && listed.stdout.contains("2026-07-06T\(hour):00:00+0\(hour - 12):00  diaper"), "\(listed.stdout)")
+        #expect(listed.stderr.contains("famctl: note: TZ=XYZ-3ABC,M3.5.0,M10.5.0/3 has summer time that famctl cannot follow") && listed.stderr.contains("at +0\(hour - 12):00, its offset now"), "\(listed.stderr)")
+        // A rule without summer time says nothing.
+        let plain = try f.run(["record", "list"], env: ["TZ": "XYZ-3"])
+        #expect(plain.code == 0 && plain.stderr.isEmpty && plain.stdout.contains("+03:00  diaper"), "\(plain.stderr)")
     }
 }
 
