@@ -222,6 +222,13 @@ struct CurlFailure: Error, Sendable, CustomStringConvertible {
         [CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH].map(\.rawValue).contains(code)
     }
 
+    /// Nothing answered at the URL's host and port (the connection was
+    /// refused, or the name did not resolve): the server is down, or the
+    /// address is wrong.
+    var isUnreachable: Bool {
+        [CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST].map(\.rawValue).contains(code)
+    }
+
     /// The TLS handshake failed: a network fault, or a server that does
     /// not speak TLS on that port (which asking again will not mend).
     var isTLSHandshakeFailure: Bool { code == CURLE_SSL_CONNECT_ERROR.rawValue }

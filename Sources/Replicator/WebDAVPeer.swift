@@ -127,6 +127,12 @@ public final class WebDAVPeer: Peer {
             // A stalled server is not asked again within the round (each
             // try would wait out the timeout once more); the next round is.
             if f.isStalled { throw .offline("\(base.host ?? "the server"): \(f.reason)") }
+            // Waiting helps a server that is down, not a mistyped or moved
+            // address (a review: a docs example's port was not the one
+            // the server took).
+            if f.isUnreachable {
+                throw .unavailable("\(f.reason) (the server is down, or the address is wrong: 'famctl settings sync --peer URL' sets another)")
+            }
             throw .unavailable(f.reason)
         }
         switch reply.status {

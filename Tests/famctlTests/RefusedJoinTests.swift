@@ -195,6 +195,9 @@ struct RefusedJoinTests {
         #expect(r.stderr.contains("'famctl sync' tells."))
         let home = try Home.open(z.home)
         #expect(try home.log.head(of: home.deviceID, in: home.family).seq == 1, "the join is written")
+        // A sync there says the address may be wrong, not only that the server may be down.
+        let sync = try z.run("sync")
+        #expect(sync.code == 75 && sync.stderr.contains("(the server is down, or the address is wrong: 'famctl settings sync --peer URL' sets another)"), "\(sync.stderr)")
     }
 
     @Test func anInvitationKnownRevokedIsRefusedBeforeTheJoinIsWritten() throws {
