@@ -30,7 +30,8 @@ public enum EventLogError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .newerSchema(let f, let s):
-            "the log uses schema \(f) but this famctl supports up to \(s); upgrade famctl"
+            "the log uses schema \(f) but this famctl reads up to log schema \(s): a later famctl has opened this home, and upgrading a home is one-way. "
+                + "Run a famctl whose 'famctl --version' says log schema \(f) or later (nothing was changed)"
         case .ownChainForked(let d):
             "this device's chain (\(d.short)) has a fork proof; it must not append. Join again as a new device"
         case .ownEventsPending(let n, let seq):

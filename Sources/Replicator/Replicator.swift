@@ -17,6 +17,10 @@ public final class Replicator {
     public let peer: any Peer
     public let me: DeviceID
     public let family: FamilyID
+    /// This device's note of the famctl it runs, left in its own folder
+    /// at a round's full listing when the folder lacks it (or holds
+    /// another); `nil`: none is left.
+    public var versionNote: VersionNote?
     /// Objects per listing page.
     public static let pageSize = 500
     /// Own segments smaller than this are merged once there are ``compactAfter`` of them.
@@ -861,6 +865,8 @@ public final class Replicator {
         var failedInARow = 0
         // The devices whose notes that they moved are read (``readMovedNotice``), found at the first.
         var noteAuthors: Set<String>?
+        // The listed tag of this device's own note of its famctl (``VersionNote``).
+        var ownNoteTag = ""
         // Segments read and not ingested yet, in order.
         var group: [(path: String, segment: Segment)] = []
         var groupBytes = 0
@@ -982,6 +988,15 @@ public final class Replicator {
                     }
                     continue
                 }
+                // A device's note of the famctl it runs.
+                if let slash = object.path.firstIndex(of: "/"), object.path[object.path.index(after: slash)...] == VersionNote.fileName {
+                    if page.token == "listing" { listed.insert(object.path) }
+                    let folder = String(object.path[..<slash])
+                    if folder == me.hex { ownNoteTag = object.tag; continue }
+                    if noteAuthors == nil { noteAuthors = Set(try log.heads(in: family).keys.map(\.hex)) }
+                    if noteAuthors?.contains(folder) == true { readVersionNote(object.path, folder: folder, tag: object.tag) }
+                    continue
+                }
                 // A device's note that it left this location for another.
                 if let slash = object.path.firstIndex(of: "/"), object.path[object.path.index(after: slash)...] == MovedNotice.fileName {
                     if page.token == "listing" { listed.insert(object.path) }
@@ -1033,6 +1048,7 @@ public final class Replicator {
         // What a full listing showed of the others' notes: none is news too
         // (a device that came back removed its own).
         if token == "listing", report.movedAway == nil, !report.movedNoticeUnread { report.movedAway = [] }
+        if token == "listing" { try noteVersions(listed: listed, unreadFolders: unreadFolders, ownNoteTag: ownNoteTag) }
         if report.movedNoticeUnread { report.movedAway = nil }
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
@@ -1109,6 +1125,75 @@ public final class Replicator {
             return
         }
         report.movedAway = (report.movedAway ?? []) + [notice]
+    }
+
+    /// Reads another device's ``VersionNote`` when its tag is new, and keeps
+    /// what it says (``versionsSeen()``). A file that is not its author's
+    /// note of this family is passed over, and not read again until its
+    /// tag changes. Nothing here ever fails the round.
+    private func readVersionNote(_ path: String, folder: String, tag: String) {
+        let key = "version_tag:" + folder
+        if !tag.isEmpty, (try? meta(key)) == tag { return }
+        guard let (bytes, _) = try? peer.getOnce(path) else { return }
+        if let note = VersionNote(verifying: bytes), note.author.hex == folder, note.family == family {
+            try? setMeta("version_note:" + folder, "\(note.level)\t\(note.version)")
+        }
+        if !tag.isEmpty { try? setMeta(key, tag) }
+    }
+
+    /// After a full listing: a device whose folder holds segments and no
+    /// note of its famctl runs one from before the notes (or its note has
+    /// not arrived); and this device's own note is left where missing or
+    /// out of date. Failing to leave it fails nothing: the next full
+    /// listing tries again.
+    private func noteVersions(listed: Set<String>, unreadFolders: Set<String>, ownNoteTag: String) throws {
+        let heads = Set(try log.heads(in: family).keys.map(\.hex))
+        for folder in Self.foldersWithSegments(listed) where folder != me.hex && heads.contains(folder) && !unreadFolders.contains(folder) {
+            if !listed.contains(folder + "/" + VersionNote.fileName), try meta("version_note:" + folder) != "none" {
+                try setMeta("version_note:" + folder, "none")
+                try setMeta("version_tag:" + folder, nil)
+            }
+        }
+        guard let note = versionNote else { return }
+        let path = me.hex + "/" + VersionNote.fileName, said = "\(note.level)\t\(note.version)"
+        if listed.contains(path) {
+            // Its note as left, unchanged since it was checked: nothing to do.
+            if !ownNoteTag.isEmpty, try meta("version_note_left") == said, try meta("version_tag:" + me.hex) == ownNoteTag { return }
+            // Changed, or not checked yet: read, and kept when it says what
+            // this device would (a note replaced by another's is written again).
+            if let (bytes, _) = try? peer.getOnce(path), let held = VersionNote(verifying: bytes), held.author == me, held.family == family,
+               held.level == note.level, held.version == note.version {
+                try setMeta("version_note_left", said)
+                try setMeta("version_tag:" + me.hex, ownNoteTag.isEmpty ? nil : ownNoteTag)
+                return
+            }
+        }
+        do throws(PeerError) {
+            do { try peer.createOnce(path, note.bytes) } catch {
+                guard error == .alreadyExists else { throw error }
+                do { try peer.deleteOnce(path) } catch { guard error == .notFound else { throw error } }
+                try peer.createOnce(path, note.bytes)
+            }
+            try? setMeta("version_note_left", said)
+            try? setMeta("version_tag:" + me.hex, nil)
+        } catch {}
+    }
+
+    /// What this device knows of the famctl each other device runs, by
+    /// device id (hex): the level and version its note gave, or `nil` for
+    /// a device whose folder held segments and no note at the last full
+    /// listing. Devices not seen in a listing are not in it.
+    public func versionsSeen() throws -> [String: (level: UInt32, version: String)?] {
+        var seen: [String: (level: UInt32, version: String)?] = [:]
+        var rows: [(String, String)] = []
+        try log.database.statement("SELECT key, value FROM r_meta WHERE family = ?1 AND substr(key, 1, 13) = 'version_note:'")
+            .forEachRow([.blob(family.bytes)]) { rows.append(($0.text(0), $0.text(1))) }
+        for (key, value) in rows {
+            let device = String(key.dropFirst("version_note:".count))
+            let parts = value.split(separator: "\t", maxSplits: 1).map(String.init)
+            if parts.count == 2, let level = UInt32(parts[0]) { seen[device] = (level, parts[1]) } else { seen[device] = .some(nil) }
+        }
+        return seen
     }
 
     /// Leaves this device's note in this location that it now syncs

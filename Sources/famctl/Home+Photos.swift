@@ -827,7 +827,7 @@ extension Home {
             // Neutral: a list written on purpose without it ('record update
             // … photos=' on another device) looks the same (a review).
             return "famctl: warning: photo\(one ? "" : "s") \(new.sorted().joined(separator: ", ")) of record \(record.lowercasedText) \(one ? "is" : "are") no longer in its photos list "
-                + "(another device wrote the list without \(one ? "it" : "them"): by 'record update … photos=', or adding a photo at the same time, where its list won; the photo\(one ? " is" : "s are") kept): "
+                + "(another device wrote the list without \(one ? "it" : "them"): by 'record update … photos=', adding a photo at the same time, where its list won, or adding one on an older famctl that had not applied this device's change ('famctl status' names such devices); the photo\(one ? " is" : "s are") kept): "
                 + "if that was not meant, " + RecordShowCommand.putBack(record, store: r.store, all: all, one: one) + "; 'famctl photo delete ID' deletes a photo for good."
         }
     }

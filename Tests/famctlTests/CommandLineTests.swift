@@ -1,3 +1,5 @@
+import Envelope
+import EventLog
 @testable import famctl
 import Foundation
 import Projections
@@ -645,7 +647,8 @@ struct CommandLineTests {
         let f = FamctlRunner()
         let version = try f.run("--version", "status")
         #expect(version.code == 64 && version.stderr.contains("--version takes no command or argument (given: status)") && version.stdout.isEmpty, "\(version.stderr)")
-        #expect(try f.ok("--version") == "famctl 0.1.0")
+        // The version, and the formats this build writes and reads (an upgrade review: two builds both said "famctl 0.1.0").
+        #expect(try f.ok("--version") == "famctl 0.1.0 (format level \(VersionNote.currentLevel): envelope v2, log schema \(EventLog.schemaVersion), record changes to schema 3, stores schema \(Projector.schemaVersion))")
         let valued = try f.run("--version=1")
         #expect(valued.code == 64 && valued.stderr.contains("option --version takes no value"), "\(valued.stderr)")
         try f.ok("init", "--name", "Mum's phone")

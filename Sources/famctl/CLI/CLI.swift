@@ -1,5 +1,7 @@
+import Envelope
 import EventLog
 import Foundation
+import Projections
 import Replicator
 import Synchronization
 
@@ -7,6 +9,14 @@ import Synchronization
 /// stderr and an exit code.
 enum CLI {
     static let version = "famctl 0.1.0"
+
+    /// What `--version` prints: the version, and the formats this build
+    /// writes and reads, which tell two builds of one version apart and
+    /// say which one a home or a family's event needs.
+    static var versionLine: String {
+        "\(version) (format level \(VersionNote.currentLevel): envelope v\(SyncEnvelope.version), log schema \(EventLog.schemaVersion), "
+            + "record changes to schema \(StoreSchema.version), stores schema \(Projector.schemaVersion))"
+    }
 
     /// Every command, in the order `famctl --help` lists them.
     static let commands: [any Command.Type] = [
@@ -75,7 +85,7 @@ enum CLI {
         }
         switch parsed {
         case .version:
-            Console.out(version)
+            Console.out(versionLine)
             return outputChecked(ExitCode.ok.rawValue, didWork: false)
         case .help(let text, let isError):
             if isError {

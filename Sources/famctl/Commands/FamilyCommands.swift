@@ -192,6 +192,15 @@ enum Location {
 
     /// The location as kept while a note is owed to it
     /// (``DeviceState/Key/movedNoteOwed``), `nil` for none.
+    /// The option that sets this location, as a command line gives it.
+    var optionText: String {
+        switch self {
+        case .directory(let d): "--dir " + ShellWord.quoted(d)
+        case .peer(let p): "--peer " + ShellWord.quoted(p)
+        case .none: ""
+        }
+    }
+
     var noteText: String? {
         switch self {
         case .directory(let d): "dir:" + d
@@ -330,6 +339,16 @@ enum SettingsSyncCommand: Command {
             if reached {
                 warning = home.leaveMovedNotice(leaving: old, for: location)
                 try? home.state.remove(.movedNoteOwed)
+            }
+            // Devices on a famctl from before the notes do not read the note
+            // of the move: they go on at the old location unwarned (a review).
+            let versions = StatusCommand.famctlOf(household: home.projector.household, me: home.deviceID, seen: (try? replicator.versionsSeen()) ?? [:])
+            let behind = versions.filter { $0.value.compared == "older" }.keys.sorted()
+            if !behind.isEmpty {
+                let names = behind.map { "\($0.short) \(TerminalText.name(home.projector.household.members[$0]?.name ?? "?"))" }.joined(separator: ", ")
+                let tell = "famctl: warning: \(names) \(behind.count == 1 ? "runs" : "run") an older famctl, which may not follow this move: it goes on syncing at the old location, and its changes stop reaching this device. "
+                    + "Upgrade famctl there, or set the new location there too ('famctl settings sync \(location.optionText)')."
+                warning = warning.map { $0 + "\n" + tell } ?? tell
             }
         }
         let (dir, peer): (String?, String?) = switch Location.stored(in: home) {

@@ -56,6 +56,12 @@ enum ReplayCommand: Command {
         while true {
             attempt += 1
             if try home.state.get(.projectionFile) != home.projectionName { try home.followCurrentProjection() }
+            // Events in the log that the stores do not show (another famctl
+            // stopped between its two commits while this one ran, or a full
+            // disk): applied first, as every command does when it opens the
+            // home (a review: a sync killed beside a replay was reported as
+            // a full disk).
+            if until == nil, try home.storesBehind() > 0 { try? home.rebuildProjectionsIfOutdated() }
             let live: String, mark: Int64, last: Int64, current: Bool
             do {
                 (live, mark, last, current) = try home.log.database.transaction(.deferred) { () throws -> (String, Int64, Int64, Bool) in
@@ -188,8 +194,8 @@ enum ReplayCommand: Command {
         // result cannot be called OK (a review: it was, with a digest that
         // left out a record `record add` had acknowledged).
         let storesBehind = behind > 0
-            ? CLIError(.cantCreate, "the stores do not show the last \(behind) event(s) of the log (there was no room to write them): the state was compared up to the event before them, not with them",
-                       hint: "Free some space on the disk holding \(home.path), then run 'famctl replay' again: the first command with room applies them.")
+            ? CLIError(.cantCreate, "the stores do not show the last \(behind) event(s) of the log (there was no room to write them, or another famctl holds the stores): the state was compared up to the event before them, not with them",
+                       hint: "Free some space on the disk holding \(home.path) if it is full, then run 'famctl replay' again: the first command with room applies them.")
             : nil
         let denied = try scratch.projector.rejections()
         // Pages the digest does not read (an index) can be damaged too: the

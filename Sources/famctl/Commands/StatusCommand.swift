@@ -68,6 +68,24 @@ enum StatusCommand: Command {
         return lines + ["… and \(hidden) more pair\(hidden == 1 ? "" : "s") of overlapping sleeps\(twice) (all kept): 'famctl status --json' lists every pair (sleepOverlaps)"]
     }
 
+    /// What an older famctl on another device means, and what to do.
+    static let olderFamctlText = "an older famctl keeps the changes it cannot read unapplied until it is upgraded (record changes this one writes among them: it shows their values from before, and its own changes may write over them) and does not follow a move of the family ('famctl settings sync'): upgrade famctl on the devices named"
+
+    /// The famctl each active member other than `me` runs, as the last
+    /// full listing of the family's location showed it (``Replicator/versionsSeen()``):
+    /// its version (`nil`: its folder held segments and no note) and
+    /// whether it is `older`, `same` or `newer` than this one.
+    static func famctlOf(household: Household, me: DeviceID, seen: [String: (level: UInt32, version: String)?]) -> [DeviceID: (version: String?, compared: String)] {
+        var out: [DeviceID: (version: String?, compared: String)] = [:]
+        for (device, member) in household.members where member.isActive && device != me {
+            guard let known = seen[device.hex] else { continue }
+            guard let note = known else { out[device] = (nil, "older"); continue }
+            let compared = note.level < VersionNote.currentLevel ? "older" : note.level > VersionNote.currentLevel ? "newer" : "same"
+            out[device] = (note.version, compared)
+        }
+        return out
+    }
+
     /// How many lines of overlapping sleeps `status` shows before it counts the rest.
     static let overlapLinesShown = 5
 
@@ -128,6 +146,7 @@ enum StatusCommand: Command {
             return head > published ? Int(head - published) : 0
         }()
         let lastError = (try? replicator?.lastError()) ?? nil
+        let versions = Self.famctlOf(household: household, me: home.deviceID, seen: (try? replicator?.versionsSeen()) ?? [:])
         // This device's photos whose bytes have not gone out (a review:
         // a failed upload showed as the last error alone).
         let photosWaiting: Int = replicator == nil ? 0 : {
@@ -158,7 +177,8 @@ enum StatusCommand: Command {
                     ["author": a.hex, "name": name(a), "seq": heads[a]!.seq, "last": TimeText.format(heads[a]!.hlc.date), "me": a == home.deviceID,
                      "pending": pendingBy[a] ?? 0, "unverifiable": notArrived(a),
                      "forkedAt": home.forkPoints[a].map { Int($0) as Any } ?? NSNull(),
-                     "removedAfter": household.members[a]?.cutoff.map { Int($0) as Any } ?? NSNull()] as [String: Any]
+                     "removedAfter": household.members[a]?.cutoff.map { Int($0) as Any } ?? NSNull(),
+                     "famctl": versions[a].map { ["version": $0.version ?? NSNull(), "compared": $0.compared] as [String: Any] } ?? NSNull()] as [String: Any]
                 } + waitingOnly.map { a in
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
                      "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull()] as [String: Any]
@@ -210,7 +230,16 @@ enum StatusCommand: Command {
             // Its key signed two histories: what it signed from there on counts on no device.
             if let point = home.forkPoints[a] { line += ", FORKED at seq \(point) (nothing from there on counts)" }
             if case let u = notArrived(a), u > 0 { line += ", \(u) file(s) not yet arrived" }
+            if let v = versions[a], v.compared != "same" {
+                line += v.version.map { ", runs \($0), \(v.compared) than this one" } ?? ", runs an older famctl (its folder holds no note of which: one from before the notes, or the note has not arrived yet)"
+            }
             Console.out(line)
+        }
+        if versions.values.contains(where: { $0.compared == "older" }) {
+            Console.out("  " + Self.olderFamctlText)
+        }
+        if versions.values.contains(where: { $0.compared == "newer" }) {
+            Console.out("  a newer famctl may write changes this one keeps unapplied until it is upgraded (counted below as record events for stores or schemas this famctl does not know yet): upgrade famctl here")
         }
         for a in waitingOnly {
             var line = "  \(a.short) \(name(a))  no event yet, \(pendingBy[a]!) waiting for earlier events (its first event, seq 1, has not arrived)"

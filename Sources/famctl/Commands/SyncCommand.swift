@@ -1002,7 +1002,11 @@ extension Home {
     /// - Parameter location: another location than the stored one (the
     ///   one a device leaves, for its note).
     func replicator(probe: Bool = true, withCredentials: Bool = true, at location: Location? = nil) throws -> Replicator {
-        try Replicator(log: log, peer: peer(probe: probe, withCredentials: withCredentials, at: location), family: family, me: deviceID)
+        let r = try Replicator(log: log, peer: peer(probe: probe, withCredentials: withCredentials, at: location), family: family, me: deviceID)
+        // The note of the famctl this device runs: left by the rounds at the
+        // family's location, not at one it leaves.
+        if location == nil { r.versionNote = VersionNote.make(family: family, signer: identity.signing, at: Date(), version: CLI.version) }
+        return r
     }
 
     /// The peer of ``replicator(probe:withCredentials:at:)``, alone (the
@@ -1220,6 +1224,7 @@ extension Home {
     /// One round (publish, then pull) over a given peer: for tests with the in-memory emulator.
     func syncRound(over peer: any Peer) throws -> (Replicator.PublishReport, Replicator.PullReport) {
         let r = try Replicator(log: log, peer: peer, family: family, me: deviceID)
+        r.versionNote = VersionNote.make(family: family, signer: identity.signing, at: Date(), version: CLI.version)
         let published = try r.publish()
         return (published, try pulling { try r.pull { try ingest(batches: $0, onIngested: $1) } })
     }
