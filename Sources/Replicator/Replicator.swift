@@ -1147,14 +1147,17 @@ public final class Replicator {
     /// out of date. Failing to leave it fails nothing: the next full
     /// listing tries again.
     private func noteVersions(listed: Set<String>, unreadFolders: Set<String>, ownNoteTag: String) throws {
-        let heads = Set(try log.heads(in: family).keys.map(\.hex))
-        for folder in Self.foldersWithSegments(listed) where folder != me.hex && heads.contains(folder) && !unreadFolders.contains(folder) {
+        let heads = Set(try log.heads(in: family).keys.map(\.hex)), withSegments = Self.foldersWithSegments(listed)
+        for folder in withSegments where folder != me.hex && heads.contains(folder) && !unreadFolders.contains(folder) {
             if !listed.contains(folder + "/" + VersionNote.fileName), try meta("version_note:" + folder) != "none" {
                 try setMeta("version_note:" + folder, "none")
                 try setMeta("version_tag:" + folder, nil)
             }
         }
-        guard let note = versionNote else { return }
+        // Only beside this device's segments: a folder gone (moved aside,
+        // a drive not mounted) is not made again for a note, as its
+        // absence is what the rounds that write segments back go by.
+        guard let note = versionNote, withSegments.contains(me.hex) else { return }
         let path = me.hex + "/" + VersionNote.fileName, said = "\(note.level)\t\(note.version)"
         if listed.contains(path) {
             // Its note as left, unchanged since it was checked: nothing to do.
