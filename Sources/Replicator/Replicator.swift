@@ -157,6 +157,11 @@ public final class Replicator {
             last = envs.last!.seq
             try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)", [.blob(family.bytes), .integer(Int64(last))])
         }
+        // Its note of its famctl goes with its first segments at a location
+        // (a family made, a join, a move): the others never find its
+        // segments there without it (a review: every new member was called
+        // older until its first full round).
+        if !report.segments.isEmpty { leaveVersionNoteIfOwed() }
         // Merging is housekeeping: a failure (no room for the merged file)
         // leaves the small segments, which hold the events, as they are;
         // a peer gone or failing ends the round as any request does.
@@ -865,8 +870,10 @@ public final class Replicator {
         var failedInARow = 0
         // The devices whose notes that they moved are read (``readMovedNotice``), found at the first.
         var noteAuthors: Set<String>?
-        // The listed tag of this device's own note of its famctl (``VersionNote``).
+        // The listed tag of this device's own note of its famctl (``VersionNote``),
+        // and the others' notes listed: read once their events are in.
         var ownNoteTag = ""
+        var versionNotes: [(path: String, folder: String, tag: String)] = []
         // Segments read and not ingested yet, in order.
         var group: [(path: String, segment: Segment)] = []
         var groupBytes = 0
@@ -992,9 +999,7 @@ public final class Replicator {
                 if let slash = object.path.firstIndex(of: "/"), object.path[object.path.index(after: slash)...] == VersionNote.fileName {
                     if page.token == "listing" { listed.insert(object.path) }
                     let folder = String(object.path[..<slash])
-                    if folder == me.hex { ownNoteTag = object.tag; continue }
-                    if noteAuthors == nil { noteAuthors = Set(try log.heads(in: family).keys.map(\.hex)) }
-                    if noteAuthors?.contains(folder) == true { readVersionNote(object.path, folder: folder, tag: object.tag) }
+                    if folder == me.hex { ownNoteTag = object.tag } else { versionNotes.append((object.path, folder, object.tag)) }
                     continue
                 }
                 // A device's note that it left this location for another.
@@ -1045,6 +1050,12 @@ public final class Replicator {
         }
         try ingestGroup()
         lastTags = tags
+        // The others' notes of their famctl, of devices whose events the log
+        // holds now (a device's first segments are read in the same round).
+        if !versionNotes.isEmpty {
+            let authors = Set(try log.heads(in: family).keys.map(\.hex))
+            for note in versionNotes where authors.contains(note.folder) { readVersionNote(note.path, folder: note.folder, tag: note.tag) }
+        }
         // What a full listing showed of the others' notes: none is news too
         // (a device that came back removed its own).
         if token == "listing", report.movedAway == nil, !report.movedNoticeUnread { report.movedAway = [] }
@@ -1064,7 +1075,9 @@ public final class Replicator {
             // Its own folder unread: its files unseen, not missing (a review:
             // each was said to be missing, with advice to remove what is there).
             if !ownUnread {
-                report.rewritten += try republishMissing(listed: listed, into: &report, written: &present)
+                let rewritten = try republishMissing(listed: listed, into: &report, written: &present)
+                report.rewritten += rewritten
+                if rewritten > 0 { leaveVersionNoteIfOwed(missing: !listed.contains(me.hex + "/" + VersionNote.fileName)) }
             }
             report.copiesRemoved += try removeCopiesOfOwn(present: present, placeholders: placeholders)
             // Writing back another device's folder is housekeeping for the
@@ -1148,36 +1161,53 @@ public final class Replicator {
     /// listing tries again.
     private func noteVersions(listed: Set<String>, unreadFolders: Set<String>, ownNoteTag: String) throws {
         let heads = Set(try log.heads(in: family).keys.map(\.hex)), withSegments = Self.foldersWithSegments(listed)
+        // A note seen once stands: a folder without one may hold segments
+        // another device wrote there (a move, a folder written back) while
+        // its author syncs elsewhere.
         for folder in withSegments where folder != me.hex && heads.contains(folder) && !unreadFolders.contains(folder) {
-            if !listed.contains(folder + "/" + VersionNote.fileName), try meta("version_note:" + folder) != "none" {
+            if !listed.contains(folder + "/" + VersionNote.fileName), try meta("version_note:" + folder) == nil {
                 try setMeta("version_note:" + folder, "none")
-                try setMeta("version_tag:" + folder, nil)
             }
         }
         // Only beside this device's segments: a folder gone (moved aside,
         // a drive not mounted) is not made again for a note, as its
         // absence is what the rounds that write segments back go by.
         guard let note = versionNote, withSegments.contains(me.hex) else { return }
-        let path = me.hex + "/" + VersionNote.fileName, said = "\(note.level)\t\(note.version)"
-        if listed.contains(path) {
-            // Its note as left, unchanged since it was checked: nothing to do.
-            if !ownNoteTag.isEmpty, try meta("version_note_left") == said, try meta("version_tag:" + me.hex) == ownNoteTag { return }
-            // Changed, or not checked yet: read, and kept when it says what
-            // this device would (a note replaced by another's is written again).
-            if let (bytes, _) = try? peer.getOnce(path), let held = VersionNote(verifying: bytes), held.author == me, held.family == family,
-               held.level == note.level, held.version == note.version {
-                try setMeta("version_note_left", said)
-                try setMeta("version_tag:" + me.hex, ownNoteTag.isEmpty ? nil : ownNoteTag)
-                return
-            }
+        let path = me.hex + "/" + VersionNote.fileName
+        guard listed.contains(path) else { leaveVersionNoteIfOwed(missing: true); return }
+        // Its note as left, unchanged since it was checked: nothing to do.
+        if !ownNoteTag.isEmpty, try meta(versionNoteKey) == "\(note.level)\t\(note.version)", try meta("version_tag:" + me.hex) == ownNoteTag { return }
+        // Changed, or not checked yet: read, and kept when it says what
+        // this device would (a note replaced by another's is written again).
+        if let (bytes, _) = try? peer.getOnce(path), let held = VersionNote(verifying: bytes), held.author == me, held.family == family,
+           held.level == note.level, held.version == note.version {
+            try setMeta(versionNoteKey, "\(note.level)\t\(note.version)")
+            try setMeta("version_tag:" + me.hex, ownNoteTag.isEmpty ? nil : ownNoteTag)
+            return
         }
+        leaveVersionNoteIfOwed(missing: true)
+    }
+
+    /// Where this device's note was last left at this location (`r_meta`):
+    /// each location has its own (a move leaves one at the new location).
+    private var versionNoteKey: String { "version_note_left@" + peer.label }
+
+    /// Writes this device's ``versionNote`` into its folder, over another,
+    /// unless it left this one here already (`missing`: the listing showed
+    /// none, whatever was left). A failure fails nothing: a later round
+    /// writes it.
+    private func leaveVersionNoteIfOwed(missing: Bool = false) {
+        guard let note = versionNote else { return }
+        let said = "\(note.level)\t\(note.version)"
+        if !missing, (try? meta(versionNoteKey)) == said { return }
+        let path = me.hex + "/" + VersionNote.fileName
         do throws(PeerError) {
             do { try peer.createOnce(path, note.bytes) } catch {
                 guard error == .alreadyExists else { throw error }
                 do { try peer.deleteOnce(path) } catch { guard error == .notFound else { throw error } }
                 try peer.createOnce(path, note.bytes)
             }
-            try? setMeta("version_note_left", said)
+            try? setMeta(versionNoteKey, said)
             try? setMeta("version_tag:" + me.hex, nil)
         } catch {}
     }

@@ -27,8 +27,13 @@ struct VersionNoteSyncTests {
         let same = try #require(try Self.famctlOf(f.mum, dad.hex))
         #expect(same["compared"] as? String == "same" && same["version"] as? String == CLI.version)
 
-        // Dad's folder without a note (a famctl from before the notes).
+        // Dad's folder without a note, and none ever seen here (a famctl
+        // from before the notes). (A note seen once stands: a folder
+        // without one may hold segments another device wrote there.)
         try FileManager.default.removeItem(atPath: notePath)
+        try f.mum.ok("sync")
+        #expect(!(try f.mum.ok("status")).contains("older"), "a note seen once stands")
+        try Home.open(f.mum.home).log.database.run("DELETE FROM r_meta WHERE key LIKE 'version%' AND key LIKE '%' || ?1", [.text(dad.hex)])
         try f.mum.ok("sync")
         var status = try f.mum.ok("status")
         #expect(status.contains("\(dad.short) Dad  seq") && status.contains("runs an older famctl (its folder holds no note of which: one from before the notes, or the note has not arrived yet)"), "\(status)")
@@ -41,7 +46,7 @@ struct VersionNoteSyncTests {
         try Data(older.bytes).write(to: URL(fileURLWithPath: notePath))
         try f.mum.ok("sync")
         status = try f.mum.ok("status")
-        #expect(status.contains("runs famctl 0.0.9, older than this one") && status.contains(StatusCommand.olderFamctlText), "\(status)")
+        #expect(status.contains("runs famctl 0.0.9 of format level \(VersionNote.currentLevel - 1), older than this one (\(VersionNote.currentLevel))") && status.contains(StatusCommand.olderFamctlText), "\(status)")
 
         // A move warns that Dad may not follow it.
         let moved = try f.mum.run("settings", "sync", "--dir", f.dir + "-new")
@@ -54,7 +59,7 @@ struct VersionNoteSyncTests {
         let planted = VersionNote.make(family: family, signer: try Home.open(f.mum.home).identity.signing, at: Date(), level: VersionNote.currentLevel, version: CLI.version)
         try Data(planted.bytes).write(to: URL(fileURLWithPath: notePath))
         try f.mum.ok("sync")
-        #expect(try f.mum.ok("status").contains("runs famctl 0.0.9, older than this one"))
+        #expect(try f.mum.ok("status").contains("runs famctl 0.0.9 of format level"))
 
         // Dad's next round puts his own note back; then nothing is said.
         try f.dad.ok("sync")
@@ -63,6 +68,42 @@ struct VersionNoteSyncTests {
         status = try f.mum.ok("status")
         #expect(!status.contains("older than this one") && !status.contains("runs an older famctl"), "\(status)")
         #expect(try Self.famctlOf(f.mum, dad.hex)?["compared"] as? String == "same")
+    }
+
+    /// A family of this famctl only: no device is ever said to run another,
+    /// from the first join on (each note goes with its device's first
+    /// segments), through a move made by one member and followed by the
+    /// others (a review: every new member, and every member not moved yet,
+    /// was called older).
+    @Test func aFamilyOnOneFamctlIsNeverToldOtherwise() throws {
+        let folderOwner = FamctlRunner()
+        let dir = folderOwner.root + "/shared", moved = folderOwner.root + "/moved"
+        let (mum, dad, gran) = (FamctlRunner(), FamctlRunner(), FamctlRunner())
+        try mum.ok("init", "--name", "Mum")
+        try mum.ok("family", "create", "--name", "F", "--dir", dir)
+        let (one, two) = (try mum.ok("invite"), try mum.ok("invite"))
+        try dad.ok("accept", one, "--name", "Dad", "--dir", dir)
+        try gran.ok("accept", two, "--name", "Gran", "--dir", dir)
+        func noneSaid(_ when: String) throws {
+            for r in [mum, dad, gran] {
+                let status = try r.ok("status")
+                #expect(!status.contains("famctl, older") && !status.contains("runs an older famctl") && !status.contains("than this one"), "\(when): \(status)")
+            }
+        }
+        try noneSaid("after the joins")
+        for r in [mum, dad, gran] { try r.ok("sync") }
+        try noneSaid("after a round")
+        let move = try mum.run("settings", "sync", "--dir", moved)
+        #expect(move.code == 0 && !move.stderr.contains("older famctl"), "\(move.stderr)")
+        try mum.ok("sync")
+        try mum.ok("sync")
+        try noneSaid("after Mum moved")
+        try dad.ok("settings", "sync", "--dir", moved)
+        try dad.ok("sync")
+        try noneSaid("after Dad followed")
+        try gran.ok("settings", "sync", "--dir", moved)
+        for r in [gran, mum, dad] { try r.ok("sync") }
+        try noneSaid("after all moved")
     }
 
     /// A newer famctl's note says to upgrade this one.
@@ -74,6 +115,6 @@ struct VersionNoteSyncTests {
         try Data(newer.bytes).write(to: URL(fileURLWithPath: notePath))
         try f.mum.ok("sync")
         let status = try f.mum.ok("status")
-        #expect(status.contains("runs famctl 9.0.0, newer than this one") && status.contains("upgrade famctl here"), "\(status)")
+        #expect(status.contains("runs famctl 9.0.0 of format level \(VersionNote.currentLevel + 1), newer than this one") && status.contains("upgrade famctl here"), "\(status)")
     }
 }

@@ -346,7 +346,9 @@ enum SettingsSyncCommand: Command {
             let behind = versions.filter { $0.value.compared == "older" }.keys.sorted()
             if !behind.isEmpty {
                 let names = behind.map { "\($0.short) \(TerminalText.name(home.projector.household.members[$0]?.name ?? "?"))" }.joined(separator: ", ")
-                let tell = "famctl: warning: \(names) \(behind.count == 1 ? "runs" : "run") an older famctl, which may not follow this move: it goes on syncing at the old location, and its changes stop reaching this device. "
+                let tell = (behind.count == 1
+                    ? "famctl: warning: \(names) runs an older famctl, which may not follow this move: it goes on syncing at the old location, and its changes stop reaching this device. "
+                    : "famctl: warning: \(names) run an older famctl, which may not follow this move: they go on syncing at the old location, and their changes stop reaching this device. ")
                     + "Upgrade famctl there, or set the new location there too ('famctl settings sync \(location.optionText)')."
                 warning = warning.map { $0 + "\n" + tell } ?? tell
             }

@@ -75,13 +75,13 @@ enum StatusCommand: Command {
     /// full listing of the family's location showed it (``Replicator/versionsSeen()``):
     /// its version (`nil`: its folder held segments and no note) and
     /// whether it is `older`, `same` or `newer` than this one.
-    static func famctlOf(household: Household, me: DeviceID, seen: [String: (level: UInt32, version: String)?]) -> [DeviceID: (version: String?, compared: String)] {
-        var out: [DeviceID: (version: String?, compared: String)] = [:]
+    static func famctlOf(household: Household, me: DeviceID, seen: [String: (level: UInt32, version: String)?]) -> [DeviceID: (version: String?, level: UInt32?, compared: String)] {
+        var out: [DeviceID: (version: String?, level: UInt32?, compared: String)] = [:]
         for (device, member) in household.members where member.isActive && device != me {
             guard let known = seen[device.hex] else { continue }
-            guard let note = known else { out[device] = (nil, "older"); continue }
+            guard let note = known else { out[device] = (nil, nil, "older"); continue }
             let compared = note.level < VersionNote.currentLevel ? "older" : note.level > VersionNote.currentLevel ? "newer" : "same"
-            out[device] = (note.version, compared)
+            out[device] = (note.version, note.level, compared)
         }
         return out
     }
@@ -178,7 +178,7 @@ enum StatusCommand: Command {
                      "pending": pendingBy[a] ?? 0, "unverifiable": notArrived(a),
                      "forkedAt": home.forkPoints[a].map { Int($0) as Any } ?? NSNull(),
                      "removedAfter": household.members[a]?.cutoff.map { Int($0) as Any } ?? NSNull(),
-                     "famctl": versions[a].map { ["version": $0.version ?? NSNull(), "compared": $0.compared] as [String: Any] } ?? NSNull()] as [String: Any]
+                     "famctl": versions[a].map { ["version": $0.version ?? NSNull(), "level": $0.level.map { Int($0) as Any } ?? NSNull(), "compared": $0.compared] as [String: Any] } ?? NSNull()] as [String: Any]
                 } + waitingOnly.map { a in
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
                      "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull()] as [String: Any]
@@ -231,7 +231,8 @@ enum StatusCommand: Command {
             if let point = home.forkPoints[a] { line += ", FORKED at seq \(point) (nothing from there on counts)" }
             if case let u = notArrived(a), u > 0 { line += ", \(u) file(s) not yet arrived" }
             if let v = versions[a], v.compared != "same" {
-                line += v.version.map { ", runs \($0), \(v.compared) than this one" } ?? ", runs an older famctl (its folder holds no note of which: one from before the notes, or the note has not arrived yet)"
+                line += v.version.map { ", runs \($0) of format level \(v.level ?? 0), \(v.compared) than this one (\(VersionNote.currentLevel))" }
+                    ?? ", runs an older famctl (its folder holds no note of which: one from before the notes, or the note has not arrived yet)"
             }
             Console.out(line)
         }
