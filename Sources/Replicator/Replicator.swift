@@ -350,6 +350,12 @@ public final class Replicator {
             if try create(Segment(envelopes: envs)).created { written += 1 }
             last = envs.last!.seq
         }
+        // Its author's note of its famctl goes with them, as this device
+        // last read it: without it, a device joining meanwhile would call
+        // the author older (a review, after a move and a folder written back).
+        if written > 0, let hex = try meta("version_bytes:" + author.hex), let bytes = Hex.decode(hex) {
+            do throws(PeerError) { try peer.createOnce(author.hex + "/" + VersionNote.fileName, bytes) } catch {}
+        }
         return written
     }
 
@@ -1150,6 +1156,7 @@ public final class Replicator {
         guard let (bytes, _) = try? peer.getOnce(path) else { return }
         if let note = VersionNote(verifying: bytes), note.author.hex == folder, note.family == family {
             try? setMeta("version_note:" + folder, "\(note.level)\t\(note.version)")
+            try? setMeta("version_bytes:" + folder, Hex.encode(bytes))
         }
         if !tag.isEmpty { try? setMeta(key, tag) }
     }

@@ -138,7 +138,7 @@ struct VanishedFolderTests {
         let (mum, gran) = (family.mum, family.members[1])
         try FileManager.default.removeItem(atPath: folder)
         #expect(try mum.ok("sync").contains("wrote back 1 segment(s)"))
-        let copy = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first)
+        let copy = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".seg") })
         try FileManager.default.removeItem(atPath: folder + "/" + copy)
         try Data("bplist00".utf8).write(to: URL(fileURLWithPath: folder + "/." + copy + ".icloud"))
         for _ in 0..<2 {

@@ -98,12 +98,37 @@ struct VersionNoteSyncTests {
         try mum.ok("sync")
         try mum.ok("sync")
         try noneSaid("after Mum moved")
+        // A member joining at the new location before the others follow:
+        // their segments there, carried by Mum, come with their notes.
+        let aunt = FamctlRunner()
+        try aunt.ok("accept", try mum.ok("invite"), "--name", "Aunt", "--dir", moved)
+        try aunt.ok("sync")
+        let auntStatus = try aunt.ok("status")
+        #expect(!auntStatus.contains("older famctl") && !auntStatus.contains("than this one"), "\(auntStatus)")
         try dad.ok("settings", "sync", "--dir", moved)
         try dad.ok("sync")
         try noneSaid("after Dad followed")
         try gran.ok("settings", "sync", "--dir", moved)
         for r in [gran, mum, dad] { try r.ok("sync") }
         try noneSaid("after all moved")
+    }
+
+    /// A folder deleted and written back by another device comes back with
+    /// its author's note: a member joining before the author syncs again
+    /// is not told it runs an older famctl (a review).
+    @Test func aFolderWrittenBackKeepsItsNote() throws {
+        // (Gran's folder stays: with every other folder gone, the drive may not be mounted, and nothing is written back.)
+        let f = try SharedFamily(["Dad", "Gran"])
+        let dad = try Home.open(f.dad.home).deviceID
+        let folder = f.dir + "/" + (try Home.open(f.mum.home).family.description) + "/" + dad.hex
+        try FileManager.default.removeItem(atPath: folder)
+        #expect(try f.mum.ok("sync").contains("wrote back 1 segment(s)"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/" + VersionNote.fileName))
+        let uncle = FamctlRunner()
+        try uncle.ok("accept", try f.mum.ok("invite"), "--name", "Uncle", "--dir", f.dir)
+        try uncle.ok("sync")
+        let status = try uncle.ok("status")
+        #expect(!status.contains("older famctl") && !status.contains("than this one"), "\(status)")
     }
 
     /// A newer famctl's note says to upgrade this one.
