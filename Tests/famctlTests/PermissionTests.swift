@@ -11,12 +11,39 @@ struct PermissionTests {
     /// directory above `home`: the build directory may sit where nobody cannot reach.
     static func asNobody(_ args: [String], home: String) throws -> (Int32, String) {
         let bin = (home as NSString).deletingLastPathComponent + "/famctl-bin"
-        if !FileManager.default.fileExists(atPath: bin) {
-            try FileManager.default.copyItem(atPath: FamctlRunner.binary.path, toPath: bin)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin)
+        if !FileManager.default.fileExists(atPath: bin) { try copyForExec(FamctlRunner.binary.path, to: bin) }
+        // A copy just written can be "busy" a moment: a process another test
+        // started while it was open may hold it until that process execs.
+        for _ in 0..<50 {
+            let result = try Subprocess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", bin, "--home", home] + args,
+                                            env: ["HOME": "/nonexistent"])
+            guard result.1.contains("Text file busy") else { return result }
+            Thread.sleep(forTimeInterval: 0.1)
         }
-        return try Subprocess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", bin, "--home", home] + args,
-                                  env: ["HOME": "/nonexistent"])
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: bin])
+    }
+
+    /// Copies an executable through a descriptor closed on exec (the tests
+    /// start processes in parallel: one that inherited a descriptor open
+    /// for writing would keep the copy from being run, "Text file busy",
+    /// for as long as it lives), then renames it into place, mode 0755.
+    static func copyForExec(_ source: String, to path: String) throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: source))
+        let temporary = path + ".part"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary]) }
+        let written = bytes.withUnsafeBytes { b -> Bool in
+            var offset = 0
+            while offset < b.count {
+                let n = write(fd, b.baseAddress! + offset, b.count - offset)
+                guard n > 0 else { return false }
+                offset += n
+            }
+            return true
+        }
+        guard close(fd) == 0, written, fchmodat(AT_FDCWD, temporary, 0o755, 0) == 0, rename(temporary, path) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
     }
 
     /// A directory nobody can use, under a path everyone can traverse.

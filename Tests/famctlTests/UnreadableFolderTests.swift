@@ -172,7 +172,7 @@ struct UnreadableFolderTests {
         // A copy of the binary where the other user may run it (the build's
         // folder may be closed to it).
         let famctl = base + "/famctl"
-        try fm.copyItem(atPath: FamctlRunner.binary.path, toPath: famctl)
+        try PermissionTests.copyForExec(FamctlRunner.binary.path, to: famctl)
         func run(_ args: [String], asOther: Bool = false) throws -> (Int32, String) {
             guard asOther, getuid() == 0 else { return try Subprocess.run(famctl, args) }
             return try Subprocess.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", famctl] + args)
