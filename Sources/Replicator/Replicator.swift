@@ -1001,7 +1001,14 @@ public final class Replicator {
                     }
                     continue
                 }
-                // A device's note of the famctl it runs.
+                // A device's note of the famctl it runs; its iCloud placeholder
+                // (the bytes evicted) stands for the note, not read this round.
+                if let slash = object.path.firstIndex(of: "/"), object.path[object.path.index(after: slash)...] == "." + VersionNote.fileName + ".icloud" {
+                    let folder = String(object.path[..<slash])
+                    if page.token == "listing" { listed.insert(folder + "/" + VersionNote.fileName) }
+                    if folder == me.hex { ownNoteTag = "" }   // (as left, unread: see ``noteVersions``)
+                    continue
+                }
                 if let slash = object.path.firstIndex(of: "/"), object.path[object.path.index(after: slash)...] == VersionNote.fileName {
                     if page.token == "listing" { listed.insert(object.path) }
                     let folder = String(object.path[..<slash])
@@ -1060,7 +1067,10 @@ public final class Replicator {
         // holds now (a device's first segments are read in the same round).
         if !versionNotes.isEmpty {
             let authors = Set(try log.heads(in: family).keys.map(\.hex))
-            for note in versionNotes where authors.contains(note.folder) { readVersionNote(note.path, folder: note.folder, tag: note.tag) }
+            // (A server that stalls or asks to wait is not asked again this round.)
+            for note in versionNotes where authors.contains(note.folder) {
+                guard readVersionNote(note.path, folder: note.folder, tag: note.tag) else { break }
+            }
         }
         // What a full listing showed of the others' notes: none is news too
         // (a device that came back removed its own).
@@ -1150,15 +1160,27 @@ public final class Replicator {
     /// what it says (``versionsSeen()``). A file that is not its author's
     /// note of this family is passed over, and not read again until its
     /// tag changes. Nothing here ever fails the round.
-    private func readVersionNote(_ path: String, folder: String, tag: String) {
+    /// Returns `false` when the peer stalls or asks to wait (the round asks
+    /// it for no more notes).
+    @discardableResult
+    private func readVersionNote(_ path: String, folder: String, tag: String) -> Bool {
         let key = "version_tag:" + folder
-        if !tag.isEmpty, (try? meta(key)) == tag { return }
-        guard let (bytes, _) = try? peer.getOnce(path) else { return }
-        if let note = VersionNote(verifying: bytes), note.author.hex == folder, note.family == family {
-            try? setMeta("version_note:" + folder, "\(note.level)\t\(note.version)")
-            try? setMeta("version_bytes:" + folder, Hex.encode(bytes))
+        if !tag.isEmpty, (try? meta(key)) == tag { return true }
+        // A server that gives no tags: a note known is read again hourly,
+        // not at every round.
+        if tag.isEmpty, let known = try? meta("version_note:" + folder), known != "none",
+           let checked = (try? meta(key)).flatMap({ $0.flatMap(Double.init) }), Date().timeIntervalSince1970 - checked < 3600 { return true }
+        let bytes: [UInt8]
+        do throws(PeerError) { (bytes, _) = try peer.getOnce(path) } catch {
+            return !(error.isOffline || error.isThrottled || error.isTransient)
         }
-        if !tag.isEmpty { try? setMeta(key, tag) }
+        if let note = VersionNote(verifying: bytes), note.author.hex == folder, note.family == family {
+            let said = "\(note.level)\t\(note.version)"
+            if (try? meta("version_note:" + folder)) != said { try? setMeta("version_note:" + folder, said) }
+            if (try? meta("version_bytes:" + folder)) != Hex.encode(bytes) { try? setMeta("version_bytes:" + folder, Hex.encode(bytes)) }
+        }
+        try? setMeta(key, tag.isEmpty ? String(Date().timeIntervalSince1970) : tag)
+        return true
     }
 
     /// After a full listing: a device whose folder holds segments and no
@@ -1182,13 +1204,21 @@ public final class Replicator {
         guard let note = versionNote, withSegments.contains(me.hex) else { return }
         let path = me.hex + "/" + VersionNote.fileName
         guard listed.contains(path) else { leaveVersionNoteIfOwed(missing: true); return }
-        // Its note as left, unchanged since it was checked: nothing to do.
-        if !ownNoteTag.isEmpty, try meta(versionNoteKey) == "\(note.level)\t\(note.version)", try meta("version_tag:" + me.hex) == ownNoteTag { return }
+        // Its note as left, unchanged since it was checked: nothing to do
+        // (a server that gives no tags: as left, whatever it holds).
+        let said = "\(note.level)\t\(note.version)"
+        let checkedTag = try meta("version_tag:" + me.hex)
+        if try meta(versionNoteKey) == said, ownNoteTag.isEmpty || checkedTag == ownNoteTag { return }
         // Changed, or not checked yet: read, and kept when it says what
         // this device would (a note replaced by another's is written again).
-        if let (bytes, _) = try? peer.getOnce(path), let held = VersionNote(verifying: bytes), held.author == me, held.family == family,
-           held.level == note.level, held.version == note.version {
-            try setMeta(versionNoteKey, "\(note.level)\t\(note.version)")
+        // Not read (the server failing): left for a later round.
+        let bytes: [UInt8]
+        do throws(PeerError) { (bytes, _) = try peer.getOnce(path) } catch {
+            if error == .notFound { leaveVersionNoteIfOwed(missing: true) }
+            return
+        }
+        if let held = VersionNote(verifying: bytes), held.author == me, held.family == family, held.level == note.level, held.version == note.version {
+            try setMeta(versionNoteKey, said)
             try setMeta("version_tag:" + me.hex, ownNoteTag.isEmpty ? nil : ownNoteTag)
             return
         }
@@ -1230,7 +1260,7 @@ public final class Replicator {
             .forEachRow([.blob(family.bytes)]) { rows.append(($0.text(0), $0.text(1))) }
         for (key, value) in rows {
             let device = String(key.dropFirst("version_note:".count))
-            let parts = value.split(separator: "\t", maxSplits: 1).map(String.init)
+            let parts = value.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
             if parts.count == 2, let level = UInt32(parts[0]) { seen[device] = (level, parts[1]) } else { seen[device] = .some(nil) }
         }
         return seen

@@ -190,9 +190,14 @@ enum TimeText {
         // summer time dropped, a July night's records listed under the
         // day before). A rule no zone has keeps the offset it gives now,
         // and says so.
-        // (Summer time: another offset half a year away, in either half of the world.)
-        var later = now + 182 * 86_400, then = tm()
-        guard localtime_r(&later, &then) != nil, then.tm_gmtoff != local.tm_gmtoff else { return fixed }
+        // (Summer time: another offset at some point of the coming year, in
+        // either half of the world; a summer may last longer than half a
+        // year, so a month apart, not half a year: a review.)
+        let summer = (1...12).contains { month in
+            var later = now + time_t(month) * 30 * 86_400, then = tm()
+            return localtime_r(&later, &then) != nil && then.tm_gmtoff != local.tm_gmtoff
+        }
+        guard summer else { return fixed }
         if let named = zoneFollowing(rule: tz, in: zoneinfo) { return named }
         let offset = fixed.secondsFromGMT()
         Console.err("famctl: note: TZ=\(ShellWord.quoted(tz)) has summer time that famctl cannot follow (no zone of \(zoneinfo) has that rule): "

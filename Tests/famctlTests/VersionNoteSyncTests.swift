@@ -141,5 +141,12 @@ struct VersionNoteSyncTests {
         try f.mum.ok("sync")
         let status = try f.mum.ok("status")
         #expect(status.contains("runs famctl 9.0.0 of format level \(VersionNote.currentLevel + 1), newer than this one") && status.contains("upgrade famctl here"), "\(status)")
+        // A note of this level with no version text is this famctl's level, not a missing note.
+        let bare = VersionNote.make(family: dadHome.family, signer: dadHome.identity.signing, at: Date(), level: VersionNote.currentLevel, version: "")
+        try Data(bare.bytes).write(to: URL(fileURLWithPath: notePath))
+        try f.mum.ok("sync")
+        let after = try f.mum.ok("status")
+        #expect(!after.contains("than this one") && !after.contains("runs an older famctl"), "\(after)")
+        #expect(try Self.famctlOf(f.mum, dadHome.deviceID.hex)?["compared"] as? String == "same")
     }
 }

@@ -190,8 +190,6 @@ enum Location {
         }
     }
 
-    /// The location as kept while a note is owed to it
-    /// (``DeviceState/Key/movedNoteOwed``), `nil` for none.
     /// The option that sets this location, as a command line gives it.
     var optionText: String {
         switch self {
@@ -201,6 +199,8 @@ enum Location {
         }
     }
 
+    /// The location as kept while a note is owed to it
+    /// (``DeviceState/Key/movedNoteOwed``), `nil` for none.
     var noteText: String? {
         switch self {
         case .directory(let d): "dir:" + d

@@ -181,7 +181,7 @@ enum StatusCommand: Command {
                      "famctl": versions[a].map { ["version": $0.version ?? NSNull(), "level": $0.level.map { Int($0) as Any } ?? NSNull(), "compared": $0.compared] as [String: Any] } ?? NSNull()] as [String: Any]
                 } + waitingOnly.map { a in
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
-                     "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull()] as [String: Any]
+                     "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull(), "famctl": NSNull()] as [String: Any]
                 },
                 "lastSync": lastSync ?? NSNull(), "peer": replicator?.peer.label ?? NSNull(), "lastError": lastError ?? NSNull(), "peerLoginProblem": loginProblem ?? NSNull(), "unpublished": unpublished, "photosUnpublished": photosWaiting,
                 "storesSetAside": home.storesSetAside(),
