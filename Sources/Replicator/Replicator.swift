@@ -1065,17 +1065,18 @@ public final class Replicator {
         lastTags = tags
         // The others' notes of their famctl, of devices whose events the log
         // holds now (a device's first segments are read in the same round).
+        // (The log's authors, once: after the round's events are in.)
+        let versionAuthors = versionNotes.isEmpty && token != "listing" ? [] : Set(try log.heads(in: family).keys.map(\.hex))
         if !versionNotes.isEmpty {
-            let authors = Set(try log.heads(in: family).keys.map(\.hex))
             // (A server that stalls or asks to wait is not asked again this round.)
-            for note in versionNotes where authors.contains(note.folder) {
+            for note in versionNotes where versionAuthors.contains(note.folder) {
                 guard readVersionNote(note.path, folder: note.folder, tag: note.tag) else { break }
             }
         }
         // What a full listing showed of the others' notes: none is news too
         // (a device that came back removed its own).
         if token == "listing", report.movedAway == nil, !report.movedNoticeUnread { report.movedAway = [] }
-        if token == "listing" { try noteVersions(listed: listed, unreadFolders: unreadFolders, ownNoteTag: ownNoteTag) }
+        if token == "listing" { try noteVersions(listed: listed, unreadFolders: unreadFolders, ownNoteTag: ownNoteTag, authors: versionAuthors) }
         if report.movedNoticeUnread { report.movedAway = nil }
         if !listed.isEmpty || token == "listing" {
             lastListing = listed
@@ -1175,7 +1176,7 @@ public final class Replicator {
             return !(error.isOffline || error.isThrottled || error.isTransient)
         }
         if let note = VersionNote(verifying: bytes), note.author.hex == folder, note.family == family {
-            let said = "\(note.level)\t\(note.version)"
+            let said = Self.seenText(note)
             if (try? meta("version_note:" + folder)) != said { try? setMeta("version_note:" + folder, said) }
             if (try? meta("version_bytes:" + folder)) != Hex.encode(bytes) { try? setMeta("version_bytes:" + folder, Hex.encode(bytes)) }
         }
@@ -1188,8 +1189,8 @@ public final class Replicator {
     /// not arrived); and this device's own note is left where missing or
     /// out of date. Failing to leave it fails nothing: the next full
     /// listing tries again.
-    private func noteVersions(listed: Set<String>, unreadFolders: Set<String>, ownNoteTag: String) throws {
-        let heads = Set(try log.heads(in: family).keys.map(\.hex)), withSegments = Self.foldersWithSegments(listed)
+    private func noteVersions(listed: Set<String>, unreadFolders: Set<String>, ownNoteTag: String, authors heads: Set<String>) throws {
+        let withSegments = Self.foldersWithSegments(listed)
         // A note seen once stands: a folder without one may hold segments
         // another device wrote there (a move, a folder written back) while
         // its author syncs elsewhere.
@@ -1206,7 +1207,7 @@ public final class Replicator {
         guard listed.contains(path) else { leaveVersionNoteIfOwed(missing: true); return }
         // Its note as left, unchanged since it was checked: nothing to do
         // (a server that gives no tags: as left, whatever it holds).
-        let said = "\(note.level)\t\(note.version)"
+        let said = Self.seenText(note)
         let checkedTag = try meta("version_tag:" + me.hex)
         if try meta(versionNoteKey) == said, ownNoteTag.isEmpty || checkedTag == ownNoteTag { return }
         // Changed, or not checked yet: read, and kept when it says what
@@ -1225,6 +1226,10 @@ public final class Replicator {
         leaveVersionNoteIfOwed(missing: true)
     }
 
+    /// What `r_meta` keeps of a note: its level and version, tab-separated
+    /// (read back by ``versionsSeen()``).
+    private static func seenText(_ note: VersionNote) -> String { "\(note.level)\t\(note.version)" }
+
     /// Where this device's note was last left at this location (`r_meta`):
     /// each location has its own (a move leaves one at the new location).
     private var versionNoteKey: String { "version_note_left@" + peer.label }
@@ -1235,15 +1240,10 @@ public final class Replicator {
     /// writes it.
     private func leaveVersionNoteIfOwed(missing: Bool = false) {
         guard let note = versionNote else { return }
-        let said = "\(note.level)\t\(note.version)"
+        let said = Self.seenText(note)
         if !missing, (try? meta(versionNoteKey)) == said { return }
-        let path = me.hex + "/" + VersionNote.fileName
         do throws(PeerError) {
-            do { try peer.createOnce(path, note.bytes) } catch {
-                guard error == .alreadyExists else { throw error }
-                do { try peer.deleteOnce(path) } catch { guard error == .notFound else { throw error } }
-                try peer.createOnce(path, note.bytes)
-            }
+            try putOwnNote(me.hex + "/" + VersionNote.fileName, note.bytes)
             try? setMeta(versionNoteKey, said)
             try? setMeta("version_tag:" + me.hex, nil)
         } catch {}
@@ -1270,13 +1270,17 @@ public final class Replicator {
     /// elsewhere (``MovedNotice``), in its own folder, over one left before.
     /// Asked once, without retries: the location may be gone.
     public func leaveMovedNotice(_ notice: MovedNotice) throws(PeerError) {
-        let path = me.hex + "/" + MovedNotice.fileName
-        // An older note of its own in the way is removed first, only then
-        // (a review: a read-only share failed on a needless DELETE).
-        do { try peer.createOnce(path, notice.bytes) } catch {
+        try putOwnNote(me.hex + "/" + MovedNotice.fileName, notice.bytes)
+    }
+
+    /// Writes one of this device's notes at `path`, over one of its own
+    /// there before: that one is removed first, only when it is in the way
+    /// (a review: a read-only share failed on a needless DELETE).
+    private func putOwnNote(_ path: String, _ bytes: [UInt8]) throws(PeerError) {
+        do { try peer.createOnce(path, bytes) } catch {
             guard error == .alreadyExists else { throw error }
             do { try peer.deleteOnce(path) } catch { guard error == .notFound else { throw error } }
-            try peer.createOnce(path, notice.bytes)
+            try peer.createOnce(path, bytes)
         }
     }
 

@@ -145,7 +145,7 @@ enum TimeText {
         guard (0...9999).contains(year) else { return written }
         let hour = rest / 3600; rest %= 3600
         func two(_ v: Int64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        let offset = here == 0 ? "Z" : (here < 0 ? "-" : "+") + two(abs(here) / 3600) + ":" + two(abs(here) % 3600 / 60)
+        let offset = offsetText(Int(here))
         let y = String(year), yyyy = String(repeating: "0", count: max(0, 4 - y.count)) + y
         return "\(yyyy)-\(two(month))-\(two(dd))T\(two(hour)):\(two(rest / 60)):\(two(rest % 60))\(fraction)\(offset)"
     }

@@ -342,8 +342,7 @@ enum SettingsSyncCommand: Command {
             }
             // Devices on a famctl from before the notes do not read the note
             // of the move: they go on at the old location unwarned (a review).
-            let versions = StatusCommand.famctlOf(household: home.projector.household, me: home.deviceID, seen: (try? replicator.versionsSeen()) ?? [:])
-            let behind = versions.filter { $0.value.compared == "older" }.keys.sorted()
+            let behind = StatusCommand.famctlOf(home, seenBy: replicator).filter { $0.value.age == .older }.keys.sorted()
             if !behind.isEmpty {
                 let names = behind.map { "\($0.short) \(TerminalText.name(home.projector.household.members[$0]?.name ?? "?"))" }.joined(separator: ", ")
                 let tell = (behind.count == 1

@@ -71,17 +71,21 @@ enum StatusCommand: Command {
     /// What an older famctl on another device means, and what to do.
     static let olderFamctlText = "an older famctl keeps the changes it cannot read unapplied until it is upgraded (record changes this one writes among them: it shows their values from before, and its own changes may write over them) and does not follow a move of the family ('famctl settings sync'): upgrade famctl on the devices named"
 
-    /// The famctl each active member other than `me` runs, as the last
-    /// full listing of the family's location showed it (``Replicator/versionsSeen()``):
-    /// its version (`nil`: its folder held segments and no note) and
-    /// whether it is `older`, `same` or `newer` than this one.
-    static func famctlOf(household: Household, me: DeviceID, seen: [String: (level: UInt32, version: String)?]) -> [DeviceID: (version: String?, level: UInt32?, compared: String)] {
-        var out: [DeviceID: (version: String?, level: UInt32?, compared: String)] = [:]
-        for (device, member) in household.members where member.isActive && device != me {
+    /// How another device's famctl compares with this one (its format level).
+    enum FamctlAge: String { case older, same, newer }
+
+    /// The famctl each active member other than this device runs, as the
+    /// last full listing of the family's location showed it
+    /// (``Replicator/versionsSeen()``): its version and level (`nil`: its
+    /// folder held segments and no note) and how it compares.
+    static func famctlOf(_ home: Home, seenBy replicator: Replicator?) -> [DeviceID: (version: String?, level: UInt32?, age: FamctlAge)] {
+        let seen = (try? replicator?.versionsSeen()) ?? [:]
+        var out: [DeviceID: (version: String?, level: UInt32?, age: FamctlAge)] = [:]
+        for (device, member) in home.projector.household.members where member.isActive && device != home.deviceID {
             guard let known = seen[device.hex] else { continue }
-            guard let note = known else { out[device] = (nil, nil, "older"); continue }
-            let compared = note.level < VersionNote.currentLevel ? "older" : note.level > VersionNote.currentLevel ? "newer" : "same"
-            out[device] = (note.version, note.level, compared)
+            guard let note = known else { out[device] = (nil, nil, .older); continue }
+            let age: FamctlAge = note.level < VersionNote.currentLevel ? .older : note.level > VersionNote.currentLevel ? .newer : .same
+            out[device] = (note.version, note.level, age)
         }
         return out
     }
@@ -146,7 +150,7 @@ enum StatusCommand: Command {
             return head > published ? Int(head - published) : 0
         }()
         let lastError = (try? replicator?.lastError()) ?? nil
-        let versions = Self.famctlOf(household: household, me: home.deviceID, seen: (try? replicator?.versionsSeen()) ?? [:])
+        let versions = Self.famctlOf(home, seenBy: replicator)
         // This device's photos whose bytes have not gone out (a review:
         // a failed upload showed as the last error alone).
         let photosWaiting: Int = replicator == nil ? 0 : {
@@ -178,7 +182,7 @@ enum StatusCommand: Command {
                      "pending": pendingBy[a] ?? 0, "unverifiable": notArrived(a),
                      "forkedAt": home.forkPoints[a].map { Int($0) as Any } ?? NSNull(),
                      "removedAfter": household.members[a]?.cutoff.map { Int($0) as Any } ?? NSNull(),
-                     "famctl": versions[a].map { ["version": $0.version ?? NSNull(), "level": $0.level.map { Int($0) as Any } ?? NSNull(), "compared": $0.compared] as [String: Any] } ?? NSNull()] as [String: Any]
+                     "famctl": versions[a].map { ["version": $0.version ?? NSNull(), "level": $0.level.map { Int($0) as Any } ?? NSNull(), "compared": $0.age.rawValue] as [String: Any] } ?? NSNull()] as [String: Any]
                 } + waitingOnly.map { a in
                     ["author": a.hex, "name": name(a), "seq": 0, "last": NSNull(), "me": false, "pending": pendingBy[a] ?? 0,
                      "unverifiable": notArrived(a), "forkedAt": NSNull(), "removedAfter": NSNull(), "famctl": NSNull()] as [String: Any]
@@ -230,16 +234,16 @@ enum StatusCommand: Command {
             // Its key signed two histories: what it signed from there on counts on no device.
             if let point = home.forkPoints[a] { line += ", FORKED at seq \(point) (nothing from there on counts)" }
             if case let u = notArrived(a), u > 0 { line += ", \(u) file(s) not yet arrived" }
-            if let v = versions[a], v.compared != "same" {
-                line += v.version.map { ", runs \($0) of format level \(v.level ?? 0), \(v.compared) than this one (\(VersionNote.currentLevel))" }
+            if let v = versions[a], v.age != .same {
+                line += v.version.map { ", runs \($0) of format level \(v.level ?? 0), \(v.age.rawValue) than this one (\(VersionNote.currentLevel))" }
                     ?? ", runs an older famctl (its folder holds no note of which: one from before the notes, or the note has not arrived yet)"
             }
             Console.out(line)
         }
-        if versions.values.contains(where: { $0.compared == "older" }) {
+        if versions.values.contains(where: { $0.age == .older }) {
             Console.out("  " + Self.olderFamctlText)
         }
-        if versions.values.contains(where: { $0.compared == "newer" }) {
+        if versions.values.contains(where: { $0.age == .newer }) {
             Console.out("  a newer famctl may write changes this one keeps unapplied until it is upgraded (counted below as record events for stores or schemas this famctl does not know yet): upgrade famctl here")
         }
         for a in waitingOnly {
