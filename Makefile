@@ -8,7 +8,7 @@ SWIFT ?= swift
 DEB_PACKAGES := libsqlite3-dev libsodium-dev libcurl4-openssl-dev pkg-config syncthing curl jq apache2 openssl faketime
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: setup build release demo test clean bench fuzz
+.PHONY: setup build release demo test test-deep clean bench fuzz
 
 ## setup: install the system libraries famctl links against (Debian/Ubuntu).
 setup:
@@ -36,6 +36,12 @@ demo: release
 test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel --num-workers 2
+
+## test-deep: every test, the property tests with ten times their seeds (PROPERTY_RUNS=K for K times; not part of `make test`).
+PROPERTY_RUNS ?= 10
+test-deep: setup
+	$(SWIFT) build --build-tests
+	FAMCTL_PROPERTY_RUNS=$(PROPERTY_RUNS) $(SWIFT) test --skip-build --parallel --num-workers 2
 
 clean:
 	rm -rf .build

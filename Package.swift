@@ -44,16 +44,18 @@ var package = Package(
         // A helper the crash-safety tests kill at random moments.
         .executableTarget(name: "famctl-crashloop", dependencies: ["Envelope", "EventLog"]),
 
+        // The seeds of the property tests (`make test-deep` runs more of them).
+        .target(name: "PropertySeeds", path: "Tests/PropertySeeds"),
         .testTarget(
-            name: "EnvelopeTests", dependencies: ["Envelope"],
+            name: "EnvelopeTests", dependencies: ["Envelope", "PropertySeeds"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Envelope", "famctl-crashloop"]),
-        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventLog", "Envelope"]),
+        .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Envelope", "famctl-crashloop", "PropertySeeds"]),
+        .testTarget(name: "ProjectionsTests", dependencies: ["Projections", "EventLog", "Envelope", "PropertySeeds"]),
         .testTarget(
             name: "ReplicatorTests", dependencies: ["Replicator", "EventLog", "Envelope"],
             resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "famctlTests", dependencies: ["famctl", "Envelope", "EventLog", "Projections"],
+            name: "famctlTests", dependencies: ["famctl", "Envelope", "EventLog", "Projections", "PropertySeeds"],
             resources: [.copy("Fixtures")]),
     ],
     swiftLanguageModes: [.v6]

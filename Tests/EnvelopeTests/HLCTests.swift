@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import PropertySeeds
 import Testing
 
 struct HLCTests {
@@ -47,7 +48,7 @@ struct HLCTests {
     /// Property: over random interleavings of local ticks (with a wall clock
     /// that jumps both ways) and remote receives, every tick is greater than
     /// everything seen before it.
-    @Test(arguments: 0..<20)
+    @Test(arguments: PropertySeeds.range(0..<20))
     func ticksAlwaysExceedEverythingSeen(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         var c = HybridClock()

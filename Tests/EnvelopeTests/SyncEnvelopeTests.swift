@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import PropertySeeds
 import Testing
 
 struct SyncEnvelopeTests {
@@ -201,7 +202,7 @@ struct JSONParserTests {
     /// bytes that need an escape anywhere in the eight-byte words the fast
     /// check reads (and in the bytes after the last whole word), and the
     /// quoted text reads back as the string.
-    @Test(arguments: 0..<20)
+    @Test(arguments: PropertySeeds.range(0..<20))
     func quotingEscapesExactlyTheBytesThatNeedIt(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         let pieces = ["a", "Z", "0", " ", "é", "🍼", "\"", "\\", "\n", "\t", "\r", "\u{01}", "\u{1F}", "\u{7F}", "/", "~"]
@@ -234,7 +235,7 @@ struct JSONParserTests {
     /// Random values written canonically read back equal; every strict
     /// prefix of their text, and the text with one byte changed, is either
     /// refused or read as some value, never read past its end.
-    @Test(arguments: 0..<30)
+    @Test(arguments: PropertySeeds.range(0..<30))
     func randomValuesRoundTripAndDamagedTextIsHandled(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         func value(_ depth: Int) -> JSONValue {

@@ -1,6 +1,7 @@
 import Envelope
 @testable import EventLog
 import Foundation
+import PropertySeeds
 import Testing
 
 /// `replay`'s audit checks the events' ids and signatures on every core, a
@@ -9,7 +10,7 @@ import Testing
 /// exactly the damaged events, each for what is wrong with it, and hand the
 /// intact ones to its caller in chain order.
 struct AuditTests {
-    @Test(arguments: 0..<3)
+    @Test(arguments: PropertySeeds.range(0..<3))
     func damageAnywhereInALongLogIsBlamedOnExactlyThoseEvents(seed: UInt64) throws {
         var rng = SplitMixRNG(seed: seed)
         let dir = TempDir()

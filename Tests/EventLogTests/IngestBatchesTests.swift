@@ -1,6 +1,7 @@
 @testable import Envelope
 @testable import EventLog
 import Foundation
+import PropertySeeds
 import Testing
 
 /// `ingest(batches:…)`: each batch is a transaction of its own, judged as
@@ -14,7 +15,7 @@ struct IngestBatchesTests {
     /// the same reports batch by batch, the same events handed over (each
     /// with what `prepare` made of it) and the same log, whether the batches
     /// go in one call or one call each.
-    @Test(arguments: 0..<8)
+    @Test(arguments: PropertySeeds.range(0..<8))
     func batchesInOneCallAreJudgedAsOneCallEach(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         let authors = (0..<Int(rng.next() % 3 + 1)).map { Author(seed: UInt8($0 + 1)) }

@@ -1,6 +1,7 @@
 @testable import Envelope
 @testable import EventLog
 import Foundation
+import PropertySeeds
 import Testing
 
 struct IngestTests {
@@ -263,7 +264,7 @@ struct IngestTests {
     /// every event, nothing pending, heads equal, and an intact audit.
     static var otherFamily: FamilyID { FamilyID(string: "a0a0a0a0-0000-4000-8000-0000000000f2")! }
 
-    @Test(arguments: 0..<12)
+    @Test(arguments: PropertySeeds.range(0..<12))
     func anyDeliveryOrderConverges(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         let authors = (0..<Int(rng.next() % 4 + 1)).map { Author(seed: UInt8($0 + 1)) }

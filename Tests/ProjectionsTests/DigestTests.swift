@@ -1,6 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
+import PropertySeeds
 @testable import Projections
 import Testing
 
@@ -13,7 +14,7 @@ struct DigestTests {
     static let interesting: [UInt8] = [0x00, 0x22, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF,
                                        0xE0, 0xE4, 0xED, 0xEE, 0xEF, 0xF0, 0xF3, 0xF4, 0xF5, 0xFF]
 
-    @Test(arguments: 0..<8)
+    @Test(arguments: PropertySeeds.range(0..<8))
     func wellFormedUTF8IsWhatAStringKeepsByteForByte(seed: UInt64) {
         var rng = SplitMix(seed: seed)
         var wellFormed = 0
@@ -77,7 +78,7 @@ struct DigestTests {
         return (taken, left)
     }
 
-    @Test(arguments: 0..<6)
+    @Test(arguments: PropertySeeds.range(0..<6))
     func bothReadersHashTheSameState(seed: UInt64) throws {
         let (dir, p, _) = try Self.projection(seed: seed)
         _ = dir

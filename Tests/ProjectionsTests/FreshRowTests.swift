@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import PropertySeeds
 @testable import Projections
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// on another core, instead of merging into an empty state on the projecting
 /// thread: both must give the same row, byte for byte.
 struct FreshRowTests {
-    @Test(arguments: 0..<40)
+    @Test(arguments: PropertySeeds.range(0..<40))
     func aNewEntitysRowMadeAheadIsTheMergeIntoAnEmptyState(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         let names = ["amountMl", "side", "note", "é-note", "Zeta", "a", "$store", "$at", "emoji🍼", "x\u{1F}y", "start", "end"]

@@ -1,6 +1,7 @@
 import Envelope
 import EventLog
 import Foundation
+import PropertySeeds
 @testable import Projections
 import Testing
 
@@ -152,7 +153,7 @@ struct MergePropertyTests {
         return (dir, try Projector(database: db, family: family))
     }
 
-    @Test(arguments: 0..<30)
+    @Test(arguments: PropertySeeds.range(0..<30))
     func anyOrderAnyPartitionMatchesTheModel(seed: UInt64) throws {
         let events = Self.history(seed: seed)
         var model = Model()
@@ -221,7 +222,10 @@ struct MergePropertyTests {
             digests.append(try p.digest())
 
             let states = try p.records(.init(includeDeleted: true))
-            #expect(Set(states.map(\.id)) == Set(model.recs.keys))
+            // A record only ever deleted (no put held) has no store or
+            // subject to list it under: `--include-deleted` lists the
+            // others. (The model counted it, and 5 of 300 seeds failed.)
+            #expect(Set(states.map(\.id)) == Set(model.recs.filter { $0.value.put != nil }.keys), "seed \(seed) replica \(replica)")
             for s in states {
                 #expect(s.deleted == !model.live(s.id), "seed \(seed) replica \(replica): liveness of \(s.id)")
                 #expect(s.fields == model.visible(s.id), "seed \(seed) replica \(replica): fields of \(s.id)")
@@ -454,7 +458,7 @@ struct MergePropertyTests {
     /// some edited or deleted soon after or long after, some with notes
     /// large enough to fill a batch early, it ends with the same records
     /// and histories as the same events applied one by one.
-    @Test(arguments: 0..<6)
+    @Test(arguments: PropertySeeds.range(0..<6))
     func batchedRebuildMatchesEventByEvent(seed: UInt64) throws {
         var rng = SplitMix(seed: seed &+ 77)
         let g = Gen()

@@ -1,5 +1,6 @@
 import Envelope
 import Foundation
+import PropertySeeds
 @testable import Projections
 import Testing
 
@@ -57,7 +58,7 @@ struct PreparedChangeTests {
         return Array(("\(space){" + members.joined(separator: ",\(space)") + "}\(space)").utf8)
     }
 
-    @Test(arguments: 0..<20)
+    @Test(arguments: PropertySeeds.range(0..<20))
     func theDirectReaderMakesTheGeneralReadersChangeOrDeclines(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         let author = SigningKey(seed: [UInt8](repeating: UInt8(seed % 200 + 1), count: 32)).publicKey
@@ -114,7 +115,7 @@ struct PreparedChangeTests {
     /// A `record.put` as famctl writes it (canonical JSON) is read from its
     /// bytes without reading its values: the same change as the general
     /// reader, byte for byte, or declined. Damaged and cut bodies too.
-    @Test(arguments: 0..<10)
+    @Test(arguments: PropertySeeds.range(0..<10))
     func aCanonicalPutIsCopiedNotReadAndMakesTheSameChange(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         let author = SigningKey(seed: [UInt8](repeating: UInt8(seed % 200 + 1), count: 32)).publicKey

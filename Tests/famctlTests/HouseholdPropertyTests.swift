@@ -2,6 +2,7 @@ import Envelope
 import EventLog
 @testable import famctl
 import Foundation
+import PropertySeeds
 import Projections
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 /// members, their roles, the rejections and the digest; so does a fresh
 /// observer that ingests everything in a random order.
 struct HouseholdPropertyTests {
-    @Test(arguments: 0..<4)
+    @Test(arguments: PropertySeeds.range(0..<4))
     func replicasAgreeWhateverTheDeliveryOrder(seed: UInt64) throws {
         var rng = SplitMix(seed: seed)
         let (mum, joined) = try HouseholdTests.family([("Dad", "member"), ("Grandma", "viewer"), ("Uncle", "member")])

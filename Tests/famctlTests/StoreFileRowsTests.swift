@@ -1,6 +1,7 @@
 import Envelope
 @testable import famctl
 import Foundation
+import PropertySeeds
 import Testing
 
 /// The scan that splits a store file into its rows finds each row whole —
@@ -9,7 +10,7 @@ import Testing
 struct StoreFileRowsTests {
     /// Random arrays of random values, written compact and spaced out: every
     /// row the scan finds parses to the value written, and there are as many.
-    @Test(arguments: 0..<20)
+    @Test(arguments: PropertySeeds.range(0..<20))
     func randomArraysSplitIntoTheirRows(seed: UInt64) throws {
         var rng = SplitMixRNG(seed: seed)
         func value(_ depth: Int) -> JSONValue {

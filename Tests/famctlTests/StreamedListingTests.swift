@@ -2,6 +2,7 @@ import Envelope
 import EventLog
 @testable import famctl
 import Foundation
+import PropertySeeds
 import Testing
 
 /// `famctl log` and `famctl record list` stream (``StreamedListing``):
@@ -246,7 +247,7 @@ struct StreamedListingTests {
     /// formatter writes them: whole milliseconds from 1970 to 9999, leap
     /// days and the ends of years among them, and moments between two
     /// milliseconds; before 1970 the formatter itself.
-    @Test(arguments: 0..<4)
+    @Test(arguments: PropertySeeds.range(0..<4))
     func timesAreWrittenAsTheFormatterWritesThem(seed: UInt64) {
         var rng = SplitMixRNG(seed: seed)
         let edges: [Int64] = [0, 1, 999, 1_000, 86_399_999, 86_400_000, 951_782_400_000, 951_868_799_999, 4_107_542_400_000,

@@ -94,7 +94,11 @@ public struct Household: Sendable {
     public init() {}
 
     public init(entries: [Entry], family: FamilyID) {
-        let sorted = entries.sorted(by: { $0.version < $1.version })
+        // In version order; an author's chain never repeats a clock, but
+        // the fold must not depend on the order the entries came in even
+        // for one that does (arrival order differs between replicas): the
+        // sequence number, then the id, settle a tie.
+        let sorted = entries.sorted(by: Self.foldsBefore)
         // The owner's records of used invitations decide joins folded
         // before them in version order too: read first.
         for e in sorted where FamilyID.owned(by: e.author) == family {
@@ -124,6 +128,14 @@ public struct Household: Sendable {
                 rejected[e.id] = "written before the author joined"
             }
         }
+    }
+
+    /// The fold's order: by version, then by sequence number, then by id;
+    /// total, so that any arrival order folds alike.
+    static func foldsBefore(_ a: Entry, _ b: Entry) -> Bool {
+        if a.version != b.version { return a.version < b.version }
+        if a.seq != b.seq { return a.seq < b.seq }
+        return a.id.bytes.lexicographicallyPrecedes(b.id.bytes)
     }
 
     public static let notAMember = "not a member of the family (never validly joined)"
