@@ -37,11 +37,12 @@ test: setup
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --parallel --num-workers 2
 
-## test-deep: every test, the property tests with ten times their seeds (PROPERTY_RUNS=K for K times; not part of `make test`).
+## test-deep: every test, the property tests with ten times their seeds and the crash tests with ten times their kills (PROPERTY_RUNS=K for K times; not part of `make test`).
 PROPERTY_RUNS ?= 10
 test-deep: setup
 	$(SWIFT) build --build-tests
-	FAMCTL_PROPERTY_RUNS=$(PROPERTY_RUNS) $(SWIFT) test --skip-build --parallel --num-workers 2
+	FAMCTL_PROPERTY_RUNS=$(PROPERTY_RUNS) FAMCTL_CRASH_KILLS=$$((40 * $(PROPERTY_RUNS))) FAMCTL_CRASH_KILLS_MIXED=$$((160 * $(PROPERTY_RUNS))) \
+	  $(SWIFT) test --skip-build --parallel --num-workers 2
 
 clean:
 	rm -rf .build
