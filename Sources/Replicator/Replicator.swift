@@ -1067,11 +1067,9 @@ public final class Replicator {
         // holds now (a device's first segments are read in the same round).
         // (The log's authors, once: after the round's events are in.)
         let versionAuthors = versionNotes.isEmpty && token != "listing" ? [] : Set(try log.heads(in: family).keys.map(\.hex))
-        if !versionNotes.isEmpty {
-            // (A server that stalls or asks to wait is not asked again this round.)
-            for note in versionNotes where versionAuthors.contains(note.folder) {
-                guard readVersionNote(note.path, folder: note.folder, tag: note.tag) else { break }
-            }
+        // (A server that stalls or asks to wait is not asked again this round.)
+        for note in versionNotes where versionAuthors.contains(note.folder) {
+            guard readVersionNote(note.path, folder: note.folder, tag: note.tag) else { break }
         }
         // What a full listing showed of the others' notes: none is news too
         // (a device that came back removed its own).

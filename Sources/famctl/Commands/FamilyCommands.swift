@@ -345,9 +345,8 @@ enum SettingsSyncCommand: Command {
             let behind = StatusCommand.famctlOf(home, seenBy: replicator).filter { $0.value.age == .older }.keys.sorted()
             if !behind.isEmpty {
                 let names = behind.map { "\($0.short) \(TerminalText.name(home.projector.household.members[$0]?.name ?? "?"))" }.joined(separator: ", ")
-                let tell = (behind.count == 1
-                    ? "famctl: warning: \(names) runs an older famctl, which may not follow this move: it goes on syncing at the old location, and its changes stop reaching this device. "
-                    : "famctl: warning: \(names) run an older famctl, which may not follow this move: they go on syncing at the old location, and their changes stop reaching this device. ")
+                let (runs, goes, its) = behind.count == 1 ? ("runs", "it goes", "its") : ("run", "they go", "their")
+                let tell = "famctl: warning: \(names) \(runs) an older famctl, which may not follow this move: \(goes) on syncing at the old location, and \(its) changes stop reaching this device. "
                     + "Upgrade famctl there, or set the new location there too ('famctl settings sync \(location.optionText)')."
                 warning = warning.map { $0 + "\n" + tell } ?? tell
             }
