@@ -15,6 +15,10 @@ final class FamctlRunner {
 
     let root: String
     var home: String { root + "/home" }
+    /// Variables set for every run of this runner (a run's own `env`
+    /// overrides them): a test of a server that fails on purpose shortens
+    /// the back-off it does not test.
+    var environment: [String: String] = [:]
 
     init() {
         root = NSTemporaryDirectory() + "famctl-e2e-" + UUID().uuidString
@@ -52,6 +56,7 @@ final class FamctlRunner {
         var environment = ProcessInfo.processInfo.environment
         environment["FAMCTL_HOME"] = home
         environment["TZ"] = "UTC"
+        for (k, v) in self.environment { environment[k] = v }
         for (k, v) in env { environment[k] = v }
         p.environment = environment
         let out = Pipe(), err = Pipe()

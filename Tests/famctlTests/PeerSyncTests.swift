@@ -398,6 +398,8 @@ struct PeerSyncTests {
             var devices: [String: FamctlRunner] = [:]
             for way in ["full", "noblobs", "broken"] {
                 let r = FamctlRunner()
+                // A back-off of a second where a write fails: its length is not what is tested.
+                r.environment["FAMCTL_SYNC_RETRY_SECONDS"] = "1"
                 try r.ok("accept", try mum.ok("invite"), "--name", way, "--peer", url.replacingOccurrences(of: "/dav/", with: "/\(way)/"))
                 devices[way] = r
             }
@@ -462,17 +464,60 @@ struct PeerSyncTests {
     /// A server that passes the probe, then fails every request (500): the
     /// publish waits its back-off out, and the pull that follows asks once,
     /// not through a second back-off (which doubled the round).
+    /// `FAMCTL_SYNC_RETRY_SECONDS` sets how long the back-off lasts (a
+    /// second here: the default's 25 s would test nothing more) but not its
+    /// eight attempts; 0 makes one; a value out of its range is refused
+    /// before anything is asked.
     @Test(.againstAHang)
     func aServerFailingAfterTheProbeCostsOneBackOff() throws {
-        let server = try Self.passingTheProbe { c in c.write("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n") }
+        let failed = FailedRequests()
+        let server = try Self.passingTheProbe { c in
+            failed.add(c.request.components(separatedBy: "\r\n")[0])
+            c.write("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")
+        }
         defer { server.stop() }
         let mum = try FamctlRunner.mum(peer: server.url)
-        let before = server.requests
-        let r = try mum.run("sync")
+        var (before, failedBefore) = (server.requests, failed.count)
+        let r = try mum.run(["sync"], env: ["FAMCTL_SYNC_RETRY_SECONDS": "1"])
         #expect(r.code == 75 && r.stderr.contains("500"), "exit \(r.code): \(r.stderr)")
         // The probe's few, the publish's eight tries, and the pull's one.
         let made = server.requests - before
         #expect(made <= 8 + 8, "\(made) requests: the pull went through a back-off of its own")
+        // Failed: the listing of its own folder and the pull's, once each;
+        // the segment's upload, eight times.
+        func failedSince(_ start: Int) -> (puts: Int, others: Int, lines: [String]) {
+            let lines = Array(failed.lines.dropFirst(start))
+            let puts = lines.filter { $0.hasPrefix("PUT ") && $0.contains(".seg ") }.count
+            return (puts, lines.count - puts, lines)
+        }
+        let backedOff = failedSince(failedBefore)
+        #expect(backedOff.puts == 8 && backedOff.others == 2, "not the upload's eight attempts and two listings: \(backedOff.lines)")
+
+        (before, failedBefore) = (server.requests, failed.count)
+        let started = Date()
+        let single = try mum.run(["sync"], env: ["FAMCTL_SYNC_RETRY_SECONDS": "0"])
+        let took = Date().timeIntervalSince(started)
+        #expect(single.code == 75 && single.stderr.contains("500"), "exit \(single.code): \(single.stderr)")
+        let once = failedSince(failedBefore)
+        #expect(once.puts == 1 && once.others == 2, "not the upload's one attempt and two listings: \(once.lines)")
+        #expect(took < 10, "\(took) s: a back-off")
+
+        for wrong in ["-1", "41", "soon", "1e9"] {
+            before = server.requests
+            let refused = try mum.run(["sync"], env: ["FAMCTL_SYNC_RETRY_SECONDS": wrong])
+            #expect(refused.code == 64 && refused.stderr.contains("FAMCTL_SYNC_RETRY_SECONDS '\(wrong)' is not a number of seconds from 0 to 40"),
+                    "\(wrong): exit \(refused.code): \(refused.stderr)")
+            #expect(server.requests == before, "\(wrong): \(server.requests - before) request(s) made with a setting refused")
+        }
+    }
+
+    /// The requests a scripted server failed on purpose.
+    final class FailedRequests: @unchecked Sendable {
+        private let lock = NSLock()
+        private var failed: [String] = []
+        func add(_ line: String) { lock.withLock { failed.append(line) } }
+        var count: Int { lock.withLock { failed.count } }
+        var lines: [String] { lock.withLock { failed } }
     }
 
     /// What stands in the way on the server is said for what it is, and the
@@ -717,7 +762,10 @@ struct PeerSyncTests {
         try ApacheWebDAV.with { url, directory in
             let mum = try FamctlRunner.mum(peer: url)
             let port = try #require(URL(string: url)?.port)
-            let watch = try LoggedProcess(FamctlRunner.binary, ["--home", mum.home, "sync", "--watch", "--interval", "0.2"], log: mum.root + "/watch.log")
+            // (The failed round's back-off a second, not 25: not what is tested.)
+            let watch = try LoggedProcess(FamctlRunner.binary, ["--home", mum.home, "sync", "--watch", "--interval", "0.2"],
+                                          environment: ProcessInfo.processInfo.environment.merging(["FAMCTL_SYNC_RETRY_SECONDS": "1"]) { $1 },
+                                          log: mum.root + "/watch.log")
             #expect(watch.waitFor("published"), "\(watch.said)")
             // The server goes away, and another starts on its address (empty).
             _ = Subprocess.script([ApacheWebDAV.script, "stop", directory])
@@ -1387,7 +1435,8 @@ struct FailedRoundSaysWhatItDidTests {
             let failing = ids.max { $0.id < $1.id }!, served = ids.min { $0.id < $1.id }!
             #expect(FileManager.default.createFile(atPath: base + "/fail-reads-" + failing.id, contents: nil))
             try gran.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5")
-            let r = try gran.run("sync")
+            // (A back-off of a second, not 25: its length is not what is tested.)
+            let r = try gran.run(["sync"], env: ["FAMCTL_SYNC_RETRY_SECONDS": "1"])
             #expect(r.code == 75 && r.stderr.contains("500"), "exit \(r.code): \(r.stdout) \(r.stderr)")
             #expect(r.stderr.contains("(before it failed, the round published 1 event(s) of this device and pulled ") && r.stderr.contains("2 file(s) not yet arrived"), "\(r.stderr)")
             let list = try gran.ok("record", "list")

@@ -1012,6 +1012,8 @@ extension Home {
     /// The peer of ``replicator(probe:withCredentials:at:)``, alone (the
     /// old location a move carries photos from).
     func peer(probe: Bool = true, withCredentials: Bool = true, at location: Location? = nil) throws -> RetryingPeer {
+        // Read first: a wrong setting is refused before anything is asked.
+        let retry = try Self.syncRetrySeconds()
         let base: any Peer
         switch location ?? Location.stored(in: self) {
         case .directory(let dir):
@@ -1039,8 +1041,26 @@ extension Home {
         }
         // Ctrl-C in `sync --watch` also cuts short a wait between retries
         // (a server's `Retry-After`, the back-off), not only a request.
-        return RetryingPeer(base, isCancelled: { SyncCommand.stop.load(ordering: .relaxed) })
+        return RetryingPeer(base, attempts: retry == 0 ? 1 : 8, initialDelay: retry / Self.backOffMultiple,
+                            isCancelled: { SyncCommand.stop.load(ordering: .relaxed) })
     }
+
+    /// How long, about, a request to the shared folder or server that keeps
+    /// failing is retried with back-off: `FAMCTL_SYNC_RETRY_SECONDS` (a
+    /// decimal number from 0 to 40; 0 asks each request once), else about
+    /// 25 (a first wait of 0.2 s).
+    static func syncRetrySeconds() throws -> Double {
+        guard let text = ProcessInfo.processInfo.environment["FAMCTL_SYNC_RETRY_SECONDS"], !text.isEmpty else { return 0.2 * backOffMultiple }
+        guard let s = DecimalText.parse(text), s >= 0, s <= 40 else {
+            throw CLIError(.usage, "FAMCTL_SYNC_RETRY_SECONDS '\(text)' is not a number of seconds from 0 to 40",
+                           hint: "It is how long a sync retries a folder or server that keeps failing (25 when unset); 0 asks each request once.")
+        }
+        return s
+    }
+
+    /// The back-off's seven waits, before jitter, are the first wait
+    /// times 1, 2, 4 … 64: 127 first waits in all.
+    static let backOffMultiple = 127.0
 
     /// Over a shared folder, refuses to write while this device's own folder
     /// names segments of its chain past what its log holds that no sync of
