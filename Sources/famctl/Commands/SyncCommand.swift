@@ -16,6 +16,13 @@ enum SyncCommand: Command {
             verified yet (still arriving, damaged, placeholders) are retried next time and
             never deleted. --watch keeps going: it publishes shortly after each change
             (0.6 s of quiet) and pulls every --interval seconds; Ctrl-C stops it cleanly.
+
+            Environment: FAMCTL_SYNC_RETRY_SECONDS, about how long a folder or server
+            that keeps failing is retried (0 to 40, default 25; 0 asks each request
+            once); FAMCTL_PEER_TIMEOUT, the seconds a WebDAV request may go without a
+            byte (1 to 600, default 20); FAMCTL_PEER_CA_FILE, the server's CA certificate
+            (PEM); FAMCTL_PEER_USER and FAMCTL_PEER_PASSWORD, or FAMCTL_NETRC, its
+            login; FAMCTL_PEER_ALLOW_HTTP=1, to send a login over http://.
             """,
         options: [
             .flag("--watch", "Keep syncing until interrupted."),
