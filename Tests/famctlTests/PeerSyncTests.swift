@@ -477,7 +477,7 @@ struct PeerSyncTests {
         }
         defer { server.stop() }
         let mum = try FamctlRunner.mum(peer: server.url)
-        var (before, failedBefore) = (server.requests, failed.count)
+        var (before, failedBefore) = (server.requests, failed.lines.count)
         let r = try mum.run(["sync"], env: ["FAMCTL_SYNC_RETRY_SECONDS": "1"])
         #expect(r.code == 75 && r.stderr.contains("500"), "exit \(r.code): \(r.stderr)")
         // The probe's few, the publish's eight tries, and the pull's one.
@@ -493,7 +493,7 @@ struct PeerSyncTests {
         let backedOff = failedSince(failedBefore)
         #expect(backedOff.puts == 8 && backedOff.others == 2, "not the upload's eight attempts and two listings: \(backedOff.lines)")
 
-        (before, failedBefore) = (server.requests, failed.count)
+        (before, failedBefore) = (server.requests, failed.lines.count)
         let started = Date()
         let single = try mum.run(["sync"], env: ["FAMCTL_SYNC_RETRY_SECONDS": "0"])
         let took = Date().timeIntervalSince(started)
@@ -516,7 +516,6 @@ struct PeerSyncTests {
         private let lock = NSLock()
         private var failed: [String] = []
         func add(_ line: String) { lock.withLock { failed.append(line) } }
-        var count: Int { lock.withLock { failed.count } }
         var lines: [String] { lock.withLock { failed } }
     }
 

@@ -989,9 +989,16 @@ extension Home {
     /// How long a WebDAV request may go without a byte, or take to connect,
     /// before it fails: `FAMCTL_PEER_TIMEOUT` seconds (1 to 600), else 20.
     static func peerTimeout() throws -> TimeInterval {
-        guard let text = ProcessInfo.processInfo.environment["FAMCTL_PEER_TIMEOUT"], !text.isEmpty else { return 20 }
-        guard let s = DecimalText.parse(text), s >= 1, s <= 600 else {
-            throw CLIError(.usage, "FAMCTL_PEER_TIMEOUT '\(text)' is not a number of seconds from 1 to 600")
+        try seconds(from: "FAMCTL_PEER_TIMEOUT", in: 1...600, unset: 20)
+    }
+
+    /// The decimal number of seconds the environment variable `name` gives,
+    /// `unset` when it is not set or empty; a value outside `range` (or no
+    /// number) is refused with 64, `hint` saying what it sets.
+    static func seconds(from name: String, in range: ClosedRange<Double>, unset: Double, hint: String? = nil) throws -> Double {
+        guard let text = ProcessInfo.processInfo.environment[name], !text.isEmpty else { return unset }
+        guard let s = DecimalText.parse(text), range.contains(s) else {
+            throw CLIError(.usage, "\(name) '\(text)' is not a number of seconds from \(Int(range.lowerBound)) to \(Int(range.upperBound))", hint: hint)
         }
         return s
     }
@@ -1057,12 +1064,8 @@ extension Home {
     /// decimal number from 0 to 40; 0 asks each request once), else about
     /// 25 (a first wait of 0.2 s).
     static func syncRetrySeconds() throws -> Double {
-        guard let text = ProcessInfo.processInfo.environment["FAMCTL_SYNC_RETRY_SECONDS"], !text.isEmpty else { return 0.2 * backOffMultiple }
-        guard let s = DecimalText.parse(text), s >= 0, s <= 40 else {
-            throw CLIError(.usage, "FAMCTL_SYNC_RETRY_SECONDS '\(text)' is not a number of seconds from 0 to 40",
-                           hint: "It is how long a sync retries a folder or server that keeps failing (25 when unset); 0 asks each request once.")
-        }
-        return s
+        try seconds(from: "FAMCTL_SYNC_RETRY_SECONDS", in: 0...40, unset: 0.2 * backOffMultiple,
+                    hint: "It is how long a sync retries a folder or server that keeps failing (25 when unset); 0 asks each request once.")
     }
 
     /// The back-off's seven waits, before jitter, are the first wait
