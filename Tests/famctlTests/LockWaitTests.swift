@@ -43,15 +43,36 @@ struct LockWaitTests {
         return holder
     }
 
-    /// famctl run with `args` in the background, its output dropped.
-    static func started(_ args: [String]) throws -> Process {
+    /// famctl run with `args` in the background, its output dropped, its
+    /// errors written to the file `stderr` if one is named.
+    static func started(_ args: [String], stderr: String? = nil) throws -> Process {
         let p = Process()
         p.executableURL = FamctlRunner.binary
         p.arguments = args
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
+        if let stderr {
+            #expect(FileManager.default.createFile(atPath: stderr, contents: nil))
+            p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
+        } else {
+            p.standardError = FileHandle.nullDevice
+        }
         try p.run()
         return p
+    }
+
+    /// The text of the file at `path` (empty if there is none).
+    static func text(of path: String) -> String {
+        String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
+    }
+
+    /// Whether the file at `path` comes to hold `text` within `seconds`.
+    static func waitFor(_ text: String, in path: String, seconds: Double) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if Self.text(of: path).contains(text) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return Self.text(of: path).contains(text)
     }
 
     /// Sends SIGINT (Ctrl-C) to `p` and waits for it: the seconds it took to stop.
@@ -89,19 +110,30 @@ struct LockWaitTests {
         release.signal()
         done.wait()
 
-        done = Self.holdWriteLock(db, for: 6)
-        let added = try f.run("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4")
-        #expect(added.code == 0 && added.stderr.contains("famctl: waiting for another famctl process to finish with this home's database"), "\(added.stderr)")
+        // Held until the writer says it waits (a minute at most), then let go:
+        // the writer goes on and succeeds.
+        let letGo = DispatchSemaphore(value: 0)
+        done = Self.holdWriteLock(db, for: 60, release: letGo)
+        let said = f.root + "/writer.stderr"
+        let adding = try Self.started(["--home", f.home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"], stderr: said)
+        let note = "famctl: waiting for another famctl process to finish with this home's database"
+        let noted = Self.waitFor(note, in: said, seconds: 60)
+        letGo.signal()
         done.wait()
+        adding.waitUntilExit()
+        #expect(noted, "the writer did not say it waits: \(Self.text(of: said))")
+        #expect(adding.terminationStatus == 0, "\(Self.text(of: said))")
         #expect(try f.ok("record", "list").split(separator: "\n").count == 2)
         // A watch stopped with Ctrl-C while a round waits for the lock stops at once, not after the wait.
         try f.ok("family", "create", "--name", "F", "--dir", f.root + "/shared")
-        done = Self.holdWriteLock(db, for: 8)
+        let letGoAgain = DispatchSemaphore(value: 0)
+        done = Self.holdWriteLock(db, for: 60, release: letGoAgain)
         // A change to publish, so that the round writes.
         let writer = try Self.started(["--home", f.home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=5"])
         let watch = try Self.started(["--home", f.home, "sync", "--watch", "--interval", "0.5"])
         Thread.sleep(forTimeInterval: 2)
         #expect(Self.interrupt(watch) < 3, "the watch sat out the lock's wait")
+        letGoAgain.signal()
         done.wait()
         writer.waitUntilExit()
         for bad in ["abc", "-1", "5000"] {
