@@ -43,36 +43,15 @@ struct LockWaitTests {
         return holder
     }
 
-    /// famctl run with `args` in the background, its output dropped, its
-    /// errors written to the file `stderr` if one is named.
-    static func started(_ args: [String], stderr: String? = nil) throws -> Process {
+    /// famctl run with `args` in the background, its output dropped.
+    static func started(_ args: [String]) throws -> Process {
         let p = Process()
         p.executableURL = FamctlRunner.binary
         p.arguments = args
         p.standardOutput = FileHandle.nullDevice
-        if let stderr {
-            #expect(FileManager.default.createFile(atPath: stderr, contents: nil))
-            p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderr))
-        } else {
-            p.standardError = FileHandle.nullDevice
-        }
+        p.standardError = FileHandle.nullDevice
         try p.run()
         return p
-    }
-
-    /// The text of the file at `path` (empty if there is none).
-    static func text(of path: String) -> String {
-        String(decoding: FileManager.default.contents(atPath: path) ?? Data(), as: UTF8.self)
-    }
-
-    /// Whether the file at `path` comes to hold `text` within `seconds`.
-    static func waitFor(_ text: String, in path: String, seconds: Double) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if Self.text(of: path).contains(text) { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return Self.text(of: path).contains(text)
     }
 
     /// Sends SIGINT (Ctrl-C) to `p` and waits for it: the seconds it took to stop.
@@ -114,15 +93,14 @@ struct LockWaitTests {
         // the writer goes on and succeeds.
         let letGo = DispatchSemaphore(value: 0)
         done = Self.holdWriteLock(db, for: 60, release: letGo)
-        let said = f.root + "/writer.stderr"
-        let adding = try Self.started(["--home", f.home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"], stderr: said)
-        let note = "famctl: waiting for another famctl process to finish with this home's database"
-        let noted = Self.waitFor(note, in: said, seconds: 60)
+        let adding = try LoggedProcess(FamctlRunner.binary, ["--home", f.home, "record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=4"],
+                                       log: f.root + "/writer.log")
+        let noted = adding.waitFor("famctl: waiting for another famctl process to finish with this home's database", seconds: 60)
         letGo.signal()
         done.wait()
-        adding.waitUntilExit()
-        #expect(noted, "the writer did not say it waits: \(Self.text(of: said))")
-        #expect(adding.terminationStatus == 0, "\(Self.text(of: said))")
+        adding.process.waitUntilExit()
+        #expect(noted, "the writer did not say it waits: \(adding.said)")
+        #expect(adding.process.terminationStatus == 0, "\(adding.said)")
         #expect(try f.ok("record", "list").split(separator: "\n").count == 2)
         // A watch stopped with Ctrl-C while a round waits for the lock stops at once, not after the wait.
         try f.ok("family", "create", "--name", "F", "--dir", f.root + "/shared")

@@ -470,14 +470,15 @@ struct PeerSyncTests {
     /// before anything is asked.
     @Test(.againstAHang)
     func aServerFailingAfterTheProbeCostsOneBackOff() throws {
-        let failed = FailedRequests()
+        // The first line of each request the server failed on purpose.
+        let failed = Mutex<[String]>([])
         let server = try Self.passingTheProbe { c in
-            failed.add(c.request.components(separatedBy: "\r\n")[0])
+            failed.withLock { $0.append(c.request.components(separatedBy: "\r\n")[0]) }
             c.write("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n")
         }
         defer { server.stop() }
         let mum = try FamctlRunner.mum(peer: server.url)
-        var (before, failedBefore) = (server.requests, failed.lines.count)
+        var (before, failedBefore) = (server.requests, failed.withLock { $0.count })
         let r = try mum.run(["sync"], env: ["FAMCTL_SYNC_RETRY_SECONDS": "1"])
         #expect(r.code == 75 && r.stderr.contains("500"), "exit \(r.code): \(r.stderr)")
         // The probe's few, the publish's eight tries, and the pull's one.
@@ -486,14 +487,14 @@ struct PeerSyncTests {
         // Failed: the listing of its own folder and the pull's, once each;
         // the segment's upload, eight times.
         func failedSince(_ start: Int) -> (puts: Int, others: Int, lines: [String]) {
-            let lines = Array(failed.lines.dropFirst(start))
+            let lines = Array(failed.withLock { $0 }.dropFirst(start))
             let puts = lines.filter { $0.hasPrefix("PUT ") && $0.contains(".seg ") }.count
             return (puts, lines.count - puts, lines)
         }
         let backedOff = failedSince(failedBefore)
         #expect(backedOff.puts == 8 && backedOff.others == 2, "not the upload's eight attempts and two listings: \(backedOff.lines)")
 
-        (before, failedBefore) = (server.requests, failed.lines.count)
+        (before, failedBefore) = (server.requests, failed.withLock { $0.count })
         let started = Date()
         let single = try mum.run(["sync"], env: ["FAMCTL_SYNC_RETRY_SECONDS": "0"])
         let took = Date().timeIntervalSince(started)
@@ -509,14 +510,6 @@ struct PeerSyncTests {
                     "\(wrong): exit \(refused.code): \(refused.stderr)")
             #expect(server.requests == before, "\(wrong): \(server.requests - before) request(s) made with a setting refused")
         }
-    }
-
-    /// The requests a scripted server failed on purpose.
-    final class FailedRequests: @unchecked Sendable {
-        private let lock = NSLock()
-        private var failed: [String] = []
-        func add(_ line: String) { lock.withLock { failed.append(line) } }
-        var lines: [String] { lock.withLock { failed } }
     }
 
     /// What stands in the way on the server is said for what it is, and the
