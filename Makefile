@@ -5,7 +5,7 @@
 #
 SHELL := /bin/bash
 SWIFT ?= swift
-DEB_PACKAGES := libsqlite3-dev libsodium-dev libcurl4-openssl-dev pkg-config syncthing curl jq apache2 openssl faketime
+DEB_PACKAGES := libsqlite3-dev libsodium-dev libcurl4-openssl-dev pkg-config syncthing curl jq apache2 openssl faketime strace
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: setup build release demo test test-deep clean bench fuzz

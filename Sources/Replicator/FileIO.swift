@@ -290,6 +290,16 @@ public enum FileIO {
             guard n > 0 else { throw failure("write") }
             done += n
         }
+        // A file made through a link (its target was not there yet) is a
+        // file like any other once written: it and its entry are made
+        // durable before the write is said done. A device, a pipe or a
+        // socket has nothing to keep.
+        var st = stat()
+        guard create != nil, fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return }
+        guard fsync(fd) == 0 else { throw failure("fsync") }
+        guard let resolved = realpath(path, nil) else { throw failure("realpath") }
+        defer { free(resolved) }
+        try fsyncDirectory((String(cString: resolved) as NSString).deletingLastPathComponent)
     }
 
     /// Creates an empty file with `mode`; fails if `path` exists.
@@ -348,6 +358,32 @@ public enum FileIO {
             }
         }
         return try body()
+    }
+
+    /// Makes the folder `path` and each missing folder above it, as
+    /// `FileManager.createDirectory(atPath:withIntermediateDirectories:attributes:)`
+    /// does (its errors as it throws them), then makes each new folder's
+    /// entry durable: a folder made is in its parent only once the parent is
+    /// fsynced, and a power cut before that may take it away with every file
+    /// fsynced into it since (a new home with its key, the family's folder
+    /// with the segments published there, the photo cache with a photo's
+    /// only copy). Each new folder's parent is fsynced, the topmost first.
+    /// - Throws: Foundation's error when a folder cannot be made; a
+    ///   ``Failure`` when a parent cannot be fsynced.
+    public static func createDirectories(atPath path: String, attributes: [FileAttributeKey: Any]? = nil) throws {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var missing: [String] = []
+        var folder = (absolute as NSString).standardizingPath
+        while folder != "/", !folder.isEmpty {
+            var st = stat()
+            if lstat(folder, &st) == 0 { break }
+            missing.append(folder)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: attributes)
+        for made in missing.reversed() {
+            try fsyncDirectory((made as NSString).deletingLastPathComponent)
+        }
     }
 
     public static func fsyncDirectory(_ dir: String) throws(Failure) {

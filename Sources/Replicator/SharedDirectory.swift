@@ -145,12 +145,12 @@ public final class SharedDirectory {
             if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), !isFolder.boolValue { throw .notADirectory(path) }
         }
         do {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try FileIO.createDirectories(atPath: dir)
         } catch {
             throw .notWritable(dir, FileIO.reason(error, creating: dir))
         }
         do {
-            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileIO.createDirectories(atPath: staging, attributes: [.posixPermissions: 0o700])
         } catch {
             throw .staging(staging, FileIO.reason(error, creating: staging))
         }

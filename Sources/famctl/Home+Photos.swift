@@ -784,7 +784,7 @@ extension Home {
     /// file in its place) is said so, with what to do.
     func makePhotoDirectory() throws {
         do {
-            try FileManager.default.createDirectory(atPath: photoDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileIO.createDirectories(atPath: photoDirectory, attributes: [.posixPermissions: 0o700])
         } catch {
             throw CLIError(.cantCreate, "cannot make the photo cache's folder: \(FileIO.reason(error, creating: photoDirectory)); nothing was written",
                            hint: "Move what is at \(photoDirectory) away; famctl makes the folder again.")

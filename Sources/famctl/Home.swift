@@ -368,7 +368,7 @@ final class Home {
                            hint: "Make the home outside the shared folder (the default ~/.local/share/famctl, or another --home), and give the folder with --dir.")
         }
         do {
-            try fm.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileIO.createDirectories(atPath: path, attributes: [.posixPermissions: 0o700])
             // An existing directory keeps its mode otherwise; a home is private.
             try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
         } catch {

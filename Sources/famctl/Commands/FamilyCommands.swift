@@ -164,7 +164,7 @@ enum Location {
     func prepare(home: String) throws(CLIError) {
         guard case .directory(let d) = self else { return }
         try Home.checkApart(home: home, shared: d)
-        do { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) } catch {
+        do { try FileIO.createDirectories(atPath: d) } catch {
             throw CLIError(.cantCreate, "cannot create the shared directory \(d): \(FileIO.reason(error, creating: d))")
         }
     }

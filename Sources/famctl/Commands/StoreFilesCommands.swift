@@ -150,7 +150,7 @@ enum ExportStoresCommand: Command {
     static func write(from projector: Projector, to dir: String, inv: Invocation, salvaged: Bool = false, privateChain: Bool = false,
                       only: (records: Set<String>, subjects: Set<String>)? = nil) throws {
         do {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileIO.createDirectories(atPath: dir, attributes: [.posixPermissions: 0o700])
         } catch {
             throw CLIError(.cantCreate, "cannot create \(dir): \(FileIO.reason(error, creating: dir))")
         }

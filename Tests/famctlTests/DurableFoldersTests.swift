@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// What a power cut may take: a folder famctl makes is in its parent only
+/// once the parent is fsynced, and files fsynced into a new folder are lost
+/// with it otherwise (a `kill -9` cannot show this: the kernel's cache
+/// survives a killed process, not a power cut). famctl is run under
+/// `strace`, which records its real system calls, and every folder it makes
+/// must have its parent fsynced before the command ends; so must a file
+/// `photo get --out` makes through a link.
+struct DurableFoldersTests {
+    /// One traced run: famctl's result, and its `mkdir`s and fsyncs in order.
+    struct Trace {
+        enum Call: Equatable { case made(String), synced(String) }
+        let result: (code: Int32, stdout: String, stderr: String)
+        let calls: [Call]
+
+        /// The folders made whose parent no later fsync covers.
+        var foldersNotDurable: [String] {
+            calls.enumerated().compactMap { i, call in
+                guard case .made(let folder) = call else { return nil }
+                let parent = (folder as NSString).deletingLastPathComponent
+                return calls[(i + 1)...].contains(.synced(parent)) ? nil : folder
+            }
+        }
+
+        var made: [String] { calls.compactMap { if case .made(let f) = $0 { f } else { nil } } }
+    }
+
+    /// Runs `famctl args…` for `runner` under strace.
+    static func traced(_ runner: FamctlRunner, _ args: String...) throws -> Trace {
+        let log = runner.root + "/strace-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        // -f: every thread; -y: the path behind each descriptor; -s: whole paths.
+        p.arguments = ["-f", "-y", "-s", "4096", "-e", "trace=mkdir,mkdirat,fsync,fdatasync", "-e", "signal=none", "-o", log,
+                       FamctlRunner.binary.path] + args
+        var environment = ProcessInfo.processInfo.environment
+        environment["FAMCTL_HOME"] = runner.home
+        environment["TZ"] = "UTC"
+        p.environment = environment
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let readErr = FamctlRunner.drainInBackground(err.fileHandleForReading.fileDescriptor)
+        let stdout = String(decoding: FamctlRunner.drain(out.fileHandleForReading.fileDescriptor), as: UTF8.self)
+        let stderr = String(decoding: readErr(), as: UTF8.self)
+        p.waitUntilExit()
+        let text = try String(contentsOfFile: log, encoding: .utf8)
+        let made = try Regex(#"\bmkdir(?:at)?\((?:AT_FDCWD, )?"([^"]+)""#)
+        let synced = try Regex(#"\bf(?:data)?sync\(\d+<([^>]+)>"#)
+        var calls: [Trace.Call] = []
+        for line in text.split(separator: "\n") {
+            // A mkdir that failed (the folder was there) made nothing.
+            if let m = try made.firstMatch(in: line), !line.contains("= -1") {
+                calls.append(.made(String(m.output[1].substring ?? "")))
+            } else if let m = try synced.firstMatch(in: line) {
+                calls.append(.synced(String(m.output[1].substring ?? "")))
+            }
+        }
+        return Trace(result: (p.terminationStatus, stdout.trimmingCharacters(in: .whitespacesAndNewlines), stderr), calls: calls)
+    }
+
+    @Test func everyFolderMadeIsDurableBeforeTheCommandEnds() throws {
+        let mum = FamctlRunner()
+        let root = mum.root
+        let shared = root + "/sync/family"
+        let export = root + "/backup/stores/today"
+        var traces: [String: Trace] = [:]
+        func step(_ name: String, _ trace: Trace) throws -> String {
+            #expect(trace.result.code == 0, "\(name): \(trace.result.stderr)")
+            traces[name] = trace
+            return trace.result.stdout
+        }
+        _ = try step("init", Self.traced(mum, "init", "--name", "Mum"))
+        _ = try step("family create", Self.traced(mum, "family", "create", "--name", "F", "--dir", shared))
+        let baby = try mum.ok("subject", "add", "baby")
+        let record = try mum.ok("record", "add", "--focus", baby, "--store", "solidFood", "foods=carrot")
+        let file = root + "/carrots.jpg"
+        try Data(PhotoTests.jpeg(4_000, marker: "durable")).write(to: URL(fileURLWithPath: file))
+        let photo = try step("photo add", Self.traced(mum, "photo", "add", record, file))
+        _ = try step("sync", Self.traced(mum, "sync"))
+        _ = try step("export stores", Self.traced(mum, "export", "stores", export))
+        // `--out` through a link whose target is not there yet: written
+        // through the link, as a file of its own.
+        try FileManager.default.createDirectory(atPath: root + "/pictures", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root + "/latest.jpg", withDestinationPath: root + "/pictures/carrots.jpg")
+        let get = try Self.traced(mum, "photo", "get", "--out", root + "/latest.jpg", photo)
+        _ = try step("photo get", get)
+
+        // The folders each step must make: without them the check below
+        // would pass on a trace that made none.
+        let made = Set(traces.values.flatMap(\.made))
+        let family = try #require(try visibleNames(shared).first, "the family's folder under \(shared)")
+        for folder in [mum.home, root + "/sync", shared, shared + "/" + family, shared + "/" + family + "/blobs",
+                       mum.home + "/photos", root + "/backup", root + "/backup/stores", export] {
+            #expect(made.contains(folder), "no step made \(folder): \(made.sorted())")
+        }
+        for (name, trace) in traces.sorted(by: { $0.key < $1.key }) {
+            #expect(trace.foldersNotDurable.isEmpty, "\(name) made folders whose parent it never fsynced: \(trace.foldersNotDurable)")
+        }
+        // The file made through the link, and its entry in its folder.
+        let written = try Data(contentsOf: URL(fileURLWithPath: root + "/pictures/carrots.jpg"))
+        #expect(Array(written) == PhotoTests.jpeg(4_000, marker: "durable"))
+        #expect(get.calls.contains(Trace.Call.synced(root + "/pictures/carrots.jpg")), "photo get --out through a link never fsynced the file: \(String(describing: get.calls))")
+        #expect(get.calls.contains(Trace.Call.synced(root + "/pictures")), "photo get --out through a link never fsynced its folder: \(String(describing: get.calls))")
+    }
+
+    /// The names in a folder (what `ls` shows), hidden ones left out.
+    private func visibleNames(_ dir: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: dir).filter { !$0.hasPrefix(".") }.sorted()
+    }
+}
