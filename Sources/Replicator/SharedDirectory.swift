@@ -25,6 +25,11 @@ public final class SharedDirectory {
     /// The device folders whose killed writers' leftovers this instance
     /// has removed (``removeLeftovers(in:)``).
     private var cleaned: Set<String> = []
+    /// The file systems (`st_dev`) this instance found apart from the
+    /// staging folder's (a rename from there failed with `EXDEV`): later
+    /// files for a folder on one are written beside their names at once,
+    /// not once in staging and again there.
+    private var besideOnly: Set<UInt64> = []
 
     public init(root: String, family: FamilyID, staging: String) {
         self.root = root
@@ -165,19 +170,27 @@ public final class SharedDirectory {
         defer { close(folder) }
         removeLeftovers(in: dir, onlyOfFilesThere: folderName == "blobs")
         let tmp = staging + "/\(name).\(getpid()).tmp"
+        var st = stat()
+        let device = fstat(folder, &st) == 0 ? UInt64(st.st_dev) : nil
+        let viaStaging = device.map { !besideOnly.contains($0) } ?? true
         // Written first in this home's staging folder: a failure there is
         // this device's, not the shared folder's.
-        do { try write(bytes, to: tmp) } catch {
-            // The process's own file-size limit, wherever the file is.
-            if error.code == EFBIG { throw .overSizeLimit(dir, error.reason) }
-            let full = error.code == ENOSPC || error.code == EDQUOT
-            throw .staging(staging, (full ? "the disk holding it is full: " : "") + error.reason)
+        if viaStaging {
+            do { try write(bytes, to: tmp) } catch {
+                // The process's own file-size limit, wherever the file is.
+                if error.code == EFBIG { throw .overSizeLimit(dir, error.reason) }
+                let full = error.code == ENOSPC || error.code == EDQUOT
+                throw .staging(staging, (full ? "the disk holding it is full: " : "") + error.reason)
+            }
         }
         do {
-            if renameat(AT_FDCWD, tmp, folder, name) != 0 {
-                let e = errno
-                unlink(tmp)
-                guard e == EXDEV else { throw FileIO.Failure(reason: "rename: \(String(cString: strerror(e)))", permissionDenied: e == EACCES, code: e) }
+            if !viaStaging || renameat(AT_FDCWD, tmp, folder, name) != 0 {
+                if viaStaging {
+                    let e = errno
+                    unlink(tmp)
+                    guard e == EXDEV else { throw FileIO.Failure(reason: "rename: \(String(cString: strerror(e)))", permissionDenied: e == EACCES, code: e) }
+                    if let device { besideOnly.insert(device) }
+                }
                 // Another file system: stage beside the target under a name no reader accepts.
                 let beside = ".famctl-\(getpid())-\(name).tmp"
                 try write(bytes, to: beside, in: folder)

@@ -14,6 +14,8 @@ struct DurableFoldersTests {
         enum Call: Equatable { case made(String), synced(String) }
         let result: (code: Int32, stdout: String, stderr: String)
         let calls: [Call]
+        /// Every line strace wrote.
+        let lines: [Substring]
 
         /// The folders made whose parent no later fsync covers.
         var foldersNotDurable: [String] {
@@ -28,13 +30,13 @@ struct DurableFoldersTests {
     }
 
     /// Runs `famctl args…` for `runner` under strace.
-    static func traced(_ runner: FamctlRunner, _ args: String...) throws -> Trace {
+    static func traced(_ runner: FamctlRunner, _ args: String..., calls traced: String = "mkdir,mkdirat,fsync,fdatasync") throws -> Trace {
         let log = runner.root + "/strace-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: log) }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
         // -f: every thread; -y: the path behind each descriptor; -s: whole paths.
-        p.arguments = ["-f", "-y", "-s", "4096", "-e", "trace=mkdir,mkdirat,fsync,fdatasync", "-e", "signal=none", "-o", log,
+        p.arguments = ["-f", "-y", "-s", "4096", "-e", "trace=" + traced, "-e", "signal=none", "-o", log,
                        FamctlRunner.binary.path] + args
         var environment = ProcessInfo.processInfo.environment
         environment["FAMCTL_HOME"] = runner.home
@@ -52,7 +54,8 @@ struct DurableFoldersTests {
         let made = try Regex(#"\bmkdir(?:at)?\((?:AT_FDCWD, )?"([^"]+)""#)
         let synced = try Regex(#"\bf(?:data)?sync\(\d+<([^>]+)>"#)
         var calls: [Trace.Call] = []
-        for line in text.split(separator: "\n") {
+        let lines = text.split(separator: "\n")
+        for line in lines {
             // A mkdir that failed (the folder was there) made nothing.
             if let m = try made.firstMatch(in: line), !line.contains("= -1") {
                 calls.append(.made(String(m.output[1].substring ?? "")))
@@ -60,7 +63,7 @@ struct DurableFoldersTests {
                 calls.append(.synced(String(m.output[1].substring ?? "")))
             }
         }
-        return Trace(result: (p.terminationStatus, stdout.trimmingCharacters(in: .whitespacesAndNewlines), stderr), calls: calls)
+        return Trace(result: (p.terminationStatus, stdout.trimmingCharacters(in: .whitespacesAndNewlines), stderr), calls: calls, lines: lines)
     }
 
     @Test func everyFolderMadeIsDurableBeforeTheCommandEnds() throws {
@@ -106,6 +109,48 @@ struct DurableFoldersTests {
         #expect(Array(written) == PhotoTests.jpeg(4_000, marker: "durable"))
         #expect(get.calls.contains(Trace.Call.synced(root + "/pictures/carrots.jpg")), "photo get --out through a link never fsynced the file: \(String(describing: get.calls))")
         #expect(get.calls.contains(Trace.Call.synced(root + "/pictures")), "photo get --out through a link never fsynced its folder: \(String(describing: get.calls))")
+    }
+
+    /// A shared folder on another file system than the home (NFS, another
+    /// disk; a tmpfs here): the first file's rename from the home's staging
+    /// folder fails (`EXDEV`) and it is written again beside its name; the
+    /// round's later files go there at once, each written once, not twice.
+    @Test(.enabled(if: CommandLineTests.mayMount(), "needs a tmpfs mount (root, and mounts allowed)"))
+    func aSharedFolderOnAnotherFileSystemGetsEachFileWrittenOnce() throws {
+        let mum = FamctlRunner()
+        let shared = mum.root + "/shared"
+        try PermissionTests.withTmpfs(shared, size: "16m") {
+            try mum.ok("init", "--name", "Mum")
+            try mum.ok("family", "create", "--name", "F", "--dir", shared + "/fam")
+            let baby = try mum.ok("subject", "add", "baby")
+            let record = try mum.ok("record", "add", "--focus", baby, "--store", "solidFood", "foods=carrot")
+            var photos: [String: [UInt8]] = [:]
+            for marker in ["first", "second"] {
+                let file = mum.root + "/\(marker).jpg"
+                let bytes = PhotoTests.jpeg(3_000, marker: marker)
+                try Data(bytes).write(to: URL(fileURLWithPath: file))
+                photos[try mum.ok("photo", "add", record, file)] = bytes
+            }
+            let sync = try Self.traced(mum, "sync", calls: "openat,rename,renameat,renameat2")
+            #expect(sync.result.code == 0, "\(sync.result.stderr)")
+            let created = sync.lines.filter { $0.contains("openat(") && $0.contains("O_CREAT") }
+            let staged = created.filter { $0.contains("\"" + mum.home + "/staging/") }
+            let beside = created.filter { $0.contains("/.famctl-") }
+            // A segment and the two photos' blobs, at least.
+            #expect(beside.count >= 3, "files written beside their names: \(beside)")
+            #expect(staged.count == 1, "files written in staging first: \(staged)")
+            // What went out is whole: Dad reads the record and both photos.
+            let dad = FamctlRunner()
+            try dad.ok("accept", try mum.ok("invite"), "--name", "Dad", "--dir", shared + "/fam")
+            try mum.ok("sync")
+            try dad.ok("sync")
+            #expect(try dad.ok("record", "list").contains("carrot"))
+            for (photo, bytes) in photos {
+                let out = dad.root + "/" + photo + ".jpg"
+                try dad.ok("photo", "get", "--out", out, photo)
+                #expect(Array(try Data(contentsOf: URL(fileURLWithPath: out))) == bytes)
+            }
+        }
     }
 
     /// The names in a folder (what `ls` shows), hidden ones left out.
