@@ -151,11 +151,10 @@ public final class Replicator {
         while through > last {
             let envs = try nextSegment(of: me, after: last, through: through)
             guard !envs.isEmpty else { break }
-            let name = try write(Segment(envelopes: envs))
+            let name = try write(Segment(envelopes: envs), publishing: true)
             report.segments.append(name)
             report.events += envs.count
             last = envs.last!.seq
-            try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)", [.blob(family.bytes), .integer(Int64(last))])
         }
         // Its note of its famctl goes with its first segments at a location
         // (a family made, a join, a move): the others never find its
@@ -649,7 +648,10 @@ public final class Replicator {
     /// never landed: ``republishMissing(listed:)`` forgets it rather than
     /// writing it (its events go out in the segment the next publish
     /// writes).
-    private func write(_ segment: Segment) throws -> String {
+    /// - Parameter publishing: the segment carries this device's events on
+    ///   from `r_published`, which it then advances to its last seq in the
+    ///   commit that confirms it (one fsync of the log, not two).
+    private func write(_ segment: Segment, publishing: Bool = false) throws -> String {
         let bytes = segment.encoded()
         let name = segment.name(for: bytes).description
         let key: [SQLValue] = [.blob(family.bytes), .text(name)]
@@ -657,8 +659,19 @@ public final class Replicator {
         try log.database.run("INSERT OR IGNORE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
                              key + [.integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Self.unconfirmedSize)])
         _ = try create(segment, bytes: bytes, name: name)
-        try log.database.run("INSERT OR REPLACE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
-                             key + [.integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Int64(bytes.count))])
+        func confirm() throws {
+            try log.database.run("INSERT OR REPLACE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
+                                 key + [.integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Int64(bytes.count))])
+        }
+        if publishing {
+            try log.database.transaction {
+                try confirm()
+                try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)",
+                                     [.blob(family.bytes), .integer(Int64(segment.lastSeq))])
+            }
+        } else {
+            try confirm()
+        }
         return name
     }
 
