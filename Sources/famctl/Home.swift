@@ -447,6 +447,9 @@ final class Home {
     /// removed when it holds no events, refused when it does (its device key
     /// is lost, and a new key cannot continue its chain).
     private static func clearUnfinishedCreation(_ path: String) throws {
+        // A key an init killed while writing it left under its temporary
+        // name (`identity.key.tmp-PID`): a private key no device has.
+        FileIO.removeLeftoverTemporaries(in: path)
         let db = path + "/" + databaseFile
         guard FileManager.default.fileExists(atPath: db) else { return }
         let events = try openLog(path).count()

@@ -209,6 +209,23 @@ struct CommandLineTests {
         #expect(FileManager.default.fileExists(atPath: blobOther))
     }
 
+    /// An init killed while writing its key leaves it under a temporary
+    /// name (`identity.key.tmp-PID`): the init run again removes it, and
+    /// keeps one of a process still running.
+    @Test func anInitRunAgainRemovesTheKeyAKilledOneLeft() throws {
+        let f = FamctlRunner()
+        try FileManager.default.createDirectory(atPath: f.home, withIntermediateDirectories: true)
+        let gone: Int32 = 2_147_480_000   // no such process
+        let left = f.home + "/identity.key.tmp-\(gone)", live = f.home + "/identity.key.tmp-\(getpid())"
+        for path in [left, live] {
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 64), attributes: [.posixPermissions: 0o600]))
+        }
+        try f.ok("init", "--name", "Mum")
+        #expect(!FileManager.default.fileExists(atPath: left), "the killed init's key stayed")
+        #expect(FileManager.default.fileExists(atPath: live))
+        #expect(try f.ok("replay").hasSuffix("result: OK"))
+    }
+
     /// Two inits of one new home at once: one makes it, the other waits
     /// and says the home exists (73); the device that said it was made is
     /// the home's. (Both used to say "Created device", one key replacing
