@@ -21,6 +21,11 @@ public final class Replicator {
     /// at a round's full listing when the folder lacks it (or holds
     /// another); `nil`: none is left.
     public var versionNote: VersionNote?
+    /// Seconds between the `last_sync` times written by pulls that take
+    /// in nothing (0: every pull writes it). A watch sets it: its rounds,
+    /// seconds apart, would otherwise each commit to the log (fsyncs and a
+    /// checkpoint every round of an idle day).
+    public var idleRoundsRecordedEvery: TimeInterval = 0
     /// Objects per listing page.
     public static let pageSize = 500
     /// Own segments smaller than this are merged once there are ``compactAfter`` of them.
@@ -1131,7 +1136,7 @@ public final class Replicator {
             else { try setMeta("gaps_retry_at", String(Int64(Date().timeIntervalSince1970) + Self.gapRetryAfter)) }
         }
         report.held = try log.pendingByAuthor(in: family).values.reduce(0, +)
-        try setMeta("last_sync", ISO8601DateFormatter().string(from: Date()))
+        if try roundIsWorthRecording(report) { try setMeta("last_sync", ISO8601DateFormatter().string(from: Date())) }
         try setMeta("last_error", nil)
         return report
     }
@@ -1592,12 +1597,25 @@ public final class Replicator {
         return out
     }
 
+    /// Whether a pull's time is written as `last_sync`: always, unless
+    /// ``idleRoundsRecordedEvery`` is set, the pull took in nothing, and the
+    /// time written is younger than that.
+    private func roundIsWorthRecording(_ report: PullReport) throws -> Bool {
+        guard idleRoundsRecordedEvery > 0, report.accepted == 0,
+              let last = try meta("last_sync"), let at = ISO8601DateFormatter().date(from: last) else { return true }
+        let age = Date().timeIntervalSince(at)
+        return age < 0 || age >= idleRoundsRecordedEvery
+    }
+
     func meta(_ key: String) throws -> String? {
         try log.database.statement("SELECT value FROM r_meta WHERE family = ?1 AND key = ?2").first([.blob(family.bytes), .text(key)]) { $0.text(0) }
     }
 
     /// Records a replicator fact (`token`, `last_sync`, `last_error`); `nil` removes it.
     public func setMeta(_ key: String, _ value: String?) throws {
+        // What is there already is not written again: an idle round would
+        // otherwise commit (and fsync) the same listing token every time.
+        guard try meta(key) != value else { return }
         if let value {
             try log.database.run("INSERT OR REPLACE INTO r_meta(family, key, value) VALUES(?1, ?2, ?3)", [.blob(family.bytes), .text(key), .text(value)])
         } else {

@@ -17,6 +17,28 @@ final class Home {
     static let identityFile = "identity.key"
     static let databaseFile = "famctl.sqlite"
 
+    /// What the log's files (`famctl.sqlite` and its `-wal`) are now: each
+    /// one's inode, size and time of change. Any commit changes it; `nil`
+    /// when the log cannot be looked at.
+    struct LogStamp: Equatable {
+        let parts: [Int]
+    }
+
+    static func logStamp(_ path: String) -> LogStamp? {
+        var parts: [Int] = []
+        for name in [databaseFile, databaseFile + "-wal"] {
+            var st = stat()
+            if stat(path + "/" + name, &st) == 0 {
+                parts += [Int(st.st_ino), Int(st.st_size), Int(st.st_mtim.tv_sec), Int(st.st_mtim.tv_nsec), Int(st.st_ctim.tv_sec), Int(st.st_ctim.tv_nsec)]
+            } else if errno == ENOENT {
+                parts.append(-1)
+            } else {
+                return nil
+            }
+        }
+        return LogStamp(parts: parts)
+    }
+
     let path: String
     let identity: DeviceIdentity
     let log: EventLog

@@ -32,6 +32,9 @@ enum SyncCommand: Command {
     /// Set by SIGINT/SIGTERM; the watch loop stops at its next check.
     static let stop = Atomic<Bool>(false)
     static let debounce: TimeInterval = 0.6
+    /// How often a watch whose rounds take in nothing writes the time of
+    /// its last round (what `status` says), in seconds.
+    static let watchRecordsIdleRoundsEvery: TimeInterval = 60
 
     /// What to do about an own event damaged in the log that the others miss.
     static let damagedOwnHint = "'famctl replay' audits the whole log. The event cannot be made again. First save what the stores hold, this device's records after it included, which did not go out: 'famctl export stores DIR'. Then restore \(Home.databaseFile) from a backup of this home "
@@ -78,6 +81,8 @@ enum SyncCommand: Command {
         var saidNotYet = Set<String>(), saidWarnings = Set<String>()
         var seenHead: UInt64 = 0
         var changedAt: Date?
+        // The log's files as they stood before the last pass, when it ran no round.
+        var unchangedLog: Home.LogStamp?
         // A round that fails for a while (the folder unmounted, the server
         // down, the database busy) does not end the watch: it is said on
         // stderr and tried again, after a wait that doubles up to a minute.
@@ -117,16 +122,25 @@ enum SyncCommand: Command {
                 guard PeerCredentials.stamp(refused.path) != refused.stamp else { continue }
                 netrcAtRefusal = nil
             }
+            // The log as its files stand: unchanged since a pass that ran no
+            // round, and no round due, the home is not opened (a review: ten
+            // opens a second each made and removed its -wal and -shm files,
+            // about 100 KB written a second while nothing happened).
+            let stamp = Home.logStamp(path)
+            let due = Date().timeIntervalSince(lastPull) >= interval || (changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false)
+            if !due, let stamp, stamp == unchangedLog { continue }
+            unchangedLog = nil
             do {
                 // A fresh connection each pass sees what other famctl processes appended.
                 let home = try Home.open(path)
                 let head = try home.log.head(of: home.deviceID, in: home.family).seq
                 if head != seenHead { changedAt = Date(); seenHead = head }
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
+                if !quiet && Date().timeIntervalSince(lastPull) < interval { unchangedLog = stamp }
                 if quiet || Date().timeIntervalSince(lastPull) >= interval {
                     let location = "\(Location.stored(in: home))"
                     let probe = probed.map { $0.location != location || Date().timeIntervalSince($0.at) > Self.probeAgainAfter } ?? true
-                    var r = try round(home, probe: probe)
+                    var r = try round(home, probe: probe, watching: true)
                     if probe { probed = (location, Date()) }
                     // An own segment that stays unreadable is said once a watch, not every round.
                     r.pulled.ownNotRestored.removeAll { warnedOwn.contains($0.path) }
@@ -292,7 +306,9 @@ enum SyncCommand: Command {
 
     /// - Parameter probe: check a WebDAV server's conditional writes first
     ///   (``WebDAVPeer/probe()``); a watch does once, not every round.
-    static func round(_ home: Home, probe: Bool = true) throws -> Round {
+    /// - Parameter watching: a round of `sync --watch`: a pull that takes
+    ///   in nothing writes its time only once a minute (``watchRecordsIdleRoundsEvery``).
+    static func round(_ home: Home, probe: Bool = true, watching: Bool = false) throws -> Round {
         // A home moved into the shared folder since (or the folder set
         // around it): its private key would be copied to every member
         // (a review: it synced without a word). Refused as `family create` refuses it.
@@ -302,7 +318,7 @@ enum SyncCommand: Command {
         do {
             try FileIO.withExclusiveLock(home.path + "/" + lockFile, waitingAtMost: Database.busyWaitSeconds, willWait: {
                 Console.err("famctl: another sync of this home is running; waiting for it to finish")
-            }) { round = Result { try lockedRound(home, probe: probe) } }
+            }) { round = Result { try lockedRound(home, probe: probe, watching: watching) } }
             return try round!.get()
         } catch let e as FileIO.Failure where round == nil && e.timedOut {
             throw CLIError(.tempFail, "another sync of this home (a 'famctl sync --watch', or one still running) holds \(home.path)/\(lockFile) "
@@ -420,11 +436,12 @@ enum SyncCommand: Command {
         return said.isEmpty ? nil : said.joined(separator: "; ")
     }
 
-    private static func lockedRound(_ home: Home, probe: Bool) throws -> Round {
+    private static func lockedRound(_ home: Home, probe: Bool, watching: Bool) throws -> Round {
         // In no family, with a location set all the same (`settings sync`):
         // nobody to sync with, whatever the folder (a review: exit 0, nothing done).
         if home.projector.household.isPrivate, home.knownOwner == nil { throw Home.inNoFamily }
         let replicator = try home.replicator(probe: probe)
+        if watching { replicator.idleRoundsRecordedEvery = watchRecordsIdleRoundsEvery }
         // A move whose note in the old location is not left yet (its process
         // killed first, or the new location not usable then): left once
         // this device reaches the new one.
