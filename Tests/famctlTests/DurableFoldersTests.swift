@@ -33,23 +33,8 @@ struct DurableFoldersTests {
     static func traced(_ runner: FamctlRunner, _ args: String..., calls traced: String = "mkdir,mkdirat,fsync,fdatasync") throws -> Trace {
         let log = runner.root + "/strace-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: log) }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
         // -f: every thread; -y: the path behind each descriptor; -s: whole paths.
-        p.arguments = ["-f", "-y", "-s", "4096", "-e", "trace=" + traced, "-e", "signal=none", "-o", log,
-                       FamctlRunner.binary.path] + args
-        var environment = ProcessInfo.processInfo.environment
-        environment["FAMCTL_HOME"] = runner.home
-        environment["TZ"] = "UTC"
-        p.environment = environment
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let readErr = FamctlRunner.drainInBackground(err.fileHandleForReading.fileDescriptor)
-        let stdout = String(decoding: FamctlRunner.drain(out.fileHandleForReading.fileDescriptor), as: UTF8.self)
-        let stderr = String(decoding: readErr(), as: UTF8.self)
-        p.waitUntilExit()
+        let result = try runner.run(args, under: ["/usr/bin/strace", "-f", "-y", "-s", "4096", "-e", "trace=" + traced, "-e", "signal=none", "-o", log])
         let text = try String(contentsOfFile: log, encoding: .utf8)
         let made = try Regex(#"\bmkdir(?:at)?\((?:AT_FDCWD, )?"([^"]+)""#)
         let synced = try Regex(#"\bf(?:data)?sync\(\d+<([^>]+)>"#)
@@ -63,7 +48,7 @@ struct DurableFoldersTests {
                 calls.append(.synced(String(m.output[1].substring ?? "")))
             }
         }
-        return Trace(result: (p.terminationStatus, stdout.trimmingCharacters(in: .whitespacesAndNewlines), stderr), calls: calls, lines: lines)
+        return Trace(result: (result.code, result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), result.stderr), calls: calls, lines: lines)
     }
 
     @Test func everyFolderMadeIsDurableBeforeTheCommandEnds() throws {

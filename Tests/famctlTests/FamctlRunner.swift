@@ -44,9 +44,14 @@ final class FamctlRunner {
     /// - Parameter throughPath: when given, famctl is started by its name
     ///   by `/bin/sh`, after running this shell text (setting `PATH`, a
     ///   `cd`), as a user's shell starts it.
-    func run(_ args: [String], env: [String: String] = [:], throughPath: String? = nil) throws -> Result {
+    /// - Parameter under: a program and its arguments that famctl is run
+    ///   under (`strace …`), given famctl's path and `args` after them.
+    func run(_ args: [String], env: [String: String] = [:], throughPath: String? = nil, under: [String] = []) throws -> Result {
         let p = Process()
-        if let throughPath {
+        if let program = under.first {
+            p.executableURL = URL(fileURLWithPath: program)
+            p.arguments = Array(under.dropFirst()) + [Self.binary.path] + args
+        } else if let throughPath {
             p.executableURL = URL(fileURLWithPath: "/bin/sh")
             p.arguments = ["-c", throughPath + "; exec famctl \"$@\"", "famctl"] + args
         } else {

@@ -21,6 +21,17 @@ struct SyncWatchTests {
         return (watch, out, log)
     }
 
+    /// Whether `runner`'s `record list` shows `text` within `seconds`
+    /// (a record a watch pulls), asked every 0.2 s.
+    static func lists(_ runner: FamctlRunner, _ text: String, within seconds: TimeInterval) throws -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            Thread.sleep(forTimeInterval: 0.2)
+            if try runner.ok("record", "list").contains(text) { return true }
+        }
+        return false
+    }
+
     /// A watch whose reader went away (`| head -1`) ends, exit 0, even with
     /// nothing more to say: it does not go on syncing for nobody.
     @Test(.againstAHang)
@@ -94,13 +105,7 @@ struct SyncWatchTests {
         // Still syncing: Dad's record reaches Mum through the watch.
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=3", "note=after the quiet")
         try dad.ok("sync")
-        let end = Date().addingTimeInterval(30)
-        var arrived = false
-        while Date() < end, !arrived {
-            Thread.sleep(forTimeInterval: 0.2)
-            arrived = try mum.ok("record", "list").contains("after the quiet")
-        }
-        #expect(arrived, "the watch did not pull Dad's record")
+        #expect(try Self.lists(mum, "after the quiet", within: 30), "the watch did not pull Dad's record")
         kill(watch.processIdentifier, SIGINT)
         watch.waitUntilExit()
         try out.close()
@@ -195,12 +200,8 @@ struct SyncWatchTests {
         try FileManager.default.moveItem(atPath: aside, toPath: family.dir)
         try dad.ok("record", "add", "--focus", "newMom", "--store", "postpartum", "kind=mood", "mood=2", "note=after the outage")
         try dad.ok("sync")
-        var arrived = false
-        while Date() < end.addingTimeInterval(60) && !arrived {
-            Thread.sleep(forTimeInterval: 0.3)
-            arrived = try mum.ok("record", "list").contains("after the outage")
-        }
-        #expect(arrived, "the watch did not sync again once the folder was back")
+        #expect(try Self.lists(mum, "after the outage", within: end.addingTimeInterval(60).timeIntervalSinceNow),
+                "the watch did not sync again once the folder was back")
         kill(watch.processIdentifier, SIGINT)
         watch.waitUntilExit()
         try out.close()
