@@ -10,6 +10,20 @@ import Testing
 /// exactly the damaged events, each for what is wrong with it, and hand the
 /// intact ones to its caller in chain order.
 struct AuditTests {
+    /// A stored fork proof whose two halves are one event proves nothing
+    /// (a file altered by hand): the audit says it does not verify.
+    @Test func aForkProofOfOneEventTwiceDoesNotVerify() throws {
+        let dir = TempDir()
+        let log = try EventLog(path: dir.path + "/log.sqlite")
+        let a = Author(seed: 9)
+        let a1 = a.next()
+        _ = try log.ingest([a1.bytes], family: Author.family)
+        #expect(try log.audit(family: Author.family).isIntact)
+        try log.database.run("INSERT INTO forks(family, author, seq, first_id, second_id, first, second, detected_at) VALUES(?1, ?2, 1, ?3, ?3, ?4, ?4, 0)",
+                             [.blob(Author.family.bytes), .blob(a.id.bytes), .blob(a1.id.bytes), .blob(a1.bytes)])
+        #expect(try log.audit(family: Author.family).failures.map(\.reason) == ["stored fork proof does not verify"])
+    }
+
     @Test(arguments: PropertySeeds.range(0..<3))
     func damageAnywhereInALongLogIsBlamedOnExactlyThoseEvents(seed: UInt64) throws {
         var rng = SplitMixRNG(seed: seed)

@@ -77,6 +77,48 @@ struct ChainGapTests {
         #expect(try other.chainGaps(in: Author.family) == [a.id: [3...3]])
     }
 
+    /// A waiting event whose signature was altered (a version-2 id does not
+    /// cover the signature, so the copy keeps the real event's id and link)
+    /// is not taken into the log when the gap before it fills: it is
+    /// dropped, and its place stays empty for the real one.
+    @Test func aWaitingCopyWithAnAlteredSignatureDoesNotFillTheGap() throws {
+        let dir = TempDir()
+        let a = Author(seed: 24)
+        let envs = (0..<5).map { _ in a.next() }
+        let log = try logWithGap(dir, envs, taking: 3...4)
+        var forged = envs[3].bytes
+        forged[forged.count - 1] ^= 0x01
+        try log.database.run("INSERT INTO pending(id, family, author, seq, received_at, bytes) VALUES(?1, ?2, ?3, 4, 0, ?4)",
+                             [.blob(envs[3].id.bytes), .blob(Author.family.bytes), .blob(a.id.bytes), .blob(forged)])
+        let report = try log.ingest([envs[2].bytes], family: Author.family)
+        #expect(report.accepted.map(\.seq) == [3])
+        #expect(try log.chainGaps(in: Author.family) == [a.id: [4...4]])
+        let failures = try log.audit(family: Author.family).failures.map(\.reason)
+        #expect(!failures.contains { $0.hasPrefix("signature does not verify") }, "an event whose signature does not verify entered the log: \(failures)")
+        // The real one fills it.
+        #expect(try log.ingest([envs[3].bytes], family: Author.family).accepted.map(\.seq) == [4])
+        #expect(try log.audit(family: Author.family).isIntact)
+    }
+
+    /// A gap that runs into its author's fork point: only the seqs below
+    /// the fork point are asked for, and filling the gap stops there.
+    @Test func aGapStopsAtItsAuthorsForkPoint() throws {
+        let dir = TempDir()
+        let a = Author(seed: 25)
+        let envs = (0..<6).map { _ in a.next() }
+        let log = try logWithGap(dir, envs, taking: 3...5)
+        #expect(try log.fillableChainGaps(in: Author.family) == [a.id: [3...5]])
+        // Two events signed for seq 4, both following 3: a fork at 4.
+        let branch = a.forged(seq: 4, previous: envs[2].id, hlcMs: envs[2].hlc.milliseconds + 1)
+        _ = try log.ingest([envs[3].bytes, branch.bytes], family: Author.family)
+        #expect(try log.forkPoint(of: a.id, in: Author.family) == 4)
+        #expect(try log.fillableChainGaps(in: Author.family) == [a.id: [3...3]])
+        // 3 comes back: it fills its place, and nothing at or past the fork point follows it.
+        #expect(try log.ingest([envs[2].bytes], family: Author.family).accepted.map(\.seq) == [3])
+        #expect(try log.chainGaps(in: Author.family) == [a.id: [4...5]])
+        #expect(try log.fillableChainGaps(in: Author.family).isEmpty)
+    }
+
     /// Property: three authors' chains, random events taken out of them
     /// (heads kept), then every event read again in a random order and in
     /// random batches: the log ends holding exactly what it held, with

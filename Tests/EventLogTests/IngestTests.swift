@@ -207,6 +207,40 @@ struct IngestTests {
         #expect(!(try log.isForked(a.id, in: Author.family)))
     }
 
+    /// A clock equal to the event before it is no step forward: rejected
+    /// as going back, as one 500 ms back is.
+    @Test func aClockEqualToTheEventBeforeIsRejected() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 5)
+        let a1 = a.next()
+        _ = try log.ingest([a1.bytes], family: Author.family)
+        let same = a.forged(seq: 2, previous: a1.id, hlcMs: a1.hlc.milliseconds)
+        guard case .rejected(let why) = try log.ingest([same.bytes], family: Author.family).outcomes[0].outcome else {
+            Issue.record("an event at its predecessor's clock was not rejected"); return
+        }
+        #expect(why.contains("clock goes back"), "\(why)")
+        #expect(try log.count() == 1)
+    }
+
+    /// A copy in `rejected` whose signature does not verify (altered on
+    /// disk, or stored by an older build) proves nothing: the real event at
+    /// its seq is taken, and its honest author is not called forked.
+    @Test func aRejectedCopyThatDoesNotVerifyIsNoForkProof() throws {
+        let dir = TempDir(); let log = try makeLog(dir)
+        let a = Author(seed: 6)
+        let a1 = a.next(), a2 = a.next()
+        _ = try log.ingest([a1.bytes], family: Author.family)
+        var altered = a2.bytes
+        altered[altered.count - 65] ^= 0x01   // the last byte before the signature: another id, a signature that fails
+        let copy = try SyncEnvelope(decoding: altered)
+        #expect(copy.id != a2.id && !copy.hasValidSignature)
+        try log.database.run("INSERT INTO rejected(id, family, author, seq, reason, received_at, bytes) VALUES(?1, ?2, ?3, 2, 'test', 0, ?4)",
+                             [.blob(copy.id.bytes), .blob(Author.family.bytes), .blob(a.id.bytes), .blob(altered)])
+        #expect(try log.ingest([a2.bytes], family: Author.family).outcomes.map(\.outcome) == [.accepted])
+        #expect(try log.forkProofs().isEmpty)
+        #expect(!(try log.isForked(a.id, in: Author.family)))
+    }
+
     /// A validly signed chain-breaker and a good event at the same (author,
     /// seq) prove a fork whichever arrives first.
     @Test(arguments: [false, true])
