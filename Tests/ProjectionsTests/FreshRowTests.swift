@@ -37,6 +37,8 @@ struct FreshRowTests {
 
         #expect(column == merged.encodedFields(), "seed \(seed): the fields column differs")
         #expect(EntityState.decodeFields(column) == merged.fields)
+        // A column with a byte more (a damaged row) is refused, not read.
+        #expect(EntityState.decodeFields(column + [0]) == nil, "seed \(seed): a fields column with trailing bytes was read")
         #expect(state.put == merged.put && state.firstPut == merged.firstPut && state.delete == nil)
         #expect(state.store == merged.store && state.focus == merged.focus && state.at == merged.at)
         #expect(fresh.atMilliseconds == merged.atMilliseconds)

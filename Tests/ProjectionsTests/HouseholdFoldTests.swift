@@ -267,6 +267,54 @@ struct HouseholdFoldTests {
         #expect(h.writeVerdict(author: f.owner.publicKey, seq: 99, version: at(1), needsWrite: true) == nil)
     }
 
+    /// Rules only a second copy of an owner's event reaches (a forked or
+    /// restored owner's device; the command line refuses them): each
+    /// keeps what the first said, whatever the order of the two.
+    @Test func anOwnersSecondWordKeepsTheFirstOnesLimits() {
+        var f = Family()
+        let (invite, id, secret) = f.invite(10)
+        let join = f.join(f.dad, 20, invite: id, secret: secret)
+        let dad = f.dad.publicKey
+        // Two removals: the lower cut-off counts, whichever came later.
+        let remove5 = f.entry(f.owner, 300, .memberRemove(member: dad, cutoff: 5))
+        let remove2 = f.entry(f.owner, 310, .memberRemove(member: dad, cutoff: 2))
+        let removed = Self.folded([f.create(0), invite, join, remove5, remove2], family: f.family)
+        #expect(removed.members[dad]?.cutoff == 2)
+        let later = Version(hlc: HLC(milliseconds: 1_800_000_000_000 + 250, counter: 0), author: dad)
+        #expect(removed.writeVerdict(author: dad, seq: 3, version: later, needsWrite: true)?.hasPrefix("beyond its author's removal (seq 3, past the cut-off 2") == true)
+        // A removed member's role does not change.
+        let role = f.entry(f.owner, 320, .memberRole(member: dad, role: .viewer))
+        let afterRemoval = Self.folded([f.create(0), invite, join, remove5, role], family: f.family)
+        Self.expectRejected(afterRemoval, role, "no such active member")
+        #expect(afterRemoval.members[dad]?.role == .member)
+        // Two rotations: the family's epoch is the highest, not the last.
+        var g = Family()
+        let rotate2 = g.entry(g.owner, 100, .keyRotate(epoch: 2, sealed: [:]))
+        let rotate1 = g.entry(g.owner, 200, .keyRotate(epoch: 1, sealed: [:]))
+        #expect(Self.folded([g.create(0), rotate2, rotate1], family: g.family).epoch == 2)
+        // An invitation made again under its id: refused, so a revoked one stays revoked.
+        var h = Family()
+        let (created, inviteID, code) = h.invite(10)
+        let revoke = h.entry(h.owner, 20, .inviteRevoke(invite: inviteID))
+        let verifier = JoinProof.key(secret: code).publicKey.bytes
+        let again = h.entry(h.owner, 30, .inviteCreate(invite: inviteID, role: .member, expiresMs: 1_800_000_000_000 + 86_400_000, verifier: verifier, epoch: 0))
+        let lateJoin = h.join(h.dad, 40, invite: inviteID, secret: code)
+        let remade = Household(entries: [h.create(0), created, revoke, again, lateJoin], family: h.family)
+        #expect(remade.rejected[again.id]?.hasPrefix("invite \(inviteID.hex.prefix(8)) already exists") == true, "\(String(describing: remade.rejected[again.id]))")
+        #expect(remade.members[h.dad.publicKey] == nil && remade.rejected[lateJoin.id] != nil)
+        // Two records of whose join used an invitation: the first counts.
+        var u = Family()
+        let (shared, sharedID, sharedCode) = u.invite(10)
+        let dadJoin = u.join(u.dad, 20, invite: sharedID, secret: sharedCode, name: "Dad")
+        let grandmaJoin = u.join(u.grandma, 20, invite: sharedID, secret: sharedCode, name: "Grandma")
+        let usedByDad = u.entry(u.owner, 40, .inviteUsed(invite: sharedID, member: u.dad.publicKey))
+        let usedByGrandma = u.entry(u.owner, 50, .inviteUsed(invite: sharedID, member: u.grandma.publicKey))
+        let decided = Self.folded([u.create(0), shared, dadJoin, grandmaJoin, usedByDad, usedByGrandma], family: u.family)
+        #expect(decided.members[u.dad.publicKey] != nil && decided.members[u.grandma.publicKey] == nil)
+        #expect(decided.rejected[grandmaJoin.id]?.hasPrefix("the invite was already used: the owner counted the join of device \(u.dad.publicKey.short)") == true,
+                "\(String(describing: decided.rejected[grandmaJoin.id]))")
+    }
+
     /// Random households: every order of their events folds alike.
     @Test(arguments: PropertySeeds.range(0..<66)) func anyArrivalOrderFoldsAlike(seed: UInt64) {
         var rng = SplitMixRNG(seed: seed)

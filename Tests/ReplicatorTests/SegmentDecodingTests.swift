@@ -106,6 +106,27 @@ struct SegmentDecodingTests {
         return body + Sodium.blake2b256(body)
     }
 
+    /// A segment holds at most ``Segment/maximumEvents`` events: one of
+    /// more, however well formed, is refused by its reader.
+    @Test func aSegmentOfMoreThanTheMostEventsIsRefused() throws {
+        let signer = SigningKey(seed: [UInt8](repeating: 61, count: 32))
+        let family = FamilyID.owned(by: signer.publicKey)
+        let key = EpochKey.generate(epoch: 0)
+        var envelopes: [SyncEnvelope] = []
+        var previous = EventID.none
+        for seq in 1...UInt64(Segment.maximumEvents + 1) {
+            let env = try SyncEnvelope.seal(body: [], family: family, signer: signer, seq: seq, previous: previous,
+                                            hlc: HLC(milliseconds: 1_000 + seq, counter: 0), key: key)
+            envelopes.append(env)
+            previous = env.id
+        }
+        let bytes = Segment(envelopes: envelopes).encoded()
+        #expect(throws: SegmentError.badRange(first: 1, last: UInt64(Segment.maximumEvents + 1), count: UInt64(Segment.maximumEvents + 1))) {
+            _ = try Segment(decoding: bytes)
+        }
+        #expect(try Segment(decoding: Segment(envelopes: Array(envelopes.dropLast())).encoded()).events.count == Segment.maximumEvents)
+    }
+
     @Test func hashingOnceGivesTheHashOfTheFileAndOfAllButItsTail() {
         var rng = SplitMixRNG(seed: 91)
         // Around BLAKE2b's 128-byte blocks, where the state copy matters.

@@ -26,6 +26,7 @@ struct SegmentNameTests {
             "\(stem) (Mum's conflicted copy 2026-11-29).seg",
             ".\(good).icloud",
             good.uppercased(),
+            stem.uppercased() + ".seg",   // hex in capitals, the suffix right
             good + ".tmp",
             stem + ".SEG",
             String(good.dropFirst()),
