@@ -664,18 +664,13 @@ public final class Replicator {
         try log.database.run("INSERT OR IGNORE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
                              key + [.integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Self.unconfirmedSize)])
         _ = try create(segment, bytes: bytes, name: name)
-        func confirm() throws {
+        try log.database.transaction {
             try log.database.run("INSERT OR REPLACE INTO r_own(family, name, first_seq, last_seq, size) VALUES(?1, ?2, ?3, ?4, ?5)",
                                  key + [.integer(Int64(segment.firstSeq)), .integer(Int64(segment.lastSeq)), .integer(Int64(bytes.count))])
-        }
-        if publishing {
-            try log.database.transaction {
-                try confirm()
+            if publishing {
                 try log.database.run("INSERT OR REPLACE INTO r_published(family, last_seq) VALUES(?1, ?2)",
                                      [.blob(family.bytes), .integer(Int64(segment.lastSeq))])
             }
-        } else {
-            try confirm()
         }
         return name
     }

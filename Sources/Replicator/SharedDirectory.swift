@@ -184,7 +184,8 @@ public final class SharedDirectory {
             }
         }
         do {
-            if !viaStaging || renameat(AT_FDCWD, tmp, folder, name) != 0 {
+            let renamed = viaStaging && renameat(AT_FDCWD, tmp, folder, name) == 0
+            if !renamed {
                 if viaStaging {
                     let e = errno
                     unlink(tmp)

@@ -136,8 +136,9 @@ enum SyncCommand: Command {
                 let head = try home.log.head(of: home.deviceID, in: home.family).seq
                 if head != seenHead { changedAt = Date(); seenHead = head }
                 let quiet = changedAt.map { Date().timeIntervalSince($0) >= debounce } ?? false
-                if !quiet && Date().timeIntervalSince(lastPull) < interval { unchangedLog = stamp }
-                if quiet || Date().timeIntervalSince(lastPull) >= interval {
+                let roundNow = quiet || Date().timeIntervalSince(lastPull) >= interval
+                if !roundNow { unchangedLog = stamp }
+                if roundNow {
                     let location = "\(Location.stored(in: home))"
                     let probe = probed.map { $0.location != location || Date().timeIntervalSince($0.at) > Self.probeAgainAfter } ?? true
                     var r = try round(home, probe: probe, watching: true)
